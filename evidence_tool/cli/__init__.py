@@ -1,0 +1,1 @@
+"""The ``tht`` command line: parses arguments, calls the library, renders the result."""

@@ -1,0 +1,75 @@
+"""Entry point: the ``tht`` group and the error funnel around click's own errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from evidence_tool import __version__
+from evidence_tool.cli.evidence_cmds import evidence
+from evidence_tool.cli.workspace_cmds import workspace
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--installation",
+    type=click.Path(dir_okay=False),
+    envvar="THT_INSTALLATION",
+    help="Installation descriptor (machine settings); env THT_INSTALLATION.",
+)
+@click.version_option(__version__, prog_name="tht")
+@click.pass_context
+def cli(ctx: click.Context, installation: str | None) -> None:
+    """evidence-tool: curated evidence units kept safe, reviewable and traceable."""
+    ctx.obj = {"installation": installation}
+
+
+cli.add_command(evidence)
+cli.add_command(workspace)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        cli.main(args=args, prog_name="tht", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except click.ClickException as exc:
+        # Usage errors keep the --json promise: one JSON object on stdout.
+        if "--json" in args:
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "ok": False,
+                        "command": " ".join(a for a in args if not a.startswith("-"))[:200],
+                        "workspace": None,
+                        "result": None,
+                        "errors": [
+                            {
+                                "code": "E901",
+                                "message": exc.format_message(),
+                                "path": None,
+                                "line": None,
+                                "column": None,
+                                "unit_id": None,
+                                "hint": "Run the command with --help to see its arguments.",
+                            }
+                        ],
+                        "warnings": [],
+                    }
+                )
+                + "\n"
+            )
+        else:
+            exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except click.exceptions.Abort:
+        print("aborted", file=sys.stderr)
+        raise SystemExit(130) from None
+    raise SystemExit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Options shared by commands, declared once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(fn: F) -> F:
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print exactly one JSON object on stdout (schemas/cli/).",
+    )(fn)
+
+
+def workspace_options(fn: F) -> F:
+    fn = click.option(
+        "--workspace-root",
+        "workspace_root",
+        type=click.Path(file_okay=False),
+        help="The workspace root folder (default: the current folder).",
+    )(fn)
+    fn = click.option(
+        "--workspace",
+        "workspace_id",
+        help="Workspace id, resolved under the installation's workspace_registry_root/repo/<id>.",
+    )(fn)
+    return fn
+
+
+def resolve_root(ctx: click.Context, workspace_root: str | None, workspace_id: str | None) -> Path:
+    """Workspace root from --workspace-root, or --installation + --workspace, or the cwd."""
+    from evidence_tool.errors import UsageError
+    from evidence_tool.workspace.descriptor import workspace_root_from_installation
+
+    if workspace_root and workspace_id:
+        raise UsageError("give either --workspace-root or --workspace, not both")
+    if workspace_root:
+        return Path(os.path.abspath(workspace_root))
+    installation = (ctx.find_root().obj or {}).get("installation")
+    if workspace_id:
+        if not installation:
+            raise UsageError("--workspace ID needs --installation FILE (or THT_INSTALLATION)")
+        return workspace_root_from_installation(installation, workspace_id)
+    return Path(os.getcwd())

@@ -1,0 +1,137 @@
+"""The one place that turns results and errors into output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from evidence_tool import errors as E
+
+
+@dataclass
+class Report:
+    """What a command hands back: result data, findings, and lines for humans."""
+
+    result: dict[str, Any] | None = None
+    errors: list[E.Diagnostic] = field(default_factory=list)
+    warnings: list[E.Warning_] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+
+    def code(self) -> int:
+        if self.exit_code is not None:
+            return self.exit_code
+        if not self.errors:
+            return E.EXIT_OK
+        return max(
+            E.CODES[d.code].exit_code if d.code in E.CODES else E.EXIT_BUG for d in self.errors
+        )
+
+
+@dataclass
+class Context:
+    as_json: bool
+    command: str
+    workspace: str | None = None
+
+
+def _envelope(ctx: Context, report: Report, ok: bool) -> dict[str, Any]:
+    return {
+        "ok": ok,
+        "command": ctx.command,
+        "workspace": ctx.workspace,
+        "result": report.result,
+        "errors": [d.to_dict() for d in report.errors],
+        "warnings": [w.to_dict() for w in report.warnings],
+    }
+
+
+def _print_human(report: Report) -> None:
+    for line in report.text:
+        print(line)
+    for d in report.errors:
+        print(str(d))
+    if report.errors:
+        seen: list[str] = []
+        for d in report.errors:
+            if d.code not in seen:
+                seen.append(d.code)
+        for code in seen[:5]:
+            print(f"  fix {code}: {E.CODES[code].fix if code in E.CODES else ''}", file=sys.stderr)
+    for w in report.warnings:
+        where = f"{w.path}:{w.line}: " if w.path and w.line else (f"{w.path}: " if w.path else "")
+        print(f"warning: {where}{w.message}", file=sys.stderr)
+
+
+def finish(ctx: Context, report: Report) -> NoReturn:
+    code = report.code()
+    if ctx.as_json:
+        sys.stdout.write(
+            json.dumps(_envelope(ctx, report, code == 0), ensure_ascii=False, indent=None) + "\n"
+        )
+    else:
+        _print_human(report)
+    sys.stdout.flush()
+    raise SystemExit(code)
+
+
+def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
+    report = Report(
+        result=exc.details.get("result"), errors=list(exc.diagnostics), exit_code=exc.exit_code
+    )
+    if ctx.as_json:
+        finish(ctx, report)
+    for d in report.errors:
+        print(f"error: {d}", file=sys.stderr)
+    info = E.CODES.get(exc.code)
+    if info:
+        print(f"hint: {info.fix}", file=sys.stderr)
+    raise SystemExit(exc.exit_code)
+
+
+def run(ctx: Context, body: Callable[[], Report]) -> NoReturn:
+    """Run a command body; EvidenceErrors become coded output, anything else a bug report."""
+    try:
+        report = body()
+    except E.EvidenceError as exc:
+        fail(ctx, exc)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+    except Exception as exc:  # a defect: never a silent pass, never a bare traceback on stdout
+        traceback.print_exc(file=sys.stderr)
+        message = (
+            f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
+            "evidence-tool: please report it with the traceback above"
+        )
+        if ctx.as_json:
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "ok": False,
+                        "command": ctx.command,
+                        "workspace": ctx.workspace,
+                        "result": None,
+                        "errors": [
+                            {
+                                "code": "E999",
+                                "message": message,
+                                "path": None,
+                                "line": None,
+                                "column": None,
+                                "unit_id": None,
+                            }
+                        ],
+                        "warnings": [],
+                    }
+                )
+                + "\n"
+            )
+        else:
+            print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(E.EXIT_BUG) from None
+    finish(ctx, report)

@@ -1,0 +1,362 @@
+"""One error hierarchy with stable codes.
+
+Every code lives in ``CODES`` with its exit status, a short title and the fix
+to suggest; ``docs/errors.md`` is checked against this table by a test.  The
+CLI maps an ``EvidenceError`` to its exit code and JSON object in one place
+(``evidence_tool.cli.output``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_CONFLICT = 3
+EXIT_ACTIVATION = 4
+EXIT_SOURCE = 5
+EXIT_AVAILABILITY = 6
+EXIT_INTEGRITY = 7
+EXIT_BUG = 70  # unexpected exception: a defect, reported with a request for a bug report
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    exit_code: int
+    title: str
+    fix: str
+
+
+CODES: dict[str, CodeInfo] = {
+    "E101": CodeInfo(
+        1,
+        "frontmatter missing or unterminated",
+        "Start the file with a line '---' and close the metadata with a second '---' line.",
+    ),
+    "E102": CodeInfo(
+        1,
+        "YAML syntax error or refused YAML feature",
+        "Fix the YAML at the given line; anchors, aliases and tags are not allowed.",
+    ),
+    "E103": CodeInfo(
+        1, "duplicate metadata key", "Keep one occurrence of the key and delete the other."
+    ),
+    "E104": CodeInfo(
+        1,
+        "unknown metadata key",
+        "Remove the key or rename it to the allowed key the message suggests.",
+    ),
+    "E105": CodeInfo(
+        1,
+        "missing required metadata",
+        "Add the named key (schema_version, id, kind, language, purposes).",
+    ),
+    "E106": CodeInfo(
+        1,
+        "invalid metadata value",
+        "Correct the value as the message describes (see docs/unit-format.md).",
+    ),
+    "E107": CodeInfo(
+        1,
+        "legacy or unsupported schema_version",
+        "Convert legacy units with 'tht evidence migrate ROOT'; write schema_version: 4.",
+    ),
+    "E108": CodeInfo(
+        1,
+        "kind does not match the folder, or file outside the layout",
+        "Move the file to evidence/curated/<kind>/<name>.md or correct 'kind'.",
+    ),
+    "E109": CodeInfo(
+        1,
+        "file encoding or size",
+        "Save the file as UTF-8 without BOM or NUL bytes, at most 256 KiB.",
+    ),
+    "E110": CodeInfo(
+        1,
+        "title missing or repeated",
+        "Give the unit exactly one '# Title' line before the first field.",
+    ),
+    "E111": CodeInfo(
+        1,
+        "unexpected heading or content outside a field",
+        "Move the content under a field heading, or rename the heading as suggested.",
+    ),
+    "E112": CodeInfo(1, "duplicate field", "Merge the two sections into one field heading."),
+    "E113": CodeInfo(
+        1, "missing required field", "Add the named '## Field' heading with its content."
+    ),
+    "E114": CodeInfo(
+        1,
+        "malformed field payload",
+        "Write the field as its type requires (see docs/unit-format.md).",
+    ),
+    "E115": CodeInfo(
+        1,
+        "invalid formula SQL",
+        "Write exactly one PostgreSQL expression in one ```sql fence; no query, no statement.",
+    ),
+    "E116": CodeInfo(1, "invalid URL", "Write one absolute http:// or https:// URL."),
+    "E117": CodeInfo(
+        1,
+        "file not in canonical form",
+        "Run 'tht evidence fmt PATH' to rewrite the file canonically.",
+    ),
+    "E120": CodeInfo(
+        1, "duplicate id", "Give each unit its own id; ids are unique in the workspace."
+    ),
+    "E121": CodeInfo(
+        1,
+        "reserved id",
+        "Choose a new id, or bring the deleted unit back with 'tht workspace evidence restore ID'.",
+    ),
+    "E122": CodeInfo(
+        1,
+        "invalid id",
+        "Use 'evidence:' followed by segments of [a-z0-9._-] joined by ':' (1-200 chars).",
+    ),
+    "E140": CodeInfo(
+        1,
+        "open review items",
+        "Edit the unit visibly, retire it, or run 'tht workspace evidence review resolve ID --note ...'.",
+    ),
+    "E150": CodeInfo(
+        1,
+        "document source mismatch",
+        "Restore the source bytes, or adopt the new source with 'refresh' then 'decide'.",
+    ),
+    "E160": CodeInfo(
+        1,
+        "lossless conversion impossible",
+        "Correct the legacy unit's named field so v4 can hold it, then migrate again.",
+    ),
+    "E301": CodeInfo(
+        3,
+        "file changed since it was read",
+        "Read the file again and re-apply your change; the other edit was kept.",
+    ),
+    "E302": CodeInfo(
+        3,
+        "journal conflict",
+        "Inspect with 'tht workspace evidence recover'; abandon the journal with --abandon.",
+    ),
+    "E303": CodeInfo(
+        3, "archive lock held", "Wait for the named process to finish, or pass --wait SECONDS."
+    ),
+    "E304": CodeInfo(
+        3,
+        "stale or unknown comparison",
+        "Run 'tht workspace evidence refresh' again and decide on the new revision.",
+    ),
+    "E305": CodeInfo(
+        3,
+        "mass retirement refused",
+        "Check the source is complete; pass --allow-mass-retire if the retirement is intended.",
+    ),
+    "E401": CodeInfo(
+        4,
+        "activation failed",
+        "Fix the index backend, then run 'consolidate' (or 'decide --retry') to activate the pending revision.",
+    ),
+    "E501": CodeInfo(
+        5,
+        "source acquisition failed",
+        "Check the source's locator, network policy and credentials, then refresh again.",
+    ),
+    "E502": CodeInfo(
+        5, "refinement failed", "Check the refiner command and its output, then refresh again."
+    ),
+    "E503": CodeInfo(
+        5,
+        "limits exceeded",
+        "Split the source set or raise the limit in the installation descriptor.",
+    ),
+    "E601": CodeInfo(
+        6,
+        "curated tree unavailable",
+        "Restore evidence/curated/ (or mount the checkout) before running the command again.",
+    ),
+    "E602": CodeInfo(
+        6,
+        "not a Git worktree",
+        "Run the command inside a Git checkout ('git init' or clone first).",
+    ),
+    "E603": CodeInfo(
+        6,
+        "workspace unavailable",
+        "Pass --workspace-root PATH (or --installation FILE --workspace ID) naming an existing workspace.",
+    ),
+    "E701": CodeInfo(
+        7,
+        "integrity failure",
+        "Restore the named managed file from Git or backup; never edit managed files by hand.",
+    ),
+    "E702": CodeInfo(
+        7,
+        "index drift",
+        "Re-activate the active revision with 'tht workspace evidence consolidate'.",
+    ),
+    "E901": CodeInfo(2, "usage error", "Run the command with --help to see its arguments."),
+    "E902": CodeInfo(
+        2,
+        "invalid descriptor",
+        "Correct the descriptor key at the given path (see docs/activation.md).",
+    ),
+    "E999": CodeInfo(
+        70,
+        "internal error",
+        "This is a bug in evidence-tool: report it with the command and traceback.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding about a file: data, not an exception."""
+
+    code: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    unit_id: str | None = None
+
+    def with_path(self, path: str | None, unit_id: str | None = None) -> Diagnostic:
+        return Diagnostic(
+            self.code,
+            self.message,
+            path,
+            self.line,
+            self.column,
+            unit_id if unit_id is not None else self.unit_id,
+        )
+
+    @property
+    def hint(self) -> str:
+        return CODES[self.code].fix if self.code in CODES else ""
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path or "", self.line or 0, self.column or 0, self.code)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "unit_id": self.unit_id,
+            "hint": self.hint,
+        }
+
+    def __str__(self) -> str:
+        where = self.path or "<text>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.code} {self.message}"
+
+
+@dataclass(frozen=True)
+class Warning_:
+    """A non-blocking observation, shown to the user and in JSON 'warnings'."""
+
+    message: str
+    path: str | None = None
+    line: int | None = None
+    code: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+
+
+class EvidenceError(Exception):
+    """Base of every error a user can cause; carries a stable code."""
+
+    code = "E000"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        unit_id: str | None = None,
+        diagnostics: list[Diagnostic] | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.unit_id = unit_id
+        self.details = details or {}
+        self.diagnostics: list[Diagnostic] = diagnostics or [
+            Diagnostic(self.code, message, path, line, column, unit_id)
+        ]
+
+    @property
+    def exit_code(self) -> int:
+        info = CODES.get(self.code)
+        return info.exit_code if info else EXIT_BUG
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidFilesError(EvidenceError):
+    """One or more files need correction; ``diagnostics`` lists every finding."""
+
+    code = "E114"
+
+    def __init__(self, diagnostics: list[Diagnostic], message: str | None = None) -> None:
+        ordered = sorted(diagnostics, key=Diagnostic.sort_key)
+        first = ordered[0] if ordered else Diagnostic("E114", "invalid")
+        super().__init__(
+            message or f"{len(ordered)} problem(s) in the evidence files",
+            code=first.code,
+            path=first.path,
+            line=first.line,
+            column=first.column,
+            unit_id=first.unit_id,
+            diagnostics=ordered,
+        )
+
+
+class ConflictError(EvidenceError):
+    code = "E301"
+
+
+class LockHeldError(EvidenceError):
+    code = "E303"
+
+
+class ActivationError(EvidenceError):
+    code = "E401"
+
+
+class SourceError(EvidenceError):
+    code = "E501"
+
+
+class AvailabilityError(EvidenceError):
+    code = "E601"
+
+
+class IntegrityError(EvidenceError):
+    code = "E701"
+
+
+class UsageError(EvidenceError):
+    code = "E901"
+
+
+class DescriptorError(EvidenceError):
+    code = "E902"

@@ -1,0 +1,142 @@
+"""The IO seam: every managed filesystem write of the package goes through here.
+
+Each file is written as a temp file in the target directory (exclusive create,
+no symlink following), fsynced, renamed over the target, and the directory is
+fsynced, so a crash leaves the old bytes or the new bytes, never a mix.  A
+failed fsync aborts the operation and is never retried (after a failed fsync
+the kernel may have dropped the dirty pages: a retry can report success for
+data that is gone).
+
+Fault injection reaches every write through ``set_hook``: the hook is called
+with the operation name and path before (``phase="before"``) and after
+(``phase="after"``) each call, and may raise or kill the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+Hook = Callable[[str, str, str], None]
+_hook: Hook | None = None
+
+OPS = ("mkdir", "open", "write", "fsync", "replace", "unlink", "rmdir")
+
+
+def set_hook(hook: Hook | None) -> None:
+    """Install (or clear) the fault-injection hook: ``hook(op, path, phase)``."""
+    global _hook
+    _hook = hook
+
+
+def _call(op: str, path: str | os.PathLike[str], fn: Callable[[], object]) -> object:
+    if _hook is not None:
+        _hook(op, os.fspath(path), "before")
+    out = fn()
+    if _hook is not None:
+        _hook(op, os.fspath(path), "after")
+    return out
+
+
+def fsync_fd(fd: int, path: str | os.PathLike[str]) -> None:
+    _call("fsync", path, lambda: os.fsync(fd))
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fsync_fd(fd, path)
+    finally:
+        os.close(fd)
+
+
+def makedirs(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` and missing parents, fsyncing each parent after a creation."""
+    path = Path(path)
+    missing: list[Path] = []
+    probe = path
+    while not probe.is_dir():
+        if probe.exists() or probe.is_symlink():
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(probe))
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            _call("mkdir", folder, lambda f=folder: os.mkdir(f, 0o755))  # type: ignore[misc]
+        except FileExistsError:
+            if not folder.is_dir() or folder.is_symlink():
+                raise
+            continue
+        fsync_dir(folder.parent)
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_parents: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically and durably."""
+    path = Path(path)
+    if make_parents:
+        makedirs(path.parent)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = _call("open", tmp, lambda: os.open(tmp, flags, 0o644))
+    assert isinstance(fd, int)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                n = _call("write", tmp, lambda v=view: os.write(fd, v))  # type: ignore[misc]
+                assert isinstance(n, int)
+                view = view[n:]
+            fsync_fd(fd, tmp)
+        finally:
+            os.close(fd)
+        _call("replace", path, lambda: os.replace(tmp, path))
+    except BaseException:
+        # Leave no temp file behind; the target keeps its old bytes.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def write_new(path: str | os.PathLike[str], data: bytes) -> bool:
+    """Write a content-addressed file once; False if it already exists (same name, same bytes)."""
+    path = Path(path)
+    if path.exists():
+        return False
+    write_atomic(path, data)
+    return True
+
+
+def unlink(path: str | os.PathLike[str], *, missing_ok: bool = False) -> None:
+    path = Path(path)
+    try:
+        _call("unlink", path, lambda: os.unlink(path))
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+        return
+    fsync_dir(path.parent)
+
+
+def rmdir(path: str | os.PathLike[str]) -> None:
+    path = Path(path)
+    _call("rmdir", path, lambda: os.rmdir(path))
+    fsync_dir(path.parent)
+
+
+def append_line(path: str | os.PathLike[str], line: bytes) -> None:
+    """Append one line durably (the event log). A torn last line is skipped by readers."""
+    path = Path(path)
+    makedirs(path.parent)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = _call("open", path, lambda: os.open(path, flags, 0o644))
+    assert isinstance(fd, int)
+    try:
+        _call("write", path, lambda: os.write(fd, line))
+        fsync_fd(fd, path)
+    finally:
+        os.close(fd)

@@ -1,0 +1,438 @@
+"""The Markdown body: title and typed fields, read from markdown-it-py tokens.
+
+Only top-level tokens (level 0) are structural, so a heading inside a fence,
+a block quote or a list item never changes the structure.  Line numbers come
+from ``Token.map`` and are reported 1-based in file coordinates.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from evidence_tool.errors import Diagnostic, Warning_
+from evidence_tool.unit import fields as F
+from evidence_tool.unit.formula import check_expression
+from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
+from evidence_tool.unit.suggest import heading_hint
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    # Block structure only: inline parsing is not needed to find headings and fences.
+    md = MarkdownIt("commonmark")
+    md.disable(["inline", "text_join"], ignoreInvalid=True)
+    return md
+
+
+@dataclass
+class _Heading:
+    level: int
+    text: str
+    start: int  # 0-based body line of the heading
+    end: int  # 0-based body line after the heading
+
+
+@dataclass
+class _Field:
+    spec: F.FieldSpec
+    heading: _Heading
+    end: int = -1
+
+
+@dataclass
+class BodyResult:
+    title: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Warning_] = field(default_factory=list)
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _trim(lines: list[str]) -> str:
+    start, end = 0, len(lines)
+    while start < end and _is_blank(lines[start]):
+        start += 1
+    while end > start and _is_blank(lines[end - 1]):
+        end -= 1
+    return "\n".join(lines[start:end])
+
+
+class _BodyParser:
+    def __init__(self, body: str, offset: int, kind: str | None, language: str) -> None:
+        self.lines = body.split("\n")
+        self.offset = offset  # file line number of body line 0, minus 1
+        self.kind = kind if kind in F.FIELDS else None
+        self.language = language
+        self.out = BodyResult()
+        tokens = _markdown().parse(body)
+        self.top = [t for t in tokens if t.level == 0]
+        self.headings: list[_Heading] = []
+        for i, tok in enumerate(tokens):
+            if tok.type == "heading_open" and tok.level == 0 and tok.map:
+                text = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+                self.headings.append(_Heading(int(tok.tag[1]), text, tok.map[0], tok.map[1]))
+
+    # -- diagnostics -------------------------------------------------------
+    def error(self, code: str, message: str, line: int | None, column: int | None = 1) -> None:
+        file_line = None if line is None else self.offset + line + 1
+        self.out.errors.append(Diagnostic(code, message, line=file_line, column=column))
+
+    def warn(self, message: str, line: int) -> None:
+        self.out.warnings.append(Warning_(message, line=self.offset + line + 1, code="W111"))
+
+    def first_content(self, start: int, end: int) -> int | None:
+        for i in range(start, min(end, len(self.lines))):
+            if not _is_blank(self.lines[i]):
+                return i
+        return None
+
+    # -- structure ---------------------------------------------------------
+    def run(self) -> BodyResult:
+        h1s = [h for h in self.headings if h.level == 1]
+        if not h1s:
+            self.error(
+                "E110",
+                "the unit has no title: add a '# Title' line after the frontmatter",
+                self.first_content(0, len(self.lines)) or 0,
+            )
+            return self.out
+        title = h1s[0]
+        stray = self.first_content(0, title.start)
+        if stray is not None:
+            self.error("E111", "content before the '# Title' line; move it into a field", stray)
+        if "\n" in title.text or not title.text:
+            self.error("E110", "the title must be one nonempty line: '# Title'", title.start)
+        else:
+            self.out.title = title.text
+        for extra in h1s[1:]:
+            self.error(
+                "E110",
+                f"second title '# {extra.text}': a unit has exactly one H1; "
+                "use '###' for a heading inside a field",
+                extra.start,
+            )
+        if self.kind is None:
+            return self.out
+        self.fields(title)
+        return self.out
+
+    def fields(self, title: _Heading) -> None:
+        wanted = F.headings_for(self.kind or "", self.language)
+        found: dict[str, _Field] = {}
+        current: _Field | None = None
+        outside_reported = False
+        near_miss: dict[str, int] = {}
+        order: list[_Field] = []
+
+        def close(at: int) -> None:
+            if current is not None:
+                current.end = at
+
+        for h in self.headings:
+            if h.start <= title.start:
+                continue
+            if h.level == 1:
+                close(h.start)
+                current = None
+                outside_reported = True
+                continue
+            if h.level == 2 and h.text in wanted:
+                close(h.start)
+                spec = wanted[h.text]
+                current = _Field(spec, h)
+                if spec.name in found:
+                    self.error(
+                        "E112",
+                        f"duplicate field '## {h.text}' (first at line "
+                        f"{self.offset + found[spec.name].heading.start + 1}); "
+                        "merge the two sections",
+                        h.start,
+                    )
+                    current = None  # the second copy is not read
+                    outside_reported = True
+                else:
+                    found[spec.name] = current
+                    order.append(current)
+                continue
+            if h.level != 2:
+                continue
+            hint = heading_hint(h.text, self.kind, self.language)
+            if hint:
+                near_miss.setdefault(hint, h.start)
+            if current is None or current.spec.type != F.TEXT:
+                where = (
+                    "before the first field"
+                    if current is None and not order
+                    else (
+                        "outside a field"
+                        if current is None
+                        else f"inside the non-text field '## {current.heading.text}'"
+                    )
+                )
+                self.error(
+                    "E111",
+                    f"unexpected heading '## {h.text}' {where}"
+                    + (
+                        f"; {hint}"
+                        if hint
+                        else "; field headings for this unit are "
+                        + ", ".join(f"'## {k}'" for k in wanted)
+                    ),
+                    h.start,
+                )
+                close(h.start)
+                current = None
+                outside_reported = True
+            elif hint:
+                self.warn(
+                    f"'## {h.text}' is read as prose inside '## {current.heading.text}'; {hint}",
+                    h.start,
+                )
+        close(len(self.lines))
+
+        first_field = order[0].heading.start if order else len(self.lines)
+        stray = self.first_content(title.end, first_field)
+        if stray is not None and not (outside_reported and not order):
+            self.error(
+                "E111",
+                "content between the title and the first field heading; "
+                "put it under a field such as " + ", ".join(f"'## {k}'" for k in wanted),
+                stray,
+            )
+
+        for fld in order:
+            self.field_value(fld)
+        for spec in F.FIELDS[self.kind or ""]:
+            if spec.required and spec.name not in found:
+                heading = spec.heading(self.language)
+                extra = "".join(
+                    f"; {hint} (line {self.offset + line + 1})"
+                    for hint, line in near_miss.items()
+                    if f"'## {heading}'" in hint
+                )
+                self.error("E113", f"missing required field '## {heading}'{extra}", title.start)
+        if (
+            self.kind == "mapping"
+            and not self.out.values.get("tables")
+            and not self.out.values.get("columns")
+        ):
+            names = F.headings_for("mapping", self.language)
+            t, c = (k for k, s in names.items() if s.name in ("tables", "columns"))
+            self.error(
+                "E113",
+                f"a mapping needs at least one table or column: add '## {t}' "
+                f"or '## {c}' with '- schema.table' bullets",
+                title.start,
+            )
+
+    # -- payload types -----------------------------------------------------
+    def field_value(self, fld: _Field) -> None:
+        start, end = fld.heading.end, fld.end
+        kind = fld.spec.type
+        name = f"'## {fld.heading.text}'"
+        if kind == F.TEXT:
+            text = _trim(self.lines[start:end])
+            if not text:
+                self.error(
+                    "E113",
+                    f"field {name} is empty; write its text below the heading",
+                    fld.heading.start,
+                )
+            self.out.values[fld.spec.name] = text
+        elif kind in F.LIST_TYPES:
+            self.out.values[fld.spec.name] = self.list_values(fld, start, end)
+        elif kind in F.LINE_TYPES:
+            self.out.values[fld.spec.name] = self.line_value(fld, start, end)
+        elif kind == F.VALUES:
+            self.out.values[fld.spec.name] = self.enum_values(fld, start, end)
+        elif kind == F.SQL:
+            self.out.values[fld.spec.name] = self.sql_value(fld, start, end)
+
+    def decode(self, raw: str, line: int, name: str) -> str | None:
+        if len(raw) >= 2 and raw.startswith('"') and raw.endswith('"'):
+            try:
+                value = json.loads(raw)
+            except ValueError as exc:
+                self.error(
+                    "E114",
+                    f"{name}: {raw[:40]!r} is not a valid JSON string ({exc.msg}); "
+                    'escape quotes as \\" and backslashes as \\\\',
+                    line,
+                )
+                return None
+            return value  # type: ignore[no-any-return]
+        return raw
+
+    def list_values(self, fld: _Field, start: int, end: int) -> tuple[str, ...]:
+        name = f"'## {fld.heading.text}'"
+        values: list[str] = []
+        for i in range(start, end):
+            line = self.lines[i]
+            if _is_blank(line):
+                continue
+            if not line.startswith("- ") or not line[2:].strip():
+                self.error(
+                    "E114",
+                    f"{name} takes only '- value' bullets, one per line "
+                    f"(no nesting, no other text); got {line.strip()[:60]!r}",
+                    i,
+                )
+                continue
+            value = self.decode(line[2:].rstrip(), i, name)
+            if value is None:
+                continue
+            if fld.spec.type == F.TABLES and not TABLE_RE.fullmatch(value):
+                self.error("E114", f"{name}: {value!r} is not a table reference 'schema.table'", i)
+            elif fld.spec.type == F.COLUMNS and not COLUMN_RE.fullmatch(value):
+                self.error(
+                    "E114", f"{name}: {value!r} is not a column reference 'schema.table.column'", i
+                )
+            elif value in values:
+                self.error("E114", f"{name} lists {value!r} twice", i)
+            else:
+                values.append(value)
+        return tuple(values)
+
+    def line_value(self, fld: _Field, start: int, end: int) -> str:
+        name = f"'## {fld.heading.text}'"
+        content = [i for i in range(start, end) if not _is_blank(self.lines[i])]
+        if not content:
+            self.error(
+                "E113",
+                f"field {name} is empty; write its value below the heading",
+                fld.heading.start,
+            )
+            return ""
+        if len(content) > 1:
+            self.error(
+                "E114",
+                f"field {name} takes one line; found {len(content)} lines "
+                "(write a multi-line value as a JSON string)",
+                content[1],
+            )
+        i = content[0]
+        value = self.decode(self.lines[i].strip(), i, name) or ""
+        if fld.spec.type == F.URL:
+            if not _is_http_url(value):
+                self.error("E116", f"{name}: {value[:80]!r} is not an absolute http(s) URL", i)
+        elif fld.spec.type == F.COLUMN and not COLUMN_RE.fullmatch(value):
+            self.error(
+                "E114", f"{name}: {value!r} is not a column reference 'schema.table.column'", i
+            )
+        return value
+
+    def tokens_in(self, start: int, end: int) -> list[Token]:
+        return [t for t in self.top if t.map and start <= t.map[0] < end]
+
+    def enum_values(self, fld: _Field, start: int, end: int) -> tuple[tuple[str, str], ...]:
+        name = f"'## {fld.heading.text}'"
+        heads = [h for h in self.headings if h.level == 3 and start <= h.start < end]
+        first = heads[0].start if heads else end
+        stray = self.first_content(start, first)
+        if stray is not None:
+            self.error(
+                "E114",
+                f"{name}: text before the first '### \"value\"' heading; "
+                "each stored value starts with '### \"value\"'",
+                stray,
+            )
+        if not heads:
+            if stray is None:
+                self.error(
+                    "E114",
+                    f"{name} needs at least one '### \"stored value\"' heading",
+                    fld.heading.start,
+                )
+            return ()
+        out: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for n, h in enumerate(heads):
+            stop = heads[n + 1].start if n + 1 < len(heads) else end
+            raw = h.text
+            if not (len(raw) >= 2 and raw.startswith('"') and raw.endswith('"')):
+                self.error(
+                    "E114",
+                    f"{name}: write the stored value as a JSON string: "
+                    f"'### {json.dumps(raw, ensure_ascii=False)}'",
+                    h.start,
+                )
+                continue
+            value = self.decode(raw, h.start, name)
+            if value is None:
+                continue
+            if value in seen:
+                self.error("E114", f"{name}: stored value {raw} appears twice", h.start)
+                continue
+            seen.add(value)
+            out.append((value, _trim(self.lines[h.end : stop])))
+        return tuple(out)
+
+    def sql_value(self, fld: _Field, start: int, end: int) -> str:
+        name = f"'## {fld.heading.text}'"
+        fences = [t for t in self.tokens_in(start, end) if t.type in ("fence", "code_block")]
+        sql_fences = [t for t in fences if t.type == "fence" and t.info.strip() == "sql"]
+        if len(fences) != 1 or len(sql_fences) != 1:
+            what = (
+                "no fenced block"
+                if not fences
+                else (
+                    f"{len(fences)} code blocks"
+                    if len(fences) > 1
+                    else "a block without info 'sql'"
+                )
+            )
+            self.error(
+                "E114",
+                f"{name} takes exactly one fenced block opened with '```sql'; found {what}",
+                fences[0].map[0] if fences else fld.heading.start,
+            )
+            return ""
+        fence = sql_fences[0]
+        assert fence.map is not None
+        stray = self.first_content(start, fence.map[0]) or self.first_content(fence.map[1], end)
+        if stray is not None:
+            self.error(
+                "E114",
+                f"{name}: text outside the ```sql fence; the field holds only "
+                "the fenced expression",
+                stray,
+            )
+        last = self.lines[fence.map[1] - 1].strip() if fence.map[1] - 1 > fence.map[0] else ""
+        if not (last.startswith(fence.markup) and not last.strip(fence.markup[0])):
+            self.error("E114", f"{name}: the ```sql fence is not closed", fence.map[0])
+        sql = _trim(fence.content.split("\n"))
+        if not sql:
+            self.error(
+                "E115", f"{name}: the ```sql fence is empty; write one expression", fence.map[0]
+            )
+            return sql
+        problem = check_expression(sql)
+        if problem:
+            reason, line = problem
+            self.error("E115", f"{name}: the SQL {reason}", fence.map[0] + 1 + line)
+        return sql
+
+
+def _is_http_url(value: str) -> bool:
+    if any(c.isspace() for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def parse_body(body: str, line_offset: int, kind: str | None, language: str) -> BodyResult:
+    """Read title and field values; ``line_offset`` is the file line of body line 1, minus 1."""
+    return _BodyParser(body, line_offset, kind, language).run()

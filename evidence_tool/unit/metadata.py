@@ -1,0 +1,220 @@
+"""Metadata rules, compiled once from ``schemas/unit-metadata.schema.json``.
+
+The schema is the one source of the rules; this module turns the subset of
+JSON Schema it uses into plain Python checks (jsonschema itself costs
+130-190 µs per unit, SPEC.md 12) and maps each failure to a stable code.
+A test checks the compiled checker against jsonschema on generated input.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from evidence_tool.errors import Diagnostic
+from evidence_tool.unit.schemas import load_schema
+from evidence_tool.unit.yaml_strict import YamlDoc
+
+Check = Callable[[Any, tuple[Any, ...], list[tuple[tuple[Any, ...], str, str]]], None]
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+}
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def compile_schema(schema: dict[str, Any]) -> Check:
+    """Compile a schema node into a function appending (path, keyword, message) findings."""
+    checks: list[Check] = []
+    if "type" in schema:
+        type_name = schema["type"]
+        is_type = _TYPES[type_name]
+
+        def check_type(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+            if not is_type(v):
+                out.append((p, "type", f"must be of type {type_name}, got {_describe(v)}"))
+
+        checks.append(check_type)
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(
+            lambda v, p, out: (
+                None
+                if v == const and type(v) is type(const)
+                else out.append((p, "const", f"must be {const!r}, got {_describe(v)}"))
+            )
+        )
+    if "enum" in schema:
+        allowed = tuple(schema["enum"])
+
+        def check_enum(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+            if (isinstance(v, str | int) and v not in allowed) or not isinstance(v, str | int):
+                close = difflib.get_close_matches(str(v), [str(a) for a in allowed], n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                out.append(
+                    (
+                        p,
+                        "enum",
+                        f"must be one of {', '.join(map(str, allowed))}, got {_describe(v)}{hint}",
+                    )
+                )
+
+        checks.append(check_enum)
+    if "pattern" in schema:
+        # fullmatch: JSON Schema's '$' is end of input; Python's also matches before a final newline.
+        regex = re.compile(schema["pattern"])
+        checks.append(
+            lambda v, p, out: (
+                None
+                if not isinstance(v, str) or regex.fullmatch(v)
+                else out.append((p, "pattern", f"{_describe(v)} does not have the required form"))
+            )
+        )
+    if "minLength" in schema:
+        n = schema["minLength"]
+        checks.append(
+            lambda v, p, out: (
+                None
+                if not isinstance(v, str) or len(v) >= n
+                else out.append((p, "minLength", "must not be empty"))
+            )
+        )
+    if "minItems" in schema:
+        n = schema["minItems"]
+        checks.append(
+            lambda v, p, out: (
+                None
+                if not isinstance(v, list) or len(v) >= n
+                else out.append((p, "minItems", f"needs at least {n} item(s)"))
+            )
+        )
+    if schema.get("uniqueItems"):
+
+        def check_unique(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+            if isinstance(v, list):
+                seen: list[Any] = []
+                for item in v:
+                    if any(item == s and type(item) is type(s) for s in seen):
+                        out.append((p, "uniqueItems", f"lists {_describe(item)} twice"))
+                        return
+                    seen.append(item)
+
+        checks.append(check_unique)
+    if "items" in schema:
+        item_check = compile_schema(schema["items"])
+
+        def check_items(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+            if isinstance(v, list):
+                for i, item in enumerate(v):
+                    item_check(item, (*p, i), out)
+
+        checks.append(check_items)
+    if schema.get("type") == "object" or "properties" in schema:
+        props = {k: compile_schema(s) for k, s in schema.get("properties", {}).items()}
+        required = tuple(schema.get("required", ()))
+        closed = schema.get("additionalProperties") is False
+        names = list(props)
+
+        def check_object(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+            if not isinstance(v, dict):
+                return
+            for key in required:
+                if key not in v:
+                    out.append(((*p, key), "required", f"'{key}' is required"))
+            for key, item in v.items():
+                if key in props:
+                    props[key](item, (*p, key), out)
+                elif closed:
+                    close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.5)
+                    hint = (
+                        f"; did you mean '{close[0]}'?"
+                        if close
+                        else f"; allowed keys: {', '.join(names)}"
+                    )
+                    out.append(((*p, key), "additionalProperties", f"unknown key '{key}'{hint}"))
+
+        checks.append(check_object)
+
+    def run(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+        for c in checks:
+            c(v, p, out)
+
+    return run
+
+
+@cache
+def _metadata_check() -> Check:
+    return compile_schema(load_schema("unit-metadata.schema.json"))
+
+
+def _code(path: tuple[Any, ...], keyword: str, value: Any) -> str:
+    if keyword == "additionalProperties":
+        return "E104"
+    if keyword == "required":
+        return "E105"
+    top = path[0] if path else None
+    if top == "id":
+        return "E122"
+    if top == "schema_version" and isinstance(value, int) and not isinstance(value, bool):
+        return "E107"
+    return "E106"
+
+
+def check_metadata(doc: YamlDoc) -> list[Diagnostic]:
+    """Every metadata finding with its code and the line of the offending key."""
+    if not isinstance(doc.value, dict):
+        line, col = doc.mark(())
+        return [
+            Diagnostic(
+                "E102",
+                "the frontmatter must be a YAML mapping of keys to values",
+                line=line,
+                column=col,
+            )
+        ]
+    findings: list[tuple[tuple[Any, ...], str, str]] = []
+    _metadata_check()(doc.value, (), findings)
+    out: list[Diagnostic] = []
+    for path, keyword, message in findings:
+        value = _lookup(doc.value, path)
+        code = _code(path, keyword, value)
+        mark_path = path if keyword != "required" else path[:-1]
+        line, col = doc.mark(mark_path) if mark_path in doc.marks else doc.mark(path[:1])
+        if line is None:
+            line, col = doc.mark(())
+        where = ".".join(str(x) for x in path)
+        if code == "E107":
+            message = _version_message(value)
+        out.append(
+            Diagnostic(code, f"{where}: {message}" if where else message, line=line, column=col)
+        )
+    return out
+
+
+def _version_message(value: int) -> str:
+    if 1 <= value <= 3:
+        return (
+            f"schema_version {value} is a legacy unit; convert it with "
+            "'tht evidence migrate <workspace-root>'"
+        )
+    return f"schema_version {value} is not supported; this tool reads schema_version 4"
+
+
+def _lookup(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value

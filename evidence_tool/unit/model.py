@@ -1,0 +1,186 @@
+"""Typed units: metadata, one payload class per kind, and the unit itself.
+
+Instances are immutable and compare by value, so ``parse(render(u)) == u`` is a
+plain equality.  ``to_json`` gives the canonical JSON shape hashed into
+``content_hash``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class AppliesTo:
+    concepts: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.concepts or self.tables or self.columns)
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {
+            k: list(v)
+            for k, v in (
+                ("concepts", self.concepts),
+                ("tables", self.tables),
+                ("columns", self.columns),
+            )
+            if v
+        }
+
+
+@dataclass(frozen=True)
+class Metadata:
+    id: str
+    kind: str
+    language: str
+    purposes: tuple[str, ...]
+    applies_to: AppliesTo = field(default_factory=AppliesTo)
+    schema_version: int = 4
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "id": self.id,
+            "kind": self.kind,
+            "language": self.language,
+            "purposes": list(self.purposes),
+        }
+        if not self.applies_to.is_empty():
+            out["applies_to"] = self.applies_to.to_json()
+        return out
+
+
+class Payload:
+    """Base of the eight payload classes; field names follow ``fields.FIELDS``."""
+
+    kind: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = [v.to_json() if isinstance(v, EnumValue) else v for v in value]
+            out[f.name] = value
+        return out
+
+
+@dataclass(frozen=True)
+class DomainPayload(Payload):
+    kind: ClassVar[str] = "domain"
+    rule: str
+
+
+@dataclass(frozen=True)
+class GlossaryPayload(Payload):
+    kind: ClassVar[str] = "glossary"
+    definition: str
+    synonyms: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EnumValue:
+    value: str
+    meaning: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"value": self.value, "meaning": self.meaning}
+
+
+@dataclass(frozen=True)
+class EnumPayload(Payload):
+    kind: ClassVar[str] = "enum"
+    column: str
+    values: tuple[EnumValue, ...]
+
+
+@dataclass(frozen=True)
+class ExamplePayload(Payload):
+    kind: ClassVar[str] = "example"
+    question: str
+    interpretation: str
+
+
+@dataclass(frozen=True)
+class MappingPayload(Payload):
+    kind: ClassVar[str] = "mapping"
+    concept: str
+    tables: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NormalizationPayload(Payload):
+    kind: ClassVar[str] = "normalization"
+    input: str
+    output: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class FormulaPayload(Payload):
+    kind: ClassVar[str] = "formula"
+    concept: str
+    sql: str
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReferencePayload(Payload):
+    kind: ClassVar[str] = "reference"
+    url: str
+    label: str
+    description: str
+
+
+PAYLOAD_CLASSES: dict[str, type[Payload]] = {
+    cls.kind: cls
+    for cls in (
+        DomainPayload,
+        GlossaryPayload,
+        EnumPayload,
+        ExamplePayload,
+        MappingPayload,
+        NormalizationPayload,
+        FormulaPayload,
+        ReferencePayload,
+    )
+}
+
+
+@dataclass(frozen=True)
+class Unit:
+    metadata: Metadata
+    title: str
+    payload: Payload
+
+    @property
+    def id(self) -> str:
+        return self.metadata.id
+
+    @property
+    def kind(self) -> str:
+        return self.metadata.kind
+
+    @property
+    def language(self) -> str:
+        return self.metadata.language
+
+    def to_json(self) -> dict[str, Any]:
+        """The canonical JSON shape: what a unit says, independent of formatting."""
+        return {
+            "metadata": self.metadata.to_json(),
+            "title": self.title,
+            "payload": self.payload.to_json(),
+        }
+
+    @property
+    def content_hash(self) -> str:
+        from evidence_tool.unit.hashing import content_hash
+
+        return content_hash(self)

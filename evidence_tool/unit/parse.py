@@ -1,0 +1,197 @@
+"""Text -> typed unit, or every error found (with code, line and column)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool.errors import Diagnostic, InvalidFilesError, Warning_
+from evidence_tool.unit import fields as F
+from evidence_tool.unit.body import parse_body
+from evidence_tool.unit.identifiers import ID_RE, LANGUAGE_RE
+from evidence_tool.unit.metadata import check_metadata
+from evidence_tool.unit.model import (
+    PAYLOAD_CLASSES,
+    AppliesTo,
+    EnumValue,
+    Metadata,
+    Unit,
+)
+from evidence_tool.unit.yaml_strict import YamlProblem, load
+
+MAX_BYTES = 256 * 1024
+
+
+@dataclass
+class ParseResult:
+    unit: Unit | None
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Warning_] = field(default_factory=list)
+    unit_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.unit is not None and not self.errors
+
+
+def _decode(data: bytes) -> tuple[str | None, Diagnostic | None]:
+    if len(data) > MAX_BYTES:
+        return None, Diagnostic(
+            "E109",
+            f"the file has {len(data)} bytes; a unit holds at most "
+            f"{MAX_BYTES} bytes (256 KiB): split it into several units",
+        )
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None, Diagnostic(
+            "E109",
+            "the file starts with a byte order mark (BOM); save it as UTF-8 without BOM",
+            line=1,
+            column=1,
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, Diagnostic(
+            "E109",
+            f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8",
+            line=line,
+            column=col,
+        )
+    return text, None
+
+
+def _text_problem(text: str) -> Diagnostic | None:
+    if len(text) > MAX_BYTES:
+        return Diagnostic("E109", f"the text is longer than {MAX_BYTES} bytes (256 KiB)")
+    if text.startswith("\ufeff"):
+        return Diagnostic("E109", "the text starts with a byte order mark (BOM)", line=1, column=1)
+    for bad, what in (("\x00", "a NUL byte"), ("\r", "a bare carriage return (CR)")):
+        pos = text.find(bad)
+        if pos >= 0:
+            line = text.count("\n", 0, pos) + 1
+            return Diagnostic(
+                "E109",
+                f"the file contains {what}; save it as UTF-8 text with LF or CRLF line endings",
+                line=line,
+                column=pos - text.rfind("\n", 0, pos),
+            )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        return Diagnostic(
+            "E109", "the text contains a lone surrogate, which UTF-8 cannot hold", line=line
+        )
+    return None
+
+
+def split_frontmatter(text: str) -> tuple[str, str, int] | Diagnostic:
+    """(frontmatter, body, body's first file line) or an E101 diagnostic."""
+    if not (text.startswith("---\n") or text == "---"):
+        first = text.split("\n", 1)[0]
+        return Diagnostic(
+            "E101",
+            f"the file must start with a line '---' opening the metadata; line 1 is {first[:40]!r}",
+            line=1,
+            column=1,
+        )
+    start = 4
+    end = text.find("\n---\n", start - 1)
+    if end == -1:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            return Diagnostic(
+                "E101",
+                "the metadata opened at line 1 is never closed: add a line "
+                "'---' after the last key",
+                line=1,
+                column=1,
+            )
+    front = text[start : end + 1] if end >= start else ""
+    body = text[end + 5 :]
+    body_line = text.count("\n", 0, end + 5) + 1
+    return front, body, body_line
+
+
+def parse_unit(data: bytes | str, *, path: str | None = None) -> ParseResult:
+    """Parse a unit; never raises for bad input: problems are coded diagnostics."""
+    if isinstance(data, bytes):
+        text, problem = _decode(data)
+        if problem is not None or text is None:
+            return _finish(ParseResult(None, [problem] if problem else []), path)
+    else:
+        text = data
+    text = text.replace("\r\n", "\n")
+    problem = _text_problem(text)
+    if problem is not None:
+        return _finish(ParseResult(None, [problem]), path)
+    split = split_frontmatter(text)
+    if isinstance(split, Diagnostic):
+        return _finish(ParseResult(None, [split]), path)
+    front, body, body_line = split
+    result = ParseResult(None)
+    meta: dict[str, Any] = {}
+    try:
+        doc = load(front, line_offset=1)
+    except YamlProblem as exc:
+        result.errors.append(Diagnostic(exc.code, exc.message, line=exc.line, column=exc.column))
+    else:
+        result.errors.extend(
+            Diagnostic(d.code, d.message, line=d.line, column=d.column) for d in doc.duplicates
+        )
+        result.errors.extend(check_metadata(doc))
+        if isinstance(doc.value, dict):
+            meta = doc.value
+    unit_id = meta.get("id")
+    if isinstance(unit_id, str) and ID_RE.fullmatch(unit_id):
+        result.unit_id = unit_id
+    kind = meta.get("kind") if meta.get("kind") in F.FIELDS else None
+    language = meta.get("language")
+    if not (isinstance(language, str) and LANGUAGE_RE.fullmatch(language)):
+        language = "en"
+    parsed = parse_body(body, body_line - 1, kind, language)
+    result.errors.extend(parsed.errors)
+    result.warnings.extend(parsed.warnings)
+    if not result.errors and kind is not None and parsed.title is not None:
+        result.unit = _build(meta, parsed.title, parsed.values)
+    return _finish(result, path)
+
+
+def _finish(result: ParseResult, path: str | None) -> ParseResult:
+    result.errors = sorted(
+        (d.with_path(path, result.unit_id) for d in result.errors), key=Diagnostic.sort_key
+    )
+    result.warnings = [Warning_(w.message, path, w.line, w.code) for w in result.warnings]
+    if result.errors:
+        result.unit = None
+    return result
+
+
+def _build(meta: dict[str, Any], title: str, values: dict[str, Any]) -> Unit:
+    applies = meta.get("applies_to") or {}
+    metadata = Metadata(
+        id=meta["id"],
+        kind=meta["kind"],
+        language=meta["language"],
+        purposes=tuple(meta["purposes"]),
+        applies_to=AppliesTo(
+            tuple(applies.get("concepts", ())),
+            tuple(applies.get("tables", ())),
+            tuple(applies.get("columns", ())),
+        ),
+    )
+    cls = PAYLOAD_CLASSES[metadata.kind]
+    if metadata.kind == "enum":
+        values = {**values, "values": tuple(EnumValue(v, m) for v, m in values["values"])}
+    return Unit(metadata, title, cls(**values))
+
+
+def parse(data: bytes | str, *, path: str | None = None) -> Unit:
+    """Parse a unit or raise ``InvalidFilesError`` listing every diagnostic."""
+    result = parse_unit(data, path=path)
+    if result.unit is None:
+        raise InvalidFilesError(result.errors)
+    return result.unit

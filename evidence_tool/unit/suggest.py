@@ -1,0 +1,35 @@
+"""Suggestions for near-miss headings, so an error names the fix."""
+
+from __future__ import annotations
+
+import difflib
+
+from evidence_tool.unit.fields import ALL_HEADINGS, FIELDS, is_italian
+
+
+def heading_hint(text: str, kind: str | None, language: str) -> str | None:
+    """The field heading the author probably meant, with the reason, or None."""
+    if kind not in FIELDS:
+        return None
+    lang_name = "Italian" if is_italian(language) else "English"
+    for spec in FIELDS[kind]:
+        right = spec.heading(language)
+        other = spec.en if is_italian(language) else spec.it
+        if text == other and text != right:
+            return (
+                f"'## {text}' is the {'English' if lang_name == 'Italian' else 'Italian'} "
+                f"heading; a unit in language '{language}' uses the {lang_name} "
+                f"heading '## {right}'"
+            )
+    wanted = [spec.heading(language) for spec in FIELDS[kind]]
+    for right in wanted:
+        if text.casefold() == right.casefold() or text.strip(" :") == right:
+            return f"did you mean '## {right}'?"
+    close = difflib.get_close_matches(text, wanted, n=1, cutoff=0.75)
+    if close:
+        return f"did you mean '## {close[0]}'?"
+    if text in ALL_HEADINGS:
+        return f"'## {text}' is not a field of kind '{kind}'; its fields are " + ", ".join(
+            f"'## {h}'" for h in wanted
+        )
+    return None

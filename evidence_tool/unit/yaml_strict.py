@@ -1,0 +1,294 @@
+"""Strict YAML 1.2 for frontmatter and managed YAML files.
+
+Parsing runs on ruamel.yaml's C event parser (libyaml), and values are built
+here from events so that anchors, aliases, explicit tags and duplicate keys
+are refused before anything expands, every key keeps its line and column, and
+plain scalars resolve by the YAML 1.2 core schema (``no`` and ``2024-01-01``
+are strings).  ``dump`` is a small deterministic emitter for JSON-like data
+whose output this loader reads back identically.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+Path_ = tuple[Any, ...]
+
+
+class YamlProblem(Exception):
+    def __init__(self, code: str, message: str, line: int | None, column: int | None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.line, self.column = code, message, line, column
+
+
+@dataclass
+class YamlDoc:
+    value: Any
+    # (line, column), 1-based, of each key (for mappings) or item, by path from the root.
+    marks: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+    # Duplicate keys do not stop the load (the first value is kept), so every other
+    # problem of the same file is reported too.
+    duplicates: list[YamlProblem] = field(default_factory=list)
+
+    def mark(self, path: Path_) -> tuple[int | None, int | None]:
+        return self.marks.get(path, (None, None))
+
+
+_NULL = re.compile(r"~|null|Null|NULL|")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT10 = re.compile(r"[-+]?[0-9]+")
+_INT8 = re.compile(r"0o[0-7]+")
+_INT16 = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
+_NAN = re.compile(r"\.(nan|NaN|NAN)")
+
+
+def resolve_plain(text: str) -> Any:
+    """YAML 1.2 core schema resolution of a plain scalar."""
+    if _NULL.fullmatch(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT10.fullmatch(text):
+        return int(text)
+    if _INT8.fullmatch(text):
+        return int(text[2:], 8)
+    if _INT16.fullmatch(text):
+        return int(text[2:], 16)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if _INF.fullmatch(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _NAN.fullmatch(text):
+        return math.nan
+    return text
+
+
+def _pos(event: Any) -> tuple[int, int]:
+    mark = event.start_mark
+    return mark.line + 1, mark.column + 1
+
+
+def _hashable(key: Any) -> bool:
+    return isinstance(key, str | int | float | bool) or key is None
+
+
+def load(text: str, *, line_offset: int = 0) -> YamlDoc:
+    """Load one YAML document strictly; raise ``YamlProblem`` (E102 syntax/feature, E103 duplicate)."""
+    from ruamel.yaml.cyaml import CParser
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    parser = CParser(io.StringIO(text))
+    doc = YamlDoc(None)
+    # Stack entries: [container, path, pending_key, key_mark] for mappings, [list, path] for sequences.
+    stack: list[list[Any]] = []
+    documents = 0
+    root_set = False
+
+    def fail(code: str, msg: str, pos: tuple[int, int] | None) -> YamlProblem:
+        if pos is None:
+            return YamlProblem(code, msg, None, None)
+        return YamlProblem(code, msg, pos[0] + line_offset, pos[1])
+
+    def attach(value: Any, pos: tuple[int, int]) -> bool:
+        """Attach a finished value to its parent; return True if it was a mapping key."""
+        nonlocal root_set
+        if not stack:
+            doc.value, root_set = value, True
+            doc.marks[()] = pos
+            return False
+        top = stack[-1]
+        if isinstance(top[0], dict):
+            if top[2] is _NO_KEY:
+                if not _hashable(value):
+                    raise fail("E102", "a mapping key must be a plain value", pos)
+                if any(k == value and type(k) is type(value) for k in top[0]):
+                    doc.duplicates.append(fail("E103", f"duplicate key '{value}'", pos))
+                    top[2], top[3] = _DISCARD, pos
+                    return True
+                top[2], top[3] = value, pos
+                return True
+            if top[2] is not _DISCARD:
+                top[0][top[2]] = value
+                doc.marks[(*top[1], top[2])] = top[3]
+            top[2] = _NO_KEY
+            return False
+        doc.marks[(*top[1], len(top[0]))] = pos
+        top[0].append(value)
+        return False
+
+    try:
+        while True:
+            event = parser.get_event()
+            if event is None:
+                break
+            name = type(event).__name__
+            if name == "StreamEndEvent":
+                break
+            if name == "DocumentStartEvent":
+                documents += 1
+                if documents > 1:
+                    raise fail("E102", "only one YAML document is allowed", _pos(event))
+                continue
+            if name in ("StreamStartEvent", "DocumentEndEvent"):
+                continue
+            pos = _pos(event)
+            if name == "AliasEvent":
+                raise fail("E102", "YAML aliases (*name) are not allowed", pos)
+            anchor = getattr(event, "anchor", None)
+            if anchor is not None:
+                raise fail("E102", f"YAML anchors (&{anchor}) are not allowed", pos)
+            tag = getattr(event, "tag", None)
+            if tag is not None:
+                raise fail("E102", f"YAML tags ({tag}) are not allowed", pos)
+            if name == "ScalarEvent":
+                plain = event.style in (None, "") and event.implicit[0]
+                value = resolve_plain(event.value) if plain else event.value
+                attach(value, pos)
+            elif name == "MappingStartEvent":
+                path = _child_path(stack)
+                stack.append([{}, path, _NO_KEY, None, pos])
+            elif name == "SequenceStartEvent":
+                path = _child_path(stack)
+                stack.append([[], path, pos])
+            elif name in ("MappingEndEvent", "SequenceEndEvent"):
+                done = stack.pop()
+                attach(done[0], done[-1])
+    except YamlProblem:
+        raise
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = (mark.line + 1, mark.column + 1) if mark is not None else None
+        raise fail("E102", f"YAML syntax: {exc.problem or exc.context}", where) from None
+    except (YAMLError, ValueError, UnicodeError) as exc:
+        raise fail("E102", f"YAML syntax: {exc}", None) from None
+    if not root_set:
+        doc.value = None
+    return doc
+
+
+class _NoKey:
+    def __repr__(self) -> str:
+        return "<no key>"
+
+
+_NO_KEY = _NoKey()
+_DISCARD = _NoKey()  # the key of a duplicate entry, whose value is dropped
+
+
+def _child_path(stack: list[list[Any]]) -> Path_:
+    if not stack:
+        return ()
+    top = stack[-1]
+    if isinstance(top[0], dict):
+        return (*top[1], top[2]) if top[2] not in (_NO_KEY, _DISCARD) else top[1]
+    return (*top[1], len(top[0]))
+
+
+# ---------------------------------------------------------------------------
+# Emitting
+
+# Plain in block and flow context alike: no indicators, ': ' or ' #', no blank at either end.
+_PLAIN_SAFE = re.compile(r"\w([\w./@+=()'-]|:(?=[\w./@+=()'-])| (?=[\w./@+=()'-]))*")
+# libyaml refuses ':' inside plain scalars of a flow collection.
+_PLAIN_SAFE_FLOW = re.compile(r"\w([\w./@+=()'-]| (?=[\w./@+=()'-]))*")
+# YAML 1.1 readers take these as booleans, numbers or dates: quote them for interop.
+_YAML11_SPECIAL = re.compile(
+    r"(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)"
+    r"|[-+]?(0b[01_]+|0[0-7_]+|[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|[0-9][0-9_]*(\.[0-9_]*)?)"
+    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*"
+)
+
+
+def _needs_quotes(text: str, flow: bool = False) -> bool:
+    return (
+        not (_PLAIN_SAFE_FLOW if flow else _PLAIN_SAFE).fullmatch(text)
+        or not isinstance(resolve_plain(text), str)
+        or bool(_YAML11_SPECIAL.fullmatch(text))
+    )
+
+
+def _escape_nonprintable(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+# Characters libyaml refuses to read raw (YAML's c-printable complement, plus the BOM).
+_NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+
+
+def quote(text: str) -> str:
+    """A double-quoted YAML scalar: JSON escapes, non-printables escaped too."""
+    return _NONPRINTABLE.sub(_escape_nonprintable, json.dumps(text, ensure_ascii=False))
+
+
+def scalar(value: Any, *, flow: bool = False) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ValueError("non-finite floats are not emitted")
+        return repr(value)
+    if isinstance(value, str):
+        return quote(value) if _needs_quotes(value, flow) else value
+    raise TypeError(f"cannot emit {type(value).__name__}")
+
+
+def flow_list(values: list[Any] | tuple[Any, ...]) -> str:
+    return "[" + ", ".join(scalar(v, flow=True) for v in values) + "]"
+
+
+def dump(value: Any, *, flow_keys: frozenset[str] = frozenset()) -> str:
+    """Block-style YAML for dicts/lists/scalars; lists under ``flow_keys`` in flow style."""
+    out: list[str] = []
+    _emit(value, 0, out, flow_keys)
+    return "".join(out)
+
+
+def _emit(value: Any, indent: int, out: list[str], flow_keys: frozenset[str]) -> None:
+    pad = " " * indent
+    if isinstance(value, dict):
+        if not value:
+            out.append(pad + "{}\n")
+            return
+        for key, item in value.items():
+            k = scalar(key)
+            if isinstance(item, list | tuple) and (key in flow_keys or not item):
+                out.append(f"{pad}{k}: {flow_list(item)}\n")
+            elif isinstance(item, dict) and item:
+                out.append(f"{pad}{k}:\n")
+                _emit(item, indent + 2, out, flow_keys)
+            elif isinstance(item, list | tuple):
+                out.append(f"{pad}{k}:\n")
+                _emit(list(item), indent, out, flow_keys)
+            else:
+                out.append(f"{pad}{k}: {'{}' if isinstance(item, dict) else scalar(item)}\n")
+    elif isinstance(value, list | tuple):
+        if not value:
+            out.append(pad + "[]\n")
+            return
+        for item in value:
+            if isinstance(item, dict) and item:
+                sub: list[str] = []
+                _emit(item, indent + 2, sub, flow_keys)
+                text = "".join(sub)
+                out.append(pad + "- " + text[indent + 2 :])
+            elif isinstance(item, list | tuple) and item:
+                out.append(f"{pad}- {flow_list(item)}\n")
+            else:
+                out.append(
+                    f"{pad}- {scalar(item) if not isinstance(item, dict | list | tuple) else '[]' if isinstance(item, list | tuple) else '{}'}\n"
+                )
+    else:
+        out.append(pad + scalar(value) + "\n")

@@ -1,0 +1,180 @@
+"""Workspace and installation descriptors, validated by the JSON Schemas in ``schemas/``.
+
+An unknown or misspelled key fails with its path (``evidence.activation.kindd``)
+and the closest allowed key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from evidence_tool.errors import AvailabilityError, DescriptorError
+from evidence_tool.unit.schemas import load_schema
+from evidence_tool.unit.yaml_strict import YamlProblem, load
+
+_MAX_DESCRIPTOR = 1024 * 1024
+
+
+@cache
+def _validator(name: str) -> Any:
+    import jsonschema
+    from referencing import Registry, Resource
+
+    schema = load_schema(name)
+    registry: Registry = Registry()
+    for other in ("evidence-descriptor.schema.json",):
+        s = load_schema(other)
+        registry = registry.with_resource(s["$id"].rsplit("/", 1)[-1], Resource.from_contents(s))
+        registry = registry.with_resource(s["$id"], Resource.from_contents(s))
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, registry=registry)
+
+
+def _best_message(error: Any) -> tuple[str, str]:
+    """(path, message) of the most specific schema error, with a key suggestion."""
+    import jsonschema
+
+    leaf = jsonschema.exceptions.best_match([error], key=jsonschema.exceptions.relevance)
+    candidates = [leaf, *getattr(leaf, "context", [])]
+    for err in candidates:
+        if err.validator == "additionalProperties":
+            allowed = list(err.schema.get("properties", {}))
+            extra = [k for k in err.instance if k not in allowed]
+            key = extra[0] if extra else "?"
+            path = ".".join(str(p) for p in (*err.absolute_path, key))
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
+            hint = (
+                f"; did you mean '{close[0]}'?"
+                if close
+                else f"; allowed keys here: {', '.join(allowed)}"
+            )
+            return path, f"unknown key '{key}'{hint}"
+    # oneOf failures: report the alternative that got furthest.
+    while leaf.context:
+        leaf = max(leaf.context, key=lambda e: len(e.absolute_path))
+        if leaf.validator == "additionalProperties":
+            return _best_message(leaf)
+    path = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
+    return path, leaf.message
+
+
+def validate_descriptor(data: Any, schema_name: str, source: str) -> None:
+    """Raise ``DescriptorError`` (E902) naming the first offending key path."""
+    errors = sorted(_validator(schema_name).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        path, message = _best_message(errors[0])
+        raise DescriptorError(
+            f"{source}: {path}: {message}", path=source, details={"result": {"key_path": path}}
+        )
+
+
+def load_yaml_file(path: Path, what: str) -> Any:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise AvailabilityError(
+            f"{what} {path} does not exist", code="E603", path=str(path)
+        ) from None
+    except OSError as exc:
+        raise AvailabilityError(
+            f"{what} {path} cannot be read: {exc.strerror}", code="E603", path=str(path)
+        ) from None
+    if len(data) > _MAX_DESCRIPTOR:
+        raise DescriptorError(f"{path}: the descriptor is larger than 1 MiB", path=str(path))
+    try:
+        return load(data.decode("utf-8")).value
+    except UnicodeDecodeError:
+        raise DescriptorError(f"{path}: not UTF-8", path=str(path)) from None
+    except YamlProblem as exc:
+        raise DescriptorError(
+            f"{path}: {exc.message}", path=str(path), line=exc.line, column=exc.column
+        ) from None
+
+
+@dataclass(frozen=True)
+class WorkspaceDescriptor:
+    id: str
+    name: str
+    default_language: str
+    evidence: dict[str, Any]
+
+    @property
+    def sources(self) -> list[dict[str, Any]]:
+        return list(self.evidence.get("sources", []))
+
+
+def load_workspace_descriptor(root: Path) -> WorkspaceDescriptor:
+    path = root / "workspace.yaml"
+    data = load_yaml_file(path, "workspace descriptor")
+    validate_descriptor(data, "workspace.schema.json", str(path))
+    return WorkspaceDescriptor(data["id"], data["name"], data["default_language"], data["evidence"])
+
+
+@dataclass(frozen=True)
+class Installation:
+    path: str | None
+    data: dict[str, Any]
+
+    @property
+    def evidence(self) -> dict[str, Any]:
+        return dict(self.data.get("evidence", {}))
+
+    @property
+    def actor(self) -> str | None:
+        return self.data.get("actor")
+
+    def section(self, name: str) -> dict[str, Any]:
+        return dict(self.evidence.get(name, {}))
+
+
+DEFAULT_INSTALLATION = Installation(None, {"installation_version": 1})
+
+
+def load_installation(path: str | os.PathLike[str] | None) -> Installation:
+    if path is None:
+        return DEFAULT_INSTALLATION
+    p = Path(path)
+    data = load_yaml_file(p, "installation descriptor")
+    validate_descriptor(data, "installation.schema.json", str(p))
+    return Installation(str(p), data)
+
+
+def workspace_root_from_installation(installation: str, workspace_id: str) -> Path:
+    inst = load_installation(installation)
+    registry = inst.data.get("workspace_registry_root")
+    if not registry:
+        raise DescriptorError(
+            f"{installation}: workspace_registry_root is not set, so "
+            "--workspace cannot be resolved; use --workspace-root",
+            path=installation,
+        )
+    if (
+        not workspace_id
+        or "/" in workspace_id
+        or workspace_id in (".", "..")
+        or "\x00" in workspace_id
+    ):
+        raise DescriptorError(f"invalid workspace id {workspace_id!r}")
+    return Path(registry) / "repo" / workspace_id
+
+
+def resolve_actor(explicit: str | None, installation: Installation) -> str:
+    """--actor, else the installation's actor, else THT_ACTOR, else the OS user name."""
+    if explicit:
+        return explicit
+    if installation.actor:
+        return installation.actor
+    env = os.environ.get("THT_ACTOR")
+    if env:
+        return env
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

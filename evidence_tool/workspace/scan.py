@@ -1,0 +1,236 @@
+"""Discovery and validation of curated files, workspace rules included (E108, E120)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
+from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
+from evidence_tool.workspace.layout import NAME_RE, Layout
+
+
+@dataclass(frozen=True)
+class CuratedFile:
+    rel: str  # workspace-relative POSIX path
+    path: Path
+    data: bytes
+    result: ParseResult
+
+    @property
+    def file_hash(self) -> str:
+        return file_hash(self.data)
+
+    @property
+    def unit(self) -> Unit | None:
+        return self.result.unit
+
+
+@dataclass
+class ValidationReport:
+    files: list[CuratedFile] = field(default_factory=list)
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Warning_] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def units(self) -> list[Unit]:
+        return [f.unit for f in self.files if f.unit is not None]
+
+    def summary(self) -> dict[str, object]:
+        by_kind: dict[str, int] = {}
+        for unit in self.units():
+            by_kind[unit.kind] = by_kind.get(unit.kind, 0) + 1
+        return {
+            "files": len(self.files),
+            "valid": len(self.units()),
+            "invalid": len({d.path for d in self.errors}),
+            "by_kind": dict(sorted(by_kind.items())),
+        }
+
+
+def _walk_md(top: Path, layout: Layout | None) -> Iterator[tuple[Path, Diagnostic | None]]:
+    """Markdown files under ``top`` in sorted order; links that leave the workspace are refused."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            yield folder, Diagnostic("E109", f"cannot read folder: {exc.strerror}")
+            continue
+        subdirs = []
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_symlink() and layout is not None and not layout.inside(path):
+                yield (
+                    path,
+                    Diagnostic(
+                        "E108",
+                        "a symbolic link pointing outside the workspace "
+                        "is refused; replace it with the file itself",
+                    ),
+                )
+                continue
+            if entry.is_dir():
+                subdirs.append(path)
+            elif entry.name.endswith(".md"):
+                yield path, None
+        stack.extend(reversed(subdirs))
+
+
+def _read(path: Path) -> bytes | Diagnostic:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return Diagnostic("E109", f"cannot read file: {exc.strerror}")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Diagnostic("E109", "not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            if sum(map(len, chunks)) > 4 * 1024 * 1024:  # far over the 256 KiB limit: stop reading
+                break
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _layout_problem(layout: Layout, path: Path, unit: Unit | None) -> Diagnostic | None:
+    rel = path.relative_to(layout.curated).parts
+    if len(rel) != 2 or rel[0] not in KINDS:
+        return Diagnostic(
+            "E108",
+            "curated units live at evidence/curated/<kind>/<name>.md "
+            f"with <kind> one of {', '.join(KINDS)}",
+        )
+    stem = rel[1][:-3]
+    if not NAME_RE.fullmatch(stem):
+        return Diagnostic(
+            "E108", f"file name {rel[1]!r} must match [a-z0-9][a-z0-9._-]*.md; rename the file"
+        )
+    if unit is not None and unit.kind != rel[0]:
+        return Diagnostic(
+            "E108",
+            f"kind '{unit.kind}' does not match the folder '{rel[0]}'; "
+            f"move the file to evidence/curated/{unit.kind}/ or fix 'kind'",
+            line=4,
+            unit_id=unit.id,
+        )
+    return None
+
+
+def _parse_file(path: Path, rel: str) -> CuratedFile:
+    data = _read(path)
+    if isinstance(data, Diagnostic):
+        return CuratedFile(rel, path, b"", ParseResult(None, [data.with_path(rel)]))
+    return CuratedFile(rel, path, data, parse_unit(data, path=rel))
+
+
+def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
+    first: dict[str, CuratedFile] = {}
+    for f in files:
+        uid = f.result.unit_id
+        if uid is None:
+            continue
+        if uid in first:
+            report.errors.append(
+                Diagnostic(
+                    "E120",
+                    f"id '{uid}' is already used by {first[uid].rel}; give this unit a new id",
+                    f.rel,
+                    3,
+                    1,
+                    uid,
+                )
+            )
+        else:
+            first[uid] = f
+
+
+def scan_curated(layout: Layout) -> ValidationReport:
+    """Read and validate every curated file with the workspace rules.
+
+    A missing or unreadable curated tree is an availability error (E601), never
+    an empty workspace: callers must not read it as "all units deleted".
+    """
+    curated = layout.curated
+    try:
+        st = os.stat(curated)
+    except OSError as exc:
+        raise AvailabilityError(
+            f"the curated tree {layout.rel(curated)}/ is unavailable ({exc.strerror})",
+            code="E601",
+            path=layout.rel(curated),
+        ) from None
+    if not stat.S_ISDIR(st.st_mode) or not os.access(curated, os.R_OK | os.X_OK):
+        raise AvailabilityError(
+            f"the curated tree {layout.rel(curated)}/ is not a readable folder",
+            code="E601",
+            path=layout.rel(curated),
+        )
+    report = ValidationReport()
+    for path, problem in _walk_md(curated, layout):
+        rel = layout.rel(path)
+        if problem is not None:
+            report.errors.append(problem.with_path(rel))
+            continue
+        f = _parse_file(path, rel)
+        report.files.append(f)
+        report.errors.extend(f.result.errors)
+        report.warnings.extend(f.result.warnings)
+        layout_problem = _layout_problem(layout, path, f.unit)
+        if layout_problem is not None:
+            report.errors.append(layout_problem.with_path(rel))
+    _check_ids(report.files, report)
+    report.errors.sort(key=Diagnostic.sort_key)
+    return report
+
+
+def validate_workspace(root: str | os.PathLike[str]) -> ValidationReport:
+    return scan_curated(Layout.at(root))
+
+
+def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> ValidationReport:
+    """Validate files and folders; a folder that is a workspace root means its curated tree."""
+    report = ValidationReport()
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            if (p / "evidence" / "curated").is_dir():
+                sub = scan_curated(Layout.at(p))
+                base = Path(given)
+                for f in sub.files:
+                    report.files.append(f)
+                report.errors.extend(
+                    d.with_path(str(base / d.path) if d.path else None) for d in sub.errors
+                )
+                report.warnings.extend(
+                    Warning_(w.message, str(base / w.path) if w.path else None, w.line, w.code)
+                    for w in sub.warnings
+                )
+                continue
+            for path, problem in _walk_md(p, None):
+                if problem is not None:
+                    report.errors.append(problem.with_path(str(path)))
+                    continue
+                f = _parse_file(path, str(path))
+                report.files.append(f)
+                report.errors.extend(f.result.errors)
+                report.warnings.extend(f.result.warnings)
+        elif p.exists():
+            f = _parse_file(p, str(p))
+            report.files.append(f)
+            report.errors.extend(f.result.errors)
+            report.warnings.extend(f.result.warnings)
+        else:
+            report.errors.append(Diagnostic("E109", "no such file or folder", str(p)))
+    _check_ids(report.files, report)
+    report.errors = sorted(set(report.errors), key=Diagnostic.sort_key)
+    return report

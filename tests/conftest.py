@@ -1,0 +1,69 @@
+"""Shared fixtures: fresh copies of the shipped workspace and an in-process CLI runner."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.stdout)  # type: ignore[no-any-return]
+
+
+def invoke(args: list[str]) -> CliResult:
+    """Run ``tht ARGS`` in-process through the real entry point; stdout and stderr apart."""
+    from evidence_tool.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli() -> Callable[[list[str]], CliResult]:
+    return invoke
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A fresh copy of the shipped fixture workspace."""
+    dest = tmp_path / "ws"
+    shutil.copytree(
+        FIXTURE_WORKSPACE, dest, symlinks=True, ignore=shutil.ignore_patterns(".evidence-cache")
+    )
+    return dest
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Build a folder from a ``{relative path: text}`` dict in one line."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
