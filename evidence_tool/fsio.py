@@ -24,7 +24,7 @@ from pathlib import Path
 Hook = Callable[[str, str, str], None]
 _hook: Hook | None = None
 
-OPS = ("mkdir", "open", "write", "fsync", "replace", "unlink", "rmdir")
+OPS = ("mkdir", "open", "write", "fsync", "replace", "unlink", "rmdir", "truncate")
 
 
 def set_hook(hook: Hook | None) -> None:
@@ -140,3 +140,13 @@ def append_line(path: str | os.PathLike[str], line: bytes) -> None:
         fsync_fd(fd, path)
     finally:
         os.close(fd)
+
+
+def rewrite_fd(fd: int, path: str | os.PathLike[str], data: bytes) -> None:
+    """Overwrite an open, locked bookkeeping file in place (the lock holder's note).
+
+    Not atomic and not fsynced on purpose: the note only names the holder for
+    error messages, and the flock, not the file content, is the lock.
+    """
+    _call("truncate", path, lambda: os.ftruncate(fd, 0))
+    _call("write", path, lambda: os.pwrite(fd, data, 0))

@@ -1,0 +1,292 @@
+"""Derivation of a candidate manifest from the working files (SPEC.md 5.1-5.3).
+
+Pure apart from reading source files for the E150 re-check: the same code path
+serves the real run and ``--dry-run``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool.archive.manifest import FORMAT
+from evidence_tool.errors import Diagnostic
+from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.scan import CuratedFile
+
+CLASSES = ("added", "modified", "reformatted", "renamed", "restored", "deleted", "unchanged")
+
+
+def manual(actor: str, at: str, original: dict[str, Any] | None = None) -> dict[str, Any]:
+    decl: dict[str, Any] = {"kind": "manual", "curator": actor, "declared_at": at}
+    if original is not None:
+        decl["original"] = original
+    return decl
+
+
+def lineage_of(provenance: dict[str, Any]) -> dict[str, Any] | None:
+    """The documentary lineage to keep under ``original`` when a unit changes visibly."""
+    if provenance.get("kind") == "document":
+        return {
+            k: provenance[k]
+            for k in ("kind", "source_id", "source_path", "source_hash", "excerpts")
+            if k in provenance
+        }
+    original = provenance.get("original")
+    return dict(original) if original else None
+
+
+def source_of(provenance: dict[str, Any]) -> str | None:
+    lineage = lineage_of(provenance)
+    return lineage.get("source_id") if lineage else None
+
+
+def item_key(item: dict[str, Any]) -> tuple[str, str, str]:
+    return (item.get("code", ""), item.get("message", ""), item.get("raised_at", ""))
+
+
+@dataclass
+class Derivation:
+    manifest: dict[str, Any]
+    classes: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CLASSES})
+    errors: list[Diagnostic] = field(default_factory=list)
+    closed_items: list[dict[str, Any]] = field(default_factory=list)
+    source_blobs: dict[str, bytes] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {c: sorted(v) for c, v in self.classes.items() if c != "unchanged"}
+        out["unchanged"] = len(self.classes["unchanged"])
+        return out
+
+
+class _Sources:
+    """Reads and caches source bytes referenced by document declarations."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.cache: dict[str, bytes | None] = {}
+
+    def read(self, rel: str) -> bytes | None:
+        if rel not in self.cache:
+            try:
+                path = self.layout.resolve_inside(rel)
+                self.cache[rel] = path.read_bytes() if self.layout.inside(path) else None
+            except (OSError, ValueError):
+                self.cache[rel] = None
+        return self.cache[rel]
+
+
+def _check_document(
+    decl: dict[str, Any], sources: _Sources, f: CuratedFile, out: Derivation
+) -> None:
+    """E150 unless the source bytes still hash to source_hash and hold every excerpt."""
+    rel = decl.get("source_path", "")
+    data = sources.read(rel)
+    problem = None
+    if data is None:
+        problem = f"its source {rel} is missing"
+    elif hashlib.sha256(data).hexdigest() != decl.get("source_hash"):
+        problem = f"its source {rel} no longer matches the recorded hash"
+    else:
+        text = data.decode("utf-8", errors="replace")
+        missing = [e for e in decl.get("excerpts", []) if e not in text]
+        if missing:
+            problem = f"the excerpt {missing[0][:60]!r} is not in {rel}"
+    if problem:
+        uid = f.unit.id if f.unit else None
+        out.errors.append(
+            Diagnostic(
+                "E150",
+                f"unit '{uid}' is document-derived but {problem}; restore the source, or "
+                "adopt a new version with 'refresh' and 'decide'",
+                f.rel,
+                1,
+                1,
+                uid,
+            )
+        )
+        return
+    assert data is not None
+    out.source_blobs[rel] = data
+
+
+def derive(
+    prev: dict[str, Any] | None,
+    prev_revision: str | None,
+    files: list[CuratedFile],
+    staged: dict[str, Any],
+    actor: str,
+    at: str,
+    layout: Layout,
+    *,
+    block_on_review: bool = True,
+) -> Derivation:
+    prev = prev or {"units": [], "deletions": [], "sources": []}
+    prev_units = {e["id"]: e for e in prev["units"]}
+    deletions = {d["id"]: d for d in prev["deletions"]}
+    out = Derivation(manifest={})
+    sources = _Sources(layout)
+    units: list[dict[str, Any]] = []
+    live: set[str] = set()
+    for f in files:
+        assert f.unit is not None
+        uid, ch, fh = f.unit.id, f.unit.content_hash, f.file_hash
+        live.add(uid)
+        staged_decl = staged["declarations"].get(uid)
+        staged_prov = (
+            staged_decl["provenance"]
+            if staged_decl and staged_decl.get("content_hash") == ch
+            else None
+        )
+        p = prev_units.get(uid)
+        if p is None:
+            restoration = staged["restorations"].get(uid)
+            if uid in deletions and restoration is None:
+                out.errors.append(
+                    Diagnostic(
+                        "E121",
+                        f"id '{uid}' belongs to a deleted unit and stays reserved; choose a "
+                        f"new id, or bring it back with 'tht workspace evidence restore {uid}'",
+                        f.rel,
+                        3,
+                        1,
+                        uid,
+                    )
+                )
+                continue
+            if restoration is not None and uid in deletions:
+                deletions.pop(uid)
+                if restoration.get("content_hash") == ch:
+                    prov = restoration["provenance"]
+                else:
+                    prov = manual(actor, at, lineage_of(restoration["provenance"]))
+                out.classes["restored"].append(uid)
+            else:
+                prov = staged_prov or manual(actor, at)
+                out.classes["added"].append(uid)
+            prior_items: list[dict[str, Any]] = []
+        elif p["content_hash"] == ch:
+            prov = staged_prov or p["provenance"]
+            if p["path"] != f.rel:
+                out.classes["renamed"].append(uid)
+            elif p["file_hash"] != fh:
+                out.classes["reformatted"].append(uid)
+            else:
+                out.classes["unchanged"].append(uid)
+            prior_items = list(p.get("review_items", []))
+        else:
+            prov = staged_prov or manual(actor, at, lineage_of(p["provenance"]))
+            out.classes["modified"].append(uid)
+            prior_items = list(p.get("review_items", []))
+        if prov.get("kind") == "document":
+            _check_document(prov, sources, f, out)
+        items = _review_items(uid, ch, prior_items, staged, out)
+        units.append(
+            {
+                "id": uid,
+                "path": f.rel,
+                "kind": f.unit.kind,
+                "content_hash": ch,
+                "file_hash": fh,
+                "provenance": prov,
+                "review_items": items,
+            }
+        )
+    for uid, p in prev_units.items():
+        if uid in live or uid in deletions:
+            continue
+        retirement = staged["retirements"].get(uid) or {}
+        deletions[uid] = {
+            "id": uid,
+            "deleted_at": at,
+            "last_revision": prev_revision,
+            "actor": retirement.get("actor", actor),
+            "reason": retirement.get("reason", "removed"),
+            "last_content_hash": p["content_hash"],
+            "source_id": source_of(p["provenance"]),
+        }
+        out.classes["deleted"].append(uid)
+        for item in p.get("review_items", []):
+            out.closed_items.append({"id": uid, "item": item, "closed_by": "retirement"})
+    if block_on_review:
+        for entry in units:
+            if entry["review_items"]:
+                first = entry["review_items"][0]
+                out.errors.append(
+                    Diagnostic(
+                        "E140",
+                        f"unit '{entry['id']}' has {len(entry['review_items'])} open review "
+                        f"item(s), first: {first.get('message', '')}",
+                        entry["path"],
+                        1,
+                        1,
+                        entry["id"],
+                    )
+                )
+    out.manifest = {
+        "format": FORMAT,
+        "units": sorted(units, key=lambda e: e["id"]),
+        "deletions": [deletions[k] for k in sorted(deletions)],
+        "suppressed_sources": sorted(
+            {
+                d["source_id"]
+                for d in deletions.values()
+                if d["reason"] == "removed" and d["source_id"]
+            }
+        ),
+        "sources": _sources_section(units, prev, out),
+    }
+    return out
+
+
+def _review_items(
+    uid: str,
+    content_hash: str,
+    prior: list[dict[str, Any]],
+    staged: dict[str, Any],
+    out: Derivation,
+) -> list[dict[str, Any]]:
+    """Open items: those raised on this exact content and not resolved."""
+    items = list(prior)
+    for item in staged["review_items"].get(uid, []):
+        if item_key(item) not in {item_key(i) for i in items}:
+            items.append(item)
+    resolution = staged["resolutions"].get(uid)
+    resolved = {tuple(k) for k in resolution.get("items", [])} if resolution else set()
+    keep = []
+    for item in items:
+        if item.get("content_hash") != content_hash:
+            out.closed_items.append({"id": uid, "item": item, "closed_by": "visible change"})
+        elif item_key(item) in resolved:
+            out.closed_items.append(
+                {
+                    "id": uid,
+                    "item": item,
+                    "closed_by": "resolved",
+                    "note": resolution.get("note") if resolution else None,
+                }
+            )
+        else:
+            keep.append(item)
+    return sorted(keep, key=item_key)
+
+
+def _sources_section(
+    units: list[dict[str, Any]], prev: dict[str, Any], out: Derivation
+) -> list[dict[str, Any]]:
+    """Source bytes that live declarations and their lineage point at, as blobs."""
+    wanted: set[str] = set()
+    for e in units:
+        for decl in (e["provenance"], e["provenance"].get("original")):
+            if decl and decl.get("kind") == "document":
+                wanted.add(decl["source_path"])
+    prev_sources = {s["path"]: s for s in prev.get("sources", [])}
+    section = []
+    for rel in sorted(wanted):
+        if rel in out.source_blobs:
+            data = out.source_blobs[rel]
+            section.append({"path": rel, "blob": hashlib.sha256(data).hexdigest()})
+        elif rel in prev_sources:
+            section.append(prev_sources[rel])
+    return section

@@ -1,0 +1,233 @@
+"""Revision-checked changes to operator files, through the journal (SPEC.md 5, 5.2-5.4)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_tool.archive import eventlog
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.derive import item_key, manual
+from evidence_tool.archive.journal import FileChange, current_hash
+from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.errors import ConflictError, EvidenceError, InvalidFilesError, UsageError
+from evidence_tool.unit import Unit, parse_unit, render, validate
+
+
+@dataclass(frozen=True)
+class WorkingUnit:
+    """A unit as it is on disk now, with the hash to pass back to ``save``/``remove``."""
+
+    unit: Unit | None
+    path: str
+    file_hash: str
+    declaration: dict[str, Any] | None
+    review_items: list[dict[str, Any]]
+
+
+def _slug(unit_id: str) -> str:
+    tail = unit_id.split(":", 1)[1].replace(":", "-")
+    return re.sub(r"[^a-z0-9._-]", "-", tail).strip(".-") or "unit"
+
+
+class ArchiveEditor:
+    """save / remove / restore / review resolve / recover on one archive."""
+
+    def __init__(self, archive: LocalEvidenceArchive) -> None:
+        self.archive = archive
+        self.layout = archive.layout
+
+    def _find(self, unit_id: str) -> str | None:
+        newest = self.archive.newest_snapshot()
+        entry = newest.entry(unit_id) if newest else None
+        if entry is not None:
+            try:
+                data = self.layout.resolve_inside(entry.path).read_bytes()
+            except OSError:
+                data = None
+            if data is not None and parse_unit(data).unit_id == unit_id:
+                return entry.path
+        for f in self.archive.scan().files:
+            if f.result.unit_id == unit_id:
+                return f.rel
+        return None
+
+    def get(self, unit_id: str) -> WorkingUnit:
+        rel = self._find(unit_id)
+        if rel is None:
+            raise UsageError(f"no curated file holds id '{unit_id}'")
+        data = self.layout.resolve_inside(rel).read_bytes()
+        newest = self.archive.newest_snapshot()
+        entry = newest.entry(unit_id) if newest else None
+        return WorkingUnit(
+            parse_unit(data, path=rel).unit,
+            rel,
+            hashlib.sha256(data).hexdigest(),
+            entry.provenance if entry else None,
+            entry.review_items if entry else [],
+        )
+
+    def _change(
+        self,
+        op: str,
+        actor: str,
+        changes: list[tuple[str, bytes | None]],
+        expected: dict[str, str | None],
+        staged: dict[str, Any],
+        **event: Any,
+    ) -> list[FileChange]:
+        """Check every path against its expected hash, journal, then write (E301 on mismatch)."""
+        planned = []
+        for rel, data in changes:
+            target = self.layout.resolve_inside(rel)
+            if not self.layout.inside(target.parent):
+                raise EvidenceError(f"{rel} leaves the workspace", code="E108", path=rel)
+            cur = current_hash(target)
+            if rel in expected and cur != expected[rel]:
+                raise ConflictError(
+                    f"{rel} changed since it was read (expected "
+                    f"{(expected[rel] or 'absent')[:12]}, found {(cur or 'absent')[:12]}); "
+                    "the other edit was kept: read the file again and re-apply your change",
+                    path=rel,
+                )
+            post = self.archive.objects.put(data) if data is not None else None
+            planned.append(FileChange(rel, cur, post))
+        entry_path = self.archive.journal.begin(op, actor, planned, staged)
+        entry = {"files": [c.to_json() for c in planned], "staged": staged}
+        self.archive.journal.apply(entry_path, entry, self.archive.merge_staged)
+        eventlog.append(self.layout.log, event.pop("event", op), actor, **event)
+        return planned
+
+    def save(self, unit: Unit, expected_file_hash: str | None, actor: str) -> WorkingUnit:
+        """Write ``unit`` canonically if its file still has ``expected_file_hash`` (None: new)."""
+        problems = validate(unit)
+        if problems:
+            raise InvalidFilesError(problems)
+        with self.archive.locked("save"):
+            rel = self._find(unit.id) or f"evidence/curated/{unit.kind}/{_slug(unit.id)}.md"
+            changes: list[tuple[str, bytes | None]] = []
+            expected: dict[str, str | None] = {rel: expected_file_hash}
+            if not rel.startswith(f"evidence/curated/{unit.kind}/"):
+                new_rel = f"evidence/curated/{unit.kind}/{rel.rsplit('/', 1)[-1]}"
+                changes.append((rel, None))
+                expected[new_rel] = None
+                rel = new_rel
+            data = render(unit).encode("utf-8")
+            changes.append((rel, data))
+            staged = {
+                "declarations": {
+                    unit.id: {"content_hash": unit.content_hash, "provenance": manual(actor, now())}
+                }
+            }
+            self._change(
+                "save", actor, changes, expected, staged, event="saved", id=unit.id, path=rel
+            )
+        return self.get(unit.id)
+
+    def remove(self, unit_id: str, expected_file_hash: str, actor: str) -> None:
+        with self.archive.locked("remove"):
+            rel = self._find(unit_id)
+            if rel is None:
+                raise UsageError(f"no curated file holds id '{unit_id}'")
+            self._change(
+                "remove",
+                actor,
+                [(rel, None)],
+                {rel: expected_file_hash},
+                {"retirements": {unit_id: {"reason": "removed", "actor": actor}}},
+                event="removed",
+                id=unit_id,
+                path=rel,
+            )
+
+    def restore(self, unit_id: str, actor: str, activate: Activate | None) -> ConsolidateResult:
+        """Bring a deleted unit back from its last snapshot, then consolidate."""
+        with self.archive.locked("restore"):
+            newest = self.archive.newest_snapshot()
+            record = next(
+                (d for d in (newest.deletions if newest else []) if d["id"] == unit_id), None
+            )
+            if record is None:
+                raise UsageError(
+                    f"'{unit_id}' has no deletion record; 'tht workspace evidence "
+                    "log' lists deletions"
+                )
+            last = self.archive.snapshot(record["last_revision"]).entry(unit_id)
+            assert last is not None
+            data = self.archive.objects.get(last.file_hash)
+            staged = {
+                "restorations": {
+                    unit_id: {
+                        "content_hash": last.content_hash,
+                        "provenance": last.provenance,
+                        "revision": record["last_revision"],
+                    }
+                },
+                "retirements": {unit_id: None},
+            }
+            self._change(
+                "restore",
+                actor,
+                [(last.path, data)],
+                {last.path: None},
+                staged,
+                event="restored",
+                id=unit_id,
+                path=last.path,
+            )
+            return self.archive.consolidate_locked(actor, activate, dry_run=False)
+
+    def resolve_review(self, unit_id: str, note: str, actor: str) -> list[dict[str, Any]]:
+        """Close the open review items of a unit with a note (recorded with the actor)."""
+        if not note.strip():
+            raise UsageError("--note is required: say why the review items are resolved")
+        with self.archive.locked("review resolve"):
+            newest = self.archive.newest_snapshot()
+            entry = newest.entry(unit_id) if newest else None
+            staged = self.archive.staged()
+            items = (entry.review_items if entry else []) + staged["review_items"].get(unit_id, [])
+            if not items:
+                raise UsageError(f"unit '{unit_id}' has no open review items")
+            resolution = {
+                "note": note,
+                "actor": actor,
+                "at": now(),
+                "items": [list(item_key(i)) for i in items],
+            }
+            self.archive.merge_staged({"resolutions": {unit_id: resolution}})
+            eventlog.append(
+                self.layout.log, "review resolved", actor, id=unit_id, note=note, items=items
+            )
+            return items
+
+    def recover(self, abandon: bool, actor: str) -> list[dict[str, Any]]:
+        """Show interrupted journal entries (and their conflicts); abandon them on request."""
+        from evidence_tool.archive.lock import ArchiveLock
+
+        with ArchiveLock(self.layout.lock, "recover", self.archive.wait):
+            out = []
+            for path, entry in self.archive.journal.pending():
+                conflicts = self.archive.journal.conflicts(entry)
+                out.append(
+                    {
+                        "entry": path.name,
+                        "op": entry.get("op"),
+                        "actor": entry.get("actor"),
+                        "at": entry.get("at"),
+                        "files": entry.get("files", []),
+                        "conflicts": conflicts,
+                    }
+                )
+                if abandon:
+                    self.archive.journal.abandon(path)
+                    eventlog.append(
+                        self.layout.log,
+                        "journal abandoned",
+                        actor,
+                        entry=path.name,
+                        op=entry.get("op"),
+                        conflicts=conflicts,
+                    )
+            return out

@@ -1,0 +1,52 @@
+"""``.local/log.jsonl``: one JSON line per event, appended durably."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.archive.clock import now
+
+EVENTS = (
+    "baseline",
+    "consolidated",
+    "activated",
+    "activation failed",
+    "decided",
+    "restored",
+    "review resolved",
+    "saved",
+    "removed",
+    "journal abandoned",
+    "source retracted",
+    "migrated",
+    "review closed",
+)
+
+
+def append(path: Path, event: str, actor: str, /, **fields: Any) -> dict[str, Any]:
+    record = {"event": event, "at": now(), "actor": actor, **fields}
+    line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+    fsio.append_line(path, line.encode("utf-8"))
+    return record
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    """Every complete event; a torn last line (a crash mid-append) is skipped."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out

@@ -1,0 +1,157 @@
+"""``verify``: the integrity checks of SPEC.md 9 that need no Git."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from evidence_tool.archive import staged as staging
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.manifest import load_local_manifest
+from evidence_tool.archive.objects import HEX64
+from evidence_tool.archive.snapshot import load_snapshot
+from evidence_tool.archive.state import read_state
+from evidence_tool.errors import Diagnostic, EvidenceError
+
+
+def _e(message: str, path: str, unit_id: str | None = None) -> Diagnostic:
+    return Diagnostic("E701", message, path, None, None, unit_id)
+
+
+def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, Any]]:
+    """Every integrity problem found (E701, each naming its path) and counts of what was checked."""
+    layout = archive.layout
+    rel = layout.rel
+    problems: list[Diagnostic] = []
+    counts = {"objects": 0, "snapshots": 0, "acquired_sources": 0}
+
+    for digest, path in archive.objects.iter_digests():
+        counts["objects"] += 1
+        if path.is_dir() or not HEX64.fullmatch(digest):
+            problems.append(_e("unexpected entry in the object store", rel(path)))
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            problems.append(_e("object does not match its name (corrupted)", rel(path)))
+
+    snapshots: dict[str, Any] = {}
+    if layout.snapshots.is_dir():
+        for name in sorted(os.listdir(layout.snapshots)):
+            counts["snapshots"] += 1
+            try:
+                snap = load_snapshot(layout.snapshots, archive.objects, name)
+            except (EvidenceError, ValueError) as exc:
+                problems.append(_e(str(exc), rel(layout.snapshots / name)))
+                continue
+            snapshots[name] = snap
+            for entry in snap.manifest["units"]:
+                if not archive.objects.has(entry["file_hash"]):
+                    problems.append(
+                        _e(
+                            f"snapshot {name[:12]}… names a missing object for {entry['id']}",
+                            rel(archive.objects.path_for(entry["file_hash"])),
+                            entry["id"],
+                        )
+                    )
+            for source in snap.manifest.get("sources", []):
+                if not archive.objects.has(source["blob"]):
+                    problems.append(
+                        _e(
+                            f"snapshot {name[:12]}… names a missing source object",
+                            rel(archive.objects.path_for(source["blob"])),
+                        )
+                    )
+
+    try:
+        state = read_state(layout.state)
+    except EvidenceError as exc:
+        problems.append(_e(exc.message, rel(layout.state)))
+        state = None
+    if state is not None:
+        for key in ("baseline", "active", "pending"):
+            rev = getattr(state, key)
+            if rev and rev not in snapshots:
+                problems.append(
+                    _e(
+                        f"state.yaml: {key} names snapshot {rev[:12]}…, which is missing or broken",
+                        rel(layout.state),
+                    )
+                )
+        newest = state.newest
+        if newest and newest in snapshots:
+            _check_local_manifest(archive, snapshots[newest], problems)
+            _check_reserved(archive, snapshots[newest], problems)
+        elif newest is None and layout.local_manifest.exists():
+            problems.append(
+                _e(
+                    "local-manifest.yaml exists but the archive has no snapshot",
+                    rel(layout.local_manifest),
+                )
+            )
+
+    if layout.acquired.is_dir():
+        for path in sorted(layout.acquired.rglob("*")):
+            if path.is_dir():
+                continue
+            counts["acquired_sources"] += 1
+            name = path.name[:-3] if path.name.endswith(".md") else ""
+            if not HEX64.fullmatch(name) or hashlib.sha256(path.read_bytes()).hexdigest() != name:
+                problems.append(
+                    _e(
+                        "acquired source does not match its content-hash name; "
+                        "acquired versions are managed, never edited",
+                        rel(path),
+                    )
+                )
+
+    for what, path in (("staged.json", layout.local / "staged.json"),):
+        try:
+            staging.read(path)
+        except EvidenceError:
+            problems.append(_e(f"{what} is unreadable", rel(path)))
+    if layout.journal.is_dir():
+        for path in sorted(layout.journal.glob("*.json")):
+            try:
+                json.loads(path.read_bytes())
+            except ValueError:
+                problems.append(_e("journal entry is unreadable", rel(path)))
+    return sorted(problems, key=Diagnostic.sort_key), counts
+
+
+def _check_local_manifest(
+    archive: LocalEvidenceArchive, snap: Any, problems: list[Diagnostic]
+) -> None:
+    layout = archive.layout
+    try:
+        revision, manifest = load_local_manifest(layout.local_manifest.read_bytes())
+    except FileNotFoundError:
+        problems.append(_e("local-manifest.yaml is missing", layout.rel(layout.local_manifest)))
+        return
+    except (ValueError, UnicodeDecodeError, EvidenceError, Exception) as exc:
+        problems.append(
+            _e(f"local-manifest.yaml cannot be read: {exc}", layout.rel(layout.local_manifest))
+        )
+        return
+    if revision != snap.revision or manifest != snap.manifest:
+        problems.append(
+            _e(
+                "local-manifest.yaml differs from snapshot "
+                f"{snap.revision[:12]}… (edited by hand?)",
+                layout.rel(layout.local_manifest),
+            )
+        )
+
+
+def _check_reserved(archive: LocalEvidenceArchive, snap: Any, problems: list[Diagnostic]) -> None:
+    reserved = {d["id"] for d in snap.manifest["deletions"]}
+    staged = archive.staged()
+    if not reserved:
+        return
+    try:
+        report = archive.scan()
+    except EvidenceError:
+        return
+    for f in report.files:
+        uid = f.result.unit_id
+        if uid in reserved and uid not in staged["restorations"]:
+            problems.append(_e(f"live unit uses the reserved id '{uid}'", f.rel, uid))

@@ -1,0 +1,126 @@
+"""The journal of writes that touch operator files (save, remove, decide, restore).
+
+Before any operator file changes, one entry names every path with its
+pre-image and post-image hashes (post-image bytes are already stored as
+objects) plus the staged change to apply.  Replay writes a path only while its
+bytes still equal the pre-image or the post-image; any other bytes mean an
+operator edited it: nothing is overwritten and the operation stops (E302).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.objects import ObjectStore
+from evidence_tool.errors import EvidenceError, IntegrityError
+from evidence_tool.unit.hashing import canonical_json
+from evidence_tool.workspace.layout import Layout
+
+
+def current_hash(path: Path) -> str | None:
+    """sha256 of the file's bytes, or None when it does not exist."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        return "directory"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # workspace-relative
+    pre: str | None  # hash before (None: absent)
+    post: str | None  # hash after (None: removed); its bytes are an object
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "pre": self.pre, "post": self.post}
+
+
+class Journal:
+    def __init__(self, layout: Layout, objects: ObjectStore) -> None:
+        self.layout = layout
+        self.objects = objects
+        self.folder = layout.journal
+
+    def pending(self) -> list[tuple[Path, dict[str, Any]]]:
+        if not self.folder.is_dir():
+            return []
+        out = []
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                out.append((path, json.loads(path.read_bytes())))
+            except ValueError:
+                raise IntegrityError(
+                    f"journal entry {path.name} is unreadable; inspect it "
+                    "with 'tht workspace evidence recover'",
+                    path=self.layout.rel(path),
+                ) from None
+        return out
+
+    def begin(
+        self,
+        op: str,
+        actor: str,
+        changes: list[FileChange],
+        staged: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+    ) -> Path:
+        entry = {
+            "op": op,
+            "actor": actor,
+            "at": now(),
+            "files": [c.to_json() for c in changes],
+            "staged": staged,
+            **(extra or {}),
+        }
+        name = f"{now().replace(':', '')}-{secrets.token_hex(4)}.json"
+        path = self.folder / name
+        fsio.write_atomic(path, canonical_json(entry) + b"\n")
+        return path
+
+    def conflicts(self, entry: dict[str, Any]) -> list[str]:
+        """Paths whose bytes are neither the pre-image nor the post-image."""
+        out = []
+        for f in entry["files"]:
+            cur = current_hash(self.layout.resolve_inside(f["path"]))
+            if cur not in (f["pre"], f["post"]):
+                out.append(f["path"])
+        return out
+
+    def apply(
+        self, path: Path, entry: dict[str, Any], apply_staged: Callable[[dict[str, Any]], None]
+    ) -> None:
+        """Bring every file to its post-image, apply the staged change, close the entry."""
+        bad = self.conflicts(entry)
+        if bad:
+            raise EvidenceError(
+                "an interrupted operation's journal names files edited since: "
+                + ", ".join(bad)
+                + "; nothing was overwritten. Inspect with 'tht workspace "
+                "evidence recover' and abandon the journal with --abandon",
+                code="E302",
+                path=bad[0],
+                details={"result": {"paths": bad}},
+            )
+        for f in entry["files"]:
+            target = self.layout.resolve_inside(f["path"])
+            if current_hash(target) == f["post"]:
+                continue
+            if f["post"] is None:
+                fsio.unlink(target, missing_ok=True)
+            else:
+                fsio.write_atomic(target, self.objects.get(f["post"]))
+        apply_staged(entry.get("staged", {}))
+        fsio.unlink(path)
+
+    def abandon(self, path: Path) -> None:
+        fsio.unlink(path)

@@ -1,0 +1,249 @@
+"""``LocalEvidenceArchive``: initialize, consolidate and read the local archive (SPEC.md 5)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.archive import eventlog
+from evidence_tool.archive import staged as staging
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.derive import Derivation, derive
+from evidence_tool.archive.journal import Journal
+from evidence_tool.archive.lock import ArchiveLock
+from evidence_tool.archive.manifest import manifest_bytes, render_local_manifest, revision_of
+from evidence_tool.archive.objects import ObjectStore
+from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
+from evidence_tool.archive.state import State, read_state, write_state
+from evidence_tool.errors import InvalidFilesError
+from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.scan import ValidationReport, scan_curated
+
+Activate = Callable[[Snapshot], None]
+
+
+@dataclass
+class ConsolidateResult:
+    status: str  # unchanged | activated | pending_activation | initialized
+    revision: str
+    previous: str | None
+    changes: dict[str, Any]
+    wrote: bool
+    dry_run: bool = False
+    activation_error: str | None = None
+    closed_review_items: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[Any] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "revision": self.revision,
+            "previous": self.previous,
+            "changes": self.changes,
+            "wrote": self.wrote,
+            "dry_run": self.dry_run,
+            "activation_error": self.activation_error,
+            "closed_review_items": self.closed_review_items,
+        }
+
+
+class LocalEvidenceArchive:
+    """The archive of one workspace; every writing method holds the archive lock."""
+
+    def __init__(self, root: str | os.PathLike[str], *, wait: float = 0.0) -> None:
+        self.layout = Layout.at(root)
+        self.objects = ObjectStore(self.layout.objects)
+        self.journal = Journal(self.layout, self.objects)
+        self.wait = wait
+
+    # -- reading (no lock) -------------------------------------------------
+    def state(self) -> State:
+        return read_state(self.layout.state)
+
+    def snapshot(self, revision: str) -> Snapshot:
+        return load_snapshot(self.layout.snapshots, self.objects, revision)
+
+    def active_snapshot(self) -> Snapshot | None:
+        active = self.state().active
+        return self.snapshot(active) if active else None
+
+    def newest_snapshot(self) -> Snapshot | None:
+        newest = self.state().newest
+        return self.snapshot(newest) if newest else None
+
+    def staged(self) -> dict[str, Any]:
+        return staging.read(self.layout.local / "staged.json")
+
+    def events(self) -> list[dict[str, Any]]:
+        return eventlog.read(self.layout.log)
+
+    def scan(self) -> ValidationReport:
+        return scan_curated(self.layout)
+
+    # -- locking and the journal -------------------------------------------
+    @contextmanager
+    def locked(self, command: str) -> Iterator[None]:
+        with ArchiveLock(self.layout.lock, command, self.wait):
+            self.replay_journal()
+            yield
+
+    def replay_journal(self) -> None:
+        """Finish interrupted operator-file writes, or stop with E302 if a file was edited."""
+        for path, entry in self.journal.pending():
+            self.journal.apply(path, entry, self.merge_staged)
+
+    def merge_staged(self, change: dict[str, Any]) -> None:
+        if change:
+            path = self.layout.local / "staged.json"
+            staging.write(path, staging.merge(staging.read(path), change))
+
+    # -- initialize ----------------------------------------------------------
+    def initialize(self, actor: str, *, carried: dict[str, Any] | None = None) -> ConsolidateResult:
+        """Record the current files as the baseline snapshot, without activation.
+
+        ``carried`` is a staged change (declarations, review items) that migration
+        brings from legacy units; otherwise every unit gets a manual declaration.
+        """
+        with self.locked("init"):
+            state = self.state()
+            if state.initialized:
+                assert state.baseline is not None
+                return ConsolidateResult("already_initialized", state.baseline, None, {}, False)
+            report = self._valid_files()
+            staged = staging.merge(self.staged(), carried or {})
+            d = derive(
+                None, None, report.files, staged, actor, now(), self.layout, block_on_review=False
+            )
+            if d.errors:
+                raise InvalidFilesError(d.errors)
+            revision = self._write_snapshot(d, report)
+            write_state(self.layout.state, State(baseline=revision))
+            staging.write(self.layout.local / "staged.json", staging.empty())
+            eventlog.append(
+                self.layout.log,
+                "baseline",
+                actor,
+                revision=revision,
+                units=len(d.manifest["units"]),
+            )
+            return ConsolidateResult(
+                "initialized", revision, None, d.summary(), True, warnings=report.warnings
+            )
+
+    # -- consolidate ---------------------------------------------------------
+    def consolidate(
+        self, actor: str, activate: Activate | None = None, dry_run: bool = False
+    ) -> ConsolidateResult:
+        """Validate, derive provenance, snapshot, then activate (SPEC.md 5, steps 1-5).
+
+        A dry run follows the same path, takes no lock and writes nothing.
+        """
+        if dry_run:
+            return self._consolidate(actor, None, dry_run=True)
+        with self.locked("consolidate"):
+            return self.consolidate_locked(actor, activate)
+
+    def consolidate_locked(self, actor: str, activate: Activate | None) -> ConsolidateResult:
+        """Consolidate while the caller already holds the lock (decide, restore)."""
+        return self._consolidate(actor, activate, dry_run=False)
+
+    def _valid_files(self) -> ValidationReport:
+        report = self.scan()
+        if report.errors:
+            raise InvalidFilesError(report.errors)
+        return report
+
+    def _consolidate(
+        self, actor: str, activate: Activate | None, *, dry_run: bool
+    ) -> ConsolidateResult:
+        state = self.state()
+        report = self._valid_files()
+        prev = self.snapshot(state.newest) if state.newest else None
+        d = derive(
+            prev.manifest if prev else None,
+            state.newest,
+            report.files,
+            self.staged(),
+            actor,
+            now(),
+            self.layout,
+        )
+        if d.errors:
+            raise InvalidFilesError(d.errors)
+        revision = revision_of(d.manifest)
+        result = ConsolidateResult(
+            "unchanged",
+            revision,
+            state.active,
+            d.summary(),
+            False,
+            dry_run,
+            closed_review_items=d.closed_items,
+            warnings=report.warnings,
+        )
+        if revision == state.active and state.pending is None:
+            return result
+        if dry_run:
+            result.status = "pending_activation" if activate is None else "would_activate"
+            return result
+        if revision != state.newest:
+            self._write_snapshot(d, report)
+            result.wrote = True
+        if state.pending != revision:
+            write_state(self.layout.state, State(state.baseline, state.active, revision))
+            result.wrote = True
+        staging.write(self.layout.local / "staged.json", staging.empty())
+        if result.wrote:
+            eventlog.append(
+                self.layout.log,
+                "consolidated",
+                actor,
+                revision=revision,
+                changes=d.summary(),
+                closed_review_items=d.closed_items,
+            )
+        return self._activate(actor, revision, activate, result)
+
+    def _activate(
+        self, actor: str, revision: str, activate: Activate | None, result: ConsolidateResult
+    ) -> ConsolidateResult:
+        result.status = "pending_activation"
+        if activate is None:
+            return result
+        try:
+            activate(self.snapshot(revision))
+        except Exception as exc:  # the callback's contract: raising means failure
+            result.activation_error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+            eventlog.append(
+                self.layout.log,
+                "activation failed",
+                actor,
+                revision=revision,
+                reason=result.activation_error,
+            )
+            return result
+        state = self.state()
+        write_state(self.layout.state, State(state.baseline, revision, None))
+        eventlog.append(
+            self.layout.log, "activated", actor, revision=revision, previous=state.active
+        )
+        result.status = "activated"
+        result.wrote = True
+        return result
+
+    def _write_snapshot(self, d: Derivation, report: ValidationReport) -> str:
+        """Objects, then the snapshot manifest, then local-manifest.yaml (SPEC.md 5 step 4)."""
+        by_hash = {f.file_hash: f.data for f in report.files}
+        for entry in d.manifest["units"]:
+            if not self.objects.has(entry["file_hash"]):
+                self.objects.put(by_hash[entry["file_hash"]], entry["file_hash"])
+        for data in d.source_blobs.values():
+            self.objects.put(data)
+        revision = revision_of(d.manifest)
+        fsio.write_new(snapshot_path(self.layout.snapshots, revision), manifest_bytes(d.manifest))
+        fsio.write_atomic(self.layout.local_manifest, render_local_manifest(d.manifest, revision))
+        return revision

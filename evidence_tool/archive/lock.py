@@ -1,0 +1,98 @@
+"""``.evidence-archive.lock``: an OS lock (flock) held for a whole operation.
+
+Writers exclude each other; readers never take it.  The holder writes its pid,
+command and start time into the file so a refused operation can name it.  The
+kernel releases a flock when its holder dies, even by SIGKILL, so a stale lock
+cannot outlive its process.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+from evidence_tool import fsio
+from evidence_tool.archive.clock import now
+from evidence_tool.errors import LockHeldError
+
+
+class ArchiveLock:
+    def __init__(self, path: Path, command: str, wait: float = 0.0) -> None:
+        self.path = path
+        self.command = command
+        self.wait = wait
+        self.fd: int | None = None
+
+    def _open(self) -> int:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            raise LockHeldError(
+                f"cannot open the lock file {self.path.name}: {exc.strerror} "
+                "(a symlink, folder or special file there is refused; "
+                "remove it)",
+                path=str(self.path),
+            ) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise LockHeldError(
+                f"{self.path.name} is not a regular file; remove it", path=str(self.path)
+            )
+        return fd
+
+    def holder(self) -> str:
+        try:
+            info = json.loads(self.path.read_bytes() or b"{}")
+        except (OSError, ValueError):
+            return "another process"
+        return (
+            f"pid {info.get('pid', '?')} ({info.get('command', '?')}, "
+            f"since {info.get('since', '?')})"
+        )
+
+    def acquire(self) -> ArchiveLock:
+        fd = self._open()
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    who = self.holder()
+                    os.close(fd)
+                    raise LockHeldError(
+                        f"the archive is locked by {who}; wait for it or pass --wait SECONDS",
+                        path=str(self.path),
+                        details={"result": {"holder": who}},
+                    ) from None
+                time.sleep(0.05)
+        self.fd = fd
+        info = {
+            "pid": os.getpid(),
+            "command": self.command,
+            "since": now(),
+            "argv": " ".join(sys.argv[:3]),
+        }
+        fsio.rewrite_fd(fd, self.path, json.dumps(info).encode())
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)  # closing the last descriptor releases the flock
+
+    def __enter__(self) -> ArchiveLock:
+        return self.acquire()
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()

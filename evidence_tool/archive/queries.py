@@ -1,0 +1,77 @@
+"""Read-only views of the archive for ``status`` and ``show`` (no lock: pointers are atomic)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evidence_tool.archive.diffing import diff
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.errors import UsageError
+from evidence_tool.unit import render
+
+
+def status(archive: LocalEvidenceArchive) -> dict[str, Any]:
+    state = archive.state()
+    newest = archive.newest_snapshot()
+    staged = archive.staged()
+    review: dict[str, list[dict[str, Any]]] = {}
+    if newest:
+        for e in newest.entries():
+            if e.review_items:
+                review[e.id] = e.review_items
+    for uid, items in staged["review_items"].items():
+        review.setdefault(uid, []).extend(items)
+    journal = [
+        {"entry": p.name, "op": e.get("op"), "at": e.get("at")}
+        for p, e in archive.journal.pending()
+    ]
+    unconsolidated = diff(archive) if state.initialized else {}
+    return {
+        "initialized": state.initialized,
+        "state": {"baseline": state.baseline, "active": state.active, "pending": state.pending},
+        "units": len(newest.manifest["units"]) if newest else 0,
+        "deletions": len(newest.manifest["deletions"]) if newest else 0,
+        "unconsolidated": {k: v for k, v in unconsolidated.items() if k not in ("from", "to")},
+        "review_items": review,
+        "journal": journal,
+        "staged": {k: sorted(v) for k, v in staged.items() if k != "format" and v},
+    }
+
+
+def show(archive: LocalEvidenceArchive, unit_id: str) -> dict[str, Any]:
+    """The unit as the newest snapshot holds it, with provenance, lineage and review items;
+    a deleted unit shows its deletion record and last content."""
+    newest = archive.newest_snapshot()
+    if newest is None:
+        raise UsageError("the archive is not initialized: run 'tht workspace evidence init'")
+    entry = newest.entry(unit_id)
+    if entry is None:
+        record = next((d for d in newest.deletions if d["id"] == unit_id), None)
+        if record is None:
+            raise UsageError(f"no unit '{unit_id}' in revision {newest.revision[:12]}…")
+        last = archive.snapshot(record["last_revision"])
+        last_entry = last.entry(unit_id)
+        text = last.unit_bytes(last_entry).decode("utf-8") if last_entry else ""
+        return {
+            "id": unit_id,
+            "deleted": record,
+            "text": text,
+            "path": None,
+            "provenance": last_entry.provenance if last_entry else None,
+            "review_items": [],
+            "revision": newest.revision,
+            "warnings": [],
+        }
+    unit_text = render(next(u for e, u in newest.units() if e.id == unit_id))
+    return {
+        "id": unit_id,
+        "path": entry.path,
+        "text": unit_text,
+        "deleted": None,
+        "provenance": entry.provenance,
+        "review_items": entry.review_items,
+        "content_hash": entry.content_hash,
+        "file_hash": entry.file_hash,
+        "revision": newest.revision,
+        "warnings": [],
+    }

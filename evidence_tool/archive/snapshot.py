@@ -1,0 +1,90 @@
+"""Immutable snapshots: ``snapshots/<revision>/manifest.json`` plus blobs in ``objects/``."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidence_tool.archive.manifest import UnitEntry, parse_manifest
+from evidence_tool.archive.objects import HEX64, ObjectStore
+from evidence_tool.errors import IntegrityError
+from evidence_tool.unit import Unit, parse
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    revision: str
+    manifest: dict[str, Any]
+    objects: ObjectStore
+
+    def entries(self) -> list[UnitEntry]:
+        return [UnitEntry(e) for e in self.manifest["units"]]
+
+    def entry(self, unit_id: str) -> UnitEntry | None:
+        for e in self.manifest["units"]:
+            if e["id"] == unit_id:
+                return UnitEntry(e)
+        return None
+
+    def unit_bytes(self, entry: UnitEntry) -> bytes:
+        return self.objects.get(entry.file_hash)
+
+    def units(self) -> Iterator[tuple[UnitEntry, Unit]]:
+        """Each unit of the snapshot, parsed from its blob."""
+        for entry in self.entries():
+            yield entry, parse(self.unit_bytes(entry), path=entry.path)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Export records: the typed unit with its provenance and review items."""
+        for entry, unit in self.units():
+            yield {
+                "revision": self.revision,
+                "id": unit.id,
+                "path": entry.path,
+                "kind": unit.kind,
+                "language": unit.language,
+                "title": unit.title,
+                "metadata": unit.metadata.to_json(),
+                "payload": unit.payload.to_json(),
+                "content_hash": entry.content_hash,
+                "file_hash": entry.file_hash,
+                "provenance": entry.provenance,
+                "provenance_kind": entry.provenance.get("kind"),
+                "review_items": entry.review_items,
+            }
+
+    @property
+    def deletions(self) -> list[dict[str, Any]]:
+        return list(self.manifest["deletions"])
+
+
+def snapshot_path(folder: Path, revision: str) -> Path:
+    if not HEX64.fullmatch(revision):
+        raise ValueError(f"not a revision: {revision!r}")
+    return folder / revision / "manifest.json"
+
+
+def load_snapshot(folder: Path, objects: ObjectStore, revision: str) -> Snapshot:
+    """Load and check a snapshot: its manifest must hash to its name."""
+    path = snapshot_path(folder, revision)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise IntegrityError(
+            f"snapshot {revision[:12]}… is missing; restore {path.parent.name}/ from Git",
+            path=str(path),
+        ) from None
+    if hashlib.sha256(data).hexdigest() != revision:
+        raise IntegrityError(
+            f"snapshot {revision[:12]}… does not match its revision "
+            "(corrupted manifest); restore it from Git",
+            path=str(path),
+        )
+    try:
+        manifest = parse_manifest(data)
+    except ValueError as exc:
+        raise IntegrityError(f"snapshot {revision[:12]}…: {exc}", path=str(path)) from None
+    return Snapshot(revision, manifest, objects)

@@ -1,0 +1,64 @@
+"""``state.yaml``: the baseline, active and pending revisions (the only mutable pointer file)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from evidence_tool import fsio
+from evidence_tool.archive.objects import HEX64
+from evidence_tool.errors import IntegrityError
+from evidence_tool.unit.yaml_strict import YamlProblem, dump, load
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class State:
+    baseline: str | None = None
+    active: str | None = None
+    pending: str | None = None
+
+    @property
+    def newest(self) -> str | None:
+        """The snapshot later work derives from: pending, else active, else baseline."""
+        return self.pending or self.active or self.baseline
+
+    @property
+    def initialized(self) -> bool:
+        return self.baseline is not None
+
+
+def render_state(state: State) -> bytes:
+    return dump({"format": FORMAT, **asdict(state)}).encode("utf-8")
+
+
+def read_state(path: Path) -> State:
+    """The state, or an empty one before initialization; malformed state is an integrity error."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return State()
+    try:
+        value = load(data.decode("utf-8")).value
+    except (UnicodeDecodeError, YamlProblem) as exc:
+        raise IntegrityError(
+            f"state.yaml cannot be read ({exc}); restore it from Git", path=str(path)
+        ) from None
+    if (
+        not isinstance(value, dict)
+        or value.get("format") != FORMAT
+        or set(value) != {"format", "baseline", "active", "pending"}
+    ):
+        raise IntegrityError(
+            "state.yaml is not a format-1 state file; restore it from Git", path=str(path)
+        )
+    for key in ("baseline", "active", "pending"):
+        v = value[key]
+        if v is not None and not (isinstance(v, str) and HEX64.fullmatch(v)):
+            raise IntegrityError(f"state.yaml: {key} is not a revision", path=str(path))
+    return State(value["baseline"], value["active"], value["pending"])
+
+
+def write_state(path: Path, state: State) -> None:
+    fsio.write_atomic(path, render_state(state))

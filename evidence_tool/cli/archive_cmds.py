@@ -1,0 +1,237 @@
+"""``tht workspace evidence init|status|consolidate|show|diff|log|verify|restore|review|recover``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from evidence_tool.cli.options import json_option, resolve_root, workspace_options
+from evidence_tool.cli.output import Context, Report, run
+from evidence_tool.cli.workspace_cmds import wevidence
+
+actor_option = click.option(
+    "--actor", help="Who does this (default: installation actor, THT_ACTOR, OS user)."
+)
+wait_option = click.option(
+    "--wait",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for the archive lock before failing (E303).",
+)
+
+
+def _session(
+    cctx: click.Context, root_opt: str | None, ws_id: str | None, ctx: Context, wait: float = 0.0
+) -> Any:
+    from evidence_tool.session import Session
+
+    root = resolve_root(cctx, root_opt, ws_id)
+    ctx.workspace = str(root)
+    return Session.open(root, (cctx.find_root().obj or {}).get("installation"), wait=wait)
+
+
+def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
+    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command."""
+
+    @workspace_options
+    @json_option
+    @click.pass_context
+    def command(
+        cctx: click.Context,
+        workspace_root: str | None,
+        workspace_id: str | None,
+        as_json: bool,
+        **kwargs: Any,
+    ) -> None:
+        ctx = Context(as_json, f"workspace evidence {name}")
+        wait = kwargs.pop("wait", 0.0) or 0.0
+        run(ctx, lambda: fn(_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
+
+    command.__doc__ = fn.__doc__
+    return command
+
+
+def _consolidate_report(result: Any) -> Report:
+    from evidence_tool.errors import Diagnostic
+
+    data = result.to_json()
+    changes = data["changes"]
+    lines = [f"{data['status']}: revision {data['revision']}"]
+    for cls in ("added", "modified", "reformatted", "renamed", "restored", "deleted"):
+        if changes.get(cls):
+            lines.append(f"  {cls}: {', '.join(changes[cls])}")
+    lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
+    errors = []
+    if data.get("activation_error"):
+        errors.append(
+            Diagnostic(
+                "E401",
+                f"activation failed: {data['activation_error']}; "
+                f"revision {data['revision']} stays pending",
+            )
+        )
+    return Report(result=data, errors=errors, warnings=list(result.warnings), text=lines)
+
+
+def init_body(s: Any, actor: str | None) -> Report:
+    """Record the current files as the baseline snapshot (no activation)."""
+    return _consolidate_report(s.archive.initialize(s.actor(actor)))
+
+
+def consolidate_body(s: Any, actor: str | None, dry_run: bool, no_activate: bool) -> Report:
+    """Validate, derive provenance, snapshot and activate the curated files."""
+    activate = None if no_activate else s.activation()
+    return _consolidate_report(s.archive.consolidate(s.actor(actor), activate, dry_run))
+
+
+def status_body(s: Any) -> Report:
+    """Revisions, unconsolidated edits, open review items and interrupted operations."""
+    data = s.status()
+    lines = [f"{k}: {data['state'][k] or '-'}" for k in ("baseline", "active", "pending")]
+    edits = data["unconsolidated"]
+    for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
+        if edits.get(cls):
+            lines.append(f"unconsolidated {cls}: {', '.join(edits[cls])}")
+    if data["journal"]:
+        lines.append(f"interrupted operations: {len(data['journal'])} (see 'recover')")
+    for uid, items in data["review_items"].items():
+        lines.append(f"review items on {uid}: {len(items)}")
+    return Report(result=data, text=lines)
+
+
+def show_body(s: Any, unit_id: str) -> Report:
+    """A unit with its provenance, lineage and review items."""
+    data = s.show(unit_id)
+    lines = [
+        data["text"].rstrip("\n"),
+        "",
+        f"path: {data['path']}",
+        f"provenance: {data['provenance']}",
+    ]
+    lines += [f"warning: {w}" for w in data.get("warnings", [])]
+    return Report(result=data, text=lines)
+
+
+def diff_body(s: Any, revisions: tuple[str, ...]) -> Report:
+    """Added / modified / deleted ids between revisions, or against the working files."""
+    from evidence_tool.archive.diffing import diff
+
+    if len(revisions) > 2:
+        from evidence_tool.errors import UsageError
+
+        raise UsageError("diff takes at most two revisions")
+    data = diff(s.archive, *revisions)
+    lines = [f"from {data['from']} to {data['to']}"]
+    for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
+        lines += [
+            f"  {cls[0].upper()} {uid}" if cls != "invalid" else f"  invalid {uid}"
+            for uid in data[cls]
+        ]
+    return Report(result=data, text=lines)
+
+
+def log_body(s: Any) -> Report:
+    """The archive's event log."""
+    events = s.archive.events()
+    lines = [
+        f"{e.get('at')} {e.get('event')} by {e.get('actor')}"
+        + (f" {e['revision']}" if e.get("revision") else "")
+        + (f" {e['id']}" if e.get("id") else "")
+        for e in events
+    ]
+    return Report(result={"events": events}, text=lines)
+
+
+def verify_body(s: Any) -> Report:
+    """Integrity checks of objects, snapshots, pointers and managed files."""
+    from evidence_tool.archive.integrity import verify
+
+    problems, counts = verify(s.archive)
+    return Report(
+        result={"checked": counts, "problems": len(problems)},
+        errors=problems,
+        text=[f"checked {counts}: {'ok' if not problems else 'FAILED'}"],
+    )
+
+
+def restore_body(s: Any, unit_id: str, actor: str | None) -> Report:
+    """Bring a deleted unit back from its last snapshot, then consolidate."""
+    from evidence_tool.archive.edits import ArchiveEditor
+
+    result = ArchiveEditor(s.archive).restore(unit_id, s.actor(actor), s.activation())
+    return _consolidate_report(result)
+
+
+def resolve_body(s: Any, unit_id: str, note: str, actor: str | None) -> Report:
+    """Close a unit's open review items with a note."""
+    from evidence_tool.archive.edits import ArchiveEditor
+
+    items = ArchiveEditor(s.archive).resolve_review(unit_id, note, s.actor(actor))
+    return Report(
+        result={"id": unit_id, "resolved": items},
+        text=[
+            f"resolved {len(items)} review item(s) on {unit_id}; "
+            "consolidate to record it in a snapshot"
+        ],
+    )
+
+
+def recover_body(s: Any, abandon: bool, actor: str | None) -> Report:
+    """Show interrupted operations (journal entries); --abandon drops them."""
+    from evidence_tool.archive.edits import ArchiveEditor
+
+    entries = ArchiveEditor(s.archive).recover(abandon, s.actor(actor))
+    lines = [
+        f"{e['entry']}: {e['op']} by {e['actor']} at {e['at']}; conflicts: "
+        f"{', '.join(e['conflicts']) or 'none'}"
+        for e in entries
+    ] or ["no journal entries"]
+    return Report(result={"entries": entries, "abandoned": abandon}, text=lines)
+
+
+wevidence.command("init")(actor_option(wait_option(_command("init", init_body))))
+wevidence.command("consolidate")(
+    actor_option(
+        wait_option(
+            click.option(
+                "--dry-run", is_flag=True, help="Report what would happen; write nothing."
+            )(
+                click.option(
+                    "--no-activate",
+                    is_flag=True,
+                    help="Snapshot only; leave the candidate pending.",
+                )(_command("consolidate", consolidate_body))
+            )
+        )
+    )
+)
+wevidence.command("status")(_command("status", status_body))
+wevidence.command("show")(click.argument("unit_id")(_command("show", show_body)))
+wevidence.command("diff")(click.argument("revisions", nargs=-1)(_command("diff", diff_body)))
+wevidence.command("log")(_command("log", log_body))
+wevidence.command("verify")(_command("verify", verify_body))
+wevidence.command("restore")(
+    click.argument("unit_id")(actor_option(wait_option(_command("restore", restore_body))))
+)
+wevidence.command("recover")(
+    click.option("--abandon", is_flag=True, help="Drop the journal entries shown.")(
+        actor_option(wait_option(_command("recover", recover_body)))
+    )
+)
+
+
+@wevidence.group("review")
+def review() -> None:
+    """Review items that block consolidation."""
+
+
+review.command("resolve")(
+    click.argument("unit_id")(
+        click.option("--note", required=True, help="Why the items are resolved.")(
+            actor_option(wait_option(_command("review resolve", resolve_body)))
+        )
+    )
+)

@@ -1,0 +1,43 @@
+"""One command's view of a workspace: root, installation, actor, archive and backends.
+
+This is wiring, not behaviour: it picks the configured activation backend
+(and, later, refiner and sources) for the library calls the CLI makes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidence_tool.activation import backend_for
+from evidence_tool.archive import queries
+from evidence_tool.archive.local import Activate, LocalEvidenceArchive
+from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
+
+
+@dataclass
+class Session:
+    root: Path
+    installation: Installation
+    archive: LocalEvidenceArchive
+
+    @classmethod
+    def open(
+        cls, root: str | os.PathLike[str], installation: str | None, wait: float = 0.0
+    ) -> Session:
+        inst = load_installation(installation)
+        return cls(Path(root), inst, LocalEvidenceArchive(root, wait=wait))
+
+    def actor(self, explicit: str | None = None) -> str:
+        return resolve_actor(explicit, self.installation)
+
+    def activation(self) -> Activate | None:
+        return backend_for(self.installation.section("activation"), self.archive.layout)
+
+    def status(self) -> dict[str, Any]:
+        return queries.status(self.archive)
+
+    def show(self, unit_id: str) -> dict[str, Any]:
+        return queries.show(self.archive, unit_id)
