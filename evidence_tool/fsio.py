@@ -150,3 +150,14 @@ def rewrite_fd(fd: int, path: str | os.PathLike[str], data: bytes) -> None:
     """
     _call("truncate", path, lambda: os.ftruncate(fd, 0))
     _call("write", path, lambda: os.pwrite(fd, data, 0))
+
+
+def publish(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Durably move a finished file (built by a library that writes it itself) into place."""
+    fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        fsync_fd(fd, tmp)
+    finally:
+        os.close(fd)
+    _call("replace", path, lambda: os.replace(tmp, path))
+    fsync_dir(Path(path).parent)

@@ -62,9 +62,13 @@ class CommandBackend:
 
 def backend_for(settings: dict[str, Any], layout: Layout) -> Activate | None:
     """The activation callable for the installation's ``evidence.activation`` settings."""
-    kind = settings.get("kind", "none")
+    kind = settings.get("kind", "sqlite")
     if kind == "none":
         return None
+    if kind == "sqlite":
+        from evidence_tool.activation.sqlite_index import SqliteBackend
+
+        return SqliteBackend(layout)
     if kind == "command":
         command = settings.get("command")
         if not command:

@@ -186,6 +186,12 @@ class LocalEvidenceArchive:
             warnings=report.warnings,
         )
         if revision == state.active and state.pending is None:
+            holds = getattr(activate, "holds", None)
+            if not dry_run and activate is not None and holds is not None and not holds(revision):
+                # The derived index is missing or older (a fresh clone, a cleared cache):
+                # rebuild it for the active revision; the pointers do not move.
+                activate(self.snapshot(revision))
+                result.status = "reindexed"
             return result
         if dry_run:
             result.status = "pending_activation" if activate is None else "would_activate"

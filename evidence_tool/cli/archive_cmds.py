@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -48,10 +49,22 @@ def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
     ) -> None:
         ctx = Context(as_json, f"workspace evidence {name}")
         wait = kwargs.pop("wait", 0.0) or 0.0
+        if "as_json" in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
+            kwargs["as_json"] = as_json
         run(ctx, lambda: fn(_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
 
     command.__doc__ = fn.__doc__
     return command
+
+
+def register(
+    name: str, body: Callable[..., Report], *decorators: Any, group: click.Group | None = None
+) -> None:
+    """Add ``body`` as a command with its options (listed top to bottom as in --help)."""
+    fn = _command(name, body)
+    for deco in reversed(decorators):
+        fn = deco(fn)
+    (group or wevidence).command(name.split()[-1])(fn)
 
 
 def _consolidate_report(result: Any) -> Report:
@@ -192,34 +205,115 @@ def recover_body(s: Any, abandon: bool, actor: str | None) -> Report:
     return Report(result={"entries": entries, "abandoned": abandon}, text=lines)
 
 
-wevidence.command("init")(actor_option(wait_option(_command("init", init_body))))
-wevidence.command("consolidate")(
-    actor_option(
-        wait_option(
-            click.option(
-                "--dry-run", is_flag=True, help="Report what would happen; write nothing."
-            )(
-                click.option(
-                    "--no-activate",
-                    is_flag=True,
-                    help="Snapshot only; leave the candidate pending.",
-                )(_command("consolidate", consolidate_body))
+def search_body(
+    s: Any,
+    query: str,
+    kind: str | None,
+    purpose: str | None,
+    language: str | None,
+    table: str | None,
+    limit: int,
+) -> Report:
+    """Search the active units (BM25 over title, fields and applies_to)."""
+    from evidence_tool.activation.sqlite_index import Filters, search
+
+    data = search(s.archive.layout, query, Filters(kind, purpose, language, table), limit)
+    lines = [
+        f"{h['score']:>8.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
+        f"  {h['title']}"
+        for h in data["hits"]
+    ] or ["no match"]
+    for h in data["hits"]:
+        del h["record"]
+    return Report(result=data, text=lines)
+
+
+def export_body(s: Any, fmt: str, output: str | None, as_json: bool) -> Report:
+    """Export the active corpus (typed units with provenance) as JSON lines."""
+    import json
+    import os
+    import sys
+
+    from evidence_tool.activation.cache import write_jsonl
+    from evidence_tool.activation.reader import open_active_corpus
+    from evidence_tool.errors import UsageError
+
+    corpus = open_active_corpus(s.root)
+    summary = {"revision": corpus.revision, "units": len(corpus.records), "format": fmt}
+    if output:
+        path = os.path.abspath(output)
+        if not s.archive.layout.inside(os.path.dirname(path)):
+            raise UsageError(
+                "--output must be inside the workspace (every write stays under "
+                "the workspace root); omit it to print the lines on stdout"
             )
+        write_jsonl(Path(path), corpus.records)
+        return Report(
+            result={**summary, "output": path},
+            text=[f"exported {len(corpus.records)} unit(s) to {path}"],
         )
-    )
+    if as_json:
+        return Report(result={**summary, "records": corpus.records})
+    for r in corpus.records:
+        sys.stdout.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+    return Report()
+
+
+KINDS = [
+    "domain",
+    "glossary",
+    "enum",
+    "example",
+    "mapping",
+    "normalization",
+    "formula",
+    "reference",
+]
+PURPOSES = ["disambiguation", "rewriting", "schema_linking", "sql_generation"]
+
+register("init", init_body, actor_option, wait_option)
+register(
+    "consolidate",
+    consolidate_body,
+    actor_option,
+    wait_option,
+    click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing."),
+    click.option("--no-activate", is_flag=True, help="Snapshot only; leave the candidate pending."),
 )
-wevidence.command("status")(_command("status", status_body))
-wevidence.command("show")(click.argument("unit_id")(_command("show", show_body)))
-wevidence.command("diff")(click.argument("revisions", nargs=-1)(_command("diff", diff_body)))
-wevidence.command("log")(_command("log", log_body))
-wevidence.command("verify")(_command("verify", verify_body))
-wevidence.command("restore")(
-    click.argument("unit_id")(actor_option(wait_option(_command("restore", restore_body))))
+register("status", status_body)
+register("show", show_body, click.argument("unit_id"))
+register("diff", diff_body, click.argument("revisions", nargs=-1))
+register("log", log_body)
+register("verify", verify_body)
+register("restore", restore_body, click.argument("unit_id"), actor_option, wait_option)
+register(
+    "recover",
+    recover_body,
+    actor_option,
+    wait_option,
+    click.option("--abandon", is_flag=True, help="Drop the journal entries shown."),
 )
-wevidence.command("recover")(
-    click.option("--abandon", is_flag=True, help="Drop the journal entries shown.")(
-        actor_option(wait_option(_command("recover", recover_body)))
-    )
+register(
+    "search",
+    search_body,
+    click.argument("query"),
+    click.option("--kind", type=click.Choice(KINDS)),
+    click.option("--purpose", type=click.Choice(PURPOSES)),
+    click.option("--language", help="BCP 47 tag; 'it' also matches 'it-CH'."),
+    click.option("--table", help="schema.table"),
+    click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True),
+)
+register(
+    "export",
+    export_body,
+    click.option(
+        "--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True
+    ),
+    click.option(
+        "--output",
+        type=click.Path(dir_okay=False),
+        help="File inside the workspace (default: print JSON lines).",
+    ),
 )
 
 
@@ -228,10 +322,12 @@ def review() -> None:
     """Review items that block consolidation."""
 
 
-review.command("resolve")(
-    click.argument("unit_id")(
-        click.option("--note", required=True, help="Why the items are resolved.")(
-            actor_option(wait_option(_command("review resolve", resolve_body)))
-        )
-    )
+register(
+    "review resolve",
+    resolve_body,
+    click.argument("unit_id"),
+    click.option("--note", required=True, help="Why the items are resolved."),
+    actor_option,
+    wait_option,
+    group=review,
 )

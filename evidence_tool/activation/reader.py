@@ -1,0 +1,55 @@
+"""The runtime reader: what retrieval may see (SPEC.md 8).
+
+An initialized workspace exposes only its active snapshot; unconsolidated edits
+never reach it.  Before initialization the working files are read (the pinned
+repository source).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_tool.archive.local import LocalEvidenceArchive
+
+
+@dataclass(frozen=True)
+class Corpus:
+    revision: str | None  # None: read from working files before initialization
+    records: list[dict[str, Any]]
+
+    def ids(self) -> list[str]:
+        return [r["id"] for r in self.records]
+
+
+def open_active_corpus(root: str | os.PathLike[str]) -> Corpus:
+    archive = LocalEvidenceArchive(root)
+    state = archive.state()
+    if state.initialized:
+        if state.active is None:
+            return Corpus(None, [])
+        return Corpus(state.active, list(archive.snapshot(state.active).records()))
+    records = []
+    for f in archive.scan().files:
+        if f.unit is None:
+            continue
+        u = f.unit
+        records.append(
+            {
+                "revision": None,
+                "id": u.id,
+                "path": f.rel,
+                "kind": u.kind,
+                "language": u.language,
+                "title": u.title,
+                "metadata": u.metadata.to_json(),
+                "payload": u.payload.to_json(),
+                "content_hash": u.content_hash,
+                "file_hash": f.file_hash,
+                "provenance": None,
+                "provenance_kind": None,
+                "review_items": [],
+            }
+        )
+    return Corpus(None, sorted(records, key=lambda r: r["id"]))

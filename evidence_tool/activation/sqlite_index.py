@@ -1,0 +1,218 @@
+"""The embedded default backend: an SQLite FTS5 index in ``.evidence-cache/index.sqlite``.
+
+Each activation builds the whole index for one revision into a new file and
+swaps it in with one rename, so a failed or killed build leaves the previous
+index serving searches.  BM25 ranks title, field text and applies_to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.activation.cache import ensure_cache
+from evidence_tool.archive.snapshot import Snapshot
+from evidence_tool.errors import ActivationError, UsageError
+from evidence_tool.workspace.layout import Layout
+
+INDEX_NAME = "index.sqlite"
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE units(id TEXT PRIMARY KEY, kind TEXT NOT NULL, language TEXT NOT NULL,
+                   title TEXT NOT NULL, provenance_kind TEXT NOT NULL,
+                   content_hash TEXT NOT NULL, record TEXT NOT NULL);
+CREATE TABLE unit_purposes(id TEXT NOT NULL, purpose TEXT NOT NULL);
+CREATE TABLE unit_tables(id TEXT NOT NULL, tbl TEXT NOT NULL);
+CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, body, applies_to,
+                                    tokenize = 'unicode61 remove_diacritics 2');
+"""
+
+
+def _flatten(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _flatten(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _flatten(v)
+
+
+def _tables_of(record: dict[str, Any]) -> set[str]:
+    """Tables a unit is about: applies_to tables and columns, mapping/formula/enum payload."""
+    meta = record["metadata"].get("applies_to", {})
+    payload = record["payload"]
+    tables = set(meta.get("tables", [])) | set(payload.get("tables", []) or [])
+    columns = list(meta.get("columns", [])) + list(payload.get("columns", []) or [])
+    if isinstance(payload.get("column"), str):
+        columns.append(payload["column"])
+    tables |= {c.rsplit(".", 1)[0] for c in columns if c.count(".") >= 2}
+    return {t.lower() for t in tables}
+
+
+def build_index(path: Path, revision: str, records: Iterable[dict[str, Any]]) -> int:
+    """Write a complete index for ``revision`` at ``path`` (a new file)."""
+    con = sqlite3.connect(path)
+    try:
+        con.executescript(_SCHEMA)
+        n = 0
+        for r in records:
+            n += 1
+            meta = r["metadata"]
+            con.execute(
+                "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
+                (
+                    r["id"],
+                    r["kind"],
+                    r["language"],
+                    r["title"],
+                    r["provenance_kind"],
+                    r["content_hash"],
+                    json.dumps(r, ensure_ascii=False, sort_keys=True),
+                ),
+            )
+            con.executemany(
+                "INSERT INTO unit_purposes VALUES (?,?)", [(r["id"], p) for p in meta["purposes"]]
+            )
+            con.executemany(
+                "INSERT INTO unit_tables VALUES (?,?)",
+                [(r["id"], t) for t in sorted(_tables_of(r))],
+            )
+            con.execute(
+                "INSERT INTO fts VALUES (?,?,?,?)",
+                (
+                    r["id"],
+                    r["title"],
+                    "\n".join(_flatten(r["payload"])),
+                    " ".join(_flatten(meta.get("applies_to", {}))),
+                ),
+            )
+        con.executemany(
+            "INSERT INTO meta VALUES (?,?)",
+            [("revision", revision), ("format", "1"), ("units", str(n))],
+        )
+        con.commit()
+        return n
+    finally:
+        con.close()
+
+
+class SqliteBackend:
+    """Activation callable: build the candidate's index, then swap it in atomically."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+    @property
+    def path(self) -> Path:
+        return self.layout.cache / INDEX_NAME
+
+    def holds(self, revision: str) -> bool:
+        return index_revision(self.path) == revision
+
+    def __call__(self, snapshot: Snapshot) -> None:
+        cache = ensure_cache(self.layout)
+        # A build killed earlier leaves its temp file; the archive lock makes us the only builder.
+        for stale in cache.glob(f".{INDEX_NAME}.*.tmp"):
+            fsio.unlink(stale, missing_ok=True)
+        tmp = cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
+        try:
+            build_index(tmp, snapshot.revision, snapshot.records())
+            fsio.publish(tmp, self.path)
+        except sqlite3.Error as exc:
+            raise ActivationError(f"building the search index failed: {exc}") from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def index_revision(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+            row = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+@dataclass(frozen=True)
+class Filters:
+    kind: str | None = None
+    purpose: str | None = None
+    language: str | None = None
+    table: str | None = None
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _fts_query(text: str, mode: str) -> str:
+    words = _WORD.findall(text)
+    return f" {mode} ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dict[str, Any]:
+    """BM25-ranked active units; all query words first, any word if none match them all."""
+    path = layout.cache / INDEX_NAME
+    if not path.is_file():
+        raise UsageError(
+            "no search index yet: run 'tht workspace evidence consolidate' "
+            "with the sqlite backend (the default)"
+        )
+    if not _WORD.search(query):
+        raise UsageError("the query has no words to search for")
+    where, args = [], []
+    if filters.kind:
+        where.append("u.kind = ?")
+        args.append(filters.kind)
+    if filters.language:
+        where.append("(u.language = ? OR u.language LIKE ? || '-%')")
+        args += [filters.language, filters.language]
+    if filters.purpose:
+        where.append("u.id IN (SELECT id FROM unit_purposes WHERE purpose = ?)")
+        args.append(filters.purpose)
+    if filters.table:
+        where.append("u.id IN (SELECT id FROM unit_tables WHERE tbl = ?)")
+        args.append(filters.table.lower())
+    sql = (
+        "SELECT u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score FROM fts "
+        "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
+        + "".join(f" AND {w}" for w in where)
+        + " ORDER BY score LIMIT ?"
+    )
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+        revision = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()[0]
+        rows: list[Any] = []
+        for mode in ("AND", "OR"):
+            rows = con.execute(sql, [_fts_query(query, mode), *args, limit]).fetchall()
+            if rows:
+                break
+    hits = []
+    for record_json, score in rows:
+        r = json.loads(record_json)
+        hits.append(
+            {
+                "id": r["id"],
+                "kind": r["kind"],
+                "language": r["language"],
+                "title": r["title"],
+                "score": round(-score, 4),
+                "path": r["path"],
+                "provenance": r["provenance_kind"],
+                "purposes": r["metadata"]["purposes"],
+                "record": r,
+            }
+        )
+    return {"revision": revision, "query": query, "hits": hits}
