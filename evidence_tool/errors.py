@@ -251,6 +251,8 @@ class Diagnostic:
         }
 
     def __str__(self) -> str:
+        if self.path is None and self.line is None:
+            return f"{self.code} {self.message}"
         where = self.path or "<text>"
         if self.line is not None:
             where += f":{self.line}"

@@ -36,6 +36,13 @@ class Session:
     def activation(self) -> Activate | None:
         return backend_for(self.installation.section("activation"), self.archive.layout)
 
+    def index_drift(self) -> tuple[list[Any], dict[str, Any]]:
+        from evidence_tool.activation.drift import index_drift
+
+        settings = self.installation.section("activation")
+        backend = self.activation() if settings.get("kind") == "qdrant" else None
+        return index_drift(self.archive, settings, backend)
+
     def status(self) -> dict[str, Any]:
         return queries.status(self.archive)
 

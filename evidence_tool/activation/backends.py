@@ -74,4 +74,8 @@ def backend_for(settings: dict[str, Any], layout: Layout) -> Activate | None:
         if not command:
             raise DescriptorError("evidence.activation.command is required for kind 'command'")
         return CommandBackend(layout, list(command), float(settings.get("timeout_s", 300)))
+    if kind == "qdrant":
+        from evidence_tool.activation.qdrant_index import QdrantBackend
+
+        return QdrantBackend(layout, settings)
     raise DescriptorError(f"evidence.activation.kind '{kind}' is not available in this build")

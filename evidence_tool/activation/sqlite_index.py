@@ -117,8 +117,8 @@ class SqliteBackend:
     def path(self) -> Path:
         return self.layout.cache / INDEX_NAME
 
-    def holds(self, revision: str) -> bool:
-        return index_revision(self.path) == revision
+    def holds(self, snapshot: Snapshot) -> bool:
+        return index_revision(self.path) == snapshot.revision
 
     def __call__(self, snapshot: Snapshot) -> None:
         cache = ensure_cache(self.layout)

@@ -29,6 +29,9 @@ def cli(ctx: click.Context, installation: str | None) -> None:
 cli.add_command(evidence)
 cli.add_command(workspace)
 import evidence_tool.cli.archive_cmds  # noqa: E402,F401  (registers the archive commands)
+from evidence_tool.cli.activation_cmds import config  # noqa: E402
+
+cli.add_command(config)
 
 
 def main(argv: list[str] | None = None) -> None:
