@@ -129,10 +129,11 @@ class QdrantBackend:
                     )
                 },
             )
-        for field in ("kind", "language", "purposes", "tables", "provenance_kind"):
-            self.client.create_payload_index(
-                self.collection, field, models.PayloadSchemaType.KEYWORD
-            )
+        if self.settings.get("url"):  # local mode filters without indexes (and warns on them)
+            for field in ("kind", "language", "purposes", "tables", "provenance_kind"):
+                self.client.create_payload_index(
+                    self.collection, field, models.PayloadSchemaType.KEYWORD
+                )
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """What the collection holds: unit id -> payload (id, content_hash, entry_hash)."""
