@@ -1,0 +1,192 @@
+"""Benchmark runner: each SPEC.md 12 figure beside its floor, in one process, on one workspace.
+
+    python bench/run.py [--n 10000] [--repeat 3] [--memory]
+
+Generates (once) a deterministic workspace under bench/out/, then measures:
+the dependency floor (read + C safe YAML load + heading/fence-only markdown-it
+parse per file), os.stat of every file, full validate, first consolidate,
+no-op consolidate, a one-unit change, activation into the sqlite index, and
+`git add -A && git commit` as an external anchor.  Prints seconds, µs per
+unit, the ratio to each target's reference and the target itself.  With
+--memory it also runs a consolidate in a child process and reports its peak
+RSS.  Times are medians of --repeat runs.  Nothing here asserts: the figures
+go into docs/performance.md with the command that produced them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.generate import generate  # noqa: E402
+
+OUT = HERE / "out"
+
+
+def timed(fn: Callable[[], object], repeat: int) -> float:
+    runs = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
+
+
+def unit_files(root: Path) -> list[Path]:
+    return sorted((root / "evidence" / "curated").rglob("*.md"))
+
+
+def floor_pass(files: list[Path]) -> None:
+    """What any tool must do per unit: read, strict YAML load, block-structure parse."""
+    from markdown_it import MarkdownIt
+    from ruamel.yaml.cyaml import CSafeLoader
+
+    md = MarkdownIt("zero").enable(["heading", "fence"])
+    md.disable(["inline", "text_join"], ignoreInvalid=True)
+    for path in files:
+        text = path.read_bytes().decode("utf-8")
+        end = text.index("\n---\n", 3)
+        loader = CSafeLoader(text[4:end + 1])
+        try:
+            loader.get_single_data()
+        finally:
+            loader.dispose()
+        md.parse(text[end + 5:])
+
+
+def stat_pass(files: list[Path]) -> None:
+    for path in files:
+        os.stat(path)
+
+
+def fresh_copy(src: Path, tag: str) -> Path:
+    dest = OUT / f"{src.name}-{tag}-{time.time_ns()}"
+    shutil.copytree(src, dest)
+    return dest
+
+
+def consolidate(root: Path) -> object:
+    from evidence_tool.archive.local import LocalEvidenceArchive
+
+    return LocalEvidenceArchive(root).consolidate("bench")
+
+
+def touch_one(root: Path, n: int) -> None:
+    path = sorted((root / "evidence" / "curated" / "domain").glob("*.md"))[0]
+    path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + f" Edit {n}.\n",
+                    encoding="utf-8")
+
+
+def git_anchor(root: Path) -> float:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x"}
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    t = time.perf_counter()
+    subprocess.run(f"git -C '{root}' add -A && git -C '{root}' commit -qm bench", shell=True,
+                   check=True, env=env)
+    return time.perf_counter() - t
+
+
+def peak_rss_of_consolidate(root: Path) -> float:
+    code = ("import sys; from evidence_tool.archive.local import LocalEvidenceArchive as A; "
+            "A(sys.argv[1]).consolidate('bench')")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True,
+                   cwd=HERE.parent)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(before, after) / 1024.0
+
+
+def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
+    from evidence_tool.activation.sqlite_index import SqliteBackend
+    from evidence_tool.archive.local import LocalEvidenceArchive
+    from evidence_tool.workspace import validate_workspace
+    from evidence_tool.workspace.layout import Layout
+
+    base = OUT / f"ws-{n}"
+    if not base.exists():
+        generate(n, base)
+    files = unit_files(base)
+    floor_pass(files)  # warm the page cache and imports
+    floor = timed(lambda: floor_pass(files), repeat)
+    stat = timed(lambda: stat_pass(files), repeat)
+    validate = timed(lambda: validate_workspace(base), repeat)
+
+    copies = [fresh_copy(base, f"c{i}") for i in range(repeat)]
+    firsts = []
+    for c in copies:
+        t = time.perf_counter()
+        consolidate(c)
+        firsts.append(time.perf_counter() - t)
+    first = statistics.median(firsts)
+    ws = copies[0]
+    noop = timed(lambda: consolidate(ws), repeat)
+    state_load = timed(lambda: LocalEvidenceArchive(ws).state(), repeat)
+    counter = iter(range(1000))
+    changes = []
+    for _ in range(repeat):
+        touch_one(ws, next(counter))
+        t = time.perf_counter()
+        consolidate(ws)
+        changes.append(time.perf_counter() - t)
+    one = statistics.median(changes)
+    archive = LocalEvidenceArchive(ws)
+    snap = archive.newest_snapshot()
+    assert snap is not None
+    activation = timed(lambda: SqliteBackend(Layout.at(ws))(snap), 1)
+    git = git_anchor(fresh_copy(base, "git"))
+
+    rows = [
+        ("floor: read + C YAML + md parse", floor, "1.00 (reference)", "-"),
+        ("os.stat of every file", stat, "-", "-"),
+        ("validate (full)", validate, f"{validate / floor:.2f} x floor", "<= 2x floor"),
+        ("first consolidate (no activation)", first, f"{first / validate:.2f} x validate",
+         "<= 2x validate"),
+        ("no-op consolidate", noop, f"{noop / (stat + state_load):.2f} x (stat + state)",
+         "<= 3x"),
+        ("consolidate 1 changed unit", one, f"{one / noop:.2f} x no-op", "<= 1.5x no-op"),
+        ("sqlite activation (index build)", activation, "-", "-"),
+        ("git add -A && git commit (anchor)", git, f"{git / floor:.2f} x floor", "-"),
+    ]
+    if memory:
+        big = fresh_copy(base, "mem")
+        rows.append((f"peak RSS of consolidate (MiB, N={n})", peak_rss_of_consolidate(big),
+                     "-", "< 1024 MiB at 50k"))
+    for c in copies:
+        shutil.rmtree(c, ignore_errors=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="evidence-tool benchmark runner")
+    ap.add_argument("--n", type=int, action="append", help="units (repeatable); default 10000")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--memory", action="store_true", help="also measure peak RSS")
+    args = ap.parse_args()
+    OUT.mkdir(exist_ok=True)
+    for n in args.n or [10000]:
+        rows = run(n, args.repeat, args.memory)
+        print(f"\nN = {n} units, median of {args.repeat} runs, {os.cpu_count()} cores")
+        print(f"| {'operation':<38} | {'seconds':>9} | {'µs/unit':>9} | {'ratio':<24} | target |")
+        print(f"|{'-' * 40}|{'-' * 11}|{'-' * 11}|{'-' * 26}|--------|")
+        for name, secs, ratio, target in rows:
+            if name.startswith("peak"):
+                print(f"| {name:<38} | {secs:>9.0f} | {'':>9} | {ratio:<24} | {target} |")
+            else:
+                print(f"| {name:<38} | {secs:>9.3f} | {secs / n * 1e6:>9.1f} | {ratio:<24} "
+                      f"| {target} |")
+
+
+if __name__ == "__main__":
+    main()
