@@ -1,0 +1,41 @@
+"""Lint, formatting and the layering contracts of SPEC.md 2, as part of the test suite.
+
+The tools run from the bin folder of the interpreter running the tests (the
+project's virtual environment), so CI and a developer see the same verdict.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ruff", "check", "evidence_tool", "tests"],
+        ["ruff", "format", "--check", "evidence_tool", "tests"],
+        ["lint-imports"],
+    ],
+    ids=["ruff-check", "ruff-format", "import-linter"],
+)
+def test_tool_passes(command: list[str]) -> None:
+    tool = BIN / command[0]
+    assert tool.is_file(), f"{command[0]} is not installed next to {sys.executable}"
+    result = subprocess.run(
+        [str(tool), *command[1:]],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert result.returncode == 0, (
+        f"{' '.join(command)} failed (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
+    )
