@@ -185,7 +185,8 @@ CODES: dict[str, CodeInfo] = {
     "E603": CodeInfo(
         6,
         "workspace unavailable",
-        "Pass --workspace-root PATH (or --installation FILE --workspace ID) naming an existing workspace.",
+        "Check the path: pass --workspace-root PATH, or --installation FILE naming an existing "
+        "descriptor with --workspace ID.",
     ),
     "E701": CodeInfo(
         7,

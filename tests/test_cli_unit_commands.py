@@ -360,11 +360,6 @@ def test_current_folder_is_the_default_workspace(
     assert envelope(result)["workspace"] == str(workspace)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: E120 and E108 carry fixed lines (3 and 4, where canonical files have 'id' "
-    "and 'kind') instead of the line of the key in the file",
-)
 def test_workspace_errors_point_at_the_id_and_kind_lines(cli: Cli, workspace: Path) -> None:
     curated = workspace / "evidence" / "curated"
     drg = (curated / "glossary" / "drg.md").read_text(encoding="utf-8")
@@ -386,11 +381,6 @@ def test_workspace_errors_point_at_the_id_and_kind_lines(cli: Cli, workspace: Pa
     assert found == {("E120", "zz-drg.md"): 2, ("E108", "icu.md"): 2}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the summary's 'valid' counts units that have workspace errors (E108, E120), "
-    "so valid + invalid exceeds files",
-)
 def test_summary_counts_add_up(cli: Cli, workspace: Path) -> None:
     curated = workspace / "evidence" / "curated"
     shutil.copy(curated / "glossary" / "drg.md", curated / "glossary" / "drg-weights.md")
@@ -400,11 +390,6 @@ def test_summary_counts_add_up(cli: Cli, workspace: Path) -> None:
     assert summary["valid"] + summary["invalid"] == summary["files"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: 'fmt' on a workspace root reports E117 and 'changed' with absolute paths, "
-    "while its other errors and 'validate' use the path as given",
-)
 def test_fmt_reports_paths_as_given(
     cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -416,22 +401,12 @@ def test_fmt_reports_paths_as_given(
     assert [e["path"] for e in value["errors"]] == [expected]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a --workspace-root that does not exist is reported as E601 (curated tree "
-    "unavailable) instead of E603 (workspace unavailable, whose fix names --workspace-root)",
-)
 def test_nonexistent_workspace_root_is_workspace_unavailable(cli: Cli, tmp_path: Path) -> None:
     exit_code, value = validate_ws(cli, tmp_path / "nope")
     assert exit_code == 6
     assert codes(value) == ["E603"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: 'workspace evidence validate' never reads workspace.yaml, so a misspelt "
-    "workspace descriptor key passes (SPEC 4: every descriptor is validated, key path named)",
-)
 def test_workspace_descriptor_is_validated(cli: Cli, workspace: Path) -> None:
     descriptor = workspace / "workspace.yaml"
     text = descriptor.read_text(encoding="utf-8")
@@ -529,11 +504,6 @@ def test_workspace_id_cannot_leave_the_registry(cli: Cli, workspace: Path, tmp_p
     assert envelope(result)["workspace"] is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: --installation FILE is not loaded when --workspace-root is given, so a "
-    "misspelt installation key goes unreported (SPEC 4: every descriptor is validated)",
-)
 def test_installation_is_validated_with_workspace_root_too(
     cli: Cli, workspace: Path, tmp_path: Path
 ) -> None:
@@ -582,11 +552,6 @@ def test_usage_error_without_json_prints_usage_on_stderr(cli: Cli) -> None:
     assert "No such option" in result.stderr and "Usage: tht evidence validate" in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a usage error on the root group ('tht --json') prints an envelope with "
-    "command '' which violates schemas/cli/envelope.schema.json (command minLength 1)",
-)
 def test_root_usage_error_envelope_is_valid(cli: Cli) -> None:
     result = cli(["--json"])
     assert result.exit_code == 2

@@ -341,8 +341,6 @@ def test_command_has_help(path: tuple[str, ...]) -> None:
 
 # Known gaps, reported as bugs: remove an entry once its options have help (strict xfail).
 OPTIONS_WITHOUT_HELP = {
-    ("workspace", "evidence", "export"): "--format",
-    ("workspace", "evidence", "search"): "--kind, --purpose and --limit",
 }
 
 

@@ -34,6 +34,17 @@ from evidence_tool.cli.activation_cmds import config  # noqa: E402
 cli.add_command(config)
 
 
+def _command_path(args: list[str]) -> str:
+    """The subcommand names in ``args`` (no option values), e.g. 'workspace evidence validate'."""
+    names: list[str] = []
+    group: click.Command = cli
+    for arg in args:
+        if isinstance(group, click.Group) and arg in group.commands:
+            names.append(arg)
+            group = group.commands[arg]
+    return " ".join(names) or "tht"
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -47,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
                 json.dumps(
                     {
                         "ok": False,
-                        "command": " ".join(a for a in args if not a.startswith("-"))[:200],
+                        "command": _command_path(args),
                         "workspace": None,
                         "result": None,
                         "errors": [

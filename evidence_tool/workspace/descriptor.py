@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from evidence_tool.errors import AvailabilityError, DescriptorError
+from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 
@@ -69,7 +69,7 @@ def validate_descriptor(data: Any, schema_name: str, source: str) -> None:
     if errors:
         path, message = _best_message(errors[0])
         raise DescriptorError(
-            f"{source}: {path}: {message}", path=source, details={"result": {"key_path": path}}
+            f"{path}: {message}", path=source, details={"result": {"key_path": path}}
         )
 
 
@@ -159,7 +159,7 @@ def workspace_root_from_installation(installation: str, workspace_id: str) -> Pa
         or workspace_id in (".", "..")
         or "\x00" in workspace_id
     ):
-        raise DescriptorError(f"invalid workspace id {workspace_id!r}")
+        raise UsageError(f"invalid workspace id {workspace_id!r}: an id is one folder name")
     return Path(registry) / "repo" / workspace_id
 
 

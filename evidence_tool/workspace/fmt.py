@@ -34,13 +34,13 @@ def format_paths(paths: Iterable[str | os.PathLike[str]], *, check: bool) -> For
         canonical = render(f.unit).encode("utf-8")
         if canonical == f.data:
             continue
-        report.changed.append(str(f.path))
+        report.changed.append(f.rel)
         if check:
             report.errors.append(
                 Diagnostic(
                     "E117",
                     "not in canonical form; run 'tht evidence fmt' on it",
-                    str(f.path),
+                    f.rel,
                     None,
                     None,
                     f.unit.id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
@@ -43,13 +43,15 @@ class ValidationReport:
         return [f.unit for f in self.files if f.unit is not None]
 
     def summary(self) -> dict[str, object]:
+        bad = {d.path for d in self.errors}
+        valid = [f.unit for f in self.files if f.unit is not None and f.rel not in bad]
         by_kind: dict[str, int] = {}
-        for unit in self.units():
+        for unit in valid:
             by_kind[unit.kind] = by_kind.get(unit.kind, 0) + 1
         return {
             "files": len(self.files),
-            "valid": len(self.units()),
-            "invalid": len({d.path for d in self.errors}),
+            "valid": len(valid),
+            "invalid": len(self.files) - len(valid),
             "by_kind": dict(sorted(by_kind.items())),
         }
 
@@ -102,7 +104,9 @@ def _read(path: Path) -> bytes | Diagnostic:
         os.close(fd)
 
 
-def _layout_problem(layout: Layout, path: Path, unit: Unit | None) -> Diagnostic | None:
+def _layout_problem(
+    layout: Layout, path: Path, unit: Unit | None, line: int | None = None
+) -> Diagnostic | None:
     rel = path.relative_to(layout.curated).parts
     if len(rel) != 2 or rel[0] not in KINDS:
         return Diagnostic(
@@ -120,7 +124,8 @@ def _layout_problem(layout: Layout, path: Path, unit: Unit | None) -> Diagnostic
             "E108",
             f"kind '{unit.kind}' does not match the folder '{rel[0]}'; "
             f"move the file to evidence/curated/{unit.kind}/ or fix 'kind'",
-            line=4,
+            line=line,
+            column=1,
             unit_id=unit.id,
         )
     return None
@@ -145,7 +150,7 @@ def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
                     "E120",
                     f"id '{uid}' is already used by {first[uid].rel}; give this unit a new id",
                     f.rel,
-                    3,
+                    f.result.key_lines.get("id"),
                     1,
                     uid,
                 )
@@ -185,7 +190,7 @@ def scan_curated(layout: Layout) -> ValidationReport:
         report.files.append(f)
         report.errors.extend(f.result.errors)
         report.warnings.extend(f.result.warnings)
-        layout_problem = _layout_problem(layout, path, f.unit)
+        layout_problem = _layout_problem(layout, path, f.unit, f.result.key_lines.get("kind"))
         if layout_problem is not None:
             report.errors.append(layout_problem.with_path(rel))
     _check_ids(report.files, report)
@@ -206,8 +211,8 @@ def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> ValidationReport:
             if (p / "evidence" / "curated").is_dir():
                 sub = scan_curated(Layout.at(p))
                 base = Path(given)
-                for f in sub.files:
-                    report.files.append(f)
+                # Paths as the user gave them, not workspace-relative.
+                report.files.extend(replace(f, rel=str(base / f.rel)) for f in sub.files)
                 report.errors.extend(
                     d.with_path(str(base / d.path) if d.path else None) for d in sub.errors
                 )
@@ -230,7 +235,7 @@ def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> ValidationReport:
             report.errors.extend(f.result.errors)
             report.warnings.extend(f.result.warnings)
         else:
-            report.errors.append(Diagnostic("E109", "no such file or folder", str(p)))
+            report.errors.append(Diagnostic("E603", "no such file or folder", str(p)))
     _check_ids(report.files, report)
     report.errors = sorted(set(report.errors), key=Diagnostic.sort_key)
     return report
