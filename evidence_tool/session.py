@@ -14,6 +14,7 @@ from typing import Any
 from evidence_tool.activation import backend_for
 from evidence_tool.archive import queries
 from evidence_tool.archive.local import Activate, LocalEvidenceArchive
+from evidence_tool.errors import AvailabilityError
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 
 
@@ -28,6 +29,13 @@ class Session:
         cls, root: str | os.PathLike[str], installation: str | None, wait: float = 0.0
     ) -> Session:
         inst = load_installation(installation)
+        if not Path(root).is_dir():
+            # Otherwise readers report an empty archive and writers a lock error (E303).
+            raise AvailabilityError(
+                f"the workspace {root} does not exist or is not a folder",
+                code="E603",
+                path=str(root),
+            )
         return cls(Path(root), inst, LocalEvidenceArchive(root, wait=wait))
 
     def actor(self, explicit: str | None = None) -> str:

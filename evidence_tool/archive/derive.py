@@ -207,7 +207,8 @@ def derive(
             "source_id": source_of(p["provenance"]),
         }
         out.classes["deleted"].append(uid)
-        for item in p.get("review_items", []):
+        # Retiring a unit closes its items, recorded or raised since the last snapshot.
+        for item in _union(p.get("review_items", []), staged["review_items"].get(uid, [])):
             out.closed_items.append({"id": uid, "item": item, "closed_by": "retirement"})
     if block_on_review:
         for entry in units:
@@ -240,6 +241,14 @@ def derive(
     return out
 
 
+def _union(recorded: list[dict[str, Any]], raised: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    items = list(recorded)
+    for item in raised:
+        if item_key(item) not in {item_key(i) for i in items}:
+            items.append(item)
+    return items
+
+
 def _review_items(
     uid: str,
     content_hash: str,
@@ -248,10 +257,7 @@ def _review_items(
     out: Derivation,
 ) -> list[dict[str, Any]]:
     """Open items: those raised on this exact content and not resolved."""
-    items = list(prior)
-    for item in staged["review_items"].get(uid, []):
-        if item_key(item) not in {item_key(i) for i in items}:
-            items.append(item)
+    items = _union(prior, staged["review_items"].get(uid, []))
     resolution = staged["resolutions"].get(uid)
     resolved = {tuple(k) for k in resolution.get("items", [])} if resolution else set()
     keep = []

@@ -9,10 +9,16 @@ from typing import Any
 
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
-from evidence_tool.archive.derive import item_key, manual
+from evidence_tool.archive.derive import item_key, lineage_of, manual
 from evidence_tool.archive.journal import FileChange, current_hash
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.errors import ConflictError, EvidenceError, InvalidFilesError, UsageError
+from evidence_tool.errors import (
+    ConflictError,
+    Diagnostic,
+    EvidenceError,
+    InvalidFilesError,
+    UsageError,
+)
 from evidence_tool.unit import Unit, parse_unit, render, validate
 
 
@@ -116,15 +122,25 @@ class ArchiveEditor:
                 rel = new_rel
             data = render(unit).encode("utf-8")
             changes.append((rel, data))
-            staged = {
-                "declarations": {
-                    unit.id: {"content_hash": unit.content_hash, "provenance": manual(actor, now())}
-                }
-            }
+            staged = self._save_declaration(unit, actor)
             self._change(
                 "save", actor, changes, expected, staged, event="saved", id=unit.id, path=rel
             )
         return self.get(unit.id)
+
+    def _save_declaration(self, unit: Unit, actor: str) -> dict[str, Any]:
+        """The declaration a save stages: none without a visible change (the declaration
+        carries over), else a manual one by the saver that keeps any documentary lineage."""
+        newest = self.archive.newest_snapshot()
+        entry = newest.entry(unit.id) if newest else None
+        if entry is not None and entry.content_hash == unit.content_hash:
+            return {}
+        lineage = lineage_of(entry.provenance) if entry is not None else None
+        declaration = {
+            "content_hash": unit.content_hash,
+            "provenance": manual(actor, now(), lineage),
+        }
+        return {"declarations": {unit.id: declaration}}
 
     def remove(self, unit_id: str, expected_file_hash: str, actor: str) -> None:
         with self.archive.locked("remove"):
@@ -154,6 +170,24 @@ class ArchiveEditor:
                     f"'{unit_id}' has no deletion record; 'tht workspace evidence "
                     "log' lists deletions"
                 )
+            holder = next(
+                (f.rel for f in self.archive.scan().files if f.result.unit_id == unit_id), None
+            )
+            if holder is not None:
+                # Writing the old file next to it would only end in a duplicate id (E120).
+                raise InvalidFilesError(
+                    [
+                        Diagnostic(
+                            "E121",
+                            f"'{unit_id}' is reserved but {holder} uses it; rename or remove "
+                            "that file before restoring the deleted unit",
+                            holder,
+                            3,
+                            1,
+                            unit_id,
+                        )
+                    ]
+                )
             last = self.archive.snapshot(record["last_revision"]).entry(unit_id)
             assert last is not None
             data = self.archive.objects.get(last.file_hash)
@@ -177,7 +211,7 @@ class ArchiveEditor:
                 id=unit_id,
                 path=last.path,
             )
-            return self.archive.consolidate_locked(actor, activate, dry_run=False)
+            return self.archive.consolidate_locked(actor, activate)
 
     def resolve_review(self, unit_id: str, note: str, actor: str) -> list[dict[str, Any]]:
         """Close the open review items of a unit with a note (recorded with the actor)."""

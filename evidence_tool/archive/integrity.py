@@ -41,7 +41,10 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
             try:
                 snap = load_snapshot(layout.snapshots, archive.objects, name)
             except (EvidenceError, ValueError) as exc:
-                problems.append(_e(str(exc), rel(layout.snapshots / name)))
+                # Name the damaged file itself, so the operator knows what to restore.
+                where = layout.snapshots / name
+                manifest = where / "manifest.json"
+                problems.append(_e(str(exc), rel(manifest if manifest.exists() else where)))
                 continue
             snapshots[name] = snap
             for entry in snap.manifest["units"]:

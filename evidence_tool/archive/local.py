@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,11 +20,13 @@ from evidence_tool.archive.manifest import manifest_bytes, render_local_manifest
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
-from evidence_tool.errors import InvalidFilesError
+from evidence_tool.errors import IntegrityError, InvalidFilesError
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import ValidationReport, scan_curated
 
 Activate = Callable[[Snapshot], None]
+# The names ``fsio.write_atomic`` gives its temp files: ".<target name>.<12 hex>.tmp".
+_STALE_TEMP = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 
 
 @dataclass
@@ -88,8 +91,18 @@ class LocalEvidenceArchive:
     @contextmanager
     def locked(self, command: str) -> Iterator[None]:
         with ArchiveLock(self.layout.lock, command, self.wait):
+            self.sweep_stale_temp_files()
             self.replay_journal()
             yield
+
+    def sweep_stale_temp_files(self) -> None:
+        """Remove temp files left by a process killed mid-write (they would fail ``verify``
+        and end up in the operator's ``git add``).  Only call while holding the lock:
+        then no writer is active, so every such file is an orphan."""
+        for dirpath, _dirs, names in os.walk(self.layout.evidence):
+            for name in names:
+                if _STALE_TEMP.fullmatch(name):
+                    fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
 
     def replay_journal(self) -> None:
         """Finish interrupted operator-file writes, or stop with E302 if a file was edited."""
@@ -187,7 +200,12 @@ class LocalEvidenceArchive:
         )
         if revision == state.active and state.pending is None:
             holds = getattr(activate, "holds", None)
-            if not dry_run and activate is not None and holds is not None and not holds(revision):
+            if (
+                not dry_run
+                and activate is not None
+                and holds is not None
+                and not holds(self.snapshot(revision))
+            ):
                 # The derived index is missing or older (a fresh clone, a cleared cache):
                 # rebuild it for the active revision; the pointers do not move.
                 activate(self.snapshot(revision))
@@ -199,9 +217,14 @@ class LocalEvidenceArchive:
         if revision != state.newest:
             self._write_snapshot(d, report)
             result.wrote = True
-        if state.pending != revision:
-            write_state(self.layout.state, State(state.baseline, state.active, revision))
+        # Without 'init' first, this snapshot is also the baseline: a later 'init' must
+        # find the archive initialized rather than reset the pointers.
+        baseline = state.baseline or revision
+        if state.pending != revision or state.baseline is None:
+            write_state(self.layout.state, State(baseline, state.active, revision))
             result.wrote = True
+            if state.baseline is None:
+                eventlog.append(self.layout.log, "baseline", actor, revision=revision)
         staging.write(self.layout.local / "staged.json", staging.empty())
         if result.wrote:
             eventlog.append(
@@ -222,6 +245,13 @@ class LocalEvidenceArchive:
             return result
         try:
             activate(self.snapshot(revision))
+        except IntegrityError as exc:
+            # A damaged archive (a corrupted object), not a failing backend: report it as
+            # E701 naming the file to restore, not as a retryable activation failure.
+            path = exc.path
+            if path and os.path.isabs(path) and self.layout.inside(path):
+                path = self.layout.rel(path)
+            raise IntegrityError(exc.message, path=path) from None
         except Exception as exc:  # the callback's contract: raising means failure
             result.activation_error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
             eventlog.append(

@@ -22,6 +22,16 @@ from evidence_tool.archive.clock import now
 from evidence_tool.errors import LockHeldError
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True
+
+
 class ArchiveLock:
     def __init__(self, path: Path, command: str, wait: float = 0.0) -> None:
         self.path = path
@@ -38,12 +48,12 @@ class ArchiveLock:
                 f"cannot open the lock file {self.path.name}: {exc.strerror} "
                 "(a symlink, folder or special file there is refused; "
                 "remove it)",
-                path=str(self.path),
+                path=self.path.name,
             ) from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise LockHeldError(
-                f"{self.path.name} is not a regular file; remove it", path=str(self.path)
+                f"{self.path.name} is not a regular file; remove it", path=self.path.name
             )
         return fd
 
@@ -51,6 +61,11 @@ class ArchiveLock:
         try:
             info = json.loads(self.path.read_bytes() or b"{}")
         except (OSError, ValueError):
+            return "another process"
+        pid = info.get("pid") if isinstance(info, dict) else None
+        if not isinstance(pid, int) or not _alive(pid):
+            # A note left by an earlier holder: the current one (not evidence-tool,
+            # e.g. flock(1)) wrote none, so naming that pid would mislead.
             return "another process"
         return (
             f"pid {info.get('pid', '?')} ({info.get('command', '?')}, "
@@ -70,7 +85,7 @@ class ArchiveLock:
                     os.close(fd)
                     raise LockHeldError(
                         f"the archive is locked by {who}; wait for it or pass --wait SECONDS",
-                        path=str(self.path),
+                        path=self.path.name,  # it lives at the workspace root
                         details={"result": {"holder": who}},
                     ) from None
                 time.sleep(0.05)

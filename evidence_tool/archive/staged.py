@@ -64,6 +64,7 @@ def is_empty(staged: dict[str, Any]) -> bool:
 
 def write(path: Path, staged: dict[str, Any]) -> None:
     if is_empty(staged):
-        fsio.unlink(path, missing_ok=True)
+        if path.exists():  # an absent file is already empty: a no-op run writes nothing
+            fsio.unlink(path)
     else:
         fsio.write_atomic(path, canonical_json(staged) + b"\n")

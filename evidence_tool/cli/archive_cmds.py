@@ -47,7 +47,7 @@ def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
         as_json: bool,
         **kwargs: Any,
     ) -> None:
-        ctx = Context(as_json, f"workspace evidence {name}")
+        ctx = Context(as_json, name if name.startswith("config") else f"workspace evidence {name}")
         wait = kwargs.pop("wait", 0.0) or 0.0
         if "as_json" in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
             kwargs["as_json"] = as_json
@@ -158,13 +158,19 @@ def log_body(s: Any) -> Report:
     return Report(result={"events": events}, text=lines)
 
 
-def verify_body(s: Any) -> Report:
-    """Integrity checks of objects, snapshots, pointers and managed files."""
+def verify_body(s: Any, index: bool) -> Report:
+    """Integrity checks of objects, snapshots, pointers and managed files (--index: the
+    configured backend holds exactly the active snapshot)."""
     from evidence_tool.archive.integrity import verify
 
     problems, counts = verify(s.archive)
+    result: dict[str, Any] = {"checked": counts, "problems": len(problems)}
+    if index:
+        drift, info = s.index_drift()
+        problems = problems + drift
+        result["index"] = info
     return Report(
-        result={"checked": counts, "problems": len(problems)},
+        result=result,
         errors=problems,
         text=[f"checked {counts}: {'ok' if not problems else 'FAILED'}"],
     )
@@ -284,7 +290,15 @@ register("status", status_body)
 register("show", show_body, click.argument("unit_id"))
 register("diff", diff_body, click.argument("revisions", nargs=-1))
 register("log", log_body)
-register("verify", verify_body)
+register(
+    "verify",
+    verify_body,
+    click.option(
+        "--index",
+        is_flag=True,
+        help="Also compare the activation backend with the active snapshot (E702).",
+    ),
+)
 register("restore", restore_body, click.argument("unit_id"), actor_option, wait_option)
 register(
     "recover",
@@ -297,17 +311,28 @@ register(
     "search",
     search_body,
     click.argument("query"),
-    click.option("--kind", type=click.Choice(KINDS)),
-    click.option("--purpose", type=click.Choice(PURPOSES)),
+    click.option("--kind", type=click.Choice(KINDS), help="Only units of this kind."),
+    click.option("--purpose", type=click.Choice(PURPOSES), help="Only units with this purpose."),
     click.option("--language", help="BCP 47 tag; 'it' also matches 'it-CH'."),
     click.option("--table", help="schema.table"),
-    click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True),
+    click.option(
+        "--limit",
+        type=click.IntRange(1, 1000),
+        default=10,
+        show_default=True,
+        help="At most this many hits.",
+    ),
 )
 register(
     "export",
     export_body,
     click.option(
-        "--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True
+        "--format",
+        "fmt",
+        type=click.Choice(["jsonl"]),
+        default="jsonl",
+        show_default=True,
+        help="Output format: one JSON object per unit.",
     ),
     click.option(
         "--output",
