@@ -29,6 +29,7 @@ def cli(ctx: click.Context, installation: str | None) -> None:
 cli.add_command(evidence)
 cli.add_command(workspace)
 import evidence_tool.cli.archive_cmds  # noqa: E402,F401  (registers the archive commands)
+from evidence_tool.cli import sources_cmds as _sources_cmds  # noqa: E402,F401  (registers refresh, decide, sources)
 
 
 def main(argv: list[str] | None = None) -> None:
