@@ -81,7 +81,7 @@ def _read_body(resp: Any, limit: int, deadline: float, shown: str) -> bytes:
     dec = _decoder(encoded, shown)
     out = bytearray()
     try:
-        for chunk in resp.iter_raw(65536):
+        for chunk in resp.iter_raw():  # no chunk_size: re-chunking would wait for 64 KiB
             if time.monotonic() > deadline:
                 raise SourceError(f"{shown}: the download took longer than the timeout")
             data = chunk
