@@ -127,7 +127,8 @@ def show_body(s: Any, source_id: str) -> Report:
 
     r = s.sources_show(source_id)
     lines = [f"{k}: {r[k]}" for k in ("source_id", "locator", "kind", "status", "title")]
-    lines.append(f"identifier: {r['identifier']}")
+    ident = r["identifier"]
+    lines.append(f"identifier: {ident['type']}:{ident['value']}" if ident else "identifier: -")
     lines += [f"{k}: {r[k] or '-'}" for k in ("adopted_hash", "acknowledged_hash")]
     lines.append(f"suppressed: {r['suppressed']}")
     lines += [f"cites: {c['id']} (as {c['as']})" for c in r["citing_units"]]
@@ -142,8 +143,8 @@ def show_body(s: Any, source_id: str) -> Report:
             f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
             for i in comp["review_items"]
         ]
+    # Printed on stderr as "warning: ..." (and in --json "warnings"), never dropped.
     warnings = [Warning_(w, code="source-retracted") for w in r["warnings"]]
-    lines += [f"WARNING: {w}" for w in r["warnings"]]
     return Report(result=r, warnings=warnings, text=lines)
 
 
