@@ -52,18 +52,19 @@ class ArchiveView:
         newest = archive.newest_snapshot()
         manifest = newest.manifest if newest else {"units": [], "deletions": []}
         staged = archive.staged()
-        files, paths = {}, {}
+        files: dict[str, CuratedFile] = {}
+        paths: dict[str, str | None] = {}
         for f in archive.scan().files:
             paths[f.rel] = f.unit.id if f.unit else None
             if f.unit is not None:
                 files.setdefault(f.unit.id, f)
         decls = {e["id"]: e["provenance"] for e in manifest["units"]}
         for uid, staged_decl in staged["declarations"].items():
-            f = files.get(uid)
+            live = files.get(uid)
             if (
-                f is not None
-                and f.unit is not None
-                and staged_decl["content_hash"] == f.unit.content_hash
+                live is not None
+                and live.unit is not None
+                and staged_decl["content_hash"] == live.unit.content_hash
             ):
                 decls[uid] = staged_decl["provenance"]
         return cls(
@@ -129,7 +130,9 @@ def build(
         items.append(
             {"code": "source-retracted", "message": "the source is retracted", "unit_id": None}
         )
-    proposed, dropped, taken = [], [], {}
+    proposed: list[dict[str, Any]] = []
+    dropped: list[dict[str, str]] = []
+    taken: dict[str, str] = {}
     for pu in proposal.units:
         uid = pu.unit.id
         if any(p["id"] == uid for p in proposed):

@@ -9,6 +9,8 @@ references or userinfo are scrubbed from every message.
 
 from __future__ import annotations
 
+import os
+import ssl
 import time
 import zlib
 from typing import Any
@@ -104,6 +106,10 @@ def _read_body(resp: Any, limit: int, deadline: float, shown: str) -> bytes:
     return bytes(out)
 
 
+def _tls_context() -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or None)
+
+
 def _check_hop(url: str, previous: str | None, policy: NetworkPolicy) -> None:
     parts = urlsplit(url)
     shown = redact_url(url)
@@ -129,9 +135,14 @@ def fetch_url(template: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, An
     previous: str | None = None
     headers = {"Accept-Encoding": "gzip, deflate", "User-Agent": "evidence-tool refresh"}
     try:
-        # trust_env=False: no proxy or .netrc credentials picked up behind the operator's back.
+        # trust_env=False: no proxy or .netrc credentials picked up behind the operator's back;
+        # a private CA bundle named by SSL_CERT_FILE is still honoured.
         with httpx.Client(
-            follow_redirects=False, timeout=policy.timeout_s, trust_env=False, headers=headers
+            follow_redirects=False,
+            timeout=policy.timeout_s,
+            trust_env=False,
+            headers=headers,
+            verify=_tls_context(),
         ) as client:
             for _hop in range(MAX_REDIRECTS + 1):
                 _check_hop(url, previous, policy)

@@ -36,13 +36,18 @@ class Refined:
     proposal: Proposal | None  # None: unchanged since the last acknowledged or adopted hash
 
 
-def _select(candidates: list[Any], only: str | None, registry: dict[str, Any]) -> list[Any]:
+def _select(
+    candidates: list[Any], only: str | None, registry: dict[str, Any]
+) -> tuple[list[Any], set[str] | None]:
+    """The candidates to fetch, and the ids this refresh may mark missing (None: all)."""
     if only is None:
-        return candidates
-    chosen = [c for c in candidates if c.source_id == only]
-    if not chosen and only not in registry["sources"]:
-        raise UsageError(f"no source with id {only}; 'sources list' shows them")
-    return chosen
+        return candidates, None
+    known = {c.source_id for c in candidates} | set(registry["sources"])
+    matches = sorted(i for i in known if i == only or (len(only) >= 6 and i.startswith(only)))
+    if len(matches) != 1:
+        what = "is ambiguous" if matches else "is not a known or discovered source"
+        raise UsageError(f"source id {only!r} {what}; 'sources list' shows them")
+    return [c for c in candidates if c.source_id == matches[0]], {matches[0]}
 
 
 def refine_all(
@@ -113,7 +118,7 @@ def _apply(
     lines = []
     for r in refined:
         record = _record(registry, r.doc, r.meta, at)
-        line = {
+        line: dict[str, Any] = {
             "source_id": r.doc.source_id,
             "locator": r.doc.locator,
             "kind": r.doc.kind,
@@ -174,11 +179,10 @@ def refresh(
     layout = archive.layout
     registry = store.read(layout)
     candidates = discover(layout, descriptor_sources, policy)
-    selected = _select(candidates, only, registry)
+    selected, scope = _select(candidates, only, registry)
     docs = acquire(selected, policy, progress)
     refined = refine_all(archive, docs, registry, refiner, default_language, progress)
     seen = {c.source_id for c in candidates}
-    scope = {only} if only else None
     at = now()
     if dry_run:
         lines = _apply(archive, registry, refined, seen, scope, at)

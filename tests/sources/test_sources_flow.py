@@ -43,6 +43,7 @@ def _adopt_lab(ws: Path) -> None:
 def test_first_refresh_then_replace_writes_document_units_and_activates(workspace: Path) -> None:
     result = refresh(workspace)
     assert result.exit_code == 0, result.stdout
+    assert result.stderr == ""  # no progress bar when stderr is not a terminal
     line = source_line(result, LAB)
     assert line["proposed"] == [
         "evidence:lab:hemolysed-specimens",
@@ -264,3 +265,11 @@ def test_a_curated_deletion_suppresses_new_ids_from_the_source(workspace: Path) 
     reasons = {d["id"]: d["reason"] for d in line["dropped"]}
     assert "suppressed" in reasons["evidence:lab:new-rule"]
     assert "reserved" in reasons["evidence:lab:turnaround-minutes"]
+
+
+def test_refresh_one_source_by_id_prefix(workspace: Path) -> None:
+    result = refresh(workspace, "--source-id", "220c55b7c756")
+    assert result.exit_code == 0, result.stdout
+    assert [s["locator"] for s in result.json["result"]["sources"]] == [LAB]
+    unknown = refresh(workspace, "--source-id", "ffffffffffff")
+    assert unknown.exit_code == 2 and unknown.json["errors"][0]["code"] == "E901"
