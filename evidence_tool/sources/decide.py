@@ -16,7 +16,7 @@ from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.errors import EvidenceError, IntegrityError, UsageError
+from evidence_tool.errors import Diagnostic, EvidenceError, IntegrityError, UsageError
 from evidence_tool.sources import store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.registry import resolve_id
@@ -138,7 +138,21 @@ def _finish(
     archive: LocalEvidenceArchive, sid: str, actor: str, activate: Activate | None
 ) -> ConsolidateResult:
     """Consolidate and activate, then record how far the saved decision got."""
-    result = archive.consolidate_locked(actor, activate)
+    try:
+        result = archive.consolidate_locked(actor, activate)
+    except EvidenceError as exc:
+        # Other files block the consolidation (open review items, invalid units): the
+        # decision itself is saved and stays "saved" until a retry consolidates it.
+        exc.details.setdefault("result", {})
+        exc.details["result"] = {**(exc.details["result"] or {}), "decision": "saved"}
+        exc.diagnostics.append(
+            Diagnostic(
+                exc.code,
+                f"the decision for source {sid[:12]}… is saved; correct the files above, then "
+                f"run 'tht workspace evidence decide --source-id {sid[:12]} --retry'",
+            )
+        )
+        raise
     registry = store.read(archive.layout)
     decision = registry["sources"][sid]["decision"]
     decision["status"] = result.status

@@ -273,3 +273,25 @@ def test_refresh_one_source_by_id_prefix(workspace: Path) -> None:
     assert [s["locator"] for s in result.json["result"]["sources"]] == [LAB]
     unknown = refresh(workspace, "--source-id", "ffffffffffff")
     assert unknown.exit_code == 2 and unknown.json["errors"][0]["code"] == "E901"
+
+
+def test_a_decision_blocked_by_other_review_items_is_saved_for_retry(workspace: Path) -> None:
+    _adopt_lab(workspace)
+    sid = record(workspace, LAB)["source_id"]
+    assert tht(workspace, "sources", "retract", sid, "--note", "withdrawn").exit_code == 0
+    refresh(workspace)
+    blocked = decide(workspace, WARD, "replace")
+    assert blocked.exit_code == 1, blocked.stdout
+    assert blocked.json["result"] == {"decision": "saved"}
+    assert "--retry" in blocked.json["errors"][-1]["message"]
+    assert record(workspace, WARD)["decision"]["status"] == "saved"
+    assert (workspace / "evidence/curated/enum/admin-tipo-reparto.md").exists()
+    for uid in ("hemolysed-specimens", "turnaround-time", "turnaround-minutes"):
+        resolved = tht(workspace, "review", "resolve", f"evidence:lab:{uid}", "--note", "checked")
+        assert resolved.exit_code == 0
+    ward_id = record(workspace, WARD)["source_id"]
+    retried = tht(workspace, "decide", "--source-id", ward_id, "--retry")
+    assert retried.exit_code == 0, retried.stdout
+    assert record(workspace, WARD)["decision"]["status"] == "activated"
+    entry = manifest_entry(workspace, "evidence:admin:tipo-reparto")
+    assert entry is not None and entry["provenance"]["kind"] == "document"
