@@ -174,7 +174,11 @@ register(
     decide_body,
     click.option("--source-id", required=True, help="The source (its id or a unique prefix)."),
     click.option("--revision", help="The comparison revision shown by refresh."),
-    click.option("--decision", type=click.Choice(["keep", "replace"])),
+    click.option(
+        "--decision",
+        type=click.Choice(["keep", "replace"]),
+        help="keep: local units stay (lineage kept); replace: adopt the proposal.",
+    ),
     click.option(
         "--allow-mass-retire",
         is_flag=True,

@@ -295,3 +295,24 @@ def test_a_decision_blocked_by_other_review_items_is_saved_for_retry(workspace: 
     assert record(workspace, WARD)["decision"]["status"] == "activated"
     entry = manifest_entry(workspace, "evidence:admin:tipo-reparto")
     assert entry is not None and entry["provenance"]["kind"] == "document"
+
+
+def test_every_sources_command_prints_one_valid_json_envelope(workspace: Path) -> None:
+    import jsonschema
+
+    from evidence_tool.unit.schemas import load_schema
+
+    schema = load_schema("cli/envelope.schema.json")
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    outputs = [refresh(workspace), refresh(workspace, "--dry-run")]
+    sid = record(workspace, LAB)["source_id"]
+    outputs.append(decide(workspace, LAB, "replace"))
+    outputs.append(tht(workspace, "sources", "list"))
+    outputs.append(tht(workspace, "sources", "show", sid))
+    outputs.append(tht(workspace, "sources", "retract", sid, "--note", "gone"))
+    outputs.append(tht(workspace, "decide", "--source-id", sid, "--retry"))  # E140: blocked
+    outputs.append(tht(workspace, "decide", "--source-id", sid))  # usage: no --revision
+    for out in outputs:
+        assert out.stdout.count("\n") == 1, out.stdout
+        validator.validate(out.json)
+    assert [o.exit_code for o in outputs] == [0, 0, 0, 0, 0, 0, 1, 2]
