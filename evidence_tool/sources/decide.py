@@ -175,6 +175,9 @@ def decide(
     if decision not in ("keep", "replace"):
         raise UsageError("--decision is keep or replace")
     with archive.locked("decide"):
+        if not archive.state().initialized:
+            # Without a baseline, provenance cannot be derived against anything.
+            raise UsageError("the archive is not initialized: run 'tht workspace evidence init'")
         registry = store.read(archive.layout)
         sid = _full_id(registry, sid)
         comparison = _comparison(archive, registry, sid, revision)
