@@ -1,7 +1,7 @@
 """One command's view of a workspace: root, installation, actor, archive and backends.
 
-This is wiring, not behaviour: it picks the configured activation backend
-(and, later, refiner and sources) for the library calls the CLI makes.
+This is wiring, not behaviour: it picks the configured activation backend,
+refiner and network policy for the library calls the CLI makes.
 """
 
 from __future__ import annotations
@@ -55,4 +55,73 @@ class Session:
         return queries.status(self.archive)
 
     def show(self, unit_id: str) -> dict[str, Any]:
-        return queries.show(self.archive, unit_id)
+        from evidence_tool.sources import unit_warnings
+
+        data = queries.show(self.archive, unit_id)
+        data["warnings"] = data["warnings"] + unit_warnings(self.archive, data["provenance"])
+        return data
+
+    # -- sources (SPEC 6): the installation's refiner and network policy -------
+    def refiner(self) -> Any:
+        from evidence_tool.sources import refiner_for
+
+        return refiner_for(self.installation.section("refiner"), str(self.root))
+
+    def network(self) -> Any:
+        from evidence_tool.sources import NetworkPolicy
+
+        return NetworkPolicy.from_settings(self.installation.section("network"))
+
+    def refresh(
+        self, actor: str, only: str | None, dry_run: bool, progress: Any = None
+    ) -> dict[str, Any]:
+        from evidence_tool.sources import refresh
+        from evidence_tool.workspace.descriptor import load_workspace_descriptor
+
+        descriptor = load_workspace_descriptor(self.root)
+        return refresh(
+            self.archive,
+            descriptor.sources,
+            self.network(),
+            self.refiner(),
+            descriptor.default_language,
+            actor,
+            only=only,
+            dry_run=dry_run,
+            progress=progress,
+        )
+
+    def decide(
+        self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
+    ) -> dict[str, Any]:
+        from evidence_tool.sources import decide
+
+        return decide(
+            self.archive,
+            source_id,
+            revision,
+            decision,
+            actor,
+            self.activation(),
+            allow_mass_retire=allow_mass_retire,
+        )
+
+    def decide_retry(self, source_id: str, actor: str) -> dict[str, Any]:
+        from evidence_tool.sources import retry
+
+        return retry(self.archive, source_id, actor, self.activation())
+
+    def sources_list(self) -> list[dict[str, Any]]:
+        from evidence_tool.sources import list_sources
+
+        return list_sources(self.archive)
+
+    def sources_show(self, source_id: str) -> dict[str, Any]:
+        from evidence_tool.sources import show_source
+
+        return show_source(self.archive, source_id)
+
+    def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
+        from evidence_tool.sources import retract
+
+        return retract(self.archive, source_id, note, actor)

@@ -106,6 +106,19 @@ class ArchiveEditor:
         eventlog.append(self.layout.log, event.pop("event", op), actor, **event)
         return planned
 
+    def apply_changes(
+        self,
+        op: str,
+        actor: str,
+        changes: list[tuple[str, bytes | None]],
+        expected: dict[str, str | None],
+        staged: dict[str, Any],
+        **event: Any,
+    ) -> list[FileChange]:
+        """``_change`` for layers above the archive (a source ``decide``); the caller holds
+        the lock.  Same contract: E301 on a changed file, journal first, then the writes."""
+        return self._change(op, actor, changes, expected, staged, **event)
+
     def save(self, unit: Unit, expected_file_hash: str | None, actor: str) -> WorkingUnit:
         """Write ``unit`` canonically if its file still has ``expected_file_hash`` (None: new)."""
         problems = validate(unit)

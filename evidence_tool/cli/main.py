@@ -8,8 +8,12 @@ import sys
 import click
 
 from evidence_tool import __version__
+from evidence_tool.cli import archive_cmds, sources_cmds  # these register their commands
+from evidence_tool.cli.activation_cmds import config
 from evidence_tool.cli.evidence_cmds import evidence
 from evidence_tool.cli.workspace_cmds import workspace
+
+_REGISTERED = (archive_cmds, sources_cmds)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,9 +32,6 @@ def cli(ctx: click.Context, installation: str | None) -> None:
 
 cli.add_command(evidence)
 cli.add_command(workspace)
-import evidence_tool.cli.archive_cmds  # noqa: E402,F401  (registers the archive commands)
-from evidence_tool.cli.activation_cmds import config  # noqa: E402
-
 cli.add_command(config)
 
 

@@ -1,0 +1,201 @@
+"""``tht workspace evidence refresh|decide|sources list|show|retract`` (SPEC 6, 10)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from evidence_tool.cli.archive_cmds import actor_option, register, wait_option
+from evidence_tool.cli.output import Report
+from evidence_tool.cli.workspace_cmds import wevidence
+
+
+class _StderrProgress:
+    """A progress bar on stderr while fetching/refining, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.label: str | None = None
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if label != self.label:
+            self.close()
+            self.label = label
+            self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _short(h: str | None) -> str:
+    return (h or "-")[:12]
+
+
+def refresh_body(s: Any, dry_run: bool, source_id: str | None, actor: str | None) -> Report:
+    """Read every source, refine the changed ones, record comparisons (nothing on failure)."""
+    progress = _StderrProgress() if sys.stderr.isatty() else None
+    try:
+        data = s.refresh(s.actor(actor), source_id, dry_run, progress)
+    finally:
+        if progress:
+            progress.close()
+    lines = []
+    for x in data["sources"]:
+        line = f"{x['status']:<9} {_short(x['source_id'])} {x['locator']}"
+        if x["status"] == "compared":
+            line += (
+                f"\n          revision {x['revision']}: {len(x['proposed'])} proposed, "
+                f"retire [{', '.join(x['retire'])}], {x['review_items']} review item(s)"
+            )
+            line += "".join(f"\n          dropped {d['id']} ({d['reason']})" for d in x["dropped"])
+        lines.append(line)
+    lines.append("dry run: nothing written" if dry_run else "")
+    if any(x["status"] == "compared" for x in data["sources"]) and not dry_run:
+        lines.append(
+            "decide with: tht workspace evidence decide --source-id ID --revision REV "
+            "--decision keep|replace"
+        )
+    return Report(result=data, text=[line for line in lines if line])
+
+
+def decide_body(
+    s: Any,
+    source_id: str,
+    revision: str | None,
+    decision: str | None,
+    allow_mass_retire: bool,
+    retry: bool,
+    actor: str | None,
+) -> Report:
+    """Keep the local units or adopt the proposal of one source, then consolidate and activate."""
+    from evidence_tool.errors import Diagnostic, UsageError
+
+    if retry:
+        data = s.decide_retry(source_id, s.actor(actor))
+    else:
+        if not revision or not decision:
+            raise UsageError("decide needs --revision and --decision (or --retry)")
+        data = s.decide(source_id, revision, decision, s.actor(actor), allow_mass_retire)
+    cons = data["consolidation"]
+    lines = [
+        f"{data['decision']} saved for source {_short(data['source_id'])} "
+        f"(comparison {_short(data['revision'])})",
+        f"{cons['status']}: revision {cons['revision']}",
+    ]
+    lines += [f"  wrote {p}" for p in data.get("written", [])]
+    lines += [f"  removed {p}" for p in data.get("removed", [])]
+    errors = []
+    if cons.get("activation_error"):
+        errors.append(
+            Diagnostic(
+                "E401",
+                f"activation failed: {cons['activation_error']}; the decision is saved: run "
+                f"'tht workspace evidence decide --source-id {data['source_id']} --retry'",
+            )
+        )
+    return Report(result=data, errors=errors, text=lines)
+
+
+@wevidence.group("sources")
+def sources_group() -> None:
+    """The source registry: identities, status, citing units, retraction."""
+
+
+def list_body(s: Any) -> Report:
+    """Every known source with its status, hashes, pending comparison and citing units."""
+    rows = s.sources_list()
+    lines = [
+        f"{_short(r['source_id'])} {r['status']:<9} {r['kind']:<4} {r['locator']}"
+        + (f"  {r['title']!r}" if r["title"] else "")
+        + (f"  {r['identifier']['type']}:{r['identifier']['value']}" if r["identifier"] else "")
+        + (f"  pending {_short(r['pending_comparison'])}" if r["pending_comparison"] else "")
+        + f"  units {len(r['citing_units'])}"
+        for r in rows
+    ] or ["no sources recorded yet: run 'tht workspace evidence refresh'"]
+    return Report(result={"sources": rows}, text=lines)
+
+
+def show_body(s: Any, source_id: str) -> Report:
+    """One source: identity, hashes, pending comparison, citing units, retraction warning."""
+    from evidence_tool.errors import Warning_
+
+    r = s.sources_show(source_id)
+    lines = [f"{k}: {r[k]}" for k in ("source_id", "locator", "kind", "status", "title")]
+    ident = r["identifier"]
+    lines.append(f"identifier: {ident['type']}:{ident['value']}" if ident else "identifier: -")
+    lines += [f"{k}: {r[k] or '-'}" for k in ("adopted_hash", "acknowledged_hash")]
+    lines.append(f"suppressed: {r['suppressed']}")
+    lines += [f"cites: {c['id']} (as {c['as']})" for c in r["citing_units"]]
+    comp = r.get("comparison")
+    if comp:
+        lines.append(f"pending comparison {comp['revision']}")
+        lines += [f"  current  {c['id']}" for c in comp["current"]]
+        lines += [f"  proposed {p['id']} -> {p['path']}" for p in comp["proposed"]]
+        lines += [f"  retire   {uid}" for uid in comp["retire"]]
+        lines += [f"  dropped  {d['id']} ({d['reason']})" for d in comp["dropped"]]
+        lines += [
+            f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
+            for i in comp["review_items"]
+        ]
+    # Printed on stderr as "warning: ..." (and in --json "warnings"), never dropped.
+    warnings = [Warning_(w, code="source-retracted") for w in r["warnings"]]
+    return Report(result=r, warnings=warnings, text=lines)
+
+
+def retract_body(s: Any, source_id: str, note: str, actor: str | None) -> Report:
+    """Mark a source retracted; every live unit citing it gets a review item."""
+    data = s.sources_retract(source_id, note, s.actor(actor))
+    lines = [f"retracted {data['source_id']}: {data['retraction']['note']}"]
+    lines += [f"  review item raised on {uid}" for uid in data["review_items_raised"]]
+    lines.append("consolidation is blocked until each unit is edited, retired or resolved")
+    return Report(result=data, text=lines)
+
+
+source_id_option = click.option(
+    "--source-id", help="Refresh only this source (its id or a unique prefix)."
+)
+
+register(
+    "refresh",
+    refresh_body,
+    click.option("--dry-run", is_flag=True, help="Fetch and compare; record nothing."),
+    source_id_option,
+    actor_option,
+    wait_option,
+)
+register(
+    "decide",
+    decide_body,
+    click.option("--source-id", required=True, help="The source (its id or a unique prefix)."),
+    click.option("--revision", help="The comparison revision shown by refresh."),
+    click.option(
+        "--decision",
+        type=click.Choice(["keep", "replace"]),
+        help="keep: local units stay (lineage kept); replace: adopt the proposal.",
+    ),
+    click.option(
+        "--allow-mass-retire",
+        is_flag=True,
+        help="Allow replace to retire more than half of the source's units.",
+    ),
+    click.option("--retry", is_flag=True, help="Re-activate the saved decision; reads no source."),
+    actor_option,
+    wait_option,
+)
+register("sources list", list_body, group=sources_group)
+register("sources show", show_body, click.argument("source_id"), group=sources_group)
+register(
+    "sources retract",
+    retract_body,
+    click.argument("source_id"),
+    click.option("--note", required=True, help="Why the source is retracted."),
+    actor_option,
+    wait_option,
+    group=sources_group,
+)

@@ -1,0 +1,26 @@
+"""Sources: discovery and acquisition, refinement, comparisons, decisions, registry (SPEC 6).
+
+A layer above the archive: it reads and writes through ``evidence_tool.archive``
+(lock, journal, consolidation) and never imports activation or the CLI; the
+activation callable is passed in by the caller.
+"""
+
+from evidence_tool.sources.decide import decide, retry
+from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner, refiner_for
+from evidence_tool.sources.refresh import refresh
+from evidence_tool.sources.registry import list_sources, retract, show_source, unit_warnings
+
+__all__ = [
+    "CommandRefiner",
+    "NetworkPolicy",
+    "UnitsRefiner",
+    "decide",
+    "list_sources",
+    "refiner_for",
+    "refresh",
+    "retract",
+    "retry",
+    "show_source",
+    "unit_warnings",
+]

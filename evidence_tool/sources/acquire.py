@@ -1,0 +1,57 @@
+"""Discovery and acquisition of one refresh, bounded to 200 documents and 100 MiB (E503)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evidence_tool.errors import SourceError
+from evidence_tool.sources import fs_adapter, http_adapter, s3_adapter
+from evidence_tool.sources.candidates import Candidate
+from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.workspace.layout import Layout
+
+Progress = Callable[[str, int, int], None]  # (label, done, total)
+
+
+def discover(
+    layout: Layout, descriptor_sources: list[dict[str, Any]], policy: NetworkPolicy
+) -> list[Candidate]:
+    """Every source of the workspace, local first; duplicates of one locator are merged."""
+    found = fs_adapter.discover(layout, policy.max_bytes)
+    found += http_adapter.discover(descriptor_sources, policy)
+    found += s3_adapter.discover(descriptor_sources, policy)
+    unique: dict[str, Candidate] = {}
+    for c in found:
+        unique.setdefault(c.source_id, c)
+    if len(unique) > policy.max_documents:
+        raise SourceError(
+            f"the refresh found {len(unique)} documents; one refresh reads at most "
+            f"{policy.max_documents}: split the sources (or refresh with --source-id)",
+            code="E503",
+        )
+    return list(unique.values())
+
+
+def acquire(
+    candidates: list[Candidate], policy: NetworkPolicy, progress: Progress | None = None
+) -> list[Acquired]:
+    """Fetch every candidate; the first failure stops the refresh (nothing is recorded)."""
+    out: list[Acquired] = []
+    total = 0
+    for n, candidate in enumerate(candidates):
+        if progress:
+            progress("fetching", n, len(candidates))
+        doc = candidate.fetch()
+        total += len(doc.raw)
+        if total > policy.max_total_bytes:
+            raise SourceError(
+                f"the refresh read more than {policy.max_total_bytes} bytes in total "
+                f"(at {candidate.locator}); one refresh reads at most 100 MiB",
+                code="E503",
+            )
+        out.append(doc)
+    if progress:
+        progress("fetching", len(candidates), len(candidates))
+    return out

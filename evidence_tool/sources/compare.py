@@ -1,0 +1,206 @@
+"""Durable comparisons of local units against a source's proposal (SPEC 6.3).
+
+A comparison names every curated file it depends on with the hash it had
+(``affected_files``), and its ``revision`` hashes all of it: any edit to one
+of those files makes the comparison stale for ``decide``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_tool.archive.journal import current_hash
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.sources.document import Acquired, DocumentMeta
+from evidence_tool.sources.refiner import Proposal
+from evidence_tool.unit import render, sha256_hex
+from evidence_tool.unit.hashing import canonical_json
+from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.scan import CuratedFile
+
+
+def cites(provenance: dict[str, Any] | None, sid: str) -> bool:
+    """True when a declaration names ``sid`` as its document source or as its ``original``."""
+    if not provenance:
+        return False
+    if provenance.get("kind") == "document" and provenance.get("source_id") == sid:
+        return True
+    original = provenance.get("original") or {}
+    return bool(original.get("source_id") == sid)
+
+
+def slug(unit_id: str) -> str:
+    tail = unit_id.split(":", 1)[1].replace(":", "-")
+    return re.sub(r"[^a-z0-9._-]", "-", tail).strip(".-") or "unit"
+
+
+@dataclass
+class ArchiveView:
+    """What comparisons read from the archive: live files, declarations, deletions."""
+
+    files: dict[str, CuratedFile]  # by unit id (valid units only)
+    paths: dict[str, str | None]  # path -> unit id (None: an invalid file)
+    declarations: dict[str, dict[str, Any]]  # unit id -> provenance in force
+    reserved: set[str]
+    suppressed: set[str]
+    layout: Layout
+
+    @classmethod
+    def load(cls, archive: LocalEvidenceArchive) -> ArchiveView:
+        newest = archive.newest_snapshot()
+        manifest = newest.manifest if newest else {"units": [], "deletions": []}
+        staged = archive.staged()
+        files: dict[str, CuratedFile] = {}
+        paths: dict[str, str | None] = {}
+        for f in archive.scan().files:
+            paths[f.rel] = f.unit.id if f.unit else None
+            if f.unit is not None:
+                files.setdefault(f.unit.id, f)
+        decls = {e["id"]: e["provenance"] for e in manifest["units"]}
+        for uid, staged_decl in staged["declarations"].items():
+            live = files.get(uid)
+            if (
+                live is not None
+                and live.unit is not None
+                and staged_decl["content_hash"] == live.unit.content_hash
+            ):
+                decls[uid] = staged_decl["provenance"]
+        return cls(
+            files,
+            paths,
+            decls,
+            {d["id"] for d in manifest["deletions"]},
+            set(manifest.get("suppressed_sources", [])),
+            archive.layout,
+        )
+
+    def current(self, sid: str) -> list[dict[str, Any]]:
+        """The live units from this source, as the comparison records them."""
+        out = []
+        for uid in sorted(self.files):
+            prov = self.declarations.get(uid)
+            if cites(prov, sid):
+                f = self.files[uid]
+                assert f.unit is not None and prov is not None
+                out.append(
+                    {
+                        "id": uid,
+                        "path": f.rel,
+                        "file_hash": f.file_hash,
+                        "content_hash": f.unit.content_hash,
+                        "provenance": prov,
+                    }
+                )
+        return out
+
+    def request_units(self, sid: str) -> list[dict[str, Any]]:
+        return [
+            {"id": c["id"], "path": c["path"], "markdown": self.files[c["id"]].data.decode()}
+            for c in self.current(sid)
+        ]
+
+
+def _owner(view: ArchiveView, uid: str) -> str:
+    prov = view.declarations.get(uid) or {}
+    lineage = prov if prov.get("kind") == "document" else prov.get("original") or {}
+    if lineage.get("source_id"):
+        return f"source {lineage['source_id'][:12]}…"
+    return "a manual unit without lineage to this source"
+
+
+def build(
+    view: ArchiveView,
+    doc: Acquired,
+    meta: DocumentMeta,
+    proposal: Proposal,
+    base_hash: str | None,
+    retracted: bool,
+    at: str,
+) -> dict[str, Any]:
+    """The comparison of one changed source; ``revision`` is the hash of everything else."""
+    sid = doc.source_id
+    current = view.current(sid)
+    current_ids = {c["id"]: c for c in current}
+    items = [dict(i) for i in proposal.review_items]
+    for problem in meta.problems:
+        items.append({"code": "document-metadata", "message": problem, "unit_id": None})
+    if retracted:
+        items.append(
+            {"code": "source-retracted", "message": "the source is retracted", "unit_id": None}
+        )
+    proposed: list[dict[str, Any]] = []
+    dropped: list[dict[str, str]] = []
+    taken: dict[str, str] = {}
+    for pu in proposal.units:
+        uid = pu.unit.id
+        if any(p["id"] == uid for p in proposed):
+            items.append(
+                {"code": "duplicate-id", "message": "the id is proposed twice", "unit_id": uid}
+            )
+            continue
+        if uid in view.reserved:
+            dropped.append({"id": uid, "reason": "reserved by a deletion record"})
+            continue
+        if uid not in view.files and sid in view.suppressed:
+            dropped.append({"id": uid, "reason": "suppressed: the source had a curated deletion"})
+            continue
+        if uid in view.files and uid not in current_ids:
+            items.append(
+                {
+                    "code": "ownership-conflict",
+                    "message": f"the id is owned by {_owner(view, uid)}; "
+                    "replace will not take it over",
+                    "unit_id": uid,
+                }
+            )
+        path = _target_path(view, current_ids.get(uid), pu.unit.kind, uid)
+        holder = view.paths.get(path, uid)
+        if holder != uid or path in taken:
+            items.append(
+                {"code": "path-taken", "message": f"{path} holds another unit", "unit_id": uid}
+            )
+        taken[path] = uid
+        text = render(pu.unit)
+        proposed.append(
+            {
+                "id": uid,
+                "kind": pu.unit.kind,
+                "path": path,
+                "content_hash": pu.unit.content_hash,
+                "markdown": text,
+                "excerpts": pu.excerpts,
+            }
+        )
+    proposed_ids = {p["id"] for p in proposed}
+    affected = {c["path"]: c["file_hash"] for c in current}
+    for p in proposed:
+        affected.setdefault(p["path"], current_hash(view.layout.resolve_inside(p["path"])))
+    body = {
+        "source_id": sid,
+        "locator": doc.locator,
+        "content_hash": doc.content_hash,
+        "acquisition": doc.raw_hash,
+        "base_hash": base_hash,
+        "document": meta.to_json(),
+        "current": current,
+        "proposed": proposed,
+        "review_items": items,
+        "retire": sorted(set(current_ids) - proposed_ids),
+        "dropped": dropped,
+        "affected_files": dict(sorted(affected.items())),
+    }
+    return {"revision": revision_of(body), "created_at": at, **body}
+
+
+def revision_of(comparison: dict[str, Any]) -> str:
+    body = {k: v for k, v in comparison.items() if k not in ("revision", "created_at")}
+    return sha256_hex(canonical_json(body))
+
+
+def _target_path(view: ArchiveView, current: dict[str, Any] | None, kind: str, uid: str) -> str:
+    """Where replace writes a unit: its current file if the kind is unchanged, else canonical."""
+    if current and current["path"].startswith(f"evidence/curated/{kind}/"):
+        return str(current["path"])
+    return f"evidence/curated/{kind}/{slug(uid)}.md"

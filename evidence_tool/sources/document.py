@@ -1,0 +1,98 @@
+"""One acquired document, and how a draft splits into its own metadata and v4 units.
+
+A draft may open with a frontmatter that is not a unit: that is the
+document's own metadata (title, identifiers).  Units then follow, each
+starting at a line ``---`` directly followed by a line ``schema_version:...``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool.unit.yaml_strict import YamlProblem, load
+
+IDENTIFIER_TYPES = ("doi", "url", "isbn", "issn", "arxiv", "urn")
+
+
+@dataclass(frozen=True)
+class Acquired:
+    """What an adapter read: original bytes, normalized text, credential-free provenance."""
+
+    source_id: str
+    locator: str
+    kind: str  # fs | http | s3
+    raw: bytes
+    text: str
+    content_hash: str
+    provenance: dict[str, Any]
+    language: str | None = None
+    title: str | None = None  # from the descriptor, when it names one
+
+    @property
+    def raw_hash(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.raw).hexdigest()
+
+
+@dataclass
+class DocumentMeta:
+    title: str | None = None
+    identifier: dict[str, str] | None = None
+    language: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "identifier": self.identifier}
+
+
+def unit_starts(lines: list[str]) -> list[int]:
+    """Indexes of the lines ``---`` that open a unit (followed by ``schema_version:``)."""
+    return [
+        i
+        for i in range(len(lines) - 1)
+        if lines[i] == "---" and lines[i + 1].startswith("schema_version:")
+    ]
+
+
+def split_units(text: str) -> tuple[str | None, list[tuple[int, str]]]:
+    """(document frontmatter text or None, [(first line number, unit text), ...])."""
+    lines = text.split("\n")
+    starts = unit_starts(lines)
+    front = None
+    if lines and lines[0] == "---" and (not starts or starts[0] != 0):
+        end = next((i for i in range(1, len(lines)) if lines[i] == "---"), None)
+        if end is not None:
+            front = "\n".join(lines[1:end])
+    chunks = []
+    for n, start in enumerate(starts):
+        stop = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        chunk = "\n".join(lines[start:stop]).rstrip("\n") + "\n"
+        chunks.append((start + 1, chunk))
+    return front, chunks
+
+
+def document_meta(text: str) -> DocumentMeta:
+    """Title, first identifier (doi, url, isbn, issn, arxiv, urn) and language of the document."""
+    front, _ = split_units(text)
+    meta = DocumentMeta()
+    if front is None:
+        return meta
+    try:
+        value = load(front, line_offset=1).value
+    except YamlProblem as exc:
+        meta.problems.append(f"the document's frontmatter is not valid YAML: {exc.message}")
+        return meta
+    if not isinstance(value, dict):
+        meta.problems.append("the document's frontmatter is not a mapping of keys")
+        return meta
+    if isinstance(value.get("title"), str):
+        meta.title = value["title"]
+    if isinstance(value.get("language"), str):
+        meta.language = value["language"]
+    for kind in IDENTIFIER_TYPES:
+        if isinstance(value.get(kind), str | int | float) and str(value[kind]).strip():
+            meta.identifier = {"type": kind, "value": str(value[kind])}
+            break
+    return meta

@@ -1,0 +1,46 @@
+"""The installation's network policy and the per-refresh bounds (SPEC 6.1).
+
+Without an installation descriptor no host is allowed: remote sources fail
+with E501 until an operator names their hosts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MAX_DOCUMENTS = 200
+MAX_TOTAL_BYTES = 100 * 1024 * 1024
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+MAX_REDIRECTS = 5
+
+
+@dataclass(frozen=True)
+class NetworkPolicy:
+    allowed_hosts: tuple[str, ...] = ()
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_documents: int = MAX_DOCUMENTS
+    max_total_bytes: int = MAX_TOTAL_BYTES
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]) -> NetworkPolicy:
+        """From the installation's ``evidence.network`` section (already schema-checked)."""
+        return cls(
+            tuple(h.lower() for h in settings.get("allowed_hosts", [])),
+            float(settings.get("timeout_s", DEFAULT_TIMEOUT_S)),
+            int(settings.get("max_bytes", DEFAULT_MAX_BYTES)),
+        )
+
+    def allows(self, host: str | None, port: int | None = None) -> bool:
+        """Exact host, ``host:port``, or a ``*.suffix`` entry; everything else is refused."""
+        if not host:
+            return False
+        host = host.lower()
+        for entry in self.allowed_hosts:
+            if entry.startswith("*.") and host.endswith(entry[1:]):
+                return True
+            if entry == host or (port is not None and entry == f"{host}:{port}"):
+                return True
+        return False

@@ -1,0 +1,191 @@
+"""Refiners turn one changed document into a complete proposal of v4 units (SPEC 6.2).
+
+``units`` (built in) reads the units written in the draft; ``command`` runs an
+external program with one JSON request on stdin and reads one JSON response
+on stdout.  A refiner never sees another document or earlier state.  Anything
+a curator must look at (an invalid unit, an excerpt not in the source) is a
+review item on the proposal; only a broken refiner is a failure (E502).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from evidence_tool.errors import EvidenceError
+from evidence_tool.sources.document import Acquired, DocumentMeta, split_units
+from evidence_tool.sources.excerpts import field_excerpts
+from evidence_tool.unit import Unit, parse_unit
+from evidence_tool.unit.schemas import load_schema
+
+
+@dataclass
+class ProposedUnit:
+    unit: Unit
+    excerpts: list[str]
+
+
+@dataclass
+class Proposal:
+    units: list[ProposedUnit] = field(default_factory=list)
+    review_items: list[dict[str, Any]] = field(default_factory=list)
+
+    def raise_item(self, code: str, message: str, unit_id: str | None = None) -> None:
+        item = {"code": code, "message": message, "unit_id": unit_id}
+        if item not in self.review_items:
+            self.review_items.append(item)
+
+
+def refinement_error(locator: str, why: str) -> EvidenceError:
+    return EvidenceError(f"refining {locator} failed: {why}", code="E502")
+
+
+def _add_markdown(
+    proposal: Proposal, markdown: str, excerpts: list[str] | None, where: str
+) -> None:
+    """Parse one proposed unit; an invalid one is a review item naming its first problem."""
+    result = parse_unit(markdown)
+    if result.unit is None:
+        first = result.errors[0] if result.errors else None
+        detail = f"{first.code} {first.message}" if first else "not a v4 unit"
+        proposal.raise_item("invalid-unit", f"{where}: {detail}", result.unit_id)
+        return
+    found = excerpts if excerpts is not None else field_excerpts(markdown, result.unit)
+    proposal.units.append(ProposedUnit(result.unit, list(dict.fromkeys(found))))
+
+
+class UnitsRefiner:
+    """The draft already holds the units; each unit's excerpts are its verbatim field texts."""
+
+    name = "units"
+
+    def refine(self, doc: Acquired, request: dict[str, Any]) -> Proposal:
+        proposal = Proposal()
+        _, chunks = split_units(doc.text)
+        for line, chunk in chunks:
+            _add_markdown(proposal, chunk, None, f"unit at line {line} of the draft")
+        return proposal
+
+
+class CommandRefiner:
+    """An external program: JSON request on stdin, JSON response on stdout, within a timeout."""
+
+    name = "command"
+
+    def __init__(self, command: list[str], timeout_s: float = 300.0, cwd: str | None = None):
+        self.command = command
+        self.timeout_s = timeout_s
+        self.cwd = cwd
+
+    def _run(self, doc: Acquired, request: dict[str, Any]) -> bytes:
+        data = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        try:
+            # A new session, so a timeout kills the refiner's children too.
+            proc = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise refinement_error(doc.locator, f"cannot run the refiner: {exc.strerror}") from None
+        try:
+            out, err = proc.communicate(data, timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise refinement_error(
+                doc.locator, f"the refiner timed out after {self.timeout_s:g} s"
+            ) from None
+        if proc.returncode != 0:
+            tail = " | ".join(err.decode("utf-8", "replace").strip().splitlines()[-3:])
+            raise refinement_error(
+                doc.locator, f"the refiner exited {proc.returncode}" + (f": {tail}" if tail else "")
+            )
+        return out
+
+    def refine(self, doc: Acquired, request: dict[str, Any]) -> Proposal:
+        out = self._run(doc, request)
+        try:
+            response = json.loads(out)
+        except ValueError as exc:
+            raise refinement_error(
+                doc.locator, f"the refiner printed invalid JSON ({exc})"
+            ) from None
+        problems = sorted(_response_validator().iter_errors(response), key=lambda e: list(e.path))
+        if problems:
+            where = "/".join(str(p) for p in problems[0].absolute_path) or "(top level)"
+            raise refinement_error(
+                doc.locator,
+                f"the response does not match refiner-response.schema.json at {where}: "
+                f"{problems[0].message}",
+            )
+        proposal = Proposal()
+        for n, item in enumerate(response["units"]):
+            _add_markdown(proposal, item["markdown"], item["excerpts"], f"proposed unit {n + 1}")
+        for item in response.get("review_items", []):
+            proposal.raise_item("refiner", item["message"], item.get("unit_id"))
+        return proposal
+
+
+@cache
+def _response_validator() -> Any:
+    import jsonschema
+
+    schema = load_schema("refiner-response.schema.json")
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def refiner_for(settings: dict[str, Any], cwd: str | None = None) -> UnitsRefiner | CommandRefiner:
+    """The refiner of the installation's ``evidence.refiner`` section (default: ``units``)."""
+    kind = settings.get("kind", "units")
+    if kind == "units":
+        return UnitsRefiner()
+    command = settings.get("command")
+    if not command:
+        raise EvidenceError("evidence.refiner.command is required for kind 'command'", code="E902")
+    return CommandRefiner(list(command), float(settings.get("timeout_s", 300)), cwd)
+
+
+def build_request(
+    doc: Acquired, meta: DocumentMeta, language: str, current: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The refiner request (schemas/refiner-request.schema.json)."""
+    return {
+        "protocol": 1,
+        "source_id": doc.source_id,
+        "locator": doc.locator,
+        "kind": doc.kind,
+        "content_hash": doc.content_hash,
+        "language": language,
+        "text": doc.text,
+        "document": meta.to_json(),
+        "current_units": current,
+    }
+
+
+def check_excerpts(proposal: Proposal, text: str) -> None:
+    """Every excerpt must occur verbatim in the normalized source, else a review item."""
+    for pu in proposal.units:
+        if not pu.excerpts:
+            proposal.raise_item(
+                "excerpt-not-found",
+                "the unit has no supporting excerpt from the source",
+                pu.unit.id,
+            )
+        for excerpt in pu.excerpts:
+            if excerpt not in text:
+                proposal.raise_item(
+                    "excerpt-not-found",
+                    f"the excerpt {excerpt[:60]!r} does not occur verbatim in the source",
+                    pu.unit.id,
+                )

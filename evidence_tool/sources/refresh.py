@@ -1,0 +1,208 @@
+"""``refresh``: acquire every source, refine the changed ones, record comparisons (SPEC 6.1-6.3).
+
+Fetching and refining run without the archive lock (they may be slow); the
+comparisons are then computed and written under the lock against the files as
+they are at that moment.  Any failure before that point raises and leaves
+sources.json, earlier comparisons and the active revision untouched; a dry run
+follows the same path and writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_tool.archive import eventlog
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.errors import UsageError
+from evidence_tool.sources import compare, store
+from evidence_tool.sources.acquire import Progress, acquire, discover
+from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
+from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.refiner import (
+    CommandRefiner,
+    Proposal,
+    UnitsRefiner,
+    build_request,
+    check_excerpts,
+)
+
+
+@dataclass
+class Refined:
+    doc: Acquired
+    meta: DocumentMeta
+    proposal: Proposal | None  # None: unchanged since the last acknowledged or adopted hash
+
+
+def _select(
+    candidates: list[Any], only: str | None, registry: dict[str, Any]
+) -> tuple[list[Any], set[str] | None]:
+    """The candidates to fetch, and the ids this refresh may mark missing (None: all)."""
+    if only is None:
+        return candidates, None
+    known = {c.source_id for c in candidates} | set(registry["sources"])
+    matches = sorted(i for i in known if i == only or (len(only) >= 6 and i.startswith(only)))
+    if len(matches) != 1:
+        what = "is ambiguous" if matches else "is not a known or discovered source"
+        raise UsageError(f"source id {only!r} {what}; 'sources list' shows them")
+    return [c for c in candidates if c.source_id == matches[0]], {matches[0]}
+
+
+def refine_all(
+    archive: LocalEvidenceArchive,
+    docs: list[Acquired],
+    registry: dict[str, Any],
+    refiner: UnitsRefiner | CommandRefiner,
+    default_language: str,
+    progress: Progress | None,
+) -> list[Refined]:
+    """Refine each changed document once; the first refinement failure raises (E502)."""
+    view = compare.ArchiveView.load(archive)
+    out = []
+    for n, doc in enumerate(docs):
+        if progress:
+            progress("refining", n, len(docs))
+        record = registry["sources"].get(doc.source_id, {})
+        meta = document_meta(doc.text)
+        if doc.content_hash in (record.get("adopted_hash"), record.get("acknowledged_hash")):
+            out.append(Refined(doc, meta, None))
+            continue
+        language = doc.language or meta.language or default_language
+        request = build_request(doc, meta, language, view.request_units(doc.source_id))
+        proposal = refiner.refine(doc, request)
+        check_excerpts(proposal, doc.text)
+        out.append(Refined(doc, meta, proposal))
+    if progress:
+        progress("refining", len(docs), len(docs))
+    return out
+
+
+def _record(registry: dict[str, Any], doc: Acquired, meta: DocumentMeta, at: str) -> dict[str, Any]:
+    record = registry["sources"].setdefault(
+        doc.source_id,
+        {
+            "source_id": doc.source_id,
+            "locator": doc.locator,
+            "kind": doc.kind,
+            "first_seen_at": at,
+            "adopted_hash": None,
+            "acknowledged_hash": None,
+            "comparison": None,
+            "decision": None,
+            "retraction": None,
+        },
+    )
+    # No "last seen" time: an unchanged refresh must leave sources.json byte-for-byte alone.
+    record.pop("missing_since", None)
+    record.update(
+        status="active",
+        last_hash=doc.content_hash,
+        title=meta.title or doc.title,
+        identifier=meta.identifier,
+    )
+    return record
+
+
+def _apply(
+    archive: LocalEvidenceArchive,
+    registry: dict[str, Any],
+    refined: list[Refined],
+    seen: set[str],
+    scope: set[str] | None,
+    at: str,
+) -> list[dict[str, Any]]:
+    """Update the registry in memory: comparisons, missing sources; returns per-source lines."""
+    view = compare.ArchiveView.load(archive)
+    lines = []
+    for r in refined:
+        record = _record(registry, r.doc, r.meta, at)
+        line: dict[str, Any] = {
+            "source_id": r.doc.source_id,
+            "locator": r.doc.locator,
+            "kind": r.doc.kind,
+            "content_hash": r.doc.content_hash,
+        }
+        if r.proposal is None:
+            record["comparison"] = None  # back to what was decided: nothing left to compare
+            lines.append({**line, "status": "unchanged"})
+            continue
+        base = record.get("adopted_hash") or record.get("acknowledged_hash")
+        comp = compare.build(
+            view, r.doc, r.meta, r.proposal, base, bool(record.get("retraction")), at
+        )
+        previous = record.get("comparison")
+        if previous and previous["revision"] == comp["revision"]:
+            comp["created_at"] = previous["created_at"]  # same comparison: keep the bytes stable
+        record["comparison"] = comp
+        lines.append(
+            {
+                **line,
+                "status": "compared",
+                "revision": comp["revision"],
+                "proposed": [p["id"] for p in comp["proposed"]],
+                "retire": comp["retire"],
+                "dropped": comp["dropped"],
+                "review_items": len(comp["review_items"]),
+            }
+        )
+    for sid, record in sorted(registry["sources"].items()):
+        if sid in seen or (scope is not None and sid not in scope):
+            continue
+        if record.get("status") != "missing":
+            record["status"] = "missing"
+            record["missing_since"] = at
+        lines.append(
+            {
+                "source_id": sid,
+                "locator": record["locator"],
+                "kind": record["kind"],
+                "status": "missing",
+            }
+        )
+    return lines
+
+
+def refresh(
+    archive: LocalEvidenceArchive,
+    descriptor_sources: list[dict[str, Any]],
+    policy: NetworkPolicy,
+    refiner: UnitsRefiner | CommandRefiner,
+    default_language: str,
+    actor: str,
+    *,
+    only: str | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    layout = archive.layout
+    registry = store.read(layout)
+    candidates = discover(layout, descriptor_sources, policy)
+    selected, scope = _select(candidates, only, registry)
+    docs = acquire(selected, policy, progress)
+    refined = refine_all(archive, docs, registry, refiner, default_language, progress)
+    seen = {c.source_id for c in candidates}
+    at = now()
+    if dry_run:
+        lines = _apply(archive, registry, refined, seen, scope, at)
+        return {"dry_run": True, "wrote": False, "sources": lines}
+    with archive.locked("refresh"):
+        registry = store.read(layout)  # re-read: a decide may have finished meanwhile
+        lines = _apply(archive, registry, refined, seen, scope, at)
+        for r in refined:
+            record = registry["sources"][r.doc.source_id]
+            if record.get("comparison") and record["comparison"]["acquisition"] == r.doc.raw_hash:
+                store.save_acquisition(layout, r.doc)
+        before = layout.sources_json.read_bytes() if layout.sources_json.exists() else None
+        wrote = before != store.render(registry)
+        if wrote:
+            store.write(layout, registry)
+            eventlog.append(
+                layout.log,
+                "refreshed",
+                actor,
+                sources=len(lines),
+                compared=sum(1 for x in lines if x["status"] == "compared"),
+            )
+    return {"dry_run": False, "wrote": wrote, "sources": lines}

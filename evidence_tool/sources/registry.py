@@ -1,0 +1,148 @@
+"""The source registry: list, show and retract (SPEC 6.5).
+
+Retraction keeps every link (declarations and lineage stay as they are) and
+raises a review item on each live unit that cites the source, bound to that
+unit's current content hash: consolidation is blocked (E140) until the unit
+is edited, retired or its item resolved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evidence_tool.archive import eventlog
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.errors import UsageError
+from evidence_tool.sources import store
+from evidence_tool.sources.compare import ArchiveView
+
+RETRACTED = "source-retracted"
+
+
+def resolve_id(registry: dict[str, Any], given: str) -> str:
+    """A full source id, or a unique prefix of at least 6 hex characters."""
+    if given in registry["sources"]:
+        return given
+    matches = [s for s in registry["sources"] if len(given) >= 6 and s.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    what = "is ambiguous" if matches else "is not a known source"
+    raise UsageError(
+        f"source id {given!r} {what}; 'tht workspace evidence sources list' shows them"
+    )
+
+
+def _citing(view: ArchiveView, sid: str) -> list[dict[str, Any]]:
+    out = []
+    for uid in sorted(view.files):
+        prov = view.declarations.get(uid) or {}
+        if prov.get("kind") == "document" and prov.get("source_id") == sid:
+            out.append({"id": uid, "as": "source", "path": view.files[uid].rel})
+        elif (prov.get("original") or {}).get("source_id") == sid:
+            out.append({"id": uid, "as": "original", "path": view.files[uid].rel})
+    return out
+
+
+def _summary(record: dict[str, Any], view: ArchiveView) -> dict[str, Any]:
+    sid = record["source_id"]
+    comparison = record.get("comparison")
+    return {
+        "source_id": sid,
+        "locator": record["locator"],
+        "kind": record["kind"],
+        "status": "retracted" if record.get("retraction") else record.get("status", "active"),
+        "title": record.get("title"),
+        "identifier": record.get("identifier"),
+        "adopted_hash": record.get("adopted_hash"),
+        "acknowledged_hash": record.get("acknowledged_hash"),
+        "pending_comparison": comparison["revision"] if comparison else None,
+        "suppressed": sid in view.suppressed,
+        "retraction": record.get("retraction"),
+        "decision": record.get("decision"),
+        "citing_units": _citing(view, sid),
+    }
+
+
+def list_sources(archive: LocalEvidenceArchive) -> list[dict[str, Any]]:
+    registry = store.read(archive.layout)
+    view = ArchiveView.load(archive)
+    return [_summary(r, view) for _, r in sorted(registry["sources"].items())]
+
+
+def warning_for(record: dict[str, Any]) -> str | None:
+    retraction = record.get("retraction")
+    if not retraction:
+        return None
+    return (
+        f"source {record['locator']} was retracted on {retraction['at']} by "
+        f"{retraction['actor']}: {retraction['note']}"
+    )
+
+
+def show_source(archive: LocalEvidenceArchive, given: str) -> dict[str, Any]:
+    registry = store.read(archive.layout)
+    sid = resolve_id(registry, given)
+    record = registry["sources"][sid]
+    out = _summary(record, ArchiveView.load(archive))
+    out["comparison"] = record.get("comparison")
+    warning = warning_for(record)
+    out["warnings"] = [warning] if warning else []
+    return out
+
+
+def unit_warnings(archive: LocalEvidenceArchive, provenance: dict[str, Any] | None) -> list[str]:
+    """Retraction warnings for a unit whose declaration or lineage cites a retracted source."""
+    if not provenance:
+        return []
+    registry = store.read(archive.layout)
+    out = []
+    for decl in (provenance, provenance.get("original") or {}):
+        record = registry["sources"].get(decl.get("source_id") or "")
+        warning = warning_for(record) if record else None
+        if warning and warning not in out:
+            out.append(warning)
+    return out
+
+
+def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) -> dict[str, Any]:
+    if not note.strip():
+        raise UsageError("--note is required: say why the source is retracted")
+    with archive.locked("sources retract"):
+        layout = archive.layout
+        registry = store.read(layout)
+        sid = resolve_id(registry, given)
+        record = registry["sources"][sid]
+        # The retraction is recorded first and its time reused, so re-running after a
+        # crash stages identical items (staged merges are idempotent).
+        if not record.get("retraction"):
+            record["retraction"] = {"note": note, "actor": actor, "at": now()}
+            store.write(layout, registry)
+        retraction = record["retraction"]
+        view = ArchiveView.load(archive)
+        citing = _citing(view, sid)
+        items = {}
+        for c in citing:
+            unit = view.files[c["id"]].unit
+            assert unit is not None
+            items[c["id"]] = [
+                {
+                    "code": RETRACTED,
+                    "message": f"its source {record['locator']} was retracted: "
+                    f"{retraction['note']}",
+                    "raised_by": retraction["actor"],
+                    "raised_at": retraction["at"],
+                    "content_hash": unit.content_hash,
+                    "source_id": sid,
+                }
+            ]
+        archive.merge_staged({"review_items": items})
+        eventlog.append(
+            layout.log,
+            "source retracted",
+            actor,
+            source_id=sid,
+            note=note,
+            units=[c["id"] for c in citing],
+        )
+    return {"source_id": sid, "retraction": retraction, "review_items_raised": sorted(items)}

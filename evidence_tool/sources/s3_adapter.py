@@ -1,0 +1,141 @@
+"""S3 sources through boto3 (extra ``s3``): list the objects under a prefix, get each.
+
+Credentials come only from the environment (``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``): no shared config files, no
+instance metadata lookups.  Without them requests are unsigned (public
+buckets).  The endpoint's host must be allowed by the network policy.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from evidence_tool.archive.clock import now
+from evidence_tool.errors import SourceError
+from evidence_tool.sources.candidates import Candidate
+from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.identity import content_hash, normalize, s3_locator, source_id
+from evidence_tool.sources.policy import NetworkPolicy
+
+
+def _client(spec: dict[str, Any], policy: NetworkPolicy) -> Any:
+    try:
+        import boto3
+        from botocore import UNSIGNED
+        from botocore.config import Config
+    except ImportError:
+        raise SourceError("S3 sources need boto3: install evidence-tool[s3]") from None
+    key_id = os.environ.get("AWS_ACCESS_KEY_ID")
+    secret = os.environ.get("AWS_SECRET_ACCESS_KEY")
+    config = Config(
+        connect_timeout=policy.timeout_s,
+        read_timeout=policy.timeout_s,
+        retries={"max_attempts": 1, "mode": "standard"},
+        signature_version=None if (key_id and secret) else UNSIGNED,
+    )
+    # An explicit botocore session with no profile files keeps credentials to the environment.
+    session = boto3.session.Session(
+        aws_access_key_id=key_id or None,
+        aws_secret_access_key=secret or None,
+        aws_session_token=os.environ.get("AWS_SESSION_TOKEN") or None,
+        region_name=spec.get("region") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+    )
+    client = session.client("s3", endpoint_url=spec.get("endpoint_url"), config=config)
+    host = urlsplit(client.meta.endpoint_url)
+    if not policy.allows(host.hostname, host.port):
+        raise SourceError(
+            f"S3 endpoint host {host.hostname!r} is not in the installation's "
+            "evidence.network.allowed_hosts"
+        )
+    return client
+
+
+def _error(bucket: str, key: str | None, exc: Exception) -> SourceError:
+    # botocore messages name the operation and the error code, never the credentials.
+    where = f"s3:{bucket}/{key}" if key else f"s3:{bucket}"
+    return SourceError(f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _get(client: Any, bucket: str, key: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, Any]]:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        obj = client.get_object(Bucket=bucket, Key=key)
+        body = obj["Body"]
+        chunks, size = [], 0
+        while chunk := body.read(65536):
+            size += len(chunk)
+            if size > policy.max_bytes:
+                body.close()
+                raise SourceError(
+                    f"s3:{bucket}/{key} is larger than max_bytes ({policy.max_bytes} bytes)",
+                    code="E503",
+                )
+            chunks.append(chunk)
+    except (BotoCoreError, ClientError) as exc:
+        raise _error(bucket, key, exc) from None
+    meta = {
+        "bucket": bucket,
+        "key": key,
+        "status": obj.get("ResponseMetadata", {}).get("HTTPStatusCode"),
+        "etag": obj.get("ETag"),
+        "version_id": obj.get("VersionId"),
+        "size": size,
+        "fetched_at": now(),
+    }
+    return b"".join(chunks), meta
+
+
+def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candidate]:
+    """One candidate per ``*.md`` object under each configured bucket/prefix (lists now)."""
+    from_s3 = [s for s in sources if s.get("kind") == "s3"]
+    if not from_s3:
+        return []
+    found = []
+    for spec in from_s3:
+        bucket, prefix = spec["bucket"], spec.get("prefix", "")
+        client = _client(spec, policy)
+        keys = _list(client, bucket, prefix, policy)
+        for key in keys:
+            locator = s3_locator(bucket, key)
+
+            def fetch(
+                key: str = key,
+                locator: str = locator,
+                client: Any = client,
+                bucket: str = bucket,
+                spec: dict[str, Any] = spec,
+            ) -> Acquired:
+                raw, meta = _get(client, bucket, key, policy)
+                text = normalize(raw, locator)
+                return Acquired(
+                    source_id(locator),
+                    locator,
+                    "s3",
+                    raw,
+                    text,
+                    content_hash(text),
+                    meta,
+                    spec.get("language"),
+                )
+
+            found.append(Candidate(source_id(locator), locator, "s3", fetch))
+    return found
+
+
+def _list(client: Any, bucket: str, prefix: str, policy: NetworkPolicy) -> list[str]:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    keys: list[str] = []
+    try:
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                if item["Key"].endswith(".md"):
+                    keys.append(item["Key"])
+            if len(keys) > policy.max_documents:
+                break  # the caller reports E503; no need to list further
+    except (BotoCoreError, ClientError) as exc:
+        raise _error(bucket, None, exc) from None
+    return sorted(keys)

@@ -1,0 +1,82 @@
+"""``.local/sources.json`` (source identities, comparisons, decisions) and ``acquisitions/``.
+
+sources.json is rewritten whole, atomically, through the IO seam, and only
+after every acquisition and refinement of a refresh succeeded; it is pretty,
+sorted JSON so an operator can review it in Git.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.errors import IntegrityError
+from evidence_tool.sources.document import Acquired
+from evidence_tool.workspace.layout import Layout
+
+FORMAT = 1
+
+
+def empty() -> dict[str, Any]:
+    return {"format": FORMAT, "sources": {}}
+
+
+def read(layout: Layout) -> dict[str, Any]:
+    try:
+        data = layout.sources_json.read_bytes()
+    except FileNotFoundError:
+        return empty()
+    try:
+        value = json.loads(data)
+    except ValueError:
+        raise IntegrityError(
+            "sources.json is not valid JSON; restore it from Git",
+            path=layout.rel(layout.sources_json),
+        ) from None
+    if not isinstance(value, dict) or value.get("format") != FORMAT:
+        raise IntegrityError(
+            "sources.json is not a format-1 source registry; restore it from Git",
+            path=layout.rel(layout.sources_json),
+        )
+    value.setdefault("sources", {})
+    return value
+
+
+def render(registry: dict[str, Any]) -> bytes:
+    return (json.dumps(registry, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def write(layout: Layout, registry: dict[str, Any]) -> None:
+    fsio.write_atomic(layout.sources_json, render(registry))
+
+
+def acquisition_paths(layout: Layout, sid: str, raw_hash: str) -> tuple[str, str]:
+    """(original bytes, provenance) paths, workspace-relative, named by the bytes' sha256."""
+    folder = layout.rel(layout.acquisitions / sid)
+    return f"{folder}/{raw_hash}.orig", f"{folder}/{raw_hash}.json"
+
+
+def save_acquisition(layout: Layout, doc: Acquired) -> str:
+    """Keep the original bytes and their credential-free provenance; returns the bytes' hash."""
+    raw_rel, meta_rel = acquisition_paths(layout, doc.source_id, doc.raw_hash)
+    fsio.write_new(layout.resolve_inside(raw_rel), doc.raw)
+    meta = {"locator": doc.locator, "content_hash": doc.content_hash, **doc.provenance}
+    body = json.dumps(meta, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    fsio.write_new(layout.resolve_inside(meta_rel), body.encode("utf-8"))
+    return doc.raw_hash
+
+
+def load_acquisition(layout: Layout, sid: str, raw_hash: str) -> bytes:
+    import hashlib
+
+    raw_rel, _ = acquisition_paths(layout, sid, raw_hash)
+    try:
+        data = layout.resolve_inside(raw_rel).read_bytes()
+    except FileNotFoundError:
+        raise IntegrityError(
+            f"the acquired bytes {raw_rel} are missing; refresh again", path=raw_rel
+        ) from None
+    if hashlib.sha256(data).hexdigest() != raw_hash:
+        raise IntegrityError(f"{raw_rel} does not match its name; refresh again", path=raw_rel)
+    return data
