@@ -37,7 +37,10 @@ class Session:
         return backend_for(self.installation.section("activation"), self.archive.layout)
 
     def status(self) -> dict[str, Any]:
-        return queries.status(self.archive)
+        """The archive's status plus the Git state of the evidence tree (a note outside Git)."""
+        from evidence_tool.gitflow import git_state
+
+        return {**queries.status(self.archive), "git": git_state(self.archive)}
 
     def show(self, unit_id: str) -> dict[str, Any]:
         return queries.show(self.archive, unit_id)
