@@ -31,6 +31,12 @@ cli.add_command(workspace)
 import evidence_tool.cli.archive_cmds  # noqa: E402,F401  (registers the archive commands)
 
 
+def _wants_json(args: list[str]) -> bool:
+    """--json, or its spelling --format json (which keeps the same one-object promise)."""
+    pairs = zip(args, [*args[1:], ""], strict=True)
+    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -39,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     except click.ClickException as exc:
         # Usage errors keep the --json promise: one JSON object on stdout.
-        if "--json" in args:
+        if _wants_json(args):
             sys.stdout.write(
                 json.dumps(
                     {
