@@ -81,14 +81,10 @@ class EvidenceRepo:
     def pathspecs(self, rels: Iterable[str]) -> list[str]:
         return [":(literal)" + self.to_repo(rel) for rel in rels]
 
-    def _run(self, *args: str) -> bytes:
-        out = self.repo.git.execute(
-            ["git", *args],
-            env=_ENV,
-            stdout_as_string=False,
-            strip_newline_in_stdout=False,
-        )
-        return bytes(out)
+    def _run(self, command: str, *args: str) -> bytes:
+        """Raw stdout of a read-only git command (gitpython's configured executable)."""
+        run = getattr(self.repo.git, command.replace("-", "_"))
+        return bytes(run(*args, env=_ENV, stdout_as_string=False, strip_newline_in_stdout=False))
 
     def _paths(self, out: bytes, *, heads: bool) -> Iterator[tuple[str, str]]:
         """(record head, workspace-relative path) of NUL-separated ``[head TAB] path`` records."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,9 @@ def test_staged_unstaged_and_untracked_files(checkout: Checkout) -> None:
 def test_status_never_writes_to_the_repository(checkout: Checkout) -> None:
     """Plain 'git status' refreshes .git/index; the library must not (GIT_OPTIONAL_LOCKS=0)."""
     edit_unit(checkout.ws)
+    # Same bytes, new mtime: exactly what makes a plain 'git status' rewrite the index.
+    clean = checkout.ws / CURATED
+    os.utime(clean, (clean.stat().st_atime + 5, clean.stat().st_mtime + 5))
     index = checkout.top / ".git" / "index"
     before = (index.stat().st_mtime_ns, hashlib.sha256(index.read_bytes()).hexdigest())
     listing = sorted(
