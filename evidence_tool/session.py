@@ -52,7 +52,10 @@ class Session:
         return index_drift(self.archive, settings, backend)
 
     def status(self) -> dict[str, Any]:
-        return queries.status(self.archive)
+        """The archive's status plus the Git state of the evidence tree (a note outside Git)."""
+        from evidence_tool.gitflow import git_state
+
+        return {**queries.status(self.archive), "git": git_state(self.archive)}
 
     def show(self, unit_id: str) -> dict[str, Any]:
         from evidence_tool.sources import unit_warnings

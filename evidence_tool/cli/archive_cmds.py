@@ -112,7 +112,32 @@ def status_body(s: Any) -> Report:
         lines.append(f"interrupted operations: {len(data['journal'])} (see 'recover')")
     for uid, items in data["review_items"].items():
         lines.append(f"review items on {uid}: {len(items)}")
-    return Report(result=data, text=lines)
+    git = data["git"]
+    lines += _git_lines(git)
+    return Report(result=data, text=lines, warnings=_warnings(git["warnings"]))
+
+
+def _warnings(found: list[dict[str, Any]]) -> list[Any]:
+    from evidence_tool.errors import Warning_
+
+    return [Warning_(w["message"], w.get("path"), w.get("line"), w.get("code")) for w in found]
+
+
+def _git_lines(git: dict[str, Any], shown: int = 10) -> list[str]:
+    if not git["available"]:
+        return [f"git: {git['note']}"]
+    where = f"branch {git['branch']}" if git["branch"] else "detached HEAD"
+    lines = [f"git: {where} at {(git['head'] or 'no commit')[:12]} in {git['repository']}"]
+    for key in ("staged", "modified", "untracked"):
+        files = git[key]
+        for f in files[:shown]:
+            change = f" ({f['change']})" if "change" in f else ""
+            lines.append(f"  {key}: {f['path']}{change}")
+        if len(files) > shown:
+            lines.append(f"  {key}: … and {len(files) - shown} more")
+    if git["clean"]:
+        lines.append("  evidence tree clean")
+    return lines
 
 
 def show_body(s: Any, unit_id: str) -> Report:
@@ -158,13 +183,27 @@ def log_body(s: Any) -> Report:
     return Report(result={"events": events}, text=lines)
 
 
-def verify_body(s: Any, index: bool) -> Report:
-    """Integrity checks of objects, snapshots, pointers and managed files (--index: the
-    configured backend holds exactly the active snapshot)."""
+def verify_body(s: Any, strict: bool, index: bool) -> Report:
+    """Integrity checks of objects, snapshots, pointers and managed files (--strict for CI;
+    --index: the activation backend holds exactly the active snapshot)."""
     from evidence_tool.archive.integrity import verify
 
-    problems, counts = verify(s.archive)
-    result: dict[str, Any] = {"checked": counts, "problems": len(problems)}
+    if strict:
+        from evidence_tool.errors import Warning_
+        from evidence_tool.gitflow import verify_strict
+
+        rep = verify_strict(s.archive)
+        problems = list(rep.problems)
+        result: dict[str, Any] = {
+            "checked": rep.checked,
+            "problems": len(problems),
+            "notes": rep.notes,
+        }
+        warnings = [Warning_(note) for note in rep.notes]
+    else:
+        problems, counts = verify(s.archive)
+        result = {"checked": counts, "problems": len(problems)}
+        warnings = []
     if index:
         drift, info = s.index_drift()
         problems = problems + drift
@@ -172,8 +211,20 @@ def verify_body(s: Any, index: bool) -> Report:
     return Report(
         result=result,
         errors=problems,
-        text=[f"checked {counts}: {'ok' if not problems else 'FAILED'}"],
+        warnings=warnings,
+        text=[f"checked {result['checked']}: {'ok' if not problems else 'FAILED'}"],
     )
+
+
+def git_commands_body(s: Any) -> Report:
+    """POSIX-shell commands to review, stage, commit and push the complete evidence tree."""
+    from evidence_tool.gitflow import git_commands
+
+    data = git_commands(s.archive)
+    found = data.pop("warnings")
+    # No path in the comment: a newline in a folder name would end it and run the rest.
+    header = "# status, diff, add, commit and push the complete evidence tree"
+    return Report(result=data, warnings=_warnings(found), text=[header, *data["commands"]])
 
 
 def restore_body(s: Any, unit_id: str, actor: str | None) -> Report:
@@ -294,11 +345,18 @@ register(
     "verify",
     verify_body,
     click.option(
+        "--strict",
+        is_flag=True,
+        help="For CI: also fail on invalid files, unconsolidated edits and "
+        "hand-edited managed files (Git).",
+    ),
+    click.option(
         "--index",
         is_flag=True,
         help="Also compare the activation backend with the active snapshot (E702).",
     ),
 )
+register("git-commands", git_commands_body)
 register("restore", restore_body, click.argument("unit_id"), actor_option, wait_option)
 register(
     "recover",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evidence_tool.cli.options import json_option
+from evidence_tool.cli.options import format_options, json_option, resolve_format
 from evidence_tool.cli.output import Context, Report, run
 
 
@@ -15,10 +15,11 @@ def evidence() -> None:
 
 @evidence.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@json_option
-def validate_cmd(paths: tuple[str, ...], as_json: bool) -> None:
+@format_options
+def validate_cmd(paths: tuple[str, ...], output_format: str | None, as_json: bool) -> None:
     """Validate unit files or folders (a workspace root means its curated tree)."""
-    ctx = Context(as_json, "evidence validate")
+    fmt = resolve_format(output_format, as_json)
+    ctx = Context(fmt == "json", "evidence validate", format=fmt)
 
     def body() -> Report:
         from evidence_tool.workspace import validate_paths

@@ -46,6 +46,12 @@ def _command_path(args: list[str]) -> str:
     return " ".join(names) or "tht"
 
 
+def _wants_json(args: list[str]) -> bool:
+    """--json, or its spelling --format json (which keeps the same one-object promise)."""
+    pairs = zip(args, [*args[1:], ""], strict=True)
+    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -54,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     except click.ClickException as exc:
         # Usage errors keep the --json promise: one JSON object on stdout.
-        if "--json" in args:
+        if _wants_json(args):
             sys.stdout.write(
                 json.dumps(
                     {

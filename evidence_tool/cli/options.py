@@ -21,6 +21,30 @@ def json_option(fn: F) -> F:
     )(fn)
 
 
+FORMATS = ("text", "json", "github", "sarif")
+
+
+def format_options(fn: F) -> F:
+    """``--format text|json|github|sarif``, with ``--json`` kept as ``--format json``."""
+    fn = click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default=None,
+        help="Output: text (default), json (same as --json), github (workflow "
+        "annotations) or sarif (SARIF 2.1.0 log).",
+    )(fn)
+    return json_option(fn)
+
+
+def resolve_format(output_format: str | None, as_json: bool) -> str:
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(
+            f"--json means --format json; it conflicts with --format {output_format}"
+        )
+    return "json" if as_json else (output_format or "text")
+
+
 def workspace_options(fn: F) -> F:
     fn = click.option(
         "--workspace-root",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from evidence_tool import errors as E
+from evidence_tool.cli import formats
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Context:
     as_json: bool
     command: str
     workspace: str | None = None
+    format: str = "text"  # text | json | github | sarif (github and sarif: cli.formats)
 
 
 def _envelope(ctx: Context, report: Report, ok: bool) -> dict[str, Any]:
@@ -69,7 +71,19 @@ def _print_human(report: Report) -> None:
 
 def finish(ctx: Context, report: Report) -> NoReturn:
     code = report.code()
-    if ctx.as_json:
+    if ctx.format in formats.RENDERERS:
+        sys.stdout.write(
+            formats.render(
+                ctx.format,
+                report.errors,
+                report.warnings,
+                workspace=ctx.workspace,
+                exit_code=code,
+            )
+        )
+        for line in report.text:
+            print(line, file=sys.stderr)
+    elif ctx.as_json:
         sys.stdout.write(
             json.dumps(_envelope(ctx, report, code == 0), ensure_ascii=False, indent=None) + "\n"
         )
@@ -83,7 +97,7 @@ def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
     report = Report(
         result=exc.details.get("result"), errors=list(exc.diagnostics), exit_code=exc.exit_code
     )
-    if ctx.as_json:
+    if ctx.as_json or ctx.format in formats.RENDERERS:
         finish(ctx, report)
     for d in report.errors:
         print(f"error: {d}", file=sys.stderr)

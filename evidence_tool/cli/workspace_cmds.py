@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import click
 
-from evidence_tool.cli.options import json_option, resolve_root, workspace_options
+from evidence_tool.cli.options import (
+    format_options,
+    resolve_format,
+    resolve_root,
+    workspace_options,
+)
 from evidence_tool.cli.output import Context, Report, run
 
 
@@ -20,13 +25,18 @@ def wevidence() -> None:
 
 @wevidence.command("validate")
 @workspace_options
-@json_option
+@format_options
 @click.pass_context
 def validate_cmd(
-    cctx: click.Context, workspace_root: str | None, workspace_id: str | None, as_json: bool
+    cctx: click.Context,
+    workspace_root: str | None,
+    workspace_id: str | None,
+    output_format: str | None,
+    as_json: bool,
 ) -> None:
     """Validate every curated unit with the workspace rules (kind/folder, unique ids)."""
-    ctx = Context(as_json, "workspace evidence validate")
+    fmt = resolve_format(output_format, as_json)
+    ctx = Context(fmt == "json", "workspace evidence validate", format=fmt)
 
     def body() -> Report:
         from evidence_tool.workspace import validate_workspace

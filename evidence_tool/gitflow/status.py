@@ -1,0 +1,248 @@
+"""Git state of the evidence tree for ``status``: staged, modified, untracked, partial stages.
+
+A *partial stage* is what the contract warns about ("do not commit only the
+edited Markdown"): as soon as any curated or managed file is staged, the index
+must hold one consistent consolidation, so that the commit it becomes passes
+``verify --strict`` on a fresh clone.  Precisely, with *staged bytes* meaning
+the index entry of a path (or its absence):
+
+- W801 *consolidation not fully staged*: a unit path whose working bytes are
+  what the newest snapshot records, but whose staged bytes are not (a
+  consolidated edit, addition or deletion left out of the stage); or a managed
+  file (``local-manifest.yaml``, ``.local/**``, ``source/acquired/**``) that
+  is modified, deleted or untracked in the working tree;
+- W802 *staged edit not consolidated*: a unit path whose staged bytes are not
+  what the newest snapshot records while its working bytes are not either
+  (the edit was staged, or left half-staged, before ``consolidate``).
+
+Unconsolidated edits that are not staged, next to a consistent stage, are no
+partial stage: they are later work, shown as unconsolidated by ``status``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.errors import EvidenceError
+from evidence_tool.gitflow import roles
+from evidence_tool.gitflow.repository import EvidenceRepo, FileStatus, Unavailable, open_repo
+from evidence_tool.workspace.layout import Layout
+
+CHANGES = {
+    "M": "modified",
+    "T": "type changed",
+    "A": "added",
+    "D": "deleted",
+    "R": "renamed",
+    "C": "copied",
+    "?": "untracked",
+}
+SHOWN = 5  # paths named in one warning; the full lists are in the result
+
+
+def _unavailable(note: str) -> dict[str, Any]:
+    return {
+        "available": False,
+        "note": note,
+        "repository": None,
+        "workspace_path": None,
+        "branch": None,
+        "head": None,
+        "staged": [],
+        "modified": [],
+        "untracked": [],
+        "conflicted": [],
+        "ignored": [],
+        "partial_stage": None,
+        "clean": None,
+        "warnings": [],
+    }
+
+
+def git_state(archive: LocalEvidenceArchive) -> dict[str, Any]:
+    """The Git state of the workspace's evidence tree; a note instead outside a worktree."""
+    with open_repo(archive.layout.root) as repo:
+        if isinstance(repo, Unavailable):
+            return _unavailable(repo.note)
+        from git.exc import GitError
+
+        try:
+            return _state(archive, repo)
+        except GitError as exc:
+            return _unavailable(f"git failed, Git state is not shown: {exc}")
+
+
+def _listing(entries: list[FileStatus], letter: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": e.rel,
+            "role": roles.role(e.rel),
+            "change": CHANGES.get(getattr(e, letter), getattr(e, letter)),
+        }
+        for e in entries
+    ]
+
+
+def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> dict[str, Any]:
+    entries = repo.status(roles.COMMITTED + roles.NEVER_COMMITTED)
+    ordered = sorted(entries.values(), key=lambda e: e.rel)
+    evidence = [e for e in ordered if roles.role(e.rel) != roles.MACHINE_LOCAL]
+    warnings: list[dict[str, Any]] = []
+    partial = partial_stage(archive, repo, entries)
+    if partial is not None:
+        warnings += partial_warnings(partial)
+    warnings += _machine_local_warnings(repo, ordered)
+    ignored = [
+        rel
+        for rel in repo.ignored(roles.COMMITTED)
+        if roles.role(rel) in (roles.MANAGED, roles.DESCRIPTOR) or rel.endswith(".md")
+    ]
+    if ignored:
+        warnings.append(
+            _warning(
+                "W804",
+                f"Git ignores {len(ignored)} evidence file(s) a commit must hold: "
+                f"{_some(ignored)}; remove the matching .gitignore rule",
+                ignored[0],
+            )
+        )
+    conflicted = [e for e in evidence if e.unmerged]
+    if conflicted:
+        warnings.append(
+            _warning(
+                "W805",
+                f"unmerged evidence file(s): {_some([e.rel for e in conflicted])}; resolve the "
+                "curated files, then run consolidate (never merge managed files by hand)",
+                conflicted[0].rel,
+            )
+        )
+    staged = [e for e in evidence if e.staged]
+    modified = [e for e in evidence if e.unstaged]
+    untracked = [e for e in evidence if e.untracked]
+    return {
+        "available": True,
+        "note": None,
+        "repository": str(repo.top),
+        "workspace_path": repo.prefix or ".",
+        "branch": repo.branch,
+        "head": repo.head,
+        "staged": _listing(staged, "index"),
+        "modified": _listing(modified, "worktree"),
+        "untracked": [{"path": e.rel, "role": roles.role(e.rel)} for e in untracked],
+        "conflicted": [e.rel for e in conflicted],
+        "ignored": ignored,
+        "partial_stage": partial,
+        "clean": not evidence,
+        "warnings": warnings,
+    }
+
+
+def _warning(code: str, message: str, path: str | None = None) -> dict[str, Any]:
+    return {"code": code, "message": message, "path": path, "line": None}
+
+
+def _some(paths: list[str]) -> str:
+    shown = ", ".join(paths[:SHOWN])
+    return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
+
+
+def working_unit_hashes(layout: Layout) -> dict[str, str]:
+    """sha256 of every curated Markdown file in the working tree, by workspace-relative path."""
+    found: dict[str, str] = {}
+    for folder, dirs, files in os.walk(layout.curated):
+        dirs.sort()
+        for name in sorted(files):
+            rel = layout.rel(os.path.join(folder, name))
+            if not roles.is_unit_path(rel):
+                continue
+            try:
+                with open(os.path.join(folder, name), "rb") as fh:
+                    found[rel] = hashlib.sha256(fh.read()).hexdigest()
+            except OSError:
+                continue  # unreadable: validation reports it; here it simply has no bytes
+    return found
+
+
+def partial_stage(
+    archive: LocalEvidenceArchive, repo: EvidenceRepo, entries: dict[str, FileStatus]
+) -> dict[str, list[str]] | None:
+    """The two lists of the module docstring, or None when nothing curated or managed is staged."""
+    if not any(
+        e.staged and roles.role(e.rel) in (roles.CURATED, roles.MANAGED) for e in entries.values()
+    ):
+        return None
+    try:
+        newest = archive.newest_snapshot()
+    except EvidenceError:
+        newest = None  # a broken archive is verify's finding; compare against nothing here
+    recorded = {e["path"]: e["file_hash"] for e in newest.manifest["units"]} if newest else {}
+    working = working_unit_hashes(archive.layout)
+    staged: dict[str, str] = {}
+    for rel, sha in repo.index_blobs(["evidence/curated"]).items():
+        if not roles.is_unit_path(rel):
+            continue
+        entry = entries.get(rel)
+        if (entry is not None and entry.unstaged) or rel not in working:
+            staged[rel] = hashlib.sha256(repo.blob(sha)).hexdigest()
+        else:  # the index holds the working bytes: no need to read the blob
+            staged[rel] = working[rel]
+    not_staged: list[str] = []
+    not_consolidated: list[str] = []
+    for rel in sorted(staged.keys() | recorded.keys()):
+        if staged.get(rel) == recorded.get(rel):
+            continue
+        if working.get(rel) == recorded.get(rel):
+            not_staged.append(rel)
+        else:
+            not_consolidated.append(rel)
+    for e in sorted(entries.values(), key=lambda e: e.rel):
+        if roles.role(e.rel) == roles.MANAGED and (e.unstaged or e.untracked):
+            not_staged.append(e.rel)
+    return {"not_staged": sorted(not_staged), "not_consolidated": not_consolidated}
+
+
+def partial_warnings(partial: dict[str, list[str]]) -> list[dict[str, Any]]:
+    out = []
+    if partial["not_staged"]:
+        paths = partial["not_staged"]
+        out.append(
+            _warning(
+                "W801",
+                f"partial stage: {len(paths)} file(s) of the newest consolidation are not "
+                f"staged ({_some(paths)}); a commit of only the edited Markdown loses the "
+                "managed files: stage the complete evidence tree "
+                "(see 'tht workspace evidence git-commands')",
+                paths[0],
+            )
+        )
+    if partial["not_consolidated"]:
+        paths = partial["not_consolidated"]
+        out.append(
+            _warning(
+                "W802",
+                f"staged curated edit(s) not consolidated: {_some(paths)}; run "
+                "'tht workspace evidence consolidate', then stage the evidence tree again",
+                paths[0],
+            )
+        )
+    return out
+
+
+def _machine_local_warnings(repo: EvidenceRepo, ordered: list[FileStatus]) -> list[dict[str, Any]]:
+    local = [e.rel for e in ordered if roles.role(e.rel) == roles.MACHINE_LOCAL]
+    tracked = repo.tracked(roles.NEVER_COMMITTED)
+    bad = sorted(set(local) | set(tracked))
+    if not bad:
+        return []
+    return [
+        _warning(
+            "W803",
+            f"machine-local file(s) not ignored by Git: {_some(bad)}; the lock file and "
+            ".evidence-cache/ are never committed: add them to .gitignore "
+            "(and 'git rm --cached' them if tracked)",
+            bad[0],
+        )
+    ]
