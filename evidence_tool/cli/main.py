@@ -29,6 +29,7 @@ def cli(ctx: click.Context, installation: str | None) -> None:
 cli.add_command(evidence)
 cli.add_command(workspace)
 import evidence_tool.cli.archive_cmds  # noqa: E402,F401  (registers the archive commands)
+from evidence_tool.cli import migrate_cmds  # noqa: E402,F401  (registers evidence migrate)
 
 
 def main(argv: list[str] | None = None) -> None:
