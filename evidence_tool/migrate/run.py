@@ -122,16 +122,20 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
     with archive.locked("migrate"):
         final = planner.plan(_baseline(archive))
         assert final.mode == "finish", "initialize() returned without a baseline"
-        removed = _remove(layout, final)
         baseline = archive.state().baseline
+        removed = _remove_units(layout, final)
+        # Logged before the manifest goes: a crash in between repeats the event on the
+        # re-run rather than losing it.
         eventlog.append(
             layout.log,
             "migrated",
             actor,
             revision=baseline,
             units=len(final.units),
-            removed=len(removed),
+            removed=len(removed) + 1,
         )
+        fsio.unlink(layout.resolve_inside(LEGACY_MANIFEST), missing_ok=True)
+        removed.append(LEGACY_MANIFEST)
     status = "migrated" if first_mode == "convert" else "finished"
     return MigrationResult(
         status, False, plan if first_mode == "convert" else final, baseline, removed
@@ -152,18 +156,17 @@ def _write(layout: Layout, plan: Plan) -> None:
     fsio.makedirs(layout.curated)  # a legacy workspace with no units still gets a curated tree
 
 
-def _remove(layout: Layout, plan: Plan) -> list[str]:
-    """Legacy unit files, then emptied legacy folders, then the manifest (the resume marker)."""
+def _remove_units(layout: Layout, plan: Plan) -> list[str]:
+    """Legacy unit files, then emptied legacy folders; the manifest (the resume marker) is
+    removed by the caller, last."""
     removed = []
-    units = [rel for rel in plan.removals if rel != LEGACY_MANIFEST]
-    for rel in units:
-        fsio.unlink(layout.resolve_inside(rel), missing_ok=True)
-        removed.append(rel)
+    for rel in plan.removals:
+        if rel != LEGACY_MANIFEST:
+            fsio.unlink(layout.resolve_inside(rel), missing_ok=True)
+            removed.append(rel)
     top = layout.resolve_inside(UNITS_DIR)
     kinds = sorted(p for p in top.iterdir() if p.is_dir()) if top.is_dir() else []
     for folder in [*kinds, top]:
         if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
             fsio.rmdir(folder)
-    fsio.unlink(layout.resolve_inside(LEGACY_MANIFEST), missing_ok=True)
-    removed.append(LEGACY_MANIFEST)
     return removed
