@@ -14,7 +14,7 @@ from evidence_tool.unit import parse
 from evidence_tool.unit.yaml_strict import YamlDoc
 
 # Any Unicode text a YAML file can hold (no lone surrogates).
-texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+texts = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 def legacy(kind: str, title: str, payload: dict[str, Any]) -> LegacyUnit:

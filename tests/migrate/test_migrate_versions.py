@@ -12,7 +12,7 @@ from conftest import NOW
 from legacy_oracle import legacy_units, read_manifest, stored_content_hash
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.unit import FIELDS, KINDS, is_italian, parse
+from evidence_tool.unit import FIELDS, KINDS, Unit, is_italian, parse
 from evidence_tool.unit.yaml_strict import load
 
 VERSIONS = ["v1", "v2", "v3"]
@@ -22,10 +22,10 @@ def migrate(cli: Callable[..., Any], root: Path, *extra: str) -> dict[str, Any]:
     res = cli(["evidence", "migrate", str(root), "--json", "--actor", "migrator", *extra])
     assert res.exit_code == 0, res.stdout + res.stderr
     assert res.json["ok"] is True
-    return res.json["result"]  # type: ignore[no-any-return]
+    return res.json["result"]
 
 
-def v4_unit(root: Path, legacy: dict[str, Any]):  # type: ignore[no-untyped-def]
+def v4_unit(root: Path, legacy: dict[str, Any]) -> Unit:
     kind = legacy["typed"]["metadata"]["kind"]
     path = root / "evidence" / "curated" / kind / f"{legacy['name']}.md"
     return parse(path.read_bytes(), path=str(path))
