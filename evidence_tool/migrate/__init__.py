@@ -6,8 +6,8 @@ workspace first.  Layer: above archive, below gitflow and cli.
 """
 
 from evidence_tool.migrate.consolidate import consolidate
-from evidence_tool.migrate.legacy import LEGACY_MANIFEST, has_legacy_manifest
 from evidence_tool.migrate.problems import LosslessConversionError, Problem
+from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
 from evidence_tool.migrate.run import MigrationResult, migrate
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import Any
 
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, Warning_
-from evidence_tool.migrate.legacy import LEGACY_MANIFEST, has_legacy_manifest
+from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
 from evidence_tool.migrate.run import MigrationResult, migrate
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence_tool.migrate.legacy import HEX64, METADATA_KEYS, LegacyUnit
+from evidence_tool.migrate.legacy import METADATA_KEYS, LegacyUnit
 from evidence_tool.migrate.problems import FieldPath, Problem
+from evidence_tool.migrate.reading import HEX64
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.hashing import canonical_json, sha256_hex
 from evidence_tool.unit.metadata import check_metadata

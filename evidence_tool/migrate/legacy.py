@@ -1,4 +1,4 @@
-"""Reading the legacy tree (docs/legacy-formats.md): the manifest and unit files v1, v2, v3.
+"""Legacy unit files v1, v2, v3 (docs/legacy-formats.md), as stored.
 
 Reading only checks the shape of each file (keys, versions, encodings); what
 the values mean and whether v4 can hold them is ``content`` and ``convert``'s
@@ -10,22 +10,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import re
-import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from evidence_tool.migrate.manifest import ManifestUnit
 from evidence_tool.migrate.problems import FieldPath, Problem, field_name
+from evidence_tool.migrate.reading import UNITS_DIR, decode_text, load_yaml, read_bytes
 from evidence_tool.unit.parse import split_frontmatter
-from evidence_tool.unit.yaml_strict import YamlDoc, YamlProblem, load
+from evidence_tool.unit.yaml_strict import YamlDoc
 from evidence_tool.workspace.layout import Layout
 
-LEGACY_MANIFEST = "evidence/manifest.yaml"
-UNITS_DIR = "evidence/units"
-SOURCE_DIR = "evidence/source"
-MAX_LEGACY_BYTES = 4 * 1024 * 1024  # far above anything v4 can hold (256 KiB); stop reading there
-HEX64 = re.compile(r"[0-9a-f]{64}")
 _UNIT_PATH = re.compile(r"evidence/units/([a-z]+)/([a-z0-9][a-z0-9._-]*)\.(yaml|md)")
 
 METADATA_KEYS = ("id", "kind", "language", "purposes", "applies_to")
@@ -41,139 +36,6 @@ OPTIONAL_KEYS: dict[int, tuple[str, ...]] = {
     3: ("provenance", "review_items"),
 }
 V3_METADATA_REQUIRED = ("id", "kind", "language", "purposes")
-
-
-def has_legacy_manifest(root: str | os.PathLike[str]) -> bool:
-    """True while the workspace still holds ``evidence/manifest.yaml`` (not yet migrated)."""
-    return os.path.lexists(os.path.join(root, *LEGACY_MANIFEST.split("/")))
-
-
-@dataclass(frozen=True)
-class ManifestUnit:
-    id: str
-    path: str
-    version: int
-    line: int | None
-
-
-@dataclass
-class LegacyManifest:
-    units: list[ManifestUnit] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)  # legacy source path -> hash
-
-
-def read_bytes(layout: Layout, rel: str) -> bytes | str:
-    """The file's bytes, or why they cannot be read (a reason for a Problem)."""
-    try:
-        path = layout.resolve_inside(rel)
-    except ValueError as exc:
-        return str(exc)
-    if not layout.inside(path):
-        return "the path leads outside the workspace (a symbolic link?)"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return "the file does not exist"
-    except OSError as exc:
-        return f"the file cannot be read ({exc.strerror})"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "not a regular file"
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_LEGACY_BYTES:
-                return f"the file is larger than {MAX_LEGACY_BYTES} bytes"
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def decode_text(data: bytes) -> str:
-    """UTF-8 text with CRLF read as LF; raises ValueError with a reason otherwise."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise ValueError("the file starts with a byte order mark (BOM); legacy files have none")
-    try:
-        return data.decode("utf-8").replace("\r\n", "\n")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"the file is not UTF-8 (byte 0x{data[exc.start]:02x})") from None
-
-
-def _load_yaml(text: str, rel: str, line_offset: int) -> YamlDoc | Problem:
-    try:
-        doc = load(text, line_offset=line_offset)
-    except YamlProblem as exc:
-        return Problem(rel, "(file)", f"not valid YAML: {exc.message}", None, exc.line, exc.column)
-    if doc.duplicates:
-        d = doc.duplicates[0]
-        return Problem(
-            rel, "(file)", f"{d.message}: the legacy data is ambiguous", None, d.line, d.column
-        )
-    return doc
-
-
-def read_manifest(layout: Layout) -> tuple[LegacyManifest, list[Problem]]:
-    rel = LEGACY_MANIFEST
-    data = read_bytes(layout, rel)
-    if isinstance(data, str):
-        return LegacyManifest(), [Problem(rel, "(file)", data)]
-    try:
-        text = decode_text(data)
-    except ValueError as exc:
-        return LegacyManifest(), [Problem(rel, "(file)", str(exc))]
-    doc = _load_yaml(text, rel, 0)
-    if isinstance(doc, Problem):
-        return LegacyManifest(), [doc]
-    return _manifest_from(doc, rel)
-
-
-def _manifest_from(doc: YamlDoc, rel: str) -> tuple[LegacyManifest, list[Problem]]:
-    out, problems = LegacyManifest(), []
-
-    def bad(path: FieldPath, reason: str) -> None:
-        line, col = doc.mark(path) if path in doc.marks else doc.mark(path[:1])
-        problems.append(Problem(rel, field_name(path), reason, None, line, col))
-
-    value = doc.value
-    if not isinstance(value, dict):
-        bad((), "the manifest must be a mapping with manifest_version, units and sources")
-        return out, problems
-    for key in sorted(set(value) - {"manifest_version", "units", "sources"}, key=str):
-        bad((key,), "unknown key in a legacy manifest")
-    if value.get("manifest_version") != 1 or isinstance(value.get("manifest_version"), bool):
-        bad(("manifest_version",), "must be 1, the only legacy manifest version")
-    units = value.get("units")
-    if not isinstance(units, list):
-        bad(("units",), "must be a list of {id, path, version} entries")
-        units = []
-    for i, entry in enumerate(units):
-        if not isinstance(entry, dict) or set(entry) != {"id", "path", "version"}:
-            bad(("units", i), "each unit entry has exactly the keys id, path and version")
-            continue
-        uid, path, version = entry["id"], entry["path"], entry["version"]
-        if not isinstance(uid, str) or not isinstance(path, str):
-            bad(("units", i), "id and path must be strings")
-        elif type(version) is not int or version not in (1, 2, 3):
-            bad(("units", i, "version"), f"{version!r} is not a legacy unit version (1, 2 or 3)")
-        else:
-            out.units.append(ManifestUnit(uid, path, version, doc.mark(("units", i))[0]))
-    sources = value.get("sources", [])
-    if not isinstance(sources, list):
-        bad(("sources",), "must be a list of {path, hash} entries")
-        sources = []
-    for i, entry in enumerate(sources):
-        if not isinstance(entry, dict) or set(entry) != {"path", "hash"}:
-            bad(("sources", i), "each source entry has exactly the keys path and hash")
-        elif not isinstance(entry["path"], str) or not (
-            isinstance(entry["hash"], str) and HEX64.fullmatch(entry["hash"])
-        ):
-            bad(("sources", i), "path must be a string and hash 64 lowercase hex digits")
-        elif entry["path"] in out.sources:
-            bad(("sources", i, "path"), f"{entry['path']} is listed twice")
-        else:
-            out.sources[entry["path"]] = entry["hash"]
-    return out, problems
 
 
 @dataclass
@@ -234,12 +96,12 @@ def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]
     except ValueError as exc:
         return bad("(file)", str(exc))
     if entry.version == 1:
-        doc = _load_yaml(text, rel, 0)
+        doc = load_yaml(text, rel, 0)
     else:
         split = split_frontmatter(text)
         if not isinstance(split, tuple):
             return bad("(file)", "a v2/v3 unit starts with '---' frontmatter closed by '---'", 1, 1)
-        doc = _load_yaml(split[0], rel, 1)
+        doc = load_yaml(split[0], rel, 1)
     if isinstance(doc, Problem):
         return [Problem(rel, doc.field, doc.reason, entry.id, doc.line, doc.column)]
     value = doc.value

@@ -23,17 +23,11 @@ from evidence_tool.errors import (
     Warning_,
 )
 from evidence_tool.migrate.convert import Converted, convert
-from evidence_tool.migrate.legacy import (
-    LEGACY_MANIFEST,
-    UNITS_DIR,
-    LegacyManifest,
-    ManifestUnit,
-    read_bytes,
-    read_manifest,
-    read_unit,
-)
+from evidence_tool.migrate.legacy import read_unit
+from evidence_tool.migrate.manifest import LegacyManifest, ManifestUnit, read_manifest
 from evidence_tool.migrate.problems import LosslessConversionError, Problem
 from evidence_tool.migrate.provenance import AcquiredSource, Carried, SourceReader, carry
+from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, read_bytes
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
 
@@ -85,7 +79,7 @@ class Planner:
             return legacy
         cached = self._cache.get(entry.path)
         if cached is not None and cached[0] == legacy.data:
-            return cached[1]  # type: ignore[no-any-return]
+            return cached[1]
         result = convert(legacy)
         self._cache[entry.path] = (legacy.data, result)
         return result

@@ -15,8 +15,9 @@ from typing import Any
 
 from evidence_tool.migrate.content import describe
 from evidence_tool.migrate.convert import Converted
-from evidence_tool.migrate.legacy import HEX64, SOURCE_DIR, LegacyManifest, read_bytes
+from evidence_tool.migrate.manifest import LegacyManifest
 from evidence_tool.migrate.problems import Problem
+from evidence_tool.migrate.reading import HEX64, SOURCE_DIR, read_bytes
 from evidence_tool.workspace.layout import Layout
 
 TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
