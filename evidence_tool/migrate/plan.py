@@ -134,7 +134,10 @@ class Planner:
         return plan
 
     def _exists(self, rel: str) -> bool:
-        return os.path.lexists(self.layout.resolve_inside(rel))
+        try:
+            return os.path.lexists(self.layout.resolve_inside(rel))
+        except ValueError:  # a path leaving the workspace: reported by read_unit
+            return False
 
     def _check_targets(self, plan: Plan) -> None:
         """Each target is absent or already holds the converted bytes (an interrupted run);
