@@ -11,10 +11,7 @@ from evidence_tool.unit.yaml_strict import flow_list, scalar
 
 # A line value is written plain unless Markdown or the JSON-string rule would read it
 # differently: headings, fences, HTML blocks, quotes, surrounding blanks, control chars.
-# The first character may not be a control character either (a lone NUL was written raw).
-_PLAIN_LINE = re.compile(
-    r"[^\s#<`~\"\\\x00-\x1f\x7f\u2028\u2029]([^\x00-\x1f\x7f\u2028\u2029]*(?<=\S))?"
-)
+_PLAIN_LINE = re.compile(r"[^\s#<`~\"\\][^\x00-\x1f\x7f\u2028\u2029]*(?<=\S)|[^\s#<`~\"\\]")
 
 
 def line_value(value: str) -> str:
