@@ -13,7 +13,7 @@ from typing import Any
 
 from evidence_tool.activation import backend_for
 from evidence_tool.archive import queries
-from evidence_tool.archive.local import Activate, LocalEvidenceArchive
+from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
 from evidence_tool.errors import AvailabilityError
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 
@@ -50,6 +50,15 @@ class Session:
         settings = self.installation.section("activation")
         backend = self.activation() if settings.get("kind") == "qdrant" else None
         return index_drift(self.archive, settings, backend)
+
+    def consolidate(
+        self, actor: str, activate: Activate | None, dry_run: bool = False
+    ) -> ConsolidateResult:
+        """Consolidate the working files; the first one on a legacy workspace (one still
+        holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7)."""
+        from evidence_tool.migrate import consolidate
+
+        return consolidate(self.archive, actor, activate, dry_run)
 
     def status(self) -> dict[str, Any]:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)."""

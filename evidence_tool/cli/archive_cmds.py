@@ -97,7 +97,7 @@ def init_body(s: Any, actor: str | None) -> Report:
 def consolidate_body(s: Any, actor: str | None, dry_run: bool, no_activate: bool) -> Report:
     """Validate, derive provenance, snapshot and activate the curated files."""
     activate = None if no_activate else s.activation()
-    return _consolidate_report(s.archive.consolidate(s.actor(actor), activate, dry_run))
+    return _consolidate_report(s.consolidate(s.actor(actor), activate, dry_run))
 
 
 def status_body(s: Any) -> Report:

@@ -1,0 +1,21 @@
+"""Legacy unit versions 1-3 -> v4 (SPEC.md 7, docs/legacy-formats.md).
+
+``migrate`` converts a workspace and initializes its archive baseline;
+``consolidate`` is the consolidation entry point that migrates a legacy
+workspace first.  Layer: above archive, below gitflow and cli.
+"""
+
+from evidence_tool.migrate.consolidate import consolidate
+from evidence_tool.migrate.problems import LosslessConversionError, Problem
+from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
+from evidence_tool.migrate.run import MigrationResult, migrate
+
+__all__ = [
+    "LEGACY_MANIFEST",
+    "LosslessConversionError",
+    "MigrationResult",
+    "Problem",
+    "consolidate",
+    "has_legacy_manifest",
+    "migrate",
+]

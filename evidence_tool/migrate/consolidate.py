@@ -1,0 +1,65 @@
+"""The first consolidation of a legacy workspace: migrate, then validate and activate
+(SPEC.md 7).  Without a legacy manifest this is exactly ``archive.consolidate``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.errors import EvidenceError, Warning_
+from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
+from evidence_tool.migrate.run import MigrationResult, migrate
+
+
+@dataclass
+class MigratedConsolidateResult(ConsolidateResult):
+    """A consolidation result that also reports the migration that ran first."""
+
+    migration: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**super().to_json(), "migration": self.migration}
+
+
+def _with_migration(result: ConsolidateResult, migration: MigrationResult) -> ConsolidateResult:
+    base = {f.name: getattr(result, f.name) for f in fields(ConsolidateResult)}
+    base["warnings"] = [*migration.warnings, *result.warnings, _note(migration)]
+    return MigratedConsolidateResult(**base, migration=migration.to_json())
+
+
+def _note(migration: MigrationResult) -> Warning_:
+    n = len(migration.plan.units) if migration.plan else 0
+    if migration.dry_run:
+        text = (
+            f"dry run: {n} legacy unit(s) would be converted to v4 first (tht evidence "
+            "migrate --dry-run shows the plan); validation and activation follow the conversion"
+        )
+    else:
+        text = f"converted {n} legacy unit(s) to v4 first and removed {LEGACY_MANIFEST}"
+    return Warning_(text, LEGACY_MANIFEST, None, "W160")
+
+
+def consolidate(
+    archive: LocalEvidenceArchive, actor: str, activate: Activate | None, dry_run: bool = False
+) -> ConsolidateResult:
+    """Consolidate; while ``evidence/manifest.yaml`` exists, migrate the workspace first."""
+    root = archive.layout.root
+    if not has_legacy_manifest(root):
+        return archive.consolidate(actor, activate, dry_run)
+    migration = migrate(root, actor, dry_run=dry_run)
+    if dry_run and migration.plan is not None and migration.plan.mode == "convert":
+        # The v4 files do not exist yet, so there is nothing to validate against: report the plan.
+        state = archive.state()
+        pending = ConsolidateResult("would_migrate", None, state.active, {}, False, True)  # type: ignore[arg-type]
+        return _with_migration(pending, migration)
+    try:
+        result = archive.consolidate(actor, activate, dry_run)
+    except EvidenceError as exc:
+        # The conversion stands (it is the baseline); say so next to the validation errors.
+        exc.details["result"] = {
+            **(exc.details.get("result") or {}),
+            "migration": migration.to_json(),
+        }
+        raise
+    return _with_migration(result, migration)

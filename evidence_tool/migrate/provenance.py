@@ -1,0 +1,225 @@
+"""v3 provenance and review items -> the staged change ``initialize(carried=...)`` records.
+
+A document declaration must survive the archive's re-check (source bytes at
+``source_path`` hash to ``source_hash`` and hold every excerpt), so the legacy
+source is checked here, before anything is written, and its normalized text
+is placed at ``evidence/source/acquired/<source-id>/<sha256>.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool.migrate.content import describe
+from evidence_tool.migrate.convert import Converted
+from evidence_tool.migrate.manifest import LegacyManifest
+from evidence_tool.migrate.problems import Problem
+from evidence_tool.migrate.reading import HEX64, SOURCE_DIR, read_bytes
+from evidence_tool.workspace.layout import Layout
+
+TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+MANUAL_KEYS = frozenset({"kind", "curator", "declared_at"})
+DOCUMENT_KEYS = frozenset(
+    {"kind", "source_path", "source_hash", "excerpts", "declared_at", "actor"}
+)
+ITEM_KEYS = ("code", "message", "raised_by", "raised_at")
+
+
+def source_id_for(legacy_path: str) -> str:
+    """SPEC.md 6.1: sha256 of the canonical locator ``fs:<workspace-relative path>``."""
+    return hashlib.sha256(f"fs:{legacy_path}".encode()).hexdigest()
+
+
+def normalize_source(data: bytes) -> bytes:
+    """SPEC.md 6.1 normalized text: UTF-8, BOM stripped, CRLF -> LF (ValueError if not UTF-8)."""
+    text = data.decode("utf-8")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class AcquiredSource:
+    legacy_path: str
+    data: bytes  # normalized text
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def source_id(self) -> str:
+        return source_id_for(self.legacy_path)
+
+    @property
+    def target(self) -> str:
+        return f"{SOURCE_DIR}/acquired/{self.source_id}/{self.hash}.md"
+
+
+@dataclass
+class Carried:
+    """What the baseline must record besides the files: declarations, review items, sources."""
+
+    declarations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    review_items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sources: dict[str, AcquiredSource] = field(default_factory=dict)
+
+    def staged_change(self) -> dict[str, Any]:
+        return {"declarations": self.declarations, "review_items": self.review_items}
+
+
+class SourceReader:
+    """Reads, normalizes and caches the legacy source documents cited by document provenance."""
+
+    def __init__(self, layout: Layout, manifest: LegacyManifest) -> None:
+        self.layout = layout
+        self.manifest = manifest
+        self.cache: dict[str, AcquiredSource | str] = {}
+
+    def get(self, rel: str) -> AcquiredSource | str:
+        if rel not in self.cache:
+            self.cache[rel] = self._read(rel)
+        return self.cache[rel]
+
+    def _read(self, rel: str) -> AcquiredSource | str:
+        if not rel.startswith(SOURCE_DIR + "/") or rel.startswith(f"{SOURCE_DIR}/acquired/"):
+            return f"legacy sources live under {SOURCE_DIR}/ (not under {SOURCE_DIR}/acquired/)"
+        if rel not in self.manifest.sources:
+            return "the source is not listed under 'sources' in the legacy manifest"
+        data = read_bytes(self.layout, rel)
+        if isinstance(data, str):
+            return f"the source document {rel}: {data}"
+        try:
+            return AcquiredSource(rel, normalize_source(data))
+        except UnicodeDecodeError:
+            return f"the source document {rel} is not UTF-8 text"
+
+
+def carry(converted: Converted, sources: SourceReader, out: Carried) -> list[Problem]:
+    """Add the unit's declaration and review items to ``out``; return what prevents it."""
+    legacy, uid = converted.legacy, converted.unit.id
+    problems: list[Problem] = []
+    prov = legacy.provenance
+    if prov is not None:
+        decl = _declaration(converted, prov, sources, problems, out)
+        if decl is not None:
+            out.declarations[uid] = {
+                "content_hash": converted.unit.content_hash,
+                "provenance": decl,
+            }
+    items = legacy.review_items
+    if items is not None:
+        carried = _review_items(converted, items, problems)
+        if carried:
+            out.review_items[uid] = carried
+    return problems
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _declaration(
+    c: Converted, prov: Any, sources: SourceReader, problems: list[Problem], out: Carried
+) -> dict[str, Any] | None:
+    def bad(path: tuple[Any, ...], reason: str) -> None:
+        problems.append(c.legacy.problem(("provenance", *path), reason))
+
+    kind = prov.get("kind") if isinstance(prov, dict) else None
+    keys = MANUAL_KEYS if kind == "manual" else DOCUMENT_KEYS if kind == "document" else None
+    if keys is None or set(prov) != keys:
+        bad(
+            (),
+            "must be {kind: manual, curator, declared_at} or {kind: document, source_path, "
+            "source_hash, excerpts, declared_at, actor}",
+        )
+        return None
+    if not (isinstance(prov["declared_at"], str) and TIME_RE.fullmatch(prov["declared_at"])):
+        bad(("declared_at",), "must be a UTC time 'YYYY-MM-DDTHH:MM:SSZ'")
+    person = "curator" if kind == "manual" else "actor"
+    if not _text(prov[person]):
+        bad((person,), f"must be a nonempty string, got {describe(prov[person])}")
+    if kind == "manual":
+        return None if problems else dict(prov)
+    return _document(prov, sources, bad, out, bool(problems))
+
+
+def _document(
+    prov: dict[str, Any], sources: SourceReader, bad: Any, out: Carried, failed: bool
+) -> dict[str, Any] | None:
+    rel, digest, excerpts = prov["source_path"], prov["source_hash"], prov["excerpts"]
+    if not (isinstance(digest, str) and HEX64.fullmatch(digest)):
+        bad(("source_hash",), "must be 64 lowercase hex digits (sha256 of the normalized text)")
+        return None
+    if not isinstance(excerpts, list) or not excerpts or not all(_text(e) for e in excerpts):
+        bad(("excerpts",), "must be a nonempty list of nonempty strings")
+        return None
+    source = sources.get(rel) if isinstance(rel, str) else "must be a string"
+    if isinstance(source, str):
+        bad(("source_path",), source)
+        return None
+    if sources.manifest.sources[rel] != digest:
+        bad(("source_hash",), f"differs from the hash the legacy manifest lists for {rel}")
+        return None
+    if source.hash != digest:
+        bad(
+            ("source_hash",),
+            f"the source document {rel} no longer has this hash (its normalized text changed); "
+            "restore the cited version so the provenance can be carried",
+        )
+        return None
+    text = source.data.decode("utf-8")
+    for i, excerpt in enumerate(excerpts):
+        if excerpt not in text:
+            bad(("excerpts", i), f"{excerpt[:60]!r} does not occur verbatim in {rel}")
+            failed = True
+    if failed:
+        return None
+    out.sources[rel] = source
+    return {
+        "kind": "document",
+        "source_id": source.source_id,
+        "source_path": source.target,
+        "source_hash": digest,
+        "excerpts": list(excerpts),
+        "declared_at": prov["declared_at"],
+        "actor": prov["actor"],
+    }
+
+
+def _review_items(c: Converted, items: Any, problems: list[Problem]) -> list[dict[str, Any]]:
+    if not isinstance(items, list):
+        problems.append(c.legacy.problem(("review_items",), "must be a list"))
+        return []
+    out: list[dict[str, Any]] = []
+    keys: list[tuple[str, str, str]] = []
+    for i, item in enumerate(items):
+        if (
+            not isinstance(item, dict)
+            or set(item) != set(ITEM_KEYS)
+            or not all(_text(item[k]) for k in ITEM_KEYS)
+            or not TIME_RE.fullmatch(item["raised_at"])
+        ):
+            problems.append(
+                c.legacy.problem(
+                    ("review_items", i),
+                    "each review item has nonempty code, message, raised_by and a UTC "
+                    "raised_at 'YYYY-MM-DDTHH:MM:SSZ'",
+                )
+            )
+            continue
+        key = (item["code"], item["message"], item["raised_at"])
+        if key in keys:
+            problems.append(
+                c.legacy.problem(
+                    ("review_items", i),
+                    f"repeats review item [{keys.index(key)}] (same code, message and "
+                    "raised_at, which identify a v4 review item), so one would be lost",
+                )
+            )
+            continue
+        keys.append(key)
+        # Bound to the converted content: a visible change closes it (SPEC.md 5.3).
+        out.append({**{k: item[k] for k in ITEM_KEYS}, "content_hash": c.unit.content_hash})
+    return out

@@ -1,0 +1,172 @@
+"""``migrate(root, actor)``: legacy units -> v4 files plus an initialized archive baseline.
+
+Write order, chosen so that a run interrupted anywhere is finished by the next:
+
+1. plan in memory (every refusal happens here, before any write);
+2. under the archive lock, re-plan and write the v4 files and acquired sources
+   (a file that already holds the converted bytes is left alone);
+3. ``initialize(actor, carried=...)``: the baseline with the legacy provenance
+   and review items (state.yaml is written last, so it is all or nothing);
+4. under the lock, re-plan in finish mode (the baseline must hold every legacy
+   unit as converted), remove the legacy unit files, prune emptied legacy
+   folders, and remove ``evidence/manifest.yaml`` last.
+
+While the legacy manifest exists the workspace counts as not migrated, so a
+re-run resumes at step 2 (before the baseline) or step 4 (after it).  Without
+it, migrate is a no-op that writes nothing, not even the lock file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.archive import eventlog
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.snapshot import Snapshot
+from evidence_tool.errors import AvailabilityError, Warning_
+from evidence_tool.migrate.plan import WRITE, Plan, Planner
+from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
+from evidence_tool.migrate.worktree import require_worktree
+from evidence_tool.workspace.layout import Layout
+
+
+@dataclass
+class MigrationResult:
+    status: str  # migrated | finished | would_migrate | would_finish | nothing_to_migrate
+    dry_run: bool
+    plan: Plan | None = None
+    baseline: str | None = None
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[Warning_]:
+        return list(self.plan.warnings) if self.plan else []
+
+    def to_json(self) -> dict[str, Any]:
+        plan = self.plan
+        units = [u.to_json() for u in plan.units] if plan else []
+        sources = [
+            {"from": s.legacy_path, "to": s.target, "action": action}
+            for s, action in (plan.sources if plan else [])
+        ]
+        removals = self.removed if not self.dry_run else (plan.removals if plan else [])
+        return {
+            "status": self.status,
+            "dry_run": self.dry_run,
+            "mode": plan.mode if plan else None,
+            "baseline": self.baseline,
+            "units": units,
+            "sources": sources,
+            "removed": removals,
+            "counts": {
+                "units": len(units),
+                "written": sum(u["action"] == WRITE for u in units),
+                "sources": len(sources),
+                "removed": len(removals),
+            },
+        }
+
+    def lines(self) -> list[str]:
+        data = self.to_json()
+        if self.status == "nothing_to_migrate":
+            return [f"nothing to migrate: no {LEGACY_MANIFEST}"]
+        verb = "would remove" if self.dry_run else "removed"
+        out = [f"{self.status}: {data['counts']['units']} legacy unit(s)"]
+        out += [
+            f"  v{u['version']} {u['from']} -> {u['to']} ({u['action']}, "
+            f"provenance: {u['provenance']}, review items: {u['review_items']})"
+            for u in data["units"]
+        ]
+        out += [f"  source {s['from']} -> {s['to']} ({s['action']})" for s in data["sources"]]
+        out.append(f"  {verb}: {', '.join(data['removed'])}")
+        if self.baseline:
+            out.append(f"  baseline: {self.baseline} (not activated)")
+        return out
+
+
+def _baseline(archive: LocalEvidenceArchive) -> Snapshot | None:
+    state = archive.state()
+    return archive.snapshot(state.baseline) if state.baseline else None
+
+
+def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) -> MigrationResult:
+    """Convert every legacy unit to v4 and initialize the baseline (SPEC.md 7); never activates.
+
+    Raises E603 (no workspace), E602 (not a Git worktree), E160 (a field v4 cannot hold),
+    E301 (a v4 file in the way) before writing anything.
+    """
+    layout = Layout.at(root)
+    if not layout.root.is_dir():
+        raise AvailabilityError(
+            f"the workspace root {layout.root} does not exist", code="E603", path=str(root)
+        )
+    require_worktree(layout.root)
+    if not has_legacy_manifest(layout.root):
+        return MigrationResult("nothing_to_migrate", dry_run)
+    archive = LocalEvidenceArchive(layout.root)
+    planner = Planner(layout)
+    plan = planner.plan(_baseline(archive))
+    if dry_run:
+        return MigrationResult(f"would_{_verb(plan)}", True, plan)
+    first_mode = plan.mode
+    if plan.mode == "convert":
+        with archive.locked("migrate"):
+            plan = planner.plan(_baseline(archive))
+            if plan.mode == "convert":
+                _write(layout, plan)
+        if plan.mode == "convert":
+            archive.initialize(actor, carried=plan.carried)
+    with archive.locked("migrate"):
+        final = planner.plan(_baseline(archive))
+        assert final.mode == "finish", "initialize() returned without a baseline"
+        baseline = archive.state().baseline
+        removed = _remove_units(layout, final)
+        # Logged before the manifest goes: a crash in between repeats the event on the
+        # re-run rather than losing it.
+        eventlog.append(
+            layout.log,
+            "migrated",
+            actor,
+            revision=baseline,
+            units=len(final.units),
+            removed=len(removed) + 1,
+        )
+        fsio.unlink(layout.resolve_inside(LEGACY_MANIFEST), missing_ok=True)
+        removed.append(LEGACY_MANIFEST)
+    status = "migrated" if first_mode == "convert" else "finished"
+    return MigrationResult(
+        status, False, plan if first_mode == "convert" else final, baseline, removed
+    )
+
+
+def _verb(plan: Plan) -> str:
+    return "migrate" if plan.mode == "convert" else "finish"
+
+
+def _write(layout: Layout, plan: Plan) -> None:
+    for u in plan.units:
+        if u.action == WRITE and u.converted is not None:
+            fsio.write_atomic(layout.resolve_inside(u.target), u.converted.data)
+    for source, action in plan.sources:
+        if action == WRITE:
+            fsio.write_atomic(layout.resolve_inside(source.target), source.data)
+    fsio.makedirs(layout.curated)  # a legacy workspace with no units still gets a curated tree
+
+
+def _remove_units(layout: Layout, plan: Plan) -> list[str]:
+    """Legacy unit files, then emptied legacy folders; the manifest (the resume marker) is
+    removed by the caller, last."""
+    removed = []
+    for rel in plan.removals:
+        if rel != LEGACY_MANIFEST:
+            fsio.unlink(layout.resolve_inside(rel), missing_ok=True)
+            removed.append(rel)
+    top = layout.resolve_inside(UNITS_DIR)
+    kinds = sorted(p for p in top.iterdir() if p.is_dir()) if top.is_dir() else []
+    for folder in [*kinds, top]:
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+            fsio.rmdir(folder)
+    return removed
