@@ -142,6 +142,15 @@ def append_line(path: str | os.PathLike[str], line: bytes) -> None:
         os.close(fd)
 
 
+def open_lock(path: str | os.PathLike[str]) -> int:
+    """Open (creating) the archive's lock file for flock: read-write, never through a
+    symlink, non-blocking so that a FIFO planted there cannot hang the open."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    fd = _call("open", path, lambda: os.open(path, flags, 0o644))
+    assert isinstance(fd, int)
+    return fd
+
+
 def rewrite_fd(fd: int, path: str | os.PathLike[str], data: bytes) -> None:
     """Overwrite an open, locked bookkeeping file in place (the lock holder's note).
 

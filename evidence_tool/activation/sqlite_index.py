@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import secrets
 import sqlite3
@@ -132,8 +131,8 @@ class SqliteBackend:
         except sqlite3.Error as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            # Gone after a publish; left by a failed build (the previous index keeps serving).
+            fsio.unlink(tmp, missing_ok=True)
 
 
 def index_revision(path: Path) -> str | None:

@@ -40,9 +40,8 @@ class ArchiveLock:
         self.fd: int | None = None
 
     def _open(self) -> int:
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(self.path, flags, 0o644)
+            fd = fsio.open_lock(self.path)
         except OSError as exc:
             raise LockHeldError(
                 f"cannot open the lock file {self.path.name}: {exc.strerror} "
