@@ -12,9 +12,43 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import write_guard
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
+
+
+_GUARD = pytest.StashKey[write_guard.Guard]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "allow_system_temp: the test may also write in the system temp dir"
+    )
+    write_guard.install()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Every write of the test, its fixtures included, lands in the pytest basetemp."""
+    basetemp = item.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    roots = [str(basetemp), str(Path.cwd() / ".hypothesis"), str(REPO / ".hypothesis")]
+    system_temp = item.get_closest_marker("allow_system_temp") is not None
+    with write_guard.guarding(roots, system_temp=system_temp) as guard:
+        item.stash[_GUARD] = guard
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A refused write fails the test even if the code under test caught the exception."""
+    outcome = yield
+    report = outcome.get_result()
+    guard = item.stash.get(_GUARD, None)
+    if guard is not None and guard.violations:
+        report.outcome = "failed"
+        report.longrepr = "\n".join(guard.violations)
+        guard.violations.clear()
 
 
 @dataclass
