@@ -188,6 +188,11 @@ CODES: dict[str, CodeInfo] = {
         "Check the path: pass --workspace-root PATH, or --installation FILE naming an existing "
         "descriptor with --workspace ID.",
     ),
+    "E604": CodeInfo(
+        6,
+        "workspace write failed",
+        "Free disk space or fix the permissions of the named path, then run the command again.",
+    ),
     "E701": CodeInfo(
         7,
         "integrity failure",

@@ -10,19 +10,33 @@ data that is gone).
 Fault injection reaches every write through ``set_hook``: the hook is called
 with the operation name and path before (``phase="before"``) and after
 (``phase="after"``) each call, and may raise or kill the process.
+
+A ``transaction`` (the archive opens one per locked operation) keeps an undo
+log of one *step* at a time: ``begin_step()`` opens a step, and the write that
+makes it visible (state.yaml, a journal entry, sources.json: ``write_atomic(...,
+commit=True)``) closes it.  When an operation fails with the step still open, ``rollback()`` undoes the step's writes newest first, so an I/O error
+before the commit point leaves the tree as it was.  The undo never fsyncs: what
+it removes is referenced by nothing durable, so any part of it reaching the
+disk is a state the next run accepts, and after a failed fsync a second one
+proves nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 Hook = Callable[[str, str, str], None]
+# The names write_atomic gives its temp files: ".<target name>.<12 hex>.tmp" (group 1: target).
+TEMP_NAME = re.compile(r"\.(.+)\.[0-9a-f]{12}\.tmp")
 _hook: Hook | None = None
+_tx: Transaction | None = None
 
 OPS = ("mkdir", "open", "write", "fsync", "replace", "unlink", "rmdir", "truncate")
 
@@ -34,12 +48,24 @@ def set_hook(hook: Hook | None) -> None:
 
 
 def _call(op: str, path: str | os.PathLike[str], fn: Callable[[], object]) -> object:
-    if _hook is not None:
-        _hook(op, os.fspath(path), "before")
-    out = fn()
+    try:
+        if _hook is not None:
+            _hook(op, os.fspath(path), "before")
+        out = fn()
+    except OSError as exc:
+        if exc.filename is None:  # os.fsync(fd) names no file: say which one failed
+            exc.filename = os.fspath(path)
+        raise
     if _hook is not None:
         _hook(op, os.fspath(path), "after")
     return out
+
+
+def _then(_result: object, undo: _Undo | None) -> None:
+    """Record ``undo`` the moment its call is done (inside ``_call``, before the hook's
+    "after" or a later fsync can fail), so a failure from then on undoes the call."""
+    if undo is not None and _tx is not None:
+        _tx.record(undo)
 
 
 def fsync_fd(fd: int, path: str | os.PathLike[str]) -> None:
@@ -66,7 +92,7 @@ def makedirs(path: str | os.PathLike[str]) -> None:
         probe = probe.parent
     for folder in reversed(missing):
         try:
-            _call("mkdir", folder, lambda f=folder: os.mkdir(f, 0o755))  # type: ignore[misc]
+            _call("mkdir", folder, lambda f=folder: _then(os.mkdir(f, 0o755), _Undo("rmdir", f)))  # type: ignore[misc]
         except FileExistsError:
             if not folder.is_dir() or folder.is_symlink():
                 raise
@@ -74,11 +100,24 @@ def makedirs(path: str | os.PathLike[str]) -> None:
         fsync_dir(folder.parent)
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_parents: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically and durably."""
+def write_atomic(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    make_parents: bool = True,
+    durable: bool = True,
+    commit: bool = False,
+) -> None:
+    """Replace ``path`` with ``data`` atomically and durably.
+
+    ``commit=True``: this write is the open step's commit point; the step closes as soon
+    as the rename is done (a reader may see it from then on, so it is never undone).
+    ``durable=False``: no fsync, for the undo of a failed step only.
+    """
     path = Path(path)
     if make_parents:
         makedirs(path.parent)
+    undo = _tx.before_replace(path, data) if _tx is not None and durable else None
     tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = _call("open", tmp, lambda: os.open(tmp, flags, 0o644))
@@ -90,16 +129,26 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_parents: boo
                 n = _call("write", tmp, lambda v=view: os.write(fd, v))  # type: ignore[misc]
                 assert isinstance(n, int)
                 view = view[n:]
-            fsync_fd(fd, tmp)
+            if durable:
+                fsync_fd(fd, tmp)
         finally:
             os.close(fd)
-        _call("replace", path, lambda: os.replace(tmp, path))
+
+        def rename() -> None:
+            os.replace(tmp, path)
+            if commit:
+                commit_step()
+            else:
+                _then(None, undo)  # so a failing folder fsync undoes the rename too
+
+        _call("replace", path, rename)
     except BaseException:
         # Leave no temp file behind; the target keeps its old bytes.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def write_new(path: str | os.PathLike[str], data: bytes) -> bool:
@@ -113,8 +162,9 @@ def write_new(path: str | os.PathLike[str], data: bytes) -> bool:
 
 def unlink(path: str | os.PathLike[str], *, missing_ok: bool = False) -> None:
     path = Path(path)
+    undo = _tx.before_unlink(path) if _tx is not None else None
     try:
-        _call("unlink", path, lambda: os.unlink(path))
+        _call("unlink", path, lambda: _then(os.unlink(path), undo))
     except FileNotFoundError:
         if not missing_ok:
             raise
@@ -124,7 +174,7 @@ def unlink(path: str | os.PathLike[str], *, missing_ok: bool = False) -> None:
 
 def rmdir(path: str | os.PathLike[str]) -> None:
     path = Path(path)
-    _call("rmdir", path, lambda: os.rmdir(path))
+    _call("rmdir", path, lambda: _then(os.rmdir(path), _Undo("mkdir", path)))
     fsync_dir(path.parent)
 
 
@@ -132,10 +182,16 @@ def append_line(path: str | os.PathLike[str], line: bytes) -> None:
     """Append one line durably (the event log). A torn last line is skipped by readers."""
     path = Path(path)
     makedirs(path.parent)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = _call("open", path, lambda: os.open(path, flags, 0o644))
     assert isinstance(fd, int)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            # A crash tore the last line: end it, or this line would be glued to it and lost.
+            line = b"\n" + line
+        if _tx is not None:
+            _tx.record(_Undo("truncate", path, size=size))
         _call("write", path, lambda: os.write(fd, line))
         fsync_fd(fd, path)
     finally:
@@ -170,3 +226,117 @@ def publish(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
         os.close(fd)
     _call("replace", path, lambda: os.replace(tmp, path))
     fsync_dir(Path(path).parent)
+
+
+# -- the undo log of one step ------------------------------------------------------
+
+
+class _Undo:
+    """One undo action: ``restore`` a replaced file's ``old`` bytes (None: the step created
+    it, remove it), ``mkfile`` (re-create a removed file), ``rmdir``/``mkdir`` (a folder the
+    step created/removed), ``truncate`` (an appended file back to ``size``).  ``new`` is the
+    sha256 of what the step wrote: a file that no longer holds it was changed by someone
+    else since, and is left alone."""
+
+    def __init__(
+        self,
+        kind: str,
+        path: Path,
+        old: bytes | None = None,
+        new: str | None = None,
+        size: int = 0,
+    ) -> None:
+        self.kind, self.path, self.old, self.new, self.size = kind, path, old, new, size
+
+    def apply(self) -> None:
+        path = self.path
+        if self.kind == "rmdir":
+            if path.is_dir() and not any(path.iterdir()):
+                _call("rmdir", path, lambda: os.rmdir(path))
+        elif self.kind == "mkdir":
+            if not os.path.lexists(path):
+                _call("mkdir", path, lambda: os.mkdir(path, 0o755))
+        elif self.kind == "truncate":
+            if path.is_file() and path.stat().st_size > self.size:
+                _call("truncate", path, lambda: os.truncate(path, self.size))
+        elif self.kind == "mkfile":
+            if not os.path.lexists(path):
+                write_atomic(path, self.old or b"", make_parents=False, durable=False)
+        elif self.kind == "restore":
+            if _sha256(path) != self.new:
+                return  # changed again since the step wrote it: not ours to undo
+            if self.old is None:
+                _call("unlink", path, lambda: os.unlink(path))
+            else:
+                write_atomic(path, self.old, make_parents=False, durable=False)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _old_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
+
+
+class Transaction:
+    """The undo log of the open step of one operation (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.steps: list[_Undo] = []
+        self.recording = False
+
+    def record(self, undo: _Undo) -> None:
+        if self.recording:
+            self.steps.append(undo)
+
+    def before_replace(self, path: Path, data: bytes) -> _Undo | None:
+        if not self.recording:
+            return None
+        return _Undo("restore", path, _old_bytes(path), hashlib.sha256(data).hexdigest())
+
+    def before_unlink(self, path: Path) -> _Undo | None:
+        if not self.recording or not path.is_file():
+            return None
+        old = _old_bytes(path)
+        return _Undo("mkfile", path, old) if old is not None else None
+
+    def rollback(self) -> list[str]:
+        """Undo the open step, newest write first; the paths that could not be undone."""
+        failed = []
+        steps, self.steps, self.recording = self.steps, [], False
+        for undo in reversed(steps):
+            try:
+                undo.apply()
+            except OSError:
+                failed.append(os.fspath(undo.path))
+        return failed
+
+
+@contextlib.contextmanager
+def transaction() -> Iterator[Transaction]:
+    """An undo log for the enclosed operation; steps are opened with ``begin_step()``."""
+    global _tx
+    outer, _tx = _tx, Transaction()
+    try:
+        yield _tx
+    finally:
+        _tx = outer
+
+
+def begin_step() -> None:
+    """Open a step: its writes are undone if the operation fails before ``commit_step()``."""
+    if _tx is not None:
+        _tx.steps, _tx.recording = [], True
+
+
+def commit_step() -> None:
+    """Close the open step: its commit point is written; from here the next run rolls forward."""
+    if _tx is not None:
+        _tx.steps, _tx.recording = [], False

@@ -84,7 +84,8 @@ class Journal:
         }
         name = f"{now().replace(':', '')}-{secrets.token_hex(4)}.json"
         path = self.folder / name
-        fsio.write_atomic(path, canonical_json(entry) + b"\n")
+        # The commit point of a journaled change: from here the next run rolls it forward.
+        fsio.write_atomic(path, canonical_json(entry) + b"\n", commit=True)
         return path
 
     def conflicts(self, entry: dict[str, Any]) -> list[str]:

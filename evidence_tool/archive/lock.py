@@ -8,6 +8,8 @@ cannot outlive its process.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -19,7 +21,10 @@ from types import TracebackType
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
-from evidence_tool.errors import LockHeldError
+from evidence_tool.errors import AvailabilityError, LockHeldError
+
+# The file system refuses to write, as opposed to something planted at the lock path.
+_CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO}
 
 
 def _alive(pid: int) -> bool:
@@ -43,6 +48,13 @@ class ArchiveLock:
         try:
             fd = fsio.open_lock(self.path)
         except OSError as exc:
+            if exc.errno in _CANNOT_WRITE:
+                raise AvailabilityError(
+                    f"cannot create the lock file {self.path.name}: {exc.strerror}; "
+                    "the workspace is not writable",
+                    code="E604",
+                    path=self.path.name,
+                ) from None
             raise LockHeldError(
                 f"cannot open the lock file {self.path.name}: {exc.strerror} "
                 "(a symlink, folder or special file there is refused; "
@@ -95,7 +107,9 @@ class ArchiveLock:
             "since": now(),
             "argv": " ".join(sys.argv[:3]),
         }
-        fsio.rewrite_fd(fd, self.path, json.dumps(info).encode())
+        # Only names the holder in messages: a full disk must not fail the operation here.
+        with contextlib.suppress(OSError):
+            fsio.rewrite_fd(fd, self.path, json.dumps(info).encode())
         return self
 
     def release(self) -> None:

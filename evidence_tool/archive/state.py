@@ -61,4 +61,5 @@ def read_state(path: Path) -> State:
 
 
 def write_state(path: Path, state: State) -> None:
-    fsio.write_atomic(path, render_state(state))
+    # The commit point of a consolidation: what it wrote before is referenced from here on.
+    fsio.write_atomic(path, render_state(state), commit=True)

@@ -147,6 +147,8 @@ def _verb(plan: Plan) -> str:
 
 
 def _write(layout: Layout, plan: Plan) -> None:
+    # One step: a failure undoes the v4 files written so far (the legacy ones are intact).
+    fsio.begin_step()
     for u in plan.units:
         if u.action == WRITE and u.converted is not None:
             fsio.write_atomic(layout.resolve_inside(u.target), u.converted.data)

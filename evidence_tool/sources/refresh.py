@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
@@ -190,6 +191,7 @@ def refresh(
     with archive.locked("refresh"):
         registry = store.read(layout)  # re-read: a decide may have finished meanwhile
         lines = _apply(archive, registry, refined, seen, scope, at)
+        fsio.begin_step()  # the acquisitions, committed by the sources.json naming them
         for r in refined:
             record = registry["sources"][r.doc.source_id]
             if record.get("comparison") and record["comparison"]["acquisition"] == r.doc.raw_hash:

@@ -48,7 +48,8 @@ def render(registry: dict[str, Any]) -> bytes:
 
 
 def write(layout: Layout, registry: dict[str, Any]) -> None:
-    fsio.write_atomic(layout.sources_json, render(registry))
+    # The commit point of a refresh: the acquisitions it saved are referenced from here on.
+    fsio.write_atomic(layout.sources_json, render(registry), commit=True)
 
 
 def acquisition_paths(layout: Layout, sid: str, raw_hash: str) -> tuple[str, str]:
