@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from evidence_tool.archive import staged as staging
-from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.local import LocalEvidenceArchive, unfinished_snapshots
 from evidence_tool.archive.manifest import load_local_manifest
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.snapshot import load_snapshot
@@ -36,7 +36,16 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
 
     snapshots: dict[str, Any] = {}
     if layout.snapshots.is_dir():
+        unfinished = set(unfinished_snapshots(layout))
         for name in sorted(os.listdir(layout.snapshots)):
+            folder = layout.snapshots / name
+            if folder in unfinished:
+                # A consolidation killed before its manifest landed: no snapshot, only
+                # a folder (and its temp file, reported on its own) that the next locked
+                # operation removes.  A state.yaml naming it is still reported below.
+                for temp in sorted(folder.iterdir()):
+                    problems.append(_e("temp file of an interrupted write", rel(temp)))
+                continue
             counts["snapshots"] += 1
             try:
                 snap = load_snapshot(layout.snapshots, archive.objects, name)
@@ -82,15 +91,10 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
                 )
         newest = state.newest
         if newest and newest in snapshots:
-            _check_local_manifest(archive, snapshots[newest], problems)
+            _check_local_manifest(archive, snapshots[newest], snapshots, problems)
             _check_reserved(archive, snapshots[newest], problems)
         elif newest is None and layout.local_manifest.exists():
-            problems.append(
-                _e(
-                    "local-manifest.yaml exists but the archive has no snapshot",
-                    rel(layout.local_manifest),
-                )
-            )
+            _check_local_manifest(archive, None, snapshots, problems)
 
     if layout.acquired.is_dir():
         for path in sorted(layout.acquired.rglob("*")):
@@ -122,8 +126,12 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
 
 
 def _check_local_manifest(
-    archive: LocalEvidenceArchive, snap: Any, problems: list[Diagnostic]
+    archive: LocalEvidenceArchive,
+    snap: Any | None,
+    snapshots: dict[str, Any],
+    problems: list[Diagnostic],
 ) -> None:
+    """local-manifest.yaml must be the newest snapshot's (``snap``; None: there is none)."""
     layout = archive.layout
     try:
         revision, manifest = load_local_manifest(layout.local_manifest.read_bytes())
@@ -135,7 +143,26 @@ def _check_local_manifest(
             _e(f"local-manifest.yaml cannot be read: {exc}", layout.rel(layout.local_manifest))
         )
         return
-    if revision != snap.revision or manifest != snap.manifest:
+    current = snap.revision if snap is not None else None
+    ahead = snapshots.get(revision) if revision != current else None
+    if ahead is not None and manifest == ahead.manifest:
+        # Written just before state.yaml (SPEC 5 step 4) by a run killed in between.
+        problems.append(
+            _e(
+                f"local-manifest.yaml names snapshot {revision[:12]}…, ahead of state.yaml "
+                f"({(current or 'no snapshot')[:12]}…): a consolidation was interrupted; run "
+                "'tht workspace evidence consolidate' to finish it",
+                layout.rel(layout.local_manifest),
+            )
+        )
+    elif snap is None:
+        problems.append(
+            _e(
+                "local-manifest.yaml exists but the archive has no snapshot",
+                layout.rel(layout.local_manifest),
+            )
+        )
+    elif revision != snap.revision or manifest != snap.manifest:
         problems.append(
             _e(
                 "local-manifest.yaml differs from snapshot "
@@ -147,7 +174,14 @@ def _check_local_manifest(
 
 def _check_reserved(archive: LocalEvidenceArchive, snap: Any, problems: list[Diagnostic]) -> None:
     reserved = {d["id"] for d in snap.manifest["deletions"]}
-    staged = archive.staged()
+    try:
+        staged = archive.staged()
+        for _path, entry in archive.journal.pending():
+            # A journaled restore is committed: its file may be back before staged.json
+            # says so (an unreadable entry or staged.json is reported on its own).
+            staged = staging.merge(staged, entry.get("staged", {}))
+    except EvidenceError:
+        return
     if not reserved:
         return
     try:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evidence_tool import fsio
@@ -20,13 +20,44 @@ from evidence_tool.archive.manifest import manifest_bytes, render_local_manifest
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
-from evidence_tool.errors import IntegrityError, InvalidFilesError
+from evidence_tool.errors import AvailabilityError, IntegrityError, InvalidFilesError
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import ValidationReport, scan_curated
 
 Activate = Callable[[Snapshot], None]
-# The names ``fsio.write_atomic`` gives its temp files: ".<target name>.<12 hex>.tmp".
-_STALE_TEMP = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+
+
+def unfinished_snapshots(layout: Layout) -> list[Path]:
+    """Snapshot folders holding no manifest, only temp files at most: a consolidation was
+    killed between creating the folder and renaming its manifest into it."""
+    out = []
+    if layout.snapshots.is_dir():
+        for folder in sorted(layout.snapshots.iterdir()):
+            if folder.is_dir() and not folder.is_symlink():
+                names = os.listdir(folder)
+                if all(fsio.TEMP_NAME.fullmatch(n) for n in names):
+                    out.append(folder)
+    return out
+
+
+def write_failed(
+    exc: OSError, command: str, layout: Layout, undone_failed: list[str]
+) -> AvailabilityError:
+    """E604 naming the path and the OS reason; no traceback (it is not a defect)."""
+    where = exc.filename if isinstance(exc.filename, str) else None
+    if where:
+        temp = fsio.TEMP_NAME.fullmatch(os.path.basename(where))
+        if temp:  # name the file being written, not its temp file
+            where = os.path.join(os.path.dirname(where), temp.group(1))
+        if layout.inside(os.path.dirname(where) or "."):
+            where = layout.rel(where)
+    reason = exc.strerror or type(exc).__name__
+    message = f"{command}: writing {where or 'the workspace'} failed ({reason})"
+    if undone_failed:
+        shown = ", ".join(layout.rel(p) if layout.inside(p) else p for p in undone_failed)
+        message += f"; these unfinished writes could not be undone: {shown}"
+    message += "; the archive keeps its last completed step: fix the cause, then run it again"
+    return AvailabilityError(message, code="E604", path=where)
 
 
 @dataclass
@@ -90,10 +121,22 @@ class LocalEvidenceArchive:
     # -- locking and the journal -------------------------------------------
     @contextmanager
     def locked(self, command: str) -> Iterator[None]:
-        with ArchiveLock(self.layout.lock, command, self.wait):
-            self.sweep_stale_temp_files()
-            self.replay_journal()
-            yield
+        """Hold the lock; finish what a killed run left; undo an unfinished step on failure.
+
+        A write the file system refuses (disk full, read-only, EIO) ends the operation
+        with E604: the writes of the step still open are undone first (fsio), so the
+        archive is as the last completed step left it.
+        """
+        with ArchiveLock(self.layout.lock, command, self.wait), fsio.transaction() as tx:
+            try:
+                self.sweep_stale_temp_files()
+                self.replay_journal()
+                yield
+            except Exception as exc:
+                undone = tx.rollback()
+                if isinstance(exc, OSError):
+                    raise write_failed(exc, command, self.layout, undone) from None
+                raise
 
     def sweep_stale_temp_files(self) -> None:
         """Remove temp files left by a process killed mid-write (they would fail ``verify``
@@ -101,8 +144,11 @@ class LocalEvidenceArchive:
         then no writer is active, so every such file is an orphan."""
         for dirpath, _dirs, names in os.walk(self.layout.evidence):
             for name in names:
-                if _STALE_TEMP.fullmatch(name):
+                if fsio.TEMP_NAME.fullmatch(name):
                     fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
+        # A snapshot folder created just before the kill, without its manifest.
+        for folder in unfinished_snapshots(self.layout):
+            fsio.rmdir(folder)
 
     def replay_journal(self) -> None:
         """Finish interrupted operator-file writes, or stop with E302 if a file was edited."""
@@ -272,7 +318,11 @@ class LocalEvidenceArchive:
         return result
 
     def _write_snapshot(self, d: Derivation, report: ValidationReport) -> str:
-        """Objects, then the snapshot manifest, then local-manifest.yaml (SPEC.md 5 step 4)."""
+        """Objects, then the snapshot manifest, then local-manifest.yaml (SPEC.md 5 step 4).
+
+        These writes are one step, committed by the state.yaml that names the snapshot.
+        """
+        fsio.begin_step()
         by_hash = {f.file_hash: f.data for f in report.files}
         for entry in d.manifest["units"]:
             if not self.objects.has(entry["file_hash"]):
