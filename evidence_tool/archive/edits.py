@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import item_key, lineage_of, manual
@@ -84,7 +85,12 @@ class ArchiveEditor:
         staged: dict[str, Any],
         **event: Any,
     ) -> list[FileChange]:
-        """Check every path against its expected hash, journal, then write (E301 on mismatch)."""
+        """Check every path against its expected hash, journal, then write (E301 on mismatch).
+
+        The post-image objects and the journal entry are one step: a failure before the
+        entry lands undoes the objects; after it, the next run rolls the change forward.
+        """
+        fsio.begin_step()
         planned = []
         for rel, data in changes:
             target = self.layout.resolve_inside(rel)
@@ -134,12 +140,21 @@ class ArchiveEditor:
                 expected[new_rel] = None
                 rel = new_rel
             data = render(unit).encode("utf-8")
+            if not changes and self._already(rel, data):
+                # An interrupted run of this very save already wrote it (its journal was
+                # replayed on taking the lock): succeed instead of reporting E301.
+                return self.get(unit.id)
             changes.append((rel, data))
             staged = self._save_declaration(unit, actor)
             self._change(
                 "save", actor, changes, expected, staged, event="saved", id=unit.id, path=rel
             )
         return self.get(unit.id)
+
+    def _already(self, rel: str, data: bytes) -> bool:
+        """The file holds ``data`` and nothing staged is missing for it."""
+        target = self.layout.resolve_inside(rel)
+        return current_hash(target) == hashlib.sha256(data).hexdigest()
 
     def _save_declaration(self, unit: Unit, actor: str) -> dict[str, Any]:
         """The declaration a save stages: none without a visible change (the declaration
@@ -158,6 +173,8 @@ class ArchiveEditor:
     def remove(self, unit_id: str, expected_file_hash: str, actor: str) -> None:
         with self.archive.locked("remove"):
             rel = self._find(unit_id)
+            if rel is None and unit_id in self.archive.staged()["retirements"]:
+                return  # an interrupted run of this remove finished it (journal replay)
             if rel is None:
                 raise UsageError(f"no curated file holds id '{unit_id}'")
             self._change(
@@ -178,31 +195,40 @@ class ArchiveEditor:
             record = next(
                 (d for d in (newest.deletions if newest else []) if d["id"] == unit_id), None
             )
+            if record is None and self._restore_pending(unit_id):
+                # An interrupted run of this restore got as far as the pending candidate:
+                # only its activation is left to do.
+                return self.archive.consolidate_locked(actor, activate)
             if record is None:
                 raise UsageError(
                     f"'{unit_id}' has no deletion record; 'tht workspace evidence "
                     "log' lists deletions"
                 )
             holder = next(
-                (f.rel for f in self.archive.scan().files if f.result.unit_id == unit_id), None
+                (f for f in self.archive.scan().files if f.result.unit_id == unit_id), None
             )
+            last = self.archive.snapshot(record["last_revision"]).entry(unit_id)
+            assert last is not None
+            restoring = self.archive.staged()["restorations"].get(unit_id)
+            if holder is not None and restoring and holder.file_hash == last.file_hash:
+                # An interrupted run of this restore wrote the file and staged it (journal
+                # replay): only its consolidation is left to do.
+                return self.archive.consolidate_locked(actor, activate)
             if holder is not None:
                 # Writing the old file next to it would only end in a duplicate id (E120).
                 raise InvalidFilesError(
                     [
                         Diagnostic(
                             "E121",
-                            f"'{unit_id}' is reserved but {holder} uses it; rename or remove "
-                            "that file before restoring the deleted unit",
-                            holder,
+                            f"'{unit_id}' is reserved but {holder.rel} uses it; rename or "
+                            "remove that file before restoring the deleted unit",
+                            holder.rel,
                             3,
                             1,
                             unit_id,
                         )
                     ]
                 )
-            last = self.archive.snapshot(record["last_revision"]).entry(unit_id)
-            assert last is not None
             data = self.archive.objects.get(last.file_hash)
             staged = {
                 "restorations": {
@@ -225,6 +251,24 @@ class ArchiveEditor:
                 path=last.path,
             )
             return self.archive.consolidate_locked(actor, activate)
+
+    def _restore_pending(self, unit_id: str) -> bool:
+        """An earlier run of this restore got past its journal: the newest snapshot holds the
+        unit again, and it is the one the last removal or restore event named restored."""
+        newest = self.archive.newest_snapshot()
+        if newest is None or newest.entry(unit_id) is None:
+            return False
+        state = self.archive.state()
+        if state.pending is not None and state.active is not None:
+            active = self.archive.snapshot(state.active)
+            if any(d["id"] == unit_id for d in active.deletions):
+                return True  # the candidate restoring it waits for activation
+        events = [
+            e["event"]
+            for e in self.archive.events()
+            if e.get("id") == unit_id and e["event"] in ("removed", "restored")
+        ]
+        return bool(events) and events[-1] == "restored"
 
     def resolve_review(self, unit_id: str, note: str, actor: str) -> list[dict[str, Any]]:
         """Close the open review items of a unit with a note (recorded with the actor)."""

@@ -155,7 +155,9 @@ def _finish(
         raise
     registry = store.read(archive.layout)
     decision = registry["sources"][sid]["decision"]
-    decision["status"] = result.status
+    # "unchanged" when a re-run finds the decision's snapshot already active.
+    active = archive.state().active == result.revision
+    decision["status"] = "activated" if active else result.status
     decision["activation_error"] = result.activation_error
     decision["snapshot"] = result.revision
     store.write(archive.layout, registry)
@@ -180,6 +182,11 @@ def decide(
             raise UsageError("the archive is not initialized: run 'tht workspace evidence init'")
         registry = store.read(archive.layout)
         sid = _full_id(registry, sid)
+        saved = (registry["sources"].get(sid) or {}).get("decision") or {}
+        if saved.get("revision") == revision and saved.get("decision") == decision:
+            # The same decision, already saved by a run that was interrupted (or that
+            # raced us to the lock): finish it instead of refusing a consumed comparison.
+            return _finished_again(archive, sid, saved, actor, activate)
         comparison = _comparison(archive, registry, sid, revision)
         at = now()
         if decision == "keep":
@@ -223,6 +230,27 @@ def decide(
         "written": [p for p, data in changes if data is not None],
         "removed": [p for p, data in changes if data is None],
         "retired": record["decision"]["retired"],
+        "consolidation": result.to_json(),
+    }
+
+
+def _finished_again(
+    archive: LocalEvidenceArchive,
+    sid: str,
+    saved: dict[str, Any],
+    actor: str,
+    activate: Activate | None,
+) -> dict[str, Any]:
+    """The result of re-running a saved decision: consolidate and activate it again."""
+    result = _finish(archive, sid, actor, activate)
+    return {
+        "source_id": sid,
+        "decision": saved["decision"],
+        "revision": saved["revision"],
+        "written": [],
+        "removed": [],
+        "retired": saved.get("retired", []),
+        "already_saved": True,
         "consolidation": result.to_json(),
     }
 
