@@ -1,0 +1,163 @@
+"""A fork server for the crash harness: import the package once, fork a child per run.
+
+Started by ``crashkit.Zygote`` with ``PYTHONPATH`` naming the tree under test.
+Each request (one JSON line on stdin) names an operation, a run folder and a
+fault mode; the zygote forks, the child installs the fault hook in
+``evidence_tool.fsio`` and runs the operation, and the zygote answers with the
+child's exit status (negative: killed by that signal).  Forking an interpreter
+that has already imported everything makes a run cost milliseconds instead of
+the half second of a fresh ``python`` process, which is what lets CI try every
+crash point.
+
+Modes (the hook counts managed operations by their "before" call, from 1):
+
+- ``count``: no fault; the trace lists every operation.
+- ``kill``: ``os.kill(os.getpid(), SIGKILL)`` at operation ``k``, ``phase``
+  before or after it.
+- ``error``: operation ``k`` raises ``OSError`` (EIO for fsync, ENOSPC for
+  write, EACCES for replace); the trace lists the operations that followed.
+- ``powerloss``: at the ``k``-th fsync, rewrite the tree to what a power cut
+  would leave (``powerloss.PowerLoss``, ``variant`` kept/dropped/garbled), then
+  SIGKILL.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import crash_workload
+import powerloss
+
+from evidence_tool import fsio
+
+ERRNO = {"fsync": errno.EIO, "write": errno.ENOSPC, "replace": errno.EACCES}
+
+
+class Tracer:
+    """The fault hook of one child: counts operations and injects the requested fault."""
+
+    def __init__(self, req: dict[str, Any]) -> None:
+        self.mode = req["mode"]
+        self.k = int(req.get("k", 0))
+        self.phase = req.get("phase", "before")
+        self.ops: list[list[Any]] = []  # [op, path, completed]
+        self.failed_at: int | None = None
+        self.fsyncs = 0
+        self.loss = (
+            powerloss.PowerLoss(Path(req["run_dir"]) / "ws", req["variant"], int(req["seed"]))
+            if self.mode == "powerloss"
+            else None
+        )
+
+    def __call__(self, op: str, path: str, phase: str) -> None:
+        if self.loss is not None:
+            self.loss.observe(op, path, phase)
+        if phase == "before":
+            self.ops.append([op, path, False])
+        elif self.ops:
+            self.ops[-1][2] = True  # it completed (a missing file's unlink does not)
+        n = len(self.ops)
+        if self.mode == "kill" and n == self.k and phase == self.phase:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.mode == "powerloss" and phase == "before" and op == "fsync":
+            self.fsyncs += 1
+            if self.fsyncs == self.k:
+                assert self.loss is not None
+                fsio.set_hook(None)
+                self.loss.crash()
+                os.kill(os.getpid(), signal.SIGKILL)
+        if self.mode == "error" and n == self.k and phase == "before" and self.failed_at is None:
+            self.failed_at = n
+            code = ERRNO[op]
+            raise OSError(code, os.strerror(code), path)
+
+
+def child(req: dict[str, Any]) -> None:
+    """The forked child: redirect output, install the hook, run, exit (never returns)."""
+    code = 70
+    try:
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            out = os.open(req[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(out, fd)
+            os.close(out)
+        for key, value in req.get("env", {}).items():
+            if value:
+                os.environ[key] = value
+            else:
+                os.environ.pop(key, None)
+        tracer = Tracer(req)
+        fsio.set_hook(tracer)
+        code = crash_workload.run_operation(req["op"], Path(req["run_dir"]))
+        fsio.set_hook(None)
+        trace = {"ops": tracer.ops, "failed_at": tracer.failed_at, "exit": code}
+        with open(req["trace"], "w") as fh:
+            json.dump(trace, fh)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def warm() -> None:
+    """Import what the operations use before forking, so no child pays for it."""
+    import evidence_tool.activation.sqlite_index
+    import evidence_tool.archive.edits
+    import evidence_tool.archive.integrity
+    import evidence_tool.cli.main
+    import evidence_tool.migrate
+    import evidence_tool.session
+    import evidence_tool.sources  # noqa: F401
+    from evidence_tool.cli.main import main as cli
+    from evidence_tool.unit import parse_unit
+    from evidence_tool.workspace.descriptor import _validator, load_workspace_descriptor
+
+    # Caches filled lazily (compiled JSON Schemas above all) would otherwise be rebuilt
+    # by every child: fill them here, once.
+    for schema in ("workspace.schema.json", "installation.schema.json"):
+        _validator(schema)
+    load_workspace_descriptor(crash_workload.FIXTURE)
+    for path in sorted((crash_workload.FIXTURE / "evidence/curated").rglob("*.md")):
+        parse_unit(path.read_bytes())
+    with open(os.devnull, "w") as sink:
+        saved = sys.stdout
+        sys.stdout = sink
+        try:
+            cli(["evidence", "validate", str(crash_workload.FIXTURE), "--json"])
+        except SystemExit:
+            pass
+        finally:
+            sys.stdout = saved
+
+
+def main() -> None:
+    if os.environ.get("THT_CRASH_FSYNC") != "1":
+        # The harness kills processes, it does not cut power: the page cache survives a
+        # SIGKILL, so fsync changes nothing it can observe and costs most of the time on
+        # this class of disk.  The power-loss mode models fsync from the hook's calls.
+        os.fsync = lambda fd: None
+    warm()
+    for line in sys.stdin:
+        req = json.loads(line)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            child(req)
+        _, status = os.waitpid(pid, 0)
+        sys.stdout.write(json.dumps({"status": os.waitstatus_to_exitcode(status)}) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
