@@ -317,3 +317,12 @@ def build_references(
         )
         print(f"\n{op}: {len(run.trace['ops'])} managed filesystem operations")
     return refs
+
+
+def digest_of(tree: dict[str, bytes]) -> dict[str, str]:
+    """``digest`` of a tree already read with ``files``."""
+    return {
+        rel: hashlib.sha256(data).hexdigest()
+        for rel, data in tree.items()
+        if rel not in NOT_STATE and not rel.startswith(DERIVED)
+    }
