@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import os
 import re
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+ANY: Any = object()  # write_atomic/unlink without ``expected``: whatever is there
 Hook = Callable[[str, str, str], None]
 # The names write_atomic gives its temp files: ".<target name>.<12 hex>.tmp" (group 1: target).
 TEMP_NAME = re.compile(r"\.(.+)\.[0-9a-f]{12}\.tmp")
@@ -107,12 +110,16 @@ def write_atomic(
     make_parents: bool = True,
     durable: bool = True,
     commit: bool = False,
+    expected: str | None = ANY,
 ) -> None:
     """Replace ``path`` with ``data`` atomically and durably.
 
     ``commit=True``: this write is the open step's commit point; the step closes as soon
     as the rename is done (a reader may see it from then on, so it is never undone).
     ``durable=False``: no fsync, for the undo of a failed step only.
+    ``expected``: replace only while the file still holds bytes with this sha256 (None:
+    only while it does not exist), else raise ``Changed`` -- for operator files, which
+    an editor may save at any moment (``_swap``).
     """
     path = Path(path)
     if make_parents:
@@ -135,7 +142,10 @@ def write_atomic(
             os.close(fd)
 
         def rename() -> None:
-            os.replace(tmp, path)
+            if expected is ANY:
+                os.replace(tmp, path)
+            else:
+                _swap(tmp, path, expected, hashlib.sha256(data).hexdigest())
             if commit:
                 commit_step()
             else:
@@ -160,11 +170,15 @@ def write_new(path: str | os.PathLike[str], data: bytes) -> bool:
     return True
 
 
-def unlink(path: str | os.PathLike[str], *, missing_ok: bool = False) -> None:
+def unlink(
+    path: str | os.PathLike[str], *, missing_ok: bool = False, expected: str | None = ANY
+) -> None:
+    """Remove ``path``; with ``expected`` (a sha256), only while it still holds those bytes."""
     path = Path(path)
     undo = _tx.before_unlink(path) if _tx is not None else None
+    remove = os.unlink if expected is ANY else functools.partial(_unlink_if, expected=expected)
     try:
-        _call("unlink", path, lambda: _then(os.unlink(path), undo))
+        _call("unlink", path, lambda: _then(remove(path), undo))
     except FileNotFoundError:
         if not missing_ok:
             raise
@@ -226,6 +240,92 @@ def publish(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
         os.close(fd)
     _call("replace", path, lambda: os.replace(tmp, path))
     fsync_dir(Path(path).parent)
+
+
+# -- compare and swap, for files an editor may save at any moment ----------------------
+
+
+class Changed(Exception):
+    """The file no longer holds the bytes the caller checked: someone else saved it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(os.fspath(path))
+        self.path = os.fspath(path)
+
+
+_RENAME_EXCHANGE = 2
+_exchange_fn: Any = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    global _exchange_fn
+    if _exchange_fn is None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = getattr(libc, "renameat2", False)
+        if fn:
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+            fn.argtypes += [ctypes.c_uint]
+        _exchange_fn = fn
+    if not _exchange_fn:
+        return False
+    at_cwd = -100
+    if _exchange_fn(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    import ctypes
+
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False  # this file system cannot exchange: the checked window stays
+    raise OSError(code, os.strerror(code), os.fspath(b))
+
+
+def _swap(tmp: Path, path: Path, expected: str | None, ours: str) -> None:
+    """Rename ``tmp`` over ``path`` only if ``path`` holds ``expected``, else ``Changed``.
+
+    Absent expected: a hard link creates the name only if nothing holds it.  Otherwise
+    the check is repeated right before an atomic exchange, and the bytes taken out are
+    checked again: an editor that saved in between gets its bytes put back (and any
+    newer save of theirs that landed meanwhile stays).  An editor writing in place into
+    the old file between the two is the one race no rename can see.
+    """
+    if expected is None:
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise Changed(path) from None
+        os.unlink(tmp)
+        return
+    if _sha256(path) != expected:
+        raise Changed(path)
+    if not _exchange(tmp, path):
+        os.replace(tmp, path)
+        return
+    seen = {_sha256(tmp)}
+    if expected in seen:
+        os.unlink(tmp)  # the bytes we replaced are the ones we checked
+        return
+    while True:  # give their save back; keep whichever of theirs is newest
+        _exchange(tmp, path)
+        out = _sha256(tmp)
+        if out == ours or out in seen:
+            os.unlink(tmp)
+            raise Changed(path)
+        seen.add(out)
+
+
+def _unlink_if(path: Path, *, expected: str | None) -> None:
+    """Remove ``path`` only if it holds ``expected``: move it aside, check, or give it back."""
+    aside = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    os.rename(path, aside)
+    if _sha256(aside) != expected:
+        with contextlib.suppress(FileExistsError):  # a newer save of theirs stays
+            os.link(aside, path)
+        os.unlink(aside)
+        raise Changed(path)
+    os.unlink(aside)
 
 
 # -- the undo log of one step ------------------------------------------------------

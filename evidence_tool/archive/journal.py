@@ -103,25 +103,37 @@ class Journal:
         """Bring every file to its post-image, apply the staged change, close the entry."""
         bad = self.conflicts(entry)
         if bad:
-            raise EvidenceError(
-                "an interrupted operation's journal names files edited since: "
-                + ", ".join(bad)
-                + "; nothing was overwritten. Inspect with 'tht workspace "
-                "evidence recover' and abandon the journal with --abandon",
-                code="E302",
-                path=bad[0],
-                details={"result": {"paths": bad}},
-            )
+            raise self._conflict(bad)
         for f in entry["files"]:
             target = self.layout.resolve_inside(f["path"])
             if current_hash(target) == f["post"]:
                 continue
-            if f["post"] is None:
-                fsio.unlink(target, missing_ok=True)
-            else:
-                fsio.write_atomic(target, self.objects.get(f["post"]))
+            # An editor may save the file between the check above and the rename: the
+            # swap replaces only the pre-image, else it leaves their bytes (fsio._swap).
+            try:
+                if f["post"] is None:
+                    fsio.unlink(target, missing_ok=True, expected=f["pre"])
+                else:
+                    fsio.write_atomic(target, self.objects.get(f["post"]), expected=f["pre"])
+            except fsio.Changed:
+                raise self._conflict([f["path"]], while_writing=True) from None
         apply_staged(entry.get("staged", {}))
         fsio.unlink(path)
+
+    @staticmethod
+    def _conflict(paths: list[str], *, while_writing: bool = False) -> EvidenceError:
+        what = (
+            "a file was saved by someone else while this operation was writing it: "
+            if while_writing
+            else "an interrupted operation's journal names files edited since: "
+        )
+        return EvidenceError(
+            what + ", ".join(paths) + "; nothing was overwritten. Inspect with 'tht workspace "
+            "evidence recover' and abandon the journal with --abandon",
+            code="E302",
+            path=paths[0],
+            details={"result": {"paths": paths}},
+        )
 
     def abandon(self, path: Path) -> None:
         fsio.unlink(path)
