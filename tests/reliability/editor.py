@@ -1,0 +1,56 @@
+"""An operator's editor saving one file in a loop, and noticing when a save of its was lost.
+
+``python editor.py FILE PRE STOP LOG``: until STOP exists, save FILE alternately
+with the bytes of PRE (the file as the last refresh saw it) and with an edit of
+them, the way editors save (a temp file renamed over the file).  Before each
+save it reads FILE back: if the bytes are not what it saved last, someone
+replaced them; when what it saved was an edit, that edit was lost.  Writes one
+JSON object to LOG at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+
+
+def main() -> None:
+    path, pre_path, stop, log = sys.argv[1:5]
+    pre = open(pre_path, "rb").read()  # noqa: SIM115
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.editor-save")
+    last: bytes | None = None
+    saves = lost = replaced_pre = 0
+    foreign: list[str] = []
+    while not os.path.exists(stop):
+        try:
+            with open(path, "rb") as fh:
+                now: bytes | None = fh.read()
+        except FileNotFoundError:
+            now = None
+        if last is not None and now != last:
+            if last == pre:
+                replaced_pre += 1  # the tool replaced the bytes it had compared: allowed
+            else:
+                lost += 1
+                foreign.append(hashlib.sha256(now or b"").hexdigest()[:12])
+        saves += 1
+        # An edit that keeps the unit valid: its title changes.
+        data = pre if saves % 2 == 0 else pre.replace(b"\n# ", f"\n# Edit {saves}: ".encode(), 1)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        last = data
+        if saves % 64 == 0:
+            time.sleep(0)  # let the other process run on a busy core
+    with open(log, "w") as fh:
+        json.dump(
+            {"saves": saves, "lost": lost, "replaced_pre": replaced_pre, "foreign": foreign}, fh
+        )
+
+
+if __name__ == "__main__":
+    main()
