@@ -6,8 +6,8 @@ filesystem write the interpreter announces -- ``open`` with write flags,
 rename/replace, remove, mkdir, rmdir, truncate, chmod/utime, link/symlink,
 ``shutil`` copies, moves and trees, ``tempfile`` creations and SQLite
 databases opened for writing -- must resolve inside the pytest basetemp (every
-``tmp_path`` lives there), the Hypothesis example database, a ``__pycache__``
-folder or ``/dev/null``.  The system temp dir is allowed only for a test
+``tmp_path`` lives there), the Hypothesis example database (and the temp file
+Hypothesis renames into it), a ``__pycache__`` folder or ``/dev/null``.  The system temp dir is allowed only for a test
 marked ``allow_system_temp``.
 
 A refused write raises ``WriteOutsideWorkspace`` (a ``BaseException``, so a
@@ -128,12 +128,25 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
     _busy.on = True
     try:
         refused = [p for p in _targets(event, args) if not guard.allows(p)]
+        if refused and _hypothesis_database():
+            refused = []
     finally:
         _busy.on = False
     if refused:
         message = f"{event} writes outside the test's temporary folder: {', '.join(refused)}"
         guard.violations.append(message)
         raise WriteOutsideWorkspace(message)
+
+
+def _hypothesis_database() -> bool:
+    """Hypothesis saves an example through a temp file in the system temp dir, renamed
+    into its example database: its own bookkeeping, like pytest's cache."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(os.path.join("hypothesis", "database.py")):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 _installed = False
