@@ -343,6 +343,8 @@ _json_scalar = st.one_of(
     st.sampled_from([4.0, 3.0]),
     st.text(_FILE_CHARS, max_size=10),
 )
+
+
 def _json_containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     # A named function: hypothesis inspects a multi-line lambda's source unreliably and
     # then warns that it "doesn't use its argument".
@@ -440,6 +442,8 @@ _yaml_words = st.sampled_from(
 )  # fmt: skip
 yaml_string = st.one_of(_yaml_words, st.text(_FILE_CHARS, max_size=20))
 yaml_scalar = st.one_of(st.none(), st.booleans(), st.integers(), yaml_string, yaml_string)
+
+
 def _yaml_containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(st.lists(inner, max_size=4), st.dictionaries(yaml_string, inner, max_size=4))
 
