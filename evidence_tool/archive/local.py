@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -16,13 +17,14 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import Derivation, derive
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
-from evidence_tool.archive.manifest import manifest_bytes, render_local_manifest, revision_of
+from evidence_tool.archive.manifest import render_local_manifest
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
 from evidence_tool.errors import IntegrityError, InvalidFilesError
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import ValidationReport, scan_curated
+from evidence_tool.workspace.statcache import StatCache
 
 Activate = Callable[[Snapshot], None]
 # The names ``fsio.write_atomic`` gives its temp files: ".<target name>.<12 hex>.tmp".
@@ -90,8 +92,9 @@ class LocalEvidenceArchive:
     # -- locking and the journal -------------------------------------------
     @contextmanager
     def locked(self, command: str) -> Iterator[None]:
-        with ArchiveLock(self.layout.lock, command, self.wait):
-            self.sweep_stale_temp_files()
+        with ArchiveLock(self.layout.lock, command, self.wait) as lock:
+            if lock.interrupted:
+                self.sweep_stale_temp_files()
             self.replay_journal()
             yield
 
@@ -164,8 +167,8 @@ class LocalEvidenceArchive:
         """Consolidate while the caller already holds the lock (decide, restore)."""
         return self._consolidate(actor, activate, dry_run=False)
 
-    def _valid_files(self) -> ValidationReport:
-        report = self.scan()
+    def _valid_files(self, stat_cache: StatCache | None = None) -> ValidationReport:
+        report = scan_curated(self.layout, stat_cache=stat_cache)
         if report.errors:
             raise InvalidFilesError(report.errors)
         return report
@@ -174,7 +177,8 @@ class LocalEvidenceArchive:
         self, actor: str, activate: Activate | None, *, dry_run: bool
     ) -> ConsolidateResult:
         state = self.state()
-        report = self._valid_files()
+        cache = StatCache.load(self.layout)
+        report = self._valid_files(cache)
         prev = self.snapshot(state.newest) if state.newest else None
         d = derive(
             prev.manifest if prev else None,
@@ -187,7 +191,11 @@ class LocalEvidenceArchive:
         )
         if d.errors:
             raise InvalidFilesError(d.errors)
-        revision = revision_of(d.manifest)
+        if not dry_run:
+            cache.save()  # derived data: only what changed since the last scan is recorded
+        # An equal manifest has the same canonical bytes: skip serializing and hashing it.
+        same = prev is not None and d.manifest == prev.manifest
+        revision = state.newest if same and state.newest else d.revision
         result = ConsolidateResult(
             "unchanged",
             revision,
@@ -273,13 +281,23 @@ class LocalEvidenceArchive:
 
     def _write_snapshot(self, d: Derivation, report: ValidationReport) -> str:
         """Objects, then the snapshot manifest, then local-manifest.yaml (SPEC.md 5 step 4)."""
-        by_hash = {f.file_hash: f.data for f in report.files}
+        # Only blobs the previous snapshot lacks can be missing: its blobs exist by the
+        # write order (objects before manifests), so k changed units cost k writes.
+        known = set(d.prev_blobs)
+        by_hash = {f.file_hash: f for f in report.files}
+        batch = []
         for entry in d.manifest["units"]:
-            if not self.objects.has(entry["file_hash"]):
-                self.objects.put(by_hash[entry["file_hash"]], entry["file_hash"])
+            digest = entry["file_hash"]
+            if digest not in known:
+                known.add(digest)
+                batch.append((self.objects.path_for(digest), by_hash[digest].data))
         for data in d.source_blobs.values():
-            self.objects.put(data)
-        revision = revision_of(d.manifest)
-        fsio.write_new(snapshot_path(self.layout.snapshots, revision), manifest_bytes(d.manifest))
+            digest = hashlib.sha256(data).hexdigest()
+            if digest not in known:
+                known.add(digest)
+                batch.append((self.objects.path_for(digest), data))
+        fsio.write_batch(batch)
+        revision = d.revision
+        fsio.write_new(snapshot_path(self.layout.snapshots, revision), d.manifest_bytes)
         fsio.write_atomic(self.layout.local_manifest, render_local_manifest(d.manifest, revision))
         return revision

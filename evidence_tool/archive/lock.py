@@ -38,6 +38,7 @@ class ArchiveLock:
         self.command = command
         self.wait = wait
         self.fd: int | None = None
+        self.interrupted = False
 
     def _open(self) -> int:
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -90,6 +91,9 @@ class ArchiveLock:
                     ) from None
                 time.sleep(0.05)
         self.fd = fd
+        # A holder that finished cleanly emptied its note (see release): a note still
+        # here means it was killed mid-operation and may have left temp files behind.
+        self.interrupted = bool(os.pread(fd, 1, 0))
         info = {
             "pid": os.getpid(),
             "command": self.command,
@@ -102,7 +106,12 @@ class ArchiveLock:
     def release(self) -> None:
         if self.fd is not None:
             fd, self.fd = self.fd, None
-            os.close(fd)  # closing the last descriptor releases the flock
+            try:
+                fsio.rewrite_fd(fd, self.path, b"")  # "finished cleanly", for the next holder
+            except OSError:
+                pass  # the next holder then sweeps for nothing: harmless
+            finally:
+                os.close(fd)  # closing the last descriptor releases the flock
 
     def __enter__(self) -> ArchiveLock:
         return self.acquire()

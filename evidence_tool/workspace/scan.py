@@ -11,22 +11,77 @@ from pathlib import Path
 from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
 from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
 from evidence_tool.workspace.layout import NAME_RE, Layout
+from evidence_tool.workspace.statcache import StatCache, StatEntry
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class CuratedFile:
-    rel: str  # workspace-relative POSIX path
-    path: Path
-    data: bytes
-    result: ParseResult
+    """One curated file: its identity always, its bytes and parse only when needed.
+
+    A file the stat cache recognizes is a valid unit known by id, kind and hashes
+    without being read; ``data``, ``result`` and ``unit`` read and parse it on
+    first use, so every caller sees the same object either way.
+    """
+
+    rel: str  # workspace-relative POSIX path (or the path as given, for validate_paths)
+    location: str | Path  # a plain str while scanning: pathlib costs more than a no-op scan
+    raw: bytes | None = None
+    parsed: ParseResult | None = None
+    cached: StatEntry | None = None
+    _hash: str | None = field(default=None, repr=False)
 
     @property
-    def file_hash(self) -> str:
-        return file_hash(self.data)
+    def path(self) -> Path:
+        return Path(self.location)
+
+    @property
+    def data(self) -> bytes:
+        if self.raw is None:
+            read = _read(self.location)
+            self.raw = read if isinstance(read, bytes) else b""
+        return self.raw
+
+    @property
+    def result(self) -> ParseResult:
+        if self.parsed is None:
+            self.parsed = parse_unit(self.data, path=self.rel)
+        return self.parsed
 
     @property
     def unit(self) -> Unit | None:
         return self.result.unit
+
+    @property
+    def file_hash(self) -> str:
+        if self._hash is None:
+            self._hash = self.cached.file_hash if self.cached else file_hash(self.data)
+        return self._hash
+
+    @property
+    def unit_id(self) -> str | None:
+        return self.cached.unit_id if self.cached else self.result.unit_id
+
+    @property
+    def kind(self) -> str | None:
+        if self.cached:
+            return self.cached.kind
+        return self.unit.kind if self.unit else None
+
+    @property
+    def content_hash(self) -> str | None:
+        if self.cached:
+            return self.cached.content_hash
+        return self.unit.content_hash if self.unit else None
+
+    @property
+    def valid(self) -> bool:
+        """Parsed without errors (workspace rules such as E120 are checked separately)."""
+        return self.cached is not None or (self.unit is not None and not self.result.errors)
+
+    def key_line(self, key: str) -> int | None:
+        if self.cached:
+            return self.cached.id_line if key == "id" else self.cached.kind_line
+        return self.result.key_lines.get(key)
 
 
 @dataclass
@@ -44,10 +99,10 @@ class ValidationReport:
 
     def summary(self) -> dict[str, object]:
         bad = {d.path for d in self.errors}
-        valid = [f.unit for f in self.files if f.unit is not None and f.rel not in bad]
+        valid = [f for f in self.files if f.valid and f.rel not in bad]
         by_kind: dict[str, int] = {}
-        for unit in valid:
-            by_kind[unit.kind] = by_kind.get(unit.kind, 0) + 1
+        for f in valid:
+            by_kind[f.kind or ""] = by_kind.get(f.kind or "", 0) + 1
         return {
             "files": len(self.files),
             "valid": len(valid),
@@ -56,9 +111,9 @@ class ValidationReport:
         }
 
 
-def _walk_md(top: Path, layout: Layout | None) -> Iterator[tuple[Path, Diagnostic | None]]:
+def _walk_md(top: str | Path, layout: Layout | None) -> Iterator[tuple[str, Diagnostic | None]]:
     """Markdown files under ``top`` in sorted order; links that leave the workspace are refused."""
-    stack = [top]
+    stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
         try:
@@ -68,7 +123,7 @@ def _walk_md(top: Path, layout: Layout | None) -> Iterator[tuple[Path, Diagnosti
             continue
         subdirs = []
         for entry in entries:
-            path = Path(entry.path)
+            path = entry.path  # plain strings: pathlib costs more than the rest of a no-op scan
             if entry.is_symlink() and layout is not None and not layout.inside(path):
                 yield (
                     path,
@@ -86,7 +141,7 @@ def _walk_md(top: Path, layout: Layout | None) -> Iterator[tuple[Path, Diagnosti
         stack.extend(reversed(subdirs))
 
 
-def _read(path: Path) -> bytes | Diagnostic:
+def _read(path: str | Path) -> bytes | Diagnostic:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
@@ -104,10 +159,8 @@ def _read(path: Path) -> bytes | Diagnostic:
         os.close(fd)
 
 
-def _layout_problem(
-    layout: Layout, path: Path, unit: Unit | None, line: int | None = None
-) -> Diagnostic | None:
-    rel = path.relative_to(layout.curated).parts
+def _layout_problem(f: CuratedFile) -> Diagnostic | None:
+    rel = f.rel.split("/")[2:]  # below evidence/curated/
     if len(rel) != 2 or rel[0] not in KINDS:
         return Diagnostic(
             "E108",
@@ -119,19 +172,19 @@ def _layout_problem(
         return Diagnostic(
             "E108", f"file name {rel[1]!r} must match [a-z0-9][a-z0-9._-]*.md; rename the file"
         )
-    if unit is not None and unit.kind != rel[0]:
+    if f.valid and f.kind != rel[0]:
         return Diagnostic(
             "E108",
-            f"kind '{unit.kind}' does not match the folder '{rel[0]}'; "
-            f"move the file to evidence/curated/{unit.kind}/ or fix 'kind'",
-            line=line,
+            f"kind '{f.kind}' does not match the folder '{rel[0]}'; "
+            f"move the file to evidence/curated/{f.kind}/ or fix 'kind'",
+            line=f.key_line("kind"),
             column=1,
-            unit_id=unit.id,
+            unit_id=f.unit_id,
         )
     return None
 
 
-def _parse_file(path: Path, rel: str) -> CuratedFile:
+def _parse_file(path: str | Path, rel: str) -> CuratedFile:
     data = _read(path)
     if isinstance(data, Diagnostic):
         return CuratedFile(rel, path, b"", ParseResult(None, [data.with_path(rel)]))
@@ -141,7 +194,7 @@ def _parse_file(path: Path, rel: str) -> CuratedFile:
 def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
     first: dict[str, CuratedFile] = {}
     for f in files:
-        uid = f.result.unit_id
+        uid = f.unit_id
         if uid is None:
             continue
         if uid in first:
@@ -150,7 +203,7 @@ def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
                     "E120",
                     f"id '{uid}' is already used by {first[uid].rel}; give this unit a new id",
                     f.rel,
-                    f.result.key_lines.get("id"),
+                    f.key_line("id"),
                     1,
                     uid,
                 )
@@ -159,7 +212,7 @@ def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
             first[uid] = f
 
 
-def scan_curated(layout: Layout) -> ValidationReport:
+def scan_curated(layout: Layout, *, stat_cache: StatCache | None = None) -> ValidationReport:
     """Read and validate every curated file with the workspace rules.
 
     A missing or unreadable curated tree is an availability error (E601), never
@@ -181,21 +234,56 @@ def scan_curated(layout: Layout) -> ValidationReport:
             path=layout.rel(curated),
         )
     report = ValidationReport()
+    prefix = len(str(layout.root)) + 1
     for path, problem in _walk_md(curated, layout):
-        rel = layout.rel(path)
+        rel = path[prefix:]
         if problem is not None:
             report.errors.append(problem.with_path(rel))
             continue
-        f = _parse_file(path, rel)
+        f = _cached_file(path, rel, stat_cache) if stat_cache else _parse_file(path, rel)
         report.files.append(f)
-        report.errors.extend(f.result.errors)
-        report.warnings.extend(f.result.warnings)
-        layout_problem = _layout_problem(layout, path, f.unit, f.result.key_lines.get("kind"))
+        if f.cached is None:
+            report.errors.extend(f.result.errors)
+            report.warnings.extend(f.result.warnings)
+        layout_problem = _layout_problem(f)
         if layout_problem is not None:
             report.errors.append(layout_problem.with_path(rel))
     _check_ids(report.files, report)
     report.errors.sort(key=Diagnostic.sort_key)
     return report
+
+
+def _cached_file(path: str, rel: str, cache: StatCache) -> CuratedFile:
+    """The file from the stat cache when unchanged; else read, parse and record it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _parse_file(path, rel)
+    entry, trusted = cache.lookup(rel, st)
+    if entry is not None and trusted:
+        cache.keep(rel, entry)
+        return CuratedFile(rel, path, cached=entry)
+    if entry is not None:
+        data = _read(path)
+        if isinstance(data, bytes) and file_hash(data) == entry.file_hash:
+            # Racily clean but confirmed by its bytes: keep the recorded parse.
+            cache.keep(rel, entry)
+            return CuratedFile(rel, path, raw=data, cached=entry)
+    f = _parse_file(path, rel)
+    if f.valid and not f.result.warnings:
+        unit = f.unit
+        assert unit is not None
+        cache.record(
+            rel,
+            st,
+            f.file_hash,
+            unit.id,
+            unit.kind,
+            unit.content_hash,
+            f.key_line("id"),
+            f.key_line("kind"),
+        )
+    return f
 
 
 def validate_workspace(root: str | os.PathLike[str]) -> ValidationReport:

@@ -154,9 +154,10 @@ def active_records(root: Path) -> list[dict[str, Any]]:
 
 
 def cache_leftovers(root: Path) -> list[str]:
-    """Files in .evidence-cache/ other than the published index and the .gitignore."""
+    """Files in .evidence-cache/ other than the published index, the stat cache and the
+    .gitignore."""
     cache = root / ".evidence-cache"
-    keep = {".gitignore", "index.sqlite"}
+    keep = {".gitignore", "index.sqlite", "stat-cache.json"}
     return sorted(p.name for p in cache.iterdir() if p.name not in keep) if cache.is_dir() else []
 
 
