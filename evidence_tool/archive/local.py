@@ -23,7 +23,7 @@ from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_pat
 from evidence_tool.archive.state import State, read_state, write_state
 from evidence_tool.errors import IntegrityError, InvalidFilesError
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import ValidationReport, scan_curated
+from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
 from evidence_tool.workspace.statcache import StatCache
 
 Activate = Callable[[Snapshot], None]
@@ -59,11 +59,14 @@ class ConsolidateResult:
 class LocalEvidenceArchive:
     """The archive of one workspace; every writing method holds the archive lock."""
 
-    def __init__(self, root: str | os.PathLike[str], *, wait: float = 0.0) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, wait: float = 0.0, progress: Progress | None = None
+    ) -> None:
         self.layout = Layout.at(root)
         self.objects = ObjectStore(self.layout.objects)
         self.journal = Journal(self.layout, self.objects)
         self.wait = wait
+        self.progress = progress  # (label, done, total) for long scans; the CLI draws it
 
     # -- reading (no lock) -------------------------------------------------
     def state(self) -> State:
@@ -168,7 +171,7 @@ class LocalEvidenceArchive:
         return self._consolidate(actor, activate, dry_run=False)
 
     def _valid_files(self, stat_cache: StatCache | None = None) -> ValidationReport:
-        report = scan_curated(self.layout, stat_cache=stat_cache)
+        report = scan_curated(self.layout, stat_cache=stat_cache, progress=self.progress)
         if report.errors:
             raise InvalidFilesError(report.errors)
         return report

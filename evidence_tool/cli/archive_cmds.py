@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from evidence_tool.cli.options import json_option, resolve_root, workspace_options
-from evidence_tool.cli.output import Context, Report, run
+from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.cli.workspace_cmds import wevidence
 
 actor_option = click.option(
@@ -31,7 +31,11 @@ def _session(
 
     root = resolve_root(cctx, root_opt, ws_id)
     ctx.workspace = str(root)
-    return Session.open(root, (cctx.find_root().obj or {}).get("installation"), wait=wait)
+    # Long scans (more than a few hundred units) draw a bar on a terminal's stderr.
+    progress = StderrProgress.for_terminal(min_total=300)
+    return Session.open(
+        root, (cctx.find_root().obj or {}).get("installation"), wait=wait, progress=progress
+    )
 
 
 def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
@@ -75,7 +79,9 @@ def _consolidate_report(result: Any) -> Report:
     lines = [f"{data['status']}: revision {data['revision']}"]
     for cls in ("added", "modified", "reformatted", "renamed", "restored", "deleted"):
         if changes.get(cls):
-            lines.append(f"  {cls}: {', '.join(changes[cls])}")
+            ids = changes[cls]
+            more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
+            lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
     errors = []
     if data.get("activation_error"):

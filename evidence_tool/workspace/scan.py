@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -212,7 +212,12 @@ def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
             first[uid] = f
 
 
-def scan_curated(layout: Layout, *, stat_cache: StatCache | None = None) -> ValidationReport:
+Progress = Callable[[str, int, int], None]  # (label, done, total)
+
+
+def scan_curated(
+    layout: Layout, *, stat_cache: StatCache | None = None, progress: Progress | None = None
+) -> ValidationReport:
     """Read and validate every curated file with the workspace rules.
 
     A missing or unreadable curated tree is an availability error (E601), never
@@ -235,7 +240,10 @@ def scan_curated(layout: Layout, *, stat_cache: StatCache | None = None) -> Vali
         )
     report = ValidationReport()
     prefix = len(str(layout.root)) + 1
-    for path, problem in _walk_md(curated, layout):
+    found = list(_walk_md(curated, layout))
+    for n, (path, problem) in enumerate(found):
+        if progress and n % 64 == 0:
+            progress("validating", n, len(found))
         rel = path[prefix:]
         if problem is not None:
             report.errors.append(problem.with_path(rel))
@@ -248,6 +256,8 @@ def scan_curated(layout: Layout, *, stat_cache: StatCache | None = None) -> Vali
         layout_problem = _layout_problem(f)
         if layout_problem is not None:
             report.errors.append(layout_problem.with_path(rel))
+    if progress:
+        progress("validating", len(found), len(found))
     _check_ids(report.files, report)
     report.errors.sort(key=Diagnostic.sort_key)
     return report
@@ -286,18 +296,22 @@ def _cached_file(path: str, rel: str, cache: StatCache) -> CuratedFile:
     return f
 
 
-def validate_workspace(root: str | os.PathLike[str]) -> ValidationReport:
-    return scan_curated(Layout.at(root))
+def validate_workspace(
+    root: str | os.PathLike[str], progress: Progress | None = None
+) -> ValidationReport:
+    return scan_curated(Layout.at(root), progress=progress)
 
 
-def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> ValidationReport:
+def validate_paths(
+    paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
+) -> ValidationReport:
     """Validate files and folders; a folder that is a workspace root means its curated tree."""
     report = ValidationReport()
     for given in paths:
         p = Path(given)
         if p.is_dir():
             if (p / "evidence" / "curated").is_dir():
-                sub = scan_curated(Layout.at(p))
+                sub = scan_curated(Layout.at(p), progress=progress)
                 base = Path(given)
                 # Paths as the user gave them, not workspace-relative.
                 report.files.extend(replace(f, rel=str(base / f.rel)) for f in sub.files)
