@@ -185,6 +185,9 @@ def _syncfs(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+_FSYNC_EACH_UP_TO = 16
+
+
 def write_batch(items: list[tuple[Path, bytes]]) -> None:
     """Write many new files durably with one filesystem sync instead of one fsync each.
 
@@ -217,7 +220,16 @@ def write_batch(items: list[tuple[Path, bytes]]) -> None:
                 os.close(fd)
         if not pending:
             return
-        _syncfs(pending[0][1].parent)
+        if len(pending) <= _FSYNC_EACH_UP_TO:
+            # A few files: fsync each; syncfs would also wait for every other writer's data.
+            for tmp, _ in pending:
+                fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW)
+                try:
+                    fsync_fd(fd, tmp)
+                finally:
+                    os.close(fd)
+        else:
+            _syncfs(pending[0][1].parent)
         folders: dict[Path, None] = {}
         while pending:
             tmp, path = pending[0]

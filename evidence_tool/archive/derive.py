@@ -55,6 +55,7 @@ class Derivation:
     source_blobs: dict[str, bytes] = field(default_factory=dict)
     prev_blobs: frozenset[str] = frozenset()  # objects the previous snapshot names (they exist)
     _bytes: bytes | None = None
+    _revision: str | None = None
 
     @property
     def manifest_bytes(self) -> bytes:
@@ -65,7 +66,9 @@ class Derivation:
 
     @property
     def revision(self) -> str:
-        return hashlib.sha256(self.manifest_bytes).hexdigest()
+        if self._revision is None:
+            self._revision = hashlib.sha256(self.manifest_bytes).hexdigest()
+        return self._revision
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {c: sorted(v) for c, v in self.classes.items() if c != "unchanged"}
@@ -197,6 +200,19 @@ def derive(
             prior_items = list(p.get("review_items", []))
         if prov.get("kind") == "document":
             _check_document(prov, sources, f, out)
+        if (
+            p is not None
+            and prov is p["provenance"]
+            and not prior_items
+            and uid not in staged["review_items"]
+            and p["path"] == f.rel
+            and p["file_hash"] == fh
+            and p["kind"] == f.kind
+        ):
+            # Nothing about this unit changed: keep the previous entry itself, which
+            # also makes comparing the manifests cheap (equal by identity).
+            units.append(p)
+            continue
         items = _review_items(uid, ch, prior_items, staged, out)
         units.append(
             {

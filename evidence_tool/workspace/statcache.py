@@ -23,6 +23,7 @@ from evidence_tool.workspace.layout import Layout
 
 FORMAT = 1
 RACY_NS = 1_000_000_000
+REWRITE_AFTER = 64
 NAME = "stat-cache.json"
 
 
@@ -106,8 +107,18 @@ class StatCache:
         self.fresh[rel] = entry
 
     def save(self) -> bool:
-        """Write the cache if the scan changed it; a no-op run writes nothing."""
+        """Write the cache when the scan learned enough to be worth it.
+
+        A no-op run writes nothing.  A few freshly parsed files are not worth
+        rewriting a 10,000-entry cache for: the next run re-reads them (well under
+        a millisecond each), so the cache is saved once REWRITE_AFTER files (or
+        any removed ones, or a first scan) have accumulated.
+        """
         if self.fresh == self.entries:
+            return False
+        learned = sum(1 for rel, e in self.fresh.items() if self.entries.get(rel) != e)
+        removed = len(self.entries.keys() - self.fresh.keys())
+        if self.entries and learned < REWRITE_AFTER and not removed:
             return False
         doc = {
             "format": FORMAT,
