@@ -305,10 +305,12 @@ def export_body(s: Any, fmt: str, output: str | None, as_json: bool) -> Report:
     summary = {"revision": corpus.revision, "units": len(corpus.records), "format": fmt}
     if output:
         path = os.path.abspath(output)
-        if not s.archive.layout.inside(os.path.dirname(path)):
+        layout = s.archive.layout
+        if not layout.inside(os.path.dirname(path)) or layout.holds_evidence(path):
             raise UsageError(
-                "--output must be inside the workspace (every write stays under "
-                "the workspace root); omit it to print the lines on stdout"
+                "--output must be inside the workspace (every write stays under the "
+                "workspace root) and outside evidence/ (curated and managed files), e.g. "
+                ".evidence-cache/corpus.jsonl; omit it to print the lines on stdout"
             )
         write_jsonl(Path(path), corpus.records)
         return Report(

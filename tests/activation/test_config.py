@@ -78,12 +78,6 @@ def test_a_misspelt_workspace_key_fails_as_an_invalid_descriptor(
     assert not (workspace / ".evidence-cache").exists()  # nothing was activated
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: workspace/descriptor.py _best_message follows the deepest oneOf branch "
-    "error, so an s3 source with 'bucekt' is reported as 'evidence.sources.0.kind: 'http' "
-    "was expected' instead of naming evidence.sources.0.bucekt",
-)
 def test_a_misspelt_workspace_key_is_named_by_its_path(workspace: Path, tht: Tht) -> None:
     (workspace / "workspace.yaml").write_text(WORKSPACE_TYPO)
     result = tht(group=("config", "show"))

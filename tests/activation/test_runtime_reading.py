@@ -143,12 +143,6 @@ def test_export_output_outside_the_workspace_is_refused(
     assert result.exit_code == 2 and not (tmp_path / "x.jsonl").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: export --output may overwrite the archive's own managed files "
-    "(evidence/.local/state.yaml, local-manifest.yaml, curated units): archive_cmds.export_body "
-    "only checks that the path is inside the workspace",
-)
 def test_export_output_never_overwrites_managed_files(indexed: Path, tht: Tht) -> None:
     target = indexed / "evidence" / ".local" / "state.yaml"
     before = target.read_bytes()
