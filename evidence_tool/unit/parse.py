@@ -28,6 +28,8 @@ class ParseResult:
     errors: list[Diagnostic] = field(default_factory=list)
     warnings: list[Warning_] = field(default_factory=list)
     unit_id: str | None = None
+    # File line of each top-level metadata key, for findings about a key (E108, E120).
+    key_lines: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -143,6 +145,7 @@ def parse_unit(data: bytes | str, *, path: str | None = None) -> ParseResult:
             Diagnostic(d.code, d.message, line=d.line, column=d.column) for d in doc.duplicates
         )
         result.errors.extend(check_metadata(doc))
+        result.key_lines = {str(k[0]): pos[0] for k, pos in doc.marks.items() if len(k) == 1}
         if isinstance(doc.value, dict):
             meta = doc.value
     unit_id = meta.get("id")
