@@ -8,6 +8,7 @@ from ``Token.map`` and are reported 1-based in file coordinates.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -54,6 +55,13 @@ class BodyResult:
     warnings: list[Warning_] = field(default_factory=list)
 
 
+# An ATX heading drops a closing run of '#' (after a blank, or the whole text).
+_CLOSING_HASHES = re.compile(r"(^|[ \t])#+$")
+
+
+_REFERENCE_RE = {F.TABLES: TABLE_RE, F.COLUMNS: COLUMN_RE, F.COLUMN: COLUMN_RE}
+
+
 def _is_blank(line: str) -> bool:
     return not line.strip()
 
@@ -74,6 +82,7 @@ class _BodyParser:
         self.kind = kind if kind in F.FIELDS else None
         self.language = language
         self.out = BodyResult()
+        self.bullets: dict[str, int] = {}  # list field -> non-blank lines, valid or not
         tokens = _markdown().parse(body)
         self.top = [t for t in tokens if t.level == 0]
         self.headings: list[_Heading] = []
@@ -112,6 +121,14 @@ class _BodyParser:
             self.error("E111", "content before the '# Title' line; move it into a field", stray)
         if "\n" in title.text or not title.text:
             self.error("E110", "the title must be one nonempty line: '# Title'", title.start)
+        elif _CLOSING_HASHES.search(title.text):
+            # Only a setext title ('Title' over '===') can end so; '# Title #' would lose it.
+            self.error(
+                "E110",
+                f"the title {title.text!r} ends with ' #', which a '# Title' line cannot hold; "
+                "reword the end of the title",
+                title.start,
+            )
         else:
             self.out.title = title.text
         for extra in h1s[1:]:
@@ -131,6 +148,7 @@ class _BodyParser:
         found: dict[str, _Field] = {}
         current: _Field | None = None
         outside_reported = False
+        reported: set[int] = set()  # body lines of headings already reported as E111
         near_miss: dict[str, int] = {}
         order: list[_Field] = []
 
@@ -190,6 +208,7 @@ class _BodyParser:
                     ),
                     h.start,
                 )
+                reported.add(h.start)
                 close(h.start)
                 current = None
                 outside_reported = True
@@ -202,7 +221,7 @@ class _BodyParser:
 
         first_field = order[0].heading.start if order else len(self.lines)
         stray = self.first_content(title.end, first_field)
-        if stray is not None and not (outside_reported and not order):
+        if stray is not None and stray not in reported and not (outside_reported and not order):
             self.error(
                 "E111",
                 "content between the title and the first field heading; "
@@ -221,10 +240,9 @@ class _BodyParser:
                     if f"'## {heading}'" in hint
                 )
                 self.error("E113", f"missing required field '## {heading}'{extra}", title.start)
-        if (
-            self.kind == "mapping"
-            and not self.out.values.get("tables")
-            and not self.out.values.get("columns")
+        # Counted from the bullets written, so a malformed entry is one E114, not also an E113.
+        if self.kind == "mapping" and not (
+            self.bullets.get("tables") or self.bullets.get("columns")
         ):
             names = F.headings_for("mapping", self.language)
             t, c = (k for k, s in names.items() if s.name in ("tables", "columns"))
@@ -248,6 +266,7 @@ class _BodyParser:
                     f"field {name} is empty; write its text below the heading",
                     fld.heading.start,
                 )
+            self.check_closed(name, start, end)
             self.out.values[fld.spec.name] = text
         elif kind in F.LIST_TYPES:
             self.out.values[fld.spec.name] = self.list_values(fld, start, end)
@@ -258,11 +277,44 @@ class _BodyParser:
         elif kind == F.SQL:
             self.out.values[fld.spec.name] = self.sql_value(fld, start, end)
 
-    def decode(self, raw: str, line: int, name: str) -> str | None:
+    def check_closed(self, name: str, start: int, end: int) -> None:
+        """Refuse a fence or HTML block left open at the end of the file: it would swallow any
+        field written after it, so the unit could not be reordered or written canonically."""
+        if end < len(self.lines):
+            return  # a later heading was reached, so every block before it closed
+        # Only the last top-level block can be open; parse it alone, then a sentinel heading.
+        blocks = [t.map[0] for t in self.top if t.map and start <= t.map[0] < end]
+        if not blocks:
+            return
+        first = max(blocks)
+        n = end - first
+        tokens = _markdown().parse("\n".join(self.lines[first:end]) + "\n\n# end\n")
+        top = [t for t in tokens if t.level == 0 and t.map and t.nesting >= 0]
+        if any(t.type == "heading_open" and t.map == [n + 1, n + 2] for t in top):
+            return  # the sentinel heading after the text is structural: nothing is left open
+        for tok in top:
+            if tok.map and tok.map[0] <= n + 1 < tok.map[1]:
+                what = {"fence": "code fence", "html_block": "HTML block"}.get(tok.type, "block")
+                self.error(
+                    "E114",
+                    f"{name}: the {what} opened here is never closed; close it "
+                    "(it would swallow any field written after it)",
+                    first + tok.map[0],
+                )
+                return
+
+    def decode(self, raw: str, line: int, name: str, kind: str = F.TEXT) -> str | None:
+        ref = _REFERENCE_RE.get(kind)
+        if ref is not None and ref.fullmatch(raw):
+            # '"My Schema"."t"' is a reference as written: it is never a valid JSON string,
+            # since the '"' after each '.' would need a backslash.
+            return raw
         if len(raw) >= 2 and raw.startswith('"') and raw.endswith('"'):
             try:
-                value = json.loads(raw)
-            except ValueError as exc:
+                value: str = json.loads(raw)
+                # '\\ud800' decodes to a lone surrogate, which no UTF-8 file or hash can hold.
+                value.encode("utf-8")
+            except json.JSONDecodeError as exc:
                 self.error(
                     "E114",
                     f"{name}: {raw[:40]!r} is not a valid JSON string ({exc.msg}); "
@@ -270,7 +322,15 @@ class _BodyParser:
                     line,
                 )
                 return None
-            return value  # type: ignore[no-any-return]
+            except UnicodeEncodeError:
+                self.error(
+                    "E114",
+                    f"{name}: {raw[:40]!r} escapes a lone surrogate (\\ud800-\\udfff); "
+                    "write the character itself or a complete surrogate pair",
+                    line,
+                )
+                return None
+            return value
         return raw
 
     def list_values(self, fld: _Field, start: int, end: int) -> tuple[str, ...]:
@@ -280,6 +340,7 @@ class _BodyParser:
             line = self.lines[i]
             if _is_blank(line):
                 continue
+            self.bullets[fld.spec.name] = self.bullets.get(fld.spec.name, 0) + 1
             if not line.startswith("- ") or not line[2:].strip():
                 self.error(
                     "E114",
@@ -288,7 +349,7 @@ class _BodyParser:
                     i,
                 )
                 continue
-            value = self.decode(line[2:].rstrip(), i, name)
+            value = self.decode(line[2:].strip(), i, name, fld.spec.type)
             if value is None:
                 continue
             if fld.spec.type == F.TABLES and not TABLE_RE.fullmatch(value):
@@ -321,7 +382,10 @@ class _BodyParser:
                 content[1],
             )
         i = content[0]
-        value = self.decode(self.lines[i].strip(), i, name) or ""
+        decoded = self.decode(self.lines[i].strip(), i, name, fld.spec.type)
+        if decoded is None:
+            return ""
+        value = decoded
         if fld.spec.type == F.URL:
             if not _is_http_url(value):
                 self.error("E116", f"{name}: {value[:80]!r} is not an absolute http(s) URL", i)
@@ -374,6 +438,7 @@ class _BodyParser:
                 self.error("E114", f"{name}: stored value {raw} appears twice", h.start)
                 continue
             seen.add(value)
+            self.check_closed(f"{name} {raw}", h.end, stop)
             out.append((value, _trim(self.lines[h.end : stop])))
         return tuple(out)
 
@@ -394,7 +459,7 @@ class _BodyParser:
             self.error(
                 "E114",
                 f"{name} takes exactly one fenced block opened with '```sql'; found {what}",
-                fences[0].map[0] if fences else fld.heading.start,
+                fences[0].map[0] if fences and fences[0].map else fld.heading.start,
             )
             return ""
         fence = sql_fences[0]
@@ -410,7 +475,9 @@ class _BodyParser:
         last = self.lines[fence.map[1] - 1].strip() if fence.map[1] - 1 > fence.map[0] else ""
         if not (last.startswith(fence.markup) and not last.strip(fence.markup[0])):
             self.error("E114", f"{name}: the ```sql fence is not closed", fence.map[0])
-        sql = _trim(fence.content.split("\n"))
+        content = fence.content.split("\n")
+        lead = next((i for i, line in enumerate(content) if not _is_blank(line)), 0)
+        sql = _trim(content)
         if not sql:
             self.error(
                 "E115", f"{name}: the ```sql fence is empty; write one expression", fence.map[0]
@@ -418,8 +485,15 @@ class _BodyParser:
             return sql
         problem = check_expression(sql)
         if problem:
-            reason, line = problem
-            self.error("E115", f"{name}: the SQL {reason}", fence.map[0] + 1 + line)
+            reason, line, column = problem
+            # An indented fence strips indentation from its content: columns would be off.
+            indented = self.lines[fence.map[0]].startswith(" ")
+            self.error(
+                "E115",
+                f"{name}: the SQL {reason}",
+                fence.map[0] + 1 + lead + line,
+                column if column is not None and not indented else 1,
+            )
         return sql
 
 
@@ -428,6 +502,7 @@ def _is_http_url(value: str) -> bool:
         return False
     try:
         parts = urlsplit(value)
+        parts.port  # noqa: B018 -- raises ValueError for a port out of range
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname)

@@ -10,40 +10,74 @@ _PREFIX = "SELECT "
 # LIMIT, INTO, DISTINCT, set operations, ...) means the text was more than an expression.
 _ALLOWED_SELECT_KEYS = frozenset({"targetList", "limitOption", "op"})
 _REFUSED_NODES = ("SubLink", "A_Star")
+# pglast's clause keys, named as the user wrote them.
+_CLAUSES = {
+    "distinctClause": "DISTINCT",
+    "intoClause": "INTO",
+    "fromClause": "FROM",
+    "whereClause": "WHERE",
+    "groupClause": "GROUP BY",
+    "havingClause": "HAVING",
+    "windowClause": "WINDOW",
+    "valuesLists": "VALUES",
+    "sortClause": "ORDER BY",
+    "limitOffset": "OFFSET",
+    "limitCount": "LIMIT",
+    "lockingClause": "FOR UPDATE/SHARE",
+    "withClause": "WITH",
+}
 
 
-def check_expression(sql: str) -> tuple[str, int] | None:
-    """Return None if ``sql`` is one expression, else (reason, 0-based line within ``sql``)."""
+def check_expression(sql: str) -> tuple[str, int, int | None] | None:
+    """None if ``sql`` is one expression, else (reason, 0-based line, 1-based column or None)."""
     from pglast import parser
 
     try:
         tree = json.loads(parser.parse_sql_json(_PREFIX + sql + "\n"))
     except parser.ParseError as exc:
-        offset = max(0, int(getattr(exc, "location", 0) or 0) - len(_PREFIX))
-        return f"not valid PostgreSQL: {exc.args[0] if exc.args else exc}", sql.count(
-            "\n", 0, offset
+        # pglast puts the 0-based character offset of a syntax error in args[1].
+        at = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else None
+        message = exc.args[0] if exc.args else exc
+        if at is None or at < len(_PREFIX):
+            return f"is not valid PostgreSQL: {message}", 0, None
+        offset = min(at - len(_PREFIX), len(sql))
+        return (
+            f"is not valid PostgreSQL: {message}",
+            sql.count("\n", 0, offset),
+            offset - sql.rfind("\n", 0, offset),
         )
     except Exception as exc:  # pglast raises plain errors on some inputs (e.g. NUL bytes)
-        return f"not valid PostgreSQL: {exc}", 0
+        return f"is not valid PostgreSQL: {exc}", 0, None
     stmts = tree.get("stmts", [])
     if len(stmts) != 1:
-        return "holds several statements; write exactly one expression, no ';'", 0
+        return "holds several statements; write exactly one expression, no ';'", 0, None
+    # A trailing ';' parses as one statement, but the stored text must splice into a query.
+    for token in parser.scan(_PREFIX + sql):
+        if token.name == "ASCII_59":
+            offset = token.start - len(_PREFIX)
+            return (
+                "holds a ';'; write exactly one expression, no statement separator",
+                sql.count("\n", 0, offset),
+                offset - sql.rfind("\n", 0, offset),
+            )
     select = stmts[0].get("stmt", {}).get("SelectStmt")
     if select is None:
-        return "is a statement, not an expression", 0
+        return "is a statement, not an expression", 0, None
+    if select.get("op") != "SETOP_NONE":
+        return "is a query (a set operation such as UNION), not a single expression", 0, None
     extra = sorted(set(select) - _ALLOWED_SELECT_KEYS)
-    if extra or select.get("op") != "SETOP_NONE":
-        clause = ", ".join(extra) if extra else "a set operation"
-        return f"is a query ({clause}), not a single expression", 0
+    if extra:
+        clause = ", ".join(_CLAUSES.get(key, key) for key in extra)
+        return f"is a query ({clause}), not a single expression", 0, None
     targets = select.get("targetList", [])
     if len(targets) != 1:
-        return f"holds {len(targets)} expressions separated by commas; write exactly one", 0
+        return f"holds {len(targets)} expressions separated by commas; write exactly one", 0, None
     if targets[0].get("ResTarget", {}).get("name") is not None:
-        return "gives the expression an alias; write the expression alone", 0
+        return "gives the expression an alias; write the expression alone", 0, None
     found = _find_nodes(targets[0])
     if found:
         what = "a sub-select" if found == "SubLink" else "a '*' column reference"
-        return f"contains {what}; write a single scalar expression", 0
+        return f"contains {what}; write a single scalar expression", 0, None
     return None
 
 

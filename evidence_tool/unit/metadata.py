@@ -20,11 +20,28 @@ from evidence_tool.unit.yaml_strict import YamlDoc
 
 Check = Callable[[Any, tuple[Any, ...], list[tuple[tuple[Any, ...], str, str]]], None]
 
+
+def _is_integer(v: Any) -> bool:
+    # JSON Schema's integer is a number with no fractional part: 4.0 is one, true is not.
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """JSON Schema equality for scalars: booleans are not numbers, 4 equals 4.0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "integer": _is_integer,
     "boolean": lambda v: isinstance(v, bool),
 }
 
@@ -51,7 +68,7 @@ def compile_schema(schema: dict[str, Any]) -> Check:
         checks.append(
             lambda v, p, out: (
                 None
-                if v == const and type(v) is type(const)
+                if _json_equal(v, const)
                 else out.append((p, "const", f"must be {const!r}, got {_describe(v)}"))
             )
         )
@@ -166,7 +183,7 @@ def _code(path: tuple[Any, ...], keyword: str, value: Any) -> str:
     top = path[0] if path else None
     if top == "id":
         return "E122"
-    if top == "schema_version" and isinstance(value, int) and not isinstance(value, bool):
+    if top == "schema_version" and _is_integer(value):
         return "E107"
     return "E106"
 
@@ -202,7 +219,8 @@ def check_metadata(doc: YamlDoc) -> list[Diagnostic]:
     return out
 
 
-def _version_message(value: int) -> str:
+def _version_message(value: float) -> str:
+    value = int(value)
     if 1 <= value <= 3:
         return (
             f"schema_version {value} is a legacy unit; convert it with "

@@ -54,7 +54,9 @@ def _decode(data: bytes) -> tuple[str | None, Diagnostic | None]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        # Columns count characters, as everywhere else; the line up to the bad byte decodes.
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        col = len(data[line_start : exc.start].decode("utf-8")) + 1
         return None, Diagnostic(
             "E109",
             f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8",
@@ -64,9 +66,14 @@ def _decode(data: bytes) -> tuple[str | None, Diagnostic | None]:
     return text, None
 
 
+def _size_problem(text: str) -> Diagnostic | None:
+    # The limit is on the file, so a str is measured as the UTF-8 bytes it would be written as.
+    if len(text) > MAX_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        return Diagnostic("E109", f"the text is longer than {MAX_BYTES} bytes (256 KiB) in UTF-8")
+    return None
+
+
 def _text_problem(text: str) -> Diagnostic | None:
-    if len(text) > MAX_BYTES:
-        return Diagnostic("E109", f"the text is longer than {MAX_BYTES} bytes (256 KiB)")
     if text.startswith("\ufeff"):
         return Diagnostic("E109", "the text starts with a byte order mark (BOM)", line=1, column=1)
     for bad, what in (("\x00", "a NUL byte"), ("\r", "a bare carriage return (CR)")):
@@ -84,7 +91,10 @@ def _text_problem(text: str) -> Diagnostic | None:
     except UnicodeEncodeError as exc:
         line = text.count("\n", 0, exc.start) + 1
         return Diagnostic(
-            "E109", "the text contains a lone surrogate, which UTF-8 cannot hold", line=line
+            "E109",
+            "the text contains a lone surrogate, which UTF-8 cannot hold",
+            line=line,
+            column=exc.start - text.rfind("\n", 0, exc.start),
         )
     return None
 
@@ -126,6 +136,9 @@ def parse_unit(data: bytes | str, *, path: str | None = None) -> ParseResult:
             return _finish(ParseResult(None, [problem] if problem else []), path)
     else:
         text = data
+        problem = _size_problem(text)
+        if problem is not None:
+            return _finish(ParseResult(None, [problem]), path)
     text = text.replace("\r\n", "\n")
     problem = _text_problem(text)
     if problem is not None:
@@ -144,7 +157,11 @@ def parse_unit(data: bytes | str, *, path: str | None = None) -> ParseResult:
         result.errors.extend(
             Diagnostic(d.code, d.message, line=d.line, column=d.column) for d in doc.duplicates
         )
-        result.errors.extend(check_metadata(doc))
+        # An empty frontmatter has no node to point at: name its opening '---' line.
+        result.errors.extend(
+            d if d.line is not None else Diagnostic(d.code, d.message, line=1, column=1)
+            for d in check_metadata(doc)
+        )
         result.key_lines = {str(k[0]): pos[0] for k, pos in doc.marks.items() if len(k) == 1}
         if isinstance(doc.value, dict):
             meta = doc.value

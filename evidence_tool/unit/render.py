@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
+from typing import cast
 
 from evidence_tool.unit import fields as F
+from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
 from evidence_tool.unit.model import EnumValue, Unit
 from evidence_tool.unit.yaml_strict import flow_list, scalar
 
 # A line value is written plain unless Markdown or the JSON-string rule would read it
 # differently: headings, fences, HTML blocks, quotes, surrounding blanks, control chars.
-_PLAIN_LINE = re.compile(r"[^\s#<`~\"\\][^\x00-\x1f\x7f\u2028\u2029]*(?<=\S)|[^\s#<`~\"\\]")
+# The first character may not be a control character either (a lone NUL was written raw).
+_PLAIN_LINE = re.compile(
+    r"[^\s#<`~\"\\\x00-\x1f\x7f\u2028\u2029]([^\x00-\x1f\x7f\u2028\u2029]*(?<=\S))?"
+)
 
 
-def line_value(value: str) -> str:
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_REFERENCE_RE = {F.TABLES: TABLE_RE, F.COLUMNS: COLUMN_RE, F.COLUMN: COLUMN_RE}
+
+
+def line_value(value: str, type_: str = F.SCALAR) -> str:
+    ref = _REFERENCE_RE.get(type_)
+    if ref is not None and ref.fullmatch(value) and not _CONTROL.search(value):
+        return value  # a reference is read as written first: '"My Schema"."t"' stays plain
     return value if _PLAIN_LINE.fullmatch(value) else json.dumps(value, ensure_ascii=False)
 
 
@@ -28,12 +41,12 @@ def _field_text(spec: F.FieldSpec, value: object) -> str | None:
     if spec.type == F.TEXT:
         return str(value)
     if spec.type in F.LIST_TYPES:
-        items = tuple(value)  # type: ignore[call-overload]
+        items = tuple(cast("Iterable[str]", value))
         if not items:
             return None
-        return "\n".join("- " + line_value(v) for v in items)
+        return "\n".join("- " + line_value(v, spec.type) for v in items)
     if spec.type in F.LINE_TYPES:
-        return line_value(str(value))
+        return line_value(str(value), spec.type)
     if spec.type == F.VALUES:
         blocks = []
         for ev in value:  # type: ignore[attr-defined]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from evidence_tool.errors import Diagnostic
 from evidence_tool.unit.model import Unit
 from evidence_tool.unit.parse import parse_unit
@@ -22,10 +24,24 @@ def validate(unit: Unit) -> list[Diagnostic]:
         return [
             Diagnostic(
                 "E114",
-                "the unit does not survive rendering: a text field holds "
-                "Markdown that changes the structure (a title, a field "
-                "heading or an unclosed block)",
+                f"the unit does not survive rendering: its {_differences(unit, result.unit)} "
+                "would read back differently (Markdown that changes the structure, such as "
+                "a closing ' #' on the title or blanks around a text)",
                 unit_id=unit.id,
             )
         ]
     return []
+
+
+def _differences(unit: Unit, back: Unit | None) -> str:
+    """The parts of ``unit`` that its canonical text does not give back, for the message."""
+    if back is None:
+        return "text"
+    parts = [name for name in ("metadata", "title") if getattr(unit, name) != getattr(back, name)]
+    parts += [
+        f"field '{f.name}'"
+        for f in fields(unit.payload)  # type: ignore[arg-type]
+        if type(back.payload) is type(unit.payload)
+        and getattr(unit.payload, f.name) != getattr(back.payload, f.name)
+    ]
+    return ", ".join(parts) or "payload"

@@ -70,9 +70,14 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
-def _pos(event: Any) -> tuple[int, int]:
+def _pos(event: Any, line_offset: int = 0) -> tuple[int, int]:
     mark = event.start_mark
-    return mark.line + 1, mark.column + 1
+    return mark.line + 1 + line_offset, mark.column + 1
+
+
+# Deeper than any file this tool writes or reads; refusing early keeps a hostile
+# ``[[[[...`` or ``{a: {a: ...}}`` from costing quadratic time in the key paths.
+MAX_DEPTH = 64
 
 
 def _hashable(key: Any) -> bool:
@@ -80,13 +85,18 @@ def _hashable(key: Any) -> bool:
 
 
 def load(text: str, *, line_offset: int = 0) -> YamlDoc:
-    """Load one YAML document strictly; raise ``YamlProblem`` (E102 syntax/feature, E103 duplicate)."""
+    """Load one YAML document strictly; raise ``YamlProblem`` (E102 syntax/feature, E103 duplicate).
+
+    Every line reported (problems and ``marks``) is ``line_offset`` plus the 1-based line
+    within ``text``: pass the file line before ``text`` to get file coordinates.
+    """
     from ruamel.yaml.cyaml import CParser
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     parser = CParser(io.StringIO(text))
     doc = YamlDoc(None)
-    # Stack entries: [container, path, pending_key, key_mark] for mappings, [list, path] for sequences.
+    # Stack entries: [dict, path, pending_key, key_mark, seen_keys, start] for mappings,
+    # [list, path, start] for sequences; ``start`` is always last.
     stack: list[list[Any]] = []
     documents = 0
     root_set = False
@@ -94,7 +104,7 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
     def fail(code: str, msg: str, pos: tuple[int, int] | None) -> YamlProblem:
         if pos is None:
             return YamlProblem(code, msg, None, None)
-        return YamlProblem(code, msg, pos[0] + line_offset, pos[1])
+        return YamlProblem(code, msg, pos[0], pos[1])
 
     def attach(value: Any, pos: tuple[int, int]) -> bool:
         """Attach a finished value to its parent; return True if it was a mapping key."""
@@ -108,10 +118,13 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
             if top[2] is _NO_KEY:
                 if not _hashable(value):
                     raise fail("E102", "a mapping key must be a plain value", pos)
-                if any(k == value and type(k) is type(value) for k in top[0]):
+                # (type, value): ``1`` and ``true`` are different keys; a set keeps this linear.
+                typed = (type(value), value)
+                if typed in top[4]:
                     doc.duplicates.append(fail("E103", f"duplicate key '{value}'", pos))
                     top[2], top[3] = _DISCARD, pos
                     return True
+                top[4].add(typed)
                 top[2], top[3] = value, pos
                 return True
             if top[2] is not _DISCARD:
@@ -134,11 +147,13 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
             if name == "DocumentStartEvent":
                 documents += 1
                 if documents > 1:
-                    raise fail("E102", "only one YAML document is allowed", _pos(event))
+                    raise fail(
+                        "E102", "only one YAML document is allowed", _pos(event, line_offset)
+                    )
                 continue
             if name in ("StreamStartEvent", "DocumentEndEvent"):
                 continue
-            pos = _pos(event)
+            pos = _pos(event, line_offset)
             if name == "AliasEvent":
                 raise fail("E102", "YAML aliases (*name) are not allowed", pos)
             anchor = getattr(event, "anchor", None)
@@ -151,12 +166,14 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
                 plain = event.style in (None, "") and event.implicit[0]
                 value = resolve_plain(event.value) if plain else event.value
                 attach(value, pos)
-            elif name == "MappingStartEvent":
+            elif name in ("MappingStartEvent", "SequenceStartEvent"):
+                if len(stack) >= MAX_DEPTH:
+                    raise fail("E102", f"YAML nested deeper than {MAX_DEPTH} levels", pos)
                 path = _child_path(stack)
-                stack.append([{}, path, _NO_KEY, None, pos])
-            elif name == "SequenceStartEvent":
-                path = _child_path(stack)
-                stack.append([[], path, pos])
+                if name == "MappingStartEvent":
+                    stack.append([{}, path, _NO_KEY, None, set(), pos])
+                else:
+                    stack.append([[], path, pos])
             elif name in ("MappingEndEvent", "SequenceEndEvent"):
                 done = stack.pop()
                 attach(done[0], done[-1])
@@ -164,7 +181,7 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
         raise
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = (mark.line + 1, mark.column + 1) if mark is not None else None
+        where = (mark.line + 1 + line_offset, mark.column + 1) if mark is not None else None
         raise fail("E102", f"YAML syntax: {exc.problem or exc.context}", where) from None
     except (YAMLError, ValueError, UnicodeError) as exc:
         raise fail("E102", f"YAML syntax: {exc}", None) from None
@@ -246,7 +263,28 @@ def scalar(value: Any, *, flow: bool = False) -> str:
 
 
 def flow_list(values: list[Any] | tuple[Any, ...]) -> str:
-    return "[" + ", ".join(scalar(v, flow=True) for v in values) + "]"
+    return "[" + ", ".join(_flow(v) for v in values) + "]"
+
+
+def _flow(value: Any) -> str:
+    """Flow style for any JSON-like value: nested lists and mappings included."""
+    if isinstance(value, list | tuple):
+        return flow_list(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k, flow=True)}: {_flow(v)}" for k, v in value.items()) + "}"
+    return scalar(value, flow=True)
+
+
+# YAML caps an implicit key at 1024 characters; a longer key needs the explicit '? ' form.
+_MAX_IMPLICIT_KEY = 1000
+
+
+def _key(key: Any, *, flow: bool = False, pad: str = "") -> str:
+    """A mapping key, written so that ':' and the value can follow it directly."""
+    text = scalar(key, flow=flow)
+    if len(text) <= _MAX_IMPLICIT_KEY:
+        return text
+    return f"? {text} " if flow else f"? {text}\n{pad}"
 
 
 def dump(value: Any, *, flow_keys: frozenset[str] = frozenset()) -> str:
@@ -263,7 +301,7 @@ def _emit(value: Any, indent: int, out: list[str], flow_keys: frozenset[str]) ->
             out.append(pad + "{}\n")
             return
         for key, item in value.items():
-            k = scalar(key)
+            k = _key(key, pad=pad)
             if isinstance(item, list | tuple) and (key in flow_keys or not item):
                 out.append(f"{pad}{k}: {flow_list(item)}\n")
             elif isinstance(item, dict) and item:
