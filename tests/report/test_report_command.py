@@ -96,7 +96,7 @@ def test_file_errors_changes_and_revisions(tmp_path: Path) -> None:
     ws = rich_workspace(tmp_path / "ws")
     html = Path(ok(tht(ws, "report"))["path"]).read_text(encoding="utf-8")
     # File errors: file, line, code and the fix from CODES.
-    assert "<code>evidence/curated/glossary/broken.md</code></td><td>6:1</td>" in html
+    assert "<code>evidence/curated/glossary/broken.md</code></td><td>7:1</td>" in html
     assert "<code>E104</code>" in html and CODES["E104"].fix in html
     assert CODES["E113"].fix.replace("'", "&#x27;") in html
     # Changes against the active revision, with a word diff of the modification.
