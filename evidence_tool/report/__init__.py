@@ -29,6 +29,11 @@ def output_path(root: str | os.PathLike[str], given: str | None) -> Path:
     managed ``evidence/`` tree), else a usage error; by default the derived cache."""
     layout = Layout.at(root)
     if not given:
+        if not layout.inside(layout.cache):
+            raise UsageError(
+                f"{layout.cache} links outside the workspace; the page is written only inside "
+                "it: pass --html FILE"
+            )
         return layout.cache / DEFAULT_NAME
     path = Path(os.path.abspath(given))
     if not layout.inside(path.parent) or (path.exists() and not layout.inside(path)):

@@ -41,14 +41,16 @@ th { background: var(--bg); }
 .problem { background: var(--bad); border-left: 4px solid #c62828; padding: .4rem .8rem; }
 .badge { display: inline-block; border: 1px solid var(--line); border-radius: .8rem;
   padding: 0 .5rem; margin-right: .25rem; font-size: .8rem; background: #fff; }
-.badge.added { background: var(--ok); } .badge.modified { background: var(--warn); }
-.badge.deleted, .badge.error, .badge.review { background: var(--bad); }
+.badge.added, .badge.new { background: var(--ok); }
+.badge.modified, .badge.changed { background: var(--warn); }
+.badge.deleted, .badge.error, .badge.review, .badge.retired { background: var(--bad); }
 form.filters { position: sticky; top: 0; z-index: 2; background: #fff; padding: .6rem 0;
   border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
 form.filters label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); }
 form.filters input[type=search] { min-width: 16rem; }
 article.unit { border: 1px solid var(--line); border-radius: .4rem; margin: .8rem 0; padding: .6rem 1rem;
   content-visibility: auto; contain-intrinsic-size: auto 22rem; }
+@media print { article.unit { content-visibility: visible; } form.filters { position: static; } }
 article.unit > header code { font-size: .85rem; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: .4rem 0; }
 dl.meta dt { color: var(--muted); } dl.meta dd { margin: 0; }

@@ -42,8 +42,15 @@ def _pair(view: ComparisonView, uid: str) -> str:
             f"<details{' open' if changed else ''}><summary>Word diff, local → proposed"
             f'{"" if changed else " (identical)"}</summary><pre class="diff">{body}</pre></details>'
         )
+    if proposed is None:
+        change = "retired" if uid in comparison["retire"] else "not proposed"
+    elif local is None:
+        change = "new"
+    else:
+        change = "identical" if local == proposed["markdown"] else "changed"
     return (
-        f'<h4><code>{escape(uid)}</code></h4><div class="side">'
+        f'<h4><span class="badge {change}">{change}</span><code>{escape(uid)}</code></h4>'
+        '<div class="side">'
         f'<div class="local"><h5>Local</h5>{left}</div>'
         f'<div class="proposed"><h5>Proposed</h5>{right}</div></div>{diff}'
     )

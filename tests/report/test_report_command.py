@@ -176,3 +176,13 @@ def test_git_commands_inside_a_checkout_and_a_note_outside(tmp_path: Path) -> No
     top = shlex.quote(str(tmp_path / "repo"))
     assert f"git -C {top} add --all -- &#x27;my ws/evidence&#x27;" in inside
     assert "commit -m" in inside and "push" in inside
+
+
+def test_a_cache_folder_linking_outside_is_not_followed(tmp_path: Path) -> None:
+    ws = copy_fixture(tmp_path / "ws")
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", ws / ".evidence-cache")
+    result = tht(ws, "report")
+    assert result.exit_code == 2 and result.json["errors"][0]["code"] == "E901"
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+    assert ok(tht(ws, "report", "--html", str(ws / "page.html")))["path"] == str(ws / "page.html")
