@@ -165,25 +165,18 @@ def _units(
     old_texts: dict[str, str] = {}
     if base is not None:
         wanted = set(changes.get("modified", [])) | set(changes.get("deleted", []))
-        for entry in base.entries():
-            if entry.id in wanted:
-                old_texts[entry.id] = base.unit_bytes(entry).decode("utf-8")
+        entries = {e.id: e for e in base.entries() if e.id in wanted}
+        old_texts = {uid: base.unit_bytes(e).decode("utf-8") for uid, e in entries.items()}
         for uid in changes.get("deleted", []):
-            entry = base.entry(uid)
-            if entry is None:
-                continue
-            unit = parse(base.unit_bytes(entry), path=entry.path)
-            cards.append(
-                UnitView(
-                    unit,
-                    entry.path,
-                    old_texts[uid],
-                    "deleted",
-                    entry.provenance,
-                    [],
-                    _unit_warnings(entry.provenance, retracted),
+            gone = entries.get(uid)
+            if gone is not None:
+                unit = parse(base.unit_bytes(gone), path=gone.path)
+                warnings = _unit_warnings(gone.provenance, retracted)
+                cards.append(
+                    UnitView(
+                        unit, gone.path, old_texts[uid], "deleted", gone.provenance, [], warnings
+                    )
                 )
-            )
     cards.sort(key=lambda c: c.unit.id)
     return cards, old_texts
 

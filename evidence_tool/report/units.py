@@ -55,8 +55,10 @@ def source_name(data: ReportData, sid: str | None) -> str:
     if not sid:
         return '<span class="muted">—</span>'
     known = data.sources_by_id.get(sid)
-    label = escape(known["locator"]) if known else escape(sid[:12]) + "…"
-    return f'<a href="#source-{escape(sid)}">{label}</a> <code class="muted">{escape(sid[:12])}…</code>'
+    short = f'<code class="muted">{escape(sid[:12])}…</code>'
+    if known is None:  # not in the registry (yet): nothing to link to
+        return short
+    return f'<a href="#source-{escape(sid)}">{escape(known["locator"])}</a> {short}'
 
 
 def _declaration(data: ReportData, decl: dict[str, Any]) -> str:
