@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from evidence_tool.report.collect import ComparisonView, ReportData
 from evidence_tool.report.textdiff import highlight_excerpts, word_diff_html
@@ -15,6 +16,16 @@ def _id_list(ids: list[str], empty: str) -> str:
     return ", ".join(
         f'<a href="#{escape(unit_anchor(i))}"><code>{escape(i)}</code></a>' for i in ids
     )
+
+
+def _change(
+    uid: str, local: str | None, proposed: dict[str, Any] | None, comparison: dict[str, Any]
+) -> str:
+    if proposed is None:
+        return "retired" if uid in comparison["retire"] else "unproposed"
+    if local is None:
+        return "new"
+    return "identical" if local == proposed["markdown"] else "changed"
 
 
 def _pair(view: ComparisonView, uid: str) -> str:
@@ -42,12 +53,7 @@ def _pair(view: ComparisonView, uid: str) -> str:
             f"<details{' open' if changed else ''}><summary>Word diff, local → proposed"
             f'{"" if changed else " (identical)"}</summary><pre class="diff">{body}</pre></details>'
         )
-    if proposed is None:
-        change = "retired" if uid in comparison["retire"] else "not proposed"
-    elif local is None:
-        change = "new"
-    else:
-        change = "identical" if local == proposed["markdown"] else "changed"
+    change = _change(uid, local, proposed, comparison)
     return (
         f'<h4><span class="badge {change}">{change}</span><code>{escape(uid)}</code></h4>'
         '<div class="side">'
@@ -121,6 +127,12 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
         ("content hash", f"<code>{escape(comparison['content_hash'])}</code>"),
         ("base hash", f"<code>{escape(str(comparison.get('base_hash') or '—'))}</code>"),
         ("replace would retire", _id_list(comparison["retire"], "nothing")),
+        (
+            "suppressed",
+            "yes: the source had a curated deletion, so ids that do not exist today are dropped"
+            if source.get("suppressed")
+            else '<span class="muted">no</span>',
+        ),
         (
             "dropped from the proposal",
             f"<ul>{dropped}</ul>" if dropped else '<span class="muted">nothing</span>',

@@ -186,3 +186,38 @@ def test_a_cache_folder_linking_outside_is_not_followed(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.json["errors"][0]["code"] == "E901"
     assert list((tmp_path / "elsewhere").iterdir()) == []
     assert ok(tht(ws, "report", "--html", str(ws / "page.html")))["path"] == str(ws / "page.html")
+
+
+def test_dropped_and_suppressed_ids_are_named(tmp_path: Path) -> None:
+    ws = pending_workspace(tmp_path / "ws")
+    lab = record(ws, LAB)
+    rev = lab["comparison"]["revision"]
+    ok(
+        tht(
+            ws,
+            "decide",
+            "--source-id",
+            lab["source_id"],
+            "--revision",
+            rev,
+            "--decision",
+            "replace",
+        )
+    )
+    (ws / "evidence/curated/formula/lab-turnaround-minutes.md").unlink()  # a curated deletion
+    ok(tht(ws, "consolidate"))
+    handbook = ws / "evidence/source/lab-handbook.md"
+    fresh = (ws / "evidence/curated/domain/lab-hemolysed-specimens.md").read_text()
+    fresh = fresh.replace("lab:hemolysed-specimens", "lab:icteric-specimens")
+    handbook.write_text(handbook.read_text().replace("falsely high", "too high") + "\n" + fresh)
+    ok(tht(ws, "refresh"))
+    html = Path(ok(tht(ws, "report"))["path"]).read_text(encoding="utf-8")
+    article = html[html.index(f'data-source-id="{lab["source_id"]}"') :]
+    article = article[: article.index("</article>")]
+    assert "yes: the source had a curated deletion" in article
+    assert "<code>evidence:lab:turnaround-minutes</code>: reserved by a deletion record" in article
+    assert (
+        "<code>evidence:lab:icteric-specimens</code>: suppressed: the source had a curated deletion"
+        in article
+    )
+    assert '<span class="badge changed">changed</span><code>evidence:lab:hemolysed' in article
