@@ -23,15 +23,20 @@ def _change(
 ) -> str:
     if proposed is None:
         return "retired" if uid in comparison["retire"] else "unproposed"
-    if local is None:
-        return "new"
-    return "identical" if local == proposed["markdown"] else "changed"
+    return "new" if local is None else "changed"
 
 
 def _pair(view: ComparisonView, uid: str) -> str:
     comparison = view.comparison
     proposed = next((p for p in comparison["proposed"] if p["id"] == uid), None)
     local = view.local.get(uid)
+    if local is not None and proposed is not None and local == proposed["markdown"]:
+        # Nothing to compare: one collapsed copy keeps long comparisons readable.
+        return (
+            f'<h4><span class="badge identical">identical</span><code>{escape(uid)}</code></h4>'
+            "<details><summary>The proposal equals the local file</summary>"
+            f"{markdown_block(local)}</details>"
+        )
     if local is not None:
         left = markdown_block(local)
     elif any(c["id"] == uid for c in comparison["current"]):
@@ -47,11 +52,10 @@ def _pair(view: ComparisonView, uid: str) -> str:
         right = '<p class="muted">Not proposed.</p>'
     diff = ""
     if local is not None and proposed is not None:
-        changed = local != proposed["markdown"]
-        body = word_diff_html(local, proposed["markdown"]) if changed else escape(local)
+        body = word_diff_html(local, proposed["markdown"])
         diff = (
-            f"<details{' open' if changed else ''}><summary>Word diff, local → proposed"
-            f'{"" if changed else " (identical)"}</summary><pre class="diff">{body}</pre></details>'
+            "<details open><summary>Word diff, local → proposed</summary>"
+            f'<pre class="diff">{body}</pre></details>'
         )
     change = _change(uid, local, proposed, comparison)
     return (

@@ -10,6 +10,7 @@ invalid file), built in a temporary folder with a pinned clock and actor.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -33,8 +34,11 @@ def main(out: Path) -> None:
     os.environ.update({"THT_NOW": "2026-11-30T09:00:00Z", "THT_ACTOR": "alice"})
     os.environ.pop("THT_INSTALLATION", None)
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = rich_workspace(Path(tmp) / "psd-clinical")
+    # A fixed folder (the page shows its path), so unchanged pages give unchanged images.
+    tmp = Path(tempfile.gettempdir()) / "evidence-review-screenshots"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        ws = rich_workspace(tmp / "psd-clinical")
         page_path = Path(ok(tht(ws, "report"))["path"])
         sid = record(ws, LAB)["source_id"]
         with sync_playwright() as playwright:
@@ -56,6 +60,8 @@ def main(out: Path) -> None:
             page.evaluate("() => document.getElementById('units').scrollIntoView()")
             page.screenshot(path=str(out / "review-page-units.png"))
             browser.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
