@@ -136,7 +136,6 @@ def _unit_warnings(provenance: dict[str, Any] | None, retracted: dict[str, str])
 
 
 def _units(
-    archive: ReportArchive,
     view: ArchiveView,
     status: dict[str, Any],
     base: Snapshot | None,
@@ -164,21 +163,31 @@ def _units(
         )
     old_texts: dict[str, str] = {}
     if base is not None:
-        wanted = set(changes.get("modified", [])) | set(changes.get("deleted", []))
-        entries = {e.id: e for e in base.entries() if e.id in wanted}
-        old_texts = {uid: base.unit_bytes(e).decode("utf-8") for uid, e in entries.items()}
-        for uid in changes.get("deleted", []):
-            gone = entries.get(uid)
-            if gone is not None:
-                unit = parse(base.unit_bytes(gone), path=gone.path)
-                warnings = _unit_warnings(gone.provenance, retracted)
-                cards.append(
-                    UnitView(
-                        unit, gone.path, old_texts[uid], "deleted", gone.provenance, [], warnings
-                    )
-                )
+        old_texts = _deleted_cards(base, changes, retracted, cards)
     cards.sort(key=lambda c: c.unit.id)
     return cards, old_texts
+
+
+def _deleted_cards(
+    base: Snapshot,
+    changes: dict[str, list[str]],
+    retracted: dict[str, str],
+    cards: list[UnitView],
+) -> dict[str, str]:
+    """Cards for the units deleted since ``base``; returns the base text of every modified
+    or deleted unit (one pass over the manifest: ``Snapshot.entry`` is a linear search)."""
+    wanted = set(changes.get("modified", [])) | set(changes.get("deleted", []))
+    entries = {e.id: e for e in base.entries() if e.id in wanted}
+    old_texts = {uid: base.unit_bytes(e).decode("utf-8") for uid, e in entries.items()}
+    for uid in changes.get("deleted", []):
+        gone = entries.get(uid)
+        if gone is not None:
+            unit = parse(base.unit_bytes(gone), path=gone.path)
+            warnings = _unit_warnings(gone.provenance, retracted)
+            cards.append(
+                UnitView(unit, gone.path, old_texts[uid], "deleted", gone.provenance, [], warnings)
+            )
+    return old_texts
 
 
 def _comparison(
@@ -235,14 +244,13 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         if s["warning"]:
             retracted[s["source_id"]] = s["warning"]
     error_paths = {d.path for d in scan.errors}
-    units, old_texts = _units(archive, view, status, base, retracted, error_paths)
-    comparisons = [
-        _comparison(
-            archive, view, s, registry["sources"][s["source_id"]]["comparison"], installation
-        )
-        for s in sources
-        if s["pending_comparison"]
-    ]
+    units, old_texts = _units(view, status, base, retracted, error_paths)
+    comparisons = []
+    for s in sources:
+        # From the one registry read above: a refresh may replace sources.json meanwhile.
+        comparison = (registry["sources"].get(s["source_id"]) or {}).get("comparison")
+        if comparison:
+            comparisons.append(_comparison(archive, view, s, comparison, installation))
     ws_id, ws_name = _workspace_names(archive.layout.root)
     return ReportData(
         root=str(archive.layout.root),
