@@ -74,8 +74,14 @@ def makedirs(path: str | os.PathLike[str]) -> None:
         fsync_dir(folder.parent)
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_parents: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically and durably."""
+def write_atomic(
+    path: str | os.PathLike[str], data: bytes, *, make_parents: bool = True, durable: bool = True
+) -> None:
+    """Replace ``path`` with ``data`` atomically and durably.
+
+    ``durable=False`` is for derived caches only: still atomic (old or new bytes),
+    but not synced, since losing them costs a recomputation, never data.
+    """
     path = Path(path)
     if make_parents:
         makedirs(path.parent)
@@ -90,7 +96,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_parents: boo
                 n = _call("write", tmp, lambda v=view: os.write(fd, v))  # type: ignore[misc]
                 assert isinstance(n, int)
                 view = view[n:]
-            fsync_fd(fd, tmp)
+            if durable:
+                fsync_fd(fd, tmp)
         finally:
             os.close(fd)
         _call("replace", path, lambda: os.replace(tmp, path))
@@ -99,7 +106,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_parents: boo
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def write_new(path: str | os.PathLike[str], data: bytes) -> bool:

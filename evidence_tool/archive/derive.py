@@ -54,6 +54,8 @@ class Derivation:
     closed_items: list[dict[str, Any]] = field(default_factory=list)
     source_blobs: dict[str, bytes] = field(default_factory=dict)
     prev_blobs: frozenset[str] = frozenset()  # objects the previous snapshot names (they exist)
+    prev_entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
+    prev_revision: str | None = None
     _bytes: bytes | None = None
     _revision: str | None = None
 
@@ -141,7 +143,7 @@ def derive(
     prev = prev or {"units": [], "deletions": [], "sources": []}
     prev_units = {e["id"]: e for e in prev["units"]}
     deletions = {d["id"]: d for d in prev["deletions"]}
-    out = Derivation(manifest={})
+    out = Derivation(manifest={}, prev_entries=prev_units, prev_revision=prev_revision)
     out.prev_blobs = frozenset(
         [e["file_hash"] for e in prev["units"]] + [x["blob"] for x in prev.get("sources", [])]
     )

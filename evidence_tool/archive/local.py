@@ -17,16 +17,18 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import Derivation, derive
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
-from evidence_tool.archive.manifest import render_local_manifest
+from evidence_tool.archive.manifest import PreviousYaml, render_local_manifest
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
 from evidence_tool.errors import IntegrityError, InvalidFilesError
+from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
 from evidence_tool.workspace.statcache import StatCache
 
 Activate = Callable[[Snapshot], None]
+_YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
 # The names ``fsio.write_atomic`` gives its temp files: ".<target name>.<12 hex>.tmp".
 _STALE_TEMP = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 
@@ -302,5 +304,29 @@ class LocalEvidenceArchive:
         fsio.write_batch(batch)
         revision = d.revision
         fsio.write_new(snapshot_path(self.layout.snapshots, revision), d.manifest_bytes)
-        fsio.write_atomic(self.layout.local_manifest, render_local_manifest(d.manifest, revision))
+        data = render_local_manifest(d.manifest, revision, self._previous_yaml(d))
+        fsio.write_atomic(self.layout.local_manifest, data)
+        # Remember what was written, so the next render can reuse unchanged blocks.
+        seal = f"{hashlib.sha256(data).hexdigest()} {revision}\n".encode()
+        fsio.write_atomic(ensure_cache(self.layout) / _YAML_SEAL, seal, durable=False)
         return revision
+
+    def _previous_yaml(self, d: Derivation) -> PreviousYaml | None:
+        """The last local-manifest.yaml, if it is byte for byte what this tool wrote for
+        the previous snapshot (hand edits or a lost cache mean: render everything)."""
+        try:
+            seal = (self.layout.cache / _YAML_SEAL).read_text().split()
+            data = self.layout.local_manifest.read_bytes()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if (
+            len(seal) != 2
+            or seal[1] != d.prev_revision
+            or hashlib.sha256(data).hexdigest() != seal[0]
+            or not d.prev_entries
+        ):
+            return None
+        try:
+            return PreviousYaml(data.decode("utf-8"), d.prev_entries)
+        except UnicodeDecodeError:
+            return None

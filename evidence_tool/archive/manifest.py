@@ -136,18 +136,44 @@ def _fast_unit(e: dict[str, Any], memo: dict[str, str]) -> str | None:
     )
 
 
-def _units_yaml(units: list[dict[str, Any]]) -> str:
+@dataclass(frozen=True)
+class PreviousYaml:
+    """The local-manifest.yaml written last time, known (by its hash) to be exactly what
+    was rendered for ``entries``: the blocks of entries that did not change are reused."""
+
+    text: str
+    entries: dict[str, dict[str, Any]]  # id -> the entry object that block was rendered from
+
+    def blocks(self) -> dict[str, str]:
+        start = self.text.find("\nunits:\n- id: ")
+        end = self.text.find("\ndeletions:", start)
+        if start < 0 or end < 0:
+            return {}
+        out = {}
+        for chunk in self.text[start + len("\nunits:\n- id: ") : end + 1].split("\n- id: "):
+            uid, _, _ = chunk.partition("\n")
+            out[uid] = "- id: " + (chunk if chunk.endswith("\n") else chunk + "\n")
+        return out
+
+
+def _units_yaml(units: list[dict[str, Any]], previous: PreviousYaml | None = None) -> str:
     if not units:
         return "units: []\n"
     memo: dict[str, str] = {}
+    old = previous.blocks() if previous else {}
+    before = previous.entries if previous else {}
     parts = ["units:\n"]
     for e in units:
-        fast = _fast_unit(e, memo)
-        parts.append(fast if fast is not None else dump([_ordered(e)], flow_keys=_FLOW_KEYS))
+        block = old.get(e["id"]) if before.get(e["id"]) is e else None
+        if block is None:
+            block = _fast_unit(e, memo) or dump([_ordered(e)], flow_keys=_FLOW_KEYS)
+        parts.append(block)
     return "".join(parts)
 
 
-def render_local_manifest(manifest: dict[str, Any], revision: str) -> bytes:
+def render_local_manifest(
+    manifest: dict[str, Any], revision: str, previous: PreviousYaml | None = None
+) -> bytes:
     """``local-manifest.yaml``: the manifest plus its revision, sorted by id, for Git review."""
     head = dump({"format": FORMAT, "revision": revision})
     tail = {
@@ -158,7 +184,9 @@ def render_local_manifest(manifest: dict[str, Any], revision: str) -> bytes:
         "# Derived by evidence-tool from snapshot " + revision + ".\n"
         "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"
     )
-    body = head + _units_yaml(manifest.get("units", [])) + dump(tail, flow_keys=_FLOW_KEYS)
+    body = (
+        head + _units_yaml(manifest.get("units", []), previous) + dump(tail, flow_keys=_FLOW_KEYS)
+    )
     return (header + body).encode("utf-8")
 
 

@@ -253,9 +253,12 @@ def scan_curated(
         if f.cached is None:
             report.errors.extend(f.result.errors)
             report.warnings.extend(f.result.warnings)
-        layout_problem = _layout_problem(f)
+        # A cache hit passed the layout rules when it was recorded (its path is its key).
+        layout_problem = None if f.cached else _layout_problem(f)
         if layout_problem is not None:
             report.errors.append(layout_problem.with_path(rel))
+            if stat_cache is not None:
+                stat_cache.fresh.pop(rel, None)
     if progress:
         progress("validating", len(found), len(found))
     _check_ids(report.files, report)
@@ -277,7 +280,7 @@ def _cached_file(path: str, rel: str, cache: StatCache) -> CuratedFile:
         data = _read(path)
         if isinstance(data, bytes) and file_hash(data) == entry.file_hash:
             # Racily clean but confirmed by its bytes: keep the recorded parse.
-            cache.keep(rel, entry)
+            cache.keep(rel, entry, confirmed=True)
             return CuratedFile(rel, path, raw=data, cached=entry)
     f = _parse_file(path, rel)
     if f.valid and not f.result.warnings:

@@ -56,6 +56,7 @@ class StatCache:
         self.stamp_ns = stamp_ns  # when the recorded scan started
         self.scan_started_ns = time.time_ns()
         self.fresh: dict[str, StatEntry] = {}
+        self.promotable = 0
         self.dirty = False
 
     @classmethod
@@ -78,8 +79,12 @@ class StatCache:
             return None, False
         return entry, st.st_mtime_ns < self.stamp_ns - RACY_NS
 
-    def keep(self, rel: str, entry: StatEntry) -> None:
+    def keep(self, rel: str, entry: StatEntry, *, confirmed: bool = False) -> None:
         self.fresh[rel] = entry
+        if confirmed and entry.mtime_ns < self.scan_started_ns - RACY_NS:
+            # Racily clean last time, old enough now: a save with this scan's stamp
+            # lets the next run trust it instead of re-reading it every time.
+            self.promotable += 1
 
     def record(
         self,
@@ -114,9 +119,11 @@ class StatCache:
         a millisecond each), so the cache is saved once REWRITE_AFTER files (or
         any removed ones, or a first scan) have accumulated.
         """
-        if self.fresh == self.entries:
+        if self.fresh == self.entries and not self.promotable:
             return False
-        learned = sum(1 for rel, e in self.fresh.items() if self.entries.get(rel) != e)
+        learned = self.promotable + sum(
+            1 for rel, e in self.fresh.items() if self.entries.get(rel) != e
+        )
         removed = len(self.entries.keys() - self.fresh.keys())
         if self.entries and learned < REWRITE_AFTER and not removed:
             return False
