@@ -7,6 +7,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
 from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
@@ -241,14 +242,32 @@ def scan_curated(
     report = ValidationReport()
     prefix = len(str(layout.root)) + 1
     found = list(_walk_md(curated, layout))
+    stats: dict[str, os.stat_result] = {}
+    pending = []
+    for path, problem in found:
+        if problem is not None:
+            continue
+        if stat_cache is not None:
+            try:
+                stats[path] = st_ = os.stat(path)
+            except OSError:
+                pending.append((path, path[prefix:]))
+                continue
+            if stat_cache.lookup(path[prefix:], st_)[1]:
+                continue
+        pending.append((path, path[prefix:]))
+    parsed = _parse_many(pending, progress)
     for n, (path, problem) in enumerate(found):
-        if progress and n % 64 == 0:
+        if progress and not parsed and n % 64 == 0:
             progress("validating", n, len(found))
         rel = path[prefix:]
         if problem is not None:
             report.errors.append(problem.with_path(rel))
             continue
-        f = _cached_file(path, rel, stat_cache) if stat_cache else _parse_file(path, rel)
+        if stat_cache is not None:
+            f = _cached_file(path, rel, stat_cache, stats.get(path), parsed.get(path))
+        else:
+            f = parsed.get(path) or _parse_file(path, rel)
         report.files.append(f)
         if f.cached is None:
             report.errors.extend(f.result.errors)
@@ -266,23 +285,30 @@ def scan_curated(
     return report
 
 
-def _cached_file(path: str, rel: str, cache: StatCache) -> CuratedFile:
+def _cached_file(
+    path: str,
+    rel: str,
+    cache: StatCache,
+    st: os.stat_result | None = None,
+    parsed: CuratedFile | None = None,
+) -> CuratedFile:
     """The file from the stat cache when unchanged; else read, parse and record it."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return _parse_file(path, rel)
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return parsed or _parse_file(path, rel)
     entry, trusted = cache.lookup(rel, st)
     if entry is not None and trusted:
         cache.keep(rel, entry)
         return CuratedFile(rel, path, cached=entry)
     if entry is not None:
-        data = _read(path)
+        data = parsed.raw if parsed is not None else _read(path)
         if isinstance(data, bytes) and file_hash(data) == entry.file_hash:
             # Racily clean but confirmed by its bytes: keep the recorded parse.
             cache.keep(rel, entry, confirmed=True)
             return CuratedFile(rel, path, raw=data, cached=entry)
-    f = _parse_file(path, rel)
+    f = parsed or _parse_file(path, rel)
     if f.valid and not f.result.warnings:
         unit = f.unit
         assert unit is not None
@@ -297,6 +323,53 @@ def _cached_file(path: str, rel: str, cache: StatCache) -> CuratedFile:
             f.key_line("kind"),
         )
     return f
+
+
+# Parsing is per file: past this many files, both cores pay for the process start-up.
+PARALLEL_MIN = 400
+
+
+def _parse_chunk(items: list[tuple[str, str]]) -> list[tuple[str, bytes | Diagnostic, Any]]:
+    out: list[tuple[str, bytes | Diagnostic, Any]] = []
+    for path, rel in items:
+        data = _read(path)
+        out.append(
+            (path, data, None if isinstance(data, Diagnostic) else parse_unit(data, path=rel))
+        )
+    return out
+
+
+def _parse_many(items: list[tuple[str, str]], progress: Progress | None) -> dict[str, CuratedFile]:
+    """Read and parse files, on every core when there are enough of them."""
+    workers = min(os.cpu_count() or 1, 4)
+    if len(items) < PARALLEL_MIN or workers < 2 or os.environ.get("THT_SERIAL"):
+        return {}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(64, len(items) // (workers * 8))
+    chunks = [items[i : i + size] for i in range(0, len(items), size)]
+    out: dict[str, CuratedFile] = {}
+    rels = dict(items)
+    done = 0
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for results in pool.map(_parse_chunk, chunks):
+                for path, data, result in results:
+                    rel = rels[path]
+                    if isinstance(data, Diagnostic):
+                        out[path] = CuratedFile(
+                            rel, path, b"", ParseResult(None, [data.with_path(rel)])
+                        )
+                    else:
+                        out[path] = CuratedFile(rel, path, data, result)
+                done += len(results)
+                if progress:
+                    progress("validating", done, len(items))
+    except (OSError, RuntimeError):
+        return {}  # no processes to be had here: parse in this one instead
+    return out
 
 
 def validate_workspace(
