@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence_tool.workspace import validate_workspace
 from evidence_tool.workspace import scan as scan_module
+from evidence_tool.workspace import validate_workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.generate import generate  # noqa: E402
+from bench.generate import generate
 
 
 def _summary(root: Path) -> tuple[object, ...]:
