@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evidence_tool.unit import (  # noqa: E402
+from evidence_tool.unit import (
     AppliesTo,
     DomainPayload,
     EnumPayload,
@@ -33,16 +33,82 @@ from evidence_tool.unit import (  # noqa: E402
     render,
 )
 
-WORDS_EN = ("admission discharge ward patient episode diagnosis procedure laboratory result "
-            "value unit reference range prescription dose therapy encounter visit bed stay "
-            "department physician nurse code status date period month year count rate").split()
-WORDS_IT = ("ricovero dimissione reparto paziente episodio diagnosi procedura laboratorio "
-            "risultato valore unità intervallo prescrizione dose terapia accesso visita letto "
-            "degenza struttura medico infermiere codice stato data periodo mese anno conteggio "
-            "tasso").split()
+WORDS_EN = [
+    "admission",
+    "discharge",
+    "ward",
+    "patient",
+    "episode",
+    "diagnosis",
+    "procedure",
+    "laboratory",
+    "result",
+    "value",
+    "unit",
+    "reference",
+    "range",
+    "prescription",
+    "dose",
+    "therapy",
+    "encounter",
+    "visit",
+    "bed",
+    "stay",
+    "department",
+    "physician",
+    "nurse",
+    "code",
+    "status",
+    "date",
+    "period",
+    "month",
+    "year",
+    "count",
+    "rate",
+]
+WORDS_IT = [
+    "ricovero",
+    "dimissione",
+    "reparto",
+    "paziente",
+    "episodio",
+    "diagnosi",
+    "procedura",
+    "laboratorio",
+    "risultato",
+    "valore",
+    "unità",
+    "intervallo",
+    "prescrizione",
+    "dose",
+    "terapia",
+    "accesso",
+    "visita",
+    "letto",
+    "degenza",
+    "struttura",
+    "medico",
+    "infermiere",
+    "codice",
+    "stato",
+    "data",
+    "periodo",
+    "mese",
+    "anno",
+    "conteggio",
+    "tasso",
+]
 SCHEMAS = ("clinical", "admin", "lab", "pharmacy", "ed")
-KINDS = ("domain", "glossary", "enum", "example", "mapping", "normalization", "formula",
-         "reference")
+KINDS = (
+    "domain",
+    "glossary",
+    "enum",
+    "example",
+    "mapping",
+    "normalization",
+    "formula",
+    "reference",
+)
 PURPOSES = ("disambiguation", "rewriting", "schema_linking", "sql_generation")
 
 
@@ -63,24 +129,36 @@ def make_unit(i: int, rng: random.Random) -> Unit:
     table = f"{schema}.t{i % 97}"
     col = f"{table}.c{i % 13}"
     purposes = tuple(sorted(rng.sample(PURPOSES, rng.randint(1, 3)), key=PURPOSES.index))
-    meta = Metadata(f"evidence:bench:{kind}:u{i:06d}", kind, lang, purposes,
-                    AppliesTo((rng.choice(words),), (table,), (col,)))
+    meta = Metadata(
+        f"evidence:bench:{kind}:u{i:06d}",
+        kind,
+        lang,
+        purposes,
+        AppliesTo((rng.choice(words),), (table,), (col,)),
+    )
     title = _sentence(rng, words, rng.randint(2, 5))[:-1]
-    text = lambda lo=1, hi=3: _para(rng, words, lo, hi)  # noqa: E731
+    text = lambda lo=1, hi=3: _para(rng, words, lo + 1, hi + 2)  # noqa: E731
     payload = {
         "domain": lambda: DomainPayload(text(2, 6)),
-        "glossary": lambda: GlossaryPayload(text(1, 3), tuple(sorted({rng.choice(words) for _ in
-                                                                      range(3)})), ()),
-        "enum": lambda: EnumPayload(col, tuple(EnumValue(v, text(1, 1)) for v in
-                                               ("A", "B", "C", "")[: rng.randint(2, 4)])),
-        "example": lambda: ExamplePayload(text(1, 2), text(1, 3) + f"\n\n```sql\nSELECT count(*) "
-                                                                    f"FROM {table}\n```"),
-        "mapping": lambda: MappingPayload(rng.choice(words), (table,), (col,)),
+        "glossary": lambda: GlossaryPayload(
+            text(1, 3), tuple(sorted({rng.choice(words) for _ in range(3)})), ()
+        ),
+        "enum": lambda: EnumPayload(
+            col, tuple(EnumValue(v, text(1, 1)) for v in ("A", "B", "C", "")[: rng.randint(2, 4)])
+        ),
+        "example": lambda: ExamplePayload(
+            text(1, 2), text(1, 3) + f"\n\n```sql\nSELECT count(*) FROM {table}\n```"
+        ),
+        "mapping": lambda: MappingPayload(
+            rng.choice(words), (table, f"{table}_hist"), (col, f"{table}.id", f"{table}.valid_from")
+        ),
         "normalization": lambda: NormalizationPayload(text(1, 1), text(1, 1), text(1, 3)),
-        "formula": lambda: FormulaPayload(rng.choice(words),
-                                          f"sum({col}) / nullif(count(*), 0)", (col,)),
-        "reference": lambda: ReferencePayload(f"https://docs.example.org/psd/{kind}/{i}",
-                                              title, text(1, 3)),
+        "formula": lambda: FormulaPayload(
+            rng.choice(words), f"sum({col}) / nullif(count({table}.id), 0)", (col, f"{table}.id")
+        ),
+        "reference": lambda: ReferencePayload(
+            f"https://docs.example.org/psd/{kind}/{i}", title, text(1, 3)
+        ),
     }[kind]()
     return Unit(meta, title, payload)
 
@@ -91,7 +169,9 @@ def generate(n: int, out: Path, seed: int = 42) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "workspace.yaml").write_text(
         "descriptor_version: 4\nid: bench\nname: Benchmark\ndefault_language: en\n"
-        "evidence:\n  descriptor_version: 1\n  sources: []\n", encoding="utf-8")
+        "evidence:\n  descriptor_version: 1\n  sources: []\n",
+        encoding="utf-8",
+    )
     drafts: list[str] = []
     for i in range(n):
         unit = make_unit(i, rng)
@@ -104,8 +184,9 @@ def generate(n: int, out: Path, seed: int = 42) -> Path:
     source = out / "evidence" / "source"
     source.mkdir(parents=True, exist_ok=True)
     for k in range(0, len(drafts), 20):
-        (source / f"draft-{k // 20:04d}.md").write_text("\n".join(drafts[k:k + 20]),
-                                                        encoding="utf-8")
+        (source / f"draft-{k // 20:04d}.md").write_text(
+            "\n".join(drafts[k : k + 20]), encoding="utf-8"
+        )
     return out
 
 

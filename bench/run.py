@@ -57,12 +57,12 @@ def floor_pass(files: list[Path]) -> None:
     for path in files:
         text = path.read_bytes().decode("utf-8")
         end = text.index("\n---\n", 3)
-        loader = CSafeLoader(text[4:end + 1])
+        loader = CSafeLoader(text[4 : end + 1])
         try:
             loader.get_single_data()
         finally:
             loader.dispose()
-        md.parse(text[end + 5:])
+        md.parse(text[end + 5 :])
 
 
 def stat_pass(files: list[Path]) -> None:
@@ -84,26 +84,37 @@ def consolidate(root: Path) -> object:
 
 def touch_one(root: Path, n: int) -> None:
     path = sorted((root / "evidence" / "curated" / "domain").glob("*.md"))[0]
-    path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + f" Edit {n}.\n",
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").rstrip("\n") + f" Edit {n}.\n", encoding="utf-8"
+    )
 
 
 def git_anchor(root: Path) -> float:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x",
+    }
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     t = time.perf_counter()
-    subprocess.run(f"git -C '{root}' add -A && git -C '{root}' commit -qm bench", shell=True,
-                   check=True, env=env)
+    subprocess.run(
+        f"git -C '{root}' add -A && git -C '{root}' commit -qm bench",
+        shell=True,
+        check=True,
+        env=env,
+    )
     return time.perf_counter() - t
 
 
 def peak_rss_of_consolidate(root: Path) -> float:
-    code = ("import sys; from evidence_tool.archive.local import LocalEvidenceArchive as A; "
-            "A(sys.argv[1]).consolidate('bench')")
+    code = (
+        "import sys; from evidence_tool.archive.local import LocalEvidenceArchive as A; "
+        "A(sys.argv[1]).consolidate('bench')"
+    )
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run([sys.executable, "-c", code, str(root)], check=True,
-                   cwd=HERE.parent)
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True, cwd=HERE.parent)
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(before, after) / 1024.0
 
@@ -120,7 +131,6 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
     files = unit_files(base)
     floor_pass(files)  # warm the page cache and imports
     floor = timed(lambda: floor_pass(files), repeat)
-    stat = timed(lambda: stat_pass(files), repeat)
     validate = timed(lambda: validate_workspace(base), repeat)
 
     copies = [fresh_copy(base, f"c{i}") for i in range(repeat)]
@@ -131,8 +141,19 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
         firsts.append(time.perf_counter() - t)
     first = statistics.median(firsts)
     ws = copies[0]
+    consolidate(ws)  # settle the stat cache: files copied this second are racily clean
     noop = timed(lambda: consolidate(ws), repeat)
-    state_load = timed(lambda: LocalEvidenceArchive(ws).state(), repeat)
+    ws_files = unit_files(ws)
+    stat = timed(lambda: stat_pass(ws_files), repeat)
+
+    def load_state() -> None:
+        # "Loading the state": state.yaml and the newest snapshot manifest it points at.
+        archive = LocalEvidenceArchive(ws)
+        newest = archive.state().newest
+        assert newest is not None
+        archive.snapshot(newest)
+
+    state_load = timed(load_state, repeat)
     counter = iter(range(1000))
     changes = []
     for _ in range(repeat):
@@ -151,21 +172,43 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
         ("floor: read + C YAML + md parse", floor, "1.00 (reference)", "-"),
         ("os.stat of every file", stat, "-", "-"),
         ("validate (full)", validate, f"{validate / floor:.2f} x floor", "<= 2x floor"),
-        ("first consolidate (no activation)", first, f"{first / validate:.2f} x validate",
-         "<= 2x validate"),
-        ("no-op consolidate", noop, f"{noop / (stat + state_load):.2f} x (stat + state)",
-         "<= 3x"),
+        (
+            "first consolidate (no activation)",
+            first,
+            f"{first / validate:.2f} x validate",
+            "<= 2x validate",
+        ),
+        ("load state (state.yaml + manifest)", state_load, "-", "-"),
+        ("no-op consolidate", noop, f"{noop / (stat + state_load):.2f} x (stat + state)", "<= 3x"),
         ("consolidate 1 changed unit", one, f"{one / noop:.2f} x no-op", "<= 1.5x no-op"),
         ("sqlite activation (index build)", activation, "-", "-"),
         ("git add -A && git commit (anchor)", git, f"{git / floor:.2f} x floor", "-"),
     ]
     if memory:
         big = fresh_copy(base, "mem")
-        rows.append((f"peak RSS of consolidate (MiB, N={n})", peak_rss_of_consolidate(big),
-                     "-", "< 1024 MiB at 50k"))
+        rows.append(
+            (
+                f"peak RSS of consolidate (MiB, N={n})",
+                peak_rss_of_consolidate(big),
+                "-",
+                "< 1024 MiB at 50k",
+            )
+        )
     for c in copies:
         shutil.rmtree(c, ignore_errors=True)
     return rows
+
+
+def fit_exponent(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of log(seconds) over log(N): 1.0 is linear."""
+    import math
+
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
 
 
 def main() -> None:
@@ -175,8 +218,12 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true", help="also measure peak RSS")
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
-    for n in args.n or [10000]:
+    sizes = args.n or [10000]
+    by_op: dict[str, list[tuple[int, float]]] = {}
+    for n in sizes:
         rows = run(n, args.repeat, args.memory)
+        for name, secs, _, _ in rows:
+            by_op.setdefault(name, []).append((n, secs))
         print(f"\nN = {n} units, median of {args.repeat} runs, {os.cpu_count()} cores")
         print(f"| {'operation':<38} | {'seconds':>9} | {'µs/unit':>9} | {'ratio':<24} | target |")
         print(f"|{'-' * 40}|{'-' * 11}|{'-' * 11}|{'-' * 26}|--------|")
@@ -184,8 +231,16 @@ def main() -> None:
             if name.startswith("peak"):
                 print(f"| {name:<38} | {secs:>9.0f} | {'':>9} | {ratio:<24} | {target} |")
             else:
-                print(f"| {name:<38} | {secs:>9.3f} | {secs / n * 1e6:>9.1f} | {ratio:<24} "
-                      f"| {target} |")
+                print(
+                    f"| {name:<38} | {secs:>9.3f} | {secs / n * 1e6:>9.1f} | {ratio:<24} "
+                    f"| {target} |"
+                )
+
+    if len(sizes) > 1:
+        print(f"\nscaling exponent (fit of log seconds over log N, N = {sizes}; 1.0 is linear)")
+        for name, points in by_op.items():
+            if not name.startswith("peak") and all(t > 0 for _, t in points):
+                print(f"  {name:<38} {fit_exponent(points):.2f}")
 
 
 if __name__ == "__main__":

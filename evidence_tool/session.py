@@ -26,7 +26,11 @@ class Session:
 
     @classmethod
     def open(
-        cls, root: str | os.PathLike[str], installation: str | None, wait: float = 0.0
+        cls,
+        root: str | os.PathLike[str],
+        installation: str | None,
+        wait: float = 0.0,
+        progress: Any = None,
     ) -> Session:
         inst = load_installation(installation)
         if not Path(root).is_dir():
@@ -36,7 +40,7 @@ class Session:
                 code="E603",
                 path=str(root),
             )
-        return cls(Path(root), inst, LocalEvidenceArchive(root, wait=wait))
+        return cls(Path(root), inst, LocalEvidenceArchive(root, wait=wait, progress=progress))
 
     def actor(self, explicit: str | None = None) -> str:
         return resolve_actor(explicit, self.installation)

@@ -54,8 +54,19 @@ YAML_HEADERS: dict[str, str | None] = {
     "# state.yaml": None,
 }
 # Which marker may precede which kind of block.
-MARKERS = {"invalid": "markdown", "non-canonical": "markdown", "exit": "sh", "schema": "json"}
-MARKER_RE = re.compile(r"<!--\s*(invalid|non-canonical|exit|schema)(?::\s*(\S+?))?\s*-->")
+# legacy-example / converted: a legacy unit file and the v4 file it converts to, both
+# checked by tests/migrate (a converted unit is also checked here as a valid unit).
+MARKERS = {
+    "converted": "markdown",
+    "invalid": "markdown",
+    "non-canonical": "markdown",
+    "exit": "sh",
+    "schema": "json",
+    "legacy-example": "text",
+}
+MARKER_RE = re.compile(
+    r"<!--\s*(invalid|non-canonical|exit|schema|legacy-example|converted)(?::\s*(\S+?))?\s*-->"
+)
 # Info strings that would smuggle an example past the checks above.
 UNCHECKED_LANGUAGES = {"bash", "shell", "console", "shell-session", "zsh", "yml", "jsonc", "md"}
 SECTION_CODE_RE = re.compile(r"^(E\d{3})\b")
@@ -340,8 +351,7 @@ def test_command_has_help(path: tuple[str, ...]) -> None:
 
 
 # Known gaps, reported as bugs: remove an entry once its options have help (strict xfail).
-OPTIONS_WITHOUT_HELP = {
-}
+OPTIONS_WITHOUT_HELP = {}
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,14 @@ pending and the previous active revision selected.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Callable
 from typing import Any
 
+from evidence_tool import fsio
 from evidence_tool.activation.cache import ensure_cache, write_jsonl
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import ActivationError, DescriptorError
@@ -28,7 +31,12 @@ class CommandBackend:
         self.timeout_s = timeout_s
 
     def __call__(self, snapshot: Snapshot) -> None:
-        corpus = ensure_cache(self.layout) / "corpus" / f"{snapshot.revision}.jsonl"
+        folder = ensure_cache(self.layout) / "corpus"
+        corpus = folder / f"{snapshot.revision}.jsonl"
+        # One corpus is kept (the last candidate's, for inspection), not one per revision.
+        for old in folder.glob("*.jsonl") if folder.is_dir() else ():
+            if old != corpus:
+                fsio.unlink(old, missing_ok=True)
         write_jsonl(corpus, snapshot.records())
         env = {
             **os.environ,
@@ -37,32 +45,73 @@ class CommandBackend:
             "EVIDENCE_CORPUS": str(corpus),
         }
         try:
-            proc = subprocess.run(
+            # Its own session (process group), so a timeout stops the program and
+            # everything it started, not only the direct child: a leftover indexer
+            # must not keep writing after activation was declared failed.
+            proc = subprocess.Popen(
                 self.command,
                 env=env,
                 cwd=self.layout.root,
                 stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=self.timeout_s,
-                check=False,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
+        except OSError as exc:
+            raise ActivationError(f"activation command cannot run: {exc.strerror}") from None
+        try:
+            _, stderr = proc.communicate(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
+            _kill_group(proc)
             raise ActivationError(
                 f"activation command timed out after {self.timeout_s:g} s"
             ) from None
-        except OSError as exc:
-            raise ActivationError(f"activation command cannot run: {exc.strerror}") from None
+        except BaseException:
+            _kill_group(proc)
+            raise
         if proc.returncode != 0:
-            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+            tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
             raise ActivationError(
                 f"activation command exited {proc.returncode}"
                 + (": " + " | ".join(tail) if tail else "")
             )
 
 
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    # Grandchildren may hold the pipes open: do not wait for them, only for the child.
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    proc.wait()
+
+
+COMMAND_TIMEOUT_S = 300
+QDRANT_TIMEOUT_S = 30
+
+
+def effective_activation(settings: dict[str, Any], layout: Layout) -> dict[str, Any]:
+    """``evidence.activation`` with the defaults each backend applies filled in.
+
+    One place for the defaults, used to build the backend and by ``config show``.
+    """
+    out = {"kind": settings.get("kind", "sqlite"), **settings}
+    if out["kind"] == "command":
+        out.setdefault("timeout_s", COMMAND_TIMEOUT_S)
+    elif out["kind"] == "qdrant":
+        out.setdefault("collection", "evidence")
+        if out.get("url"):
+            out.setdefault("timeout_s", QDRANT_TIMEOUT_S)
+        else:
+            out.setdefault("path", str(layout.cache / "qdrant"))
+    return out
+
+
 def backend_for(settings: dict[str, Any], layout: Layout) -> Activate | None:
     """The activation callable for the installation's ``evidence.activation`` settings."""
-    kind = settings.get("kind", "sqlite")
+    settings = effective_activation(settings, layout)
+    kind = settings["kind"]
     if kind == "none":
         return None
     if kind == "sqlite":
@@ -73,7 +122,7 @@ def backend_for(settings: dict[str, Any], layout: Layout) -> Activate | None:
         command = settings.get("command")
         if not command:
             raise DescriptorError("evidence.activation.command is required for kind 'command'")
-        return CommandBackend(layout, list(command), float(settings.get("timeout_s", 300)))
+        return CommandBackend(layout, list(command), float(settings["timeout_s"]))
     if kind == "qdrant":
         from evidence_tool.activation.qdrant_index import QdrantBackend
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.activation.reader import open_active_corpus
@@ -18,7 +19,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 
 
 def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
-    """Source ids whose registry status is 'retracted' (from sources.json, if any)."""
+    """Source ids the registry (sources.json, if any) records as retracted."""
     try:
         data = json.loads(archive.layout.sources_json.read_bytes())
     except (FileNotFoundError, ValueError):
@@ -29,21 +30,52 @@ def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
         if isinstance(sources, dict)
         else ((s.get("source_id"), s) for s in sources if isinstance(s, dict))
     )
-    return {sid for sid, s in items if isinstance(s, dict) and s.get("status") == "retracted"}
+    # The registry records a retraction as a 'retraction' object on the source.
+    return {
+        sid
+        for sid, s in items
+        if isinstance(sid, str)
+        and isinstance(s, dict)
+        and (s.get("retraction") or s.get("status") == "retracted")
+    }
 
 
 def _dedupe(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def cite_check(
-    archive: LocalEvidenceArchive, cited: Sequence[str], retrieved: Sequence[str]
-) -> dict[str, Any]:
-    corpus = open_active_corpus(archive.layout.root)
-    active = {r["id"]: r for r in corpus.records}
-    snap = archive.active_snapshot()
-    deletions = {d["id"]: d for d in (snap.deletions if snap else [])}
+@dataclass(frozen=True)
+class CitationContext:
+    """What citations are checked against, read once per run (not once per answer)."""
+
+    revision: str | None
+    active: dict[str, dict[str, Any]]  # unit id -> provenance ({} before initialization)
+    deletions: dict[str, dict[str, Any]]
+    retracted: set[str]
+
+
+def citation_context(archive: LocalEvidenceArchive) -> CitationContext:
+    """The active units (from the manifest: no unit is parsed), deletions, retractions."""
     retracted = retracted_sources(archive)
+    if not archive.state().initialized:
+        corpus = open_active_corpus(archive.layout.root)
+        return CitationContext(None, {r["id"]: {} for r in corpus.records}, {}, retracted)
+    snap = archive.active_snapshot()
+    if snap is None:
+        return CitationContext(None, {}, {}, retracted)
+    return CitationContext(
+        snap.revision,
+        {e.id: e.provenance for e in snap.entries()},
+        {d["id"]: d for d in snap.deletions},
+        retracted,
+    )
+
+
+def classify(
+    ctx: CitationContext, cited: Sequence[str], retrieved: Sequence[str]
+) -> dict[str, Any]:
+    """Grounded / ungrounded / inactive / unused ids of one answer, plus flags on cited ids."""
+    active, deletions = ctx.active, ctx.deletions
     cited_l, retrieved_l = _dedupe(cited), _dedupe(retrieved)
     cited_set, retrieved_set = set(cited_l), set(retrieved_l)
     grounded = [u for u in retrieved_l if u in cited_set and u in active]
@@ -60,12 +92,11 @@ def cite_check(
         elif uid not in active:
             flags.append({"id": uid, "flag": "unknown"})
         else:
-            prov = active[uid].get("provenance") or {}
-            sid = source_of(prov)
-            if sid and sid in retracted:
+            sid = source_of(active[uid]) if active[uid] else None
+            if sid and sid in ctx.retracted:
                 flags.append({"id": uid, "flag": "source-retracted", "source_id": sid})
     return {
-        "revision": corpus.revision,
+        "revision": ctx.revision,
         "grounded": grounded,
         "ungrounded": ungrounded,
         "inactive": inactive,
@@ -73,3 +104,10 @@ def cite_check(
         "flags": flags,
         "ok": not ungrounded,
     }
+
+
+def cite_check(
+    archive: LocalEvidenceArchive, cited: Sequence[str], retrieved: Sequence[str]
+) -> dict[str, Any]:
+    """Classify one answer's citations (see ``classify``; use ``citation_context`` for many)."""
+    return classify(citation_context(archive), cited, retrieved)

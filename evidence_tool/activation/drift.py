@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from typing import Any
 
-from evidence_tool.activation.sqlite_index import INDEX_NAME
+from evidence_tool.activation.sqlite_index import INDEX_NAME, index_entries
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import Diagnostic
-
-
-def _sqlite_entries(archive: LocalEvidenceArchive) -> dict[str, str] | None:
-    path = archive.layout.cache / INDEX_NAME
-    if not path.is_file():
-        return None
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
-        return dict(con.execute("SELECT id, content_hash FROM units").fetchall())
+from evidence_tool.errors import Diagnostic, EvidenceError
 
 
 def index_drift(
@@ -32,12 +22,24 @@ def index_drift(
         info["note"] = f"the '{kind}' backend keeps no index this tool can read"
         return [], info
     if kind == "sqlite":
-        held = _sqlite_entries(archive)
-        if held is None:
-            held = {}
-            info["note"] = "no index file"
+        path = archive.layout.cache / INDEX_NAME
+        entries = index_entries(path)
+        if entries is None and (expected or path.is_file()):
+            info["checked"] = True
+            info.update(expected=len(expected), held=0, drift=1)
+            state = "unreadable" if path.is_file() else "missing"
+            info["note"] = f"index file {state}"
+            message = f"the search index {path} is {state}"
+            return [Diagnostic("E702", message, path=str(path))], info
+        held = entries or {}
     else:
-        held = {uid: p.get("content_hash") for uid, p in backend.entries().items()}
+        try:
+            entries_of = backend.entries()
+        except EvidenceError as exc:  # unreachable server, collection locked by a process
+            info.update(checked=True, expected=len(expected), held=0, drift=1)
+            info["note"] = "index unreadable"
+            return [Diagnostic("E702", exc.message)], info
+        held = {uid: p.get("content_hash") for uid, p in entries_of.items()}
     info["checked"] = True
     problems = []
     for uid in sorted(expected.keys() - held.keys()):

@@ -1,8 +1,9 @@
 """The ``qdrant`` backend: active units with typed payload and provenance in a collection.
 
-One scroll reads what the collection holds; only points whose entry hash
-changed are upserted, in batches, and points of units no longer active are
-deleted, so re-activating the same revision writes nothing.
+One scroll reads what the collection holds; only points whose unit id,
+content hash or entry hash differ are upserted, in batches, and every other
+point (units no longer active, points written by hand) is deleted, so
+re-activating the same revision writes nothing.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import ActivationError, DescriptorError
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.redact import redact
 
 _NAMESPACE = uuid.UUID("2f1b5c8e-7d0a-4c55-9a51-3e1d6f0b9a11")
 BATCH = 256
 VECTOR = "terms"
+_CHECKED = ("id", "content_hash", "entry_hash")
 
 
 def point_id(unit_id: str) -> str:
@@ -44,7 +47,12 @@ def _text(record: dict[str, Any]) -> str:
     )
 
 
-def payload_of(record: dict[str, Any]) -> dict[str, Any]:
+BUILTIN_EMBEDDER = "builtin:terms-v1"
+
+
+def payload_of(record: dict[str, Any], embedder: str = BUILTIN_EMBEDDER) -> dict[str, Any]:
+    """The point's payload; ``entry_hash`` covers it all, the embedder's name included, so
+    configuring another embedder re-embeds every unit instead of mixing old vectors."""
     meta = record["metadata"]
     applies = meta.get("applies_to", {})
     body = {
@@ -61,6 +69,7 @@ def payload_of(record: dict[str, Any]) -> dict[str, Any]:
         "content_hash": record["content_hash"],
         "provenance": record["provenance"],
         "provenance_kind": record["provenance_kind"],
+        "embedder": embedder,
     }
     body["entry_hash"] = hashlib.sha256(canonical_json(body)).hexdigest()
     return body
@@ -69,14 +78,39 @@ def payload_of(record: dict[str, Any]) -> dict[str, Any]:
 def load_embedder(spec: str | None) -> Embedder:
     """``module:factory`` from the installation, or the built-in term embedder."""
     if not spec:
-        return TermEmbedder()
+        return TermEmbedder()  # type: ignore[return-value]  # dim: None is the sparse case
     module, _, name = spec.partition(":")
     try:
-        return getattr(importlib.import_module(module), name)()  # type: ignore[no-any-return]
+        embedder = getattr(importlib.import_module(module), name)()
     except (ImportError, AttributeError) as exc:
         raise DescriptorError(
             f"evidence.activation.embedder {spec!r} cannot be loaded: {exc}"
         ) from None
+    sparse = getattr(embedder, "sparse", None)
+    dim = getattr(embedder, "dim", None)
+    if not isinstance(sparse, bool) or not callable(getattr(embedder, "embed", None)):
+        raise DescriptorError(
+            f"evidence.activation.embedder {spec!r} must return an object with "
+            "'sparse' (bool), 'dim' and 'embed(texts)'"
+        )
+    if not sparse and not (isinstance(dim, int) and dim > 0):
+        raise DescriptorError(
+            f"evidence.activation.embedder {spec!r} returns dense vectors: 'dim' must be "
+            f"a positive integer (the vector size), not {dim!r}"
+        )
+    return embedder  # type: ignore[no-any-return,unused-ignore]
+
+
+def _reason(exc: BaseException) -> str:
+    """The error's text, URL credentials scrubbed (a client error may quote its URL)."""
+    return str(redact(str(exc) or type(exc).__name__))
+
+
+def _vector(embedder: Embedder, v: Any) -> Any:
+    """The client's vector for one embedding: a SparseVector, or the dense list as is."""
+    from qdrant_client import models
+
+    return models.SparseVector(indices=v.indices, values=v.values) if embedder.sparse else v
 
 
 class QdrantBackend:
@@ -84,8 +118,11 @@ class QdrantBackend:
         self.layout = layout
         self.collection = settings.get("collection", "evidence")
         self.embedder = load_embedder(settings.get("embedder"))
+        self.embedder_name = settings.get("embedder") or BUILTIN_EMBEDDER
         self.settings = settings
         self._client = client
+        self.last_written: int | None = None  # points upserted by the last activation
+        self.last_deleted: int | None = None
 
     @property
     def client(self) -> Any:
@@ -101,8 +138,14 @@ class QdrantBackend:
                 import os
 
                 key_env = self.settings.get("api_key_env")
+                # No background version probe: its thread warns on stderr at a random
+                # moment (and fails loudly under -W error); an incompatible server
+                # still fails the first call, which becomes E401.
                 self._client = QdrantClient(
-                    url=self.settings["url"], api_key=os.environ.get(key_env) if key_env else None
+                    url=self.settings["url"],
+                    api_key=os.environ.get(key_env) if key_env else None,
+                    timeout=max(1, round(float(self.settings.get("timeout_s", 30)))),
+                    check_compatibility=False,
                 )
             else:
                 path = self.settings.get("path") or str(self.layout.cache / "qdrant")
@@ -135,11 +178,21 @@ class QdrantBackend:
                     self.collection, field, models.PayloadSchemaType.KEYWORD
                 )
 
-    def entries(self) -> dict[str, dict[str, Any]]:
-        """What the collection holds: unit id -> payload (id, content_hash, entry_hash)."""
+    def _points(self) -> dict[str, tuple[Any, dict[str, Any]]]:
+        """Every point: str(point id) -> (point id, payload: id, both hashes, embedder)."""
+        try:
+            return self._scroll()
+        except ActivationError:
+            raise
+        except Exception as exc:  # transport, API and local-mode lock errors alike
+            raise ActivationError(
+                f"the qdrant collection '{self.collection}' cannot be read: {_reason(exc)}"
+            ) from None
+
+    def _scroll(self) -> dict[str, tuple[Any, dict[str, Any]]]:
         if not self.client.collection_exists(self.collection):
             return {}
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, tuple[Any, dict[str, Any]]] = {}
         offset = None
         while True:
             points, offset = self.client.scroll(
@@ -147,16 +200,36 @@ class QdrantBackend:
                 limit=1024,
                 offset=offset,
                 with_vectors=False,
-                with_payload=["id", "content_hash", "entry_hash"],
+                with_payload=["id", "content_hash", "entry_hash", "embedder"],
             )
             for p in points:
-                out[p.payload["id"]] = dict(p.payload)
+                out[str(p.id)] = (p.id, dict(p.payload or {}))
             if offset is None:
                 return out
 
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """What the collection holds: unit id -> payload (id, content_hash, entry_hash).
+
+        A point that is not where this backend puts its unit (no unit id in the
+        payload, or another point id: written by hand or by another tool) is listed
+        under ``<unit id or ?>@point:<point id>``, so drift reports it as extra.
+        """
+        out: dict[str, dict[str, Any]] = {}
+        for key, (_, payload) in self._points().items():
+            uid = payload.get("id")
+            if isinstance(uid, str) and key == point_id(uid):
+                out[uid] = payload
+            else:
+                out[f"{uid if isinstance(uid, str) else '?'}@point:{key}"] = payload
+        return out
+
     def holds(self, snapshot: Snapshot) -> bool:
-        """True when the collection holds exactly the snapshot's units and contents."""
-        held = {uid: p.get("content_hash") for uid, p in self.entries().items()}
+        """True when the collection holds exactly the snapshot's units and contents,
+        embedded by the configured embedder."""
+        entries = self.entries()
+        if any(p.get("embedder") != self.embedder_name for p in entries.values()):
+            return False
+        held = {uid: p.get("content_hash") for uid, p in entries.items()}
         return held == {e.id: e.content_hash for e in snapshot.entries()}
 
     def __call__(self, snapshot: Snapshot) -> None:
@@ -164,34 +237,36 @@ class QdrantBackend:
 
         try:
             self._ensure_collection()
-            held = self.entries()
-            records = list(snapshot.records())
+            held = self._points()
+            wanted = {
+                point_id(r["id"]): (r, payload_of(r, self.embedder_name))
+                for r in snapshot.records()
+            }
+            # Compare every hash, not only entry_hash: a point whose payload was altered
+            # (by hand, by another tool) is rewritten, so consolidate repairs E702 drift.
             changed = [
-                r
-                for r in records
-                if held.get(r["id"], {}).get("entry_hash") != payload_of(r)["entry_hash"]
+                (r, body)
+                for key, (r, body) in wanted.items()
+                if {k: held.get(key, (None, {}))[1].get(k) for k in _CHECKED}
+                != {k: body[k] for k in _CHECKED}
             ]
             for start in range(0, len(changed), BATCH):
                 batch = changed[start : start + BATCH]
-                vectors = self.embedder.embed([_text(r) for r in batch])
+                vectors = self.embedder.embed([_text(r) for r, _ in batch])
                 points = []
-                for r, v in zip(batch, vectors, strict=True):
-                    vec = (
-                        models.SparseVector(indices=v.indices, values=v.values)
-                        if self.embedder.sparse
-                        else v
-                    )  # type: ignore[union-attr]
+                for (r, body), v in zip(batch, vectors, strict=True):
+                    vec = _vector(self.embedder, v)
                     points.append(
-                        models.PointStruct(
-                            id=point_id(r["id"]), vector={VECTOR: vec}, payload=payload_of(r)
-                        )
+                        models.PointStruct(id=point_id(r["id"]), vector={VECTOR: vec}, payload=body)
                     )
                 self.client.upsert(self.collection, points=points, wait=True)
-            gone = sorted(set(held) - {r["id"] for r in records})
+            # Delete by the ids the points really have: extra points need not sit at
+            # point_id(their unit id).
+            gone = [pid for key, (pid, _) in sorted(held.items()) if key not in wanted]
             if gone:
                 self.client.delete(
                     self.collection,
-                    points_selector=models.PointIdsList(points=[point_id(u) for u in gone]),
+                    points_selector=models.PointIdsList(points=gone),
                     wait=True,
                 )
             self.last_written = len(changed)
@@ -199,29 +274,26 @@ class QdrantBackend:
         except ActivationError:
             raise
         except Exception as exc:  # qdrant raises transport and API errors of many types
-            raise ActivationError(f"qdrant activation failed: {exc}") from None
+            raise ActivationError(f"qdrant activation failed: {_reason(exc)}") from None
 
     def search(
         self, query: str, *, kind: str | None = None, purpose: str | None = None, limit: int = 10
     ) -> list[dict[str, Any]]:
         from qdrant_client import models
 
-        vec = self.embedder.embed([query])[0]
-        must = []
+        vec: Any = self.embedder.embed([query])[0]
+        if self.embedder.sparse and not vec.indices:
+            return []  # no term of the query can match anything
+        must: list[Any] = []
         if kind:
             must.append(models.FieldCondition(key="kind", match=models.MatchValue(value=kind)))
         if purpose:
             must.append(
                 models.FieldCondition(key="purposes", match=models.MatchValue(value=purpose))
             )
-        q = (
-            models.SparseVector(indices=vec.indices, values=vec.values)
-            if self.embedder.sparse
-            else vec
-        )  # type: ignore[union-attr]
         res = self.client.query_points(
             self.collection,
-            query=q,
+            query=_vector(self.embedder, vec),
             using=VECTOR,
             limit=limit,
             query_filter=models.Filter(must=must) if must else None,

@@ -30,7 +30,7 @@ def open_active_corpus(root: str | os.PathLike[str]) -> Corpus:
         if state.active is None:
             return Corpus(None, [])
         return Corpus(state.active, list(archive.snapshot(state.active).records()))
-    records = []
+    records: list[dict[str, Any]] = []
     for f in archive.scan().files:
         if f.unit is None:
             continue

@@ -12,15 +12,16 @@ import json
 import re
 import secrets
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from evidence_tool import fsio
 from evidence_tool.activation.cache import ensure_cache
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import ActivationError, UsageError
+from evidence_tool.errors import ActivationError, IntegrityError, UsageError
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
@@ -59,10 +60,24 @@ def _tables_of(record: dict[str, Any]) -> set[str]:
     return {t.lower() for t in tables}
 
 
+@contextlib.contextmanager
+def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection; the path is URI-quoted, so '#', '?' or '%' in it are names."""
+    con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
 def build_index(path: Path, revision: str, records: Iterable[dict[str, Any]]) -> int:
     """Write a complete index for ``revision`` at ``path`` (a new file)."""
     con = sqlite3.connect(path)
     try:
+        # No rollback journal: the file is unpublished until complete, and a killed
+        # build must leave nothing but its one temp file (which the next build removes).
+        con.execute("PRAGMA journal_mode=OFF")
+        con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
         con.executescript(_SCHEMA)
         n = 0
         for r in records:
@@ -117,12 +132,20 @@ class SqliteBackend:
         return self.layout.cache / INDEX_NAME
 
     def holds(self, snapshot: Snapshot) -> bool:
-        return index_revision(self.path) == snapshot.revision
+        """True when the index is this revision's and holds its units, id by content hash.
+
+        Checking the rows, not only the revision stamp, lets ``consolidate`` repair
+        an index that ``verify --index`` reports as drifted (E702).
+        """
+        if index_revision(self.path) != snapshot.revision:
+            return False
+        return index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
 
     def __call__(self, snapshot: Snapshot) -> None:
         cache = ensure_cache(self.layout)
-        # A build killed earlier leaves its temp file; the archive lock makes us the only builder.
-        for stale in cache.glob(f".{INDEX_NAME}.*.tmp"):
+        # A build killed earlier leaves its temp file (and, before journal_mode=OFF, a
+        # '-journal' beside it); the archive lock makes us the only builder.
+        for stale in cache.glob(f".{INDEX_NAME}.*.tmp*"):
             fsio.unlink(stale, missing_ok=True)
         tmp = cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
@@ -136,14 +159,26 @@ class SqliteBackend:
 
 
 def index_revision(path: Path) -> str | None:
+    """The revision the index at ``path`` was built for; None if absent or unreadable."""
     if not path.is_file():
         return None
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+        with open_readonly(path) as con:
             row = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()
     except sqlite3.Error:
         return None
     return row[0] if row else None
+
+
+def index_entries(path: Path) -> dict[str, str] | None:
+    """Unit id -> content hash held by the index; None if absent or unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        with open_readonly(path) as con:
+            return dict(con.execute("SELECT id, content_hash FROM units").fetchall())
+    except sqlite3.Error:
+        return None
 
 
 @dataclass(frozen=True)
@@ -162,6 +197,44 @@ def _fts_query(text: str, mode: str) -> str:
     return f" {mode} ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
+def _where(filters: Filters) -> tuple[list[str], list[Any]]:
+    """SQL conditions and their arguments for the typed filters."""
+    where: list[str] = []
+    args: list[Any] = []
+    if filters.kind:
+        where.append("u.kind = ?")
+        args.append(filters.kind)
+    if filters.language:
+        # BCP 47 tags compare case-insensitively; 'it' also matches 'it-CH'.  No LIKE:
+        # '%' or '_' in the argument must not act as wildcards.
+        lang = filters.language.lower()
+        where.append("(lower(u.language) = ? OR substr(lower(u.language), 1, ?) = ?)")
+        args += [lang, len(lang) + 1, lang + "-"]
+    if filters.purpose:
+        where.append("u.id IN (SELECT id FROM unit_purposes WHERE purpose = ?)")
+        args.append(filters.purpose)
+    if filters.table:
+        where.append("u.id IN (SELECT id FROM unit_tables WHERE tbl = ?)")
+        args.append(filters.table.lower())
+    return where, args
+
+
+def _check_current(layout: Layout, revision: str, path: Path) -> None:
+    """The index must serve the active revision (or the candidate whose activation is
+    publishing it right now): an index left behind by another backend is never served."""
+    from evidence_tool.archive.state import read_state
+
+    state = read_state(layout.state)
+    if revision not in (state.active, state.pending):
+        raise IntegrityError(
+            f"the search index is for revision {revision[:12]}, but the active revision is "
+            f"{(state.active or 'none')[:12]}: the index is only kept current by the sqlite "
+            "backend; run 'tht workspace evidence consolidate' with it",
+            code="E702",
+            path=str(path),
+        )
+
+
 def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dict[str, Any]:
     """BM25-ranked active units; all query words first, any word if none match them all."""
     path = layout.cache / INDEX_NAME
@@ -172,46 +245,42 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
         )
     if not _WORD.search(query):
         raise UsageError("the query has no words to search for")
-    where, args = [], []
-    if filters.kind:
-        where.append("u.kind = ?")
-        args.append(filters.kind)
-    if filters.language:
-        where.append("(u.language = ? OR u.language LIKE ? || '-%')")
-        args += [filters.language, filters.language]
-    if filters.purpose:
-        where.append("u.id IN (SELECT id FROM unit_purposes WHERE purpose = ?)")
-        args.append(filters.purpose)
-    if filters.table:
-        where.append("u.id IN (SELECT id FROM unit_tables WHERE tbl = ?)")
-        args.append(filters.table.lower())
+    where, args = _where(filters)
     sql = (
         "SELECT u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score FROM fts "
         "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
         + "".join(f" AND {w}" for w in where)
         + " ORDER BY score LIMIT ?"
     )
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
-        revision = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()[0]
-        rows: list[Any] = []
-        for mode in ("AND", "OR"):
-            rows = con.execute(sql, [_fts_query(query, mode), *args, limit]).fetchall()
-            if rows:
-                break
-    hits = []
-    for record_json, score in rows:
-        r = json.loads(record_json)
-        hits.append(
-            {
-                "id": r["id"],
-                "kind": r["kind"],
-                "language": r["language"],
-                "title": r["title"],
-                "score": round(-score, 4),
-                "path": r["path"],
-                "provenance": r["provenance_kind"],
-                "purposes": r["metadata"]["purposes"],
-                "record": r,
-            }
-        )
-    return {"revision": revision, "query": query, "hits": hits}
+    try:
+        with open_readonly(path) as con:
+            revision = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()[0]
+            rows: list[Any] = []
+            for mode in ("AND", "OR"):
+                rows = con.execute(sql, [_fts_query(query, mode), *args, limit]).fetchall()
+                if rows:
+                    break
+    except (sqlite3.Error, TypeError) as exc:  # TypeError: no revision row
+        raise IntegrityError(
+            f"the search index {path} is unreadable ({exc}); rebuild it with "
+            "'tht workspace evidence consolidate'",
+            code="E702",
+            path=str(path),
+        ) from None
+    _check_current(layout, revision, path)
+    return {"revision": revision, "query": query, "hits": [_hit(*row) for row in rows]}
+
+
+def _hit(record_json: str, score: float) -> dict[str, Any]:
+    r = json.loads(record_json)
+    return {
+        "id": r["id"],
+        "kind": r["kind"],
+        "language": r["language"],
+        "title": r["title"],
+        "score": round(-score, 4),
+        "path": r["path"],
+        "provenance": r["provenance_kind"],
+        "purposes": r["metadata"]["purposes"],
+        "record": r,
+    }

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.archive.manifest import FORMAT
+from evidence_tool.archive.manifest import FORMAT, manifest_bytes
 from evidence_tool.errors import Diagnostic
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import CuratedFile
@@ -53,6 +53,24 @@ class Derivation:
     errors: list[Diagnostic] = field(default_factory=list)
     closed_items: list[dict[str, Any]] = field(default_factory=list)
     source_blobs: dict[str, bytes] = field(default_factory=dict)
+    prev_blobs: frozenset[str] = frozenset()  # objects the previous snapshot names (they exist)
+    prev_entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
+    prev_revision: str | None = None
+    _bytes: bytes | None = None
+    _revision: str | None = None
+
+    @property
+    def manifest_bytes(self) -> bytes:
+        """The canonical manifest, serialized once (it is hashed and written)."""
+        if self._bytes is None:
+            self._bytes = manifest_bytes(self.manifest)
+        return self._bytes
+
+    @property
+    def revision(self) -> str:
+        if self._revision is None:
+            self._revision = hashlib.sha256(self.manifest_bytes).hexdigest()
+        return self._revision
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {c: sorted(v) for c, v in self.classes.items() if c != "unchanged"}
@@ -94,7 +112,7 @@ def _check_document(
         if missing:
             problem = f"the excerpt {missing[0][:60]!r} is not in {rel}"
     if problem:
-        uid = f.unit.id if f.unit else None
+        uid = f.unit_id
         out.errors.append(
             Diagnostic(
                 "E150",
@@ -125,13 +143,16 @@ def derive(
     prev = prev or {"units": [], "deletions": [], "sources": []}
     prev_units = {e["id"]: e for e in prev["units"]}
     deletions = {d["id"]: d for d in prev["deletions"]}
-    out = Derivation(manifest={})
+    out = Derivation(manifest={}, prev_entries=prev_units, prev_revision=prev_revision)
+    out.prev_blobs = frozenset(
+        [e["file_hash"] for e in prev["units"]] + [x["blob"] for x in prev.get("sources", [])]
+    )
     sources = _Sources(layout)
     units: list[dict[str, Any]] = []
     live: set[str] = set()
     for f in files:
-        assert f.unit is not None
-        uid, ch, fh = f.unit.id, f.unit.content_hash, f.file_hash
+        uid, ch, fh = f.unit_id, f.content_hash, f.file_hash
+        assert uid is not None and ch is not None
         live.add(uid)
         staged_decl = staged["declarations"].get(uid)
         staged_prov = (
@@ -149,7 +170,7 @@ def derive(
                         f"id '{uid}' belongs to a deleted unit and stays reserved; choose a "
                         f"new id, or bring it back with 'tht workspace evidence restore {uid}'",
                         f.rel,
-                        3,
+                        f.key_line("id") or 1,
                         1,
                         uid,
                     )
@@ -181,12 +202,25 @@ def derive(
             prior_items = list(p.get("review_items", []))
         if prov.get("kind") == "document":
             _check_document(prov, sources, f, out)
+        if (
+            p is not None
+            and prov is p["provenance"]
+            and not prior_items
+            and uid not in staged["review_items"]
+            and p["path"] == f.rel
+            and p["file_hash"] == fh
+            and p["kind"] == f.kind
+        ):
+            # Nothing about this unit changed: keep the previous entry itself, which
+            # also makes comparing the manifests cheap (equal by identity).
+            units.append(p)
+            continue
         items = _review_items(uid, ch, prior_items, staged, out)
         units.append(
             {
                 "id": uid,
                 "path": f.rel,
-                "kind": f.unit.kind,
+                "kind": f.kind,
                 "content_hash": ch,
                 "file_hash": fh,
                 "provenance": prov,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,15 +17,18 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import Derivation, derive
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
-from evidence_tool.archive.manifest import manifest_bytes, render_local_manifest, revision_of
+from evidence_tool.archive.manifest import PreviousYaml, render_local_manifest
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
 from evidence_tool.errors import AvailabilityError, IntegrityError, InvalidFilesError
+from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import ValidationReport, scan_curated
+from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
+from evidence_tool.workspace.statcache import StatCache
 
 Activate = Callable[[Snapshot], None]
+_YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
 
 
 def unfinished_snapshots(layout: Layout) -> list[Path]:
@@ -88,11 +92,14 @@ class ConsolidateResult:
 class LocalEvidenceArchive:
     """The archive of one workspace; every writing method holds the archive lock."""
 
-    def __init__(self, root: str | os.PathLike[str], *, wait: float = 0.0) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, wait: float = 0.0, progress: Progress | None = None
+    ) -> None:
         self.layout = Layout.at(root)
         self.objects = ObjectStore(self.layout.objects)
         self.journal = Journal(self.layout, self.objects)
         self.wait = wait
+        self.progress = progress  # (label, done, total) for long scans; the CLI draws it
 
     # -- reading (no lock) -------------------------------------------------
     def state(self) -> State:
@@ -127,9 +134,10 @@ class LocalEvidenceArchive:
         with E604: the writes of the step still open are undone first (fsio), so the
         archive is as the last completed step left it.
         """
-        with ArchiveLock(self.layout.lock, command, self.wait), fsio.transaction() as tx:
+        with ArchiveLock(self.layout.lock, command, self.wait) as lock, fsio.transaction() as tx:
             try:
-                self.sweep_stale_temp_files()
+                if lock.interrupted:
+                    self.sweep_stale_temp_files()
                 self.replay_journal()
                 yield
             except Exception as exc:
@@ -142,10 +150,13 @@ class LocalEvidenceArchive:
         """Remove temp files left by a process killed mid-write (they would fail ``verify``
         and end up in the operator's ``git add``).  Only call while holding the lock:
         then no writer is active, so every such file is an orphan."""
-        for dirpath, _dirs, names in os.walk(self.layout.evidence):
-            for name in names:
-                if fsio.TEMP_NAME.fullmatch(name):
-                    fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
+        # The derived cache too: its files are written the same way and nobody else
+        # would ever remove a temp file left there (os.walk follows no symlink).
+        for top in (self.layout.evidence, self.layout.cache):
+            for dirpath, _dirs, names in os.walk(top):
+                for name in names:
+                    if fsio.TEMP_NAME.fullmatch(name):
+                        fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
         # A snapshot folder created just before the kill, without its manifest.
         for folder in unfinished_snapshots(self.layout):
             fsio.rmdir(folder)
@@ -210,8 +221,8 @@ class LocalEvidenceArchive:
         """Consolidate while the caller already holds the lock (decide, restore)."""
         return self._consolidate(actor, activate, dry_run=False)
 
-    def _valid_files(self) -> ValidationReport:
-        report = self.scan()
+    def _valid_files(self, stat_cache: StatCache | None = None) -> ValidationReport:
+        report = scan_curated(self.layout, stat_cache=stat_cache, progress=self.progress)
         if report.errors:
             raise InvalidFilesError(report.errors)
         return report
@@ -220,7 +231,8 @@ class LocalEvidenceArchive:
         self, actor: str, activate: Activate | None, *, dry_run: bool
     ) -> ConsolidateResult:
         state = self.state()
-        report = self._valid_files()
+        cache = StatCache.load(self.layout)
+        report = self._valid_files(cache)
         prev = self.snapshot(state.newest) if state.newest else None
         d = derive(
             prev.manifest if prev else None,
@@ -233,7 +245,11 @@ class LocalEvidenceArchive:
         )
         if d.errors:
             raise InvalidFilesError(d.errors)
-        revision = revision_of(d.manifest)
+        if not dry_run:
+            cache.save()  # derived data: only what changed since the last scan is recorded
+        # An equal manifest has the same canonical bytes: skip serializing and hashing it.
+        same = prev is not None and d.manifest == prev.manifest
+        revision = state.newest if same and state.newest else d.revision
         result = ConsolidateResult(
             "unchanged",
             revision,
@@ -323,13 +339,47 @@ class LocalEvidenceArchive:
         These writes are one step, committed by the state.yaml that names the snapshot.
         """
         fsio.begin_step()
-        by_hash = {f.file_hash: f.data for f in report.files}
+        # Only blobs the previous snapshot lacks can be missing: its blobs exist by the
+        # write order (objects before manifests), so k changed units cost k writes.
+        known = set(d.prev_blobs)
+        by_hash = {f.file_hash: f for f in report.files}
+        batch = []
         for entry in d.manifest["units"]:
-            if not self.objects.has(entry["file_hash"]):
-                self.objects.put(by_hash[entry["file_hash"]], entry["file_hash"])
+            digest = entry["file_hash"]
+            if digest not in known:
+                known.add(digest)
+                batch.append((self.objects.path_for(digest), by_hash[digest].data))
         for data in d.source_blobs.values():
-            self.objects.put(data)
-        revision = revision_of(d.manifest)
-        fsio.write_new(snapshot_path(self.layout.snapshots, revision), manifest_bytes(d.manifest))
-        fsio.write_atomic(self.layout.local_manifest, render_local_manifest(d.manifest, revision))
+            digest = hashlib.sha256(data).hexdigest()
+            if digest not in known:
+                known.add(digest)
+                batch.append((self.objects.path_for(digest), data))
+        fsio.write_batch(batch)
+        revision = d.revision
+        fsio.write_new(snapshot_path(self.layout.snapshots, revision), d.manifest_bytes)
+        data = render_local_manifest(d.manifest, revision, self._previous_yaml(d))
+        fsio.write_atomic(self.layout.local_manifest, data)
+        # Remember what was written, so the next render can reuse unchanged blocks.
+        seal = f"{hashlib.sha256(data).hexdigest()} {revision}\n".encode()
+        fsio.write_atomic(ensure_cache(self.layout) / _YAML_SEAL, seal, durable=False)
         return revision
+
+    def _previous_yaml(self, d: Derivation) -> PreviousYaml | None:
+        """The last local-manifest.yaml, if it is byte for byte what this tool wrote for
+        the previous snapshot (hand edits or a lost cache mean: render everything)."""
+        try:
+            seal = (self.layout.cache / _YAML_SEAL).read_text().split()
+            data = self.layout.local_manifest.read_bytes()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if (
+            len(seal) != 2
+            or seal[1] != d.prev_revision
+            or hashlib.sha256(data).hexdigest() != seal[0]
+            or not d.prev_entries
+        ):
+            return None
+        try:
+            return PreviousYaml(data.decode("utf-8"), d.prev_entries)
+        except UnicodeDecodeError:
+            return None

@@ -8,7 +8,6 @@ cannot outlive its process.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import json
@@ -43,6 +42,7 @@ class ArchiveLock:
         self.command = command
         self.wait = wait
         self.fd: int | None = None
+        self.interrupted = False
 
     def _open(self) -> int:
         try:
@@ -101,21 +101,41 @@ class ArchiveLock:
                     ) from None
                 time.sleep(0.05)
         self.fd = fd
+        # A holder that finished cleanly emptied its note (see release): a note still
+        # here means it was killed mid-operation and may have left temp files behind.
+        self.interrupted = bool(os.pread(fd, 1, 0))
         info = {
             "pid": os.getpid(),
             "command": self.command,
             "since": now(),
             "argv": " ".join(sys.argv[:3]),
         }
-        # Only names the holder in messages: a full disk must not fail the operation here.
-        with contextlib.suppress(OSError):
-            fsio.rewrite_fd(fd, self.path, json.dumps(info).encode())
+        # Durable before anything else is written: after a power cut the next holder must
+        # still find it, or it would skip the sweep and leave this run's temp files.
+        try:
+            fsio.rewrite_fd(fd, self.path, json.dumps(info).encode(), durable=True)
+        except OSError as exc:
+            # Close without emptying the note: a killed holder's note must stay for the
+            # next holder's sweep (rewrite_fd writes before it truncates).
+            self.fd = None
+            os.close(fd)
+            raise AvailabilityError(
+                f"cannot write the lock file {self.path.name}: {exc.strerror}; nothing was "
+                "changed: free disk space or fix permissions, then run the command again",
+                code="E604",
+                path=self.path.name,
+            ) from None
         return self
 
     def release(self) -> None:
         if self.fd is not None:
             fd, self.fd = self.fd, None
-            os.close(fd)  # closing the last descriptor releases the flock
+            try:
+                fsio.rewrite_fd(fd, self.path, b"")  # "finished cleanly", for the next holder
+            except OSError:
+                pass  # the next holder then sweeps for nothing: harmless
+            finally:
+                os.close(fd)  # closing the last descriptor releases the flock
 
     def __enter__(self) -> ArchiveLock:
         return self.acquire()

@@ -10,47 +10,74 @@ import click
 from evidence_tool.cli.archive_cmds import register
 from evidence_tool.cli.output import Report
 
+NETWORK_DEFAULTS: dict[str, Any] = {"allowed_hosts": [], "timeout_s": 30, "max_bytes": 10485760}
+
+
+def _ids(value: Any) -> list[str] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _read_answers(answers: str) -> list[tuple[list[str], list[str]]]:
+    """``{"cited": [...], "retrieved": [...]}`` per line; blank lines are skipped."""
+    from evidence_tool.errors import UsageError
+
+    runs = []
+    with open(answers, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                rec = None
+            # A string where a list belongs would be split into characters: refuse it.
+            cited = _ids(rec.get("cited")) if isinstance(rec, dict) else None
+            retrieved = _ids(rec.get("retrieved")) if isinstance(rec, dict) else None
+            if cited is None or retrieved is None:
+                raise UsageError(
+                    f"{answers}:{n}: each line must be a JSON object whose 'cited' and "
+                    "'retrieved' are lists of unit ids",
+                    path=answers,
+                    line=n,
+                )
+            runs.append((cited, retrieved))
+    return runs
+
 
 def cite_check_body(
     s: Any, cited: tuple[str, ...], retrieved: tuple[str, ...], answers: str | None
 ) -> Report:
     """Classify an answer's cited ids against the retrieved ids (exit 1 if any is ungrounded)."""
-    from evidence_tool.activation.citations import cite_check
+    from evidence_tool.activation.citations import citation_context, classify
     from evidence_tool.errors import UsageError
 
-    runs: list[tuple[list[str], list[str]]] = []
-    if answers:
-        with open(answers, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                    runs.append((list(rec["cited"]), list(rec["retrieved"])))
-                except (ValueError, KeyError, TypeError):
-                    raise UsageError(
-                        f"{answers}:{n}: each line must be a JSON object with "
-                        "'cited' and 'retrieved' lists"
-                    ) from None
+    runs = _read_answers(answers) if answers else []
     if cited or retrieved:
         runs.append((list(cited), list(retrieved)))
     if not runs:
-        raise UsageError("give --cited/--retrieved ids or --answers FILE")
-    results = [cite_check(s.archive, c, r) for c, r in runs]
-    lines, exit_code = [], 0
+        raise UsageError("give --cited/--retrieved ids or --answers FILE (with at least one line)")
+    context = citation_context(s.archive)
+    results = [classify(context, c, r) for c, r in runs]
+    lines = []
     for i, res in enumerate(results, 1):
         lines.append(
             f"answer {i}: grounded {res['grounded']}, ungrounded {res['ungrounded']}, "
-            f"unused {res['unused']}" + (f", flags {res['flags']}" if res["flags"] else "")
+            f"unused {res['unused']}"
+            + (f", inactive {res['inactive']}" if res["inactive"] else "")
+            + (f", flags {res['flags']}" if res["flags"] else "")
         )
-        if res["ungrounded"]:
-            exit_code = 1
-    result = results[0] if len(results) == 1 else {"answers": results}
-    return Report(result=result, text=lines, exit_code=exit_code)
+    ok = all(res["ok"] for res in results)
+    # --answers always yields {"answers": [...]}, whatever the number of lines, so a
+    # pipeline reads one shape; --cited/--retrieved alone yields the one result.
+    result = {"revision": context.revision, "ok": ok, "answers": results} if answers else results[0]
+    return Report(result=result, text=lines, exit_code=0 if ok else 1)
 
 
 def config_body(s: Any) -> Report:
     """The effective settings (installation, workspace descriptor, actor), secrets redacted."""
+    from evidence_tool.activation.backends import effective_activation
     from evidence_tool.workspace.descriptor import load_workspace_descriptor
     from evidence_tool.workspace.redact import redact
 
@@ -61,10 +88,9 @@ def config_body(s: Any) -> Report:
         "workspace_root": str(s.root),
         "actor": s.actor(),
         "refiner": evidence.get("refiner", {"kind": "units"}),
-        "activation": evidence.get("activation", {"kind": "sqlite"}),
-        "network": evidence.get(
-            "network", {"allowed_hosts": [], "timeout_s": 30, "max_bytes": 10485760}
-        ),
+        "activation": effective_activation(evidence.get("activation", {}), s.archive.layout),
+        # Defaults merged under what the installation sets, key by key.
+        "network": {**NETWORK_DEFAULTS, **evidence.get("network", {})},
     }
     if (s.root / "workspace.yaml").is_file():
         ws = load_workspace_descriptor(s.root)

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from evidence_tool.cli.options import json_option, resolve_root, workspace_options
-from evidence_tool.cli.output import Context, Report, run
+from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.cli.workspace_cmds import wevidence
 
 actor_option = click.option(
@@ -31,7 +31,11 @@ def _session(
 
     root = resolve_root(cctx, root_opt, ws_id)
     ctx.workspace = str(root)
-    return Session.open(root, (cctx.find_root().obj or {}).get("installation"), wait=wait)
+    # Long scans (more than a few hundred units) draw a bar on a terminal's stderr.
+    progress = StderrProgress.for_terminal(min_total=300)
+    return Session.open(
+        root, (cctx.find_root().obj or {}).get("installation"), wait=wait, progress=progress
+    )
 
 
 def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
@@ -75,7 +79,9 @@ def _consolidate_report(result: Any) -> Report:
     lines = [f"{data['status']}: revision {data['revision']}"]
     for cls in ("added", "modified", "reformatted", "renamed", "restored", "deleted"):
         if changes.get(cls):
-            lines.append(f"  {cls}: {', '.join(changes[cls])}")
+            ids = changes[cls]
+            more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
+            lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
     errors = []
     if data.get("activation_error"):
@@ -299,10 +305,12 @@ def export_body(s: Any, fmt: str, output: str | None, as_json: bool) -> Report:
     summary = {"revision": corpus.revision, "units": len(corpus.records), "format": fmt}
     if output:
         path = os.path.abspath(output)
-        if not s.archive.layout.inside(os.path.dirname(path)):
+        layout = s.archive.layout
+        if not layout.inside(os.path.dirname(path)) or layout.holds_evidence(path):
             raise UsageError(
-                "--output must be inside the workspace (every write stays under "
-                "the workspace root); omit it to print the lines on stdout"
+                "--output must be inside the workspace (every write stays under the "
+                "workspace root) and outside evidence/ (curated and managed files), e.g. "
+                ".evidence-cache/corpus.jsonl; omit it to print the lines on stdout"
             )
         write_jsonl(Path(path), corpus.records)
         return Report(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evidence_tool.cli.options import format_options, json_option, resolve_format
-from evidence_tool.cli.output import Context, Report, run
+from evidence_tool.cli.output import Context, Report, StderrProgress, run
 
 
 @click.group()
@@ -24,7 +24,7 @@ def validate_cmd(paths: tuple[str, ...], output_format: str | None, as_json: boo
     def body() -> Report:
         from evidence_tool.workspace import validate_paths
 
-        scanned = validate_paths(paths)
+        scanned = validate_paths(paths, StderrProgress.for_terminal(min_total=300))
         summary = scanned.summary()
         return Report(
             result=summary,

@@ -8,12 +8,17 @@ import sys
 import click
 
 from evidence_tool import __version__
-from evidence_tool.cli import archive_cmds, migrate_cmds, sources_cmds  # register commands
+from evidence_tool.cli import (  # register commands
+    archive_cmds,
+    migrate_cmds,
+    report_cmds,
+    sources_cmds,
+)
 from evidence_tool.cli.activation_cmds import config
 from evidence_tool.cli.evidence_cmds import evidence
 from evidence_tool.cli.workspace_cmds import workspace
 
-_REGISTERED = (archive_cmds, migrate_cmds, sources_cmds)
+_REGISTERED = (archive_cmds, migrate_cmds, report_cmds, sources_cmds)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

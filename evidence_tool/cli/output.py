@@ -149,3 +149,36 @@ def run(ctx: Context, body: Callable[[], Report]) -> NoReturn:
             print(f"error: {message}", file=sys.stderr)
         raise SystemExit(E.EXIT_BUG) from None
     finish(ctx, report)
+
+
+class StderrProgress:
+    """A progress bar on stderr, only when stderr is a terminal and the work is long
+    (``min_total`` items); --json stdout is never touched."""
+
+    def __init__(self, min_total: int = 0) -> None:
+        self.min_total = min_total
+        self.bar: Any = None
+        self.label: str | None = None
+
+    @classmethod
+    def for_terminal(cls, min_total: int = 0) -> StderrProgress | None:
+        return cls(min_total) if sys.stderr.isatty() else None
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if total < self.min_total:
+            return
+        if label != self.label:
+            import click
+
+            self.close()
+            self.label = label
+            self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None

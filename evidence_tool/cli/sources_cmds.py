@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from evidence_tool.cli.archive_cmds import actor_option, register, wait_option
-from evidence_tool.cli.output import Report
+from evidence_tool.cli.output import Report, StderrProgress
 from evidence_tool.cli.workspace_cmds import wevidence
-
-
-class _StderrProgress:
-    """A progress bar on stderr while fetching/refining, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.bar: Any = None
-        self.label: str | None = None
-
-    def __call__(self, label: str, done: int, total: int) -> None:
-        if label != self.label:
-            self.close()
-            self.label = label
-            self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.bar.pos)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
 
 
 def _short(h: str | None) -> str:
@@ -39,7 +17,7 @@ def _short(h: str | None) -> str:
 
 def refresh_body(s: Any, dry_run: bool, source_id: str | None, actor: str | None) -> Report:
     """Read every source, refine the changed ones, record comparisons (nothing on failure)."""
-    progress = _StderrProgress() if sys.stderr.isatty() else None
+    progress = StderrProgress.for_terminal()
     try:
         data = s.refresh(s.actor(actor), source_id, dry_run, progress)
     finally:

@@ -10,7 +10,7 @@ from evidence_tool.cli.options import (
     resolve_root,
     workspace_options,
 )
-from evidence_tool.cli.output import Context, Report, run
+from evidence_tool.cli.output import Context, Report, StderrProgress, run
 
 
 @click.group()
@@ -43,7 +43,7 @@ def validate_cmd(
 
         root = resolve_root(cctx, workspace_root, workspace_id)
         ctx.workspace = str(root)
-        scanned = validate_workspace(root)
+        scanned = validate_workspace(root, StderrProgress.for_terminal(min_total=300))
         summary = scanned.summary()
         return Report(
             result=summary,

@@ -223,12 +223,17 @@ _YAML11_SPECIAL = re.compile(
 )
 
 
+# Only a plain scalar starting with one of these can resolve to a non-string (null, bool,
+# number) or be a YAML 1.1 special: the gate skips eight regexes for hashes, ids and paths.
+_SPECIAL_START = frozenset("0123456789+-.~nNtTfFyYoO")
+
+
 def _needs_quotes(text: str, flow: bool = False) -> bool:
-    return (
-        not (_PLAIN_SAFE_FLOW if flow else _PLAIN_SAFE).fullmatch(text)
-        or not isinstance(resolve_plain(text), str)
-        or bool(_YAML11_SPECIAL.fullmatch(text))
-    )
+    if not (_PLAIN_SAFE_FLOW if flow else _PLAIN_SAFE).fullmatch(text):
+        return True
+    if text[0] not in _SPECIAL_START:
+        return False
+    return not isinstance(resolve_plain(text), str) or bool(_YAML11_SPECIAL.fullmatch(text))
 
 
 def _escape_nonprintable(match: re.Match[str]) -> str:
@@ -242,6 +247,9 @@ _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\ufff
 def quote(text: str) -> str:
     """A double-quoted YAML scalar: JSON escapes, non-printables escaped too."""
     return _NONPRINTABLE.sub(_escape_nonprintable, json.dumps(text, ensure_ascii=False))
+
+
+_KEY_CACHE: dict[tuple[Any, bool], str] = {}
 
 
 def scalar(value: Any, *, flow: bool = False) -> str:
@@ -281,7 +289,11 @@ _MAX_IMPLICIT_KEY = 1000
 
 def _key(key: Any, *, flow: bool = False, pad: str = "") -> str:
     """A mapping key, written so that ':' and the value can follow it directly."""
-    text = scalar(key, flow=flow)
+    text = _KEY_CACHE.get((key, flow)) if isinstance(key, str) else None
+    if text is None:
+        text = scalar(key, flow=flow)
+        if isinstance(key, str) and len(_KEY_CACHE) < 4096:  # keys repeat: id, path, kind...
+            _KEY_CACHE[(key, flow)] = text
     if len(text) <= _MAX_IMPLICIT_KEY:
         return text
     return f"? {text} " if flow else f"? {text}\n{pad}"

@@ -35,30 +35,54 @@ def _validator(name: str) -> Any:
     return cls(schema, registry=registry)
 
 
+_DISCRIMINATORS = ("kind", "descriptor_version")
+
+
+def _unknown_key(err: Any) -> tuple[str, str]:
+    allowed = list(err.schema.get("properties", {}))
+    extra = [k for k in err.instance if k not in allowed]
+    key = extra[0] if extra else "?"
+    path = ".".join(str(p) for p in (*err.absolute_path, key))
+    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
+    hint = (
+        f"; did you mean '{close[0]}'?" if close else f"; allowed keys here: {', '.join(allowed)}"
+    )
+    return path, f"unknown key '{key}'{hint}"
+
+
+def _right_branch(errors: list[Any]) -> list[Any]:
+    """Of a oneOf's failed alternatives, the errors of the one the data meant: a branch
+    whose discriminator (``kind``, ``descriptor_version``) did not match is the wrong
+    one, so its complaints ('http' was expected) would mislead."""
+    branches: dict[Any, list[Any]] = {}
+    for e in errors:
+        branches.setdefault(
+            e.relative_schema_path[0] if e.relative_schema_path else None, []
+        ).append(e)
+
+    def wrong(errs: list[Any]) -> bool:
+        return any(
+            e.validator == "const" and e.relative_path and e.relative_path[-1] in _DISCRIMINATORS
+            for e in errs
+        )
+
+    meant = [errs for errs in branches.values() if not wrong(errs)]
+    return max(
+        meant or list(branches.values()), key=lambda errs: max(len(e.absolute_path) for e in errs)
+    )
+
+
 def _best_message(error: Any) -> tuple[str, str]:
     """(path, message) of the most specific schema error, with a key suggestion."""
-    import jsonschema
-
-    leaf = jsonschema.exceptions.best_match([error], key=jsonschema.exceptions.relevance)
-    candidates = [leaf, *getattr(leaf, "context", [])]
-    for err in candidates:
-        if err.validator == "additionalProperties":
-            allowed = list(err.schema.get("properties", {}))
-            extra = [k for k in err.instance if k not in allowed]
-            key = extra[0] if extra else "?"
-            path = ".".join(str(p) for p in (*err.absolute_path, key))
-            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
-            hint = (
-                f"; did you mean '{close[0]}'?"
-                if close
-                else f"; allowed keys here: {', '.join(allowed)}"
-            )
-            return path, f"unknown key '{key}'{hint}"
-    # oneOf failures: report the alternative that got furthest.
-    while leaf.context:
-        leaf = max(leaf.context, key=lambda e: len(e.absolute_path))
+    leaf = error  # descend through oneOf alternatives ourselves: best_match picks a leaf
+    while True:  # of whichever branch is deepest, often the wrong one
         if leaf.validator == "additionalProperties":
-            return _best_message(leaf)
+            return _unknown_key(leaf)
+        if not leaf.context:
+            break
+        errs = _right_branch(list(leaf.context))
+        unknown = [e for e in errs if e.validator == "additionalProperties"]
+        leaf = unknown[0] if unknown else max(errs, key=lambda e: len(e.absolute_path))
     path = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
     return path, leaf.message
 

@@ -4,29 +4,85 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
 from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
 from evidence_tool.workspace.layout import NAME_RE, Layout
+from evidence_tool.workspace.statcache import StatCache, StatEntry
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class CuratedFile:
-    rel: str  # workspace-relative POSIX path
-    path: Path
-    data: bytes
-    result: ParseResult
+    """One curated file: its identity always, its bytes and parse only when needed.
+
+    A file the stat cache recognizes is a valid unit known by id, kind and hashes
+    without being read; ``data``, ``result`` and ``unit`` read and parse it on
+    first use, so every caller sees the same object either way.
+    """
+
+    rel: str  # workspace-relative POSIX path (or the path as given, for validate_paths)
+    location: str | Path  # a plain str while scanning: pathlib costs more than a no-op scan
+    raw: bytes | None = None
+    parsed: ParseResult | None = None
+    cached: StatEntry | None = None
+    _hash: str | None = field(default=None, repr=False)
 
     @property
-    def file_hash(self) -> str:
-        return file_hash(self.data)
+    def path(self) -> Path:
+        return Path(self.location)
+
+    @property
+    def data(self) -> bytes:
+        if self.raw is None:
+            read = _read(self.location)
+            self.raw = read if isinstance(read, bytes) else b""
+        return self.raw
+
+    @property
+    def result(self) -> ParseResult:
+        if self.parsed is None:
+            self.parsed = parse_unit(self.data, path=self.rel)
+        return self.parsed
 
     @property
     def unit(self) -> Unit | None:
         return self.result.unit
+
+    @property
+    def file_hash(self) -> str:
+        if self._hash is None:
+            self._hash = self.cached.file_hash if self.cached else file_hash(self.data)
+        return self._hash
+
+    @property
+    def unit_id(self) -> str | None:
+        return self.cached.unit_id if self.cached else self.result.unit_id
+
+    @property
+    def kind(self) -> str | None:
+        if self.cached:
+            return self.cached.kind
+        return self.unit.kind if self.unit else None
+
+    @property
+    def content_hash(self) -> str | None:
+        if self.cached:
+            return self.cached.content_hash
+        return self.unit.content_hash if self.unit else None
+
+    @property
+    def valid(self) -> bool:
+        """Parsed without errors (workspace rules such as E120 are checked separately)."""
+        return self.cached is not None or (self.unit is not None and not self.result.errors)
+
+    def key_line(self, key: str) -> int | None:
+        if self.cached:
+            return self.cached.id_line if key == "id" else self.cached.kind_line
+        return self.result.key_lines.get(key)
 
 
 @dataclass
@@ -44,10 +100,10 @@ class ValidationReport:
 
     def summary(self) -> dict[str, object]:
         bad = {d.path for d in self.errors}
-        valid = [f.unit for f in self.files if f.unit is not None and f.rel not in bad]
+        valid = [f for f in self.files if f.valid and f.rel not in bad]
         by_kind: dict[str, int] = {}
-        for unit in valid:
-            by_kind[unit.kind] = by_kind.get(unit.kind, 0) + 1
+        for f in valid:
+            by_kind[f.kind or ""] = by_kind.get(f.kind or "", 0) + 1
         return {
             "files": len(self.files),
             "valid": len(valid),
@@ -56,9 +112,9 @@ class ValidationReport:
         }
 
 
-def _walk_md(top: Path, layout: Layout | None) -> Iterator[tuple[Path, Diagnostic | None]]:
+def _walk_md(top: str | Path, layout: Layout | None) -> Iterator[tuple[str, Diagnostic | None]]:
     """Markdown files under ``top`` in sorted order; links that leave the workspace are refused."""
-    stack = [top]
+    stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
         try:
@@ -68,7 +124,7 @@ def _walk_md(top: Path, layout: Layout | None) -> Iterator[tuple[Path, Diagnosti
             continue
         subdirs = []
         for entry in entries:
-            path = Path(entry.path)
+            path = entry.path  # plain strings: pathlib costs more than the rest of a no-op scan
             if entry.is_symlink() and layout is not None and not layout.inside(path):
                 yield (
                     path,
@@ -86,7 +142,7 @@ def _walk_md(top: Path, layout: Layout | None) -> Iterator[tuple[Path, Diagnosti
         stack.extend(reversed(subdirs))
 
 
-def _read(path: Path) -> bytes | Diagnostic:
+def _read(path: str | Path) -> bytes | Diagnostic:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
@@ -104,10 +160,8 @@ def _read(path: Path) -> bytes | Diagnostic:
         os.close(fd)
 
 
-def _layout_problem(
-    layout: Layout, path: Path, unit: Unit | None, line: int | None = None
-) -> Diagnostic | None:
-    rel = path.relative_to(layout.curated).parts
+def _layout_problem(f: CuratedFile) -> Diagnostic | None:
+    rel = f.rel.split("/")[2:]  # below evidence/curated/
     if len(rel) != 2 or rel[0] not in KINDS:
         return Diagnostic(
             "E108",
@@ -119,19 +173,19 @@ def _layout_problem(
         return Diagnostic(
             "E108", f"file name {rel[1]!r} must match [a-z0-9][a-z0-9._-]*.md; rename the file"
         )
-    if unit is not None and unit.kind != rel[0]:
+    if f.valid and f.kind != rel[0]:
         return Diagnostic(
             "E108",
-            f"kind '{unit.kind}' does not match the folder '{rel[0]}'; "
-            f"move the file to evidence/curated/{unit.kind}/ or fix 'kind'",
-            line=line,
+            f"kind '{f.kind}' does not match the folder '{rel[0]}'; "
+            f"move the file to evidence/curated/{f.kind}/ or fix 'kind'",
+            line=f.key_line("kind"),
             column=1,
-            unit_id=unit.id,
+            unit_id=f.unit_id,
         )
     return None
 
 
-def _parse_file(path: Path, rel: str) -> CuratedFile:
+def _parse_file(path: str | Path, rel: str) -> CuratedFile:
     data = _read(path)
     if isinstance(data, Diagnostic):
         return CuratedFile(rel, path, b"", ParseResult(None, [data.with_path(rel)]))
@@ -141,7 +195,7 @@ def _parse_file(path: Path, rel: str) -> CuratedFile:
 def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
     first: dict[str, CuratedFile] = {}
     for f in files:
-        uid = f.result.unit_id
+        uid = f.unit_id
         if uid is None:
             continue
         if uid in first:
@@ -150,7 +204,7 @@ def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
                     "E120",
                     f"id '{uid}' is already used by {first[uid].rel}; give this unit a new id",
                     f.rel,
-                    f.result.key_lines.get("id"),
+                    f.key_line("id"),
                     1,
                     uid,
                 )
@@ -159,7 +213,12 @@ def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
             first[uid] = f
 
 
-def scan_curated(layout: Layout) -> ValidationReport:
+Progress = Callable[[str, int, int], None]  # (label, done, total)
+
+
+def scan_curated(
+    layout: Layout, *, stat_cache: StatCache | None = None, progress: Progress | None = None
+) -> ValidationReport:
     """Read and validate every curated file with the workspace rules.
 
     A missing or unreadable curated tree is an availability error (E601), never
@@ -181,35 +240,154 @@ def scan_curated(layout: Layout) -> ValidationReport:
             path=layout.rel(curated),
         )
     report = ValidationReport()
-    for path, problem in _walk_md(curated, layout):
-        rel = layout.rel(path)
+    prefix = len(str(layout.root)) + 1
+    found = list(_walk_md(curated, layout))
+    stats: dict[str, os.stat_result] = {}
+    pending = []
+    for path, problem in found:
+        if problem is not None:
+            continue
+        if stat_cache is not None:
+            try:
+                stats[path] = st_ = os.stat(path)
+            except OSError:
+                pending.append((path, path[prefix:]))
+                continue
+            if stat_cache.lookup(path[prefix:], st_)[1]:
+                continue
+        pending.append((path, path[prefix:]))
+    parsed = _parse_many(pending, progress)
+    for n, (path, problem) in enumerate(found):
+        if progress and not parsed and n % 64 == 0:
+            progress("validating", n, len(found))
+        rel = path[prefix:]
         if problem is not None:
             report.errors.append(problem.with_path(rel))
             continue
-        f = _parse_file(path, rel)
+        if stat_cache is not None:
+            f = _cached_file(path, rel, stat_cache, stats.get(path), parsed.get(path))
+        else:
+            f = parsed.get(path) or _parse_file(path, rel)
         report.files.append(f)
-        report.errors.extend(f.result.errors)
-        report.warnings.extend(f.result.warnings)
-        layout_problem = _layout_problem(layout, path, f.unit, f.result.key_lines.get("kind"))
+        if f.cached is None:
+            report.errors.extend(f.result.errors)
+            report.warnings.extend(f.result.warnings)
+        # A cache hit passed the layout rules when it was recorded (its path is its key).
+        layout_problem = None if f.cached else _layout_problem(f)
         if layout_problem is not None:
             report.errors.append(layout_problem.with_path(rel))
+            if stat_cache is not None:
+                stat_cache.fresh.pop(rel, None)
+    if progress:
+        progress("validating", len(found), len(found))
     _check_ids(report.files, report)
     report.errors.sort(key=Diagnostic.sort_key)
     return report
 
 
-def validate_workspace(root: str | os.PathLike[str]) -> ValidationReport:
-    return scan_curated(Layout.at(root))
+def _cached_file(
+    path: str,
+    rel: str,
+    cache: StatCache,
+    st: os.stat_result | None = None,
+    parsed: CuratedFile | None = None,
+) -> CuratedFile:
+    """The file from the stat cache when unchanged; else read, parse and record it."""
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return parsed or _parse_file(path, rel)
+    entry, trusted = cache.lookup(rel, st)
+    if entry is not None and trusted:
+        cache.keep(rel, entry)
+        return CuratedFile(rel, path, cached=entry)
+    if entry is not None:
+        data = parsed.raw if parsed is not None else _read(path)
+        if isinstance(data, bytes) and file_hash(data) == entry.file_hash:
+            # Racily clean but confirmed by its bytes: keep the recorded parse.
+            cache.keep(rel, entry, confirmed=True)
+            return CuratedFile(rel, path, raw=data, cached=entry)
+    f = parsed or _parse_file(path, rel)
+    if f.valid and not f.result.warnings:
+        unit = f.unit
+        assert unit is not None
+        cache.record(
+            rel,
+            st,
+            f.file_hash,
+            unit.id,
+            unit.kind,
+            unit.content_hash,
+            f.key_line("id"),
+            f.key_line("kind"),
+        )
+    return f
 
 
-def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> ValidationReport:
+# Parsing is per file: past this many files, both cores pay for the process start-up.
+PARALLEL_MIN = 400
+
+
+def _parse_chunk(items: list[tuple[str, str]]) -> list[tuple[str, bytes | Diagnostic, Any]]:
+    out: list[tuple[str, bytes | Diagnostic, Any]] = []
+    for path, rel in items:
+        data = _read(path)
+        out.append(
+            (path, data, None if isinstance(data, Diagnostic) else parse_unit(data, path=rel))
+        )
+    return out
+
+
+def _parse_many(items: list[tuple[str, str]], progress: Progress | None) -> dict[str, CuratedFile]:
+    """Read and parse files, on every core when there are enough of them."""
+    workers = min(os.cpu_count() or 1, 4)
+    if len(items) < PARALLEL_MIN or workers < 2 or os.environ.get("THT_SERIAL"):
+        return {}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(64, len(items) // (workers * 8))
+    chunks = [items[i : i + size] for i in range(0, len(items), size)]
+    out: dict[str, CuratedFile] = {}
+    rels = dict(items)
+    done = 0
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for results in pool.map(_parse_chunk, chunks):
+                for path, data, result in results:
+                    rel = rels[path]
+                    if isinstance(data, Diagnostic):
+                        out[path] = CuratedFile(
+                            rel, path, b"", ParseResult(None, [data.with_path(rel)])
+                        )
+                    else:
+                        out[path] = CuratedFile(rel, path, data, result)
+                done += len(results)
+                if progress:
+                    progress("validating", done, len(items))
+    except (OSError, RuntimeError):
+        return {}  # no processes to be had here: parse in this one instead
+    return out
+
+
+def validate_workspace(
+    root: str | os.PathLike[str], progress: Progress | None = None
+) -> ValidationReport:
+    return scan_curated(Layout.at(root), progress=progress)
+
+
+def validate_paths(
+    paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
+) -> ValidationReport:
     """Validate files and folders; a folder that is a workspace root means its curated tree."""
     report = ValidationReport()
     for given in paths:
         p = Path(given)
         if p.is_dir():
             if (p / "evidence" / "curated").is_dir():
-                sub = scan_curated(Layout.at(p))
+                sub = scan_curated(Layout.at(p), progress=progress)
                 base = Path(given)
                 # Paths as the user gave them, not workspace-relative.
                 report.files.extend(replace(f, rel=str(base / f.rel)) for f in sub.files)

@@ -128,7 +128,12 @@ def test_a_k_unit_change_adds_k_objects_and_one_snapshot(consolidated: Path, k: 
     result = LocalEvidenceArchive(consolidated).consolidate("bob")
 
     assert len(result.changes["modified"]) == k
-    added = {p for p, kind in tree(consolidated).items() if p not in before and kind != "dir"}
+    # .evidence-cache/ is derived and never committed: it is not part of the operator's diff.
+    added = {
+        p
+        for p, kind in tree(consolidated).items()
+        if p not in before and kind != "dir" and not p.startswith(".evidence-cache/")
+    }
     objects = {p for p in added if p.startswith("evidence/.local/objects/")}
     snapshots = {p for p in added if p.startswith("evidence/.local/snapshots/")}
     assert len(objects) == k

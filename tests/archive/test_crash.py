@@ -69,8 +69,12 @@ def test_verify_reports_a_temp_file_left_by_a_killed_process(consolidated: Path,
     objects = consolidated / "evidence/.local/objects"
     leftover = next(p for p in objects.iterdir() if p.is_dir()) / f".{'a' * 62}.0123456789ab.tmp"
     leftover.write_bytes(b"half")
+    # What a holder killed mid-write leaves besides: its note in the lock file (a clean
+    # release empties it, so the next holder sweeps only after a crash).
+    (consolidated / ".evidence-archive.lock").write_text('{"pid": 999999999}')
     result = tht("verify", root=consolidated)
     assert result.exit_code == 7
     assert tht("consolidate", root=consolidated).exit_code == 0
     assert not leftover.exists()
     assert tht("verify", root=consolidated).exit_code == 0
+    assert (consolidated / ".evidence-archive.lock").read_bytes() == b"", "a clean release"

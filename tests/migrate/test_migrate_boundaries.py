@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git_init, tree_hashes
+from migrate_support import git_init, tree_hashes
 
 from evidence_tool.migrate import migrate
 from evidence_tool.unit.yaml_strict import load

@@ -7,7 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from conftest import LEGACY
+from migrate_support import LEGACY
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.migrate import migrate

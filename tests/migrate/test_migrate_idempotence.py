@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LEGACY, tree_hashes
+from migrate_support import LEGACY, tree_hashes
 
 from evidence_tool import fsio
 from evidence_tool.archive.local import LocalEvidenceArchive

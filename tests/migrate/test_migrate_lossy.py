@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LEGACY, tree_hashes
+from migrate_support import LEGACY, tree_hashes
 
 # case -> (unit id, field, a phrase of the reason).  One fixture per case under
 # fixtures/legacy/lossy/, each with a convertible unit next to the faulty one.

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import NOW
 from legacy_oracle import legacy_units, read_manifest, stored_content_hash
+from migrate_support import NOW
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.unit import FIELDS, KINDS, Unit, is_italian, parse

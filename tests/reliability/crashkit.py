@@ -266,7 +266,7 @@ def state_key(ws: Path) -> tuple[tuple[str, str], ...]:
     crashes leaving the same key leave the same bytes, so one re-run proves both."""
     out = []
     for rel, data in files(ws).items():
-        if rel in NOT_STATE:
+        if rel in NOT_STATE or rel.startswith(DERIVED):
             continue
         rel = re.sub(r"\.[0-9a-f]{12}\.tmp$", ".TOKEN.tmp", rel)
         rel = re.sub(r"(journal/[0-9TZ:-]+)-[0-9a-f]{8}\.json$", r"\1-TOKEN.json", rel)

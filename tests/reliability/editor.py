@@ -4,8 +4,9 @@
 with the bytes of PRE (the file as the last refresh saw it) and with an edit of
 them, the way editors save (a temp file renamed over the file).  Before each
 save it reads FILE back: if the bytes are not what it saved last, someone
-replaced them; when what it saved was an edit, that edit was lost.  Writes one
-JSON object to LOG at the end.
+replaced them.  When what it saved was an edit, it looks again 50 ms later: its
+bytes back is ``transient`` (the tool's compare-and-swap caught the race and
+gave them back), anything else is ``lost``.  Writes one JSON object to LOG.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def main() -> None:
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.editor-save")
     last: bytes | None = None
-    saves = lost = replaced_pre = 0
+    saves = lost = replaced_pre = transient = 0
     foreign: list[str] = []
     while not os.path.exists(stop):
         try:
@@ -35,8 +36,16 @@ def main() -> None:
             if last == pre:
                 replaced_pre += 1  # the tool replaced the bytes it had compared: allowed
             else:
-                lost += 1
-                foreign.append(hashlib.sha256(now or b"").hexdigest()[:12])
+                # The tool exchanged its file in, saw it took out an edit and is putting it
+                # back: give it the moment that takes before calling the edit lost.
+                time.sleep(0.05)
+                with open(path, "rb") as fh:
+                    again = fh.read()
+                if again == last:
+                    transient += 1
+                else:
+                    lost += 1
+                    foreign.append(hashlib.sha256(again).hexdigest()[:12])
         saves += 1
         # An edit that keeps the unit valid: its title changes.
         data = pre if saves % 2 == 0 else pre.replace(b"\n# ", f"\n# Edit {saves}: ".encode(), 1)
@@ -48,7 +57,14 @@ def main() -> None:
             time.sleep(0)  # let the other process run on a busy core
     with open(log, "w") as fh:
         json.dump(
-            {"saves": saves, "lost": lost, "replaced_pre": replaced_pre, "foreign": foreign}, fh
+            {
+                "saves": saves,
+                "lost": lost,
+                "transient": transient,
+                "replaced_pre": replaced_pre,
+                "foreign": foreign,
+            },
+            fh,
         )
 
 

@@ -13,8 +13,10 @@ and keeps two views of the workspace:
 entries of its last fsync, so a rename or removal whose folder was not fsynced
 is lost; every file holds its durable bytes, and bytes written since their
 last fsync are ``kept`` (the disk happened to write them), ``dropped``, or
-``garbled`` (part written, part noise).  The lock file and the derived cache
-are left as they are (SQLite writes the index itself; it is rebuilt anyway).
+``garbled`` (part written, part noise).  The lock file is modelled too: its
+holder note is never fsynced, so a cut can empty it -- the next holder then
+believes the last one finished cleanly.  The derived cache is left as it is
+(SQLite writes the index itself; the cache is rebuilt anyway).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import random
 import shutil
 from pathlib import Path
 
-SKIP = (".evidence-archive.lock", ".evidence-cache")
+SKIP = (".evidence-cache",)
 DIR = "<dir>"
 
 

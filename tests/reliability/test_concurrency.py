@@ -152,7 +152,7 @@ def test_an_editor_saving_in_a_loop_never_loses_a_save(
     target = "evidence/curated/glossary/lab-turnaround-time.md"
     trials = 300 if SOAK else 40
     outcomes: dict[str, int] = {}
-    saves = lost = 0
+    saves = lost = transient = 0
     for t in range(trials):
         run_dir = K.copy_run(ref.template, tmp_path / f"t{t}")
         pre, stop, log = (tmp_path / f"{name}{t}" for name in ("pre", "stop", "log"))
@@ -165,13 +165,17 @@ def test_an_editor_saving_in_a_loop_never_loses_a_save(
         report = json.loads(log.read_text())
         saves += report["saves"]
         lost += report["lost"]
+        transient += report["transient"]
         errors = (run.envelope or {}).get("errors") or [{}]
         code = errors[0].get("code") or "ok"
         assert (code, run.status) in {("ok", 0), ("E301", 3), ("E302", 3), ("E304", 3)}, run.stdout
         outcomes[code] = outcomes.get(code, 0) + 1
         K.remove_run(run_dir)
     assert lost == 0, f"{lost} saves of the editor were replaced by decide"
-    print(f"\n{trials} decide runs against an editor ({saves} saves): {outcomes}, 0 saves lost")
+    print(
+        f"\n{trials} decide runs against an editor ({saves} saves): {outcomes}, 0 saves lost, "
+        f"{transient} races caught and given back"
+    )
 
 
 def test_a_holder_killed_mid_consolidation_frees_the_lock_at_once(

@@ -136,3 +136,33 @@ def test_an_event_after_a_torn_last_line_is_kept(tmp_path: Path) -> None:
     log.write_bytes(log.read_bytes() + b'{"event": "activ')
     eventlog.append(log, "activated", "alice", revision="a" * 64)
     assert [e["event"] for e in eventlog.read(log)] == ["consolidated", "activated"]
+
+
+def test_the_lock_note_is_durable_before_anything_is_written(
+    references: dict[str, Reference],
+) -> None:
+    """The note tells the next holder to sweep a killed run's temp files; it was never
+    fsynced, so a power cut could empty it while temp files survived (found by the
+    power-loss test once the model included the lock file)."""
+    for ref in references.values():
+        lock = next(
+            k for k, (o, p, _) in enumerate(ref.ops) if o == "fsync" and p.endswith(".lock")
+        )
+        first_write = next(
+            k
+            for k, (o, p, _) in enumerate(ref.ops)
+            if o in ("open", "write") and not p.endswith(".lock")
+        )
+        assert lock < first_write, ref.op
+
+
+def test_a_temp_file_left_in_the_cache_is_swept(
+    zygote: K.Pool, references: dict[str, Reference], tmp_path: Path
+) -> None:
+    """The sweep walked evidence/ only: a stat-cache temp file killed mid-write stayed in
+    .evidence-cache/ for good."""
+    ref = references["consolidate"]
+    run_dir = kill_at(zygote, ref, tmp_path, "open", ".evidence-cache/", phase="after")
+    assert [p for p in K.temp_files(run_dir / "ws") if p.startswith(".evidence-cache/")]
+    rerun(zygote, ref, run_dir)
+    assert K.temp_files(run_dir / "ws") == []

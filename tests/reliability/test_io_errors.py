@@ -36,10 +36,10 @@ def first_commit(ref: Reference) -> int:
     """The number of the first operation that commits a step (its rename), or that starts a
     second locked block (migrate: the v4 files of its first block stand, the run resumes)."""
     locks = 0
-    for k, (op, path, _) in enumerate(ref.ops, 1):
+    for k, (op, path, completed) in enumerate(ref.ops, 1):
         if op == "replace" and any(c in path for c in COMMITS):
             return k
-        if op == "open" and path.endswith(".evidence-archive.lock"):
+        if op == "open" and completed and path.endswith(".evidence-archive.lock"):
             locks += 1
             if locks == 2:
                 return k
@@ -71,9 +71,8 @@ def inject(pool: K.Pool, ref: Reference, scratch: Path) -> dict[str, int]:
         assert K.temp_files(ws) == [], f"{where}: temp files left"
         later = run.trace["ops"][k:]
         assert not [o for o in later if o[0] == "fsync" and o[1] == path], f"{where}: fsync retried"
-        if path.endswith(".evidence-archive.lock"):
-            assert run.status == 0, f"{where}: the holder note is best effort"
-            outcome = "lock note"
+        if path.endswith(".evidence-archive.lock") and run.status == 0:
+            outcome = "lock note"  # emptying the note at release is best effort
         else:
             code = error_code(run)
             assert code in CODES and run.status == CODES[code], f"{where}: {run.status} {code}"

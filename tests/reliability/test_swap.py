@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from evidence_tool import fsio
+from evidence_tool.fsio import swap as fsio_swap
 
 PRE, OURS, THEIRS, NEWER = b"pre\n", b"ours\n", b"theirs\n", b"newer\n"
 
@@ -56,7 +57,7 @@ def test_a_save_before_the_check_is_kept(unit: Path) -> None:
 def test_a_save_between_the_check_and_the_exchange_is_put_back(
     unit: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = fsio._exchange
+    real = fsio_swap._exchange
     calls = []
 
     def racing(a: Path, b: Path) -> bool:
@@ -65,14 +66,14 @@ def test_a_save_between_the_check_and_the_exchange_is_put_back(
         calls.append(1)
         return real(a, b)
 
-    monkeypatch.setattr(fsio, "_exchange", racing)
+    monkeypatch.setattr(fsio_swap, "_exchange", racing)
     with pytest.raises(fsio.Changed):
         fsio.write_atomic(unit, OURS, expected=sha(PRE))
     assert unit.read_bytes() == THEIRS and leftovers(unit.parent) == []
 
 
 def test_a_newer_save_during_the_repair_stays(unit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fsio._exchange
+    real = fsio_swap._exchange
     calls = []
 
     def racing(a: Path, b: Path) -> bool:
@@ -83,7 +84,7 @@ def test_a_newer_save_during_the_repair_stays(unit: Path, monkeypatch: pytest.Mo
             editor_save(b, NEWER)  # saved over ours before we could give THEIRS back
         return real(a, b)
 
-    monkeypatch.setattr(fsio, "_exchange", racing)
+    monkeypatch.setattr(fsio_swap, "_exchange", racing)
     with pytest.raises(fsio.Changed):
         fsio.write_atomic(unit, OURS, expected=sha(PRE))
     assert unit.read_bytes() == NEWER and leftovers(unit.parent) == []

@@ -1,0 +1,49 @@
+"""``tht workspace evidence report``: the review page as one static HTML file (issue 10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from evidence_tool.cli.archive_cmds import register
+from evidence_tool.cli.output import Report
+
+
+def report_body(s: Any, html: str | None, open_page: bool) -> Report:
+    """Write the review page: units, file errors, changes, pending comparisons, sources, Git."""
+    from pathlib import Path
+
+    from evidence_tool.report import write_report
+
+    data = write_report(s.root, html or None, s.installation.path)
+    lines = [
+        f"wrote {data['path']} ({data['units']} unit(s), {data['file_errors']} file error(s), "
+        f"{len(data['comparisons'])} pending comparison(s))"
+    ]
+    data["opened"] = False
+    if open_page:
+        import webbrowser
+
+        data["opened"] = bool(webbrowser.open(Path(data["path"]).as_uri()))
+        if not data["opened"]:
+            lines.append("no browser could be started: open the file yourself")
+    return Report(result=data, text=lines)
+
+
+register(
+    "report",
+    report_body,
+    click.option(
+        "--html",
+        "html",
+        metavar="FILE",
+        is_flag=False,
+        flag_value="",
+        default=None,
+        help="Write the page to FILE inside the workspace (default: .evidence-cache/report.html).",
+    ),
+    click.option(
+        "--open", "open_page", is_flag=True, help="Open the written page in the default browser."
+    ),
+)

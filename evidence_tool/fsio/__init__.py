@@ -1,0 +1,348 @@
+"""The IO seam: every managed filesystem write of the package goes through here.
+
+Each file is written as a temp file in the target directory (exclusive create,
+no symlink following), fsynced, renamed over the target, and the directory is
+fsynced, so a crash leaves the old bytes or the new bytes, never a mix.  A
+failed fsync aborts the operation and is never retried (after a failed fsync
+the kernel may have dropped the dirty pages: a retry can report success for
+data that is gone).
+
+Fault injection reaches every write through ``set_hook``: the hook is called
+with the operation name and path before (``phase="before"``) and after
+(``phase="after"``) each call, and may raise or kill the process.
+
+A ``transaction`` (the archive opens one per locked operation) keeps an undo
+log of one *step* at a time (``undo``): ``begin_step()`` opens a step, and the
+write that makes it visible (state.yaml, a journal entry, sources.json:
+``write_atomic(..., commit=True)``) closes it.  When an operation fails with the
+step still open, the step's writes are undone newest first, so an I/O error
+before the commit point leaves the tree as it was.
+
+Operator files are replaced with ``expected=`` (their compared sha256): see
+``swap`` for how an editor's save landing meanwhile is kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+from evidence_tool.fsio import swap as _swap
+from evidence_tool.fsio._seam import (
+    ANY,
+    OPS,
+    TEMP_NAME,
+    Changed,
+    Hook,
+    call,
+    fsync_dir,
+    fsync_fd,
+    set_hook,
+)
+from evidence_tool.fsio.undo import (
+    Transaction,
+    Undo,
+    begin_step,
+    commit_step,
+    current,
+    record,
+    transaction,
+)
+
+__all__ = [
+    "ANY",
+    "OPS",
+    "TEMP_NAME",
+    "Changed",
+    "Hook",
+    "Transaction",
+    "append_line",
+    "begin_step",
+    "commit_step",
+    "fsync_dir",
+    "fsync_fd",
+    "makedirs",
+    "open_lock",
+    "publish",
+    "rewrite_fd",
+    "rmdir",
+    "set_hook",
+    "transaction",
+    "unlink",
+    "write_atomic",
+    "write_batch",
+    "write_new",
+]
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _then(_result: object, undo: Undo | None) -> None:
+    record(undo)
+
+
+def makedirs(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` and missing parents, fsyncing each parent after a creation."""
+    path = Path(path)
+    missing: list[Path] = []
+    probe = path
+    while not probe.is_dir():
+        if probe.exists() or probe.is_symlink():
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(probe))
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            call("mkdir", folder, lambda f=folder: _then(os.mkdir(f, 0o755), Undo("rmdir", f)))  # type: ignore[misc]
+        except FileExistsError:
+            if not folder.is_dir() or folder.is_symlink():
+                raise
+            continue
+        fsync_dir(folder.parent)
+
+
+def _write_temp(path: Path, data: bytes, *, sync: bool) -> Path:
+    """A new temp file next to ``path`` holding ``data``, fsynced if ``sync``."""
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = call("open", tmp, lambda: os.open(tmp, _CREATE, 0o644))
+    assert isinstance(fd, int)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                n = call("write", tmp, lambda v=view: os.write(fd, v))  # type: ignore[misc]
+                assert isinstance(n, int)
+                view = view[n:]
+            if sync:
+                fsync_fd(fd, tmp)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        fsync_fd(fd, path)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    make_parents: bool = True,
+    durable: bool = True,
+    commit: bool = False,
+    expected: str | None = ANY,
+) -> None:
+    """Replace ``path`` with ``data`` atomically and durably.
+
+    ``durable=False`` is for derived caches only: still atomic (old or new bytes),
+    but not synced, since losing them costs a recomputation, never data.
+    ``commit=True``: this write is the open step's commit point; the step closes as soon
+    as the rename is done (a reader may see it from then on, so it is never undone).
+    ``expected``: replace only while the file still holds bytes with this sha256 (None:
+    only while it does not exist), else raise ``Changed`` -- for operator files.
+    """
+    path = Path(path)
+    if make_parents:
+        makedirs(path.parent)
+    ours = hashlib.sha256(data).hexdigest()
+    tx = current()
+    undo = tx.before_replace(path, ours) if tx is not None and durable else None
+    tmp = _write_temp(path, data, sync=durable)
+    try:
+
+        def rename() -> None:
+            if expected is ANY:
+                os.replace(tmp, path)
+            else:
+                _swap.swap(tmp, path, expected, ours)
+            if commit:
+                commit_step()
+            else:
+                record(undo)  # so a failing folder fsync undoes the rename too
+
+        call("replace", path, rename)
+    except BaseException:
+        # Leave no temp file behind; the target keeps its old bytes.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def write_new(path: str | os.PathLike[str], data: bytes) -> bool:
+    """Write a content-addressed file once; False if it already exists (same name, same bytes)."""
+    path = Path(path)
+    if path.exists():
+        return False
+    write_atomic(path, data)
+    return True
+
+
+def _syncfs(path: str | os.PathLike[str]) -> None:
+    """Flush every dirty page of the filesystem holding ``path`` (one call for a batch)."""
+    import ctypes
+
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        syncfs = getattr(libc, "syncfs", None)
+        if syncfs is None:  # not Linux: fall back to a global sync
+            call("syncfs", path, os.sync)
+            return
+
+        def sync() -> None:
+            if syncfs(fd) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err), os.fspath(path))
+
+        call("syncfs", path, sync)
+    finally:
+        os.close(fd)
+
+
+_FSYNC_EACH_UP_TO = 16
+
+
+def write_batch(items: list[tuple[Path, bytes]]) -> None:
+    """Write many new files durably with one filesystem sync instead of one fsync each.
+
+    All temp files are written first, then one syncfs makes their bytes durable,
+    then each is renamed into place and every touched folder is fsynced once.  A
+    crash leaves either nothing at a target or its complete bytes; stray temp
+    files are swept by the next locked operation.  For content-addressed files
+    only (a target that exists is skipped: same name, same bytes).
+    """
+    pending: list[tuple[Path, Path, str]] = []
+    try:
+        for path, data in items:
+            if path.exists():
+                continue
+            makedirs(path.parent)
+            digest = hashlib.sha256(data).hexdigest()
+            pending.append((_write_temp(path, data, sync=False), path, digest))
+        if not pending:
+            return
+        if len(pending) <= _FSYNC_EACH_UP_TO:
+            # A few files: fsync each; syncfs would also wait for every other writer's data.
+            for tmp, _, _ in pending:
+                _fsync_path(tmp)
+        else:
+            _syncfs(pending[0][1].parent)
+        folders: dict[Path, None] = {}
+        while pending:
+            tmp, path, digest = pending[0]
+            created = Undo("restore", path, None, digest)
+            call("replace", path, lambda t=tmp, p=path, u=created: _then(os.replace(t, p), u))  # type: ignore[misc]
+            pending.pop(0)
+            folders[path.parent] = None
+        for folder in folders:
+            fsync_dir(folder)
+    except BaseException:
+        for tmp, _, _ in pending:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        raise
+
+
+def unlink(
+    path: str | os.PathLike[str], *, missing_ok: bool = False, expected: str | None = ANY
+) -> None:
+    """Remove ``path``; with ``expected`` (a sha256), only while it still holds those bytes."""
+    path = Path(path)
+    tx = current()
+    undo = tx.before_unlink(path) if tx is not None else None
+
+    def remove() -> None:
+        if expected is ANY:
+            os.unlink(path)
+        else:
+            _swap.unlink_if(path, expected)
+        record(undo)
+
+    try:
+        call("unlink", path, remove)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+        return
+    fsync_dir(path.parent)
+
+
+def rmdir(path: str | os.PathLike[str]) -> None:
+    path = Path(path)
+    call("rmdir", path, lambda: _then(os.rmdir(path), Undo("mkdir", path)))
+    fsync_dir(path.parent)
+
+
+def append_line(path: str | os.PathLike[str], line: bytes) -> None:
+    """Append one line durably (the event log). A torn last line is skipped by readers."""
+    path = Path(path)
+    makedirs(path.parent)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = call("open", path, lambda: os.open(path, flags, 0o644))
+    assert isinstance(fd, int)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            # A crash tore the last line: end it, or this line would be glued to it and lost.
+            line = b"\n" + line
+        record(Undo("truncate", path, size=size))
+        call("write", path, lambda: os.write(fd, line))
+        fsync_fd(fd, path)
+    finally:
+        os.close(fd)
+
+
+def open_lock(path: str | os.PathLike[str]) -> int:
+    """Open (creating) the archive's lock file for flock: read-write, never through a
+    symlink, non-blocking so that a FIFO planted there cannot hang the open.  A new
+    lock file's folder is fsynced: the file carries the "last holder was killed" note."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = call("open", path, lambda: os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        fd = call("open", path, lambda: os.open(path, flags))
+    else:
+        try:
+            fsync_dir(Path(path).parent)
+        except BaseException:
+            os.close(fd)  # type: ignore[arg-type]
+            raise
+    assert isinstance(fd, int)
+    return fd
+
+
+def rewrite_fd(
+    fd: int, path: str | os.PathLike[str], data: bytes, *, durable: bool = False
+) -> None:
+    """Overwrite an open, locked bookkeeping file in place (the lock holder's note).
+
+    Not atomic: the note names the holder for error messages and says whether the
+    last holder finished; the flock is the lock.  ``durable``: fsync it too.
+    """
+    # Write, then cut: a write that fails (a full disk) leaves the old note, never none.
+    call("write", path, lambda: os.pwrite(fd, data, 0))
+    call("truncate", path, lambda: os.ftruncate(fd, len(data)))
+    if durable:
+        fsync_fd(fd, path)
+
+
+def publish(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Durably move a finished file (built by a library that writes it itself) into place."""
+    _fsync_path(Path(tmp))
+    call("replace", path, lambda: os.replace(tmp, path))
+    fsync_dir(Path(path).parent)

@@ -1,0 +1,67 @@
+"""The hook every managed filesystem call goes through, and what the seam's parts share."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Hook = Callable[[str, str, str], None]
+_hook: Hook | None = None
+
+ANY: Any = object()  # write_atomic/unlink without ``expected``: whatever is there
+# The names write_atomic gives its temp files: ".<target name>.<12 hex>.tmp" (group 1: target).
+TEMP_NAME = re.compile(r"\.(.+)\.[0-9a-f]{12}\.tmp")
+OPS = ("mkdir", "open", "write", "fsync", "syncfs", "replace", "unlink", "rmdir", "truncate")
+
+
+class Changed(Exception):
+    """The file no longer holds the bytes the caller checked: someone else saved it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(os.fspath(path))
+        self.path = os.fspath(path)
+
+
+def set_hook(hook: Hook | None) -> None:
+    """Install (or clear) the fault-injection hook: ``hook(op, path, phase)``."""
+    global _hook
+    _hook = hook
+
+
+def call(op: str, path: str | os.PathLike[str], fn: Callable[[], object]) -> object:
+    """Run one managed call between the hook's "before" and "after"."""
+    try:
+        if _hook is not None:
+            _hook(op, os.fspath(path), "before")
+        out = fn()
+    except OSError as exc:
+        if exc.filename is None:  # os.fsync(fd) names no file: say which one failed
+            exc.filename = os.fspath(path)
+        raise
+    if _hook is not None:
+        _hook(op, os.fspath(path), "after")
+    return out
+
+
+def fsync_fd(fd: int, path: str | os.PathLike[str]) -> None:
+    call("fsync", path, lambda: os.fsync(fd))
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fsync_fd(fd, path)
+    finally:
+        os.close(fd)
+
+
+def sha256_of(path: Path) -> str | None:
+    """sha256 of a file's bytes; None when there is no file."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None

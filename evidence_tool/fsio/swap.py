@@ -1,0 +1,86 @@
+"""Compare and swap, for operator files an editor may save at any moment.
+
+The journal replaces a curated file only while it still holds the bytes the
+operation compared (its pre-image); a save landing in between must win.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from evidence_tool.fsio._seam import Changed, sha256_of
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Any = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    global _renameat2
+    if _renameat2 is None:
+        fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", False)
+        if fn:
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+            fn.argtypes += [ctypes.c_uint]
+        _renameat2 = fn
+    if not _renameat2:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False  # this file system cannot exchange: the checked window stays
+    raise OSError(code, os.strerror(code), os.fspath(b))
+
+
+def swap(tmp: Path, path: Path, expected: str | None, ours: str) -> None:
+    """Rename ``tmp`` over ``path`` only if ``path`` holds ``expected``, else ``Changed``.
+
+    Absent expected: a hard link creates the name only if nothing holds it.  Otherwise
+    the check is repeated right before an atomic exchange, and the bytes taken out are
+    checked again: an editor that saved in between gets its bytes put back (and any
+    newer save of theirs that landed meanwhile stays).  An editor writing in place into
+    the old file between the two is the one race no rename can see.
+    """
+    if expected is None:
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise Changed(path) from None
+        os.unlink(tmp)
+        return
+    if sha256_of(path) != expected:
+        raise Changed(path)
+    if not _exchange(tmp, path):
+        os.replace(tmp, path)
+        return
+    seen = {sha256_of(tmp)}
+    if expected in seen:
+        os.unlink(tmp)  # the bytes we replaced are the ones we checked
+        return
+    while True:  # give their save back; keep whichever of theirs is newest
+        _exchange(tmp, path)
+        out = sha256_of(tmp)
+        if out == ours or out in seen:
+            os.unlink(tmp)
+            raise Changed(path)
+        seen.add(out)
+
+
+def unlink_if(path: Path, expected: str | None) -> None:
+    """Remove ``path`` only if it holds ``expected``: move it aside, check, or give it back."""
+    aside = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    os.rename(path, aside)
+    if sha256_of(aside) != expected:
+        with contextlib.suppress(FileExistsError):  # a newer save of theirs stays
+            os.link(aside, path)
+        os.unlink(aside)
+        raise Changed(path)
+    os.unlink(aside)

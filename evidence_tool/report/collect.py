@@ -1,0 +1,274 @@
+"""Everything the review page shows, read once from the workspace (no lock, no writes).
+
+The curated tree is scanned once per report: every library view used here
+(status, diff, the source registry, git-commands) reads it through the same
+``ReportArchive``, so a 10,000-unit workspace is parsed one time, not four.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evidence_tool.archive import queries
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.journal import current_hash
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.snapshot import Snapshot
+from evidence_tool.errors import Diagnostic, EvidenceError, Warning_
+from evidence_tool.sources import list_sources, store
+from evidence_tool.sources.compare import ArchiveView
+from evidence_tool.sources.identity import normalize
+from evidence_tool.sources.registry import warning_for
+from evidence_tool.unit import Unit, parse
+from evidence_tool.workspace.descriptor import load_workspace_descriptor
+from evidence_tool.workspace.scan import ValidationReport
+
+CHANGE_CLASSES = ("added", "modified", "renamed", "reformatted", "deleted")
+
+
+class ReportArchive(LocalEvidenceArchive):
+    """The archive as one report sees it: the curated tree is scanned once."""
+
+    _scanned: ValidationReport | None = None
+
+    def scan(self) -> ValidationReport:
+        if self._scanned is None:
+            self._scanned = super().scan()
+        return self._scanned
+
+
+@dataclass
+class UnitView:
+    """One unit card: a working file, or a unit deleted since the base revision."""
+
+    unit: Unit
+    path: str | None
+    text: str  # the file's Markdown (the last snapshot's, for a deleted unit)
+    status: str  # unchanged | added | modified | renamed | reformatted | deleted
+    provenance: dict[str, Any] | None
+    review_items: list[dict[str, Any]]
+    warnings: list[str]
+    has_errors: bool = False  # the file has findings (layout, duplicate id) besides parsing
+
+
+@dataclass
+class ComparisonView:
+    source: dict[str, Any]  # the registry summary of the source
+    comparison: dict[str, Any]
+    local: dict[str, str]  # unit id -> the working file's Markdown
+    source_text: str | None
+    source_note: str | None
+    stale: list[str]  # affected files changed since the refresh
+    commands: dict[str, str]  # keep / replace -> shell command
+
+
+@dataclass
+class ReportData:
+    root: str
+    workspace_id: str
+    workspace_name: str
+    generated_at: str
+    state: dict[str, Any]
+    initialized: bool
+    base: str | None  # the revision the working files are compared with
+    base_label: str  # active | pending | none
+    units: list[UnitView]
+    errors: list[Diagnostic]
+    warnings: list[Warning_]
+    changes: dict[str, list[str]]
+    old_texts: dict[str, str]  # modified or deleted id -> the base revision's Markdown
+    journal: list[dict[str, Any]]
+    comparisons: list[ComparisonView]
+    sources: list[dict[str, Any]]
+    git: dict[str, Any]
+    sources_by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def decide_commands(installation: str | None, root: str, sid: str, revision: str) -> dict[str, str]:
+    """The exact ``decide`` command lines for one comparison, every argument shell-quoted."""
+    head = ["tht"]
+    if installation:
+        head += ["--installation", os.path.abspath(installation)]
+    head += ["workspace", "evidence", "decide", "--workspace-root", root]
+    head += ["--source-id", sid, "--revision", revision, "--decision"]
+    return {d: " ".join(shlex.quote(a) for a in [*head, d]) for d in ("keep", "replace")}
+
+
+def _workspace_names(root: Path) -> tuple[str, str]:
+    try:
+        descriptor = load_workspace_descriptor(root)
+    except EvidenceError:
+        return root.name, root.name
+    return descriptor.id, descriptor.name
+
+
+def _base(archive: LocalEvidenceArchive, state: dict[str, Any]) -> tuple[Snapshot | None, str]:
+    """The snapshot that ``diff`` compares the working files with: active, else pending."""
+    if state["active"]:
+        return archive.snapshot(state["active"]), "active"
+    if state["pending"]:
+        return archive.snapshot(state["pending"]), "pending"
+    return None, "none"
+
+
+def _status_of(uid: str, changes: dict[str, list[str]], initialized: bool) -> str:
+    if not initialized:
+        return "added"
+    for cls in CHANGE_CLASSES:
+        if uid in changes.get(cls, ()):
+            return cls
+    return "unchanged"
+
+
+def _unit_warnings(provenance: dict[str, Any] | None, retracted: dict[str, str]) -> list[str]:
+    if not provenance:
+        return []
+    found = []
+    for decl in (provenance, provenance.get("original") or {}):
+        warning = retracted.get(decl.get("source_id") or "")
+        if warning and warning not in found:
+            found.append(warning)
+    return found
+
+
+def _units(
+    view: ArchiveView,
+    status: dict[str, Any],
+    base: Snapshot | None,
+    retracted: dict[str, str],
+    error_paths: set[str | None],
+) -> tuple[list[UnitView], dict[str, str]]:
+    changes = status["unconsolidated"]
+    review = status["review_items"]
+    cards = []
+    for uid in sorted(view.files):
+        f = view.files[uid]
+        assert f.unit is not None
+        prov = view.declarations.get(uid)
+        cards.append(
+            UnitView(
+                f.unit,
+                f.rel,
+                f.data.decode("utf-8"),
+                _status_of(uid, changes, status["initialized"]),
+                prov,
+                review.get(uid, []),
+                _unit_warnings(prov, retracted),
+                f.rel in error_paths,
+            )
+        )
+    old_texts: dict[str, str] = {}
+    if base is not None:
+        old_texts = _deleted_cards(base, changes, retracted, cards)
+    cards.sort(key=lambda c: c.unit.id)
+    return cards, old_texts
+
+
+def _deleted_cards(
+    base: Snapshot,
+    changes: dict[str, list[str]],
+    retracted: dict[str, str],
+    cards: list[UnitView],
+) -> dict[str, str]:
+    """Cards for the units deleted since ``base``; returns the base text of every modified
+    or deleted unit (one pass over the manifest: ``Snapshot.entry`` is a linear search)."""
+    wanted = set(changes.get("modified", [])) | set(changes.get("deleted", []))
+    entries = {e.id: e for e in base.entries() if e.id in wanted}
+    old_texts = {uid: base.unit_bytes(e).decode("utf-8") for uid, e in entries.items()}
+    for uid in changes.get("deleted", []):
+        gone = entries.get(uid)
+        if gone is not None:
+            unit = parse(base.unit_bytes(gone), path=gone.path)
+            warnings = _unit_warnings(gone.provenance, retracted)
+            cards.append(
+                UnitView(unit, gone.path, old_texts[uid], "deleted", gone.provenance, [], warnings)
+            )
+    return old_texts
+
+
+def _comparison(
+    archive: ReportArchive,
+    view: ArchiveView,
+    summary: dict[str, Any],
+    comparison: dict[str, Any],
+    installation: str | None,
+) -> ComparisonView:
+    layout = archive.layout
+    sid = comparison["source_id"]
+    local = {}
+    for c in comparison["current"]:
+        f = view.files.get(c["id"])
+        if f is not None:
+            local[c["id"]] = f.data.decode("utf-8")
+    stale = [
+        path
+        for path, expected in comparison["affected_files"].items()
+        if current_hash(layout.resolve_inside(path)) != expected
+    ]
+    text, note = None, None
+    try:
+        raw = store.load_acquisition(layout, sid, comparison["acquisition"])
+        text = normalize(raw, comparison["locator"])
+    except EvidenceError as exc:
+        note = str(exc)
+    commands = decide_commands(installation, str(layout.root), sid, comparison["revision"])
+    return ComparisonView(summary, comparison, local, text, note, stale, commands)
+
+
+def _git(archive: ReportArchive) -> dict[str, Any]:
+    from evidence_tool.gitflow import git_commands
+
+    try:
+        return {"available": True, **git_commands(archive)}
+    except EvidenceError as exc:
+        return {"available": False, "note": str(exc)}
+
+
+def collect(root: str | os.PathLike[str], installation: str | None = None) -> ReportData:
+    """Read the workspace for the review page: units, errors, changes, comparisons, Git."""
+    archive = ReportArchive(root)
+    scan = archive.scan()  # E601 when the curated tree is unavailable: nothing to show
+    status = queries.status(archive)
+    state = status["state"]
+    base, label = _base(archive, state)
+    view = ArchiveView.load(archive)
+    registry = store.read(archive.layout)
+    sources = list_sources(archive)
+    retracted = {}
+    for s in sources:
+        s["warning"] = warning_for(s)
+        if s["warning"]:
+            retracted[s["source_id"]] = s["warning"]
+    error_paths = {d.path for d in scan.errors}
+    units, old_texts = _units(view, status, base, retracted, error_paths)
+    comparisons = []
+    for s in sources:
+        # From the one registry read above: a refresh may replace sources.json meanwhile.
+        comparison = (registry["sources"].get(s["source_id"]) or {}).get("comparison")
+        if comparison:
+            comparisons.append(_comparison(archive, view, s, comparison, installation))
+    ws_id, ws_name = _workspace_names(archive.layout.root)
+    return ReportData(
+        root=str(archive.layout.root),
+        workspace_id=ws_id,
+        workspace_name=ws_name,
+        generated_at=now(),
+        state=state,
+        initialized=status["initialized"],
+        base=base.revision if base else None,
+        base_label=label,
+        units=units,
+        errors=list(scan.errors),
+        warnings=list(scan.warnings),
+        changes={k: list(v) for k, v in status["unconsolidated"].items()},
+        old_texts=old_texts,
+        journal=status["journal"],
+        comparisons=comparisons,
+        sources=sources,
+        git=_git(archive),
+        sources_by_id={s["source_id"]: s for s in sources},
+    )

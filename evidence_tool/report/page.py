@@ -1,0 +1,223 @@
+"""The page itself: head (CSP, style), overview, file errors, changes, sources, Git."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from evidence_tool.errors import CODES
+from evidence_tool.report.assets import CSS, SCRIPT, content_security_policy
+from evidence_tool.report.collect import ReportData
+from evidence_tool.report.comparisons import comparisons_section
+from evidence_tool.report.textdiff import word_diff_html
+from evidence_tool.report.units import source_name, unit_anchor, units_section
+
+LISTED = 200  # ids listed per change class; the status filter shows every unit
+
+
+def _code(value: object) -> str:
+    return f"<code>{escape(str(value))}</code>" if value else '<span class="muted">—</span>'
+
+
+def _unit_link(uid: str) -> str:
+    return f'<a href="#{escape(unit_anchor(uid))}"><code>{escape(uid)}</code></a>'
+
+
+def overview(data: ReportData) -> str:
+    state = data.state
+    rows = "".join(
+        f"<tr><th>{k}</th><td>{_code(state.get(k))}</td></tr>"
+        for k in ("pending", "active", "baseline")
+    )
+    notes = []
+    if not data.initialized:
+        notes.append(
+            '<p class="note">The archive is not initialized: this page shows the working files. '
+            "<code>tht workspace evidence init</code> records them as the baseline.</p>"
+        )
+    if state.get("pending"):
+        notes.append(
+            '<p class="warning">A pending revision waits for activation: '
+            "<code>tht workspace evidence consolidate</code> retries it.</p>"
+        )
+    if data.journal:
+        notes.append(
+            f'<p class="problem">{len(data.journal)} interrupted operation(s): '
+            "see <code>tht workspace evidence recover</code>.</p>"
+        )
+    return (
+        '<section class="part" id="revisions"><h2>Revisions</h2>'
+        f"<table>{rows}</table>{''.join(notes)}</section>"
+    )
+
+
+def errors_section(data: ReportData) -> str:
+    if not data.errors:
+        body = '<p class="note">Every curated file is valid.</p>'
+    else:
+        rows = "".join(
+            f"<tr><td><code>{escape(d.path or '')}</code></td>"
+            f"<td>{d.line or ''}{':' + str(d.column) if d.line and d.column else ''}</td>"
+            f"<td><code>{escape(d.code)}</code></td><td>{escape(d.message)}</td>"
+            f"<td>{escape(CODES[d.code].fix if d.code in CODES else '')}</td></tr>"
+            for d in data.errors
+        )
+        body = (
+            f'<p class="problem">{len(data.errors)} problem(s): consolidation refuses the files '
+            "until they are corrected.</p><table><thead><tr><th>file</th><th>line</th><th>code</th>"
+            f"<th>message</th><th>fix</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    warnings = "".join(
+        f"<li><code>{escape(w.path or '')}</code>{':' + str(w.line) if w.line else ''} {escape(w.message)}</li>"
+        for w in data.warnings
+    )
+    if warnings:
+        body += f'<div class="warning">Warnings:<ul>{warnings}</ul></div>'
+    return f'<section class="part" id="errors"><h2>File errors</h2>{body}</section>'
+
+
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(_unit_link(i) for i in ids[:LISTED])
+    more = len(ids) - LISTED
+    return shown + (
+        f' <span class="muted">… and {more} more (filter units by status)</span>'
+        if more > 0
+        else ""
+    )
+
+
+def changes_section(data: ReportData) -> str:
+    head = '<section class="part" id="changes"><h2>Changes against the active snapshot</h2>'
+    if data.base is None:
+        return head + '<p class="note">No snapshot yet: every working file is new.</p></section>'
+    changes = data.changes
+    parts = [f"<p>Working files against the {data.base_label} revision {_code(data.base)}.</p>"]
+    if not any(
+        changes.get(k)
+        for k in ("added", "modified", "deleted", "renamed", "reformatted", "invalid")
+    ):
+        parts.append('<p class="note">No unconsolidated edits.</p>')
+    for cls, what in (
+        ("added", "Added"),
+        ("renamed", "Moved or renamed"),
+        ("reformatted", "Reformatted (same content)"),
+    ):
+        if changes.get(cls):
+            parts.append(f"<h3>{what} ({len(changes[cls])})</h3><p>{_ids(changes[cls])}</p>")
+    if changes.get("invalid"):
+        files = ", ".join(_code(p) for p in changes["invalid"])
+        parts.append(
+            f'<h3>Invalid files ({len(changes["invalid"])})</h3><p>{files}: see <a href="#errors">file errors</a>.</p>'
+        )
+    texts = {c.unit.id: c.text for c in data.units if c.status != "deleted"}
+    modified = changes.get("modified", [])
+    if modified:
+        parts.append(f"<h3>Modified ({len(modified)})</h3>")
+        for uid in modified[:LISTED]:
+            diff = word_diff_html(data.old_texts.get(uid, ""), texts.get(uid, ""))
+            parts.append(f'<h4>{_unit_link(uid)}</h4><pre class="diff">{diff}</pre>')
+        if len(modified) > LISTED:
+            parts.append(f"<p>{_ids(modified[LISTED:])}</p>")
+    deleted = changes.get("deleted", [])
+    if deleted:
+        parts.append(f"<h3>Deleted ({len(deleted)})</h3>")
+        for uid in deleted[:LISTED]:
+            text = escape(data.old_texts.get(uid, ""))
+            parts.append(
+                f"<details><summary>{_unit_link(uid)}: last content</summary><pre><del>{text}</del></pre></details>"
+            )
+    return head + "".join(parts) + "</section>"
+
+
+def _source_row(data: ReportData, s: dict[str, Any]) -> str:
+    sid = escape(s["source_id"])
+    ident = s.get("identifier")
+    title = escape(str(s.get("title") or ""))
+    if ident:
+        title += "<br>" + escape(f"{ident['type']}: {ident['value']}")
+    pending = s.get("pending_comparison")
+    pending_html = f'<a href="#comparison-{sid}">{escape(pending[:12])}…</a>' if pending else ""
+    status = escape(s["status"]) + (" · suppressed" if s["suppressed"] else "")
+    hashes = f"{_code((s.get('adopted_hash') or '')[:12])} / {_code((s.get('acknowledged_hash') or '')[:12])}"
+    citing = ", ".join(f"{_unit_link(c['id'])} ({escape(c['as'])})" for c in s["citing_units"])
+    cells = (
+        source_name(data, s["source_id"]),
+        escape(s["kind"]),
+        status,
+        title,
+        hashes,
+        pending_html,
+        citing,
+    )
+    return f'<tr id="source-{sid}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def sources_section(data: ReportData) -> str:
+    if not data.sources:
+        body = '<p class="note">No sources recorded yet: run <code>tht workspace evidence refresh</code>.</p>'
+        return f'<section class="part" id="sources"><h2>Source registry</h2>{body}</section>'
+    rows = "".join(_source_row(data, s) for s in data.sources)
+    warnings = "".join(
+        f'<p class="warning">{escape(s["warning"])}</p>' for s in data.sources if s.get("warning")
+    )
+    table = (
+        "<table><thead><tr><th>source</th><th>kind</th><th>status</th><th>title, identifier</th>"
+        "<th>adopted / acknowledged</th><th>pending comparison</th><th>citing units</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+    return f'<section class="part" id="sources"><h2>Source registry</h2>{warnings}{table}</section>'
+
+
+def git_section(data: ReportData) -> str:
+    git = data.git
+    head = '<section class="part" id="git"><h2>Commit the complete evidence tree</h2>'
+    if not git["available"]:
+        return head + f'<p class="note">Outside Git: {escape(git["note"])}</p></section>'
+    warnings = "".join(
+        f'<p class="warning">{escape(w["message"])}</p>' for w in git.get("warnings", [])
+    )
+    steps = "".join(
+        f'<tr><th>{escape(step)}</th><td><pre class="command">{escape(cmd)}</pre></td></tr>'
+        for step, cmd in zip(git["steps"], git["commands"], strict=True)
+    )
+    return (
+        head + warnings + "<p>Review and commit managed manifests, snapshots and deletion records "
+        "together with the edited Markdown, never the Markdown alone.</p>"
+        f"<table>{steps}</table></section>"
+    )
+
+
+def render_page(data: ReportData, nonce: str) -> str:
+    """The whole self-contained HTML document."""
+    title = f"Evidence review — {data.workspace_name}"
+    nav = "".join(
+        f'<a href="#{k}">{v}</a>'
+        for k, v in (
+            ("revisions", "Revisions"),
+            ("errors", f"File errors ({len(data.errors)})"),
+            ("changes", "Changes"),
+            ("comparisons", f"Comparisons ({len(data.comparisons)})"),
+            ("sources", "Sources"),
+            ("git", "Git"),
+            ("units", f"Units ({len(data.units)})"),
+        )
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(nonce)}">'
+        '<meta name="referrer" content="no-referrer">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+        f'<header class="page"><h1>{escape(title)}</h1><p class="muted">workspace '
+        f"<code>{escape(data.workspace_id)}</code> at <code>{escape(data.root)}</code>, "
+        f"generated {escape(data.generated_at)}. A static page: edit the files named here, then "
+        f'run the commands it shows.</p><nav class="sections">{nav}</nav></header><main>'
+        + overview(data)
+        + errors_section(data)
+        + changes_section(data)
+        + comparisons_section(data)
+        + sources_section(data)
+        + git_section(data)
+        + units_section(data)
+        + f'</main><script nonce="{nonce}">{SCRIPT}</script></body></html>\n'
+    )

@@ -1,0 +1,196 @@
+"""Unit cards and the filter bar of the review page.
+
+Every value from a unit is escaped; the Markdown body goes through
+``render_markdown_html`` (no raw HTML, no unsafe link, no image).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from html import escape
+from typing import Any
+
+from evidence_tool.errors import Diagnostic
+from evidence_tool.report.collect import CHANGE_CLASSES, ReportData, UnitView
+from evidence_tool.unit import KINDS, PURPOSES
+from evidence_tool.unit.html import render_markdown_html
+from evidence_tool.unit.parse import split_frontmatter
+
+
+def markdown_block(text: str, *, frontmatter: bool = True) -> str:
+    """A unit file as HTML: its frontmatter verbatim (unless the caller shows the metadata
+    itself), its body rendered."""
+    split = split_frontmatter(text)
+    if isinstance(split, Diagnostic):
+        return f"<pre>{escape(text)}</pre>"
+    front, body, _ = split
+    head = f'<pre class="frontmatter">---\n{escape(front)}---</pre>' if frontmatter else ""
+    return f'{head}<div class="md">{render_markdown_html(body, heading_offset=2)}</div>'
+
+
+def unit_anchor(uid: str) -> str:
+    return f"unit-{uid}"
+
+
+def _provenance_kind(card: UnitView) -> str:
+    return str((card.provenance or {}).get("kind") or "none")
+
+
+def _status_tokens(card: UnitView) -> str:
+    tokens = [card.status]
+    if card.review_items:
+        tokens.append("review")
+    if card.has_errors:
+        tokens.append("error")
+    return " ".join(tokens)
+
+
+def _list(values: Iterable[str]) -> str:
+    return ", ".join(f"<code>{escape(v)}</code>" for v in values) or '<span class="muted">—</span>'
+
+
+def source_name(data: ReportData, sid: str | None) -> str:
+    """A source id as a link to its registry row, with its locator when it is known."""
+    if not sid:
+        return '<span class="muted">—</span>'
+    known = data.sources_by_id.get(sid)
+    short = f'<code class="muted">{escape(sid[:12])}…</code>'
+    if known is None:  # not in the registry (yet): nothing to link to
+        return short
+    return f'<a href="#source-{escape(sid)}">{escape(known["locator"])}</a> {short}'
+
+
+def _declaration(data: ReportData, decl: dict[str, Any]) -> str:
+    rows = [("kind", escape(str(decl.get("kind"))))]
+    if decl.get("kind") == "manual":
+        rows += [
+            ("curator", escape(str(decl.get("curator")))),
+            ("declared", escape(str(decl.get("declared_at")))),
+        ]
+    if decl.get("source_id"):
+        rows.append(("source", source_name(data, decl["source_id"])))
+        rows.append(("source path", f"<code>{escape(str(decl.get('source_path')))}</code>"))
+        rows.append(("source hash", f"<code>{escape(str(decl.get('source_hash')))}</code>"))
+        quotes = "".join(
+            f"<blockquote><pre>{escape(x)}</pre></blockquote>" for x in decl.get("excerpts") or []
+        )
+        rows.append(("excerpts", quotes or '<span class="muted">—</span>'))
+    return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+
+
+def provenance_summary(data: ReportData, provenance: dict[str, Any] | None) -> str:
+    """One line: who declared the unit, or which document it comes from, and its lineage."""
+    if not provenance:
+        return '<span class="muted">none yet (new)</span>'
+    if provenance.get("kind") == "document":
+        text = f"document: {source_name(data, provenance.get('source_id'))}"
+    else:
+        who = escape(str(provenance.get("curator")))
+        text = f"manual by {who}, {escape(str(provenance.get('declared_at')))}"
+    original = provenance.get("original")
+    if original:
+        text += f"; original lineage: {source_name(data, original.get('source_id'))}"
+    return text
+
+
+def provenance_html(data: ReportData, provenance: dict[str, Any] | None) -> str:
+    if not provenance:
+        return '<p class="muted">No declaration yet: the next consolidation records this unit as manual.</p>'
+    out = _declaration(data, provenance)
+    original = provenance.get("original")
+    if original:
+        out += "<p><strong>Original lineage</strong> (not a claim that the source says the current wording):</p>"
+        out += _declaration(data, original)
+    return out
+
+
+def review_items_html(items: list[dict[str, Any]]) -> str:
+    if not items:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{escape(str(i.get('code')))}</code></td><td>{escape(str(i.get('message')))}</td>"
+        f"<td>{escape(str(i.get('unit_id') or i.get('raised_by') or ''))}</td>"
+        f"<td>{escape(str(i.get('raised_at') or ''))}</td></tr>"
+        for i in items
+    )
+    return (
+        '<table class="review"><thead><tr><th>review item</th><th>message</th>'
+        f"<th>unit / raised by</th><th>raised at</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def unit_card(data: ReportData, card: UnitView) -> str:
+    unit, meta = card.unit, card.unit.metadata
+    applies = meta.applies_to
+    tables = list(applies.tables) if applies else []
+    attrs = {
+        "id": unit_anchor(unit.id),
+        "data-kind": unit.kind,
+        "data-language": meta.language,
+        "data-purposes": " ".join(meta.purposes),
+        "data-tables": json.dumps(tables, ensure_ascii=False),
+        "data-provenance": _provenance_kind(card),
+        "data-status": _status_tokens(card),
+    }
+    attr_html = " ".join(f'{k}="{escape(v)}"' for k, v in attrs.items())
+    badges = "".join(f'<span class="badge {t}">{t}</span>' for t in _status_tokens(card).split())
+    warnings = "".join(f'<p class="warning">{escape(w)}</p>' for w in card.warnings)
+    facts = [
+        ("path", f"<code>{escape(card.path or '')}</code>"),
+        ("kind", escape(unit.kind)),
+        ("language", escape(meta.language)),
+        ("purposes", _list(meta.purposes)),
+        ("concepts", _list(applies.concepts if applies else ())),
+        ("tables", _list(tables)),
+        ("columns", _list(applies.columns if applies else ())),
+        ("provenance", provenance_summary(data, card.provenance)),
+    ]
+    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
+    return (
+        f'<article class="unit" {attr_html}><header>{badges}<code>{escape(unit.id)}</code>'
+        f"</header>{warnings}{review_items_html(card.review_items)}"
+        f'<div class="unit-grid"><div><dl class="meta">{dl}</dl>'
+        f"<details><summary>Provenance in full</summary>{provenance_html(data, card.provenance)}"
+        f"</details></div>{markdown_block(card.text, frontmatter=False)}</div></article>"
+    )
+
+
+def _select(name: str, label: str, values: Iterable[str]) -> str:
+    options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+    return (
+        f'<label>{label}<select name="{name}" id="f-{name}">'
+        f'<option value="">all</option>{options}</select></label>'
+    )
+
+
+def filters_html(data: ReportData) -> str:
+    units = [c.unit for c in data.units]
+    present = {u.kind for u in units}
+    tables = sorted(
+        {t for u in units if u.metadata.applies_to for t in u.metadata.applies_to.tables}
+    )
+    statuses = [s for s in ("unchanged", *CHANGE_CLASSES) if any(c.status == s for c in data.units)]
+    statuses += [
+        t for t in ("review", "error") if any(t in _status_tokens(c).split() for c in data.units)
+    ]
+    return (
+        '<form class="filters" id="filters" role="search">'
+        + _select("kind", "kind", [k for k in KINDS if k in present])
+        + _select("language", "language", sorted({u.metadata.language for u in units}))
+        + _select("purpose", "purpose", PURPOSES)
+        + _select("table", "table", tables)
+        + _select("provenance", "provenance", sorted({_provenance_kind(c) for c in data.units}))
+        + _select("status", "status", statuses)
+        + '<label>search<input type="search" name="q" id="f-q" placeholder="id, title, text…"></label>'
+        + '<button type="reset">clear</button>'
+        + f'<output id="shown">{len(units)} units</output></form>'
+    )
+
+
+def units_section(data: ReportData) -> str:
+    cards = "".join(unit_card(data, c) for c in data.units)
+    return (
+        '<section class="part" id="units"><h2>Units</h2>'
+        f'{filters_html(data)}<div id="unit-list">{cards}</div></section>'
+    )

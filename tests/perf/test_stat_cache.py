@@ -1,0 +1,165 @@
+"""The stat cache is safe: an edit is seen even when size and mtime are kept (SPEC.md 12)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from evidence_tool import fsio
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.scan import scan_curated
+from evidence_tool.workspace.statcache import RACY_NS, StatCache
+
+DRG = "evidence/curated/glossary/drg.md"
+
+
+def _age_everything(root: Path, seconds: float = 10.0) -> None:
+    """Make every curated file older than the cache's racy window."""
+    past = time.time() - seconds
+    for path in (root / "evidence" / "curated").rglob("*.md"):
+        os.utime(path, (past, past))
+
+
+def _consolidate(root: Path) -> object:
+    return LocalEvidenceArchive(root).consolidate("tester")
+
+
+def _same_size_edit(path: Path) -> bytes:
+    """Change one visible letter, keeping the size and the mtime (like ``touch -d``)."""
+    st = os.stat(path)
+    data = path.read_bytes()
+    new = data.replace(b"DRG", b"DRX", 1)
+    assert new != data and len(new) == len(data)
+    path.write_bytes(new)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    return new
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every curated file the scan reads."""
+    import evidence_tool.workspace.scan as scan
+
+    seen: list[str] = []
+    real = scan._read
+
+    def spy(path: str | Path) -> object:
+        seen.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(scan, "_read", spy)
+    return seen
+
+
+def test_a_no_op_consolidate_reads_no_unchanged_file(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _age_everything(workspace)
+    _consolidate(workspace)  # records the cache
+    reads = _reads(monkeypatch)
+    result = _consolidate(workspace)
+    assert result.status in ("unchanged", "reindexed") or result.changes["unchanged"]
+    assert reads == [], f"unchanged files were read: {reads[:3]}"
+
+
+def test_an_incremental_consolidate_reads_only_the_changed_file(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _age_everything(workspace)
+    _consolidate(workspace)
+    target = workspace / DRG
+    target.write_bytes(target.read_bytes().replace(b"DRG", b"DRG grouping", 1))
+    reads = _reads(monkeypatch)
+    result = _consolidate(workspace)
+    assert result.changes["modified"] == ["evidence:clinical:drg"]
+    assert [Path(p).name for p in reads] == ["drg.md"]
+
+
+def test_same_size_same_mtime_edit_is_detected_through_ctime(workspace: Path) -> None:
+    _age_everything(workspace)
+    _consolidate(workspace)
+    time.sleep(0.01)  # ctime moves on with the write below
+    _same_size_edit(workspace / DRG)
+    result = _consolidate(workspace)
+    assert result.changes["modified"] == ["evidence:clinical:drg"]
+    snap = LocalEvidenceArchive(workspace).newest_snapshot()
+    assert snap is not None and b"DRX" in snap.unit_bytes(snap.entry("evidence:clinical:drg"))
+
+
+def test_a_replaced_file_is_detected_through_its_inode(workspace: Path) -> None:
+    _age_everything(workspace)
+    _consolidate(workspace)
+    target = workspace / DRG
+    st = os.stat(target)
+    new = target.read_bytes().replace(b"DRG", b"DRX", 1)
+    tmp = target.with_name("drg.md.new")
+    tmp.write_bytes(new)
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, target)  # what editors that save by rename do
+    assert os.stat(target).st_ino != st.st_ino
+    assert _consolidate(workspace).changes["modified"] == ["evidence:clinical:drg"]
+
+
+def test_an_entry_with_every_stat_field_forged_equal_is_still_caught_when_racy(
+    workspace: Path,
+) -> None:
+    """A file written within the cache's second is re-hashed, as Git does for racily
+    clean index entries: forge a cache entry whose stat matches but whose hash does not."""
+    layout = Layout.at(workspace)
+    cache = StatCache.load(layout)
+    scan_curated(layout, stat_cache=cache)
+    cache.save()
+    doc = json.loads((layout.cache / "stat-cache.json").read_bytes())
+    entry = doc["entries"][DRG]
+    entry[4] = "0" * 64  # the recorded file hash no longer matches the bytes
+    doc["stamp_ns"] = os.stat(workspace / DRG).st_mtime_ns + RACY_NS // 2
+    fsio.write_atomic(layout.cache / "stat-cache.json", json.dumps(doc).encode())
+    again = StatCache.load(layout)
+    report = scan_curated(layout, stat_cache=again)
+    drg = next(f for f in report.files if f.rel == DRG)
+    assert drg.cached is None, "a racily clean entry must be confirmed by its bytes"
+    assert drg.file_hash != "0" * 64
+
+
+def test_an_old_entry_is_trusted_without_reading(workspace: Path) -> None:
+    _age_everything(workspace)
+    layout = Layout.at(workspace)
+    cache = StatCache.load(layout)
+    scan_curated(layout, stat_cache=cache)
+    cache.save()
+    report = scan_curated(layout, stat_cache=StatCache.load(layout))
+    assert all(f.cached is not None and f.raw is None for f in report.files)
+
+
+def test_a_cache_from_another_version_is_ignored(workspace: Path) -> None:
+    layout = Layout.at(workspace)
+    cache = StatCache.load(layout)
+    scan_curated(layout, stat_cache=cache)
+    cache.save()
+    doc = json.loads((layout.cache / "stat-cache.json").read_bytes())
+    doc["version"] = "0.0.0-other"
+    (layout.cache / "stat-cache.json").write_text(json.dumps(doc))
+    assert StatCache.load(layout).entries == {}
+
+
+def test_invalid_files_are_never_cached(workspace: Path) -> None:
+    bad = workspace / "evidence/curated/domain/broken.md"
+    bad.write_text("---\nschema_version: 4\n---\n\n# x\n", encoding="utf-8")
+    layout = Layout.at(workspace)
+    cache = StatCache.load(layout)
+    report = scan_curated(layout, stat_cache=cache)
+    assert any(d.path == "evidence/curated/domain/broken.md" for d in report.errors)
+    assert "evidence/curated/domain/broken.md" not in cache.fresh
+    again = scan_curated(layout, stat_cache=cache)
+    assert any(d.path == "evidence/curated/domain/broken.md" for d in again.errors)
+
+
+def test_dry_run_writes_no_cache(workspace: Path) -> None:
+    LocalEvidenceArchive(workspace).consolidate("tester", dry_run=True)
+    assert not (workspace / ".evidence-cache" / "stat-cache.json").exists()

@@ -1,0 +1,126 @@
+"""Workspaces for review-page tests (and the docs screenshot), and the headless browser.
+
+``pending_workspace`` is the shipped fixture after one refresh: two pending
+comparisons, every proposed unit new.  ``rich_workspace`` adds what a real
+review holds: a comparison against local units (a changed wording and a unit
+the source dropped), a modified, a deleted and an invalid curated file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
+LAB = "fs:evidence/source/lab-handbook.md"
+WARD = "fs:evidence/incoming/ward-codes.md"
+CHROMIUM = "/usr/bin/chromium"
+# No sandbox: CI runs as root in a container; the rest keeps Chromium off the network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.stdout)  # type: ignore[no-any-return]
+
+
+def invoke(args: list[str]) -> CliResult:
+    """``tht ARGS`` in-process through the real entry point (as tests/conftest.py does)."""
+    from evidence_tool.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def tht(ws: Path, *args: str, installation: Path | None = None) -> CliResult:
+    pre = ["--installation", str(installation)] if installation else []
+    return invoke([*pre, "workspace", "evidence", *args, "--workspace-root", str(ws), "--json"])
+
+
+def ok(result: CliResult) -> dict[str, Any]:
+    assert result.exit_code == 0, f"exit {result.exit_code}\n{result.stdout}\n{result.stderr}"
+    return result.json["result"]  # type: ignore[no-any-return]
+
+
+def record(ws: Path, locator: str) -> dict[str, Any]:
+    registry = json.loads((ws / "evidence/.local/sources.json").read_text(encoding="utf-8"))
+    return next(r for r in registry["sources"].values() if r["locator"] == locator)
+
+
+def copy_fixture(dest: Path) -> Path:
+    shutil.copytree(FIXTURE_WORKSPACE, dest, ignore=shutil.ignore_patterns(".evidence-cache"))
+    return dest
+
+
+def pending_workspace(dest: Path) -> Path:
+    ws = copy_fixture(dest)
+    ok(tht(ws, "refresh"))
+    return ws
+
+
+def rich_workspace(dest: Path) -> Path:
+    ws = pending_workspace(dest)
+    lab = record(ws, LAB)
+    ok(
+        tht(
+            ws,
+            "decide",
+            "--source-id",
+            lab["source_id"],
+            "--revision",
+            lab["comparison"]["revision"],
+            "--decision",
+            "replace",
+        )
+    )
+    handbook = ws / "evidence/source/lab-handbook.md"
+    text = handbook.read_text(encoding="utf-8")
+    text = text.replace("are falsely high", "are falsely increased")
+    text = text[: text.index("---\nschema_version: 4\nid: evidence:lab:turnaround-minutes")]
+    handbook.write_text(text, encoding="utf-8")
+    ok(tht(ws, "refresh"))
+    curated = ws / "evidence/curated"
+    rule = curated / "domain/admission-date.md"
+    rule.write_text(
+        rule.read_text(encoding="utf-8").replace("night shift", "night shift or a weekend"),
+        encoding="utf-8",
+    )
+    (curated / "domain/patient-merge.md").unlink()
+    (curated / "glossary/broken.md").write_text(
+        "---\nschema_version: 4\nid: evidence:broken\nkind: glossary\nlanguage: en\n"
+        "purposes: [disambiguation]\ncolour: red\n---\n\n# Broken\n",
+        encoding="utf-8",
+    )
+    return ws
+
+
+def chromium_available() -> bool:
+    return os.path.exists(CHROMIUM)
