@@ -85,6 +85,10 @@ class _BodyParser:
         self.bullets: dict[str, int] = {}  # list field -> non-blank lines, valid or not
         tokens = _markdown().parse(body)
         self.top = [t for t in tokens if t.level == 0]
+        # Where each item of a top-level list starts (check_closed reparses only the last).
+        self.items = [
+            t.map[0] for t in tokens if t.type == "list_item_open" and t.level == 1 and t.map
+        ]
         self.headings: list[_Heading] = []
         for i, tok in enumerate(tokens):
             if tok.type == "heading_open" and tok.level == 0 and tok.map:
@@ -287,6 +291,11 @@ class _BodyParser:
         if not blocks:
             return
         first = max(blocks)
+        opener = next((t.type for t in self.top if t.map and t.map[0] == first), "")
+        if opener in ("bullet_list_open", "ordered_list_open"):
+            # Each new item closes the one before, so only the last item can be left open:
+            # parsing a 50,000-item list a second time would double the cost of the file.
+            first = max([line for line in self.items if first <= line < end] or [first])
         n = end - first
         tokens = _markdown().parse("\n".join(self.lines[first:end]) + "\n\n# end\n")
         top = [t for t in tokens if t.level == 0 and t.map and t.nesting >= 0]
