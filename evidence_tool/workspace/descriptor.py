@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -97,9 +98,10 @@ def validate_descriptor(data: Any, schema_name: str, source: str) -> None:
         )
 
 
-def load_yaml_file(path: Path, what: str) -> Any:
+def read_descriptor(path: Path, what: str) -> bytes:
+    """The file's bytes, refused past 1 MiB without reading it all (a 100 MB file, /dev/zero)."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise AvailabilityError(
             f"{what} {path} does not exist", code="E603", path=str(path)
@@ -108,16 +110,48 @@ def load_yaml_file(path: Path, what: str) -> Any:
         raise AvailabilityError(
             f"{what} {path} cannot be read: {exc.strerror}", code="E603", path=str(path)
         ) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DescriptorError(f"{path}: the {what} is not a regular file", path=str(path))
+        if st.st_size > _MAX_DESCRIPTOR:
+            raise DescriptorError(f"{path}: the descriptor is larger than 1 MiB", path=str(path))
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 16):
+            size += len(chunk)
+            if size > _MAX_DESCRIPTOR:  # it grew while we read
+                raise DescriptorError(
+                    f"{path}: the descriptor is larger than 1 MiB", path=str(path)
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def parse_yaml_bytes(data: bytes, source: str) -> Any:
+    """Strict YAML 1.2 of a descriptor's bytes; every problem is a coded DescriptorError."""
     if len(data) > _MAX_DESCRIPTOR:
-        raise DescriptorError(f"{path}: the descriptor is larger than 1 MiB", path=str(path))
+        raise DescriptorError(f"{source}: the descriptor is larger than 1 MiB", path=source)
     try:
         return load(data.decode("utf-8")).value
     except UnicodeDecodeError:
-        raise DescriptorError(f"{path}: not UTF-8", path=str(path)) from None
+        raise DescriptorError(f"{source}: not UTF-8", path=source) from None
     except YamlProblem as exc:
         raise DescriptorError(
-            f"{path}: {exc.message}", path=str(path), line=exc.line, column=exc.column
+            f"{source}: {exc.message}", path=source, line=exc.line, column=exc.column
         ) from None
+
+
+def parse_descriptor(data: bytes, schema_name: str, source: str) -> Any:
+    """A descriptor's bytes -> its validated value (the loaders' path, minus the file)."""
+    value = parse_yaml_bytes(data, source)
+    validate_descriptor(value, schema_name, source)
+    return value
+
+
+def load_yaml_file(path: Path, what: str) -> Any:
+    return parse_yaml_bytes(read_descriptor(path, what), str(path))
 
 
 @dataclass(frozen=True)
