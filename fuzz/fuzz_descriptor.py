@@ -20,7 +20,7 @@ with atheris.instrument_imports():
 SCHEMAS = ("workspace.schema.json", "installation.schema.json")
 
 
-def TestOneInput(data: bytes) -> None:  # noqa: N802 -- the name atheris calls
+def TestOneInput(data: bytes) -> None:  # the name atheris calls
     schema = SCHEMAS[data[0] % 2] if data else SCHEMAS[0]
     try:
         parse_descriptor(data[1:], schema, "fuzz.yaml")

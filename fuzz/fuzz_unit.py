@@ -18,7 +18,7 @@ with atheris.instrument_imports():
     from evidence_tool.unit import parse, parse_unit, render
 
 
-def TestOneInput(data: bytes) -> None:  # noqa: N802 -- the name atheris calls
+def TestOneInput(data: bytes) -> None:  # the name atheris calls
     result = parse_unit(data)
     if result.unit is None:
         assert result.errors, "no unit and no diagnostic"
