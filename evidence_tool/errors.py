@@ -368,3 +368,10 @@ class UsageError(EvidenceError):
 
 class DescriptorError(EvidenceError):
     code = "E902"
+
+
+class PathOutsideError(EvidenceError, ValueError):
+    """A path from data (a manifest, a comparison, refiner output) that leaves the
+    workspace.  Also a ValueError, which callers of ``Layout.resolve_inside`` catch."""
+
+    code = "E108"

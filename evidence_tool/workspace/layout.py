@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from evidence_tool.errors import PathOutsideError
+
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
@@ -93,10 +95,12 @@ class Layout:
     def resolve_inside(self, rel: str) -> Path:
         """The absolute path of a workspace-relative path; refuses escapes (.., absolute, NUL)."""
         if "\x00" in rel or rel.startswith("/") or "\\" in rel:
-            raise ValueError(f"path {rel!r} is not a relative workspace path")
+            raise PathOutsideError(f"path {rel!r} is not a relative workspace path; refused")
         parts = rel.split("/")
         if any(p in ("", ".", "..") for p in parts):
-            raise ValueError(f"path {rel!r} leaves the workspace or is not normalized")
+            raise PathOutsideError(
+                f"path {rel!r} leaves the workspace or is not normalized; refused"
+            )
         return self.root.joinpath(*parts)
 
     def inside(self, path: str | os.PathLike[str]) -> bool:
