@@ -44,6 +44,15 @@ def unfinished_snapshots(layout: Layout) -> list[Path]:
     return out
 
 
+def _outside(exc: fsio.Outside, layout: Layout) -> IntegrityError:
+    rel = os.path.relpath(exc.path, layout.root)
+    return IntegrityError(
+        f"{rel} leads outside the workspace (a symbolic link where a folder belongs); nothing "
+        "was written there: replace the link with a real folder, or restore it from Git",
+        path=rel,
+    )
+
+
 def write_failed(
     exc: OSError, command: str, layout: Layout, undone_failed: list[str]
 ) -> AvailabilityError:
@@ -134,7 +143,11 @@ class LocalEvidenceArchive:
         with E604: the writes of the step still open are undone first (fsio), so the
         archive is as the last completed step left it.
         """
-        with ArchiveLock(self.layout.lock, command, self.wait) as lock, fsio.transaction() as tx:
+        root = self.layout.root
+        with (
+            ArchiveLock(self.layout.lock, command, self.wait) as lock,
+            fsio.transaction(root) as tx,
+        ):
             try:
                 if lock.interrupted:
                     self.sweep_stale_temp_files()
@@ -144,6 +157,8 @@ class LocalEvidenceArchive:
                 undone = tx.rollback()
                 if isinstance(exc, OSError):
                     raise write_failed(exc, command, self.layout, undone) from None
+                if isinstance(exc, fsio.Outside):
+                    raise _outside(exc, self.layout) from None
                 raise
 
     def sweep_stale_temp_files(self) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,37 @@ ANY: Any = object()  # write_atomic/unlink without ``expected``: whatever is the
 # The names write_atomic gives its temp files: ".<target name>.<12 hex>.tmp" (group 1: target).
 TEMP_NAME = re.compile(r"\.(.+)\.[0-9a-f]{12}\.tmp")
 OPS = ("mkdir", "open", "write", "fsync", "syncfs", "replace", "unlink", "rmdir", "truncate")
+
+
+class Outside(Exception):
+    """A write whose folder resolves outside the contained root (a planted symlink)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(os.fspath(path))
+        self.path = os.fspath(path)
+
+
+# Calls that create, replace or remove a name: their folder must stay inside ``_root``.
+WRITES = frozenset({"mkdir", "open", "replace", "unlink", "rmdir", "truncate"})
+_root: str | None = None
+
+
+@contextlib.contextmanager
+def contained(root: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Refuse (``Outside``) every write whose folder, symlinks resolved, leaves ``root``."""
+    global _root
+    outer, _root = _root, os.path.realpath(root) if root is not None else None
+    try:
+        yield
+    finally:
+        _root = outer
+
+
+def _check_contained(path: str | os.PathLike[str]) -> None:
+    assert _root is not None
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    if folder != _root and not folder.startswith(_root + os.sep):
+        raise Outside(path)
 
 
 class Changed(Exception):
@@ -34,6 +66,8 @@ def set_hook(hook: Hook | None) -> None:
 
 def call(op: str, path: str | os.PathLike[str], fn: Callable[[], object]) -> object:
     """Run one managed call between the hook's "before" and "after"."""
+    if _root is not None and op in WRITES:
+        _check_contained(path)
     try:
         if _hook is not None:
             _hook(op, os.fspath(path), "before")

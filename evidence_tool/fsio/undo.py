@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-from evidence_tool.fsio._seam import call, sha256_of
+from evidence_tool.fsio._seam import call, contained, sha256_of
 
 
 class Undo:
@@ -122,12 +122,14 @@ def record(undo: Undo | None) -> None:
 
 
 @contextlib.contextmanager
-def transaction() -> Iterator[Transaction]:
-    """An undo log for the enclosed operation; steps are opened with ``begin_step()``."""
+def transaction(root: str | os.PathLike[str] | None = None) -> Iterator[Transaction]:
+    """An undo log for the enclosed operation; steps are opened with ``begin_step()``.
+    With ``root``, every write must land inside it (``Outside`` otherwise)."""
     global _tx
     outer, _tx = _tx, Transaction()
     try:
-        yield _tx
+        with contained(root):
+            yield _tx
     finally:
         _tx = outer
 
