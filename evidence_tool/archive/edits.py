@@ -18,6 +18,7 @@ from evidence_tool.errors import (
     Diagnostic,
     EvidenceError,
     InvalidFilesError,
+    PathOutsideError,
     UsageError,
 )
 from evidence_tool.unit import Unit, parse_unit, render, validate
@@ -50,8 +51,10 @@ class ArchiveEditor:
         newest = self.archive.newest_snapshot()
         entry = newest.entry(unit_id) if newest else None
         if entry is not None:
+            path = self.layout.resolve_inside(entry.path)
             try:
-                data = self.layout.resolve_inside(entry.path).read_bytes()
+                # Never read through a link leaving the workspace (SPEC 11).
+                data = path.read_bytes() if self.layout.inside(path) else None
             except OSError:
                 data = None
             if data is not None and parse_unit(data).unit_id == unit_id:
@@ -65,7 +68,10 @@ class ArchiveEditor:
         rel = self._find(unit_id)
         if rel is None:
             raise UsageError(f"no curated file holds id '{unit_id}'")
-        data = self.layout.resolve_inside(rel).read_bytes()
+        path = self.layout.resolve_inside(rel)
+        if not self.layout.inside(path):
+            raise PathOutsideError(f"{rel} is a symbolic link leaving the workspace; refused")
+        data = path.read_bytes()
         newest = self.archive.newest_snapshot()
         entry = newest.entry(unit_id) if newest else None
         return WorkingUnit(

@@ -9,9 +9,12 @@ operator edited it: nothing is overwritten and the operation stops (E302).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import secrets
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +29,33 @@ from evidence_tool.workspace.layout import Layout
 
 
 def current_hash(path: Path) -> str | None:
-    """sha256 of the file's bytes, or None when it does not exist."""
+    """sha256 of the file's bytes, or None when it does not exist.
+
+    Streamed (a 100 MB file is not loaded), and never through a symbolic link: a link
+    is "symlink", so it matches no pre-image and is reported as a change, not followed.
+    """
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         return "directory"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink"
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return "directory"
+        if not stat.S_ISREG(mode):
+            return "special"
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
