@@ -119,7 +119,23 @@ def _targets(event: str, args: tuple[object, ...]) -> list[str]:
     return out
 
 
+_watched: dict[str, list[str]] = {}  # real path -> events that opened it (``watching``)
+
+
+def _watch(event: str, args: tuple[object, ...]) -> None:
+    path = args[0] if args else None
+    resolved = _resolve(path, None, follow=True)
+    if resolved in _watched:
+        _watched[resolved].append(event)
+
+
 def _hook(event: str, args: tuple[object, ...]) -> None:
+    if _watched and event == "open" and not getattr(_busy, "on", False):
+        _busy.on = True
+        try:
+            _watch(event, args)
+        finally:
+            _busy.on = False
     guard = _active
     if guard is None or getattr(_busy, "on", False):
         return
@@ -181,3 +197,17 @@ def suspended() -> Iterator[None]:
         yield
     finally:
         _active = previous
+
+
+@contextlib.contextmanager
+def watching(*paths: str | os.PathLike[str]) -> Iterator[dict[str, list[str]]]:
+    """Record every open (reads too) of ``paths``, symlinks resolved: proves a file is
+    never read through a link."""
+    keys = [os.path.realpath(p) for p in paths]
+    for key in keys:
+        _watched[key] = []
+    try:
+        yield {k: _watched[k] for k in keys}
+    finally:
+        for key in keys:
+            _watched.pop(key, None)
