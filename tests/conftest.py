@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,29 +47,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         guard.violations.clear()
 
 
-@dataclass
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict[str, Any]:
-        return json.loads(self.stdout)  # type: ignore[no-any-return]
-
-
-def invoke(args: list[str]) -> CliResult:
-    """Run ``tht ARGS`` in-process through the real entry point; stdout and stderr apart."""
-    from evidence_tool.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(args)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return CliResult(code, out.getvalue(), err.getvalue())
+from cli_runner import CliResult, invoke  # noqa: E402  (re-exported for fixtures)
 
 
 @pytest.fixture

@@ -7,16 +7,14 @@ or hook setting on the test machine cannot change the outcome.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from cli_runner import CliResult, invoke  # noqa: F401  (re-exported to the tests)
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
@@ -30,31 +28,6 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "curator@example.org",
     "GIT_TERMINAL_PROMPT": "0",
 }
-
-
-@dataclass
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict[str, Any]:
-        return json.loads(self.stdout)  # type: ignore[no-any-return]
-
-
-def invoke(args: list[str]) -> CliResult:
-    """Run ``tht ARGS`` in-process through the real entry point (as tests/conftest.py does)."""
-    from evidence_tool.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(args)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return CliResult(code, out.getvalue(), err.getvalue())
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:

@@ -8,14 +8,13 @@ the source dropped), a modified, a deleted and an invalid curated file.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from cli_runner import CliResult, invoke
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
@@ -33,31 +32,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-@dataclass
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict[str, Any]:
-        return json.loads(self.stdout)  # type: ignore[no-any-return]
-
-
-def invoke(args: list[str]) -> CliResult:
-    """``tht ARGS`` in-process through the real entry point (as tests/conftest.py does)."""
-    from evidence_tool.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(args)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return CliResult(code, out.getvalue(), err.getvalue())
 
 
 def tht(ws: Path, *args: str, installation: Path | None = None) -> CliResult:

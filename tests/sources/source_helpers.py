@@ -5,40 +5,14 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
-import io
 import json
 import time
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-
-@dataclass
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict[str, Any]:
-        return json.loads(self.stdout)  # type: ignore[no-any-return]
-
-
-def invoke(args: list[str]) -> CliResult:
-    """``tht ARGS`` in-process through the real entry point (as tests/conftest.py does)."""
-    from evidence_tool.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(args)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return CliResult(code, out.getvalue(), err.getvalue())
-
+from cli_runner import CliResult, invoke
 
 LAB = "fs:evidence/source/lab-handbook.md"
 WARD = "fs:evidence/incoming/ward-codes.md"
