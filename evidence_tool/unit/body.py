@@ -79,7 +79,7 @@ class _BodyParser:
     def __init__(self, body: str, offset: int, kind: str | None, language: str) -> None:
         self.lines = body.split("\n")
         self.offset = offset  # file line number of body line 0, minus 1
-        self.kind = kind if kind in F.FIELDS else None
+        self.kind = kind if isinstance(kind, str) and kind in F.FIELDS else None
         self.language = language
         self.out = BodyResult()
         self.bullets: dict[str, int] = {}  # list field -> non-blank lines, valid or not

@@ -168,7 +168,9 @@ def parse_unit(data: bytes | str, *, path: str | None = None) -> ParseResult:
     unit_id = meta.get("id")
     if isinstance(unit_id, str) and ID_RE.fullmatch(unit_id):
         result.unit_id = unit_id
-    kind = meta.get("kind") if meta.get("kind") in F.FIELDS else None
+    kind = meta.get("kind")
+    # Any YAML value can be here, a list too: only a known kind name selects the fields.
+    kind = kind if isinstance(kind, str) and kind in F.FIELDS else None
     language = meta.get("language")
     if not (isinstance(language, str) and LANGUAGE_RE.fullmatch(language)):
         language = "en"

@@ -80,6 +80,18 @@ def test_atheris_target_finds_nothing(target: str, tmp_path: Path) -> None:
     print(f"\n{target}: {runs.group(1) if runs else '?'} inputs in {FUZZ_SECONDS} s, 0 findings")
 
 
+@pytest.mark.parametrize("kind", ["\n- domain", "\n  a: 1", " [domain]", " {a: b}"])
+def test_a_collection_where_the_kind_belongs_is_e106_not_a_crash(kind: str) -> None:
+    """Found by atheris: 'kind:' followed by a list made parse_unit raise TypeError
+    (unhashable type) looking the value up among the kinds."""
+    text = (
+        f"---\nschema_version: 4\nid: evidence:x\nkind:{kind}\nlanguage: en\n"
+        "purposes: [rewriting]\n---\n\n# T\n"
+    )
+    result = parse_unit(text)
+    assert result.unit is None and "E106" in [d.code for d in result.errors]
+
+
 # -- Hypothesis: never an uncaught exception ------------------------------------------
 
 MARKDOWN = st.text(alphabet="#*_`[]()<>!-+>|~:\\ \n\tax1\r\u00e9\u2028\x00", max_size=400)
