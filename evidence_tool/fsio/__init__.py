@@ -83,10 +83,6 @@ __all__ = [
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _then(_result: object, undo: Undo | None) -> None:
-    record(undo)
-
-
 def makedirs(path: str | os.PathLike[str]) -> None:
     """Create ``path`` and missing parents, fsyncing each parent after a creation."""
     path = Path(path)
@@ -98,8 +94,13 @@ def makedirs(path: str | os.PathLike[str]) -> None:
         missing.append(probe)
         probe = probe.parent
     for folder in reversed(missing):
+
+        def make(folder: Path = folder) -> None:
+            os.mkdir(folder, 0o755)
+            record(Undo("rmdir", folder))
+
         try:
-            call("mkdir", folder, lambda f=folder: _then(os.mkdir(f, 0o755), Undo("rmdir", f)))  # type: ignore[misc]
+            call("mkdir", folder, make)
         except FileExistsError:
             if not folder.is_dir() or folder.is_symlink():
                 raise
@@ -247,8 +248,12 @@ def write_batch(items: list[tuple[Path, bytes]]) -> None:
         folders: dict[Path, None] = {}
         while pending:
             tmp, path, digest = pending[0]
-            created = Undo("restore", path, None, digest)
-            call("replace", path, lambda t=tmp, p=path, u=created: _then(os.replace(t, p), u))  # type: ignore[misc]
+
+            def rename(tmp: Path = tmp, path: Path = path, digest: str = digest) -> None:
+                os.replace(tmp, path)
+                record(Undo("restore", path, None, digest))
+
+            call("replace", path, rename)
             pending.pop(0)
             folders[path.parent] = None
         for folder in folders:
@@ -286,7 +291,12 @@ def unlink(
 
 def rmdir(path: str | os.PathLike[str]) -> None:
     path = Path(path)
-    call("rmdir", path, lambda: _then(os.rmdir(path), Undo("mkdir", path)))
+
+    def remove() -> None:
+        os.rmdir(path)
+        record(Undo("mkdir", path))
+
+    call("rmdir", path, remove)
     fsync_dir(path.parent)
 
 

@@ -25,11 +25,11 @@ def _exchange(a: Path, b: Path) -> bool:
     """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
     global _renameat2
     if _renameat2 is None:
-        fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", False)
-        if fn:
+        fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+        if fn is not None:
             fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
             fn.argtypes += [ctypes.c_uint]
-        _renameat2 = fn
+        _renameat2 = fn if fn is not None else False
     if not _renameat2:
         return False
     if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
