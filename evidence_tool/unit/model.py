@@ -8,6 +8,7 @@ plain equality.  ``to_json`` gives the canonical JSON shape hashed into
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any, ClassVar
 
 
@@ -179,8 +180,9 @@ class Unit:
             "payload": self.payload.to_json(),
         }
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
+        # Cached (outside the frozen fields, so equality ignores it): scan and derive both ask.
         from evidence_tool.unit.hashing import content_hash
 
         return content_hash(self)

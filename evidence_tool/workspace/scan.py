@@ -11,11 +11,13 @@ from typing import Any
 
 from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
 from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
+from evidence_tool.workspace import gcpause
+from evidence_tool.workspace import statcache as sc
 from evidence_tool.workspace.layout import NAME_RE, Layout
 from evidence_tool.workspace.statcache import StatCache, StatEntry
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CuratedFile:
     """One curated file: its identity always, its bytes and parse only when needed.
 
@@ -55,23 +57,23 @@ class CuratedFile:
     @property
     def file_hash(self) -> str:
         if self._hash is None:
-            self._hash = self.cached.file_hash if self.cached else file_hash(self.data)
+            self._hash = self.cached[sc.FILE_HASH] if self.cached else file_hash(self.data)
         return self._hash
 
     @property
     def unit_id(self) -> str | None:
-        return self.cached.unit_id if self.cached else self.result.unit_id
+        return self.cached[sc.UNIT_ID] if self.cached else self.result.unit_id
 
     @property
     def kind(self) -> str | None:
         if self.cached:
-            return self.cached.kind
+            return self.cached[sc.KIND]
         return self.unit.kind if self.unit else None
 
     @property
     def content_hash(self) -> str | None:
         if self.cached:
-            return self.cached.content_hash
+            return self.cached[sc.CONTENT_HASH]
         return self.unit.content_hash if self.unit else None
 
     @property
@@ -81,7 +83,7 @@ class CuratedFile:
 
     def key_line(self, key: str) -> int | None:
         if self.cached:
-            return self.cached.id_line if key == "id" else self.cached.kind_line
+            return self.cached[sc.ID_LINE] if key == "id" else self.cached[sc.KIND_LINE]
         return self.result.key_lines.get(key)
 
 
@@ -195,7 +197,7 @@ def _parse_file(path: str | Path, rel: str) -> CuratedFile:
 def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
     first: dict[str, CuratedFile] = {}
     for f in files:
-        uid = f.unit_id
+        uid = f.cached[sc.UNIT_ID] if f.cached is not None else f.unit_id
         if uid is None:
             continue
         if uid in first:
@@ -216,6 +218,7 @@ def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
 Progress = Callable[[str, int, int], None]  # (label, done, total)
 
 
+@gcpause.paused()
 def scan_curated(
     layout: Layout, *, stat_cache: StatCache | None = None, progress: Progress | None = None
 ) -> ValidationReport:
@@ -242,33 +245,39 @@ def scan_curated(
     report = ValidationReport()
     prefix = len(str(layout.root)) + 1
     found = list(_walk_md(curated, layout))
-    stats: dict[str, os.stat_result] = {}
-    pending = []
+    # One slot per found file, in walk order: files the stat cache recognizes are filled
+    # in this first pass (never read); the rest are parsed, on both cores when many.
+    slots: list[CuratedFile | None] = []
+    todo: list[tuple[int, str, str, Diagnostic | None, os.stat_result | None]] = []
     for path, problem in found:
-        if problem is not None:
-            continue
-        if stat_cache is not None:
-            try:
-                stats[path] = st_ = os.stat(path)
-            except OSError:
-                pending.append((path, path[prefix:]))
-                continue
-            if stat_cache.lookup(path[prefix:], st_)[1]:
-                continue
-        pending.append((path, path[prefix:]))
-    parsed = _parse_many(pending, progress)
-    for n, (path, problem) in enumerate(found):
-        if progress and not parsed and n % 64 == 0:
-            progress("validating", n, len(found))
         rel = path[prefix:]
+        st_ = None
+        if problem is None and stat_cache is not None:
+            try:
+                st_ = os.stat(path)
+            except OSError:
+                pass
+            else:
+                entry = stat_cache.trusted(rel, st_)
+                if entry is not None:
+                    slots.append(CuratedFile(rel, path, cached=entry))
+                    continue
+        todo.append((len(slots), path, rel, problem, st_))
+        slots.append(None)
+    parsed = _parse_many(
+        [(path, rel) for _, path, rel, problem, _ in todo if not problem], progress
+    )
+    for n, (slot, path, rel, problem, st_) in enumerate(todo):
+        if progress and not parsed and n % 64 == 0:
+            progress("validating", n, len(todo))
         if problem is not None:
             report.errors.append(problem.with_path(rel))
             continue
         if stat_cache is not None:
-            f = _cached_file(path, rel, stat_cache, stats.get(path), parsed.get(path))
+            f = _cached_file(path, rel, stat_cache, st_, parsed.get(path))
         else:
             f = parsed.get(path) or _parse_file(path, rel)
-        report.files.append(f)
+        slots[slot] = f
         if f.cached is None:
             report.errors.extend(f.result.errors)
             report.warnings.extend(f.result.warnings)
@@ -278,6 +287,7 @@ def scan_curated(
             report.errors.append(layout_problem.with_path(rel))
             if stat_cache is not None:
                 stat_cache.fresh.pop(rel, None)
+    report.files = [f for f in slots if f is not None]
     if progress:
         progress("validating", len(found), len(found))
     _check_ids(report.files, report)
@@ -304,7 +314,7 @@ def _cached_file(
         return CuratedFile(rel, path, cached=entry)
     if entry is not None:
         data = parsed.raw if parsed is not None else _read(path)
-        if isinstance(data, bytes) and file_hash(data) == entry.file_hash:
+        if isinstance(data, bytes) and file_hash(data) == entry[sc.FILE_HASH]:
             # Racily clean but confirmed by its bytes: keep the recorded parse.
             cache.keep(rel, entry, confirmed=True)
             return CuratedFile(rel, path, raw=data, cached=entry)
@@ -333,9 +343,10 @@ def _parse_chunk(items: list[tuple[str, str]]) -> list[tuple[str, bytes | Diagno
     out: list[tuple[str, bytes | Diagnostic, Any]] = []
     for path, rel in items:
         data = _read(path)
-        out.append(
-            (path, data, None if isinstance(data, Diagnostic) else parse_unit(data, path=rel))
-        )
+        result = None if isinstance(data, Diagnostic) else parse_unit(data, path=rel)
+        if result is not None and result.unit is not None:
+            result.unit.content_hash  # noqa: B018 -- computed here, on this core, and cached
+        out.append((path, data, result))
     return out
 
 

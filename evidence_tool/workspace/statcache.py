@@ -7,45 +7,81 @@ replaced file changes inode.  Entries whose mtime falls within a second of the
 moment the cache was taken are "racily clean": the file could have changed
 again within the timestamp's granularity, so they are re-hashed.  Only valid
 units are recorded; the cache lives in ``.evidence-cache/`` (derived, never
-committed) and is ignored whole when the tool version changes.
+committed) and is ignored whole when the tool or Python version changes.
+
+The file is a one-line JSON header followed by the entries in ``marshal``
+format, which loads 10,000 entries in a third of the time JSON takes.  marshal
+is not meant for damaged input, so the header carries the payload's sha256 and
+nothing is unmarshalled before that digest matches: a damaged cache is ignored
+and rebuilt, never trusted and never a crash.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 import os
+import sys
 import time
-from typing import NamedTuple
+from typing import Any, Final
 
 from evidence_tool import __version__, fsio
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 1_000_000_000
 REWRITE_AFTER = 64
-NAME = "stat-cache.json"
+NAME = "stat-cache.bin"
+_PYTHON = "{}.{}".format(*sys.version_info[:2])  # marshal's format may change between versions
+
+# An entry: (size, mtime_ns, ctime_ns, inode, file_hash, unit_id, kind, content_hash,
+# id_line, kind_line).  Plain tuples, read by index: they load without conversion.
+StatEntry = tuple[int, int, int, int, str, str, str, str, int | None, int | None]
+FILE_HASH: Final = 4
+UNIT_ID: Final = 5
+KIND: Final = 6
+CONTENT_HASH: Final = 7
+ID_LINE: Final = 8
+KIND_LINE: Final = 9
 
 
-class StatEntry(NamedTuple):
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    ino: int
-    file_hash: str
-    unit_id: str
-    kind: str
-    content_hash: str
-    id_line: int | None
-    kind_line: int | None
+def encode(stamp_ns: int, entries: dict[str, StatEntry]) -> bytes:
+    """The cache file: a JSON header line, then the marshalled entries."""
+    payload = marshal.dumps({rel: tuple(e) for rel, e in sorted(entries.items())})
+    header = {
+        "format": FORMAT,
+        "version": __version__,
+        "python": _PYTHON,
+        "stamp_ns": stamp_ns,
+        "sha256": hashlib.sha256(payload).hexdigest(),
+    }
+    return json.dumps(header, separators=(",", ":")).encode() + b"\n" + payload
 
-    def matches(self, st: os.stat_result) -> bool:
-        return (
-            self.size == st.st_size
-            and self.mtime_ns == st.st_mtime_ns
-            and self.ctime_ns == st.st_ctime_ns
-            and self.ino == st.st_ino
-        )
+
+def decode(data: bytes) -> tuple[int, dict[str, StatEntry]]:
+    """(stamp_ns, entries); ValueError for anything this version did not write intact."""
+    line, _, payload = data.partition(b"\n")
+    header = json.loads(line)
+    if not isinstance(header, dict) or (
+        header.get("format"),
+        header.get("version"),
+        header.get("python"),
+    ) != (FORMAT, __version__, _PYTHON):
+        raise ValueError("written by another version")
+    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+        raise ValueError("damaged")
+    entries: Any = marshal.loads(payload)
+    if not isinstance(entries, dict) or not all(
+        type(e) is tuple and len(e) == 10 for e in entries.values()
+    ):
+        raise ValueError("not a stat cache")
+    return int(header["stamp_ns"]), entries
+
+
+def matches(entry: StatEntry, st: os.stat_result) -> bool:
+    return entry[:4] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 class StatCache:
@@ -57,31 +93,41 @@ class StatCache:
         self.scan_started_ns = time.time_ns()
         self.fresh: dict[str, StatEntry] = {}
         self.promotable = 0
-        self.dirty = False
+        self.learned = 0  # entries recorded afresh by this scan
+        self.new_keys = 0  # of which for files the cache did not know
 
     @classmethod
     def load(cls, layout: Layout) -> StatCache:
-        path = layout.cache / NAME
         try:
-            doc = json.loads(path.read_bytes())
-            if doc.get("format") != FORMAT or doc.get("version") != __version__:
-                raise ValueError("other version")
-            entries = {rel: StatEntry(*row) for rel, row in doc["entries"].items()}
-            return cls(layout, entries, int(doc["stamp_ns"]))
-        except (OSError, ValueError, TypeError, KeyError):
+            stamp_ns, entries = decode((layout.cache / NAME).read_bytes())
+        except (OSError, ValueError, TypeError, KeyError, EOFError):
             return cls(layout, {}, 0)
+        return cls(layout, entries, stamp_ns)
 
     def lookup(self, rel: str, st: os.stat_result) -> tuple[StatEntry | None, bool]:
         """(entry, trusted): trusted means no read is needed; an untrusted entry must be
         confirmed by hashing the file (racily clean)."""
         entry = self.entries.get(rel)
-        if entry is None or not entry.matches(st):
+        if entry is None or not matches(entry, st):
             return None, False
         return entry, st.st_mtime_ns < self.stamp_ns - RACY_NS
 
+    def trusted(self, rel: str, st: os.stat_result) -> StatEntry | None:
+        """The entry if the file is unchanged and not racily clean (kept for the next save)."""
+        entry = self.entries.get(rel)
+        if (
+            entry is not None
+            # matches(), inlined: this runs once per curated file in every scan
+            and entry[:4] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            and st.st_mtime_ns < self.stamp_ns - RACY_NS
+        ):
+            self.fresh[rel] = entry
+            return entry
+        return None
+
     def keep(self, rel: str, entry: StatEntry, *, confirmed: bool = False) -> None:
         self.fresh[rel] = entry
-        if confirmed and entry.mtime_ns < self.scan_started_ns - RACY_NS:
+        if confirmed and entry[1] < self.scan_started_ns - RACY_NS:
             # Racily clean last time, old enough now: a save with this scan's stamp
             # lets the next run trust it instead of re-reading it every time.
             self.promotable += 1
@@ -97,7 +143,7 @@ class StatCache:
         id_line: int | None,
         kind_line: int | None,
     ) -> None:
-        entry = StatEntry(
+        entry = (
             st.st_size,
             st.st_mtime_ns,
             st.st_ctime_ns,
@@ -109,7 +155,10 @@ class StatCache:
             id_line,
             kind_line,
         )
+        if rel not in self.entries and rel not in self.fresh:
+            self.new_keys += 1
         self.fresh[rel] = entry
+        self.learned += 1
 
     def save(self) -> bool:
         """Write the cache when the scan learned enough to be worth it.
@@ -119,21 +168,14 @@ class StatCache:
         a millisecond each), so the cache is saved once REWRITE_AFTER files (or
         any removed ones, or a first scan) have accumulated.
         """
-        if self.fresh == self.entries and not self.promotable:
+        if not self.learned and not self.promotable and len(self.fresh) == len(self.entries):
+            return False  # every entry was kept as it was (kept entries are old keys)
+        # Kept entries and re-recorded ones use old keys; only new keys add to fresh.
+        removed = len(self.entries) - (len(self.fresh) - self.new_keys)
+        if self.entries and self.learned + self.promotable < REWRITE_AFTER and not removed:
             return False
-        learned = self.promotable + sum(
-            1 for rel, e in self.fresh.items() if self.entries.get(rel) != e
-        )
-        removed = len(self.entries.keys() - self.fresh.keys())
-        if self.entries and learned < REWRITE_AFTER and not removed:
-            return False
-        doc = {
-            "format": FORMAT,
-            "version": __version__,
-            "stamp_ns": self.scan_started_ns,
-            "entries": {rel: list(e) for rel, e in sorted(self.fresh.items())},
-        }
         ensure_cache(self.layout)
-        fsio.write_atomic(self.path, json.dumps(doc, separators=(",", ":")).encode())
+        # Derived data guarded by its digest: a torn write is ignored on load, no fsync needed.
+        fsio.write_atomic(self.path, encode(self.scan_started_ns, self.fresh), durable=False)
         self.entries, self.stamp_ns = dict(self.fresh), self.scan_started_ns
         return True

@@ -157,7 +157,7 @@ def cache_leftovers(root: Path) -> list[str]:
     """Files in .evidence-cache/ other than the published index, the stat cache and the
     .gitignore."""
     cache = root / ".evidence-cache"
-    keep = {".gitignore", "index.sqlite", "stat-cache.json", "local-manifest.sha256"}
+    keep = {".gitignore", "index.sqlite", "stat-cache.bin", "local-manifest.sha256"}
     return sorted(p.name for p in cache.iterdir() if p.name not in keep) if cache.is_dir() else []
 
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evidence_tool import fsio
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.workspace import statcache
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
 from evidence_tool.workspace.statcache import RACY_NS, StatCache
@@ -115,11 +119,12 @@ def test_an_entry_with_every_stat_field_forged_equal_is_still_caught_when_racy(
     cache = StatCache.load(layout)
     scan_curated(layout, stat_cache=cache)
     cache.save()
-    doc = json.loads((layout.cache / "stat-cache.json").read_bytes())
-    entry = doc["entries"][DRG]
-    entry[4] = "0" * 64  # the recorded file hash no longer matches the bytes
-    doc["stamp_ns"] = os.stat(workspace / DRG).st_mtime_ns + RACY_NS // 2
-    fsio.write_atomic(layout.cache / "stat-cache.json", json.dumps(doc).encode())
+    _, entries = statcache.decode((layout.cache / statcache.NAME).read_bytes())
+    entry = list(entries[DRG])
+    entry[statcache.FILE_HASH] = "0" * 64  # the recorded file hash no longer matches the bytes
+    entries[DRG] = tuple(entry)  # type: ignore[assignment]
+    stamp = os.stat(workspace / DRG).st_mtime_ns + RACY_NS // 2
+    fsio.write_atomic(layout.cache / statcache.NAME, statcache.encode(stamp, entries))
     again = StatCache.load(layout)
     report = scan_curated(layout, stat_cache=again)
     drg = next(f for f in report.files if f.rel == DRG)
@@ -142,10 +147,56 @@ def test_a_cache_from_another_version_is_ignored(workspace: Path) -> None:
     cache = StatCache.load(layout)
     scan_curated(layout, stat_cache=cache)
     cache.save()
-    doc = json.loads((layout.cache / "stat-cache.json").read_bytes())
-    doc["version"] = "0.0.0-other"
-    (layout.cache / "stat-cache.json").write_text(json.dumps(doc))
+    path = layout.cache / statcache.NAME
+    assert StatCache.load(layout).entries
+    line, _, payload = path.read_bytes().partition(b"\n")
+    for key, other in (("version", "0.0.0-other"), ("python", "2.7"), ("format", 1)):
+        header = json.loads(line)
+        header[key] = other
+        path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+        assert StatCache.load(layout).entries == {}, key
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # torn write
+        lambda data: data[:-40] + bytes([data[-40] ^ 1]) + data[-39:],  # one flipped bit
+        lambda data: b"",
+        lambda data: b"\x00" * 64,
+        lambda data: b"{}\n" + data.partition(b"\n")[2],
+        lambda data: b"[1]\n",
+        lambda data: b"not json\n" + data,
+    ],
+    ids=["torn", "bit-flip", "empty", "zeros", "no-header-fields", "header-not-object", "junk"],
+)
+def test_a_damaged_cache_is_ignored_and_rebuilt(workspace: Path, damage: Any) -> None:
+    """The payload is unmarshalled only once its sha256 matches: never a crash, never trusted."""
+    _age_everything(workspace)
+    _consolidate(workspace)
+    path = workspace / ".evidence-cache" / statcache.NAME
+    path.write_bytes(damage(path.read_bytes()))
+    layout = Layout.at(workspace)
     assert StatCache.load(layout).entries == {}
+    assert _consolidate(workspace).status in ("unchanged", "reindexed", "pending_activation")
+    assert StatCache.load(layout).entries, "the next consolidate rebuilds the cache"
+
+
+def test_a_forged_payload_with_a_matching_digest_but_wrong_shape_is_ignored(
+    workspace: Path,
+) -> None:
+    layout = Layout.at(workspace)
+    cache = StatCache.load(layout)
+    scan_curated(layout, stat_cache=cache)
+    cache.save()
+    path = layout.cache / statcache.NAME
+    line, _, _ = path.read_bytes().partition(b"\n")
+    for shape in ({"a.md": 1}, {"a.md": (1, 2)}, [1, 2]):
+        payload = marshal.dumps(shape)
+        header = json.loads(line)
+        header["sha256"] = hashlib.sha256(payload).hexdigest()
+        path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+        assert StatCache.load(layout).entries == {}, shape
 
 
 def test_invalid_files_are_never_cached(workspace: Path) -> None:
@@ -162,4 +213,4 @@ def test_invalid_files_are_never_cached(workspace: Path) -> None:
 
 def test_dry_run_writes_no_cache(workspace: Path) -> None:
     LocalEvidenceArchive(workspace).consolidate("tester", dry_run=True)
-    assert not (workspace / ".evidence-cache" / "stat-cache.json").exists()
+    assert not (workspace / ".evidence-cache" / statcache.NAME).exists()
