@@ -147,8 +147,9 @@ def write_atomic(
     durable: bool = True,
     commit: bool = False,
     expected: str | None = ANY,
-) -> None:
-    """Replace ``path`` with ``data`` atomically and durably.
+    digest: str | None = None,
+) -> str:
+    """Replace ``path`` with ``data`` atomically and durably; the sha256 of ``data``.
 
     ``durable=False`` is for derived caches only: still atomic (old or new bytes),
     but not synced, since losing them costs a recomputation, never data.
@@ -156,11 +157,12 @@ def write_atomic(
     as the rename is done (a reader may see it from then on, so it is never undone).
     ``expected``: replace only while the file still holds bytes with this sha256 (None:
     only while it does not exist), else raise ``Changed`` -- for operator files.
+    ``digest``: the sha256 of ``data`` when the caller has it (megabyte manifests).
     """
     path = Path(path)
     if make_parents:
         makedirs(path.parent)
-    ours = hashlib.sha256(data).hexdigest()
+    ours = digest or hashlib.sha256(data).hexdigest()
     tx = current()
     undo = tx.before_replace(path, ours) if tx is not None and durable else None
     tmp = _write_temp(path, data, sync=durable)
@@ -184,14 +186,15 @@ def write_atomic(
         raise
     if durable:
         fsync_dir(path.parent)
+    return ours
 
 
-def write_new(path: str | os.PathLike[str], data: bytes) -> bool:
+def write_new(path: str | os.PathLike[str], data: bytes, *, digest: str | None = None) -> bool:
     """Write a content-addressed file once; False if it already exists (same name, same bytes)."""
     path = Path(path)
     if path.exists():
         return False
-    write_atomic(path, data)
+    write_atomic(path, data, digest=digest)
     return True
 
 
@@ -230,11 +233,15 @@ def write_batch(items: list[tuple[Path, bytes]]) -> None:
     only (a target that exists is skipped: same name, same bytes).
     """
     pending: list[tuple[Path, Path, str]] = []
+    renamed = 0  # pending[:renamed] are in place: no temp file left to clean up
+    folders: dict[Path, None] = {}  # touched folders, in order: made once, fsynced once
     try:
         for path, data in items:
             if path.exists():
                 continue
-            makedirs(path.parent)
+            if path.parent not in folders:
+                makedirs(path.parent)
+                folders[path.parent] = None
             digest = hashlib.sha256(data).hexdigest()
             pending.append((_write_temp(path, data, sync=False), path, digest))
         if not pending:
@@ -245,21 +252,18 @@ def write_batch(items: list[tuple[Path, bytes]]) -> None:
                 _fsync_path(tmp)
         else:
             _syncfs(pending[0][1].parent)
-        folders: dict[Path, None] = {}
-        while pending:
-            tmp, path, digest = pending[0]
+        for tmp, path, digest in pending:
 
             def rename(tmp: Path = tmp, path: Path = path, digest: str = digest) -> None:
                 os.replace(tmp, path)
                 record(Undo("restore", path, None, digest))
 
             call("replace", path, rename)
-            pending.pop(0)
-            folders[path.parent] = None
+            renamed += 1
         for folder in folders:
             fsync_dir(folder)
     except BaseException:
-        for tmp, _, _ in pending:
+        for tmp, _, _ in pending[renamed:]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         raise
