@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.archive.manifest import FORMAT, manifest_bytes
+from evidence_tool.archive.manifest import FORMAT, PreviousJson, manifest_bytes
 from evidence_tool.errors import Diagnostic
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import CuratedFile
@@ -53,9 +53,10 @@ class Derivation:
     errors: list[Diagnostic] = field(default_factory=list)
     closed_items: list[dict[str, Any]] = field(default_factory=list)
     source_blobs: dict[str, bytes] = field(default_factory=dict)
-    prev_blobs: frozenset[str] = frozenset()  # objects the previous snapshot names (they exist)
     prev_entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
     prev_revision: str | None = None
+    prev_json: PreviousJson | None = None
+    fresh: list[dict[str, Any]] = field(default_factory=list)  # unit entries built anew
     _bytes: bytes | None = None
     _revision: str | None = None
 
@@ -63,7 +64,7 @@ class Derivation:
     def manifest_bytes(self) -> bytes:
         """The canonical manifest, serialized once (it is hashed and written)."""
         if self._bytes is None:
-            self._bytes = manifest_bytes(self.manifest)
+            self._bytes = manifest_bytes(self.manifest, self.prev_json)
         return self._bytes
 
     @property
@@ -132,6 +133,7 @@ def _check_document(
 def derive(
     prev: dict[str, Any] | None,
     prev_revision: str | None,
+    prev_data: bytes | None,
     files: list[CuratedFile],
     staged: dict[str, Any],
     actor: str,
@@ -140,27 +142,46 @@ def derive(
     *,
     block_on_review: bool = True,
 ) -> Derivation:
+    prev_json = PreviousJson(prev_data or b"", prev) if prev else None
     prev = prev or {"units": [], "deletions": [], "sources": []}
     prev_units = {e["id"]: e for e in prev["units"]}
     deletions = {d["id"]: d for d in prev["deletions"]}
-    out = Derivation(manifest={}, prev_entries=prev_units, prev_revision=prev_revision)
-    out.prev_blobs = frozenset(
-        [e["file_hash"] for e in prev["units"]] + [x["blob"] for x in prev.get("sources", [])]
+    out = Derivation(
+        manifest={}, prev_entries=prev_units, prev_revision=prev_revision, prev_json=prev_json
     )
     sources = _Sources(layout)
     units: list[dict[str, Any]] = []
     live: set[str] = set()
+    declared, raised = staged["declarations"], staged["review_items"]
+    unchanged = out.classes["unchanged"]
     for f in files:
         uid, ch, fh = f.unit_id, f.content_hash, f.file_hash
         assert uid is not None and ch is not None
         live.add(uid)
+        p = prev_units.get(uid)
+        if (
+            p is not None
+            and p["file_hash"] == fh
+            and p["path"] == f.rel
+            and p["content_hash"] == ch
+            and p["kind"] == f.kind
+            and not p.get("review_items")
+            and uid not in declared
+            and uid not in raised
+            and p["provenance"].get("kind") != "document"
+        ):
+            # The common case, decided first: nothing about this unit changed, so the
+            # previous entry itself is kept (which also makes comparing manifests cheap).
+            # Document-derived units take the long way: their sources are re-checked.
+            unchanged.append(uid)
+            units.append(p)
+            continue
         staged_decl = staged["declarations"].get(uid)
         staged_prov = (
             staged_decl["provenance"]
             if staged_decl and staged_decl.get("content_hash") == ch
             else None
         )
-        p = prev_units.get(uid)
         if p is None:
             restoration = staged["restorations"].get(uid)
             if uid in deletions and restoration is None:
@@ -216,17 +237,17 @@ def derive(
             units.append(p)
             continue
         items = _review_items(uid, ch, prior_items, staged, out)
-        units.append(
-            {
-                "id": uid,
-                "path": f.rel,
-                "kind": f.kind,
-                "content_hash": ch,
-                "file_hash": fh,
-                "provenance": prov,
-                "review_items": items,
-            }
-        )
+        entry = {
+            "id": uid,
+            "path": f.rel,
+            "kind": f.kind,
+            "content_hash": ch,
+            "file_hash": fh,
+            "provenance": prov,
+            "review_items": items,
+        }
+        units.append(entry)
+        out.fresh.append(entry)
     for uid, p in prev_units.items():
         if uid in live or uid in deletions:
             continue

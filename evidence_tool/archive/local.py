@@ -21,7 +21,13 @@ from evidence_tool.archive.manifest import PreviousYaml, render_local_manifest
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
-from evidence_tool.errors import AvailabilityError, IntegrityError, InvalidFilesError
+from evidence_tool.errors import (
+    AvailabilityError,
+    ConflictError,
+    IntegrityError,
+    InvalidFilesError,
+)
+from evidence_tool.workspace import gcpause
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
@@ -201,7 +207,15 @@ class LocalEvidenceArchive:
             report = self._valid_files()
             staged = staging.merge(self.staged(), carried or {})
             d = derive(
-                None, None, report.files, staged, actor, now(), self.layout, block_on_review=False
+                None,
+                None,
+                None,
+                report.files,
+                staged,
+                actor,
+                now(),
+                self.layout,
+                block_on_review=False,
             )
             if d.errors:
                 raise InvalidFilesError(d.errors)
@@ -227,10 +241,11 @@ class LocalEvidenceArchive:
 
         A dry run follows the same path, takes no lock and writes nothing.
         """
-        if dry_run:
-            return self._consolidate(actor, None, dry_run=True)
-        with self.locked("consolidate"):
-            return self.consolidate_locked(actor, activate)
+        with gcpause.paused():
+            if dry_run:
+                return self._consolidate(actor, None, dry_run=True)
+            with self.locked("consolidate"):
+                return self.consolidate_locked(actor, activate)
 
     def consolidate_locked(self, actor: str, activate: Activate | None) -> ConsolidateResult:
         """Consolidate while the caller already holds the lock (decide, restore)."""
@@ -252,6 +267,7 @@ class LocalEvidenceArchive:
         d = derive(
             prev.manifest if prev else None,
             state.newest,
+            prev.data if prev else None,
             report.files,
             self.staged(),
             actor,
@@ -354,28 +370,39 @@ class LocalEvidenceArchive:
         These writes are one step, committed by the state.yaml that names the snapshot.
         """
         fsio.begin_step()
-        # Only blobs the previous snapshot lacks can be missing: its blobs exist by the
-        # write order (objects before manifests), so k changed units cost k writes.
-        known = set(d.prev_blobs)
-        by_hash = {f.file_hash: f for f in report.files}
+        # Only entries written afresh can name a blob the archive lacks: the entries taken
+        # over from the previous snapshot name blobs that exist (objects are written
+        # before manifests), so k changed units cost k checks and k writes.
+        wanted = {e["file_hash"] for e in d.fresh}
+        wanted |= {hashlib.sha256(data).hexdigest() for data in d.source_blobs.values()}
+        missing = {digest for digest in wanted if not self.objects.has(digest)}
         batch = []
-        for entry in d.manifest["units"]:
-            digest = entry["file_hash"]
-            if digest not in known:
-                known.add(digest)
-                batch.append((self.objects.path_for(digest), by_hash[digest].data))
+        for f in report.files if missing else ():
+            if f.cached is None and f.file_hash in missing:  # read and hashed by this scan
+                missing.discard(f.file_hash)
+                batch.append((self.objects.path_for(f.file_hash), f.data))
+        for f in report.files if missing else ():  # rare: a recognized file not archived
+            if f.file_hash in missing:
+                if hashlib.sha256(f.data).hexdigest() != f.file_hash:
+                    raise ConflictError(
+                        f"{f.rel} changed while consolidate was running; run it again",
+                        path=f.rel,
+                    )
+                missing.discard(f.file_hash)
+                batch.append((self.objects.path_for(f.file_hash), f.data))
         for data in d.source_blobs.values():
             digest = hashlib.sha256(data).hexdigest()
-            if digest not in known:
-                known.add(digest)
+            if digest in missing:
+                missing.discard(digest)
                 batch.append((self.objects.path_for(digest), data))
         fsio.write_batch(batch)
         revision = d.revision
-        fsio.write_new(snapshot_path(self.layout.snapshots, revision), d.manifest_bytes)
+        path = snapshot_path(self.layout.snapshots, revision)
+        fsio.write_new(path, d.manifest_bytes, digest=revision)
         data = render_local_manifest(d.manifest, revision, self._previous_yaml(d))
-        fsio.write_atomic(self.layout.local_manifest, data)
+        digest = fsio.write_atomic(self.layout.local_manifest, data)
         # Remember what was written, so the next render can reuse unchanged blocks.
-        seal = f"{hashlib.sha256(data).hexdigest()} {revision}\n".encode()
+        seal = f"{digest} {revision}\n".encode()
         fsio.write_atomic(ensure_cache(self.layout) / _YAML_SEAL, seal, durable=False)
         return revision
 
@@ -391,10 +418,7 @@ class LocalEvidenceArchive:
             len(seal) != 2
             or seal[1] != d.prev_revision
             or hashlib.sha256(data).hexdigest() != seal[0]
-            or not d.prev_entries
+            or d.prev_json is None
         ):
             return None
-        try:
-            return PreviousYaml(data.decode("utf-8"), d.prev_entries)
-        except UnicodeDecodeError:
-            return None
+        return PreviousYaml(data, d.prev_json.manifest)

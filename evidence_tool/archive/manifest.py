@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evidence_tool.archive import splice
 from evidence_tool.unit.hashing import canonical_json, sha256_hex
 from evidence_tool.unit.yaml_strict import dump, load, scalar
 
@@ -23,12 +25,73 @@ def empty_manifest() -> dict[str, Any]:
     return {"format": FORMAT, "units": [], "deletions": [], "suppressed_sources": [], "sources": []}
 
 
-def manifest_bytes(manifest: dict[str, Any]) -> bytes:
-    return canonical_json(manifest)
+# The canonical layout: canonical JSON (sorted keys, no insignificant whitespace) except
+# that every element of these top-level arrays starts a line of its own.  JSON escapes
+# every newline inside strings, so a line is exactly one element: a new snapshot copies
+# the lines of the entries it shares with the previous one (see splice.py) instead of
+# re-encoding them, and Git sees one changed line per changed unit.
+# Each array's entries are found again by this key.
+_LINED = {"deletions": "id", "sources": "path", "units": "id"}
+
+
+def manifest_bytes(manifest: dict[str, Any], previous: PreviousJson | None = None) -> bytes:
+    """The canonical bytes; ``previous`` lends the bytes of entries taken over unchanged."""
+    parts: list[splice.Buffer] = [b"{"]
+    for i, key in enumerate(sorted(manifest)):
+        value = manifest[key]
+        parts.append(b"," if i else b"")
+        parts.append(canonical_json(key) + b":")
+        if key in _LINED and isinstance(value, list) and value:
+            section = previous.splice(key, value) if previous is not None else None
+            parts.append(b"[\n")
+            if section is None:
+                parts.append(b",\n".join([canonical_json(e) for e in value]))
+            else:
+                parts.extend(section)
+            parts.append(b"\n]")
+        else:
+            parts.append(canonical_json(value))
+    parts.append(b"}")
+    return b"".join(parts)
 
 
 def revision_of(manifest: dict[str, Any]) -> str:
     return sha256_hex(manifest_bytes(manifest))
+
+
+@dataclass(frozen=True)
+class PreviousJson:
+    """A manifest's bytes beside the objects parsed from exactly those bytes (the previous
+    snapshot, as ``load_snapshot`` reads it): a line is trusted to encode the element it
+    stands for because both come from one document."""
+
+    data: bytes
+    manifest: dict[str, Any]
+
+    def splice(self, key: str, new: list[Any]) -> list[splice.Buffer] | None:
+        """The lined array ``key`` of a new manifest, copying the entries it took over."""
+        prev = self.manifest.get(key)
+        if not isinstance(prev, list) or not prev:
+            return None
+        # A raw newline never occurs inside JSON strings: these markers are structural.
+        opener = b'"' + key.encode() + b'":[\n'
+        start = self.data.find(opener)
+        if start < 0:
+            return None  # an older compact manifest: encode afresh
+        start += len(opener)
+        last = key == max(k for k in self.manifest)  # sorted last: its end is near the end
+        end = self.data.rfind(b"\n]") if last else self.data.find(b"\n]", start)
+        label = b'"' + _LINED[key].encode() + b'":'
+
+        def needle(k: int) -> bytes:
+            return label + canonical_json(prev[k][_LINED[key]])
+
+        section = splice.Section(self.data, start, end, len(prev), b",\n", b"\n", 1, needle, False)
+        try:
+            pieces = splice.plan(prev, new, _LINED[key])
+            return section.splice(pieces, canonical_json) if end > start else None
+        except (KeyError, TypeError):
+            return None
 
 
 def parse_manifest(data: bytes) -> dict[str, Any]:
@@ -139,36 +202,72 @@ def _fast_unit(e: dict[str, Any], memo: dict[str, str]) -> str | None:
 @dataclass(frozen=True)
 class PreviousYaml:
     """The local-manifest.yaml written last time, known (by its hash) to be exactly what
-    was rendered for ``entries``: the blocks of entries that did not change are reused."""
+    was rendered for ``manifest``: the blocks of entries that did not change are copied.
+    Only construct it with that proof in hand (see ``LocalEvidenceArchive._previous_yaml``)."""
 
-    text: str
-    entries: dict[str, dict[str, Any]]  # id -> the entry object that block was rendered from
+    data: bytes
+    manifest: dict[str, Any]  # the previous manifest, whose entry objects were rendered
 
-    def blocks(self) -> dict[str, str]:
-        start = self.text.find("\nunits:\n- id: ")
-        end = self.text.find("\ndeletions:", start)
-        if start < 0 or end < 0:
-            return {}
-        out = {}
-        for chunk in self.text[start + len("\nunits:\n- id: ") : end + 1].split("\n- id: "):
-            uid, _, _ = chunk.partition("\n")
-            out[uid] = "- id: " + (chunk if chunk.endswith("\n") else chunk + "\n")
-        return out
+    def splice(
+        self, key: str, new: list[dict[str, Any]], block: Callable[[dict[str, Any]], bytes]
+    ) -> list[splice.Buffer] | None:
+        """The blocks of the sequence ``key`` (without the final newline), or None.
+
+        In the mirror, a unit or deletion block is the only text that starts a line with
+        '- id: ', and the top-level keys follow each other in a fixed order.
+        """
+        prev = self.manifest.get(key)
+        opener = b"\n" + key.encode() + b":\n"
+        start = self.data.find(opener)
+        end = self.data.rfind(b"\n" + _NEXT_KEY[key] + b":")
+        if not isinstance(prev, list) or not prev or start < 0 or end <= start:
+            return None
+
+        def needle(k: int) -> bytes:
+            return b"\n- id: " + scalar(prev[k]["id"]).encode() + b"\n"
+
+        section = splice.Section(
+            self.data,
+            start + len(opener),
+            end,
+            len(prev),
+            b"\n",
+            b"\n- id: ",
+            0,
+            needle,
+            True,
+            verify=False,  # the seal proved these bytes are the rendering of ``manifest``
+        )
+        try:
+            return section.splice(splice.plan(prev, new, "id"), lambda e: block(e)[:-1])
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
-def _units_yaml(units: list[dict[str, Any]], previous: PreviousYaml | None = None) -> str:
-    if not units:
-        return "units: []\n"
-    memo: dict[str, str] = {}
-    old = previous.blocks() if previous else {}
-    before = previous.entries if previous else {}
-    parts = ["units:\n"]
-    for e in units:
-        block = old.get(e["id"]) if before.get(e["id"]) is e else None
-        if block is None:
-            block = _fast_unit(e, memo) or dump([_ordered(e)], flow_keys=_FLOW_KEYS)
-        parts.append(block)
-    return "".join(parts)
+_NEXT_KEY = {"units": b"deletions", "deletions": b"suppressed_sources"}
+
+
+def _unit_block(e: dict[str, Any], memo: dict[str, str]) -> bytes:
+    return (_fast_unit(e, memo) or dump([_ordered(e)], flow_keys=_FLOW_KEYS)).encode("utf-8")
+
+
+def _record_block(e: dict[str, Any]) -> bytes:
+    return dump([_ordered(e)], flow_keys=_FLOW_KEYS).encode("utf-8")
+
+
+def _sequence_yaml(
+    key: str,
+    entries: list[dict[str, Any]],
+    block: Callable[[dict[str, Any]], bytes],
+    previous: PreviousYaml | None,
+) -> list[splice.Buffer]:
+    """``key:`` and its blocks, spliced from the previous mirror where it can be."""
+    if not entries:
+        return [key.encode() + b": []\n"]
+    spliced = previous.splice(key, entries, block) if previous is not None else None
+    if spliced is not None:
+        return [key.encode() + b":\n", *spliced, b"\n"]
+    return [key.encode() + b":\n", *[block(e) for e in entries]]
 
 
 def render_local_manifest(
@@ -176,18 +275,22 @@ def render_local_manifest(
 ) -> bytes:
     """``local-manifest.yaml``: the manifest plus its revision, sorted by id, for Git review."""
     head = dump({"format": FORMAT, "revision": revision})
-    tail = {
-        key: _ordered(manifest.get(key, []))
-        for key in ("deletions", "suppressed_sources", "sources")
-    }
+    tail = {key: _ordered(manifest.get(key, [])) for key in ("suppressed_sources", "sources")}
     header = (
         "# Derived by evidence-tool from snapshot " + revision + ".\n"
         "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"
     )
-    body = (
-        head + _units_yaml(manifest.get("units", []), previous) + dump(tail, flow_keys=_FLOW_KEYS)
+    memo: dict[str, str] = {}
+    return b"".join(
+        [
+            (header + head).encode("utf-8"),
+            *_sequence_yaml(
+                "units", manifest.get("units", []), lambda e: _unit_block(e, memo), previous
+            ),
+            *_sequence_yaml("deletions", manifest.get("deletions", []), _record_block, previous),
+            dump(tail, flow_keys=_FLOW_KEYS).encode("utf-8"),
+        ]
     )
-    return (header + body).encode("utf-8")
 
 
 def render_local_manifest_generic(manifest: dict[str, Any], revision: str) -> bytes:

@@ -19,6 +19,7 @@ class Snapshot:
     revision: str
     manifest: dict[str, Any]
     objects: ObjectStore
+    data: bytes = b""  # the manifest's bytes: the next snapshot reuses their unchanged lines
 
     def entries(self) -> list[UnitEntry]:
         return [UnitEntry(e) for e in self.manifest["units"]]
@@ -87,4 +88,4 @@ def load_snapshot(folder: Path, objects: ObjectStore, revision: str) -> Snapshot
         manifest = parse_manifest(data)
     except ValueError as exc:
         raise IntegrityError(f"snapshot {revision[:12]}…: {exc}", path=str(path)) from None
-    return Snapshot(revision, manifest, objects)
+    return Snapshot(revision, manifest, objects, data)
