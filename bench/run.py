@@ -166,7 +166,9 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
     snap = archive.newest_snapshot()
     assert snap is not None
     activation = timed(lambda: SqliteBackend(Layout.at(ws))(snap), 1)
-    git = git_anchor(fresh_copy(base, "git"))
+    git_copy = fresh_copy(base, "git")
+    git = git_anchor(git_copy)
+    copies.append(git_copy)
 
     rows = [
         ("floor: read + C YAML + md parse", floor, "1.00 (reference)", "-"),
@@ -186,6 +188,7 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
     ]
     if memory:
         big = fresh_copy(base, "mem")
+        copies.append(big)
         rows.append(
             (
                 f"peak RSS of consolidate (MiB, N={n})",
@@ -194,7 +197,7 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
                 "< 1024 MiB at 50k",
             )
         )
-    for c in copies:
+    for c in copies:  # removed only now: file creation is slow for a while after deletions
         shutil.rmtree(c, ignore_errors=True)
     return rows
 
