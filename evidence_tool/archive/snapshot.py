@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from evidence_tool.archive.manifest import UnitEntry, parse_manifest
 from evidence_tool.archive.objects import HEX64, ObjectStore
 from evidence_tool.errors import IntegrityError
 from evidence_tool.unit import Unit, parse
+from evidence_tool.workspace import gcpause
 
 
 @dataclass(frozen=True)
@@ -25,10 +27,14 @@ class Snapshot:
         return [UnitEntry(e) for e in self.manifest["units"]]
 
     def entry(self, unit_id: str) -> UnitEntry | None:
-        for e in self.manifest["units"]:
-            if e["id"] == unit_id:
-                return UnitEntry(e)
-        return None
+        raw = self._by_id.get(unit_id)
+        return UnitEntry(raw) if raw is not None else None
+
+    @cached_property
+    def _by_id(self) -> dict[str, dict[str, Any]]:
+        # Built on the first lookup: callers that look up every unit (migration's finish
+        # mode) stay linear.
+        return {e["id"]: e for e in self.manifest["units"]}
 
     def unit_bytes(self, entry: UnitEntry) -> bytes:
         return self.objects.get(entry.file_hash)
@@ -85,7 +91,8 @@ def load_snapshot(folder: Path, objects: ObjectStore, revision: str) -> Snapshot
             path=str(path),
         )
     try:
-        manifest = parse_manifest(data)
+        with gcpause.paused():  # 10 objects per unit, none cyclic: see gcpause
+            manifest = parse_manifest(data)
     except ValueError as exc:
         raise IntegrityError(f"snapshot {revision[:12]}…: {exc}", path=str(path)) from None
     return Snapshot(revision, manifest, objects, data)
