@@ -52,7 +52,7 @@ class Derivation:
     classes: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CLASSES})
     errors: list[Diagnostic] = field(default_factory=list)
     closed_items: list[dict[str, Any]] = field(default_factory=list)
-    source_blobs: dict[str, bytes] = field(default_factory=dict)
+    source_blobs: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # bytes, sha256
     prev_entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
     prev_revision: str | None = None
     prev_json: PreviousJson | None = None
@@ -80,35 +80,46 @@ class Derivation:
 
 
 class _Sources:
-    """Reads and caches source bytes referenced by document declarations."""
+    """Reads, hashes and decodes each source once, however many units cite it."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self.cache: dict[str, bytes | None] = {}
+        self.cache: dict[str, tuple[bytes, str] | None] = {}  # bytes, sha256
+        self.texts: dict[str, str] = {}
 
-    def read(self, rel: str) -> bytes | None:
+    def read(self, rel: str) -> tuple[bytes, str] | None:
         if rel not in self.cache:
             try:
                 path = self.layout.resolve_inside(rel)
-                self.cache[rel] = path.read_bytes() if self.layout.inside(path) else None
+                data = path.read_bytes() if self.layout.inside(path) else None
             except (OSError, ValueError):
-                self.cache[rel] = None
+                data = None
+            self.cache[rel] = (data, hashlib.sha256(data).hexdigest()) if data is not None else None
         return self.cache[rel]
+
+    def text(self, rel: str, data: bytes) -> str:
+        if rel not in self.texts:
+            self.texts[rel] = data.decode("utf-8", errors="replace")
+        return self.texts[rel]
 
 
 def _check_document(
-    decl: dict[str, Any], sources: _Sources, f: CuratedFile, out: Derivation
+    decl: dict[str, Any], sources: _Sources, f: CuratedFile, out: Derivation, *, checked: bool
 ) -> None:
-    """E150 unless the source bytes still hash to source_hash and hold every excerpt."""
+    """E150 unless the source bytes still hash to source_hash and hold every excerpt.
+
+    ``checked``: this very declaration passed the check in the previous snapshot, so
+    bytes with the same hash still hold its excerpts (no search through the source).
+    """
     rel = decl.get("source_path", "")
-    data = sources.read(rel)
+    read = sources.read(rel)
     problem = None
-    if data is None:
+    if read is None:
         problem = f"its source {rel} is missing"
-    elif hashlib.sha256(data).hexdigest() != decl.get("source_hash"):
+    elif read[1] != decl.get("source_hash"):
         problem = f"its source {rel} no longer matches the recorded hash"
-    else:
-        text = data.decode("utf-8", errors="replace")
+    elif not checked:
+        text = sources.text(rel, read[0])
         missing = [e for e in decl.get("excerpts", []) if e not in text]
         if missing:
             problem = f"the excerpt {missing[0][:60]!r} is not in {rel}"
@@ -126,8 +137,8 @@ def _check_document(
             )
         )
         return
-    assert data is not None
-    out.source_blobs[rel] = data
+    assert read is not None
+    out.source_blobs[rel] = read
 
 
 def derive(
@@ -222,7 +233,9 @@ def derive(
             out.classes["modified"].append(uid)
             prior_items = list(p.get("review_items", []))
         if prov.get("kind") == "document":
-            _check_document(prov, sources, f, out)
+            _check_document(
+                prov, sources, f, out, checked=p is not None and prov is p["provenance"]
+            )
         if (
             p is not None
             and prov is p["provenance"]
@@ -346,8 +359,10 @@ def _sources_section(
     section = []
     for rel in sorted(wanted):
         if rel in out.source_blobs:
-            data = out.source_blobs[rel]
-            section.append({"path": rel, "blob": hashlib.sha256(data).hexdigest()})
+            digest = out.source_blobs[rel][1]
+            old = prev_sources.get(rel)
+            # The previous entry itself when unchanged: its line is spliced, not re-encoded.
+            section.append(old if old and old["blob"] == digest else {"path": rel, "blob": digest})
         elif rel in prev_sources:
             section.append(prev_sources[rel])
     return section

@@ -61,12 +61,9 @@ def working_entries(
 ) -> tuple[dict[str, tuple[str, str, str]], list[str]]:
     """Entries of the working files, and the paths of files that do not validate."""
     report = archive.scan()
-    entries = {
-        f.unit.id: (f.unit.content_hash, f.file_hash, f.rel)
-        for f in report.files
-        if f.unit is not None
-    }
-    invalid = sorted({f.rel for f in report.files if f.unit is None})
+    ids = [(f, f.identity()) for f in report.files]
+    entries = {i[0]: i[1:] for _, i in ids if i is not None}
+    invalid = sorted({f.rel for f, i in ids if i is None})
     return entries, invalid
 
 

@@ -60,7 +60,7 @@ class ArchiveEditor:
             if data is not None and parse_unit(data).unit_id == unit_id:
                 return entry.path
         for f in self.archive.scan().files:
-            if f.result.unit_id == unit_id:
+            if f.unit_id == unit_id:
                 return f.rel
         return None
 
@@ -210,9 +210,7 @@ class ArchiveEditor:
                     f"'{unit_id}' has no deletion record; 'tht workspace evidence "
                     "log' lists deletions"
                 )
-            holder = next(
-                (f for f in self.archive.scan().files if f.result.unit_id == unit_id), None
-            )
+            holder = next((f for f in self.archive.scan().files if f.unit_id == unit_id), None)
             last = self.archive.snapshot(record["last_revision"]).entry(unit_id)
             assert last is not None
             restoring = self.archive.staged()["restorations"].get(unit_id)

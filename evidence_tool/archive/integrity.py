@@ -27,11 +27,16 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
     problems: list[Diagnostic] = []
     counts = {"objects": 0, "snapshots": 0, "acquired_sources": 0}
 
+    # Objects found by the one walk of the store: snapshots are checked against this set,
+    # not with a file lookup per entry of every snapshot (snapshots x units).
+    present: set[str] = set()
     for digest, path in archive.objects.iter_digests():
         counts["objects"] += 1
         if path.is_dir() or not HEX64.fullmatch(digest):
             problems.append(_e("unexpected entry in the object store", rel(path)))
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            continue
+        present.add(digest)  # a corrupted object is reported as such, not also as missing
+        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             problems.append(_e("object does not match its name (corrupted)", rel(path)))
 
     snapshots: dict[str, Any] = {}
@@ -57,7 +62,7 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
                 continue
             snapshots[name] = snap
             for entry in snap.manifest["units"]:
-                if not archive.objects.has(entry["file_hash"]):
+                if entry["file_hash"] not in present:
                     problems.append(
                         _e(
                             f"snapshot {name[:12]}… names a missing object for {entry['id']}",
@@ -66,7 +71,7 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
                         )
                     )
             for source in snap.manifest.get("sources", []):
-                if not archive.objects.has(source["blob"]):
+                if source["blob"] not in present:
                     problems.append(
                         _e(
                             f"snapshot {name[:12]}… names a missing source object",
@@ -189,6 +194,6 @@ def _check_reserved(archive: LocalEvidenceArchive, snap: Any, problems: list[Dia
     except EvidenceError:
         return
     for f in report.files:
-        uid = f.result.unit_id
+        uid = f.unit_id
         if uid in reserved and uid not in staged["restorations"]:
             problems.append(_e(f"live unit uses the reserved id '{uid}'", f.rel, uid))

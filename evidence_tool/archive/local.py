@@ -138,7 +138,9 @@ class LocalEvidenceArchive:
         return eventlog.read(self.layout.log)
 
     def scan(self) -> ValidationReport:
-        return scan_curated(self.layout)
+        """Every curated file, unchanged ones known by the stat cache without being read
+        (its summary: id, kind, hashes); reading commands leave the cache as it is."""
+        return scan_curated(self.layout, stat_cache=StatCache.load(self.layout))
 
     # -- locking and the journal -------------------------------------------
     @contextmanager
@@ -374,7 +376,7 @@ class LocalEvidenceArchive:
         # over from the previous snapshot name blobs that exist (objects are written
         # before manifests), so k changed units cost k checks and k writes.
         wanted = {e["file_hash"] for e in d.fresh}
-        wanted |= {hashlib.sha256(data).hexdigest() for data in d.source_blobs.values()}
+        wanted |= {digest for _, digest in d.source_blobs.values()}
         missing = {digest for digest in wanted if not self.objects.has(digest)}
         batch = []
         for f in report.files if missing else ():
@@ -390,8 +392,7 @@ class LocalEvidenceArchive:
                     )
                 missing.discard(f.file_hash)
                 batch.append((self.objects.path_for(f.file_hash), f.data))
-        for data in d.source_blobs.values():
-            digest = hashlib.sha256(data).hexdigest()
+        for data, digest in d.source_blobs.values():
             if digest in missing:
                 missing.discard(digest)
                 batch.append((self.objects.path_for(digest), data))

@@ -118,9 +118,9 @@ def _unconsolidated(
         notes.append(f"revision {state.pending} is consolidated but pending activation")
     old = {e["id"]: (e["content_hash"], e["file_hash"], e["path"]) for e in snap.manifest["units"]}
     new = {
-        f.unit.id: (f.unit.content_hash, f.file_hash, f.rel)
+        i[0]: i[1:]
         for f in report.files
-        if f.unit is not None and f.rel not in invalid
+        if f.rel not in invalid and (i := f.identity()) is not None
     }
     out = _missing_last_revisions(archive, snap.manifest["deletions"])
     changes = compare(old, new)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from evidence_tool.migrate.content import describe
@@ -44,9 +45,14 @@ class AcquiredSource:
     legacy_path: str
     data: bytes  # normalized text
 
-    @property
+    # Cached: a source cited by thousands of units is hashed and decoded once.
+    @cached_property
     def hash(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
+
+    @cached_property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
 
     @property
     def source_id(self) -> str:
@@ -169,9 +175,8 @@ def _document(
             "restore the cited version so the provenance can be carried",
         )
         return None
-    text = source.data.decode("utf-8")
     for i, excerpt in enumerate(excerpts):
-        if excerpt not in text:
+        if excerpt not in source.text:
             bad(("excerpts", i), f"{excerpt[:60]!r} does not occur verbatim in {rel}")
             failed = True
     if failed:

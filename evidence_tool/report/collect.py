@@ -115,13 +115,14 @@ def _base(archive: LocalEvidenceArchive, state: dict[str, Any]) -> tuple[Snapsho
     return None, "none"
 
 
-def _status_of(uid: str, changes: dict[str, list[str]], initialized: bool) -> str:
-    if not initialized:
-        return "added"
+def _classes(changes: dict[str, list[str]]) -> dict[str, str]:
+    """id -> its change class, the first class listing it winning (one pass, not one
+    search of every list per unit)."""
+    out: dict[str, str] = {}
     for cls in CHANGE_CLASSES:
-        if uid in changes.get(cls, ()):
-            return cls
-    return "unchanged"
+        for uid in changes.get(cls, ()):
+            out.setdefault(uid, cls)
+    return out
 
 
 def _unit_warnings(provenance: dict[str, Any] | None, retracted: dict[str, str]) -> list[str]:
@@ -143,6 +144,7 @@ def _units(
     error_paths: set[str | None],
 ) -> tuple[list[UnitView], dict[str, str]]:
     changes = status["unconsolidated"]
+    classes = _classes(changes) if status["initialized"] else {}
     review = status["review_items"]
     cards = []
     for uid in sorted(view.files):
@@ -154,7 +156,7 @@ def _units(
                 f.unit,
                 f.rel,
                 f.data.decode("utf-8"),
-                _status_of(uid, changes, status["initialized"]),
+                classes.get(uid, "unchanged") if status["initialized"] else "added",
                 prov,
                 review.get(uid, []),
                 _unit_warnings(prov, retracted),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from evidence_tool.archive.journal import current_hash
@@ -55,17 +56,15 @@ class ArchiveView:
         files: dict[str, CuratedFile] = {}
         paths: dict[str, str | None] = {}
         for f in archive.scan().files:
-            paths[f.rel] = f.unit.id if f.unit else None
-            if f.unit is not None:
-                files.setdefault(f.unit.id, f)
+            # By the stat cache's summary: unchanged files are not read to be listed.
+            uid = f.unit_id if f.valid else None
+            paths[f.rel] = uid
+            if uid is not None:
+                files.setdefault(uid, f)
         decls = {e["id"]: e["provenance"] for e in manifest["units"]}
         for uid, staged_decl in staged["declarations"].items():
             live = files.get(uid)
-            if (
-                live is not None
-                and live.unit is not None
-                and staged_decl["content_hash"] == live.unit.content_hash
-            ):
+            if live is not None and staged_decl["content_hash"] == live.content_hash:
                 decls[uid] = staged_decl["provenance"]
         return cls(
             files,
@@ -76,20 +75,36 @@ class ArchiveView:
             archive.layout,
         )
 
+    @cached_property
+    def citing(self) -> dict[str, list[tuple[str, str]]]:
+        """source id -> (unit id, "source" | "original") of the live units citing it, by
+        unit id: built once, so a refresh over many sources stays linear in the units."""
+        out: dict[str, list[tuple[str, str]]] = {}
+        for uid in sorted(self.files):
+            prov = self.declarations.get(uid) or {}
+            original = prov.get("original") or {}
+            if prov.get("kind") == "document" and prov.get("source_id"):
+                out.setdefault(prov["source_id"], []).append((uid, "source"))
+            if original.get("source_id") and original.get("source_id") != (
+                prov.get("source_id") if prov.get("kind") == "document" else None
+            ):
+                out.setdefault(original["source_id"], []).append((uid, "original"))
+        return out
+
     def current(self, sid: str) -> list[dict[str, Any]]:
         """The live units from this source, as the comparison records them."""
         out = []
-        for uid in sorted(self.files):
+        for uid, _ in self.citing.get(sid, []):
             prov = self.declarations.get(uid)
             if cites(prov, sid):
                 f = self.files[uid]
-                assert f.unit is not None and prov is not None
+                assert prov is not None
                 out.append(
                     {
                         "id": uid,
                         "path": f.rel,
                         "file_hash": f.file_hash,
-                        "content_hash": f.unit.content_hash,
+                        "content_hash": f.content_hash,
                         "provenance": prov,
                     }
                 )
@@ -133,9 +148,10 @@ def build(
     proposed: list[dict[str, Any]] = []
     dropped: list[dict[str, str]] = []
     taken: dict[str, str] = {}
+    proposed_ids: set[str] = set()
     for pu in proposal.units:
         uid = pu.unit.id
-        if any(p["id"] == uid for p in proposed):
+        if uid in proposed_ids:
             items.append(
                 {"code": "duplicate-id", "message": "the id is proposed twice", "unit_id": uid}
             )
@@ -163,6 +179,7 @@ def build(
             )
         taken[path] = uid
         text = render(pu.unit)
+        proposed_ids.add(uid)
         proposed.append(
             {
                 "id": uid,
@@ -173,7 +190,6 @@ def build(
                 "excerpts": pu.excerpts,
             }
         )
-    proposed_ids = {p["id"] for p in proposed}
     affected = {c["path"]: c["file_hash"] for c in current}
     for p in proposed:
         affected.setdefault(p["path"], current_hash(view.layout.resolve_inside(p["path"])))

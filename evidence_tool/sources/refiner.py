@@ -35,11 +35,16 @@ class ProposedUnit:
 class Proposal:
     units: list[ProposedUnit] = field(default_factory=list)
     review_items: list[dict[str, Any]] = field(default_factory=list)
+    _raised: set[tuple[str, str, str | None]] = field(default_factory=set, repr=False)
+
+    def __post_init__(self) -> None:
+        self._raised |= {(i["code"], i["message"], i.get("unit_id")) for i in self.review_items}
 
     def raise_item(self, code: str, message: str, unit_id: str | None = None) -> None:
-        item = {"code": code, "message": message, "unit_id": unit_id}
-        if item not in self.review_items:
-            self.review_items.append(item)
+        key = (code, message, unit_id)
+        if key not in self._raised:  # a set beside the list: thousands of items stay linear
+            self._raised.add(key)
+            self.review_items.append({"code": code, "message": message, "unit_id": unit_id})
 
 
 def refinement_error(locator: str, why: str) -> EvidenceError:

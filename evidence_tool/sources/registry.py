@@ -34,14 +34,10 @@ def resolve_id(registry: dict[str, Any], given: str) -> str:
 
 
 def _citing(view: ArchiveView, sid: str) -> list[dict[str, Any]]:
-    out = []
-    for uid in sorted(view.files):
-        prov = view.declarations.get(uid) or {}
-        if prov.get("kind") == "document" and prov.get("source_id") == sid:
-            out.append({"id": uid, "as": "source", "path": view.files[uid].rel})
-        elif (prov.get("original") or {}).get("source_id") == sid:
-            out.append({"id": uid, "as": "original", "path": view.files[uid].rel})
-    return out
+    return [
+        {"id": uid, "as": role, "path": view.files[uid].rel}
+        for uid, role in view.citing.get(sid, [])
+    ]
 
 
 def _summary(record: dict[str, Any], view: ArchiveView) -> dict[str, Any]:

@@ -120,12 +120,21 @@ def compile_schema(schema: dict[str, Any]) -> Check:
 
         def check_unique(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
             if isinstance(v, list):
-                seen: list[Any] = []
+                # JSON equality keeps types apart (1 is not true): key by (type, value);
+                # only unhashable items (lists, mappings) are compared one by one.
+                keys: set[tuple[type, Any]] = set()
+                others: list[Any] = []
                 for item in v:
-                    if any(item == s and type(item) is type(s) for s in seen):
+                    try:
+                        key = (type(item), item)
+                        repeated = key in keys
+                        keys.add(key)
+                    except TypeError:
+                        repeated = any(item == s and type(item) is type(s) for s in others)
+                        others.append(item)
+                    if repeated:
                         out.append((p, "uniqueItems", f"lists {_describe(item)} twice"))
                         return
-                    seen.append(item)
 
         checks.append(check_unique)
     if "items" in schema:

@@ -81,6 +81,14 @@ class CuratedFile:
         """Parsed without errors (workspace rules such as E120 are checked separately)."""
         return self.cached is not None or (self.unit is not None and not self.result.errors)
 
+    def identity(self) -> tuple[str, str, str, str] | None:
+        """(unit id, content_hash, file_hash, path) of a valid unit, read from the stat
+        cache when the file is unchanged; None for an invalid file."""
+        uid, ch = self.unit_id, self.content_hash
+        if not self.valid or uid is None or ch is None:
+            return None
+        return uid, ch, self.file_hash, self.rel
+
     def key_line(self, key: str) -> int | None:
         if self.cached:
             return self.cached[sc.ID_LINE] if key == "id" else self.cached[sc.KIND_LINE]
