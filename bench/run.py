@@ -119,6 +119,11 @@ def peak_rss_of_consolidate(root: Path) -> float:
     return max(before, after) / 1024.0
 
 
+# Copies are removed when every size is measured: creating files is several times slower
+# for minutes after many files were deleted, which would tax the next size's figures.
+COPIES: list[Path] = []
+
+
 def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
     from evidence_tool.activation.sqlite_index import SqliteBackend
     from evidence_tool.archive.local import LocalEvidenceArchive
@@ -197,8 +202,7 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
                 "< 1024 MiB at 50k",
             )
         )
-    for c in copies:  # removed only now: file creation is slow for a while after deletions
-        shutil.rmtree(c, ignore_errors=True)
+    COPIES.extend(copies)
     return rows
 
 
@@ -239,6 +243,8 @@ def main() -> None:
                     f"| {target} |"
                 )
 
+    for c in COPIES:
+        shutil.rmtree(c, ignore_errors=True)
     if len(sizes) > 1:
         print(f"\nscaling exponent (fit of log seconds over log N, N = {sizes}; 1.0 is linear)")
         for name, points in by_op.items():

@@ -7,11 +7,13 @@ and in ``local-manifest.yaml``: the new documents copy those bytes in runs and
 encode only the k new entries, instead of encoding N entries twice.
 
 A run is located by searching its first entry's key in the previous bytes,
-moving forward only, and is trusted only if counting element boundaries puts
-that entry exactly at its index: a previous document in any other layout (an
-older compact manifest, a hand-edited mirror) fails the count and the caller
-encodes everything.  Cost: one forward pass over the previous bytes in C, plus
-Python work per run and per new entry, not per unchanged entry.
+moving forward only.  In a manifest it is trusted only if counting element
+boundaries puts that entry exactly at its index, so a manifest in any other
+layout (an older one-line one) lends nothing and is encoded afresh; the
+mirror is trusted by its seal instead (the sha256 of what was written for the
+previous snapshot), so a hand-edited mirror lends nothing either.  Cost: one
+forward pass over the previous bytes in C, plus Python work per run and per
+new entry, not per unchanged entry.
 """
 
 from __future__ import annotations
@@ -126,9 +128,9 @@ class Section:
         return out
 
     def _boundaries(self, a: int, b: int) -> int:
-        """Boundaries starting in [a, b) (or, unverified, what the caller expects)."""
+        """Boundaries starting in [a, b) (not counted, 0, when unverified)."""
         if not self.verify:
-            return -1
+            return 0
         return self.data.count(self.boundary, a, b + len(self.boundary) - 1)
 
     def _boundary_before(self, k: int, cursor: int) -> int | None:
