@@ -1,8 +1,13 @@
 """The embedded default backend: an SQLite FTS5 index in ``.evidence-cache/index.sqlite``.
 
-Each activation builds the whole index for one revision into a new file and
-swaps it in with one rename, so a failed or killed build leaves the previous
-index serving searches.  BM25 ranks title, field text and applies_to.
+Each activation writes the index for one revision into a new file and swaps it
+in with one rename, so a failed or killed build leaves the previous index
+serving searches.  When the published index holds exactly the previous active
+snapshot (checked id by content hash), the new file starts as a copy of it and
+only the units whose manifest entries changed are deleted and inserted: a
+one-unit change costs a file copy, not a parse of every unit.  Anything else
+(no index, another format, drift) builds from scratch.  BM25 ranks title,
+field text and applies_to.
 """
 
 from __future__ import annotations
@@ -18,20 +23,26 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from evidence_tool import fsio
+from evidence_tool import __version__, fsio
 from evidence_tool.activation.cache import ensure_cache
-from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import ActivationError, IntegrityError, UsageError
+from evidence_tool.archive.snapshot import Snapshot, load_snapshot
+from evidence_tool.errors import ActivationError, EvidenceError, IntegrityError, UsageError
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
+# Format 2: an fts row shares its unit's rowid and the side tables are indexed by id, so
+# one unit's rows can be replaced without scanning; records hold no revision (the meta
+# row does), so unchanged rows stay valid from one revision to the next.
+FORMAT = "2"
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE units(id TEXT PRIMARY KEY, kind TEXT NOT NULL, language TEXT NOT NULL,
                    title TEXT NOT NULL, provenance_kind TEXT NOT NULL,
                    content_hash TEXT NOT NULL, record TEXT NOT NULL);
 CREATE TABLE unit_purposes(id TEXT NOT NULL, purpose TEXT NOT NULL);
+CREATE INDEX unit_purposes_id ON unit_purposes(id);
 CREATE TABLE unit_tables(id TEXT NOT NULL, tbl TEXT NOT NULL);
+CREATE INDEX unit_tables_id ON unit_tables(id);
 CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, body, applies_to,
                                     tokenize = 'unicode61 remove_diacritics 2');
 """
@@ -70,51 +81,96 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         con.close()
 
 
+def _insert(con: sqlite3.Connection, r: dict[str, Any]) -> None:
+    meta = r["metadata"]
+    record = {k: v for k, v in r.items() if k != "revision"}
+    cur = con.execute(
+        "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
+        (
+            r["id"],
+            r["kind"],
+            r["language"],
+            r["title"],
+            r["provenance_kind"],
+            r["content_hash"],
+            json.dumps(record, ensure_ascii=False, sort_keys=True),
+        ),
+    )
+    con.executemany(
+        "INSERT INTO unit_purposes VALUES (?,?)", [(r["id"], p) for p in meta["purposes"]]
+    )
+    con.executemany(
+        "INSERT INTO unit_tables VALUES (?,?)", [(r["id"], t) for t in sorted(_tables_of(r))]
+    )
+    con.execute(
+        "INSERT INTO fts(rowid, id, title, body, applies_to) VALUES (?,?,?,?,?)",
+        (
+            cur.lastrowid,
+            r["id"],
+            r["title"],
+            "\n".join(_flatten(r["payload"])),
+            " ".join(_flatten(meta.get("applies_to", {}))),
+        ),
+    )
+
+
+def _delete(con: sqlite3.Connection, unit_id: str) -> None:
+    row = con.execute("SELECT rowid FROM units WHERE id = ?", (unit_id,)).fetchone()
+    if row is None:
+        return
+    con.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+    con.execute("DELETE FROM units WHERE rowid = ?", (row[0],))
+    con.execute("DELETE FROM unit_purposes WHERE id = ?", (unit_id,))
+    con.execute("DELETE FROM unit_tables WHERE id = ?", (unit_id,))
+
+
+def _stamp(con: sqlite3.Connection, revision: str) -> int:
+    n = int(con.execute("SELECT count(*) FROM units").fetchone()[0])
+    con.executemany(
+        "INSERT OR REPLACE INTO meta VALUES (?,?)",
+        # The tool version too: records made by another version are never carried over.
+        [("revision", revision), ("format", FORMAT), ("tool", __version__), ("units", str(n))],
+    )
+    return n
+
+
+def _unpublished(con: sqlite3.Connection) -> None:
+    # No rollback journal: the file is unpublished until complete, and a killed
+    # build must leave nothing but its one temp file (which the next build removes).
+    con.execute("PRAGMA journal_mode=OFF")
+    con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
+
+
 def build_index(path: Path, revision: str, records: Iterable[dict[str, Any]]) -> int:
     """Write a complete index for ``revision`` at ``path`` (a new file)."""
     con = sqlite3.connect(path)
     try:
-        # No rollback journal: the file is unpublished until complete, and a killed
-        # build must leave nothing but its one temp file (which the next build removes).
-        con.execute("PRAGMA journal_mode=OFF")
-        con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
+        _unpublished(con)
         con.executescript(_SCHEMA)
-        n = 0
         for r in records:
-            n += 1
-            meta = r["metadata"]
-            con.execute(
-                "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
-                (
-                    r["id"],
-                    r["kind"],
-                    r["language"],
-                    r["title"],
-                    r["provenance_kind"],
-                    r["content_hash"],
-                    json.dumps(r, ensure_ascii=False, sort_keys=True),
-                ),
-            )
-            con.executemany(
-                "INSERT INTO unit_purposes VALUES (?,?)", [(r["id"], p) for p in meta["purposes"]]
-            )
-            con.executemany(
-                "INSERT INTO unit_tables VALUES (?,?)",
-                [(r["id"], t) for t in sorted(_tables_of(r))],
-            )
-            con.execute(
-                "INSERT INTO fts VALUES (?,?,?,?)",
-                (
-                    r["id"],
-                    r["title"],
-                    "\n".join(_flatten(r["payload"])),
-                    " ".join(_flatten(meta.get("applies_to", {}))),
-                ),
-            )
-        con.executemany(
-            "INSERT INTO meta VALUES (?,?)",
-            [("revision", revision), ("format", "1"), ("units", str(n))],
-        )
+            _insert(con, r)
+        n = _stamp(con, revision)
+        con.commit()
+        return n
+    finally:
+        con.close()
+
+
+def update_index(
+    source: Path, path: Path, revision: str, drop: set[str], records: Iterable[dict[str, Any]]
+) -> int:
+    """Copy the index at ``source`` to ``path`` (a new file), then replace the units
+    ``drop`` names with ``records`` and stamp ``revision``."""
+    con = sqlite3.connect(path)
+    try:
+        _unpublished(con)
+        with open_readonly(source) as src:
+            src.backup(con)
+        for unit_id in sorted(drop):
+            _delete(con, unit_id)
+        for r in records:
+            _insert(con, r)
+        n = _stamp(con, revision)
         con.commit()
         return n
     finally:
@@ -155,13 +211,52 @@ class SqliteBackend:
             fsio.unlink(stale, missing_ok=True)
         tmp = cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
-            build_index(tmp, snapshot.revision, snapshot.records())
+            drop = self._changed_since_index(snapshot)
+            if drop is None:
+                build_index(tmp, snapshot.revision, snapshot.records())
+            else:
+                now = {e.id for e in snapshot.entries()}
+                records = snapshot.records(drop & now)
+                update_index(self.path, tmp, snapshot.revision, drop, records)
             fsio.publish(tmp, self.path)
         except sqlite3.Error as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
             fsio.unlink(tmp, missing_ok=True)
+
+    def _changed_since_index(self, snapshot: Snapshot) -> set[str] | None:
+        """Ids whose rows must be replaced to turn the published index into
+        ``snapshot``'s, or None when only a full build is safe (or cheaper)."""
+        meta = index_meta(self.path)
+        if (
+            meta is None
+            or (meta.get("format"), meta.get("tool")) != (FORMAT, __version__)
+            or meta.get("revision") in (None, snapshot.revision)  # asked to rebuild it
+        ):
+            return None
+        try:
+            prev = load_snapshot(self.layout.snapshots, snapshot.objects, meta["revision"])
+        except (EvidenceError, ValueError):
+            return None
+        if index_entries(self.path) != {e.id: e.content_hash for e in prev.entries()}:
+            return None  # drifted from its snapshot: never carry a drift forward
+        before = {e["id"]: e for e in prev.manifest["units"]}
+        after = {e["id"]: e for e in snapshot.manifest["units"]}
+        drop = {uid for uid, e in after.items() if before.get(uid) != e}
+        drop |= before.keys() - after.keys()
+        return drop if len(drop) <= len(after) // 2 else None  # mostly new: build
+
+
+def index_meta(path: Path) -> dict[str, str] | None:
+    """The index's meta rows; None if absent or unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        with open_readonly(path) as con:
+            return dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.Error:
+        return None
 
 
 def index_revision(path: Path) -> str | None:
@@ -274,11 +369,11 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
             path=str(path),
         ) from None
     _check_current(layout, revision, path)
-    return {"revision": revision, "query": query, "hits": [_hit(*row) for row in rows]}
+    return {"revision": revision, "query": query, "hits": [_hit(row[0], row[1], revision) for row in rows]}
 
 
-def _hit(record_json: str, score: float) -> dict[str, Any]:
-    r = json.loads(record_json)
+def _hit(record_json: str, score: float, revision: str) -> dict[str, Any]:
+    r = {"revision": revision, **json.loads(record_json)}
     return {
         "id": r["id"],
         "kind": r["kind"],

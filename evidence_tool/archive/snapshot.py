@@ -44,9 +44,13 @@ class Snapshot:
         for entry in self.entries():
             yield entry, parse(self.unit_bytes(entry), path=entry.path)
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """Export records: the typed unit with its provenance and review items."""
-        for entry, unit in self.units():
+    def records(self, ids: set[str] | None = None) -> Iterator[dict[str, Any]]:
+        """Export records: the typed unit with its provenance and review items (of the
+        units ``ids`` names, if given: only their blobs are read and parsed)."""
+        for entry in self.entries():
+            if ids is not None and entry.id not in ids:
+                continue
+            unit = parse(self.unit_bytes(entry), path=entry.path)
             yield {
                 "revision": self.revision,
                 "id": unit.id,

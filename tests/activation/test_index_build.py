@@ -56,9 +56,15 @@ def _fail_on_publish(op: str, path: str, phase: str) -> None:
         raise OSError(5, "I/O error on the index swap")
 
 
+def _partial_update(source: Path, path: Path, revision: str, drop: Any, records: Any) -> int:
+    return _partial_build(path, revision, records)
+
+
 def _inject(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if how == "build":
+        # Whichever way the index is written: afresh, or as a copy of the published one.
         monkeypatch.setattr(sqlite_index, "build_index", _partial_build)
+        monkeypatch.setattr(sqlite_index, "update_index", _partial_update)
     else:
         fsio.set_hook(_fail_on_publish)
 
@@ -115,6 +121,9 @@ KILLER = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)
 
     sqlite_index.build_index = build_then_die
+    sqlite_index.update_index = lambda source, path, revision, drop, records: build_then_die(
+        path, revision, records
+    )
     archive = LocalEvidenceArchive(sys.argv[1])
     archive.consolidate("alice", backends.backend_for({}, archive.layout))
     """
@@ -167,6 +176,7 @@ def test_the_real_build_leaves_no_journal_while_it_runs(
         return real(path, revision, watched())
 
     monkeypatch.setattr(sqlite_index, "build_index", spy)
+    (indexed / ".evidence-cache" / "index.sqlite").unlink()  # so the build is a full one
     add_word(indexed / FORMULA_PATH, WORD)
     assert tht("consolidate").json["result"]["status"] == "activated"
     assert len(seen) == 1 and len(seen[0]) == 1 and seen[0][0].endswith(".tmp"), seen

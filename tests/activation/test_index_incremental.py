@@ -1,0 +1,159 @@
+"""Activation updates the published index in place of a rebuild, and the result is the
+index a rebuild would make (SPEC.md 8, 12): only changed units are parsed and written."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from activation_helpers import (
+    FORMULA,
+    FORMULA_PATH,
+    Tht,
+    add_word,
+    cache_leftovers,
+    stage_document,
+    state,
+    unit_file,
+)
+
+from evidence_tool.activation import sqlite_index
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.workspace.layout import Layout
+
+INDEX = Path(".evidence-cache") / "index.sqlite"
+BUILD = sqlite_index.build_index  # the reference, whatever a test spies on
+
+
+def _content(path: Path) -> dict[str, Any]:
+    """Everything the index holds, rowids aside, in a comparable form."""
+    con = sqlite3.connect(path)
+    try:
+        return {
+            "meta": sorted(con.execute("SELECT key, value FROM meta").fetchall()),
+            "units": sorted(con.execute("SELECT * FROM units").fetchall()),
+            "purposes": sorted(con.execute("SELECT * FROM unit_purposes").fetchall()),
+            "tables": sorted(con.execute("SELECT * FROM unit_tables").fetchall()),
+            "fts": sorted(con.execute("SELECT id, title, body, applies_to FROM fts").fetchall()),
+            # Each fts row belongs to its unit's row: deletes by rowid must find it.
+            "linked": con.execute(
+                "SELECT count(*) FROM fts JOIN units u ON u.rowid = fts.rowid AND u.id = fts.id"
+            ).fetchone()[0],
+        }
+    finally:
+        con.close()
+
+
+def _rebuilt(root: Path, tmp: Path) -> dict[str, Any]:
+    snap = LocalEvidenceArchive(root).active_snapshot()
+    assert snap is not None
+    fresh = tmp / "fresh.sqlite"
+    fresh.unlink(missing_ok=True)
+    BUILD(fresh, snap.revision, snap.records())
+    return _content(fresh)
+
+
+class Calls:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.builds: list[str] = []
+        self.updates: list[tuple[str, set[str]]] = []
+        build, update = sqlite_index.build_index, sqlite_index.update_index
+
+        def spy_build(path: Path, revision: str, records: Any) -> int:
+            self.builds.append(revision)
+            return build(path, revision, records)
+
+        def spy_update(source: Path, path: Path, revision: str, drop: Any, records: Any) -> int:
+            self.updates.append((revision, set(drop)))
+            return update(source, path, revision, drop, records)
+
+        monkeypatch.setattr(sqlite_index, "build_index", spy_build)
+        monkeypatch.setattr(sqlite_index, "update_index", spy_update)
+
+
+def test_each_kind_of_change_updates_the_index_to_what_a_rebuild_makes(
+    indexed: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls = Calls(monkeypatch)
+    changes = [
+        ("modified", lambda: add_word(indexed / FORMULA_PATH, "zanzibarite")),
+        ("removed", lambda: unit_file(indexed, "evidence:admin:patient-merge").unlink()),
+        ("renamed", lambda: _rename(unit_file(indexed, "evidence:clinical:drg"))),
+        ("provenance", lambda: stage_document(indexed, FORMULA, "giornate di degenza")),
+        ("added", lambda: _copy_as_new(indexed)),
+    ]
+    for name, change in changes:
+        change()
+        result = tht("consolidate").json["result"]
+        assert result["status"] == "activated", (name, result)
+        assert _content(indexed / INDEX) == _rebuilt(indexed, tmp_path), name
+        assert tht("verify", "--index").exit_code == 0, name
+    assert calls.builds == [], "every one of these was an update of the published index"
+    assert [len(drop) for _, drop in calls.updates] == [1, 1, 1, 1, 1]
+    assert cache_leftovers(indexed) == []
+    hits = tht("search", "zanzibarite").json["result"]
+    assert hits["revision"] == state(indexed).active
+    assert [h["id"] for h in hits["hits"]] == [FORMULA]
+    # A record kept from an earlier revision is served as the index's revision.
+    found = sqlite_index.search(Layout.at(indexed), "zanzibarite", sqlite_index.Filters())
+    assert found["hits"][0]["record"]["revision"] == state(indexed).active
+    drg = sqlite_index.search(Layout.at(indexed), "DRG", sqlite_index.Filters())
+    assert all(h["record"]["revision"] == state(indexed).active for h in drg["hits"])
+
+
+def _rename(path: Path) -> None:
+    path.rename(path.with_name("renamed-" + path.name))
+
+
+def _copy_as_new(root: Path) -> None:
+    src = unit_file(root, "evidence:clinical:drg")
+    text = src.read_text().replace("id: evidence:clinical:drg", "id: evidence:clinical:drg-copy")
+    (src.parent / "drg-copy.md").write_text(text)
+
+
+def test_a_drifted_index_is_rebuilt_never_carried_forward(
+    indexed: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    con = sqlite3.connect(indexed / INDEX)
+    con.execute("UPDATE units SET content_hash = 'x' WHERE id = ?", (FORMULA,))
+    con.commit()
+    con.close()
+    calls = Calls(monkeypatch)
+    add_word(unit_file(indexed, "evidence:clinical:drg"), "zanzibarite")
+    assert tht("consolidate").json["result"]["status"] == "activated"
+    assert len(calls.builds) == 1 and calls.updates == []
+    assert _content(indexed / INDEX) == _rebuilt(indexed, tmp_path)
+
+
+@pytest.mark.parametrize("key, value", [("format", "1"), ("tool", "0.0.0-other")])
+def test_an_index_of_another_format_or_tool_version_is_rebuilt(
+    indexed: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch, key: str, value: str
+) -> None:
+    con = sqlite3.connect(indexed / INDEX)
+    con.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    con.commit()
+    con.close()
+    calls = Calls(monkeypatch)
+    add_word(indexed / FORMULA_PATH, "zanzibarite")
+    assert tht("consolidate").json["result"]["status"] == "activated"
+    assert len(calls.builds) == 1 and calls.updates == []
+
+
+def test_an_update_parses_only_the_changed_units(
+    indexed: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evidence_tool.archive.snapshot as snapshot_module
+
+    parsed: list[str] = []
+    real = snapshot_module.parse
+
+    def counting(data: bytes, path: str | None = None) -> Any:
+        parsed.append(path or "")
+        return real(data, path=path)
+
+    monkeypatch.setattr(snapshot_module, "parse", counting)
+    add_word(indexed / FORMULA_PATH, "zanzibarite")
+    assert tht("consolidate").json["result"]["status"] == "activated"
+    assert parsed == [FORMULA_PATH]
