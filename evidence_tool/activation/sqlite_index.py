@@ -369,7 +369,11 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
             path=str(path),
         ) from None
     _check_current(layout, revision, path)
-    return {"revision": revision, "query": query, "hits": [_hit(row[0], row[1], revision) for row in rows]}
+    return {
+        "revision": revision,
+        "query": query,
+        "hits": [_hit(row[0], row[1], revision) for row in rows],
+    }
 
 
 def _hit(record_json: str, score: float, revision: str) -> dict[str, Any]:
