@@ -31,7 +31,7 @@ def open_active_corpus(root: str | os.PathLike[str]) -> Corpus:
             return Corpus(None, [])
         return Corpus(state.active, list(archive.snapshot(state.active).records()))
     records: list[dict[str, Any]] = []
-    for f in archive.scan().files:
+    for f in archive.scan(cached=False).files:
         if f.unit is None:
             continue
         u = f.unit

@@ -153,7 +153,7 @@ def derive(
     *,
     block_on_review: bool = True,
 ) -> Derivation:
-    prev_json = PreviousJson(prev_data or b"", prev) if prev else None
+    prev_json = PreviousJson(prev_data, prev) if prev and prev_data else None
     prev = prev or {"units": [], "deletions": [], "sources": []}
     prev_units = {e["id"]: e for e in prev["units"]}
     deletions = {d["id"]: d for d in prev["deletions"]}

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evidence_tool import fsio
+from evidence_tool import __version__, fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import now
@@ -34,6 +34,8 @@ from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curate
 from evidence_tool.workspace.statcache import StatCache
 
 Activate = Callable[[Snapshot], None]
+# Who encoded the last manifest and mirror: another version may encode them otherwise.
+_ENCODER = f"evidence-tool-{__version__}"
 _YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
 
 
@@ -137,10 +139,16 @@ class LocalEvidenceArchive:
     def events(self) -> list[dict[str, Any]]:
         return eventlog.read(self.layout.log)
 
-    def scan(self) -> ValidationReport:
+    def scan(self, *, cached: bool = True) -> ValidationReport:
         """Every curated file, unchanged ones known by the stat cache without being read
-        (its summary: id, kind, hashes); reading commands leave the cache as it is."""
-        return scan_curated(self.layout, stat_cache=StatCache.load(self.layout))
+        (its summary: id, kind, hashes); reading commands leave the cache as it is.
+
+        ``cached=False`` reads and parses every file now: for callers that need every
+        unit's content anyway (one read serves hash and parse, so an edit racing the
+        command cannot pair a cached hash with newer bytes), and for ``verify --strict``,
+        which must not take a timestamp's word for a file."""
+        stat_cache = StatCache.load(self.layout) if cached else None
+        return scan_curated(self.layout, stat_cache=stat_cache)
 
     # -- locking and the journal -------------------------------------------
     @contextmanager
@@ -266,10 +274,13 @@ class LocalEvidenceArchive:
         cache = StatCache.load(self.layout)
         report = self._valid_files(cache)
         prev = self.snapshot(state.newest) if state.newest else None
+        # The previous manifest lends its lines only if this very encoder wrote it (the
+        # seal says so): lines from another writer could be valid JSON, yet not canonical.
+        sealed = prev is not None and self._seal()[1:] == [prev.revision, _ENCODER]
         d = derive(
             prev.manifest if prev else None,
             state.newest,
-            prev.data if prev else None,
+            prev.data if prev and sealed else None,
             report.files,
             self.staged(),
             actor,
@@ -303,7 +314,8 @@ class LocalEvidenceArchive:
             ):
                 # The derived index is missing or older (a fresh clone, a cleared cache):
                 # rebuild it for the active revision; the pointers do not move.
-                activate(self.snapshot(revision))
+                with gcpause.resumed():
+                    activate(self.snapshot(revision))
                 result.status = "reindexed"
             return result
         if dry_run:
@@ -339,7 +351,8 @@ class LocalEvidenceArchive:
         if activate is None:
             return result
         try:
-            activate(self.snapshot(revision))
+            with gcpause.resumed():
+                activate(self.snapshot(revision))
         except IntegrityError as exc:
             # A damaged archive (a corrupted object), not a failing backend: report it as
             # E701 naming the file to restore, not as a retryable activation failure.
@@ -402,24 +415,30 @@ class LocalEvidenceArchive:
         fsio.write_new(path, d.manifest_bytes, digest=revision)
         data = render_local_manifest(d.manifest, revision, self._previous_yaml(d))
         digest = fsio.write_atomic(self.layout.local_manifest, data)
-        # Remember what was written, so the next render can reuse unchanged blocks.
-        seal = f"{digest} {revision}\n".encode()
+        # Remember what was written, and by which encoder, so the next snapshot can reuse
+        # the unchanged entries of both documents.
+        seal = f"{digest} {revision} {_ENCODER}\n".encode()
         fsio.write_atomic(ensure_cache(self.layout) / _YAML_SEAL, seal, durable=False)
         return revision
+
+    def _seal(self) -> list[str]:
+        """[mirror sha256, revision, encoder] of the last snapshot written here, or []."""
+        try:
+            seal = (self.layout.cache / _YAML_SEAL).read_text().split()
+        except (OSError, UnicodeDecodeError):
+            return []
+        return seal if len(seal) == 3 else []
 
     def _previous_yaml(self, d: Derivation) -> PreviousYaml | None:
         """The last local-manifest.yaml, if it is byte for byte what this tool wrote for
         the previous snapshot (hand edits or a lost cache mean: render everything)."""
-        try:
-            seal = (self.layout.cache / _YAML_SEAL).read_text().split()
-            data = self.layout.local_manifest.read_bytes()
-        except (OSError, UnicodeDecodeError):
+        seal = self._seal()
+        if seal[1:] != [d.prev_revision, _ENCODER] or d.prev_json is None:
             return None
-        if (
-            len(seal) != 2
-            or seal[1] != d.prev_revision
-            or hashlib.sha256(data).hexdigest() != seal[0]
-            or d.prev_json is None
-        ):
+        try:
+            data = self.layout.local_manifest.read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != seal[0]:
             return None
         return PreviousYaml(data, d.prev_json.manifest)

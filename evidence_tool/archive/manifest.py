@@ -62,8 +62,9 @@ def revision_of(manifest: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class PreviousJson:
     """A manifest's bytes beside the objects parsed from exactly those bytes (the previous
-    snapshot, as ``load_snapshot`` reads it): a line is trusted to encode the element it
-    stands for because both come from one document."""
+    snapshot, as ``load_snapshot`` reads it), written by this very ``manifest_bytes``
+    (the archive's seal proves it): a line is then the canonical encoding of the element
+    it stands for.  Lines of another writer could parse alike and still not be canonical."""
 
     data: bytes
     manifest: dict[str, Any]

@@ -56,7 +56,9 @@ def verify_strict(archive: LocalEvidenceArchive) -> StrictReport:
     problems, counts = verify(archive)
     checked: dict[str, Any] = {**counts, "strict": True}
     notes: list[str] = []
-    report = archive.scan()  # a missing curated tree is E601, never "everything deleted"
+    # Every file read: strict means no timestamp is taken for the bytes.  A missing
+    # curated tree is E601, never "everything deleted".
+    report = archive.scan(cached=False)
     checked["unit_files"] = len(report.files)
     invalid = _invalid_files(report)
     problems += invalid.values()

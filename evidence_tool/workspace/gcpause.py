@@ -15,6 +15,19 @@ from contextlib import contextmanager
 
 
 @contextmanager
+def resumed() -> Iterator[None]:
+    """Collection on inside a paused block: for callbacks (index builds, clients) whose
+    objects may form cycles."""
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        if not was_enabled:
+            gc.disable()
+
+
+@contextmanager
 def paused() -> Iterator[None]:
     was_enabled = gc.isenabled()
     gc.disable()

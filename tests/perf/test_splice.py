@@ -178,39 +178,20 @@ def test_an_older_compact_manifest_lends_nothing(doc: dict[str, Any]) -> None:
     assert manifest_bytes(prev, previous) == manifest_bytes(prev)
 
 
-def _lined_unsorted(doc: dict[str, Any]) -> bytes:
-    """Our line layout, but each element encoded with its keys in their given order."""
-    parts = []
-    for key in sorted(doc):
-        value = doc[key]
-        if key in ("deletions", "sources", "units") and value:
-            lines = ",\n".join(json.dumps(e, ensure_ascii=False) for e in value)
-            parts.append(f'"{key}":[\n{lines}\n]')
-        else:
-            parts.append(f'"{key}":{json.dumps(value)}')
-    return ("{" + ",".join(parts) + "}").encode()
-
-
 LAYOUTS = {
     "pretty": lambda doc: json.dumps(doc, indent=1, sort_keys=True).encode(),
-    "lined, keys unsorted": _lined_unsorted,
     "unsorted compact": lambda doc: json.dumps(doc, separators=(",", ":")).encode(),
 }
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.sampled_from(sorted(LAYOUTS)))
-def test_a_manifest_in_another_layout_still_gives_the_right_manifest(
-    data: st.DataObject, layout: str
-) -> None:
-    """Bytes laid out otherwise (an older or foreign writer) either lend nothing or lend
-    lines that are their elements: the result always parses to the new manifest."""
+def test_a_manifest_in_another_layout_lends_nothing(data: st.DataObject, layout: str) -> None:
     doc = data.draw(manifest())
     raw = LAYOUTS[layout](doc)
     prev = json.loads(raw)  # the objects are always parsed from the very bytes
     new = {**prev, "units": data.draw(edited(prev["units"], "id"))}
-    spliced = manifest_bytes(new, PreviousJson(raw, prev))
-    assert json.loads(spliced) == new
+    assert manifest_bytes(new, PreviousJson(raw, prev)) == manifest_bytes(new)
 
 
 def test_the_plan_copies_runs_and_encodes_only_what_changed() -> None:

@@ -149,11 +149,14 @@ def test_a_cache_from_another_version_is_ignored(workspace: Path) -> None:
     cache.save()
     path = layout.cache / statcache.NAME
     assert StatCache.load(layout).entries
-    line, _, payload = path.read_bytes().partition(b"\n")
+    _, _, body = path.read_bytes().partition(b"\n")
+    line, _, payload = body.partition(b"\n")
     for key, other in (("version", "0.0.0-other"), ("python", "2.7"), ("format", 1)):
         header = json.loads(line)
         header[key] = other
-        path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+        forged = json.dumps(header).encode() + b"\n" + payload
+        # Even with a digest that matches: written by another version means not ours.
+        path.write_bytes(hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged)
         assert StatCache.load(layout).entries == {}, key
 
 
@@ -190,13 +193,32 @@ def test_a_forged_payload_with_a_matching_digest_but_wrong_shape_is_ignored(
     scan_curated(layout, stat_cache=cache)
     cache.save()
     path = layout.cache / statcache.NAME
-    line, _, _ = path.read_bytes().partition(b"\n")
+    _, _, body = path.read_bytes().partition(b"\n")
+    line, _, _ = body.partition(b"\n")
     for shape in ({"a.md": 1}, {"a.md": (1, 2)}, [1, 2]):
-        payload = marshal.dumps(shape)
-        header = json.loads(line)
-        header["sha256"] = hashlib.sha256(payload).hexdigest()
-        path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+        forged = line + b"\n" + marshal.dumps(shape)
+        path.write_bytes(hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged)
         assert StatCache.load(layout).entries == {}, shape
+
+
+def test_a_damaged_stamp_is_never_trusted(workspace: Path) -> None:
+    """The stamp decides which entries are racily clean: the digest covers it too, and a
+    stamp that is not an integer (1e999 overflowed int() once) is refused, not a crash."""
+    _age_everything(workspace)
+    _consolidate(workspace)
+    path = workspace / ".evidence-cache" / statcache.NAME
+    data = path.read_bytes()
+    digest, _, body = data.partition(b"\n")
+    line, _, payload = body.partition(b"\n")
+    header = json.loads(line)
+    raised = json.dumps({**header, "stamp_ns": header["stamp_ns"] * 10}).encode()
+    path.write_bytes(digest + b"\n" + raised + b"\n" + payload)  # digest no longer matches
+    assert StatCache.load(Layout.at(workspace)).entries == {}
+    for stamp in (b"1e999", b'"1"', b"null", b"1.5"):
+        forged = line.replace(str(header["stamp_ns"]).encode(), stamp) + b"\n" + payload
+        path.write_bytes(hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged)
+        assert StatCache.load(Layout.at(workspace)).entries == {}, stamp
+    assert _consolidate(workspace)
 
 
 def test_invalid_files_are_never_cached(workspace: Path) -> None:
