@@ -18,6 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evidence_tool.unit import (
+    KINDS,
+    PURPOSES,
     AppliesTo,
     DomainPayload,
     EnumPayload,
@@ -99,17 +101,6 @@ WORDS_IT = [
     "tasso",
 ]
 SCHEMAS = ("clinical", "admin", "lab", "pharmacy", "ed")
-KINDS = (
-    "domain",
-    "glossary",
-    "enum",
-    "example",
-    "mapping",
-    "normalization",
-    "formula",
-    "reference",
-)
-PURPOSES = ("disambiguation", "rewriting", "schema_linking", "sql_generation")
 
 
 def _sentence(rng: random.Random, words: tuple[str, ...] | list[str], n: int) -> str:

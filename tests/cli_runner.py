@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -36,3 +37,37 @@ def invoke(args: list[str]) -> CliResult:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def tht(ws: Path, *args: str, installation: Path | None = None) -> CliResult:
+    """``tht [--installation F] workspace evidence ARGS --workspace-root WS --json``."""
+    pre = ["--installation", str(installation)] if installation else []
+    return invoke([*pre, "workspace", "evidence", *args, "--workspace-root", str(ws), "--json"])
+
+
+def registry(ws: Path) -> dict[str, Any]:
+    return json.loads((ws / "evidence/.local/sources.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def record(ws: Path, locator: str) -> dict[str, Any]:
+    """The source registry's record of ``locator``."""
+    return next(r for r in registry(ws)["sources"].values() if r["locator"] == locator)
+
+
+def decide(
+    ws: Path, locator: str, decision: str, *extra: str, installation: Path | None = None
+) -> CliResult:
+    """``decide`` the pending comparison of ``locator``."""
+    rec = record(ws, locator)
+    return tht(
+        ws,
+        "decide",
+        "--source-id",
+        rec["source_id"],
+        "--revision",
+        rec["comparison"]["revision"],
+        "--decision",
+        decision,
+        *extra,
+        installation=installation,
+    )

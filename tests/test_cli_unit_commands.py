@@ -633,3 +633,11 @@ def test_help_does_not_import_heavy_modules() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
+
+
+def test_the_cli_choices_of_kind_and_purpose_are_the_format_s() -> None:
+    from evidence_tool.cli import archive_cmds
+    from evidence_tool.unit import KINDS, PURPOSES
+
+    assert tuple(archive_cmds.KINDS) == tuple(KINDS)
+    assert tuple(archive_cmds.PURPOSES) == tuple(PURPOSES)

@@ -17,7 +17,7 @@ import json
 import re
 import secrets
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,26 +134,9 @@ def _stamp(con: sqlite3.Connection, revision: str) -> int:
     return n
 
 
-def _unpublished(con: sqlite3.Connection) -> None:
-    # No rollback journal: the file is unpublished until complete, and a killed
-    # build must leave nothing but its one temp file (which the next build removes).
-    con.execute("PRAGMA journal_mode=OFF")
-    con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
-
-
 def build_index(path: Path, revision: str, records: Iterable[dict[str, Any]]) -> int:
     """Write a complete index for ``revision`` at ``path`` (a new file)."""
-    con = sqlite3.connect(path)
-    try:
-        _unpublished(con)
-        con.executescript(_SCHEMA)
-        for r in records:
-            _insert(con, r)
-        n = _stamp(con, revision)
-        con.commit()
-        return n
-    finally:
-        con.close()
+    return _write(path, revision, records, lambda con: con.executescript(_SCHEMA))
 
 
 def update_index(
@@ -161,13 +144,29 @@ def update_index(
 ) -> int:
     """Copy the index at ``source`` to ``path`` (a new file), then replace the units
     ``drop`` names with ``records`` and stamp ``revision``."""
-    con = sqlite3.connect(path)
-    try:
-        _unpublished(con)
+
+    def start(con: sqlite3.Connection) -> None:
         with open_readonly(source) as src:
             src.backup(con)
         for unit_id in sorted(drop):
             _delete(con, unit_id)
+
+    return _write(path, revision, records, start)
+
+
+def _write(
+    path: Path,
+    revision: str,
+    records: Iterable[dict[str, Any]],
+    start: Callable[[sqlite3.Connection], object],
+) -> int:
+    con = sqlite3.connect(path)
+    try:
+        # No rollback journal: the file is unpublished until complete, and a killed
+        # build must leave nothing but its one temp file (which the next build removes).
+        con.execute("PRAGMA journal_mode=OFF")
+        con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
+        start(con)
         for r in records:
             _insert(con, r)
         n = _stamp(con, revision)
@@ -248,38 +247,30 @@ class SqliteBackend:
         return drop if len(drop) <= len(after) // 2 else None  # mostly new: build
 
 
-def index_meta(path: Path) -> dict[str, str] | None:
-    """The index's meta rows; None if absent or unreadable."""
+def _pairs(path: Path, sql: str) -> dict[str, str] | None:
+    """Two-column rows of the index as a dict; None if absent or unreadable."""
     if not path.is_file():
         return None
     try:
         with open_readonly(path) as con:
-            return dict(con.execute("SELECT key, value FROM meta").fetchall())
+            return dict(con.execute(sql).fetchall())
     except sqlite3.Error:
         return None
+
+
+def index_meta(path: Path) -> dict[str, str] | None:
+    """The index's meta rows (revision, format, tool, units)."""
+    return _pairs(path, "SELECT key, value FROM meta")
 
 
 def index_revision(path: Path) -> str | None:
     """The revision the index at ``path`` was built for; None if absent or unreadable."""
-    if not path.is_file():
-        return None
-    try:
-        with open_readonly(path) as con:
-            row = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()
-    except sqlite3.Error:
-        return None
-    return row[0] if row else None
+    return (index_meta(path) or {}).get("revision")
 
 
 def index_entries(path: Path) -> dict[str, str] | None:
     """Unit id -> content hash held by the index; None if absent or unreadable."""
-    if not path.is_file():
-        return None
-    try:
-        with open_readonly(path) as con:
-            return dict(con.execute("SELECT id, content_hash FROM units").fetchall())
-    except sqlite3.Error:
-        return None
+    return _pairs(path, "SELECT id, content_hash FROM units")
 
 
 @dataclass(frozen=True)

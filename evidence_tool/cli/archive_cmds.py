@@ -324,6 +324,8 @@ def export_body(s: Any, fmt: str, output: str | None, as_json: bool) -> Report:
     return Report()
 
 
+# The choices of --kind/--purpose, spelled out: importing evidence_tool.unit would load
+# the parser (markdown-it, pglast) for every command's start-up.  A test keeps them equal.
 KINDS = [
     "domain",
     "glossary",

@@ -8,13 +8,12 @@ the source dropped), a modified, a deleted and an invalid curated file.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-from cli_runner import CliResult, invoke
+from cli_runner import CliResult, decide, invoke, record, tht  # noqa: F401 -- re-exported
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
@@ -34,19 +33,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-def tht(ws: Path, *args: str, installation: Path | None = None) -> CliResult:
-    pre = ["--installation", str(installation)] if installation else []
-    return invoke([*pre, "workspace", "evidence", *args, "--workspace-root", str(ws), "--json"])
-
-
 def ok(result: CliResult) -> dict[str, Any]:
     assert result.exit_code == 0, f"exit {result.exit_code}\n{result.stdout}\n{result.stderr}"
     return result.json["result"]  # type: ignore[no-any-return]
-
-
-def record(ws: Path, locator: str) -> dict[str, Any]:
-    registry = json.loads((ws / "evidence/.local/sources.json").read_text(encoding="utf-8"))
-    return next(r for r in registry["sources"].values() if r["locator"] == locator)
 
 
 def copy_fixture(dest: Path) -> Path:
@@ -62,19 +51,7 @@ def pending_workspace(dest: Path) -> Path:
 
 def rich_workspace(dest: Path) -> Path:
     ws = pending_workspace(dest)
-    lab = record(ws, LAB)
-    ok(
-        tht(
-            ws,
-            "decide",
-            "--source-id",
-            lab["source_id"],
-            "--revision",
-            lab["comparison"]["revision"],
-            "--decision",
-            "replace",
-        )
-    )
+    ok(decide(ws, LAB, "replace"))
     handbook = ws / "evidence/source/lab-handbook.md"
     text = handbook.read_text(encoding="utf-8")
     text = text.replace("are falsely high", "are falsely increased")

@@ -11,7 +11,16 @@ import webbrowser
 from pathlib import Path
 
 import pytest
-from report_helpers import LAB, copy_fixture, ok, pending_workspace, record, rich_workspace, tht
+from report_helpers import (
+    LAB,
+    copy_fixture,
+    decide,
+    ok,
+    pending_workspace,
+    record,
+    rich_workspace,
+    tht,
+)
 
 from evidence_tool.errors import CODES
 
@@ -191,19 +200,7 @@ def test_a_cache_folder_linking_outside_is_not_followed(tmp_path: Path) -> None:
 def test_dropped_and_suppressed_ids_are_named(tmp_path: Path) -> None:
     ws = pending_workspace(tmp_path / "ws")
     lab = record(ws, LAB)
-    rev = lab["comparison"]["revision"]
-    ok(
-        tht(
-            ws,
-            "decide",
-            "--source-id",
-            lab["source_id"],
-            "--revision",
-            rev,
-            "--decision",
-            "replace",
-        )
-    )
+    ok(decide(ws, LAB, "replace"))
     (ws / "evidence/curated/formula/lab-turnaround-minutes.md").unlink()  # a curated deletion
     ok(tht(ws, "consolidate"))
     handbook = ws / "evidence/source/lab-handbook.md"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from cli_runner import CliResult, invoke
+from cli_runner import CliResult, decide, invoke, record, registry, tht  # noqa: F401 -- re-exported
 
 LAB = "fs:evidence/source/lab-handbook.md"
 WARD = "fs:evidence/incoming/ward-codes.md"
@@ -29,44 +29,12 @@ def tree_state(root: Path) -> dict[str, str]:
     return out
 
 
-def tht(ws: Path, *args: str, installation: Path | None = None) -> CliResult:
-    """Run ``tht [--installation F] workspace evidence ARGS --workspace-root WS --json``."""
-    pre = ["--installation", str(installation)] if installation else []
-    return invoke([*pre, "workspace", "evidence", *args, "--workspace-root", str(ws), "--json"])
-
-
 def refresh(ws: Path, *args: str, installation: Path | None = None) -> CliResult:
     return tht(ws, "refresh", *args, installation=installation)
 
 
 def source_line(result: CliResult, locator: str) -> dict[str, Any]:
     return next(s for s in result.json["result"]["sources"] if s["locator"] == locator)
-
-
-def registry(ws: Path) -> dict[str, Any]:
-    return json.loads((ws / "evidence/.local/sources.json").read_text())  # type: ignore[no-any-return]
-
-
-def record(ws: Path, locator: str) -> dict[str, Any]:
-    return next(r for r in registry(ws)["sources"].values() if r["locator"] == locator)
-
-
-def decide(
-    ws: Path, locator: str, decision: str, *extra: str, installation: Path | None = None
-) -> CliResult:
-    rec = record(ws, locator)
-    return tht(
-        ws,
-        "decide",
-        "--source-id",
-        rec["source_id"],
-        "--revision",
-        rec["comparison"]["revision"],
-        "--decision",
-        decision,
-        *extra,
-        installation=installation,
-    )
 
 
 def manifest_entry(ws: Path, unit_id: str) -> dict[str, Any] | None:

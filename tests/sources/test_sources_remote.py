@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from source_helpers import DRAFT, DocServer, record, refresh, tht, use_remote_sources
+from source_helpers import DRAFT, DocServer, decide, record, refresh, tht, use_remote_sources
 
 SECRET = "marker-secret-7f3a9c"
 
@@ -47,19 +47,7 @@ def test_credentials_from_the_environment_never_reach_files_or_output(
     assert http_server.requests[-1]["auth"] is not None  # the secret did reach the server
     rec = _http_record(workspace)
     assert rec["locator"] == f"http:{http_server.base}/secret.md?lang=en"
-    outputs.append(
-        tht(
-            workspace,
-            "decide",
-            "--source-id",
-            rec["source_id"],
-            "--revision",
-            rec["comparison"]["revision"],
-            "--decision",
-            "replace",
-            installation=inst,
-        )
-    )
+    outputs.append(decide(workspace, rec["locator"], "replace", installation=inst))
     assert outputs[-1].exit_code == 0, outputs[-1].stdout
     outputs.append(tht(workspace, "sources", "list", installation=inst))
     outputs.append(tht(workspace, "sources", "show", rec["source_id"], installation=inst))
@@ -131,17 +119,7 @@ def test_s3_source_with_credentials_from_the_environment(
     assert line["locator"] == "s3:psd-docs/evidence/remote.md"
     assert line["proposed"] == ["evidence:remote:discharge"]
     rec = record(workspace, "s3:psd-docs/evidence/remote.md")
-    decided = tht(
-        workspace,
-        "decide",
-        "--source-id",
-        rec["source_id"],
-        "--revision",
-        rec["comparison"]["revision"],
-        "--decision",
-        "replace",
-        installation=inst,
-    )
+    decided = decide(workspace, rec["locator"], "replace", installation=inst)
     assert decided.exit_code == 0, decided.stdout
     assert rec["title"] == "Remote glossary"
     for out in (result, decided):
@@ -168,17 +146,7 @@ def test_activation_failure_keeps_the_decision_and_retry_reads_no_source(
     assert refresh(workspace, installation=inst).exit_code == 0
     rec = _http_record(workspace)
     flag.write_text("down")
-    failed = tht(
-        workspace,
-        "decide",
-        "--source-id",
-        rec["source_id"],
-        "--revision",
-        rec["comparison"]["revision"],
-        "--decision",
-        "replace",
-        installation=inst,
-    )
+    failed = decide(workspace, rec["locator"], "replace", installation=inst)
     assert failed.exit_code == 4, failed.stdout
     assert failed.json["errors"][0]["code"] == "E401"
     saved = _http_record(workspace)

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from evidence_tool.unit import (
     FIELDS,
+    KINDS,
+    PURPOSES,
     AppliesTo,
     DomainPayload,
     EnumPayload,
@@ -29,17 +31,6 @@ from evidence_tool.unit import (
 )
 from evidence_tool.unit.render import _field_text
 
-KINDS = (
-    "domain",
-    "glossary",
-    "enum",
-    "example",
-    "mapping",
-    "normalization",
-    "formula",
-    "reference",
-)
-PURPOSES = ("disambiguation", "rewriting", "schema_linking", "sql_generation")
 # Every field heading of either language: prose headings must avoid them all.
 FIELD_HEADINGS = {
     "Rule", "Regola", "Definition", "Definizione", "Synonyms", "Sinonimi", "Variants",
