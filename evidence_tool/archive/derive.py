@@ -53,7 +53,6 @@ class Derivation:
     errors: list[Diagnostic] = field(default_factory=list)
     closed_items: list[dict[str, Any]] = field(default_factory=list)
     source_blobs: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # bytes, sha256
-    prev_entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
     prev_revision: str | None = None
     prev_json: PreviousJson | None = None
     fresh: list[dict[str, Any]] = field(default_factory=list)  # unit entries built anew
@@ -157,9 +156,7 @@ def derive(
     prev = prev or {"units": [], "deletions": [], "sources": []}
     prev_units = {e["id"]: e for e in prev["units"]}
     deletions = {d["id"]: d for d in prev["deletions"]}
-    out = Derivation(
-        manifest={}, prev_entries=prev_units, prev_revision=prev_revision, prev_json=prev_json
-    )
+    out = Derivation(manifest={}, prev_revision=prev_revision, prev_json=prev_json)
     sources = _Sources(layout)
     units: list[dict[str, Any]] = []
     live: set[str] = set()

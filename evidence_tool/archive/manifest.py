@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.archive import splice
-from evidence_tool.unit.hashing import canonical_json, sha256_hex
+from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.unit.yaml_strict import dump, load, scalar
 
 FORMAT = 1
@@ -53,10 +53,6 @@ def manifest_bytes(manifest: dict[str, Any], previous: PreviousJson | None = Non
             parts.append(canonical_json(value))
     parts.append(b"}")
     return b"".join(parts)
-
-
-def revision_of(manifest: dict[str, Any]) -> str:
-    return sha256_hex(manifest_bytes(manifest))
 
 
 @dataclass(frozen=True)

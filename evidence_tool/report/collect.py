@@ -37,7 +37,7 @@ class ReportArchive(LocalEvidenceArchive):
 
     def scan(self, *, cached: bool = False) -> ValidationReport:
         if self._scanned is None:
-            self._scanned = super().scan(cached=False)  # every unit is rendered anyway
+            self._scanned = super().scan(cached=cached)  # every unit is rendered: read all
         return self._scanned
 
 

@@ -236,3 +236,19 @@ def test_invalid_files_are_never_cached(workspace: Path) -> None:
 def test_dry_run_writes_no_cache(workspace: Path) -> None:
     LocalEvidenceArchive(workspace).consolidate("tester", dry_run=True)
     assert not (workspace / ".evidence-cache" / statcache.NAME).exists()
+
+
+def test_strict_verify_reads_every_file_despite_a_warm_cache(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--strict takes no timestamp's word for a file; plain reading commands may."""
+    from evidence_tool.gitflow.strict import verify_strict
+
+    _age_everything(workspace)
+    _consolidate(workspace)
+    curated = sorted((workspace / "evidence" / "curated").rglob("*.md"))
+    reads = _reads(monkeypatch)
+    LocalEvidenceArchive(workspace).scan()
+    assert reads == [], "a plain scan trusts the stat cache"
+    verify_strict(LocalEvidenceArchive(workspace))
+    assert sorted(set(reads)) == [os.fspath(p) for p in curated]
