@@ -39,3 +39,13 @@ def test_tool_passes(command: list[str]) -> None:
     assert result.returncode == 0, (
         f"{' '.join(command)} failed (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
     )
+
+
+def test_every_heavy_module_exists_and_the_fast_loop_leaves_them_out() -> None:
+    """A renamed heavy module would silently join the fast loop; a stale name fails here."""
+    import conftest
+
+    repo = Path(__file__).resolve().parent.parent
+    missing = sorted(m for m in conftest.HEAVY_MODULES if not (repo / m).is_file())
+    assert not missing, f"HEAVY_MODULES names files that do not exist: {missing}"
+    assert len(conftest.HEAVY_MODULES) >= 10
