@@ -185,8 +185,9 @@ CODES: dict[str, CodeInfo] = {
     "E603": CodeInfo(
         6,
         "workspace unavailable",
-        "Check the path: pass --workspace-root PATH, or --installation FILE naming an existing "
-        "descriptor with --workspace ID.",
+        "Run the command inside a workspace (a folder holding workspace.yaml, or below one), "
+        "pass --workspace-root PATH (or --installation FILE with --workspace ID), or create "
+        "one with 'tht workspace new'.",
     ),
     "E604": CodeInfo(
         6,
