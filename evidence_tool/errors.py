@@ -210,6 +210,11 @@ CODES: dict[str, CodeInfo] = {
         "invalid descriptor",
         "Correct the descriptor key at the given path (see docs/activation.md).",
     ),
+    "E903": CodeInfo(
+        2,
+        "target already holds a workspace",
+        "Choose another folder for 'tht workspace new', or work in the existing workspace.",
+    ),
     "E999": CodeInfo(
         70,
         "internal error",
