@@ -167,3 +167,18 @@ def test_attack_workspace_root_names_a_folder_inside_the_workspace(
     assert result.json["errors"][0]["code"] == "E603"
     # The workspace above it is named, so the fix is one edit away.
     assert f"--workspace-root {workspace}" in message, message
+
+
+def test_attack_migrate_pointed_at_a_checkout_that_is_not_a_workspace(
+    tmp_path: Path, cli: Callable[[list[str]], Any]
+) -> None:
+    """'nothing to migrate' (exit 0) in the wrong checkout would let a migration job pass."""
+    repo = tmp_path / "some-repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
+    (repo / "notes.md").write_text("# notes\n")
+    before = listing(repo)
+    result = cli(["evidence", "migrate", str(repo), "--json"])
+    assert result.exit_code == 6, result.stdout
+    assert [e["code"] for e in result.json["errors"]] == ["E603"]
+    assert str(repo / "workspace.yaml") in result.json["errors"][0]["message"]
+    assert listing(repo) == before
