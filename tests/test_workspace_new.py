@@ -129,13 +129,14 @@ def test_new_keeps_what_a_non_empty_folder_already_holds(tmp_path: Path, cli: Cl
     target = tmp_path / "clone"
     target.mkdir()
     (target / "README.md").write_text("# Our evidence\n")
-    (target / ".gitignore").write_bytes(b"*.pyc\n.evidence-cache/")  # no final newline
+    (target / ".gitignore").write_bytes(b"*.pyc\n/.evidence-cache")  # no final newline
     created = cli(["workspace", "new", str(target), "--id", "clone", "--language", "en"])
     assert created.exit_code == 0, created.stderr
     assert (target / "README.md").read_text() == "# Our evidence\n"
     lines = (target / ".gitignore").read_text().splitlines()
-    assert lines[:2] == ["*.pyc", ".evidence-cache/"]
-    assert lines.count(".evidence-cache/") == 1 and ".evidence-archive.lock" in lines
+    assert lines[:2] == ["*.pyc", "/.evidence-cache"]
+    assert not [line for line in lines[2:] if "cache" in line], "the cache was ignored already"
+    assert ".evidence-archive.lock" in lines
     again = cli(["workspace", "new", str(target), "--id", "clone", "--language", "en"])
     assert again.exit_code == 2 and "E903" in again.stderr
 
@@ -166,6 +167,18 @@ def test_new_refuses_a_target_that_is_a_file(tmp_path: Path, cli: Cli) -> None:
     assert result.exit_code == 2 and result.json["errors"][0]["code"] == "E901"
     assert str(target) in result.json["errors"][0]["message"]
     assert target.read_text() == "x"
+
+
+@pytest.mark.parametrize("inside", ["evidence", "evidence/curated/glossary"])
+def test_new_refuses_a_folder_inside_another_workspace_evidence(
+    workspace: Path, cli: Cli, inside: str
+) -> None:
+    before = tree(workspace)
+    target = workspace / inside / "nested"
+    result = cli(["workspace", "new", str(target), "--id", "n", "--language", "en", "--json"])
+    assert result.exit_code == 2 and result.json["errors"][0]["code"] == "E901"
+    assert f"the workspace {workspace}" in result.json["errors"][0]["message"]
+    assert tree(workspace) == before and not target.exists()
 
 
 def test_example_refused_over_existing_units(tmp_path: Path, cli: Cli) -> None:

@@ -76,6 +76,13 @@ def _check_target(layout: Layout, example: bool) -> None:
             code="E903",
             path=str(layout.descriptor),
         )
+    outer = next((p for p in root.parents if os.path.lexists(p / DESCRIPTOR)), None)
+    if outer is not None and Layout.at(outer).holds_evidence(root):
+        raise UsageError(
+            f"{root} is inside the evidence tree of the workspace {outer}, which would read "
+            "the new files as its own: choose a folder outside its evidence/",
+            path=str(root),
+        )
     if example and layout.curated.is_dir() and any(layout.curated.rglob("*.md")):
         raise UsageError(
             f"{layout.curated} already holds unit files: leave out --example, or start "
@@ -88,8 +95,9 @@ def _gitignore(layout: Layout) -> bytes | None:
     """The .gitignore with the missing archive lines appended; None if none is missing."""
     path = layout.root / ".gitignore"
     old = path.read_bytes() if path.is_file() else b""
-    present = {line.strip() for line in old.decode("utf-8", "replace").splitlines()}
-    missing = [line for line in GITIGNORE_LINES if line not in present]
+    # '.evidence-cache', '/.evidence-cache/' and '.evidence-cache/' ignore the same folder.
+    present = {line.strip().strip("/") for line in old.decode("utf-8", "replace").splitlines()}
+    missing = [line for line in GITIGNORE_LINES if line.strip("/") not in present]
     if not missing:
         return None
     head = old if not old or old.endswith(b"\n") else old + b"\n"
