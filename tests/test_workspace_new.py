@@ -240,3 +240,37 @@ def test_the_nearest_workspace_wins(
     assert shown.json["result"]["workspace"]["id"] == "inner"
     monkeypatch.chdir(inner.parent)
     assert cli(["config", "show", "--json"]).json["result"]["workspace"]["id"] == "psd-clinical"
+
+
+@pytest.mark.parametrize(
+    "failing", ["workspace.yaml", ".gitignore", "formula/average-order-value.md"]
+)
+def test_new_cut_short_by_a_refused_write_runs_again(
+    tmp_path: Path, cli: Cli, failing: str
+) -> None:
+    """A full disk at any write: E604, no descriptor yet, and the same command then succeeds."""
+    import errno
+
+    from evidence_tool import fsio
+
+    target = tmp_path / "cut"
+    argv = ["workspace", "new", str(target), "--id", "cut", "--language", "en", "--example"]
+    refused = []
+
+    def disk_full(op: str, path: str, phase: str) -> None:
+        if op == "replace" and phase == "before" and path.endswith(failing):
+            refused.append(path)
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+
+    fsio.set_hook(disk_full)
+    try:
+        first = cli([*argv, "--json"])
+    finally:
+        fsio.set_hook(None)
+    assert refused, "the hook never saw the write it was meant to refuse"
+    assert first.exit_code == 6 and first.json["errors"][0]["code"] == "E604", first.stdout
+    assert not (target / "workspace.yaml").exists()
+    again = cli(argv)
+    assert again.exit_code == 0, again.stderr
+    assert len(list((target / "evidence/curated").rglob("*.md"))) == 8
+    assert load_workspace_descriptor(target).id == "cut"

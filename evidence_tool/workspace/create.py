@@ -66,7 +66,7 @@ def descriptor_bytes(workspace_id: str, language: str, name: str) -> bytes:
     return data
 
 
-def _check_target(layout: Layout, example: bool) -> None:
+def _check_target(layout: Layout, examples: dict[str, bytes]) -> None:
     root = layout.root
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder: name a new or existing folder")
@@ -83,10 +83,16 @@ def _check_target(layout: Layout, example: bool) -> None:
             "the new files as its own: choose a folder outside its evidence/",
             path=str(root),
         )
-    if example and layout.curated.is_dir() and any(layout.curated.rglob("*.md")):
+    # Example units already in place byte for byte are a run cut short: not a refusal.
+    theirs = [
+        path
+        for path in (layout.curated.rglob("*.md") if examples and layout.curated.is_dir() else ())
+        if examples.get(path.relative_to(layout.curated).as_posix()) != path.read_bytes()
+    ]
+    if theirs:
         raise UsageError(
-            f"{layout.curated} already holds unit files: leave out --example, or start "
-            "in an empty folder",
+            f"{layout.curated} already holds unit files ({layout.rel(theirs[0])}): leave out "
+            "--example, or start in an empty folder",
             path=str(layout.curated),
         )
 
@@ -122,13 +128,14 @@ def create_workspace(
     layout = Layout.at(target)
     name = name if name is not None else workspace_id
     descriptor = descriptor_bytes(workspace_id, language, name)
-    _check_target(layout, example)
+    examples = example_units(language) if example else {}
+    _check_target(layout, examples)
     written: list[str] = []
     try:
         for kind in KINDS:
             fsio.makedirs(layout.curated / kind)
-        if example:
-            for rel, data in example_units(language).items():
+        for rel, data in examples.items():
+            if not (layout.curated / rel).is_file():  # else: identical, see _check_target
                 fsio.write_atomic(layout.curated / rel, data, expected=None)
                 written.append(layout.rel(layout.curated / rel))
         ignore = _gitignore(layout)
