@@ -185,8 +185,9 @@ CODES: dict[str, CodeInfo] = {
     "E603": CodeInfo(
         6,
         "workspace unavailable",
-        "Check the path: pass --workspace-root PATH, or --installation FILE naming an existing "
-        "descriptor with --workspace ID.",
+        "Run the command inside a workspace (a folder holding workspace.yaml, or below one), "
+        "pass --workspace-root PATH (or --installation FILE with --workspace ID), or create "
+        "one with 'tht workspace new'.",
     ),
     "E604": CodeInfo(
         6,
@@ -208,6 +209,11 @@ CODES: dict[str, CodeInfo] = {
         2,
         "invalid descriptor",
         "Correct the descriptor key at the given path (see docs/activation.md).",
+    ),
+    "E903": CodeInfo(
+        2,
+        "target already holds a workspace",
+        "Choose another folder for 'tht workspace new', or work in the existing workspace.",
     ),
     "E999": CodeInfo(
         70,

@@ -92,14 +92,13 @@ def config_body(s: Any) -> Report:
         # Defaults merged under what the installation sets, key by key.
         "network": {**NETWORK_DEFAULTS, **evidence.get("network", {})},
     }
-    if (s.root / "workspace.yaml").is_file():
-        ws = load_workspace_descriptor(s.root)
-        effective["workspace"] = {
-            "id": ws.id,
-            "name": ws.name,
-            "default_language": ws.default_language,
-            "evidence": ws.evidence,
-        }
+    ws = load_workspace_descriptor(s.root)  # a workspace has one (Session.open checks)
+    effective["workspace"] = {
+        "id": ws.id,
+        "name": ws.name,
+        "default_language": ws.default_language,
+        "evidence": ws.evidence,
+    }
     shown = redact(effective)
     return Report(result=shown, text=json.dumps(shown, indent=2, ensure_ascii=False).splitlines())
 
