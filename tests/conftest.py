@@ -39,7 +39,10 @@ HEAVY_MODULES = frozenset(
     }
 )
 # Docs examples that run shell commands are heavy too; the YAML/JSON checks stay fast.
-HEAVY_TESTS = ("tests/test_docs.py::test_shell_example_runs",)
+HEAVY_TESTS = (
+    "tests/test_docs.py::test_shell_example_runs",
+    "tests/test_docs.py::test_quickstart_runs_from_nothing",
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
