@@ -148,15 +148,10 @@ def _git_lines(git: dict[str, Any], shown: int = 10) -> list[str]:
 
 def show_body(s: Any, unit_id: str) -> Report:
     """A unit with its provenance, lineage and review items."""
+    from evidence_tool.cli.reporters import show_lines
+
     data = s.show(unit_id)
-    lines = [
-        data["text"].rstrip("\n"),
-        "",
-        f"path: {data['path']}",
-        f"provenance: {data['provenance']}",
-    ]
-    lines += [f"warning: {w}" for w in data.get("warnings", [])]
-    return Report(result=data, text=lines)
+    return Report(result=data, text=show_lines(data))
 
 
 def diff_body(s: Any, revisions: tuple[str, ...]) -> Report:
@@ -193,6 +188,7 @@ def verify_body(s: Any, strict: bool, index: bool) -> Report:
     """Integrity checks of objects, snapshots, pointers and managed files (--strict for CI;
     --index: the activation backend holds exactly the active snapshot)."""
     from evidence_tool.archive.integrity import verify
+    from evidence_tool.cli.reporters import verify_lines
 
     if strict:
         from evidence_tool.errors import Warning_
@@ -214,11 +210,9 @@ def verify_body(s: Any, strict: bool, index: bool) -> Report:
         drift, info = s.index_drift()
         problems = problems + drift
         result["index"] = info
+        result["problems"] = len(problems)
     return Report(
-        result=result,
-        errors=problems,
-        warnings=warnings,
-        text=[f"checked {result['checked']}: {'ok' if not problems else 'FAILED'}"],
+        result=result, errors=problems, warnings=warnings, text=verify_lines(result, len(problems))
     )
 
 
