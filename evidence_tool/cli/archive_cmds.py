@@ -271,15 +271,14 @@ def search_body(
     table: str | None,
     limit: int,
 ) -> Report:
-    """Search the active units (BM25 over title, fields and applies_to)."""
+    """Search the active units (BM25 over title, fields and applies_to; the best hit
+    scores 1)."""
     from evidence_tool.activation.sqlite_index import Filters, search
 
+    from evidence_tool.cli.reporters import search_lines
+
     data = search(s.archive.layout, query, Filters(kind, purpose, language, table), limit)
-    lines = [
-        f"{h['score']:>8.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
-        f"  {h['title']}"
-        for h in data["hits"]
-    ] or ["no match"]
+    lines = search_lines(data["hits"])
     for h in data["hits"]:
         del h["record"]
     return Report(result=data, text=lines)

@@ -81,3 +81,12 @@ def verify_lines(result: dict[str, Any], problems: int) -> list[str]:
     """``verify``: the counts, the index comparison, and a closing verdict."""
     verdict = "ok" if not problems else f"FAILED ({problems} problem{'s' if problems > 1 else ''})"
     return [*key_values(result), f"verify: {verdict}"]
+
+
+def search_lines(hits: list[dict[str, Any]]) -> list[str]:
+    """``search``: one line per hit, the best first with score 1.000."""
+    return [
+        f"{h['score']:.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
+        f"  {h['title']}  matched: {', '.join(h['matched'])}"
+        for h in hits
+    ] or ["no match"]
