@@ -396,9 +396,7 @@ _MARKED = re.compile("\x01(.*?)\x02", re.S)
 
 def _holds(text: str, words: set[str]) -> bool:
     """Does ``text`` hold one of ``words`` as a whole word (``_`` and ``.`` separate)?"""
-    return any(
-        re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", text, re.I) for w in words if w
-    )
+    return any(re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", text, re.I) for w in words if w)
 
 
 def _matched(record: dict[str, Any], title: str, body: str, applies_to: str) -> list[str]:

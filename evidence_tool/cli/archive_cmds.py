@@ -274,7 +274,6 @@ def search_body(
     """Search the active units (BM25 over title, fields and applies_to; the best hit
     scores 1)."""
     from evidence_tool.activation.sqlite_index import Filters, search
-
     from evidence_tool.cli.reporters import search_lines
 
     data = search(s.archive.layout, query, Filters(kind, purpose, language, table), limit)
