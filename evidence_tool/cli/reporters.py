@@ -7,7 +7,7 @@ Python repr: no braces, brackets, quotes or ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -90,3 +90,28 @@ def search_lines(hits: list[dict[str, Any]]) -> list[str]:
         f"  {h['title']}  matched: {', '.join(h['matched'])}"
         for h in hits
     ] or ["no match"]
+
+
+def refresh_lines(
+    data: dict[str, Any], commands: Callable[[str, str], dict[str, str]] | None
+) -> list[str]:
+    """``refresh``: a line per source, then the decide commands of each comparison, with
+    its real source id and revision (``commands`` is None in a dry run: nothing to decide)."""
+    lines = []
+    for x in data["sources"]:
+        lines.append(f"{x['status']:<9} {x['source_id'][:12]} {x['locator']}")
+        if x["status"] == "compared":
+            lines.append(
+                f"          revision {x['revision']}: {len(x['proposed'])} proposed, "
+                f"retire {scalar(x['retire'])}, {x['review_items']} review item(s)"
+            )
+            lines += [f"          dropped {d['id']} ({d['reason']})" for d in x["dropped"]]
+    compared = [x for x in data["sources"] if x["status"] == "compared"]
+    if commands is None:
+        lines.append("dry run: nothing written")
+    elif compared:
+        lines.append("decide each comparison: keep the local units, or replace them:")
+        for x in compared:
+            by_decision = commands(x["source_id"], x["revision"])
+            lines += [f"  {by_decision[d]}" for d in ("keep", "replace")]
+    return lines
