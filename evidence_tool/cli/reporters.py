@@ -115,3 +115,20 @@ def refresh_lines(
             by_decision = commands(x["source_id"], x["revision"])
             lines += [f"  {by_decision[d]}" for d in ("keep", "replace")]
     return lines
+
+
+def _flag(flag: dict[str, str]) -> str:
+    source = f" (source {flag['source_id'][:12]})" if flag.get("source_id") else ""
+    return f"{flag['id']} {flag['flag']}{source}"
+
+
+def cite_check_lines(revision: str | None, results: list[dict[str, Any]]) -> list[str]:
+    """``cite-check``: per answer, each class of ids on its own aligned line."""
+    lines = [f"revision: {scalar(revision)}"]
+    for n, res in enumerate(results, 1):
+        lines.append(f"answer {n}:")
+        shown = {k: res[k] for k in ("grounded", "ungrounded", "inactive", "unused")}
+        shown["flags"] = [_flag(f) for f in res["flags"]]
+        shown["ok"] = res["ok"]
+        lines += key_values(shown, 2)
+    return lines
