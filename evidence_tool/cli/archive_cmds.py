@@ -83,6 +83,8 @@ def _consolidate_report(result: Any) -> Report:
             more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
             lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
+    if data["dry_run"]:
+        lines.append("dry run: nothing written; run it without --dry-run to record this revision")
     errors = []
     if data.get("activation_error"):
         errors.append(
