@@ -131,6 +131,12 @@ CODES: dict[str, CodeInfo] = {
         "lossless conversion impossible",
         "Correct the legacy unit's named field so v4 can hold it, then migrate again.",
     ),
+    "E170": CodeInfo(
+        1,
+        "ungrounded citation",
+        "Cite only ids that retrieval returned for the answer: correct the answer "
+        "(or its record of what was retrieved), then run cite-check again.",
+    ),
     "E301": CodeInfo(
         3,
         "file changed since it was read",

@@ -453,3 +453,12 @@ def test_command_is_documented(path: tuple[str, ...]) -> None:
     assert pattern.search(_all_docs()), (
         f"'tht {' '.join(path)}' is not mentioned in docs/ (cli.md, archive.md, ...)"
     )
+
+
+def test_readme_lists_every_docs_page() -> None:
+    """A new user finds the docs from README's list: every page of docs/ is on it."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^- \[docs/([\w.-]+\.md)\]\(docs/\1\)", readme, re.M))
+    pages = {p.name for p in (REPO / "docs").glob("*.md")}
+    assert len(pages) >= 11
+    assert pages - listed == set(), f"docs pages missing from README's list: {pages - listed}"
