@@ -18,7 +18,7 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import UsageError
 from evidence_tool.sources import compare, store
-from evidence_tool.sources.acquire import Progress, acquire, discover
+from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.refiner import (
@@ -181,6 +181,7 @@ def refresh(
     registry = store.read(layout)
     candidates = discover(layout, descriptor_sources, policy)
     selected, scope = _select(candidates, only, registry)
+    check_count(selected, policy)
     docs = acquire(selected, policy, progress)
     refined = refine_all(archive, docs, registry, refiner, default_language, progress)
     seen = {c.source_id for c in candidates}
