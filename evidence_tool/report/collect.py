@@ -15,12 +15,11 @@ from typing import Any
 
 from evidence_tool.archive import queries
 from evidence_tool.archive.clock import now
-from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import Diagnostic, EvidenceError, Warning_
 from evidence_tool.sources import list_sources, store
-from evidence_tool.sources.compare import ArchiveView
+from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
 from evidence_tool.sources.registry import warning_for
 from evidence_tool.unit import Unit, parse
@@ -206,11 +205,7 @@ def _comparison(
         f = view.files.get(c["id"])
         if f is not None:
             local[c["id"]] = f.data.decode("utf-8")
-    stale = [
-        path
-        for path, expected in comparison["affected_files"].items()
-        if current_hash(layout.resolve_inside(path)) != expected
-    ]
+    stale = stale_paths(layout, comparison, view.carriers)
     text, note = None, None
     try:
         raw = store.load_acquisition(layout, sid, comparison["acquisition"])
