@@ -18,7 +18,7 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import Diagnostic, EvidenceError, Warning_
-from evidence_tool.sources import list_sources, store
+from evidence_tool.sources import list_sources, missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
 from evidence_tool.sources.registry import warning_for
@@ -242,6 +242,12 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
             retracted[s["source_id"]] = s["warning"]
     error_paths = {d.path for d in scan.errors}
     units, old_texts = _units(view, status, base, retracted, error_paths)
+    missing = missing_warnings(archive, view, registry)  # W151, on the page and on the cards
+    cards = {c.path: c for c in units if c.status != "deleted"}
+    for w in missing:
+        card = cards.get(w.path)
+        if card is not None:
+            card.warnings.append(f"{w.code}: {w.message}")
     comparisons = []
     for s in sources:
         # From the one registry read above: a refresh may replace sources.json meanwhile.
@@ -260,7 +266,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         base_label=label,
         units=units,
         errors=list(scan.errors),
-        warnings=list(scan.warnings),
+        warnings=[*scan.warnings, *missing],
         changes={k: list(v) for k, v in status["unconsolidated"].items()},
         old_texts=old_texts,
         journal=status["journal"],
