@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from source_helpers import WARD, decide, record, refresh, source_line, tree_state
+from source_helpers import WARD, decide, record, refresh, source_line, tht, tree_state
 
 WARD_PATH = "evidence/incoming/ward-codes.md"
 POSTO_LETTO = "evidence:admin:posto-letto"
@@ -49,6 +49,9 @@ def test_attack_curator_adds_a_file_carrying_a_proposed_id_before_decide(
     # Nothing written, and no decision recorded as saved.
     assert tree_state(workspace) == before
     assert record(workspace, WARD)["decision"] is None
+    # The review page says the same before anyone tries.
+    page = Path(tht(workspace, "report").json["result"]["path"]).read_text()
+    assert f"Stale: <code>evidence/curated/{where}</code>" in page
 
 
 def test_attack_duplicate_of_an_adopted_unit_appears_before_the_next_decide(
