@@ -102,7 +102,7 @@ class CommandRefiner:
             path = Path(self.cwd or ".", arg)
             with contextlib.suppress(OSError):
                 if path.is_file():
-                    programs[arg] = _file_sha256(path)
+                    programs[arg] = _file_identity(path)
         return {"kind": "command", "command": self.command, "programs": programs}
 
     def identity(self) -> dict[str, Any]:
@@ -164,7 +164,15 @@ class CommandRefiner:
         return proposal
 
 
-def _file_sha256(path: Path) -> str:
+HASHED_UP_TO = 64 * 1024 * 1024
+
+
+def _file_identity(path: Path) -> str:
+    """The sha256 of a script or binary; a larger file (a model's weights) by size and
+    modification time, so that each refresh does not read gigabytes to name its refiner."""
+    info = path.stat()
+    if info.st_size > HASHED_UP_TO:
+        return f"size={info.st_size} mtime_ns={info.st_mtime_ns}"
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

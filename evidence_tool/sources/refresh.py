@@ -64,7 +64,7 @@ def refine_all(
     """Refine each changed document once per (bytes, refiner): a proposal already made is
     read from the cache; the first refinement failure raises (E502).  ``keep=False`` (a
     dry run) writes nothing, not even to the cache."""
-    view = compare.ArchiveView.load(archive)
+    view: compare.ArchiveView | None = None  # only a refiner run needs the current units
     out = []
     for n, doc in enumerate(docs):
         if progress:
@@ -78,6 +78,7 @@ def refine_all(
         key = proposals.key_of(doc, language, refiner.identity())
         proposal = proposals.load(archive.layout, key)
         if proposal is None:
+            view = view or compare.ArchiveView.load(archive)
             request = build_request(doc, meta, language, view.request_units(doc.source_id))
             proposal = refiner.refine(doc, request)
             if keep:

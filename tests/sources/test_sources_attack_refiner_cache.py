@@ -125,3 +125,22 @@ def test_a_failed_refresh_keeps_the_proposals_it_already_paid_for(
     broken.unlink()
     assert refresh(workspace, installation=inst).exit_code == 0
     assert _calls(counter) == paid  # the two good drafts were not refined again
+
+
+def test_a_refiner_naming_a_huge_file_is_named_by_its_size_and_time(tmp_path: Path) -> None:
+    import os
+
+    from evidence_tool.sources.refiner import HASHED_UP_TO, CommandRefiner
+
+    weights = tmp_path / "weights.bin"
+    with weights.open("wb") as f:
+        f.truncate(HASHED_UP_TO + 4096)  # sparse: nothing to read, nothing to hash
+    script = tmp_path / "refine.py"
+    script.write_text("print('{}')\n")
+    command = [sys.executable, "refine.py", str(weights)]
+    first = CommandRefiner(command, cwd=str(tmp_path)).identity()
+    assert first["programs"][str(weights)].startswith(f"size={HASHED_UP_TO + 4096} ")
+    assert len(first["programs"]["refine.py"]) == 64  # a small script: its sha256
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # new weights
+    assert CommandRefiner(command, cwd=str(tmp_path)).identity() != first
