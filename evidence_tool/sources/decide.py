@@ -41,15 +41,18 @@ def _comparison(
     comparison = (record or {}).get("comparison")
     if not comparison or comparison["revision"] != rev:
         raise _stale(comparison or {}, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
-    changed = compare.stale_paths(
+    stale = compare.stale_paths(
         archive.layout, comparison, compare.carriers_of(archive.scan().files)
     )
-    if changed:
+    if stale:
+        changed = [p for p in stale if p in comparison["affected_files"]]
+        new = [p for p in stale if p not in comparison["affected_files"]]
+        why = [f"{', '.join(changed)} changed"] if changed else []
+        why += [f"{', '.join(new)} appeared naming an id of this comparison"] if new else []
         raise _stale(
             comparison,
-            f"comparison {rev[:12]}… is stale: {', '.join(changed)} changed, or appeared "
-            "naming one of its ids, since the refresh",
-            changed,
+            f"comparison {rev[:12]}… is stale: {' and '.join(why)} since the refresh",
+            stale,
         )
     return comparison
 
