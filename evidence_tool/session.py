@@ -57,14 +57,23 @@ class Session:
         """Consolidate the working files; the first one on a legacy workspace (one still
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7)."""
         from evidence_tool.migrate import consolidate
+        from evidence_tool.sources import missing_warnings
 
-        return consolidate(self.archive, actor, activate, dry_run)
+        result = consolidate(self.archive, actor, activate, dry_run)
+        result.warnings = [*result.warnings, *missing_warnings(self.archive)]  # W151
+        return result
 
     def status(self) -> dict[str, Any]:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)."""
         from evidence_tool.gitflow import git_state
+        from evidence_tool.sources import missing_warnings
 
-        return {**queries.status(self.archive), "git": git_state(self.archive)}
+        warnings = [w.to_dict() for w in missing_warnings(self.archive)]  # W151
+        return {
+            **queries.status(self.archive),
+            "git": git_state(self.archive),
+            "warnings": warnings,
+        }
 
     def show(self, unit_id: str) -> dict[str, Any]:
         from evidence_tool.sources import unit_warnings

@@ -66,7 +66,8 @@ def _print_human(report: Report) -> None:
             print(f"  fix {code}: {E.CODES[code].fix if code in E.CODES else ''}", file=sys.stderr)
     for w in report.warnings:
         where = f"{w.path}:{w.line}: " if w.path and w.line else (f"{w.path}: " if w.path else "")
-        print(f"warning: {where}{w.message}", file=sys.stderr)
+        code = f"{w.code} " if w.code else ""
+        print(f"warning: {where}{code}{w.message}", file=sys.stderr)
 
 
 def finish(ctx: Context, report: Report) -> NoReturn:

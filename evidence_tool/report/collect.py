@@ -15,12 +15,11 @@ from typing import Any
 
 from evidence_tool.archive import queries
 from evidence_tool.archive.clock import now
-from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import Diagnostic, EvidenceError, Warning_
-from evidence_tool.sources import list_sources, store
-from evidence_tool.sources.compare import ArchiveView
+from evidence_tool.sources import list_sources, missing_warnings, store
+from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
 from evidence_tool.sources.registry import warning_for
 from evidence_tool.unit import Unit, parse
@@ -206,11 +205,7 @@ def _comparison(
         f = view.files.get(c["id"])
         if f is not None:
             local[c["id"]] = f.data.decode("utf-8")
-    stale = [
-        path
-        for path, expected in comparison["affected_files"].items()
-        if current_hash(layout.resolve_inside(path)) != expected
-    ]
+    stale = stale_paths(layout, comparison, view.carriers)
     text, note = None, None
     try:
         raw = store.load_acquisition(layout, sid, comparison["acquisition"])
@@ -247,6 +242,12 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
             retracted[s["source_id"]] = s["warning"]
     error_paths = {d.path for d in scan.errors}
     units, old_texts = _units(view, status, base, retracted, error_paths)
+    missing = missing_warnings(archive, view, registry)  # W151, on the page and on the cards
+    cards = {c.path: c for c in units if c.status != "deleted"}
+    for w in missing:
+        card = cards.get(w.path)
+        if card is not None:
+            card.warnings.append(f"{w.code}: {w.message}")
     comparisons = []
     for s in sources:
         # From the one registry read above: a refresh may replace sources.json meanwhile.
@@ -265,7 +266,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         base_label=label,
         units=units,
         errors=list(scan.errors),
-        warnings=list(scan.warnings),
+        warnings=[*scan.warnings, *missing],
         changes={k: list(v) for k, v in status["unconsolidated"].items()},
         old_texts=old_texts,
         journal=status["journal"],

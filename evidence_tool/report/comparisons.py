@@ -89,7 +89,8 @@ def _decide(view: ComparisonView) -> str:
         notes.append(
             '<p class="problem">Stale: '
             + ", ".join(f"<code>{escape(p)}</code>" for p in view.stale)
-            + " changed since the refresh, so decide refuses this revision (E304). Run "
+            + " changed, or appeared naming one of its ids, since the refresh, so decide "
+            "refuses this revision (E304). Run "
             "<code>tht workspace evidence refresh</code> again.</p>"
         )
     if comparison["review_items"]:

@@ -68,7 +68,8 @@ def errors_section(data: ReportData) -> str:
             f"<th>message</th><th>fix</th></tr></thead><tbody>{rows}</tbody></table>"
         )
     warnings = "".join(
-        f"<li><code>{escape(w.path or '')}</code>{':' + str(w.line) if w.line else ''} {escape(w.message)}</li>"
+        f"<li><code>{escape(w.path or '')}</code>{':' + str(w.line) if w.line else ''} "
+        f"{escape(w.code + ': ' if w.code else '')}{escape(w.message)}</li>"
         for w in data.warnings
     )
     if warnings:

@@ -9,7 +9,13 @@ from evidence_tool.sources.decide import decide, retry
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner, refiner_for
 from evidence_tool.sources.refresh import refresh
-from evidence_tool.sources.registry import list_sources, retract, show_source, unit_warnings
+from evidence_tool.sources.registry import (
+    list_sources,
+    missing_warnings,
+    retract,
+    show_source,
+    unit_warnings,
+)
 
 __all__ = [
     "CommandRefiner",
@@ -17,6 +23,7 @@ __all__ = [
     "UnitsRefiner",
     "decide",
     "list_sources",
+    "missing_warnings",
     "refiner_for",
     "refresh",
     "retract",

@@ -18,20 +18,28 @@ Progress = Callable[[str, int, int], None]  # (label, done, total)
 def discover(
     layout: Layout, descriptor_sources: list[dict[str, Any]], policy: NetworkPolicy
 ) -> list[Candidate]:
-    """Every source of the workspace, local first; duplicates of one locator are merged."""
+    """Every source of the workspace, local first; duplicates of one locator are merged.
+
+    Not bounded here: the document limit applies to what one refresh reads
+    (``check_count``), so ``--source-id`` can always reach one source among many.
+    """
     found = fs_adapter.discover(layout, policy.max_bytes)
     found += http_adapter.discover(descriptor_sources, policy)
     found += s3_adapter.discover(descriptor_sources, policy)
     unique: dict[str, Candidate] = {}
     for c in found:
         unique.setdefault(c.source_id, c)
-    if len(unique) > policy.max_documents:
+    return list(unique.values())
+
+
+def check_count(selected: list[Candidate], policy: NetworkPolicy) -> None:
+    """E503 when the sources this refresh would read exceed the document limit."""
+    if len(selected) > policy.max_documents:
         raise SourceError(
-            f"the refresh found {len(unique)} documents; one refresh reads at most "
-            f"{policy.max_documents}: split the sources (or refresh with --source-id)",
+            f"the refresh would read {len(selected)} documents; one refresh reads at most "
+            f"{policy.max_documents}: refresh them in parts with --source-id, or split the sources",
             code="E503",
         )
-    return list(unique.values())
 
 
 def acquire(

@@ -8,6 +8,7 @@ of those files makes the comparison stale for ``decide``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -43,6 +44,7 @@ class ArchiveView:
 
     files: dict[str, CuratedFile]  # by unit id (valid units only)
     paths: dict[str, str | None]  # path -> unit id (None: an invalid file)
+    carriers: dict[str, list[str]]  # unit id -> every file naming it, valid or not
     declarations: dict[str, dict[str, Any]]  # unit id -> provenance in force
     reserved: set[str]
     suppressed: set[str]
@@ -55,7 +57,8 @@ class ArchiveView:
         staged = archive.staged()
         files: dict[str, CuratedFile] = {}
         paths: dict[str, str | None] = {}
-        for f in archive.scan().files:
+        scanned = archive.scan().files
+        for f in scanned:
             # By the stat cache's summary: unchanged files are not read to be listed.
             uid = f.unit_id if f.valid else None
             paths[f.rel] = uid
@@ -69,6 +72,7 @@ class ArchiveView:
         return cls(
             files,
             paths,
+            carriers_of(scanned),
             decls,
             {d["id"] for d in manifest["deletions"]},
             set(manifest.get("suppressed_sources", [])),
@@ -115,6 +119,41 @@ class ArchiveView:
             {"id": c["id"], "path": c["path"], "markdown": self.files[c["id"]].data.decode()}
             for c in self.current(sid)
         ]
+
+
+def carriers_of(files: Iterable[CuratedFile]) -> dict[str, list[str]]:
+    """unit id -> the paths of every curated file naming it, invalid files included: a
+    half-written file with a proposed id is as much in the way as a valid one."""
+    out: dict[str, list[str]] = {}
+    for f in files:
+        if f.unit_id is not None:
+            out.setdefault(f.unit_id, []).append(f.rel)
+    return out
+
+
+def affected_ids(comparison: dict[str, Any]) -> set[str]:
+    """The ids a decision on this comparison touches: current and proposed."""
+    return {c["id"] for c in comparison["current"]} | {p["id"] for p in comparison["proposed"]}
+
+
+def stale_paths(
+    layout: Layout, comparison: dict[str, Any], carriers: dict[str, list[str]]
+) -> list[str]:
+    """Curated files that make the comparison stale: an affected file whose bytes changed,
+    or a file naming an affected id that the refresh did not see (a new copy, a new draft)."""
+    recorded = comparison["affected_files"]
+    changed = [
+        path
+        for path, expected in recorded.items()
+        if current_hash(layout.resolve_inside(path)) != expected
+    ]
+    new = {
+        path
+        for uid in affected_ids(comparison)
+        for path in carriers.get(uid, ())
+        if path not in recorded
+    }
+    return changed + sorted(new)
 
 
 def _owner(view: ArchiveView, uid: str) -> str:
@@ -193,6 +232,11 @@ def build(
     affected = {c["path"]: c["file_hash"] for c in current}
     for p in proposed:
         affected.setdefault(p["path"], current_hash(view.layout.resolve_inside(p["path"])))
+    # Every other file naming one of these ids (an ownership conflict, a duplicate) is a
+    # dependency too: decide then tells a file it has seen from one created since.
+    for uid in set(current_ids) | proposed_ids:
+        for path in view.carriers.get(uid, ()):
+            affected.setdefault(path, current_hash(view.layout.resolve_inside(path)))
     body = {
         "source_id": sid,
         "locator": doc.locator,

@@ -14,10 +14,9 @@ from typing import Any
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
-from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
 from evidence_tool.errors import Diagnostic, EvidenceError, IntegrityError, UsageError
-from evidence_tool.sources import store
+from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.registry import resolve_id
 
@@ -42,16 +41,18 @@ def _comparison(
     comparison = (record or {}).get("comparison")
     if not comparison or comparison["revision"] != rev:
         raise _stale(comparison or {}, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
-    changed = [
-        path
-        for path, expected in comparison["affected_files"].items()
-        if current_hash(archive.layout.resolve_inside(path)) != expected
-    ]
-    if changed:
+    stale = compare.stale_paths(
+        archive.layout, comparison, compare.carriers_of(archive.scan().files)
+    )
+    if stale:
+        changed = [p for p in stale if p in comparison["affected_files"]]
+        new = [p for p in stale if p not in comparison["affected_files"]]
+        why = [f"{', '.join(changed)} changed"] if changed else []
+        why += [f"{', '.join(new)} appeared naming an id of this comparison"] if new else []
         raise _stale(
             comparison,
-            f"comparison {rev[:12]}… is stale: {', '.join(changed)} changed since the refresh",
-            changed,
+            f"comparison {rev[:12]}… is stale: {' and '.join(why)} since the refresh",
+            stale,
         )
     return comparison
 

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_DOCUMENTS = 200
+# Objects one S3 prefix may list: --source-id must find any of them, so the listing is
+# never cut at MAX_DOCUMENTS (a truncated listing would mark present sources missing).
+MAX_LISTED = 10_000
 MAX_TOTAL_BYTES = 100 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -23,6 +26,7 @@ class NetworkPolicy:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_documents: int = MAX_DOCUMENTS
     max_total_bytes: int = MAX_TOTAL_BYTES
+    max_listed: int = MAX_LISTED
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any]) -> NetworkPolicy:

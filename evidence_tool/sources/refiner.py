@@ -10,12 +10,14 @@ review item on the proposal; only a broken refiner is a failure (E502).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
 import subprocess
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
+from pathlib import Path
 from typing import Any
 
 from evidence_tool.errors import EvidenceError
@@ -70,6 +72,9 @@ class UnitsRefiner:
 
     name = "units"
 
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "units"}  # its code is the tool's: the cache key names the version
+
     def refine(self, doc: Acquired, request: dict[str, Any]) -> Proposal:
         proposal = Proposal()
         _, chunks = split_units(doc.text)
@@ -87,6 +92,23 @@ class CommandRefiner:
         self.command = command
         self.timeout_s = timeout_s
         self.cwd = cwd
+
+    @cached_property
+    def _identity(self) -> dict[str, Any]:
+        programs = {}
+        for arg in self.command:
+            # A script or binary named on the command line: a new version of it is
+            # another refiner, whose earlier proposals must not be reused.
+            path = Path(self.cwd or ".", arg)
+            with contextlib.suppress(OSError):
+                if path.is_file():
+                    programs[arg] = _file_identity(path)
+        return {"kind": "command", "command": self.command, "programs": programs}
+
+    def identity(self) -> dict[str, Any]:
+        """What decides its answers: the command line and the bytes of the files it names
+        (not the timeout, which only decides whether there is an answer)."""
+        return self._identity
 
     def _run(self, doc: Acquired, request: dict[str, Any]) -> bytes:
         data = json.dumps(request, ensure_ascii=False).encode("utf-8")
@@ -140,6 +162,22 @@ class CommandRefiner:
         for item in response.get("review_items", []):
             proposal.raise_item("refiner", item["message"], item.get("unit_id"))
         return proposal
+
+
+HASHED_UP_TO = 64 * 1024 * 1024
+
+
+def _file_identity(path: Path) -> str:
+    """The sha256 of a script or binary; a larger file (a model's weights) by size and
+    modification time, so that each refresh does not read gigabytes to name its refiner."""
+    info = path.stat()
+    if info.st_size > HASHED_UP_TO:
+        return f"size={info.st_size} mtime_ns={info.st_mtime_ns}"
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @cache

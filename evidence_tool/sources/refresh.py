@@ -17,8 +17,8 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import UsageError
-from evidence_tool.sources import compare, store
-from evidence_tool.sources.acquire import Progress, acquire, discover
+from evidence_tool.sources import compare, proposals, store
+from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.refiner import (
@@ -58,9 +58,13 @@ def refine_all(
     refiner: UnitsRefiner | CommandRefiner,
     default_language: str,
     progress: Progress | None,
+    *,
+    keep: bool = True,
 ) -> list[Refined]:
-    """Refine each changed document once; the first refinement failure raises (E502)."""
-    view = compare.ArchiveView.load(archive)
+    """Refine each changed document once per (bytes, refiner): a proposal already made is
+    read from the cache; the first refinement failure raises (E502).  ``keep=False`` (a
+    dry run) writes nothing, not even to the cache."""
+    view: compare.ArchiveView | None = None  # only a refiner run needs the current units
     out = []
     for n, doc in enumerate(docs):
         if progress:
@@ -71,8 +75,15 @@ def refine_all(
             out.append(Refined(doc, meta, None))
             continue
         language = doc.language or meta.language or default_language
-        request = build_request(doc, meta, language, view.request_units(doc.source_id))
-        proposal = refiner.refine(doc, request)
+        key = proposals.key_of(doc, language, refiner.identity())
+        proposal = proposals.load(archive.layout, key)
+        if proposal is None:
+            view = view or compare.ArchiveView.load(archive)
+            request = build_request(doc, meta, language, view.request_units(doc.source_id))
+            proposal = refiner.refine(doc, request)
+            if keep:
+                # Kept at once: a later source's failure must not waste this refinement.
+                proposals.save(archive.layout, key, proposal)
         check_excerpts(proposal, doc.text)
         out.append(Refined(doc, meta, proposal))
     if progress:
@@ -181,8 +192,11 @@ def refresh(
     registry = store.read(layout)
     candidates = discover(layout, descriptor_sources, policy)
     selected, scope = _select(candidates, only, registry)
+    check_count(selected, policy)
     docs = acquire(selected, policy, progress)
-    refined = refine_all(archive, docs, registry, refiner, default_language, progress)
+    refined = refine_all(
+        archive, docs, registry, refiner, default_language, progress, keep=not dry_run
+    )
     seen = {c.source_id for c in candidates}
     at = now()
     if dry_run:

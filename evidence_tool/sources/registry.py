@@ -13,11 +13,12 @@ from typing import Any
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import UsageError
+from evidence_tool.errors import UsageError, Warning_
 from evidence_tool.sources import store
 from evidence_tool.sources.compare import ArchiveView
 
 RETRACTED = "source-retracted"
+MISSING = "W151"  # a live unit derived from a source that refresh marked missing
 
 
 def resolve_id(registry: dict[str, Any], given: str) -> str:
@@ -99,6 +100,37 @@ def unit_warnings(archive: LocalEvidenceArchive, provenance: dict[str, Any] | No
         if warning and warning not in out:
             out.append(warning)
     return out
+
+
+def _where(record: dict[str, Any]) -> str:
+    locator = str(record["locator"])
+    return locator[3:] if record.get("kind") == "fs" else locator
+
+
+def missing_warnings(
+    archive: LocalEvidenceArchive,
+    view: ArchiveView | None = None,
+    registry: dict[str, Any] | None = None,
+) -> list[Warning_]:
+    """W151 for each live unit whose declaration or lineage cites a source the last
+    refresh did not find: nothing is retired for it, so the operator must choose."""
+    registry = registry if registry is not None else store.read(archive.layout)
+    missing = {s: r for s, r in registry["sources"].items() if r.get("status") == "missing"}
+    if not missing:
+        return []  # the common case costs one small read, no scan
+    view = view if view is not None else ArchiveView.load(archive)
+    out = []
+    for sid, record in sorted(missing.items()):
+        since = record.get("missing_since") or "the last refresh"
+        for uid, _ in view.citing.get(sid, []):
+            path = view.files[uid].rel
+            message = (
+                f"unit '{uid}' comes from {_where(record)}, which refresh has not found since "
+                f"{since}: restore the document and run 'tht workspace evidence refresh', or "
+                f"retire the unit: delete {path} and run 'tht workspace evidence consolidate'"
+            )
+            out.append(Warning_(message, path, None, MISSING))
+    return sorted(out, key=lambda w: (w.path or "", w.message))
 
 
 def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) -> dict[str, Any]:

@@ -134,8 +134,12 @@ def _list(client: Any, bucket: str, prefix: str, policy: NetworkPolicy) -> list[
             for item in page.get("Contents", []):
                 if item["Key"].endswith(".md"):
                     keys.append(item["Key"])
-            if len(keys) > policy.max_documents:
-                break  # the caller reports E503; no need to list further
+            if len(keys) > policy.max_listed:
+                raise SourceError(
+                    f"s3:{bucket}/{prefix} lists more than {policy.max_listed} *.md objects; "
+                    "narrow the prefix in workspace.yaml",
+                    code="E503",
+                )
     except (BotoCoreError, ClientError) as exc:
         raise _error(bucket, None, exc) from None
     return sorted(keys)
