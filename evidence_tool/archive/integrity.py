@@ -14,6 +14,7 @@ from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.snapshot import load_snapshot
 from evidence_tool.archive.state import read_state
 from evidence_tool.errors import Diagnostic, EvidenceError
+from evidence_tool.workspace.scan import stray_files
 
 
 def _e(message: str, path: str, unit_id: str | None = None) -> Diagnostic:
@@ -115,6 +116,10 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
                         rel(path),
                     )
                 )
+
+    # A unit saved under a name that is not a unit file is invisible to the archive: the
+    # next consolidate would refuse it (E108), so a checkout holding one is not "ok".
+    problems += stray_files(layout)
 
     for what, path in (("staged.json", layout.local / "staged.json"),):
         try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
 from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
 from evidence_tool.workspace import gcpause
@@ -122,8 +123,45 @@ class ValidationReport:
         }
 
 
-def _walk_md(top: str | Path, layout: Layout | None) -> Iterator[tuple[str, Diagnostic | None]]:
-    """Markdown files under ``top`` in sorted order; links that leave the workspace are refused."""
+# Files that Git or the operating system put in any folder and that never hold a unit
+# (docs/unit-format.md, "Files under evidence/curated/"): not read, not an error.
+IGNORED_NAMES = frozenset({".gitkeep", ".keep", ".gitignore", ".DS_Store", "Thumbs.db"})
+_MARKDOWN = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx")
+_BACKUP = ("~", "#", ".bak", ".orig", ".rej", ".swp", ".swo", ".swn", ".tmp", ".old", ".save")
+
+
+def not_a_unit(name: str) -> Diagnostic | None:
+    """E108 for a file under ``evidence/curated/`` that is not a unit file, None for a
+    unit file or a placeholder.  Never skipped silently: a unit saved under a wrong name
+    would be read as deleted, and its id reserved for good."""
+    if name.endswith(".md") or name in IGNORED_NAMES or fsio.TEMP_NAME.fullmatch(name):
+        return None  # a temp file is the tool's own write in flight (swept if orphaned)
+    lower = name.lower()
+    if lower.endswith(_MARKDOWN):
+        stem = name[: name.rindex(".")]
+        message = (
+            f"{name!r} is not read: unit files end in '.md' (lower case); rename it to "
+            f"'{stem.lower()}.md', or move it out of evidence/curated/"
+        )
+    elif ".md" in lower and (lower.endswith(_BACKUP) or name.startswith(("#", ".#"))):
+        message = (
+            f"{name!r} looks like an editor's backup or swap file: close the editor, then "
+            "delete it or move it out of evidence/curated/ (if it holds the only copy of a "
+            "unit, rename it to <name>.md)"
+        )
+    else:
+        message = (
+            f"{name!r} is not a unit file (units are evidence/curated/<kind>/<name>.md): "
+            "rename it to <name>.md if it holds a unit, or move it out of evidence/curated/"
+        )
+    return Diagnostic("E108", message)
+
+
+def _walk_md(
+    top: str | Path, layout: Layout | None, *, curated: bool = True
+) -> Iterator[tuple[str, Diagnostic | None]]:
+    """Markdown files under ``top`` in sorted order; links that leave the workspace are
+    refused.  In a curated tree (``curated``), every other file is an E108 finding."""
     stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
@@ -149,7 +187,28 @@ def _walk_md(top: str | Path, layout: Layout | None) -> Iterator[tuple[str, Diag
                 subdirs.append(path)
             elif entry.name.endswith(".md"):
                 yield path, None
+            elif curated and (problem := not_a_unit(entry.name)) is not None:
+                yield path, problem
         stack.extend(reversed(subdirs))
+
+
+def stray_files(layout: Layout) -> list[Diagnostic]:
+    """The E108 findings of the curated tree's files that are not read as units (wrong
+    name, link outside), without reading any unit: for ``verify``."""
+    prefix = len(str(layout.root)) + 1
+    if not os.path.isdir(layout.curated):
+        return []
+    return [
+        problem.with_path(path[prefix:])
+        for path, problem in _walk_md(layout.curated, layout)
+        if problem is not None and problem.code == "E108"
+    ]
+
+
+def _in_curated(folder: Path) -> bool:
+    """The folder is, or lies in, some workspace's ``evidence/curated/``."""
+    parts = Path(os.path.abspath(folder)).parts
+    return any(parts[i : i + 2] == ("evidence", "curated") for i in range(len(parts) - 1))
 
 
 def _read(path: str | Path) -> bytes | Diagnostic:
@@ -418,7 +477,7 @@ def validate_paths(
                     for w in sub.warnings
                 )
                 continue
-            for path, problem in _walk_md(p, None):
+            for path, problem in _walk_md(p, None, curated=_in_curated(p)):
                 if problem is not None:
                     report.errors.append(problem.with_path(str(path)))
                     continue

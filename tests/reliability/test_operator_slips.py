@@ -1,0 +1,161 @@
+"""Slips that would cost an operator an id for good (issue 14, item 10 a, b, d).
+
+Written as a careless operator works: a unit saved under a name that is not a unit
+file, an id changed in place, a managed file edited by hand.  Each attack runs the
+real CLI on a small workspace built from a few of the fixture's units (not the
+whole fixture), and asserts both the refusal and that nothing was recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runner import CliResult, invoke
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "fixtures" / "workspace"
+# Seven units of four kinds: a different size and other names than the issue's examples.
+UNITS = [
+    "enum/lab-result-flag.md",
+    "enum/triage-code.md",
+    "formula/bed-occupancy-rate.md",
+    "glossary/numero-nosologico.md",
+    "glossary/ward.md",
+    "mapping/tax-code.md",
+    "normalization/nomi-reparto.md",
+]
+
+
+@pytest.fixture(autouse=True)
+def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THT_ACTOR", "carla")
+    monkeypatch.delenv("THT_INSTALLATION", raising=False)
+
+
+def tht(ws: Path, *args: str) -> CliResult:
+    return invoke(["workspace", "evidence", *args, "--workspace-root", str(ws), "--json"])
+
+
+def codes(result: CliResult) -> list[str]:
+    return [e["code"] for e in result.json["errors"]]
+
+
+def managed(ws: Path) -> dict[str, str]:
+    """sha256 of every managed file (``.local`` and ``local-manifest.yaml``)."""
+    out = {}
+    for path in sorted((ws / "evidence").rglob("*")):
+        rel = path.relative_to(ws).as_posix()
+        if path.is_file() and (rel.startswith("evidence/.local/") or rel.endswith("manifest.yaml")):
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """Seven units, initialized and consolidated once."""
+    ws = tmp_path / "small"
+    (ws / "evidence/curated").mkdir(parents=True)
+    shutil.copy(FIXTURE / "workspace.yaml", ws / "workspace.yaml")
+    for rel in UNITS:
+        dest = ws / "evidence/curated" / rel
+        dest.parent.mkdir(exist_ok=True)
+        shutil.copy(FIXTURE / "evidence/curated" / rel, dest)
+    assert tht(ws, "init").exit_code == 0
+    assert tht(ws, "consolidate", "--no-activate").exit_code == 0
+    return ws
+
+
+def _deletions(ws: Path) -> list[Any]:
+    result = tht(ws, "diff")
+    assert result.exit_code == 0, result.stdout
+    return list(result.json["result"]["deleted"])
+
+
+# -- (a) a unit saved under a name that is not a unit file ----------------------------
+
+# (unit to rename, the name the slip gives it), relative to evidence/curated/.
+SLIPS = [
+    ("glossary/ward.md", "glossary/ward.Md"),  # case
+    ("glossary/ward.md", "glossary/ward.mdx"),  # another Markdown dialect's extension
+    ("enum/triage-code.md", "enum/triage-code.md~"),  # editor backup
+    ("enum/triage-code.md", "enum/triage-code.md.orig"),  # merge tool's leftover
+    ("formula/bed-occupancy-rate.md", "formula/.bed-occupancy-rate.md.swp"),  # swap file
+    ("formula/bed-occupancy-rate.md", "formula/#bed-occupancy-rate.md#"),  # emacs autosave
+    ("mapping/tax-code.md", "mapping/tax-code.txt"),
+    ("mapping/tax-code.md", "mapping/tax-code"),  # no extension at all
+    ("normalization/nomi-reparto.md", "nomi-reparto.MARKDOWN"),  # and in the wrong folder
+]
+
+
+@pytest.mark.parametrize(("unit", "slip"), SLIPS, ids=[s for _, s in SLIPS])
+def test_attack_unit_saved_under_a_non_unit_name_is_refused_never_deleted(
+    small: Path, unit: str, slip: str
+) -> None:
+    curated = small / "evidence/curated"
+    before = managed(small)
+    (curated / unit).rename(curated / slip)
+    where = f"evidence/curated/{slip}"
+
+    for args in (("validate",), ("consolidate", "--no-activate"), ("verify",)):
+        result = tht(small, *args)
+        assert result.exit_code != 0, f"{args}: {result.stdout}"
+        found = [e for e in result.json["errors"] if e["code"] == "E108"]
+        assert [e["path"] for e in found] == [where], f"{args}: {result.json['errors']}"
+        assert ".md" in found[0]["message"] and "move it" in found[0]["message"], found[0]
+    strict = tht(small, "verify", "--strict")
+    assert strict.exit_code == 7
+    assert any(e["path"] == where and "E108" in e["message"] for e in strict.json["errors"])
+    assert managed(small) == before, "a refused consolidate recorded something"
+
+    # Renamed back: nothing was ever deleted, the id is not reserved.
+    (curated / slip).rename(curated / unit)
+    assert tht(small, "consolidate", "--no-activate").exit_code == 0
+    assert _deletions(small) == []
+    assert managed(small) == before
+
+
+def test_attack_backup_copy_next_to_its_unit_is_reported(small: Path) -> None:
+    """A backup beside an intact unit loses nothing, but it is still not a unit file."""
+    src = small / "evidence/curated/glossary/numero-nosologico.md"
+    shutil.copy(src, src.with_name("numero-nosologico.md.bak"))
+    result = tht(small, "validate")
+    assert result.exit_code == 1
+    assert codes(result) == ["E108"]
+    assert result.json["errors"][0]["path"].endswith("numero-nosologico.md.bak")
+
+
+def test_attack_validate_of_the_curated_folder_itself_sees_the_slip(small: Path) -> None:
+    """'tht evidence validate evidence/curated' (a folder, not the workspace root)."""
+    curated = small / "evidence/curated"
+    (curated / "enum/lab-result-flag.md").rename(curated / "enum/lab-result-flag.MD")
+    result = invoke(["evidence", "validate", str(curated), "--json"])
+    assert result.exit_code == 1
+    assert codes(result) == ["E108"]
+
+
+@pytest.mark.parametrize(
+    "placeholder", [".gitkeep", "glossary/.gitkeep", "enum/.DS_Store", "formula/.keep"]
+)
+def test_placeholders_and_os_metadata_are_not_units_and_not_errors(
+    small: Path, placeholder: str
+) -> None:
+    path = small / "evidence/curated" / placeholder
+    path.write_bytes(b"" if "keep" in placeholder else b"\x00\x00\x00\x01Bud1")
+    before = managed(small)
+    assert tht(small, "validate").exit_code == 0
+    assert tht(small, "verify").exit_code == 0
+    assert tht(small, "consolidate", "--no-activate").exit_code == 0
+    assert managed(small) == before
+
+
+def test_a_temp_file_of_a_save_in_flight_is_not_reported_by_readers(small: Path) -> None:
+    """A reader racing a save sees the tool's own temp file: not an operator's slip."""
+    temp = small / "evidence/curated/glossary/.ward.md.0123456789ab.tmp"
+    temp.write_bytes((small / "evidence/curated/glossary/ward.md").read_bytes())
+    assert tht(small, "validate").exit_code == 0
+    os.unlink(temp)
