@@ -18,12 +18,14 @@ from evidence_tool.archive.derive import Derivation, derive
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.archive.manifest import PreviousYaml, render_local_manifest
+from evidence_tool.archive.mirror import CURRENT, MirrorCheck, check_mirror
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
 from evidence_tool.errors import (
     AvailabilityError,
     ConflictError,
+    EvidenceError,
     IntegrityError,
     InvalidFilesError,
 )
@@ -117,6 +119,7 @@ class LocalEvidenceArchive:
         self.journal = Journal(self.layout, self.objects)
         self.wait = wait
         self.progress = progress  # (label, done, total) for long scans; the CLI draws it
+        self._mirror = MirrorCheck(CURRENT)  # local-manifest.yaml as this consolidate found it
 
     # -- reading (no lock) -------------------------------------------------
     def state(self) -> State:
@@ -302,8 +305,20 @@ class LocalEvidenceArchive:
             False,
             dry_run,
             closed_review_items=d.closed_items,
-            warnings=report.warnings,
+            warnings=list(report.warnings),
         )
+        # local-manifest.yaml is derived: missing, stale or hand-edited, it is written again
+        # from the snapshot, and the warning shows what was discarded.
+        self._mirror = self._check_mirror(prev)
+        mirror = self._mirror
+        if mirror.status != CURRENT and mirror.named != revision and prev is not None:
+            rel = self.layout.rel(self.layout.local_manifest)
+            result.warnings.append(mirror.warning(prev.revision, revision, rel, dry_run=dry_run))
+        repair = mirror.status != CURRENT and not dry_run and prev is not None
+        if repair and revision == state.newest:
+            assert prev is not None
+            self._write_mirror(prev.manifest, prev.revision, None)
+            result.wrote = True
         if revision == state.active and state.pending is None:
             holds = getattr(activate, "holds", None)
             if (
@@ -413,13 +428,33 @@ class LocalEvidenceArchive:
         revision = d.revision
         path = snapshot_path(self.layout.snapshots, revision)
         fsio.write_new(path, d.manifest_bytes, digest=revision)
-        data = render_local_manifest(d.manifest, revision, self._previous_yaml(d))
+        self._write_mirror(d.manifest, revision, self._previous_yaml(d))
+        return revision
+
+    def _write_mirror(
+        self, manifest: dict[str, Any], revision: str, previous: PreviousYaml | None
+    ) -> None:
+        """``local-manifest.yaml`` for snapshot ``revision``, and the seal saying so."""
+        data = render_local_manifest(manifest, revision, previous)
         digest = fsio.write_atomic(self.layout.local_manifest, data)
         # Remember what was written, and by which encoder, so the next snapshot can reuse
         # the unchanged entries of both documents.
         seal = f"{digest} {revision} {_ENCODER}\n".encode()
         fsio.write_atomic(ensure_cache(self.layout) / _YAML_SEAL, seal, durable=False)
-        return revision
+
+    def _check_mirror(self, prev: Snapshot | None) -> MirrorCheck:
+        if prev is None:  # nothing to compare with: the first snapshot writes it
+            return MirrorCheck(CURRENT)
+        seal = self._seal()
+
+        def other(revision: str) -> Snapshot | None:
+            try:
+                return self.snapshot(revision)
+            except (EvidenceError, ValueError):
+                return None
+
+        sealed = (seal[0], seal[1]) if seal else None
+        return check_mirror(self.layout.local_manifest, prev, other, sealed)
 
     def _seal(self) -> list[str]:
         """[mirror sha256, revision, encoder] of the last snapshot written here, or []."""
@@ -435,10 +470,7 @@ class LocalEvidenceArchive:
         seal = self._seal()
         if seal[1:] != [d.prev_revision, _ENCODER] or d.prev_json is None:
             return None
-        try:
-            data = self.layout.local_manifest.read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(data).hexdigest() != seal[0]:
+        data = self._mirror.sealed  # read and proven by its sha256 in _check_mirror
+        if data is None:
             return None
         return PreviousYaml(data, d.prev_json.manifest)

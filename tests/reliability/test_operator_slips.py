@@ -159,3 +159,89 @@ def test_a_temp_file_of_a_save_in_flight_is_not_reported_by_readers(small: Path)
     temp.write_bytes((small / "evidence/curated/glossary/ward.md").read_bytes())
     assert tht(small, "validate").exit_code == 0
     os.unlink(temp)
+
+
+# -- (d) a hand-edited local-manifest.yaml --------------------------------------------
+
+MIRROR = "evidence/local-manifest.yaml"
+
+
+def _canonical(ws: Path) -> bytes:
+    from evidence_tool.archive.local import LocalEvidenceArchive
+    from evidence_tool.archive.manifest import render_local_manifest_generic
+
+    snap = LocalEvidenceArchive(ws).newest_snapshot()
+    assert snap is not None
+    return render_local_manifest_generic(snap.manifest, snap.revision)
+
+
+def _retitle(ws: Path, rel: str) -> None:
+    path = ws / "evidence/curated" / rel
+    lines = path.read_text(encoding="utf-8").split("\n")
+    i = next(n for n, line in enumerate(lines) if line.startswith("# "))
+    lines[i] += " (rev. 2)"
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+# (what the operator typed, the text of it that must be shown back)
+HAND_EDITS = {
+    "curator renamed": (lambda t: t.replace("curator: carla", "curator: dario", 1), "dario"),
+    "unit block dropped": (
+        lambda t: t.replace("- id: evidence:admin:ward\n", "- id: evidence:admin:ward-x\n", 1),
+        "ward-x",
+    ),
+    "hash retyped": (lambda t: t.replace("content_hash: ", "content_hash: 00", 1), "content_hash"),
+    "not YAML any more": (lambda t: t + "units: [\n", "units: ["),
+}
+
+
+@pytest.mark.parametrize("with_change", [False, True], ids=["alone", "with-a-unit-change"])
+@pytest.mark.parametrize("edit", sorted(HAND_EDITS))
+def test_attack_hand_edited_local_manifest_is_written_again_showing_the_edit(
+    small: Path, edit: str, with_change: bool
+) -> None:
+    change, shown = HAND_EDITS[edit]
+    path = small / MIRROR
+    path.write_text(change(path.read_text(encoding="utf-8")), encoding="utf-8")
+    state = (small / "evidence/.local/state.yaml").read_bytes()
+
+    # verify and consolidate agree: verify names the difference until consolidate fixes it.
+    found = tht(small, "verify")
+    assert found.exit_code == 7
+    [problem] = [e for e in found.json["errors"] if e["path"] == MIRROR]
+    assert problem["code"] == "E701" and shown in problem["message"], problem
+
+    dry = tht(small, "consolidate", "--dry-run")
+    assert dry.exit_code == 0 and any(shown in w["message"] for w in dry.json["warnings"])
+    assert path.read_text(encoding="utf-8") == change(_canonical(small).decode())
+
+    if with_change:
+        _retitle(small, "enum/triage-code.md")
+    result = tht(small, "consolidate", "--no-activate")
+    assert result.exit_code == 0, result.stdout
+    [said] = [w for w in result.json["warnings"] if w["path"] == MIRROR]
+    assert said["code"] == "W701" and shown in said["message"], said
+    assert path.read_bytes() == _canonical(small)
+    assert tht(small, "verify").exit_code == 0
+    same_state = (small / "evidence/.local/state.yaml").read_bytes() == state
+    assert same_state is not with_change, "only the unit change makes a new revision"
+
+
+def test_attack_missing_or_older_local_manifest_is_written_again(small: Path) -> None:
+    path = small / MIRROR
+    first = path.read_bytes()
+    _retitle(small, "glossary/ward.md")
+    assert tht(small, "consolidate", "--no-activate").exit_code == 0
+    assert path.read_bytes() != first
+
+    # An older snapshot's file (say, checked out from an old commit), then none at all.
+    for damage in (lambda: path.write_bytes(first), path.unlink):
+        damage()
+        assert tht(small, "verify").exit_code == 7
+        result = tht(small, "consolidate", "--no-activate")
+        assert result.exit_code == 0, result.stdout
+        assert [w["code"] for w in result.json["warnings"]] == ["W701"]
+        assert path.read_bytes() == _canonical(small)
+        assert tht(small, "verify").exit_code == 0
+        again = tht(small, "consolidate", "--no-activate")
+        assert again.json["warnings"] == [] and again.json["result"]["wrote"] is False
