@@ -15,6 +15,7 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import Derivation, derive
+from evidence_tool.archive.idchange import IdChange, likely_id_changes
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.archive.manifest import PreviousYaml, render_local_manifest
@@ -307,6 +308,9 @@ class LocalEvidenceArchive:
             closed_review_items=d.closed_items,
             warnings=list(report.warnings),
         )
+        result.warnings += [
+            c.warning(recorded=not dry_run) for c in self._id_changes(d, prev, report)
+        ]
         # local-manifest.yaml is derived: missing, stale or hand-edited, it is written again
         # from the snapshot, and the warning shows what was discarded.
         self._mirror = self._check_mirror(prev)
@@ -358,6 +362,27 @@ class LocalEvidenceArchive:
                 closed_review_items=d.closed_items,
             )
         return self._activate(actor, revision, activate, result)
+
+    def _id_changes(
+        self, d: Derivation, prev: Snapshot | None, report: ValidationReport
+    ) -> list[IdChange]:
+        """W122: a deleted id and an added one that are likely the same unit."""
+        if prev is None or not d.classes["deleted"] or not d.classes["added"]:
+            return []
+
+        def blob(digest: str) -> bytes | None:
+            try:
+                return self.objects.get(digest)
+            except (EvidenceError, ValueError):
+                return None  # a damaged archive is verify's finding, not this warning's
+
+        return likely_id_changes(
+            d.classes["deleted"],
+            d.classes["added"],
+            {e["id"]: e for e in prev.manifest["units"]},
+            {f.unit_id: f for f in report.files if f.unit_id is not None},
+            blob,
+        )
 
     def _activate(
         self, actor: str, revision: str, activate: Activate | None, result: ConsolidateResult

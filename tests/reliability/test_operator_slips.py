@@ -245,3 +245,73 @@ def test_attack_missing_or_older_local_manifest_is_written_again(small: Path) ->
         assert tht(small, "verify").exit_code == 0
         again = tht(small, "consolidate", "--no-activate")
         assert again.json["warnings"] == [] and again.json["result"]["wrote"] is False
+
+
+# -- (b) an id changed in place --------------------------------------------------------
+
+OLD_ID = "evidence:mapping:tax-code"
+NEW_ID = "evidence:anagrafe:codice-fiscale"
+
+
+def _w122(result: CliResult) -> list[dict[str, Any]]:
+    return [w for w in result.json["warnings"] if w["code"] == "W122"]
+
+
+def _change_id(ws: Path, how: str) -> str:
+    """Give mapping/tax-code.md the new id, ``how`` the operator does it; the new path."""
+    path = ws / "evidence/curated/mapping/tax-code.md"
+    text = path.read_text(encoding="utf-8").replace(f"id: {OLD_ID}\n", f"id: {NEW_ID}\n")
+    if how == "and-reworded":
+        text = text.replace("# Tax code\n", "# Codice fiscale\n")
+    if how == "and-moved":
+        path.unlink()
+        path = path.with_name("codice-fiscale.md")
+    path.write_text(text, encoding="utf-8")
+    return path.relative_to(ws).as_posix()
+
+
+@pytest.mark.parametrize("how", ["only", "and-reworded", "and-moved"])
+def test_attack_id_changed_in_place_is_reported_with_the_way_back(small: Path, how: str) -> None:
+    rel = _change_id(small, how)
+
+    dry = tht(small, "consolidate", "--dry-run")
+    assert dry.exit_code == 0
+    [before] = _w122(dry)
+    assert before["path"] == rel and OLD_ID in before["message"] and NEW_ID in before["message"]
+    assert f"id: {OLD_ID}" in before["message"], "the dry run says how to keep the old id"
+
+    done = tht(small, "consolidate", "--no-activate")
+    assert done.exit_code == 0
+    assert done.json["result"]["changes"]["deleted"] == [OLD_ID]
+    [after] = _w122(done)
+    assert after["path"] == rel and "stays reserved" in after["message"]
+    restore = f"tht workspace evidence restore {OLD_ID}"
+    assert restore in after["message"] and f"id: {OLD_ID}" in after["message"]
+    assert _w122(tht(small, "consolidate", "--no-activate")) == [], "reported once, when made"
+
+    # The way back the warning gives: the old id into the file, then restore.
+    path = small / rel
+    path.write_text(path.read_text().replace(NEW_ID, OLD_ID), encoding="utf-8")
+    kept = path.read_bytes()
+    back = invoke(["workspace", "evidence", *restore.split()[3:], "--workspace-root", str(small)])
+    assert back.exit_code == 0, back.stdout + back.stderr
+    assert path.read_bytes() == kept, "restore adopted the operator's file, never rewrote it"
+    shown = tht(small, "show", OLD_ID)
+    assert shown.json["result"]["deleted"] is None and shown.json["result"]["path"] == rel
+    assert tht(small, "verify").exit_code == 0
+    assert NEW_ID in [d for d in tht(small, "show", NEW_ID).json["result"]["deleted"].values()]
+
+
+def test_an_unrelated_deletion_and_addition_are_no_id_change(small: Path) -> None:
+    curated = small / "evidence/curated"
+    (curated / "glossary/ward.md").unlink()
+    text = (curated / "mapping/tax-code.md").read_text(encoding="utf-8")
+    other = text.replace(OLD_ID, NEW_ID).replace("# Tax code\n", "# Codice fiscale\n")
+    (curated / "mapping/codice-fiscale.md").write_text(
+        other.replace("tax code, ", "cf, "), encoding="utf-8"
+    )
+    result = tht(small, "consolidate", "--no-activate")
+    assert result.exit_code == 0
+    changes = result.json["result"]["changes"]
+    assert changes["deleted"] == ["evidence:admin:ward"] and changes["added"] == [NEW_ID]
+    assert _w122(result) == []
