@@ -370,19 +370,28 @@ class LocalEvidenceArchive:
         if prev is None or not d.classes["deleted"] or not d.classes["added"]:
             return []
 
+        files = {f.unit_id: f for f in report.files if f.unit_id is not None}
+        return self._likely(prev, d.classes["deleted"], d.classes["added"], files)
+
+    def id_changes_since(self, prev: Snapshot) -> list[IdChange]:
+        """W122 for the working files against ``prev``, before anything is recorded."""
+        files = {f.unit_id: f for f in self.scan().files if f.unit_id is not None and f.valid}
+        old = {e["id"] for e in prev.manifest["units"]}
+        return self._likely(prev, sorted(old - files.keys()), sorted(files.keys() - old), files)
+
+    def _likely(
+        self, prev: Snapshot, deleted: list[str], added: list[str], files: dict[str, Any]
+    ) -> list[IdChange]:
         def blob(digest: str) -> bytes | None:
             try:
                 return self.objects.get(digest)
             except (EvidenceError, ValueError):
                 return None  # a damaged archive is verify's finding, not this warning's
 
-        return likely_id_changes(
-            d.classes["deleted"],
-            d.classes["added"],
-            {e["id"]: e for e in prev.manifest["units"]},
-            {f.unit_id: f for f in report.files if f.unit_id is not None},
-            blob,
-        )
+        if not deleted or not added:
+            return []
+        prev_units = {e["id"]: e for e in prev.manifest["units"]}
+        return likely_id_changes(deleted, added, prev_units, files, blob)
 
     def _activate(
         self, actor: str, revision: str, activate: Activate | None, result: ConsolidateResult

@@ -120,7 +120,8 @@ def status_body(s: Any) -> Report:
         lines.append(f"review items on {uid}: {len(items)}")
     git = data["git"]
     lines += _git_lines(git)
-    return Report(result=data, text=lines, warnings=_warnings(git["warnings"]))
+    warnings = _warnings(data["id_changes"]) + _warnings(git["warnings"])
+    return Report(result=data, text=lines, warnings=warnings)
 
 
 def _warnings(found: list[dict[str, Any]]) -> list[Any]:

@@ -274,11 +274,13 @@ def _change_id(ws: Path, how: str) -> str:
 def test_attack_id_changed_in_place_is_reported_with_the_way_back(small: Path, how: str) -> None:
     rel = _change_id(small, how)
 
-    dry = tht(small, "consolidate", "--dry-run")
-    assert dry.exit_code == 0
-    [before] = _w122(dry)
-    assert before["path"] == rel and OLD_ID in before["message"] and NEW_ID in before["message"]
-    assert f"id: {OLD_ID}" in before["message"], "the dry run says how to keep the old id"
+    # Before anything is recorded: status and the dry run say how to keep the old id.
+    for args in (("status",), ("consolidate", "--dry-run")):
+        found = tht(small, *args)
+        assert found.exit_code == 0
+        [before] = _w122(found)
+        assert before["path"] == rel and OLD_ID in before["message"], args
+        assert NEW_ID in before["message"] and f"id: {OLD_ID}" in before["message"], args
 
     done = tht(small, "consolidate", "--no-activate")
     assert done.exit_code == 0
