@@ -186,7 +186,7 @@ def _retitle(ws: Path, rel: str) -> None:
 # (what the operator typed, the text of it that must be shown back)
 HAND_EDITS = {
     "curator renamed": (lambda t: t.replace("curator: carla", "curator: dario", 1), "dario"),
-    "unit block dropped": (
+    "unit id retyped": (
         lambda t: t.replace("- id: evidence:admin:ward\n", "- id: evidence:admin:ward-x\n", 1),
         "ward-x",
     ),
