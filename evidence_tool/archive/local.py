@@ -311,18 +311,7 @@ class LocalEvidenceArchive:
         result.warnings += [
             c.warning(recorded=not dry_run) for c in self._id_changes(d, prev, report)
         ]
-        # local-manifest.yaml is derived: missing, stale or hand-edited, it is written again
-        # from the snapshot, and the warning shows what was discarded.
-        self._mirror = self._check_mirror(prev)
-        mirror = self._mirror
-        if mirror.status != CURRENT and mirror.named != revision and prev is not None:
-            rel = self.layout.rel(self.layout.local_manifest)
-            result.warnings.append(mirror.warning(prev.revision, revision, rel, dry_run=dry_run))
-        repair = mirror.status != CURRENT and not dry_run and prev is not None
-        if repair and revision == state.newest:
-            assert prev is not None
-            self._write_mirror(prev.manifest, prev.revision, None)
-            result.wrote = True
+        self._mend_mirror(prev, revision, state.newest, result)
         if revision == state.active and state.pending is None:
             holds = getattr(activate, "holds", None)
             if (
@@ -362,6 +351,28 @@ class LocalEvidenceArchive:
                 closed_review_items=d.closed_items,
             )
         return self._activate(actor, revision, activate, result)
+
+    def _mend_mirror(
+        self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult
+    ) -> None:
+        """local-manifest.yaml is derived: missing, stale or hand-edited, it is written again
+        from the snapshot (here, or with the new snapshot), and W701 shows what was discarded."""
+        self._mirror = mirror = self._check_mirror(prev)
+        if prev is None:
+            return
+        if mirror.status != CURRENT and mirror.named != revision:
+            rel = self.layout.rel(self.layout.local_manifest)
+            result.warnings.append(
+                mirror.warning(prev.revision, revision, rel, dry_run=result.dry_run)
+            )
+        if result.dry_run:
+            return
+        if mirror.reseal:
+            # A fresh clone has no seal: prove the file once, not at every run.
+            self._write_seal(mirror.reseal, prev.revision)
+        if mirror.status != CURRENT and revision == newest:
+            self._write_mirror(prev.manifest, prev.revision, None)
+            result.wrote = True
 
     def _id_changes(
         self, d: Derivation, prev: Snapshot | None, report: ValidationReport
@@ -470,7 +481,9 @@ class LocalEvidenceArchive:
     ) -> None:
         """``local-manifest.yaml`` for snapshot ``revision``, and the seal saying so."""
         data = render_local_manifest(manifest, revision, previous)
-        digest = fsio.write_atomic(self.layout.local_manifest, data)
+        self._write_seal(fsio.write_atomic(self.layout.local_manifest, data), revision)
+
+    def _write_seal(self, digest: str, revision: str) -> None:
         # Remember what was written, and by which encoder, so the next snapshot can reuse
         # the unchanged entries of both documents.
         seal = f"{digest} {revision} {_ENCODER}\n".encode()

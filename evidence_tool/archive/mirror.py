@@ -28,6 +28,7 @@ class MirrorCheck:
     named: str | None = None  # STALE: the other snapshot whose file this is
     difference: tuple[str, ...] = ()  # EDITED: "line N: - expected" / "line N: + found"
     sealed: bytes | None = None  # the file's bytes, when the seal proved them the tool's
+    reseal: str | None = None  # sha256 of a current file proven by rendering, not by a seal
 
     def explain(self, newest: str) -> str:
         """What is wrong with the file, relative to the newest snapshot ``newest``."""
@@ -81,7 +82,7 @@ def check_mirror(
         return MirrorCheck(STALE, sealed[1])
     expected = render_local_manifest(newest.manifest, newest.revision)
     if data == expected:
-        return MirrorCheck(CURRENT)
+        return MirrorCheck(CURRENT, reseal=hashlib.sha256(data).hexdigest())
     try:
         revision, manifest = load_local_manifest(data)
     except Exception:  # anything unreadable is an edit; the difference shows it
