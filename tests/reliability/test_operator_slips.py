@@ -9,7 +9,6 @@ whole fixture), and asserts both the refusal and that nothing was recorded.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -158,7 +157,7 @@ def test_a_temp_file_of_a_save_in_flight_is_not_reported_by_readers(small: Path)
     temp = small / "evidence/curated/glossary/.ward.md.0123456789ab.tmp"
     temp.write_bytes((small / "evidence/curated/glossary/ward.md").read_bytes())
     assert tht(small, "validate").exit_code == 0
-    os.unlink(temp)
+    assert tht(small, "verify").exit_code == 0
 
 
 # -- (d) a hand-edited local-manifest.yaml --------------------------------------------
@@ -190,7 +189,10 @@ HAND_EDITS = {
         lambda t: t.replace("- id: evidence:admin:ward\n", "- id: evidence:admin:ward-x\n", 1),
         "ward-x",
     ),
-    "hash retyped": (lambda t: t.replace("content_hash: ", "content_hash: 00", 1), "content_hash"),
+    "hash retyped": (
+        lambda t: t.replace("content_hash: ", "content_hash: 00", 1),
+        "content_hash: 00",
+    ),
     "not YAML any more": (lambda t: t + "units: [\n", "units: ["),
 }
 
