@@ -63,7 +63,9 @@ def working_entries(
     report = archive.scan()
     ids = [(f, f.identity()) for f in report.files]
     entries = {i[0]: i[1:] for _, i in ids if i is not None}
-    invalid = sorted({f.rel for f, i in ids if i is None})
+    # A file not read as a unit (E108: wrong name) is invalid too, not silently absent.
+    stray = {d.path for d in report.errors if d.code == "E108" and d.path}
+    invalid = sorted({f.rel for f, i in ids if i is None} | stray)
     return entries, invalid
 
 

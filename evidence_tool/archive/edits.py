@@ -15,7 +15,6 @@ from evidence_tool.archive.journal import FileChange, current_hash
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
 from evidence_tool.errors import (
     ConflictError,
-    Diagnostic,
     EvidenceError,
     InvalidFilesError,
     PathOutsideError,
@@ -218,22 +217,6 @@ class ArchiveEditor:
                 # An interrupted run of this restore wrote the file and staged it (journal
                 # replay): only its consolidation is left to do.
                 return self.archive.consolidate_locked(actor, activate)
-            if holder is not None:
-                # Writing the old file next to it would only end in a duplicate id (E120).
-                raise InvalidFilesError(
-                    [
-                        Diagnostic(
-                            "E121",
-                            f"'{unit_id}' is reserved but {holder.rel} uses it; rename or "
-                            "remove that file before restoring the deleted unit",
-                            holder.rel,
-                            3,
-                            1,
-                            unit_id,
-                        )
-                    ]
-                )
-            data = self.archive.objects.get(last.file_hash)
             staged = {
                 "restorations": {
                     unit_id: {
@@ -244,6 +227,15 @@ class ArchiveEditor:
                 },
                 "retirements": {unit_id: None},
             }
+            if holder is not None:
+                # The operator wrote the id into a file again (the way back from an id
+                # changed by mistake, W122, or from E121): that file is the unit restored.
+                # Writing the old file next to it would only end in a duplicate id (E120).
+                self._change(
+                    "restore", actor, [], {}, staged, event="restored", id=unit_id, path=holder.rel
+                )
+                return self.archive.consolidate_locked(actor, activate)
+            data = self.archive.objects.get(last.file_hash)
             self._change(
                 "restore",
                 actor,

@@ -10,10 +10,17 @@ from typing import Any
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.local import LocalEvidenceArchive, unfinished_snapshots
 from evidence_tool.archive.manifest import load_local_manifest
+from evidence_tool.archive.mirror import check_mirror
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.snapshot import load_snapshot
 from evidence_tool.archive.state import read_state
 from evidence_tool.errors import Diagnostic, EvidenceError
+from evidence_tool.workspace.scan import stray_files
+
+_AGAIN = (
+    "run 'tht workspace evidence consolidate' to write it again from the snapshot, "
+    "or restore it from Git"
+)
 
 
 def _e(message: str, path: str, unit_id: str | None = None) -> Diagnostic:
@@ -116,6 +123,10 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
                     )
                 )
 
+    # A unit saved under a name that is not a unit file is invisible to the archive: the
+    # next consolidate would refuse it (E108), so a checkout holding one is not "ok".
+    problems += stray_files(layout)
+
     for what, path in (("staged.json", layout.local / "staged.json"),):
         try:
             staging.read(path)
@@ -144,9 +155,11 @@ def _check_local_manifest(
         problems.append(_e("local-manifest.yaml is missing", layout.rel(layout.local_manifest)))
         return
     except (ValueError, UnicodeDecodeError, EvidenceError, Exception) as exc:
-        problems.append(
-            _e(f"local-manifest.yaml cannot be read: {exc}", layout.rel(layout.local_manifest))
-        )
+        message = f"local-manifest.yaml cannot be read: {exc}"
+        if snap is not None:
+            found = check_mirror(layout.local_manifest, snap, snapshots.get)
+            message = f"{found.explain(snap.revision)}; {_AGAIN}"
+        problems.append(_e(message, layout.rel(layout.local_manifest)))
         return
     current = snap.revision if snap is not None else None
     ahead = snapshots.get(revision) if revision != current else None
@@ -168,10 +181,11 @@ def _check_local_manifest(
             )
         )
     elif revision != snap.revision or manifest != snap.manifest:
+        # The same finding consolidate acts on (it writes the file again, W701).
+        found = check_mirror(layout.local_manifest, snap, snapshots.get)
         problems.append(
             _e(
-                "local-manifest.yaml differs from snapshot "
-                f"{snap.revision[:12]}… (edited by hand?)",
+                f"{found.explain(snap.revision)}; {_AGAIN}",
                 layout.rel(layout.local_manifest),
             )
         )

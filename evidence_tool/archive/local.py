@@ -15,15 +15,18 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import changed_at
 from evidence_tool.archive.derive import Derivation, derive
+from evidence_tool.archive.idchange import IdChange, likely_id_changes
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.archive.manifest import PreviousYaml, render_local_manifest
+from evidence_tool.archive.mirror import CURRENT, MirrorCheck, check_mirror
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
 from evidence_tool.errors import (
     AvailabilityError,
     ConflictError,
+    EvidenceError,
     IntegrityError,
     InvalidFilesError,
 )
@@ -119,6 +122,7 @@ class LocalEvidenceArchive:
         self.journal = Journal(self.layout, self.objects)
         self.wait = wait
         self.progress = progress  # (label, done, total) for long scans; the CLI draws it
+        self._mirror = MirrorCheck(CURRENT)  # local-manifest.yaml as this consolidate found it
 
     # -- reading (no lock) -------------------------------------------------
     def state(self) -> State:
@@ -304,8 +308,12 @@ class LocalEvidenceArchive:
             False,
             dry_run,
             closed_review_items=d.closed_items,
-            warnings=report.warnings,
+            warnings=list(report.warnings),
         )
+        result.warnings += [
+            c.warning(recorded=not dry_run) for c in self._id_changes(d, prev, report)
+        ]
+        self._mend_mirror(prev, revision, state.newest, result)
         if revision == state.active and state.pending is None:
             holds = getattr(activate, "holds", None)
             if (
@@ -345,6 +353,58 @@ class LocalEvidenceArchive:
                 closed_review_items=d.closed_items,
             )
         return self._activate(actor, revision, activate, result)
+
+    def _mend_mirror(
+        self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult
+    ) -> None:
+        """local-manifest.yaml is derived: missing, stale or hand-edited, it is written again
+        from the snapshot (here, or with the new snapshot), and W701 shows what was discarded."""
+        self._mirror = mirror = self._check_mirror(prev)
+        if prev is None:
+            return
+        if mirror.status != CURRENT and mirror.named != revision:
+            rel = self.layout.rel(self.layout.local_manifest)
+            result.warnings.append(
+                mirror.warning(prev.revision, revision, rel, dry_run=result.dry_run)
+            )
+        if result.dry_run:
+            return
+        if mirror.reseal:
+            # A fresh clone has no seal: prove the file once, not at every run.
+            self._write_seal(mirror.reseal, prev.revision)
+        if mirror.status != CURRENT and revision == newest:
+            self._write_mirror(prev.manifest, prev.revision, None)
+            result.wrote = True
+
+    def _id_changes(
+        self, d: Derivation, prev: Snapshot | None, report: ValidationReport
+    ) -> list[IdChange]:
+        """W122: a deleted id and an added one that are likely the same unit."""
+        if prev is None or not d.classes["deleted"] or not d.classes["added"]:
+            return []
+
+        files = {f.unit_id: f for f in report.files if f.unit_id is not None}
+        return self._likely(prev, d.classes["deleted"], d.classes["added"], files)
+
+    def id_changes_since(self, prev: Snapshot) -> list[IdChange]:
+        """W122 for the working files against ``prev``, before anything is recorded."""
+        files = {f.unit_id: f for f in self.scan().files if f.unit_id is not None and f.valid}
+        old = {e["id"] for e in prev.manifest["units"]}
+        return self._likely(prev, sorted(old - files.keys()), sorted(files.keys() - old), files)
+
+    def _likely(
+        self, prev: Snapshot, deleted: list[str], added: list[str], files: dict[str, Any]
+    ) -> list[IdChange]:
+        def blob(digest: str) -> bytes | None:
+            try:
+                return self.objects.get(digest)
+            except (EvidenceError, ValueError):
+                return None  # a damaged archive is verify's finding, not this warning's
+
+        if not deleted or not added:
+            return []
+        prev_units = {e["id"]: e for e in prev.manifest["units"]}
+        return likely_id_changes(deleted, added, prev_units, files, blob)
 
     def _activate(
         self, actor: str, revision: str, activate: Activate | None, result: ConsolidateResult
@@ -415,13 +475,35 @@ class LocalEvidenceArchive:
         revision = d.revision
         path = snapshot_path(self.layout.snapshots, revision)
         fsio.write_new(path, d.manifest_bytes, digest=revision)
-        data = render_local_manifest(d.manifest, revision, self._previous_yaml(d))
-        digest = fsio.write_atomic(self.layout.local_manifest, data)
+        self._write_mirror(d.manifest, revision, self._previous_yaml(d))
+        return revision
+
+    def _write_mirror(
+        self, manifest: dict[str, Any], revision: str, previous: PreviousYaml | None
+    ) -> None:
+        """``local-manifest.yaml`` for snapshot ``revision``, and the seal saying so."""
+        data = render_local_manifest(manifest, revision, previous)
+        self._write_seal(fsio.write_atomic(self.layout.local_manifest, data), revision)
+
+    def _write_seal(self, digest: str, revision: str) -> None:
         # Remember what was written, and by which encoder, so the next snapshot can reuse
         # the unchanged entries of both documents.
         seal = f"{digest} {revision} {_ENCODER}\n".encode()
         fsio.write_atomic(ensure_cache(self.layout) / _YAML_SEAL, seal, durable=False)
-        return revision
+
+    def _check_mirror(self, prev: Snapshot | None) -> MirrorCheck:
+        if prev is None:  # nothing to compare with: the first snapshot writes it
+            return MirrorCheck(CURRENT)
+        seal = self._seal()
+
+        def other(revision: str) -> Snapshot | None:
+            try:
+                return self.snapshot(revision)
+            except (EvidenceError, ValueError):
+                return None
+
+        sealed = (seal[0], seal[1]) if seal else None
+        return check_mirror(self.layout.local_manifest, prev, other, sealed)
 
     def _seal(self) -> list[str]:
         """[mirror sha256, revision, encoder] of the last snapshot written here, or []."""
@@ -437,10 +519,7 @@ class LocalEvidenceArchive:
         seal = self._seal()
         if seal[1:] != [d.prev_revision, _ENCODER] or d.prev_json is None:
             return None
-        try:
-            data = self.layout.local_manifest.read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(data).hexdigest() != seal[0]:
+        data = self._mirror.sealed  # read and proven by its sha256 in _check_mirror
+        if data is None:
             return None
         return PreviousYaml(data, d.prev_json.manifest)

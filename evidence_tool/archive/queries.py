@@ -26,6 +26,12 @@ def status(archive: LocalEvidenceArchive) -> dict[str, Any]:
         for p, e in archive.journal.pending()
     ]
     unconsolidated = diff(archive) if state.initialized else {}
+    # W122 while it is cheap to undo: nothing is recorded (or reserved) yet.
+    id_changes = (
+        archive.id_changes_since(newest)
+        if newest and unconsolidated.get("added") and unconsolidated.get("deleted")
+        else []
+    )
     return {
         "initialized": state.initialized,
         "state": {"baseline": state.baseline, "active": state.active, "pending": state.pending},
@@ -34,6 +40,7 @@ def status(archive: LocalEvidenceArchive) -> dict[str, Any]:
         "unconsolidated": {k: v for k, v in unconsolidated.items() if k not in ("from", "to")},
         "review_items": review,
         "journal": journal,
+        "id_changes": [c.warning(recorded=False).to_dict() for c in id_changes],
         "staged": {k: sorted(v) for k, v in staged.items() if k != "format" and v},
     }
 

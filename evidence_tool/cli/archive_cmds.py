@@ -122,9 +122,8 @@ def status_body(s: Any) -> Report:
         lines.append(f"review items on {uid}: {len(items)}")
     git = data["git"]
     lines += _git_lines(git)
-    return Report(
-        result=data, text=lines, warnings=_warnings(data["warnings"]) + _warnings(git["warnings"])
-    )
+    found = data["warnings"] + data["id_changes"] + git["warnings"]
+    return Report(result=data, text=lines, warnings=_warnings(found))
 
 
 def _warnings(found: list[dict[str, Any]]) -> list[Any]:

@@ -15,6 +15,7 @@ from evidence_tool.workspace import gcpause
 from evidence_tool.workspace import statcache as sc
 from evidence_tool.workspace.layout import NAME_RE, Layout
 from evidence_tool.workspace.statcache import StatCache, StatEntry
+from evidence_tool.workspace.unitnames import not_a_unit
 
 
 @dataclass(eq=False, slots=True)
@@ -122,8 +123,11 @@ class ValidationReport:
         }
 
 
-def _walk_md(top: str | Path, layout: Layout | None) -> Iterator[tuple[str, Diagnostic | None]]:
-    """Markdown files under ``top`` in sorted order; links that leave the workspace are refused."""
+def _walk_md(
+    top: str | Path, layout: Layout | None, *, curated: bool = True
+) -> Iterator[tuple[str, Diagnostic | None]]:
+    """Markdown files under ``top`` in sorted order; links that leave the workspace are
+    refused.  In a curated tree (``curated``), every other file is an E108 finding."""
     stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
@@ -149,7 +153,28 @@ def _walk_md(top: str | Path, layout: Layout | None) -> Iterator[tuple[str, Diag
                 subdirs.append(path)
             elif entry.name.endswith(".md"):
                 yield path, None
+            elif curated and (problem := not_a_unit(entry.name)) is not None:
+                yield path, problem
         stack.extend(reversed(subdirs))
+
+
+def stray_files(layout: Layout) -> list[Diagnostic]:
+    """The E108 findings of the curated tree's files that are not read as units (wrong
+    name, link outside), without reading any unit: for ``verify``."""
+    prefix = len(str(layout.root)) + 1
+    if not os.path.isdir(layout.curated):
+        return []
+    return [
+        problem.with_path(path[prefix:])
+        for path, problem in _walk_md(layout.curated, layout)
+        if problem is not None and problem.code == "E108"
+    ]
+
+
+def _in_curated(folder: Path) -> bool:
+    """The folder is, or lies in, some workspace's ``evidence/curated/``."""
+    parts = Path(os.path.abspath(folder)).parts
+    return any(parts[i : i + 2] == ("evidence", "curated") for i in range(len(parts) - 1))
 
 
 def _read(path: str | Path) -> bytes | Diagnostic:
@@ -418,7 +443,7 @@ def validate_paths(
                     for w in sub.warnings
                 )
                 continue
-            for path, problem in _walk_md(p, None):
+            for path, problem in _walk_md(p, None, curated=_in_curated(p)):
                 if problem is not None:
                     report.errors.append(problem.with_path(str(path)))
                     continue

@@ -153,22 +153,21 @@ def test_deleting_a_whole_kind_folder_records_each_unit(consolidated: Path) -> N
     assert result.changes["unchanged"] == 42
 
 
-def test_restore_refuses_while_a_live_file_holds_the_id(consolidated: Path, tht) -> None:
-    """Regression: restore wrote the old file next to the new one, then failed with E120."""
+def test_restore_adopts_a_live_file_holding_the_id(consolidated: Path, tht) -> None:
+    """Regression: restore wrote the old file next to the new one, then failed with E120.
+    The file that carries the id again is the unit restored; nothing is written beside it
+    (the way back from E121 and from an id changed by mistake, W122)."""
     data = (consolidated / UNIT_PATH).read_bytes()
     (consolidated / UNIT_PATH).unlink()
     LocalEvidenceArchive(consolidated).consolidate("bob")
     reuse = consolidated / "evidence/curated/domain/admission-date-again.md"
     reuse.write_bytes(data)
-    before = managed(consolidated)
+    assert codes(tht("consolidate", root=consolidated)) == ["E121"]
 
     result = tht("restore", UNIT, root=consolidated)
 
-    assert result.exit_code == 1
-    assert codes(result) == ["E121"]
-    assert result.json["errors"][0]["path"] == "evidence/curated/domain/admission-date-again.md"
+    assert result.exit_code == 0, result.json
+    assert result.json["result"]["changes"]["restored"] == [UNIT]
     assert not (consolidated / UNIT_PATH).exists()
-    assert managed(consolidated) == before
-    reuse.unlink()
-    assert tht("restore", UNIT, root=consolidated).exit_code == 0
-    assert (consolidated / UNIT_PATH).read_bytes() == data
+    assert reuse.read_bytes() == data
+    assert entry(consolidated)["path"] == "evidence/curated/domain/admission-date-again.md"

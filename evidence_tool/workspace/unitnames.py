@@ -1,0 +1,43 @@
+"""Which files under ``evidence/curated/`` are unit files, and what to say about the others.
+
+A file that is not read as a unit is never skipped silently (E108): a unit saved under a
+wrong name would otherwise be read as deleted, and its id reserved for good.
+"""
+
+from __future__ import annotations
+
+from evidence_tool import fsio
+from evidence_tool.errors import Diagnostic
+
+# Files that Git or the operating system put in any folder and that never hold a unit
+# (docs/unit-format.md, section 1): neither read nor reported.
+IGNORED_NAMES = frozenset({".gitkeep", ".keep", ".gitignore", ".DS_Store", "Thumbs.db"})
+_MARKDOWN = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx")
+_BACKUP = ("~", "#", ".bak", ".orig", ".rej", ".swp", ".swo", ".swn", ".tmp", ".old", ".save")
+
+
+def not_a_unit(name: str) -> Diagnostic | None:
+    """E108 for a file under ``evidence/curated/`` that is not a unit file, None for a
+    unit file or a placeholder.  Never skipped silently: a unit saved under a wrong name
+    would be read as deleted, and its id reserved for good."""
+    if name.endswith(".md") or name in IGNORED_NAMES or fsio.TEMP_NAME.fullmatch(name):
+        return None  # a temp file is the tool's own write in flight (swept if orphaned)
+    lower = name.lower()
+    if lower.endswith(_MARKDOWN):
+        stem = name[: name.rindex(".")]
+        message = (
+            f"{name!r} is not read: unit files end in '.md' (lower case); rename it to "
+            f"'{stem.lower()}.md', or move it out of evidence/curated/"
+        )
+    elif ".md" in lower and (lower.endswith(_BACKUP) or name.startswith(("#", ".#"))):
+        message = (
+            f"{name!r} looks like an editor's backup or swap file: close the editor, then "
+            "delete it or move it out of evidence/curated/ (if it holds the only copy of a "
+            "unit, rename it to <name>.md)"
+        )
+    else:
+        message = (
+            f"{name!r} is not a unit file (units are evidence/curated/<kind>/<name>.md): "
+            "rename it to <name>.md if it holds a unit, or move it out of evidence/curated/"
+        )
+    return Diagnostic("E108", message)
