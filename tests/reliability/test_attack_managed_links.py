@@ -11,7 +11,6 @@ deeper folders, relative links, and links that stay inside (which must keep work
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -19,51 +18,10 @@ from typing import Any
 
 import pytest
 import write_guard
+from attack_workspace import fingerprint, pharmacy_workspace, tree, unit_text
 from cli_runner import invoke, tht
 
 MARKER = "quetzalcoatlite"  # a word only the outside files contain
-
-
-def unit_text(n: int, word: str = "tablet") -> str:
-    return (
-        "---\nschema_version: 4\n"
-        f"id: evidence:pharmacy:form-{n}\nkind: glossary\nlanguage: en\n"
-        "purposes: [disambiguation]\n---\n\n"
-        f"# Dosage form {n}\n\n## Definition\n\nA {word} dispensed from ward cabinet {n}.\n"
-    )
-
-
-def pharmacy_workspace(root: Path, units: int = 3) -> Path:
-    """A small initialized workspace, unlike the shipped fixture."""
-    (root / "evidence/curated/glossary").mkdir(parents=True)
-    (root / "evidence/incoming").mkdir()
-    (root / "evidence/source").mkdir()
-    (root / "workspace.yaml").write_text(
-        "descriptor_version: 4\nid: pharmacy-ops\nname: Pharmacy ops\n"
-        "default_language: en\nevidence:\n  descriptor_version: 1\n  sources: []\n"
-    )
-    for n in range(units):
-        (root / f"evidence/curated/glossary/form-{n}.md").write_text(unit_text(n))
-    (root / "evidence/incoming/cabinets.md").write_text("# Cabinets\n\nCabinet 4 is cold.\n")
-    assert tht(root, "init").exit_code == 0
-    # Init sets the baseline only: one edit activates a snapshot and builds the index.
-    (root / "evidence/curated/glossary/form-0.md").write_text(unit_text(0, "syrup"))
-    assert tht(root, "consolidate").exit_code == 0
-    assert tht(root, "search", "syrup").json["result"]["hits"]
-    return root
-
-
-def tree(top: Path) -> dict[str, str]:
-    """Every file under ``top`` (links not followed) with the sha256 of its bytes."""
-    out = {}
-    for dirpath, _dirs, names in os.walk(top):
-        for name in names:
-            path = Path(dirpath, name)
-            data = os.readlink(path) if path.is_symlink() else path.read_bytes()
-            out[str(path.relative_to(top))] = hashlib.sha256(
-                data.encode() if isinstance(data, str) else data
-            ).hexdigest()
-    return out
 
 
 def relink(ws: Path, managed: str, away: Path, *, relative: bool = False) -> Path:
@@ -148,11 +106,9 @@ def test_attack_archive_state_kept_on_another_disk(
     ws = pharmacy_workspace(tmp_path / "pharmacy")
     (ws / "evidence/curated/glossary/form-1.md").write_text(unit_text(1, "capsule"))
     away = relink(ws, managed, tmp_path / "big-disk" / Path(managed).name)
-    before = (
-        tree(away) if away.is_dir() else {"file": hashlib.sha256(away.read_bytes()).hexdigest()}
-    )
+    before = fingerprint(away)
     refused(tht(ws, *command), managed)
-    after = tree(away) if away.is_dir() else {"file": hashlib.sha256(away.read_bytes()).hexdigest()}
+    after = fingerprint(away)
     assert after == before
 
 
@@ -160,12 +116,10 @@ def test_attack_archive_state_kept_on_another_disk(
 def test_attack_top_level_entry_linked_outside(tmp_path: Path, managed: str) -> None:
     ws = pharmacy_workspace(tmp_path / "pharmacy")
     away = relink(ws, managed, tmp_path / "elsewhere" / managed.lstrip("."))
-    before = (
-        tree(away) if away.is_dir() else {"file": hashlib.sha256(away.read_bytes()).hexdigest()}
-    )
+    before = fingerprint(away)
     for command in (("status",), ("search", "tablet"), ("consolidate",)):
         refused(tht(ws, *command), managed)
-    after = tree(away) if away.is_dir() else {"file": hashlib.sha256(away.read_bytes()).hexdigest()}
+    after = fingerprint(away)
     assert after == before
 
 
