@@ -49,17 +49,38 @@ class Output:
     expected: str | None
 
 
-def _protected_reals(layout: Layout) -> list[str]:
+def _protected_paths(layout: Layout) -> list[Path]:
     cache = layout.cache
-    names = [layout.root / p for p in _PROTECTED] + [cache / ".gitignore", cache / RECORD]
-    return [os.path.realpath(p) for p in names]
+    return [layout.root / p for p in _PROTECTED] + [cache / ".gitignore", cache / RECORD]
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _protected(layout: Layout, real: str) -> bool:
+    """True if ``real`` (symlinks resolved) is or lies under a protected entry.  Names are
+    compared, and so are the files and folders themselves: on a case-insensitive file
+    system ``WORKSPACE.YAML`` or ``.GIT/config`` name the protected ones."""
     root = os.path.realpath(layout.root)
-    if ".git" in Path(os.path.relpath(real, root)).parts:
+    if ".git" in (part.lower() for part in Path(os.path.relpath(real, root)).parts):
         return True  # any repository's internals, a nested one's too
-    return any(real == p or real.startswith(p + os.sep) for p in _protected_reals(layout))
+    protected = [os.path.realpath(p) for p in _protected_paths(layout)]
+    if any(real == p or real.startswith(p + os.sep) for p in protected):
+        return True
+    identities = {i for i in map(_identity, protected) if i is not None}
+    probe = real
+    while probe == root or probe.startswith(root + os.sep):
+        if probe == root:
+            return False
+        if _identity(probe) in identities:
+            return True
+        probe = os.path.dirname(probe)
+    return False
 
 
 def _digest(path: Path) -> str:
@@ -127,6 +148,7 @@ def claim(
 
 def write(layout: Layout, out: Output, data: bytes) -> None:
     """Write ``data`` to a claimed path and record it as this command's output."""
+    ensure_cache(layout)  # first: a page written into the cache is never committable
     try:
         digest = fsio.write_atomic(out.path, data, expected=out.expected)
     except fsio.Changed:
@@ -135,8 +157,8 @@ def write(layout: Layout, out: Output, data: bytes) -> None:
             "they saved it: run the command again (with --force to replace it)",
             path=out.rel,
         ) from None
-    ensure_cache(layout)
-    records = _records(layout)
+    # Forget outputs that are gone, so the record stays as small as what it describes.
+    records = {rel: r for rel, r in _records(layout).items() if os.path.lexists(layout.root / rel)}
     records[out.rel] = {"command": out.command, "sha256": digest}
     body = json.dumps({"version": 1, "outputs": records}, indent=1, sort_keys=True)
     fsio.write_atomic(layout.cache / RECORD, body.encode("utf-8"), durable=False)
