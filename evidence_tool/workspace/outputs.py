@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool import fsio
-from evidence_tool.errors import ConflictError, UsageError
+from evidence_tool.errors import AvailabilityError, ConflictError, UsageError
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -103,6 +103,14 @@ def _records(layout: Layout) -> dict[str, Any]:
     return outputs if isinstance(outputs, dict) else {}
 
 
+def _file_on_the_way(path: Path, layout: Layout) -> str:
+    """The nearest ancestor of ``path`` that exists and is not a folder (workspace-relative)."""
+    probe = path.parent
+    while not probe.is_dir() and not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return os.path.relpath(probe, layout.root)
+
+
 def claim(
     layout: Layout, given: str | os.PathLike[str], *, command: str, option: str, force: bool
 ) -> Output:
@@ -119,6 +127,11 @@ def claim(
         st = os.lstat(path)
     except FileNotFoundError:
         st = None
+    except NotADirectoryError:
+        raise UsageError(
+            f"{shown}: {_file_on_the_way(path, layout)} is a file, not a folder; name a "
+            "file in a folder"
+        ) from None
     targets = [real] + ([os.path.realpath(path)] if st and stat.S_ISLNK(st.st_mode) else [])
     if any(_protected(layout, t) for t in targets):
         raise UsageError(
@@ -146,11 +159,22 @@ def claim(
     return Output(path, rel, command, digest)
 
 
+def _failed(what: str, exc: OSError, rel: str) -> AvailabilityError:
+    reason = exc.strerror or type(exc).__name__
+    return AvailabilityError(
+        f"{what} failed ({reason}): fix the cause, then run the command again",
+        code="E604",
+        path=rel,
+    )
+
+
 def write(layout: Layout, out: Output, data: bytes) -> None:
     """Write ``data`` to a claimed path and record it as this command's output."""
-    ensure_cache(layout)  # first: a page written into the cache is never committable
     try:
+        ensure_cache(layout)  # first: a page written into the cache is never committable
         digest = fsio.write_atomic(out.path, data, expected=out.expected)
+    except OSError as exc:  # a full disk, a read-only folder: not a defect
+        raise _failed(f"writing {out.rel} (nothing was replaced)", exc, out.rel) from None
     except fsio.Changed:
         raise ConflictError(
             f"{out.rel} was saved by someone else while {out.command} ran; it was kept as "
@@ -161,4 +185,8 @@ def write(layout: Layout, out: Output, data: bytes) -> None:
     records = {rel: r for rel, r in _records(layout).items() if os.path.lexists(layout.root / rel)}
     records[out.rel] = {"command": out.command, "sha256": digest}
     body = json.dumps({"version": 1, "outputs": records}, indent=1, sort_keys=True)
-    fsio.write_atomic(layout.cache / RECORD, body.encode("utf-8"), durable=False)
+    try:
+        fsio.write_atomic(layout.cache / RECORD, body.encode("utf-8"), durable=False)
+    except OSError as exc:
+        what = f"{out.rel} was written, but recording it in .evidence-cache/{RECORD}"
+        raise _failed(what, exc, out.rel) from None

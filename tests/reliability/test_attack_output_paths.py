@@ -244,3 +244,46 @@ def test_the_decision_record_cannot_be_forged_into_a_takeover(tmp_path: Path) ->
         result = tht(ws, "report", "--html", str(ws / "workspace.yaml"), *extra)
         assert PROTECTED in refused_usage(result)
     assert (ws / "workspace.yaml").read_bytes() == before
+
+
+@pytest.mark.parametrize(("command", "option"), WRITERS)
+@pytest.mark.parametrize("below", ["x.out", "deeper/x.out"])
+def test_attack_output_below_a_file_named_as_a_folder(
+    tmp_path: Path, command: str, option: str, below: str
+) -> None:
+    """A careless path through a file (``notes.txt/x.out``): a usage error, not a crash."""
+    ws = pharmacy_workspace(tmp_path / "pharmacy")
+    (ws / "shift-notes.txt").write_text("keep me\n")
+    message = refused_usage(write(ws, command, option, str(ws / "shift-notes.txt" / below)))
+    assert "shift-notes.txt" in message
+    assert (ws / "shift-notes.txt").read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize(("command", "option"), WRITERS)
+def test_attack_disk_full_while_writing_the_output(
+    tmp_path: Path, command: str, option: str
+) -> None:
+    """ENOSPC in the middle of the output: E604 naming the file, nothing half-written,
+    the operator's earlier file (replaced with --force) intact."""
+    ws = pharmacy_workspace(tmp_path / "pharmacy")
+    target = ws / "ward-report.out"
+    target.write_bytes(b"the previous handover\n")
+    failed: list[str] = []
+
+    def full(op: str, path: str, phase: str) -> None:
+        if op == "write" and os.path.dirname(path) == str(ws) and phase == "before":
+            failed.append(path)
+            raise OSError(28, "No space left on device", path)
+
+    fsio.set_hook(full)
+    try:
+        result = write(ws, command, option, str(target), "--force")
+    finally:
+        fsio.set_hook(None)
+    assert failed, "the fault was never injected"
+    assert result.exit_code == 6, result.stdout + result.stderr
+    error = result.json["errors"][0]
+    assert error["code"] == "E604" and error["path"] == "ward-report.out"
+    assert "No space left" in error["message"]
+    assert target.read_bytes() == b"the previous handover\n"
+    assert sorted(p.name for p in ws.iterdir() if p.name.endswith(".tmp")) == []
