@@ -287,3 +287,42 @@ def test_attack_disk_full_while_writing_the_output(
     assert "No space left" in error["message"]
     assert target.read_bytes() == b"the previous handover\n"
     assert sorted(p.name for p in ws.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_attack_sweep_of_crafted_output_paths_never_touches_a_protected_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every path of up to three parts built from ``..``, ``.``, Git and evidence names,
+    links into protected places and ordinary names, given from a subfolder, with
+    ``force``: each claim is refused or written, and afterwards every protected file is
+    byte for byte as before (checked by hashing, not by the rule's own code)."""
+    from evidence_tool.errors import UsageError
+    from evidence_tool.workspace import outputs
+    from evidence_tool.workspace.layout import Layout
+
+    os.symlink(".git", repo / "link-git")
+    os.symlink("evidence/.local", repo / "link-local")
+    os.symlink("workspace.yaml", repo / "link-desc")
+    (repo / "notes").mkdir()
+    monkeypatch.chdir(repo / "notes")
+    parts = ["..", ".", ".git", "evidence", "link-git", "link-local", "link-desc"]
+    parts += ["workspace.yaml", "HEAD", "config", "state.yaml", "notes", "page.out"]
+    layout = Layout.at(repo)
+    before = snapshot(repo)
+    cache_ignore = (repo / ".evidence-cache/.gitignore").read_bytes()
+    outcome = {"refused": 0, "written": 0}
+    cases = [(a,) for a in parts] + [(a, b) for a in parts for b in parts]
+    cases += [("..", a, b) for a in parts for b in parts]
+    for case in cases:
+        given = os.path.join(*case)
+        try:
+            out = outputs.claim(layout, given, command="export", option="--output", force=True)
+        except UsageError:
+            outcome["refused"] += 1
+            continue
+        outputs.write(layout, out, b"derived\n")
+        outcome["written"] += 1
+    assert snapshot(repo) == before
+    assert (repo / ".evidence-cache/.gitignore").read_bytes() == cache_ignore
+    assert outcome["refused"] + outcome["written"] == len(cases) == 13 + 169 + 169
+    assert outcome["refused"] > 200 and outcome["written"] > 5, outcome
