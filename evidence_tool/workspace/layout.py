@@ -33,6 +33,14 @@ MANAGED = (
     "evidence/.local/journal",
     ".evidence-cache",
 )
+# Managed folders of one subfolder per object prefix, revision or source: checked one
+# level deeper, since a shard linked elsewhere is as foreign as the folder itself.
+SHARDED = (
+    "evidence/.local/objects",
+    "evidence/.local/snapshots",
+    "evidence/.local/acquisitions",
+    "evidence/source/acquired",
+)
 
 
 @dataclass(frozen=True)
@@ -143,7 +151,25 @@ class Layout:
             real = os.path.realpath(self.root / rel)
             if real != root and not real.startswith(root + os.sep):
                 out.append((rel, real))
+        for rel in SHARDED:
+            if not any(rel == bad or rel.startswith(bad + "/") for bad, _ in out):
+                out.extend(self._escaping_children(rel, root))
         return out
+
+    def _escaping_children(self, rel: str, root: str) -> list[tuple[str, str]]:
+        """Links among the subfolders of a sharded folder (one scandir, no stat unless a
+        link): the tool never makes links there, so each is planted."""
+        try:
+            entries = list(os.scandir(self.root / rel))
+        except OSError:
+            return []  # missing or unreadable: the command reports that itself
+        out = []
+        for entry in entries:
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if real != root and not real.startswith(root + os.sep):
+                    out.append((f"{rel}/{entry.name}", real))
+        return sorted(out)
 
     def require_contained(self) -> None:
         """Refuse (E108) a workspace where a managed folder or file leads outside the root

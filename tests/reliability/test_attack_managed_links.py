@@ -179,3 +179,22 @@ def test_links_that_stay_inside_the_workspace_keep_working(tmp_path: Path) -> No
     locators = {s["locator"] for s in result.json["result"]["sources"]}
     assert "fs:evidence/incoming/wards.md" in locators
     assert tht(ws, "status").exit_code == 0
+
+
+@pytest.mark.parametrize("inner", ["objects", "snapshots", "acquisitions"])
+@pytest.mark.parametrize("command", [("verify",), ("show", "evidence:pharmacy:form-0")], ids=str)
+def test_attack_one_folder_deep_inside_the_archive_linked_outside(
+    tmp_path: Path, inner: str, command: tuple[str, ...]
+) -> None:
+    """Not the archive's top folders but one of their subfolders (an object shard, one
+    snapshot, one source's acquisitions) moved to another disk and linked back."""
+    ws = pharmacy_workspace(tmp_path / "pharmacy")
+    assert tht(ws, "refresh").exit_code == 0  # records an acquisition of cabinets.md
+    parent = ws / "evidence/.local" / inner
+    folders = sorted(p for p in parent.iterdir() if p.is_dir())
+    assert folders, f"nothing in {inner}"
+    rel = str(folders[-1].relative_to(ws))
+    away = relink(ws, rel, tmp_path / "archive-disk" / folders[-1].name)
+    before = fingerprint(away)
+    refused(tht(ws, *command), rel)
+    assert fingerprint(away) == before
