@@ -186,15 +186,6 @@ class Layout:
             path=rel,
         )
 
-    def holds_evidence(self, path: str | os.PathLike[str]) -> bool:
-        """True for what curators and the archive own (``evidence/**``, ``workspace.yaml``,
-        the lock file): derived output such as an export must never be written there."""
-        real = os.path.realpath(path)
-        root = os.path.realpath(self.root)
-        evidence = os.path.join(root, "evidence")
-        owned = {os.path.join(root, "workspace.yaml"), os.path.join(root, ".evidence-archive.lock")}
-        return real == evidence or real.startswith(evidence + os.sep) or real in owned
-
 
 def enclosing_workspace(path: str | os.PathLike[str]) -> Layout | None:
     """The workspace ``path`` lies in: the nearest folder at or above it, symlinks not

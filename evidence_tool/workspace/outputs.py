@@ -132,6 +132,8 @@ def claim(
             f"{shown}: {_file_on_the_way(path, layout)} is a file, not a folder; name a "
             "file in a folder"
         ) from None
+    except OSError as exc:  # a link loop, a folder it may not search
+        raise UsageError(f"{shown} cannot be used ({exc.strerror}); name another file") from None
     targets = [real] + ([os.path.realpath(path)] if st and stat.S_ISLNK(st.st_mode) else [])
     if any(_protected(layout, t) for t in targets):
         raise UsageError(
@@ -149,7 +151,10 @@ def claim(
             f"{shown} is a symbolic link or a special file, which is never replaced: "
             "remove it first, or name another file"
         )
-    digest = _digest(path)
+    try:
+        digest = _digest(path)
+    except OSError as exc:
+        raise UsageError(f"{shown} cannot be read ({exc.strerror}); name another file") from None
     ours = _records(layout).get(rel)
     if not force and ours != {"command": command, "sha256": digest}:
         raise UsageError(

@@ -251,12 +251,15 @@ def test_the_decision_record_cannot_be_forged_into_a_takeover(tmp_path: Path) ->
 def test_attack_output_below_a_file_named_as_a_folder(
     tmp_path: Path, command: str, option: str, below: str
 ) -> None:
-    """A careless path through a file (``notes.txt/x.out``): a usage error, not a crash."""
+    """A careless path through a file (``notes.txt/x.out``) or through a link that loops:
+    a usage error, not a crash."""
     ws = pharmacy_workspace(tmp_path / "pharmacy")
     (ws / "shift-notes.txt").write_text("keep me\n")
     message = refused_usage(write(ws, command, option, str(ws / "shift-notes.txt" / below)))
     assert "shift-notes.txt" in message
     assert (ws / "shift-notes.txt").read_text() == "keep me\n"
+    os.symlink("spiral", ws / "spiral")  # a link to itself: resolving it loops
+    assert "cannot be used" in refused_usage(write(ws, command, option, str(ws / "spiral" / below)))
 
 
 @pytest.mark.parametrize(("command", "option"), WRITERS)
