@@ -66,7 +66,8 @@ CODES: dict[str, CodeInfo] = {
     "E108": CodeInfo(
         1,
         "kind does not match the folder, or file outside the layout",
-        "Move the file to evidence/curated/<kind>/<name>.md or correct 'kind'.",
+        "Move the file to evidence/curated/<kind>/<name>.md or correct 'kind'; put a "
+        "managed folder that is a link leading outside the workspace back inside it.",
     ),
     "E109": CodeInfo(
         1,

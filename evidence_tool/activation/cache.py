@@ -19,7 +19,10 @@ def ensure_cache(layout: Layout) -> Path:
     return cache
 
 
-def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
+def jsonl_bytes(records: Iterable[dict[str, Any]]) -> bytes:
     lines = [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in records]
-    fsio.write_atomic(path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
-    return len(lines)
+    return ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+
+
+def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    fsio.write_atomic(path, jsonl_bytes(records))

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from evidence_tool.activation.cache import jsonl_bytes
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.workspace import outputs
+from evidence_tool.workspace.layout import Layout
 
 
 @dataclass(frozen=True)
@@ -53,3 +57,16 @@ def open_active_corpus(root: str | os.PathLike[str]) -> Corpus:
             }
         )
     return Corpus(None, sorted(records, key=lambda r: r["id"]))
+
+
+def export_corpus(
+    root: str | os.PathLike[str], corpus: Corpus, given: str, *, force: bool = False
+) -> Path:
+    """Write ``corpus`` as JSON lines to ``given`` under the output-path rule
+    (workspace.outputs): never onto a protected file, onto another file only with
+    ``force`` unless this command wrote it."""
+    layout = Layout.at(root)
+    layout.require_contained()
+    out = outputs.claim(layout, given, command="export", option="--output", force=force)
+    outputs.write(layout, out, jsonl_bytes(corpus.records))
+    return out.path

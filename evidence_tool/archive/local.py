@@ -118,6 +118,7 @@ class LocalEvidenceArchive:
         self, root: str | os.PathLike[str], *, wait: float = 0.0, progress: Progress | None = None
     ) -> None:
         self.layout = Layout.at(root)
+        self.layout.require_contained()  # E108 before anything is read through a link
         self.objects = ObjectStore(self.layout.objects)
         self.journal = Journal(self.layout, self.objects)
         self.wait = wait

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 
-from evidence_tool.cli.options import json_option, resolve_root, workspace_options
+from evidence_tool.cli.options import force_option, json_option, resolve_root, workspace_options
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.cli.workspace_cmds import wevidence
 
@@ -286,28 +285,17 @@ def search_body(
     return Report(result=data, text=lines)
 
 
-def export_body(s: Any, fmt: str, output: str | None, as_json: bool) -> Report:
+def export_body(s: Any, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:
     """Export the active corpus (typed units with provenance) as JSON lines."""
     import json
-    import os
     import sys
 
-    from evidence_tool.activation.cache import write_jsonl
-    from evidence_tool.activation.reader import open_active_corpus
-    from evidence_tool.errors import UsageError
+    from evidence_tool.activation.reader import export_corpus, open_active_corpus
 
     corpus = open_active_corpus(s.root)
     summary = {"revision": corpus.revision, "units": len(corpus.records), "format": fmt}
     if output:
-        path = os.path.abspath(output)
-        layout = s.archive.layout
-        if not layout.inside(os.path.dirname(path)) or layout.holds_evidence(path):
-            raise UsageError(
-                "--output must be inside the workspace (every write stays under the "
-                "workspace root) and outside evidence/ (curated and managed files), e.g. "
-                ".evidence-cache/corpus.jsonl; omit it to print the lines on stdout"
-            )
-        write_jsonl(Path(path), corpus.records)
+        path = str(export_corpus(s.root, corpus, output, force=force))
         return Report(
             result={**summary, "output": path},
             text=[f"exported {len(corpus.records)} unit(s) to {path}"],
@@ -402,6 +390,7 @@ register(
         type=click.Path(dir_okay=False),
         help="File inside the workspace (default: print JSON lines).",
     ),
+    force_option,
 )
 
 

@@ -20,6 +20,16 @@ def json_option(fn: F) -> F:
     )(fn)
 
 
+def force_option(fn: F) -> F:
+    """``--force`` of the commands that write where the operator says (workspace.outputs)."""
+    return click.option(
+        "--force",
+        is_flag=True,
+        help="Replace an existing file this command did not write "
+        "(never workspace.yaml, .git/, the lock or evidence/).",
+    )(fn)
+
+
 FORMATS = ("text", "json", "github", "sarif")
 
 

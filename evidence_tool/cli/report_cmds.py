@@ -7,16 +7,17 @@ from typing import Any
 import click
 
 from evidence_tool.cli.archive_cmds import register
+from evidence_tool.cli.options import force_option
 from evidence_tool.cli.output import Report
 
 
-def report_body(s: Any, html: str | None, open_page: bool) -> Report:
+def report_body(s: Any, html: str | None, open_page: bool, force: bool) -> Report:
     """Write the review page: units, file errors, changes, pending comparisons, sources, Git."""
     from pathlib import Path
 
     from evidence_tool.report import write_report
 
-    data = write_report(s.root, html or None, s.installation.path)
+    data = write_report(s.root, html or None, s.installation.path, force=force)
     lines = [
         f"wrote {data['path']} ({data['units']} unit(s), {data['file_errors']} file error(s), "
         f"{len(data['comparisons'])} pending comparison(s))"
@@ -46,4 +47,5 @@ register(
     click.option(
         "--open", "open_page", is_flag=True, help="Open the written page in the default browser."
     ),
+    force_option,
 )

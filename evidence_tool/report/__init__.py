@@ -10,62 +10,45 @@ from __future__ import annotations
 
 import os
 import secrets
-from pathlib import Path
 from typing import Any
 
-from evidence_tool import fsio
-from evidence_tool.errors import UsageError
 from evidence_tool.report.collect import ReportData, collect, decide_commands
 from evidence_tool.report.page import render_page
+from evidence_tool.workspace import outputs
 from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.outputs import Output
 
 DEFAULT_NAME = "report.html"
 
 __all__ = ["ReportData", "collect", "decide_commands", "output_path", "render_page", "write_report"]
 
 
-def output_path(root: str | os.PathLike[str], given: str | None) -> Path:
-    """Where the page goes: ``given`` if it stays inside the workspace (and outside the
-    managed ``evidence/`` tree), else a usage error; by default the derived cache."""
+def output_path(root: str | os.PathLike[str], given: str | None, force: bool = False) -> Output:
+    """Where the page goes: ``given`` under the output-path rule (workspace.outputs), by
+    default the derived cache, whose page is always this command's own to replace."""
     layout = Layout.at(root)
-    if not given:
-        if not layout.inside(layout.cache):
-            raise UsageError(
-                f"{layout.cache} links outside the workspace; the page is written only inside "
-                "it: pass --html FILE"
-            )
-        return layout.cache / DEFAULT_NAME
-    path = Path(os.path.abspath(given))
-    if not layout.inside(path.parent) or (path.exists() and not layout.inside(path)):
-        raise UsageError(
-            f"--html {given}: the page must be written inside the workspace {layout.root} "
-            "(every write stays under the workspace root); omit FILE for "
-            f".evidence-cache/{DEFAULT_NAME}"
-        )
-    if path.is_dir():
-        raise UsageError(f"--html {given} is a folder; name a file")
-    if Path(os.path.realpath(path.parent)).is_relative_to(os.path.realpath(layout.evidence)):
-        raise UsageError(
-            f"--html {given}: evidence/ holds only managed and curated files; write the page "
-            f"elsewhere in the workspace, or omit FILE for .evidence-cache/{DEFAULT_NAME}"
-        )
-    return path
+    layout.require_contained()
+    target = given or layout.cache / DEFAULT_NAME
+    return outputs.claim(
+        layout, target, command="report", option="--html", force=force or not given
+    )
 
 
 def write_report(
-    root: str | os.PathLike[str], given: str | None = None, installation: str | None = None
+    root: str | os.PathLike[str],
+    given: str | None = None,
+    installation: str | None = None,
+    *,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Collect, render and write the page; returns where it went and what it holds."""
-    path = output_path(root, given)
+    """Collect, render and write the page; returns where it went and what it holds.
+    ``force`` replaces an existing file this command did not write (never a protected one)."""
+    out = output_path(root, given, force)
     data = collect(root, installation)
     page = render_page(data, secrets.token_urlsafe(18)).encode("utf-8")
-    if not given:
-        from evidence_tool.activation.cache import ensure_cache
-
-        ensure_cache(Layout.at(root))  # git-ignores the derived page with the index
-    fsio.write_atomic(path, page)
+    outputs.write(Layout.at(root), out, page)  # the cache's .gitignore comes with the record
     return {
-        "path": str(path),
+        "path": str(out.path),
         "bytes": len(page),
         "units": len(data.units),
         "file_errors": len(data.errors),

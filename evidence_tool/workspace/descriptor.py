@@ -17,6 +17,7 @@ from typing import Any
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load
+from evidence_tool.workspace.layout import Layout
 
 _MAX_DESCRIPTOR = 1024 * 1024
 
@@ -167,6 +168,7 @@ class WorkspaceDescriptor:
 
 
 def load_workspace_descriptor(root: Path) -> WorkspaceDescriptor:
+    Layout.at(root).require_contained()  # never read a descriptor (or more) through a link
     path = root / "workspace.yaml"
     data = load_yaml_file(path, "workspace descriptor")
     validate_descriptor(data, "workspace.schema.json", str(path))

@@ -11,6 +11,37 @@ from evidence_tool.errors import PathOutsideError
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
+# What the tool reads or writes under a workspace root, parents before children (so the
+# link that causes an escape is the one named).  The lock is not here: it is opened with
+# O_NOFOLLOW, and a link there is refused as a held lock (E303).
+MANAGED = (
+    "workspace.yaml",
+    "evidence",
+    "evidence/curated",
+    "evidence/incoming",
+    "evidence/source",
+    "evidence/source/acquired",
+    "evidence/local-manifest.yaml",
+    "evidence/.local",
+    "evidence/.local/state.yaml",
+    "evidence/.local/sources.json",
+    "evidence/.local/staged.json",
+    "evidence/.local/log.jsonl",
+    "evidence/.local/acquisitions",
+    "evidence/.local/objects",
+    "evidence/.local/snapshots",
+    "evidence/.local/journal",
+    ".evidence-cache",
+)
+# Managed folders of one subfolder per object prefix, revision or source: checked one
+# level deeper, since a shard linked elsewhere is as foreign as the folder itself.
+SHARDED = (
+    "evidence/.local/objects",
+    "evidence/.local/snapshots",
+    "evidence/.local/acquisitions",
+    "evidence/source/acquired",
+)
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -109,11 +140,63 @@ class Layout:
         root = os.path.realpath(self.root)
         return real == root or real.startswith(root + os.sep)
 
-    def holds_evidence(self, path: str | os.PathLike[str]) -> bool:
-        """True for what curators and the archive own (``evidence/**``, ``workspace.yaml``,
-        the lock file): derived output such as an export must never be written there."""
-        real = os.path.realpath(path)
+    def escapes(self) -> list[tuple[str, str]]:
+        """(managed path, where it resolves) for each managed entry whose symlinks lead
+        outside the root; a child of an escaping entry is not named again."""
         root = os.path.realpath(self.root)
-        evidence = os.path.join(root, "evidence")
-        owned = {os.path.join(root, "workspace.yaml"), os.path.join(root, ".evidence-archive.lock")}
-        return real == evidence or real.startswith(evidence + os.sep) or real in owned
+        out: list[tuple[str, str]] = []
+        for rel in MANAGED:
+            if any(rel.startswith(bad + "/") for bad, _ in out):
+                continue
+            real = os.path.realpath(self.root / rel)
+            if real != root and not real.startswith(root + os.sep):
+                out.append((rel, real))
+        for rel in SHARDED:
+            if not any(rel == bad or rel.startswith(bad + "/") for bad, _ in out):
+                out.extend(self._escaping_children(rel, root))
+        return out
+
+    def _escaping_children(self, rel: str, root: str) -> list[tuple[str, str]]:
+        """Links among the subfolders of a sharded folder (one scandir, no stat unless a
+        link): the tool never makes links there, so each is planted."""
+        try:
+            entries = list(os.scandir(self.root / rel))
+        except OSError:
+            return []  # missing or unreadable: the command reports that itself
+        out = []
+        for entry in entries:
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if real != root and not real.startswith(root + os.sep):
+                    out.append((f"{rel}/{entry.name}", real))
+        return sorted(out)
+
+    def require_contained(self) -> None:
+        """Refuse (E108) a workspace where a managed folder or file leads outside the root
+        (SPEC.md 11): nothing may then be read or written through it."""
+        bad = self.escapes()
+        if not bad:
+            return
+        rel, real = bad[0]
+        others = "".join(f"; {r} too" for r, _ in bad[1:])
+        raise PathOutsideError(
+            f"{rel} leads outside the workspace {self.root} (to {real}){others}: nothing is "
+            f"read or written through it; put the real {rel} back inside the workspace "
+            f"(remove the symbolic link and move or restore the content, e.g. from Git)",
+            path=rel,
+        )
+
+
+def enclosing_workspace(path: str | os.PathLike[str]) -> Layout | None:
+    """The workspace ``path`` lies in: the nearest folder at or above it, symlinks not
+    resolved, that holds workspace.yaml or evidence/curated; None outside any workspace."""
+    probe = os.path.abspath(path)
+    while True:
+        if os.path.lexists(os.path.join(probe, "workspace.yaml")) or os.path.lexists(
+            os.path.join(probe, "evidence", "curated")
+        ):
+            return Layout(Path(probe))
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent

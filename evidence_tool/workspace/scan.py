@@ -13,7 +13,7 @@ from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
 from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace import statcache as sc
-from evidence_tool.workspace.layout import NAME_RE, Layout
+from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
 from evidence_tool.workspace.statcache import StatCache, StatEntry
 from evidence_tool.workspace.unitnames import not_a_unit
 
@@ -140,14 +140,7 @@ def _walk_md(
         for entry in entries:
             path = entry.path  # plain strings: pathlib costs more than the rest of a no-op scan
             if entry.is_symlink() and layout is not None and not layout.inside(path):
-                yield (
-                    path,
-                    Diagnostic(
-                        "E108",
-                        "a symbolic link pointing outside the workspace "
-                        "is refused; replace it with the file itself",
-                    ),
-                )
+                yield path, _link_outside()
                 continue
             if entry.is_dir():
                 subdirs.append(path)
@@ -175,6 +168,15 @@ def _in_curated(folder: Path) -> bool:
     """The folder is, or lies in, some workspace's ``evidence/curated/``."""
     parts = Path(os.path.abspath(folder)).parts
     return any(parts[i : i + 2] == ("evidence", "curated") for i in range(len(parts) - 1))
+
+
+def _link_outside(path: str | None = None) -> Diagnostic:
+    return Diagnostic(
+        "E108",
+        "a symbolic link pointing outside the workspace is refused; replace it with the "
+        "file itself",
+        path,
+    )
 
 
 def _read(path: str | Path) -> bytes | Diagnostic:
@@ -260,6 +262,7 @@ def scan_curated(
     A missing or unreadable curated tree is an availability error (E601), never
     an empty workspace: callers must not read it as "all units deleted".
     """
+    layout.require_contained()
     curated = layout.curated
     try:
         st = os.stat(curated)
@@ -425,10 +428,19 @@ def validate_workspace(
 def validate_paths(
     paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
 ) -> ValidationReport:
-    """Validate files and folders; a folder that is a workspace root means its curated tree."""
+    """Validate files and folders; a folder that is a workspace root means its curated tree.
+
+    Inside a workspace its managed folders must stay inside it (E108) and the walk never
+    follows a link out of it; outside any workspace, out of the folder named."""
     report = ValidationReport()
     for given in paths:
         p = Path(given)
+        workspace = enclosing_workspace(p)
+        if workspace is not None:
+            workspace.require_contained()
+            if not workspace.inside(p):
+                report.errors.append(_link_outside(str(p)))
+                continue
         if p.is_dir():
             if (p / "evidence" / "curated").is_dir():
                 sub = scan_curated(Layout.at(p), progress=progress)
@@ -443,7 +455,7 @@ def validate_paths(
                     for w in sub.warnings
                 )
                 continue
-            for path, problem in _walk_md(p, None, curated=_in_curated(p)):
+            for path, problem in _walk_md(p, workspace or Layout.at(p), curated=_in_curated(p)):
                 if problem is not None:
                     report.errors.append(problem.with_path(str(path)))
                     continue

@@ -191,10 +191,13 @@ def test_a_cache_folder_linking_outside_is_not_followed(tmp_path: Path) -> None:
     ws = copy_fixture(tmp_path / "ws")
     (tmp_path / "elsewhere").mkdir()
     os.symlink(tmp_path / "elsewhere", ws / ".evidence-cache")
-    result = tht(ws, "report")
-    assert result.exit_code == 2 and result.json["errors"][0]["code"] == "E901"
+    # A managed folder leading outside: the whole workspace is refused (SPEC.md 11).
+    for extra in ((), ("--html", str(ws / "page.html"))):
+        result = tht(ws, "report", *extra)
+        assert result.exit_code == 1 and result.json["errors"][0]["code"] == "E108"
+        assert result.json["errors"][0]["path"] == ".evidence-cache"
     assert list((tmp_path / "elsewhere").iterdir()) == []
-    assert ok(tht(ws, "report", "--html", str(ws / "page.html")))["path"] == str(ws / "page.html")
+    assert not (ws / "page.html").exists()
 
 
 def test_dropped_and_suppressed_ids_are_named(tmp_path: Path) -> None:

@@ -1,0 +1,197 @@
+"""Files a command writes where the operator says (``report --html``, ``export --output``).
+
+One rule for every such path (SPEC.md 11, docs/reliability.md):
+
+- it lands inside the workspace root, symlinks resolved;
+- never, not even with ``force``, on what the operator or Git owns: ``workspace.yaml``,
+  the lock file, anything in a ``.git`` folder, the ``evidence/`` tree (curated units,
+  drafts, sources, managed files), the derived cache's own ``.gitignore`` and record
+  of outputs -- judged by where the path really leads, so a link (to a folder or to the
+  file) whose target is protected is refused too;
+- an existing file is replaced only if this command wrote it (the record below still
+  holds its bytes' sha256) or with ``force``; a link or a special file is never replaced.
+
+"This command wrote it" is recognised by ``.evidence-cache/outputs.json``: each write
+records the file's workspace-relative path, the command and the sha256 of the bytes
+written.  A file the operator edited afterwards no longer matches, so it is theirs again;
+a lost cache only means ``--force`` once.  The record opens nothing protected: it is
+consulted only after the protected paths are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.errors import AvailabilityError, ConflictError, UsageError
+from evidence_tool.workspace.cachedir import ensure_cache
+from evidence_tool.workspace.layout import Layout
+
+RECORD = "outputs.json"
+# Workspace-relative entries no output may land on or under, whatever the flags.
+_PROTECTED = ("workspace.yaml", ".evidence-archive.lock", "evidence", ".git")
+
+
+@dataclass(frozen=True)
+class Output:
+    """A path a command may write: ``expected`` is the sha256 of the file it replaces
+    (None: no file there), so a save landing meanwhile is kept (E301), not overwritten."""
+
+    path: Path
+    rel: str
+    command: str
+    expected: str | None
+
+
+def _protected_paths(layout: Layout) -> list[Path]:
+    cache = layout.cache
+    return [layout.root / p for p in _PROTECTED] + [cache / ".gitignore", cache / RECORD]
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _protected(layout: Layout, real: str) -> bool:
+    """True if ``real`` (symlinks resolved) is or lies under a protected entry.  Names are
+    compared, and so are the files and folders themselves: on a case-insensitive file
+    system ``WORKSPACE.YAML`` or ``.GIT/config`` name the protected ones."""
+    root = os.path.realpath(layout.root)
+    if ".git" in (part.lower() for part in Path(os.path.relpath(real, root)).parts):
+        return True  # any repository's internals, a nested one's too
+    protected = [os.path.realpath(p) for p in _protected_paths(layout)]
+    if any(real == p or real.startswith(p + os.sep) for p in protected):
+        return True
+    identities = {i for i in map(_identity, protected) if i is not None}
+    probe = real
+    while probe == root or probe.startswith(root + os.sep):
+        if probe == root:
+            return False
+        if _identity(probe) in identities:
+            return True
+        probe = os.path.dirname(probe)
+    return False
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+    finally:
+        os.close(fd)
+    return h.hexdigest()
+
+
+def _records(layout: Layout) -> dict[str, Any]:
+    try:
+        data = json.loads((layout.cache / RECORD).read_bytes())
+        outputs = data["outputs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}  # derived data: lost or damaged means "nothing recorded"
+    return outputs if isinstance(outputs, dict) else {}
+
+
+def _file_on_the_way(path: Path, layout: Layout) -> str:
+    """The nearest ancestor of ``path`` that exists and is not a folder (workspace-relative)."""
+    probe = path.parent
+    while not probe.is_dir() and not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return os.path.relpath(probe, layout.root)
+
+
+def claim(
+    layout: Layout, given: str | os.PathLike[str], *, command: str, option: str, force: bool
+) -> Output:
+    """Check ``given`` against the rule above; a usage error (E901) says why and what to do."""
+    path = Path(os.path.abspath(given))
+    shown = f"{option} {os.fspath(given)}"
+    real = os.path.join(os.path.realpath(path.parent), path.name)
+    if not layout.inside(path.parent):
+        raise UsageError(
+            f"{shown}: the file must be inside the workspace {layout.root} (every write stays "
+            "under the workspace root); name a file inside it"
+        )
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise UsageError(
+            f"{shown}: {_file_on_the_way(path, layout)} is a file, not a folder; name a "
+            "file in a folder"
+        ) from None
+    except OSError as exc:  # a link loop, a folder it may not search
+        raise UsageError(f"{shown} cannot be used ({exc.strerror}); name another file") from None
+    targets = [real] + ([os.path.realpath(path)] if st and stat.S_ISLNK(st.st_mode) else [])
+    if any(_protected(layout, t) for t in targets):
+        raise UsageError(
+            f"{shown}: that path belongs to the operator or to Git (workspace.yaml, the lock, "
+            ".git/, the evidence/ tree); it is never overwritten, not even with --force: "
+            "name another file, e.g. .evidence-cache/" + path.name
+        )
+    rel = os.path.relpath(real, os.path.realpath(layout.root))
+    if st is None:
+        return Output(path, rel, command, None)
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{shown} is a folder; name a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(
+            f"{shown} is a symbolic link or a special file, which is never replaced: "
+            "remove it first, or name another file"
+        )
+    try:
+        digest = _digest(path)
+    except OSError as exc:
+        raise UsageError(f"{shown} cannot be read ({exc.strerror}); name another file") from None
+    ours = _records(layout).get(rel)
+    if not force and ours != {"command": command, "sha256": digest}:
+        raise UsageError(
+            f"{shown}: {rel} exists and was not written by this command (or was edited since): "
+            "pass --force to replace it, or name another file"
+        )
+    return Output(path, rel, command, digest)
+
+
+def _failed(what: str, exc: OSError, rel: str) -> AvailabilityError:
+    reason = exc.strerror or type(exc).__name__
+    return AvailabilityError(
+        f"{what} failed ({reason}): fix the cause, then run the command again",
+        code="E604",
+        path=rel,
+    )
+
+
+def write(layout: Layout, out: Output, data: bytes) -> None:
+    """Write ``data`` to a claimed path and record it as this command's output."""
+    try:
+        ensure_cache(layout)  # first: a page written into the cache is never committable
+        digest = fsio.write_atomic(out.path, data, expected=out.expected)
+    except OSError as exc:  # a full disk, a read-only folder: not a defect
+        raise _failed(f"writing {out.rel} (nothing was replaced)", exc, out.rel) from None
+    except fsio.Changed:
+        raise ConflictError(
+            f"{out.rel} was saved by someone else while {out.command} ran; it was kept as "
+            "they saved it: run the command again (with --force to replace it)",
+            path=out.rel,
+        ) from None
+    # Forget outputs that are gone, so the record stays as small as what it describes.
+    records = {rel: r for rel, r in _records(layout).items() if os.path.lexists(layout.root / rel)}
+    records[out.rel] = {"command": out.command, "sha256": digest}
+    body = json.dumps({"version": 1, "outputs": records}, indent=1, sort_keys=True)
+    try:
+        fsio.write_atomic(layout.cache / RECORD, body.encode("utf-8"), durable=False)
+    except OSError as exc:
+        what = f"{out.rel} was written, but recording it in .evidence-cache/{RECORD}"
+        raise _failed(what, exc, out.rel) from None
