@@ -180,17 +180,34 @@ class LocalEvidenceArchive:
     def sweep_stale_temp_files(self) -> None:
         """Remove temp files left by a process killed mid-write (they would fail ``verify``
         and end up in the operator's ``git add``).  Only call while holding the lock:
-        then no writer is active, so every such file is an orphan."""
+        then no writer is active, so every such file is an orphan.
+
+        A temp file next to a file a pending journal entry names may hold bytes a swap
+        took out of it (an editor's save): the journal settles it by its bytes, and any
+        it keeps stop the operation (E302) -- operator bytes are never deleted."""
+        journaled = self.journal.images()
+        kept: list[str] = []
         # The derived cache too: its files are written the same way and nobody else
         # would ever remove a temp file left there (os.walk follows no symlink).
         for top in (self.layout.evidence, self.layout.cache):
             for dirpath, _dirs, names in os.walk(top):
                 for name in names:
-                    if fsio.TEMP_NAME.fullmatch(name):
+                    temp = fsio.TEMP_NAME.fullmatch(name)
+                    if temp is None:
+                        continue
+                    target = os.path.join(dirpath, temp.group(1))
+                    if target in journaled:
+                        where = self.journal.settle_parked(
+                            Path(dirpath, name), Path(target), journaled[target]
+                        )
+                        kept += [where] if where else []
+                    else:
                         fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
         # A snapshot folder created just before the kill, without its manifest.
         for folder in unfinished_snapshots(self.layout):
             fsio.rmdir(folder)
+        if kept:
+            raise self.journal.kept_conflict(kept)
 
     def replay_journal(self) -> None:
         """Finish interrupted operator-file writes, or stop with E302 if a file was edited."""
