@@ -100,9 +100,9 @@ class Journal:
         return out
 
     def settle_parked(self, parked: Path, target: Path, known: set[str | None]) -> str | None:
-        """Recover a temp file left next to a journaled file by a killed write.
+        """Recover the bytes a killed swap parked next to ``target`` (fsio.swap).
 
-        Its bytes are the tool's (the entry's images, or the file's current bytes): they
+        Bytes the journal knows (``known``: a pending entry's images) or the file holds
         go.  Anything else is a save an editor made just before a swap took it out: put
         back where the file is missing, else kept under a visible name next to it.
         Returns the workspace-relative name it was kept under, or None.

@@ -182,9 +182,10 @@ class LocalEvidenceArchive:
         and end up in the operator's ``git add``).  Only call while holding the lock:
         then no writer is active, so every such file is an orphan.
 
-        A temp file next to a file a pending journal entry names may hold bytes a swap
-        took out of it (an editor's save): the journal settles it by its bytes, and any
-        it keeps stop the operation (E302) -- operator bytes are never deleted."""
+        A temp file holds bytes the tool wrote: it goes.  A parked file holds bytes a
+        swap took out of an operator file (an editor's save, maybe): the journal settles
+        it by its bytes, and any it keeps stop the operation (E302) -- operator bytes
+        are never deleted."""
         journaled = self.journal.images()
         kept: list[str] = []
         # The derived cache too: its files are written the same way and nobody else
@@ -192,17 +193,13 @@ class LocalEvidenceArchive:
         for top in (self.layout.evidence, self.layout.cache):
             for dirpath, _dirs, names in os.walk(top):
                 for name in names:
-                    temp = fsio.TEMP_NAME.fullmatch(name)
-                    if temp is None:
-                        continue
-                    target = os.path.join(dirpath, temp.group(1))
-                    if target in journaled:
-                        where = self.journal.settle_parked(
-                            Path(dirpath, name), Path(target), journaled[target]
-                        )
-                        kept += [where] if where else []
-                    else:
+                    if fsio.TEMP_NAME.fullmatch(name):
                         fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
+                    elif parked := fsio.PARKED_NAME.fullmatch(name):
+                        target = os.path.join(dirpath, parked.group(1))
+                        known = journaled.get(target, set())
+                        where = self.journal.settle_parked(Path(dirpath, name), Path(target), known)
+                        kept += [where] if where else []
         # A snapshot folder created just before the kill, without its manifest.
         for folder in unfinished_snapshots(self.layout):
             fsio.rmdir(folder)

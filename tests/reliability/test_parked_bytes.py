@@ -1,7 +1,8 @@
 """Bytes a killed swap parked aside are an operator's until proven otherwise (issue 14, item 8).
 
 ``fsio.swap`` and ``unlink_if`` move the bytes they take out of an operator file to a
-temp name next to it (``.<name>.<12 hex>.tmp``) before checking them.  A SIGKILL between
+name next to it (``.<name>.<12 hex>.parked``; it was the temp name ``.tmp`` that every
+sweep deletes) before checking them.  A SIGKILL between
 that move and the check leaves them there; when an editor saved just before the move,
 they are the operator's newest save.  The next run's recovery must compare them with
 the journal's images: the images it knows may go, anything else is put back (its file
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence_tool import fsio
 from evidence_tool.archive.local import LocalEvidenceArchive
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,7 +97,8 @@ def killed_mid_operation(ws: Path, op: str) -> dict[str, object]:
 
 def park(target: Path, data: bytes) -> Path:
     """What the killed swap left: the bytes it took out, under its temp name."""
-    parked = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    parked = target.parent / f".{target.name}.{secrets.token_hex(6)}.parked"
+    assert fsio.PARKED_NAME.fullmatch(parked.name)
     parked.write_bytes(data)
     return parked
 
