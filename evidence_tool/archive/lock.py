@@ -167,7 +167,12 @@ class ArchiveLock:
 
     def _lock_folder(self, deadline: float) -> int | None:
         """The folder holding the lock file, flocked; None where folders cannot be locked."""
-        fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno in _NO_FOLDER_LOCK:  # a folder it may not read: the file lock alone
+                return None
+            raise
         _open_fds.add(fd)
         try:
             locked = self._flock(fd, deadline)
