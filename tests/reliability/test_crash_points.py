@@ -66,11 +66,14 @@ def points(ref: Reference) -> list[tuple[int, str]]:
 
 
 def sweep(pool: K.Pool, ref: Reference, scratch: Path) -> tuple[int, int]:
-    """Crash at every point; returns (crash points, distinct crash states re-run)."""
+    """Crash at every point; returns (runs killed, distinct crash states re-run).
+
+    Every kind of managed call (and of step inside one) the operation makes is killed
+    at least once, and every point was really killed (exit -9), or it fails."""
     seen: set[object] = set()
     lock = threading.Lock()
 
-    def crash(z: K.Zygote, point: tuple[int, str]) -> int:
+    def crash(z: K.Zygote, point: tuple[int, str]) -> tuple[int, str]:
         k, phase = point
         where = f"{ref.op}: SIGKILL {phase} op {k}/{len(ref.ops)} {ref.ops[k - 1][:2]}"
         run_dir = K.copy_run(ref.template, scratch / f"k{k}-{phase}")
@@ -85,10 +88,12 @@ def sweep(pool: K.Pool, ref: Reference, scratch: Path) -> tuple[int, int]:
         if fresh:
             check_rerun(z, ref, run_dir, where)
         K.remove_run(run_dir)
-        return int(fresh)
+        return int(fresh), ref.ops[k - 1][0]
 
-    rerun = sum(pool.map(crash, points(ref)))
-    return len(points(ref)), rerun
+    done = pool.map(crash, points(ref))
+    assert len(done) == len(points(ref)) > 0
+    assert {kind for _, kind in done} == {op for op, _path, _c in ref.ops}
+    return len(done), sum(fresh for fresh, _ in done)
 
 
 @pytest.mark.parametrize("op", W.OPERATIONS)
