@@ -192,3 +192,57 @@ def test_parked_bytes_the_journal_knows_are_cleaned_up(ws: Path, op: str) -> Non
     assert code == 0, envelope
     assert not parked.exists()
     assert not list((ws / "evidence/.local/journal").glob("*.json"))
+
+
+KILLED_INSIDE_REMOVE = textwrap.dedent(
+    """\
+    import os, signal, subprocess, sys
+    from evidence_tool import fsio
+    from evidence_tool.archive.edits import ArchiveEditor
+    from evidence_tool.archive.local import LocalEvidenceArchive
+
+    ws, unit_id, target, editor_script = sys.argv[1:5]
+
+    def editor_saves_then_kill_while_parked(name, path, phase):
+        if path != target:
+            return
+        if name == "unlink" and phase == "before":
+            # Another process, as an editor saves: a new file renamed over the old one.
+            subprocess.run([sys.executable, "-c", editor_script, target], check=True)
+        if name == "park" and phase == "step":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    editor = ArchiveEditor(LocalEvidenceArchive(ws))
+    working = editor.get(unit_id)
+    fsio.set_hook(editor_saves_then_kill_while_parked)
+    editor.remove(unit_id, working.file_hash, "mallory")
+    """
+)
+EDITOR = (
+    "import os, sys; open(sys.argv[1] + '.swp', 'wb').write({data!r}); "
+    "os.replace(sys.argv[1] + '.swp', sys.argv[1])"
+)
+
+
+def test_attack_editor_saves_as_remove_parks_the_file_and_the_run_is_killed(ws: Path) -> None:
+    """End to end: a real editor process saves right before ``remove`` moves the file
+    aside, and the run is SIGKILLed inside that one call, with the save parked."""
+    target = ws / REL
+    editor = EDITOR.format(data=EDITOR_SAVE)
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_INSIDE_REMOVE, str(ws), UNIT_ID, str(target), editor],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert not target.exists()
+    parked = [p for p in target.parent.iterdir() if fsio.PARKED_NAME.fullmatch(p.name)]
+    assert [p.read_bytes() for p in parked] == [EDITOR_SAVE]
+
+    code, envelope = consolidate(ws)
+
+    assert everywhere(ws, EDITOR_SAVE) == [REL]
+    assert code == 3, envelope
+    assert [e["code"] for e in envelope["errors"]] == ["E302"]  # type: ignore[union-attr]
