@@ -303,3 +303,45 @@ def test_a_lock_taken_while_the_path_is_replaced_is_on_the_file_the_path_names(
         assert b'"racer"' in path.read_bytes()  # the holder note is on the file at the path
     finally:
         lock.release()
+
+
+ORPHAN = textwrap.dedent(
+    """\
+    import os, sys, time
+    from evidence_tool.workspace import scan
+
+    if os.fork() == 0:  # the worker, as the pool starts it
+        sys.platform = sys.argv[1]  # "darwin": no PDEATHSIG, the pid watchdog must do
+        scan._die_with(os.getppid())
+        print(os.getpid(), flush=True)
+        time.sleep(120)
+        os._exit(0)
+    time.sleep(120)
+    """
+)
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin"])
+def test_an_orphaned_parse_worker_exits(platform: str) -> None:
+    """The pool's worker start-up, on Linux (PDEATHSIG) and elsewhere (pid watchdog)."""
+    if platform == "linux" and not sys.platform.startswith("linux"):
+        pytest.skip("PDEATHSIG is Linux's")
+    parent = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN, platform],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        start_new_session=True,
+    )
+    try:
+        assert parent.stdout is not None
+        worker = int(parent.stdout.readline())
+        assert living({worker}) == {worker}
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=30)
+        assert wait_until(lambda: not living({worker}), timeout=30), "the orphan lives on"
+    finally:
+        for pid in living(group=parent.pid):
+            os.kill(pid, signal.SIGKILL)
+        if parent.stdout is not None:
+            parent.stdout.close()
