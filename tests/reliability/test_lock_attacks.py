@@ -177,9 +177,12 @@ def test_a_forked_child_never_holds_the_lock(ws: Path) -> None:
         from evidence_tool.archive.lock import ArchiveLock
 
         ArchiveLock(Path(sys.argv[1]), "forker").acquire()
+        running, started = os.pipe()
         if os.fork() == 0:
+            os.write(started, b"x")  # past the fork hooks: the lock is closed here
             time.sleep(120)  # a child that never exits by itself
             os._exit(0)
+        os.read(running, 1)
         print("ready", flush=True)
         time.sleep(120)
         """
