@@ -89,6 +89,39 @@ class Journal:
                 ) from None
         return out
 
+    def images(self) -> dict[str, set[str | None]]:
+        """Per file a pending entry names (its absolute path): the hashes of the bytes the
+        entry knows, its pre-image and post-image."""
+        out: dict[str, set[str | None]] = {}
+        for _path, entry in self.pending():
+            for f in entry["files"]:
+                where = os.fspath(self.layout.resolve_inside(f["path"]))
+                out.setdefault(where, set()).update((f["pre"], f["post"]))
+        return out
+
+    def settle_parked(self, parked: Path, target: Path, known: set[str | None]) -> str | None:
+        """Recover the bytes a killed swap parked next to ``target`` (fsio.swap).
+
+        Bytes the journal knows (``known``: a pending entry's images) or the file holds
+        go.  Anything else is a save an editor made just before a swap took it out: put
+        back where the file is missing, else kept under a visible name next to it.
+        Returns the workspace-relative name it was kept under, or None.
+        """
+        data = parked.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in known or digest == current_hash(target):
+            fsio.unlink(parked, missing_ok=True)
+            return None
+        if current_hash(target) is None:
+            fsio.write_atomic(target, data, expected=None)  # replay then reports E302
+            fsio.unlink(parked)
+            return None
+        kept = target.with_name(f"{target.name}.kept-{digest[:12]}")
+        if current_hash(kept) != digest:
+            fsio.write_atomic(kept, data, expected=None)
+        fsio.unlink(parked)
+        return self.layout.rel(kept)
+
     def begin(
         self,
         op: str,
@@ -142,6 +175,18 @@ class Journal:
                 raise self._conflict([f["path"]], while_writing=True) from None
         apply_staged(entry.get("staged", {}))
         fsio.unlink(path)
+
+    def kept_conflict(self, kept: list[str]) -> EvidenceError:
+        """E302 for saves a killed write had set aside and recovery kept beside their file."""
+        return EvidenceError(
+            "an interrupted write had set aside bytes an editor saved; they are kept as "
+            + ", ".join(kept)
+            + " (nothing was deleted). Compare each with the file it is named after, keep "
+            "what you want in that file, delete the kept copy, then run the command again",
+            code="E302",
+            path=kept[0],
+            details={"result": {"paths": kept}},
+        )
 
     @staticmethod
     def _conflict(paths: list[str], *, while_writing: bool = False) -> EvidenceError:

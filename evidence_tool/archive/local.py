@@ -187,7 +187,14 @@ class LocalEvidenceArchive:
     def sweep_stale_temp_files(self) -> None:
         """Remove temp files left by a process killed mid-write (they would fail ``verify``
         and end up in the operator's ``git add``).  Only call while holding the lock:
-        then no writer is active, so every such file is an orphan."""
+        then no writer is active, so every such file is an orphan.
+
+        A temp file holds bytes the tool wrote: it goes.  A parked file holds bytes a
+        swap took out of an operator file (an editor's save, maybe): the journal settles
+        it by its bytes, and any it keeps stop the operation (E302) -- operator bytes
+        are never deleted."""
+        journaled = self.journal.images()
+        kept: list[str] = []
         # The derived cache too: its files are written the same way and nobody else
         # would ever remove a temp file left there (os.walk follows no symlink).
         for top in (self.layout.evidence, self.layout.cache):
@@ -195,9 +202,16 @@ class LocalEvidenceArchive:
                 for name in names:
                     if fsio.TEMP_NAME.fullmatch(name):
                         fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
+                    elif parked := fsio.PARKED_NAME.fullmatch(name):
+                        target = os.path.join(dirpath, parked.group(1))
+                        known = journaled.get(target, set())
+                        where = self.journal.settle_parked(Path(dirpath, name), Path(target), known)
+                        kept += [where] if where else []
         # A snapshot folder created just before the kill, without its manifest.
         for folder in unfinished_snapshots(self.layout):
             fsio.rmdir(folder)
+        if kept:
+            raise self.journal.kept_conflict(kept)
 
     def replay_journal(self) -> None:
         """Finish interrupted operator-file writes, or stop with E302 if a file was edited."""

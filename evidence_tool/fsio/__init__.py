@@ -35,6 +35,7 @@ from evidence_tool.fsio import swap as _swap
 from evidence_tool.fsio._seam import (
     ANY,
     OPS,
+    PARKED_NAME,
     TEMP_NAME,
     Changed,
     Hook,
@@ -57,6 +58,7 @@ from evidence_tool.fsio.undo import (
 __all__ = [
     "ANY",
     "OPS",
+    "PARKED_NAME",
     "TEMP_NAME",
     "Changed",
     "Hook",

@@ -16,6 +16,9 @@ _hook: Hook | None = None
 ANY: Any = object()  # write_atomic/unlink without ``expected``: whatever is there
 # The names write_atomic gives its temp files: ".<target name>.<12 hex>.tmp" (group 1: target).
 TEMP_NAME = re.compile(r"\.(.+)\.[0-9a-f]{12}\.tmp")
+# Bytes a swap took out of an operator file, until checked: ".<target name>.<12 hex>.parked".
+# A temp file only ever holds bytes the tool wrote; a parked one may hold an editor's save.
+PARKED_NAME = re.compile(r"\.(.+)\.[0-9a-f]{12}\.parked")
 OPS = ("mkdir", "open", "write", "fsync", "syncfs", "replace", "unlink", "rmdir", "truncate")
 
 
@@ -70,7 +73,8 @@ class Changed(Exception):
 
 
 def set_hook(hook: Hook | None) -> None:
-    """Install (or clear) the fault-injection hook: ``hook(op, path, phase)``."""
+    """Install (or clear) the fault-injection hook: ``hook(op, path, phase)``, phase
+    "before" or "after" a managed call, or "step" between two steps inside one."""
     global _hook
     _hook = hook
 
@@ -90,6 +94,13 @@ def call(op: str, path: str | os.PathLike[str], fn: Callable[[], object]) -> obj
     if _hook is not None:
         _hook(op, os.fspath(path), "after")
     return out
+
+
+def step(name: str, path: str | os.PathLike[str]) -> None:
+    """Tell the hook a call is between two of its steps (``phase="step"``): a crash there
+    leaves a state no boundary between calls shows (bytes parked aside by a swap)."""
+    if _hook is not None:
+        _hook(name, os.fspath(path), "step")
 
 
 def fsync_fd(fd: int, path: str | os.PathLike[str]) -> None:

@@ -14,7 +14,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from evidence_tool.fsio._seam import Changed, sha256_of
+from evidence_tool.fsio._seam import Changed, sha256_of, step
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -40,6 +40,10 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), os.fspath(b))
 
 
+def _parked(path: Path) -> Path:
+    return path.parent / f".{path.name}.{secrets.token_hex(6)}.parked"
+
+
 def swap(tmp: Path, path: Path, expected: str | None, ours: str) -> None:
     """Rename ``tmp`` over ``path`` only if ``path`` holds ``expected``, else ``Changed``.
 
@@ -54,33 +58,48 @@ def swap(tmp: Path, path: Path, expected: str | None, ours: str) -> None:
             os.link(tmp, path)
         except FileExistsError:
             raise Changed(path) from None
+        step("link", path)
         os.unlink(tmp)
         return
     if sha256_of(path) != expected:
         raise Changed(path)
-    if not _exchange(tmp, path):
-        os.replace(tmp, path)
+    # The bytes the exchange takes out land under the name it swaps with: a parked name,
+    # not a temp one, so a crash leaves them to recovery, which deletes only bytes the
+    # journal knows (archive.journal), never a save of the operator's.
+    parked = _parked(path)
+    os.rename(tmp, parked)
+    try:
+        exchanged = _exchange(parked, path)
+    except BaseException:
+        os.unlink(parked)  # still ours: the exchange did not happen
+        raise
+    if not exchanged:
+        os.replace(parked, path)
         return
-    seen = {sha256_of(tmp)}
+    step("exchange", path)
+    seen = {sha256_of(parked)}
     if expected in seen:
-        os.unlink(tmp)  # the bytes we replaced are the ones we checked
+        os.unlink(parked)  # the bytes we replaced are the ones we checked
         return
     while True:  # give their save back; keep whichever of theirs is newest
-        _exchange(tmp, path)
-        out = sha256_of(tmp)
+        _exchange(parked, path)
+        step("exchange", path)
+        out = sha256_of(parked)
         if out == ours or out in seen:
-            os.unlink(tmp)
+            os.unlink(parked)
             raise Changed(path)
         seen.add(out)
 
 
 def unlink_if(path: Path, expected: str | None) -> None:
     """Remove ``path`` only if it holds ``expected``: move it aside, check, or give it back."""
-    aside = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    aside = _parked(path)
     os.rename(path, aside)
+    step("park", path)  # parked: a crash leaves the bytes to recovery, as in swap
     if sha256_of(aside) != expected:
         with contextlib.suppress(FileExistsError):  # a newer save of theirs stays
             os.link(aside, path)
+            step("link", path)
         os.unlink(aside)
         raise Changed(path)
     os.unlink(aside)

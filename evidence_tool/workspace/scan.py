@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -386,6 +390,34 @@ def _parse_chunk(items: list[tuple[str, str]]) -> list[tuple[str, bytes | Diagno
     return out
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with(parent: int) -> None:
+    """A pool worker's start: exit when ``parent`` dies, even by SIGKILL.
+
+    The workers wait on a pipe they also hold open themselves, so a dead parent never
+    wakes them: orphans would live on.  Linux kills them with the parent (PDEATHSIG);
+    elsewhere a thread watches the parent's pid.
+    """
+    armed = False
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    if os.getppid() != parent:  # it died before the signal was armed
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
 def _parse_many(items: list[tuple[str, str]], progress: Progress | None) -> dict[str, CuratedFile]:
     """Read and parse files, on every core when there are enough of them."""
     workers = min(os.cpu_count() or 1, 4)
@@ -401,7 +433,15 @@ def _parse_many(items: list[tuple[str, str]], progress: Progress | None) -> dict
     done = 0
     try:
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        # Forked, not spawned: a fresh interpreter per worker costs more than the parse
+        # saves.  A fork inherits every descriptor: the archive lock closes its own in the
+        # child (archive.lock), and the workers die with this process (_die_with).
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=ctx,
+            initializer=_die_with,
+            initargs=(os.getpid(),),
+        ) as pool:
             for results in pool.map(_parse_chunk, chunks):
                 for path, data, result in results:
                     rel = rels[path]

@@ -20,8 +20,12 @@ def not_a_unit(name: str) -> Diagnostic | None:
     """E108 for a file under ``evidence/curated/`` that is not a unit file, None for a
     unit file or a placeholder.  Never skipped silently: a unit saved under a wrong name
     would be read as deleted, and its id reserved for good."""
-    if name.endswith(".md") or name in IGNORED_NAMES or fsio.TEMP_NAME.fullmatch(name):
-        return None  # a temp file is the tool's own write in flight (swept if orphaned)
+    if name.endswith(".md") or name in IGNORED_NAMES:
+        return None
+    if fsio.TEMP_NAME.fullmatch(name) or fsio.PARKED_NAME.fullmatch(name):
+        # The tool's own write in flight; a locked run sweeps an orphaned temp file and
+        # settles parked bytes (restored, or kept under a visible name with E302).
+        return None
     lower = name.lower()
     if lower.endswith(_MARKDOWN):
         stem = name[: name.rindex(".")]

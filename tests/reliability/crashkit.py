@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,7 +29,7 @@ REPO = HERE.parents[1]
 # event across a crash; the derived index is compared through its revision instead.
 NOT_STATE = (".evidence-archive.lock", "evidence/.local/log.jsonl")
 DERIVED = ".evidence-cache/"
-TEMP = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+TEMP = re.compile(r"\..+\.[0-9a-f]{12}\.(tmp|parked)")  # parked: bytes a swap took out
 MANAGED = ("evidence/.local/", "evidence/local-manifest.yaml")
 
 
@@ -54,6 +57,7 @@ class Run:
     stdout: str
     stderr: str
     trace: dict[str, Any] | None
+    pid: int = 0  # the run's process, leader of its own process group
 
     @property
     def envelope(self) -> dict[str, Any] | None:
@@ -98,10 +102,11 @@ class Zygote:
         reply = self.proc.stdout.readline()
         if not reply:
             raise RuntimeError("the zygote died")
-        status = json.loads(reply)["status"]
+        answer = json.loads(reply)
         out = {k: Path(req[k]) for k in ("stdout", "stderr", "trace")}
         trace = json.loads(out["trace"].read_text()) if out["trace"].exists() else None
-        result = Run(status, out["stdout"].read_text(), out["stderr"].read_text(), trace)
+        stdout, stderr = out["stdout"].read_text(), out["stderr"].read_text()
+        result = Run(answer["status"], stdout, stderr, trace, answer["pid"])
         for path in out.values():
             path.unlink(missing_ok=True)
         return result
@@ -145,6 +150,42 @@ class Pool:
     def close(self) -> None:
         for z in self.zygotes:
             z.close()
+
+
+# -- processes -------------------------------------------------------------------------
+
+
+def _proc_stat(pid: str) -> list[str]:
+    """The fields of /proc/PID/stat from "state" on; [] when it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return []
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def group_alive(pgid: int) -> set[int]:
+    """Living processes of process group ``pgid`` (zombies are dead: nobody may reap them)."""
+    out = set()
+    for name in os.listdir("/proc"):
+        fields = _proc_stat(name) if name.isdigit() else []
+        if fields and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+            out.add(int(name))
+    return out
+
+
+def survivors(pgid: int, timeout: float = 30.0) -> set[int]:
+    """Processes of a killed run's group still alive after ``timeout`` (a dying parent's
+    workers get their signal at once, but are scheduled when the machine lets them)."""
+    if not os.path.isdir("/proc"):
+        return set()
+    deadline = time.monotonic() + timeout
+    while (alive := group_alive(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in alive:  # leave nothing behind for the next test, then report them
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return alive
 
 
 # -- the tree ------------------------------------------------------------------------
@@ -268,7 +309,7 @@ def state_key(ws: Path) -> tuple[tuple[str, str], ...]:
     for rel, data in files(ws).items():
         if rel in NOT_STATE or rel.startswith(DERIVED):
             continue
-        rel = re.sub(r"\.[0-9a-f]{12}\.tmp$", ".TOKEN.tmp", rel)
+        rel = re.sub(r"\.[0-9a-f]{12}\.(tmp|parked)$", r".TOKEN.\1", rel)
         rel = re.sub(r"(journal/[0-9TZ:-]+)-[0-9a-f]{8}\.json$", r"\1-TOKEN.json", rel)
         out.append((rel, hashlib.sha256(data).hexdigest()))
     return tuple(sorted(out))
@@ -298,25 +339,30 @@ def build_references(
             template = crash_workload.build_migrate_template(root / f"template-{op}")
         else:
             template = crash_workload.build_template(op, base, root / f"template-{op}")
-        run_dir = copy_run(template, root / f"reference-{op}")
-        before = files(run_dir / "ws")
-        run = zygote.run(op, run_dir, env=crash_workload.ENV)
-        assert run.status == 0, f"{op}: {run.stdout} {run.stderr}"
-        assert run.trace is not None
-        ws = run_dir / "ws"
-        assert verify(ws) == [], f"{op}: the uninterrupted run fails verify"
-        refs[op] = Reference(
-            op,
-            template,
-            before,
-            files(ws),
-            digest(ws),
-            run.status,
-            [tuple(o) for o in run.trace["ops"]],
-            index_revision(ws),
-        )
-        print(f"\n{op}: {len(run.trace['ops'])} managed filesystem operations")
+        refs[op] = reference(zygote, op, template, root / f"reference-{op}")
     return refs
+
+
+def reference(zygote: Zygote | Pool, op: str, template: Path, run_dir: Path) -> Reference:
+    """The uninterrupted run of ``op`` on a copy of ``template`` at ``run_dir``."""
+    copy_run(template, run_dir)
+    before = files(run_dir / "ws")
+    run = zygote.run(op, run_dir, env=crash_workload.ENV)
+    assert run.status == 0, f"{op}: {run.stdout} {run.stderr}"
+    assert run.trace is not None
+    ws = run_dir / "ws"
+    assert verify(ws) == [], f"{op}: the uninterrupted run fails verify"
+    print(f"\n{op}: {len(run.trace['ops'])} managed filesystem operations")
+    return Reference(
+        op,
+        template,
+        before,
+        files(ws),
+        digest(ws),
+        run.status,
+        [tuple(o) for o in run.trace["ops"]],
+        index_revision(ws),
+    )
 
 
 def digest_of(tree: dict[str, bytes]) -> dict[str, str]:

@@ -30,6 +30,8 @@ import crashkit as K
 import pytest
 from crashkit import SOAK, Reference
 
+from evidence_tool import fsio
+
 
 def check_crash_state(ref: Reference, ws: Path, where: str) -> None:
     now = K.files(ws)
@@ -52,24 +54,32 @@ def check_rerun(zygote: K.Zygote, ref: Reference, run_dir: Path, where: str) -> 
 
 
 def points(ref: Reference) -> list[tuple[int, str]]:
-    """Every (k, phase): before each operation, and after each one that completed."""
+    """Every (k, phase): before each operation, after each one that completed, and at
+    each step inside one (the bytes a swap parks, say)."""
     out = []
-    for k, (_op, _path, completed) in enumerate(ref.ops, 1):
+    for k, (op, _path, completed) in enumerate(ref.ops, 1):
+        if op.startswith("step:"):  # between two steps of one call: one point
+            out.append((k, "step"))
+            continue
         out += [(k, "before")] + ([(k, "after")] if completed else [])
     return out
 
 
 def sweep(pool: K.Pool, ref: Reference, scratch: Path) -> tuple[int, int]:
-    """Crash at every point; returns (crash points, distinct crash states re-run)."""
+    """Crash at every point; returns (runs killed, distinct crash states re-run).
+
+    Every kind of managed call (and of step inside one) the operation makes is killed
+    at least once, and every point was really killed (exit -9), or it fails."""
     seen: set[object] = set()
     lock = threading.Lock()
 
-    def crash(z: K.Zygote, point: tuple[int, str]) -> int:
+    def crash(z: K.Zygote, point: tuple[int, str]) -> tuple[int, str]:
         k, phase = point
         where = f"{ref.op}: SIGKILL {phase} op {k}/{len(ref.ops)} {ref.ops[k - 1][:2]}"
         run_dir = K.copy_run(ref.template, scratch / f"k{k}-{phase}")
         crashed = z.run(ref.op, run_dir, "kill", k=k, phase=phase, env=W.ENV)
         assert crashed.status == -9, f"{where}: exit {crashed.status} {crashed.stderr}"
+        assert K.survivors(crashed.pid) == set(), f"{where}: processes of the run live on"
         check_crash_state(ref, run_dir / "ws", where)
         key = K.state_key(run_dir / "ws")
         with lock:
@@ -78,10 +88,12 @@ def sweep(pool: K.Pool, ref: Reference, scratch: Path) -> tuple[int, int]:
         if fresh:
             check_rerun(z, ref, run_dir, where)
         K.remove_run(run_dir)
-        return int(fresh)
+        return int(fresh), ref.ops[k - 1][0]
 
-    rerun = sum(pool.map(crash, points(ref)))
-    return len(points(ref)), rerun
+    done = pool.map(crash, points(ref))
+    assert len(done) == len(points(ref)) > 0
+    assert {kind for _, kind in done} == {op for op, _path, _c in ref.ops}
+    return len(done), sum(fresh for fresh, _ in done)
 
 
 @pytest.mark.parametrize("op", W.OPERATIONS)
@@ -103,3 +115,22 @@ def test_every_crash_point_converges_on_a_wider_workspace(
 ) -> None:
     crashes, states = sweep(zygote, wide_references[op], tmp_path)
     print(f"\n{op} (wide): {crashes} crash points, {states} distinct states re-run, 0 lost")
+
+
+STEPS = {"step:exchange", "step:park"}  # inside fsio.swap and unlink_if: bytes parked aside
+
+
+def test_kills_land_inside_managed_calls_too(references: dict[str, Reference]) -> None:
+    """The sweep kills before and after every managed call and at every step inside one:
+    every kind of call and step must occur in the small workspace's operations."""
+    kinds: dict[str, int] = {}
+    for ref in references.values():
+        for op, _path, _completed in ref.ops:
+            kinds[op] = kinds.get(op, 0) + 1
+    print(f"\nmanaged calls and steps by kind: {dict(sorted(kinds.items()))}")
+    assert set(kinds) >= STEPS, f"no crash point inside a swap: {sorted(kinds)}"
+    # syncfs serves batches of more than 16 new files: test_crash_parse_workers has them.
+    assert set(fsio.OPS) - {"syncfs"} <= set(kinds), sorted(kinds)
+    for op in ("save", "remove", "restore", "decide-replace"):
+        inside = [p for p in points(references[op]) if p[1] == "step"]
+        assert inside, f"{op}: no kill inside a managed call"

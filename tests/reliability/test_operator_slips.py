@@ -152,9 +152,13 @@ def test_placeholders_and_os_metadata_are_not_units_and_not_errors(
     assert managed(small) == before
 
 
-def test_a_temp_file_of_a_save_in_flight_is_not_reported_by_readers(small: Path) -> None:
-    """A reader racing a save sees the tool's own temp file: not an operator's slip."""
-    temp = small / "evidence/curated/glossary/.ward.md.0123456789ab.tmp"
+@pytest.mark.parametrize("suffix", ["tmp", "parked"])
+def test_a_temp_file_of_a_save_in_flight_is_not_reported_by_readers(
+    small: Path, suffix: str
+) -> None:
+    """A reader racing a save sees the tool's own temp file, or the bytes a swap parked
+    aside for a moment: not an operator's slip (a locked run settles an orphaned one)."""
+    temp = small / f"evidence/curated/glossary/.ward.md.0123456789ab.{suffix}"
     temp.write_bytes((small / "evidence/curated/glossary/ward.md").read_bytes())
     assert tht(small, "validate").exit_code == 0
     assert tht(small, "verify").exit_code == 0

@@ -13,9 +13,12 @@ Modes (the hook counts managed operations by their "before" call, from 1):
 
 - ``count``: no fault; the trace lists every operation.
 - ``kill``: ``os.kill(os.getpid(), SIGKILL)`` at operation ``k``, ``phase``
-  before or after it.
+  before or after it, or (``phase="step"``) at a step inside a call: operations
+  named ``step:<name>`` in the trace.
 - ``error``: operation ``k`` raises ``OSError`` (EIO for fsync, ENOSPC for
   write, EACCES for replace); the trace lists the operations that followed.
+- ``killparse``: SIGKILL once the run's parse workers are at work (their pids go
+  to the file ``pids``).
 - ``powerloss``: at the ``k``-th fsync, rewrite the tree to what a power cut
   would leave (``powerloss.PowerLoss``, ``variant`` kept/dropped/garbled), then
   SIGKILL.
@@ -23,11 +26,14 @@ Modes (the hook counts managed operations by their "before" call, from 1):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +54,8 @@ class Tracer:
         self.mode = req["mode"]
         self.k = int(req.get("k", 0))
         self.phase = req.get("phase", "before")
-        self.ops: list[list[Any]] = []  # [op, path, completed]
+        self.ops: list[list[Any]] = []  # [op, path, completed]; steps as "step:<name>"
+        self.open: list[int] = []  # numbers of the calls begun and not yet completed
         self.failed_at: int | None = None
         self.fsyncs = 0
         self.loss = (
@@ -62,9 +69,16 @@ class Tracer:
             self.loss.observe(op, path, phase)
         if phase == "before":
             self.ops.append([op, path, False])
-        elif self.ops:
-            self.ops[-1][2] = True  # it completed (a missing file's unlink does not)
-        n = len(self.ops)
+            self.open.append(len(self.ops))
+            n = len(self.ops)
+        elif phase == "after":
+            # The call that completes is the innermost open one (a missing file's unlink
+            # raises and never completes); steps inside it come after it in ``ops``.
+            n = self.open.pop() if self.open else len(self.ops)
+            self.ops[n - 1][2] = True
+        else:  # a step inside the open call: a crash point of its own
+            self.ops.append([f"step:{op}", path, True])
+            n = len(self.ops)
         if self.mode == "kill" and n == self.k and phase == self.phase:
             os.kill(os.getpid(), signal.SIGKILL)
         if self.mode == "powerloss" and phase == "before" and op == "fsync":
@@ -84,6 +98,11 @@ def child(req: dict[str, Any]) -> None:
     """The forked child: redirect output, install the hook, run, exit (never returns)."""
     code = 70
     try:
+        # A process group of its own: whatever it starts (parse workers) is found by it,
+        # so the harness can check that nothing of a killed run lives on.
+        os.setpgid(0, 0)
+        if req["mode"] == "killparse":
+            threading.Thread(target=_kill_amid_workers, args=(req,), daemon=True).start()
         for fd, name in ((1, "stdout"), (2, "stderr")):
             out = os.open(req[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(out, fd)
@@ -108,6 +127,32 @@ def child(req: dict[str, Any]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        try:
+            raw = Path(f"/proc/{name}/stat").read_text() if name.isdigit() else ""
+        except OSError:
+            continue
+        fields = raw[raw.rindex(")") + 2 :].split() if raw else []
+        if fields and fields[0] not in ("Z", "X") and int(fields[1]) == pid:
+            out.append(int(name))
+    return out
+
+
+def _kill_amid_workers(req: dict[str, Any]) -> None:
+    """Mode ``killparse``: SIGKILL this run once its parse workers are at work, after
+    writing their pids to ``req["pids"]``; never, if no worker starts within a minute."""
+    me = os.getpid()
+    for _ in range(60_000):
+        workers = _children(me)
+        if workers:
+            time.sleep(0.02)  # let them take their first chunks
+            Path(req["pids"]).write_text(json.dumps(_children(me) or workers))
+            os.kill(me, signal.SIGKILL)
+        time.sleep(0.001)
 
 
 def warm() -> None:
@@ -154,8 +199,11 @@ def main() -> None:
         pid = os.fork()
         if pid == 0:
             child(req)
+        with contextlib.suppress(OSError):  # the child does it too: whoever is first
+            os.setpgid(pid, pid)
         _, status = os.waitpid(pid, 0)
-        sys.stdout.write(json.dumps({"status": os.waitstatus_to_exitcode(status)}) + "\n")
+        reply = {"status": os.waitstatus_to_exitcode(status), "pid": pid}
+        sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
 
 
