@@ -131,6 +131,12 @@ CODES: dict[str, CodeInfo] = {
         "lossless conversion impossible",
         "Correct the legacy unit's named field so v4 can hold it, then migrate again.",
     ),
+    "E190": CodeInfo(
+        1,
+        "warning refused by --warnings-as-errors",
+        "Fix what the warning (named first in the message) says, or run without "
+        "--warnings-as-errors to accept it.",
+    ),
     "E301": CodeInfo(
         3,
         "file changed since it was read",
@@ -278,6 +284,20 @@ class Warning_:
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+
+    def as_error(self) -> Diagnostic:
+        """The warning as error E190 (``--warnings-as-errors``), its own code kept in front."""
+        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line)
+
+
+def refuse_warnings(warnings: list[Warning_]) -> tuple[list[Diagnostic], list[Warning_]]:
+    """(coded warnings as E190 errors, the notes left as warnings) for --warnings-as-errors.
+
+    A note without a code (say, "the repository has no commit yet") is information about
+    the run, not a finding about a file, so it stays a warning.
+    """
+    refused = [w.as_error() for w in warnings if w.code]
+    return refused, [w for w in warnings if not w.code]
 
 
 class EvidenceError(Exception):

@@ -56,13 +56,20 @@ class Session:
         return index_drift(self.archive, settings, backend)
 
     def consolidate(
-        self, actor: str, activate: Activate | None, dry_run: bool = False
+        self,
+        actor: str,
+        activate: Activate | None,
+        dry_run: bool = False,
+        *,
+        warnings_as_errors: bool = False,
     ) -> ConsolidateResult:
         """Consolidate the working files; the first one on a legacy workspace (one still
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7)."""
         from evidence_tool.migrate import consolidate
 
-        return consolidate(self.archive, actor, activate, dry_run)
+        return consolidate(
+            self.archive, actor, activate, dry_run, warnings_as_errors=warnings_as_errors
+        )
 
     def status(self) -> dict[str, Any]:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)."""
