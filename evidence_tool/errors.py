@@ -215,6 +215,12 @@ CODES: dict[str, CodeInfo] = {
         "invalid descriptor",
         "Correct the descriptor key at the given path (see docs/activation.md).",
     ),
+    "E903": CodeInfo(
+        2,
+        "unknown or ambiguous name",
+        "Use a name the workspace holds: the message lists the candidates or the command "
+        "that lists them; lengthen a prefix that is too short or matches several.",
+    ),
     "E999": CodeInfo(
         70,
         "internal error",
@@ -388,6 +394,12 @@ class UsageError(EvidenceError):
 
 class DescriptorError(EvidenceError):
     code = "E902"
+
+
+class UnknownNameError(UsageError):
+    """A unit id, revision or source id (or prefix) that names nothing, or several things."""
+
+    code = "E903"
 
 
 class PathOutsideError(EvidenceError, ValueError):

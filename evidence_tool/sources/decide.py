@@ -57,11 +57,9 @@ def _comparison(
 
 
 def _full_id(registry: dict[str, Any], given: str) -> str:
-    """A unique id prefix names its source; anything else is left for E304 to report."""
-    try:
-        return resolve_id(registry, given)
-    except UsageError:
-        return given
+    """A full id or a unique prefix names its source; anything else is E903 with the
+    candidates (never E304 "no pending comparison", which would blame the revision)."""
+    return resolve_id(registry, given)
 
 
 def _keep(comparison: dict[str, Any], actor: str, at: str) -> dict[str, Any]:
