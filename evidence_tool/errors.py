@@ -119,7 +119,9 @@ CODES: dict[str, CodeInfo] = {
     "E140": CodeInfo(
         1,
         "open review items",
-        "Edit the unit visibly, retire it, or run 'tht workspace evidence review resolve ID --note ...'.",
+        "Edit the unit visibly, retire it, or run 'tht workspace evidence review resolve ID "
+        "--note ...'; for a refiner proposal, correct the source document and refresh, or "
+        "decide --decision keep.",
     ),
     "E150": CodeInfo(
         1,
@@ -209,17 +211,29 @@ CODES: dict[str, CodeInfo] = {
         "index drift",
         "Re-activate the active revision with 'tht workspace evidence consolidate'.",
     ),
-    "E901": CodeInfo(2, "usage error", "Run the command with --help to see its arguments."),
+    "E901": CodeInfo(
+        2,
+        "usage error",
+        "Correct the command line as the message says; run the command with --help to see "
+        "its arguments.",
+    ),
     "E902": CodeInfo(
         2,
         "invalid descriptor",
-        "Correct the descriptor key at the given path (see docs/activation.md).",
+        "Correct the key at the path the message names; docs/cli.md shows workspace.yaml and "
+        "the installation descriptor.",
     ),
     "E903": CodeInfo(
         2,
         "unknown or ambiguous name",
         "Use a name the workspace holds: the message lists the candidates or the command "
         "that lists them; lengthen a prefix that is too short or matches several.",
+    ),
+    "E904": CodeInfo(
+        2,
+        "a step must run first",
+        "Run the command the message names first (such as 'tht workspace evidence init' or "
+        "'tht workspace evidence consolidate'), then this one again.",
     ),
     "E999": CodeInfo(
         70,
@@ -400,6 +414,12 @@ class UnknownNameError(UsageError):
     """A unit id, revision or source id (or prefix) that names nothing, or several things."""
 
     code = "E903"
+
+
+class NotReadyError(UsageError):
+    """The command needs a step that has not run yet (init, consolidate, a decision)."""
+
+    code = "E904"
 
 
 class PathOutsideError(EvidenceError, ValueError):

@@ -16,7 +16,13 @@ from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.errors import Diagnostic, EvidenceError, IntegrityError, UsageError
+from evidence_tool.errors import (
+    Diagnostic,
+    EvidenceError,
+    IntegrityError,
+    NotReadyError,
+    UsageError,
+)
 from evidence_tool.sources import store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.registry import resolve_id
@@ -177,7 +183,7 @@ def decide(
     with archive.locked("decide"):
         if not archive.state().initialized:
             # Without a baseline, provenance cannot be derived against anything.
-            raise UsageError("the archive is not initialized: run 'tht workspace evidence init'")
+            raise NotReadyError("the archive is not initialized: run 'tht workspace evidence init'")
         registry = store.read(archive.layout)
         sid = _full_id(registry, sid)
         saved = (registry["sources"].get(sid) or {}).get("decision") or {}
@@ -262,7 +268,10 @@ def retry(
         sid = _full_id(registry, sid)
         record = registry["sources"].get(sid)
         if not record or not record.get("decision"):
-            raise UsageError(f"source {sid[:12]}… has no saved decision to retry")
+            raise NotReadyError(
+                f"source {sid[:12]}… has no saved decision to retry: run 'tht workspace "
+                "evidence decide' with --revision and --decision first"
+            )
         result = _finish(archive, sid, actor, activate)
     return {
         "source_id": sid,

@@ -39,3 +39,9 @@ def heading_suggestion(text: str, kind: str | None, language: str) -> tuple[str 
             f"'## {h}'" for h in wanted
         )
     return None
+
+
+def did_you_mean(given: str, choices: list[str] | set[str]) -> str:
+    """'; did you mean 'x'?' for the closest of ``choices`` (ids, names), or ''."""
+    close = difflib.get_close_matches(given, sorted(choices), n=1, cutoff=0.8)
+    return f"; did you mean '{close[0]}'?" if close else ""
