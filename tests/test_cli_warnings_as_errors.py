@@ -14,7 +14,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 from cli_runner import invoke, tht
-from conftest import write_tree
 
 from evidence_tool.unit.schemas import load_schema
 
@@ -103,15 +102,17 @@ WARNED = {
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    return write_tree(
-        tmp_path / "lab",
-        {
-            "workspace.yaml": WORKSPACE_YAML,
-            "evidence/curated/glossary/emocromo.md": ITALIAN,
-            "evidence/curated/normalization/glucose-units.md": ENGLISH,
-            "evidence/curated/domain/fasting.md": CLEAN,
-        },
-    )
+    root = tmp_path / "lab"
+    files = {
+        "workspace.yaml": WORKSPACE_YAML,
+        "evidence/curated/glossary/emocromo.md": ITALIAN,
+        "evidence/curated/normalization/glucose-units.md": ENGLISH,
+        "evidence/curated/domain/fasting.md": CLEAN,
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
 
 
 def _valid_envelope(value: dict[str, object]) -> None:
