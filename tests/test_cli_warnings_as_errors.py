@@ -141,6 +141,7 @@ def test_workspace_validate_passes_with_warnings_and_refuses_them_on_request(ws:
 
     assert strict.exit_code == 1, strict.stdout
     _assert_refused(strict.json)
+    assert (strict.json["result"]["valid"], strict.json["result"]["invalid"]) == (1, 2)
 
 
 def test_evidence_validate_refuses_warnings_in_text_with_file_and_line(ws: Path) -> None:

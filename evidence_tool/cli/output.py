@@ -6,7 +6,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 from evidence_tool import errors as E
@@ -40,7 +40,8 @@ def scan_report(scanned: Any, warnings_as_errors: bool, noun: str = "file(s)") -
     if warnings_as_errors:
         refused, warnings = E.refuse_warnings(warnings)
         errors = sorted(errors + refused, key=E.Diagnostic.sort_key)
-    summary = scanned.summary()
+    # A file with a refused warning counts as invalid, so the counts agree with the exit.
+    summary = replace(scanned, errors=errors).summary()
     return Report(
         result=summary,
         errors=errors,
