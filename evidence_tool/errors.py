@@ -133,6 +133,12 @@ CODES: dict[str, CodeInfo] = {
         "lossless conversion impossible",
         "Correct the legacy unit's named field so v4 can hold it, then migrate again.",
     ),
+    "E170": CodeInfo(
+        1,
+        "ungrounded citation",
+        "Cite only ids that retrieval returned for the answer: correct the answer "
+        "(or its record of what was retrieved), then run cite-check again.",
+    ),
     "E190": CodeInfo(
         1,
         "warning refused by --warnings-as-errors",
@@ -193,8 +199,9 @@ CODES: dict[str, CodeInfo] = {
     "E603": CodeInfo(
         6,
         "workspace unavailable",
-        "Check the path: pass --workspace-root PATH, or --installation FILE naming an existing "
-        "descriptor with --workspace ID.",
+        "Run the command inside a workspace (a folder holding workspace.yaml, or below one), "
+        "pass --workspace-root PATH (or --installation FILE with --workspace ID), or create "
+        "one with 'tht workspace new'.",
     ),
     "E604": CodeInfo(
         6,
@@ -225,11 +232,16 @@ CODES: dict[str, CodeInfo] = {
     ),
     "E903": CodeInfo(
         2,
+        "target already holds a workspace",
+        "Choose another folder for 'tht workspace new', or work in the existing workspace.",
+    ),
+    "E904": CodeInfo(
+        2,
         "unknown or ambiguous name",
         "Use a name the workspace holds: the message lists the candidates or the command "
         "that lists them; lengthen a prefix that is too short or matches several.",
     ),
-    "E904": CodeInfo(
+    "E905": CodeInfo(
         2,
         "a step must run first",
         "Run the command the message names first (such as 'tht workspace evidence init' or "
@@ -413,13 +425,13 @@ class DescriptorError(EvidenceError):
 class UnknownNameError(UsageError):
     """A unit id, revision or source id (or prefix) that names nothing, or several things."""
 
-    code = "E903"
+    code = "E904"
 
 
 class NotReadyError(UsageError):
     """The command needs a step that has not run yet (init, consolidate, a decision)."""
 
-    code = "E904"
+    code = "E905"
 
 
 class PathOutsideError(EvidenceError, ValueError):

@@ -14,8 +14,8 @@ from typing import Any
 from evidence_tool.activation import backend_for
 from evidence_tool.archive import queries
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.errors import AvailabilityError
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
+from evidence_tool.workspace.locate import require_workspace
 
 
 @dataclass
@@ -33,14 +33,10 @@ class Session:
         progress: Any = None,
     ) -> Session:
         inst = load_installation(installation)
-        if not Path(root).is_dir():
-            # Otherwise readers report an empty archive and writers a lock error (E303).
-            raise AvailabilityError(
-                f"the workspace {root} does not exist or is not a folder",
-                code="E603",
-                path=str(root),
-            )
-        return cls(Path(root), inst, LocalEvidenceArchive(root, wait=wait, progress=progress))
+        # A workspace has a descriptor: without one, readers would report an empty
+        # archive as "ok" and writers would start one in the wrong folder (E603).
+        root = require_workspace(root)
+        return cls(root, inst, LocalEvidenceArchive(root, wait=wait, progress=progress))
 
     def actor(self, explicit: str | None = None) -> str:
         return resolve_actor(explicit, self.installation)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import write_guard
+from heavy_tests import HEAVY_MODULES, HEAVY_TESTS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
@@ -22,6 +23,13 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "allow_system_temp: the test may also write in the system temp dir"
     )
     write_guard.install()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module in HEAVY_MODULES or item.nodeid.startswith(HEAVY_TESTS):
+            item.add_marker(pytest.mark.heavy)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -11,6 +11,7 @@ its info string:
   ``<!-- non-canonical -->`` (valid, not canonical);
 - ``sh``: run with ``bash -euo pipefail`` in a fresh copy of
   ``fixtures/workspace``; exit 0 unless preceded by ``<!-- exit: N -->``;
+  the blocks of ``quickstart.md`` run together, in order, in an empty folder;
 - ``json``: parses; ``<!-- schema: cli/envelope -->`` validates it against
   ``schemas/cli/envelope.schema.json``.
 
@@ -134,7 +135,7 @@ UNITS = [e for e in _of("markdown") if e.text.startswith("---")]
 
 
 def test_the_documented_pages_exist() -> None:
-    for name in ("unit-format.md", "errors.md", "cli.md"):
+    for name in ("unit-format.md", "errors.md", "cli.md", QUICKSTART):
         assert (DOCS / name).is_file(), f"docs/{name} is missing"
     assert _of("yaml") and UNITS and _of("sh") and _of("json")
 
@@ -204,7 +205,12 @@ def _shell_env(tmp: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("ex", _of("sh"), ids=_ids(_of("sh")))
+# The quickstart's blocks are one session from an empty folder: run together, below.
+QUICKSTART = "quickstart.md"
+SHELL = [e for e in _of("sh") if e.doc != QUICKSTART]
+
+
+@pytest.mark.parametrize("ex", SHELL, ids=_ids(SHELL))
 def test_shell_example_runs(ex: Example, tmp_path: Path) -> None:
     prompts = [line for line in ex.text.splitlines() if line.startswith("$ ")]
     assert not prompts, f"{ex}: write plain commands, without '$ ' prompts: {prompts}"
@@ -231,6 +237,65 @@ def test_shell_example_runs(ex: Example, tmp_path: Path) -> None:
         assert code.group(1) in proc.stdout + proc.stderr, (
             f"{ex}: the example does not produce {code.group(1)}{report}"
         )
+
+
+def test_readme_links_the_quickstart_first() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    docs_list = readme.split("\n## Documentation\n", 1)[1]
+    first = next(line for line in docs_list.splitlines() if line.startswith("- "))
+    assert f"(docs/{QUICKSTART})" in first, first
+
+
+def _commands_in(script: str) -> list[str]:
+    """The commands of a script: one per line and per '&&', heredoc bodies left out."""
+    commands, heredoc = [], None
+    for line in script.splitlines():
+        if heredoc is not None:
+            heredoc = None if line == heredoc else heredoc
+            continue
+        if match := re.search(r"<<'?(\w+)'?", line):
+            heredoc = match.group(1)
+        commands += [c.strip() for c in line.split("&&") if c.strip()]
+    return commands
+
+
+def test_quickstart_runs_from_nothing(tmp_path: Path) -> None:
+    """docs/quickstart.md, every block in order, in an empty folder: a committed workspace."""
+    blocks = [e for e in _of("sh") if e.doc == QUICKSTART]
+    first_hour = [e for e in blocks if not e.section.startswith("Next")]
+    assert len(blocks) == 5 and len(first_hour) == 4, [str(e) for e in blocks]
+    assert len(_commands_in("".join(e.text for e in first_hour))) == 10, "the page promises ten"
+    script = "".join(e.text for e in blocks)
+    assert "$ " not in script and "fixtures/workspace" not in script
+    start, home, tmp = tmp_path / "start", tmp_path / "home", tmp_path / "tmp"
+    for folder in (start, home, tmp):
+        folder.mkdir()
+    env = {**_shell_env(tmp), "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    for role in ("AUTHOR", "COMMITTER"):
+        env |= {f"GIT_{role}_NAME": "Docs", f"GIT_{role}_EMAIL": "docs@example.org"}
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=start,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    report = f"\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
+    assert proc.returncode == 0, report
+    assert "evidence:example:cancelled-orders" in proc.stdout, "the search found nothing" + report
+    assert "evidence tree clean" in proc.stdout, report
+    ws = start / "shop-evidence"
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ws, env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    assert git("status", "--porcelain") == "", "everything is committed"
+    assert len(git("log", "--oneline").splitlines()) == 2
+    assert "evidence/curated/glossary/refund.md" in git("ls-files")
 
 
 @pytest.mark.parametrize("ex", _of("json"), ids=_ids(_of("json")))
@@ -388,3 +453,12 @@ def test_command_is_documented(path: tuple[str, ...]) -> None:
     assert pattern.search(_all_docs()), (
         f"'tht {' '.join(path)}' is not mentioned in docs/ (cli.md, archive.md, ...)"
     )
+
+
+def test_readme_lists_every_docs_page() -> None:
+    """A new user finds the docs from README's list: every page of docs/ is on it."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^- \[docs/([\w.-]+\.md)\]\(docs/\1\)", readme, re.M))
+    pages = {p.name for p in (REPO / "docs").glob("*.md")}
+    assert len(pages) >= 11
+    assert pages - listed == set(), f"docs pages missing from README's list: {pages - listed}"

@@ -111,12 +111,12 @@ def _error(result: CliResult, code: str) -> dict[str, object]:
         (("show", "evidence:nowhere:at-all"), None),
     ],
 )
-def test_an_unknown_unit_id_is_E903_not_a_usage_error(
+def test_an_unknown_unit_id_is_E904_not_a_usage_error(
     workspace: Path, args: tuple[str, ...], near: str | None
 ) -> None:
     assert tht(workspace, "init").exit_code == 0
 
-    error = _error(tht(workspace, *args), "E903")
+    error = _error(tht(workspace, *args), "E904")
 
     assert "--help" not in str(error["hint"])
     if near:
@@ -124,7 +124,7 @@ def test_an_unknown_unit_id_is_E903_not_a_usage_error(
 
 
 def test_a_missing_search_index_names_the_step_to_run_first(workspace: Path) -> None:
-    error = _error(tht(workspace, "search", "ricoveri"), "E904")
+    error = _error(tht(workspace, "search", "ricoveri"), "E905")
 
     assert "tht workspace evidence consolidate" in str(error["message"])
     assert "--help" not in str(error["hint"])
@@ -134,7 +134,7 @@ def test_a_retry_without_a_saved_decision_names_decide(workspace: Path) -> None:
     assert tht(workspace, "refresh").exit_code == 0
     sid = record(workspace, "fs:evidence/incoming/ward-codes.md")["source_id"]
 
-    error = _error(tht(workspace, "decide", "--source-id", sid[:8], "--retry"), "E904")
+    error = _error(tht(workspace, "decide", "--source-id", sid[:8], "--retry"), "E905")
 
     assert "tht workspace evidence decide' with --revision and --decision" in str(error["message"])
 

@@ -16,6 +16,7 @@ from typing import Any
 from evidence_tool.activation.reader import open_active_corpus
 from evidence_tool.archive.derive import source_of
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.errors import Diagnostic
 
 
 def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
@@ -111,3 +112,21 @@ def cite_check(
 ) -> dict[str, Any]:
     """Classify one answer's citations (see ``classify``; use ``citation_context`` for many)."""
     return classify(citation_context(archive), cited, retrieved)
+
+
+def ungrounded_errors(
+    result: dict[str, Any], answer: int, path: str | None = None, line: int | None = None
+) -> list[Diagnostic]:
+    """E170 for each ungrounded id of one classified answer (``path``/``line``: where the
+    answer was read from, for ``--answers``)."""
+    return [
+        Diagnostic(
+            "E170",
+            f"answer {answer} cites '{uid}', which retrieval did not return for it",
+            path,
+            line,
+            None,
+            uid,
+        )
+        for uid in result["ungrounded"]
+    ]

@@ -19,7 +19,7 @@ def index_drift(
     info: dict[str, Any] = {"backend": kind, "active": active.revision if active else None}
     if kind in ("none", "command"):
         info["checked"] = False
-        info["note"] = f"the '{kind}' backend keeps no index this tool can read"
+        info["note"] = f"the {kind} backend keeps no index this tool can read"
         return [], info
     if kind == "sqlite":
         path = archive.layout.cache / INDEX_NAME

@@ -344,8 +344,10 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
     if not _WORD.search(query):
         raise UsageError("the query has no words to search for")
     where, args = _where(filters)
+    # highlight() marks the matched words of each column: which fields a hit matched.
+    marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
     sql = (
-        "SELECT u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score FROM fts "
+        f"SELECT u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
         "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
         + "".join(f" AND {w}" for w in where)
         + " ORDER BY score LIMIT ?"
@@ -366,23 +368,55 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
             path=str(path),
         ) from None
     _check_current(layout, revision, path)
+    # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
+    # its raw BM25 values are all near zero although their ratios still rank the hits.
+    best = -rows[0][1] if rows else 0.0
     return {
         "revision": revision,
         "query": query,
-        "hits": [_hit(row[0], row[1], revision) for row in rows],
+        "hits": [_hit(row[0], -row[1], best, row[2:], revision) for row in rows],
     }
 
 
-def _hit(record_json: str, score: float, revision: str) -> dict[str, Any]:
+def _hit(
+    record_json: str, bm25: float, best: float, marked: tuple[str, ...], revision: str
+) -> dict[str, Any]:
     r = {"revision": revision, **json.loads(record_json)}
     return {
         "id": r["id"],
         "kind": r["kind"],
         "language": r["language"],
         "title": r["title"],
-        "score": round(-score, 4),
+        "score": round(bm25 / best, 4) if best > 0 else 0.0,
+        "bm25": bm25,
+        "matched": _matched(r, *marked),
         "path": r["path"],
         "provenance": r["provenance_kind"],
         "purposes": r["metadata"]["purposes"],
         "record": r,
     }
+
+
+_MARKED = re.compile("\x01(.*?)\x02", re.S)
+
+
+def _holds(text: str, words: set[str]) -> bool:
+    """Does ``text`` hold one of ``words`` as a whole word (``_`` and ``.`` separate)?"""
+    return any(re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", text, re.I) for w in words if w)
+
+
+def _matched(record: dict[str, Any], title: str, body: str, applies_to: str) -> list[str]:
+    """The fields a hit matched: ``title``, payload fields (``rule``, ``sql``, ...) and
+    ``applies_to.*`` lists, named as in the unit's JSON record."""
+    out = ["title"] if "\x01" in title else []
+    for column, section, prefix in (
+        (body, record["payload"], ""),
+        (applies_to, record["metadata"].get("applies_to", {}), "applies_to."),
+    ):
+        words = set(_MARKED.findall(column))
+        out += [
+            prefix + key
+            for key, value in section.items()
+            if words and _holds("\n".join(_flatten(value)), words)
+        ]
+    return out

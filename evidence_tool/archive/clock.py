@@ -6,11 +6,45 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
+
+Stamp = Callable[[str], str]  # a workspace-relative path -> when it changed
+
+
+def _utc(when: datetime) -> str:
+    return when.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def now() -> str:
     pinned = os.environ.get("THT_NOW")
     if pinned:
         return pinned
-    return datetime.now(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _utc(datetime.now(UTC))
+
+
+def changed_at(root: str | os.PathLike[str]) -> Stamp:
+    """When the change at a path under ``root`` was made: a file's modification time or,
+    for a file that is gone, that of the nearest folder still there (the removal changed
+    its entries).  The times of a snapshot's new declarations and deletions come from
+    here, not from the clock of the run, so a dry run and the real run over the same
+    files derive the same manifest, hence the same revision."""
+    base = Path(root)
+
+    def stamp(rel: str) -> str:
+        pinned = os.environ.get("THT_NOW")
+        if pinned:
+            return pinned
+        path = base / rel
+        while True:
+            try:
+                return _utc(datetime.fromtimestamp(os.stat(path).st_mtime, UTC))
+            except (FileNotFoundError, NotADirectoryError):
+                if path == base or base not in path.parents:
+                    return now()
+                path = path.parent
+            except OSError:
+                return now()
+
+    return stamp

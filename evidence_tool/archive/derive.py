@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidence_tool.archive.clock import Stamp
 from evidence_tool.archive.manifest import FORMAT, PreviousJson, manifest_bytes
 from evidence_tool.errors import Diagnostic
 from evidence_tool.workspace.layout import Layout
@@ -147,7 +148,7 @@ def derive(
     files: list[CuratedFile],
     staged: dict[str, Any],
     actor: str,
-    at: str,
+    at: Stamp,
     layout: Layout,
     *,
     block_on_review: bool = True,
@@ -210,10 +211,10 @@ def derive(
                 if restoration.get("content_hash") == ch:
                     prov = restoration["provenance"]
                 else:
-                    prov = manual(actor, at, lineage_of(restoration["provenance"]))
+                    prov = manual(actor, at(f.rel), lineage_of(restoration["provenance"]))
                 out.classes["restored"].append(uid)
             else:
-                prov = staged_prov or manual(actor, at)
+                prov = staged_prov or manual(actor, at(f.rel))
                 out.classes["added"].append(uid)
             prior_items: list[dict[str, Any]] = []
         elif p["content_hash"] == ch:
@@ -226,7 +227,7 @@ def derive(
                 out.classes["unchanged"].append(uid)
             prior_items = list(p.get("review_items", []))
         else:
-            prov = staged_prov or manual(actor, at, lineage_of(p["provenance"]))
+            prov = staged_prov or manual(actor, at(f.rel), lineage_of(p["provenance"]))
             out.classes["modified"].append(uid)
             prior_items = list(p.get("review_items", []))
         if prov.get("kind") == "document":
@@ -264,7 +265,7 @@ def derive(
         retirement = staged["retirements"].get(uid) or {}
         deletions[uid] = {
             "id": uid,
-            "deleted_at": at,
+            "deleted_at": at(p["path"]),
             "last_revision": prev_revision,
             "actor": retirement.get("actor", actor),
             "reason": retirement.get("reason", "removed"),

@@ -13,7 +13,7 @@ from typing import Any
 from evidence_tool import __version__, fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
-from evidence_tool.archive.clock import now
+from evidence_tool.archive.clock import changed_at
 from evidence_tool.archive.derive import Derivation, derive
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
@@ -84,7 +84,9 @@ def write_failed(
 
 @dataclass
 class ConsolidateResult:
-    status: str  # unchanged | activated | pending_activation | initialized
+    # unchanged | reindexed | activated | pending_activation | initialized, and for a dry
+    # run: would_activate | would_stay_pending
+    status: str
     revision: str
     previous: str | None
     changes: dict[str, Any]
@@ -224,7 +226,7 @@ class LocalEvidenceArchive:
                 report.files,
                 staged,
                 actor,
-                now(),
+                changed_at(self.layout.root),
                 self.layout,
                 block_on_review=False,
             )
@@ -259,8 +261,8 @@ class LocalEvidenceArchive:
         ``warnings_as_errors`` refuses the files' coded warnings as E190 before any write.
         """
         with gcpause.paused():
-            if dry_run:
-                return self._consolidate(actor, None, dry_run=True, strict=warnings_as_errors)
+            if dry_run:  # activate is only asked what a real run would do, never called
+                return self._consolidate(actor, activate, dry_run=True, strict=warnings_as_errors)
             with self.locked("consolidate"):
                 return self._consolidate(actor, activate, dry_run=False, strict=warnings_as_errors)
 
@@ -291,7 +293,7 @@ class LocalEvidenceArchive:
             report.files,
             self.staged(),
             actor,
-            now(),
+            changed_at(self.layout.root),
             self.layout,
         )
         if d.errors:
@@ -329,7 +331,7 @@ class LocalEvidenceArchive:
                 result.status = "reindexed"
             return result
         if dry_run:
-            result.status = "pending_activation" if activate is None else "would_activate"
+            result.status = "would_stay_pending" if activate is None else "would_activate"
             return result
         if revision != state.newest:
             self._write_snapshot(d, report)

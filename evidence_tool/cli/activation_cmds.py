@@ -19,7 +19,7 @@ def _ids(value: Any) -> list[str] | None:
     return None
 
 
-def _read_answers(answers: str) -> list[tuple[list[str], list[str]]]:
+def _read_answers(answers: str) -> list[tuple[list[str], list[str], int]]:
     """``{"cited": [...], "retrieved": [...]}`` per line; blank lines are skipped."""
     from evidence_tool.errors import UsageError
 
@@ -42,7 +42,7 @@ def _read_answers(answers: str) -> list[tuple[list[str], list[str]]]:
                     path=answers,
                     line=n,
                 )
-            runs.append((cited, retrieved))
+            runs.append((cited, retrieved, n))
     return runs
 
 
@@ -50,29 +50,28 @@ def cite_check_body(
     s: Any, cited: tuple[str, ...], retrieved: tuple[str, ...], answers: str | None
 ) -> Report:
     """Classify an answer's cited ids against the retrieved ids (exit 1 if any is ungrounded)."""
-    from evidence_tool.activation.citations import citation_context, classify
+    from evidence_tool.activation.citations import citation_context, classify, ungrounded_errors
+    from evidence_tool.cli.reporters import cite_check_lines
     from evidence_tool.errors import UsageError
 
-    runs = _read_answers(answers) if answers else []
+    runs: list[tuple[list[str], list[str], int | None]] = []
+    runs += _read_answers(answers) if answers else []
     if cited or retrieved:
-        runs.append((list(cited), list(retrieved)))
+        runs.append((list(cited), list(retrieved), None))
     if not runs:
         raise UsageError("give --cited/--retrieved ids or --answers FILE (with at least one line)")
     context = citation_context(s.archive)
-    results = [classify(context, c, r) for c, r in runs]
-    lines = []
-    for i, res in enumerate(results, 1):
-        lines.append(
-            f"answer {i}: grounded {res['grounded']}, ungrounded {res['ungrounded']}, "
-            f"unused {res['unused']}"
-            + (f", inactive {res['inactive']}" if res["inactive"] else "")
-            + (f", flags {res['flags']}" if res["flags"] else "")
-        )
+    results = [classify(context, c, r) for c, r, _ in runs]
+    errors = [
+        e
+        for n, (res, (_, _, line)) in enumerate(zip(results, runs, strict=True), 1)
+        for e in ungrounded_errors(res, n, answers if line else None, line)
+    ]
     ok = all(res["ok"] for res in results)
     # --answers always yields {"answers": [...]}, whatever the number of lines, so a
     # pipeline reads one shape; --cited/--retrieved alone yields the one result.
     result = {"revision": context.revision, "ok": ok, "answers": results} if answers else results[0]
-    return Report(result=result, text=lines, exit_code=0 if ok else 1)
+    return Report(result=result, errors=errors, text=cite_check_lines(context.revision, results))
 
 
 def config_body(s: Any) -> Report:
@@ -92,14 +91,13 @@ def config_body(s: Any) -> Report:
         # Defaults merged under what the installation sets, key by key.
         "network": {**NETWORK_DEFAULTS, **evidence.get("network", {})},
     }
-    if (s.root / "workspace.yaml").is_file():
-        ws = load_workspace_descriptor(s.root)
-        effective["workspace"] = {
-            "id": ws.id,
-            "name": ws.name,
-            "default_language": ws.default_language,
-            "evidence": ws.evidence,
-        }
+    ws = load_workspace_descriptor(s.root)  # a workspace has one (Session.open checks)
+    effective["workspace"] = {
+        "id": ws.id,
+        "name": ws.name,
+        "default_language": ws.default_language,
+        "evidence": ws.evidence,
+    }
     shown = redact(effective)
     return Report(result=shown, text=json.dumps(shown, indent=2, ensure_ascii=False).splitlines())
 

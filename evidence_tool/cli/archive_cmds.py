@@ -88,6 +88,8 @@ def _consolidate_report(result: Any) -> Report:
             more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
             lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
+    if data["dry_run"]:
+        lines.append("dry run: nothing written; run it without --dry-run to record this revision")
     errors = []
     if data.get("activation_error"):
         errors.append(
@@ -156,15 +158,10 @@ def _git_lines(git: dict[str, Any], shown: int = 10) -> list[str]:
 
 def show_body(s: Any, unit_id: str) -> Report:
     """A unit with its provenance, lineage and review items."""
+    from evidence_tool.cli.reporters import show_lines
+
     data = s.show(unit_id)
-    lines = [
-        data["text"].rstrip("\n"),
-        "",
-        f"path: {data['path']}",
-        f"provenance: {data['provenance']}",
-    ]
-    lines += [f"warning: {w}" for w in data.get("warnings", [])]
-    return Report(result=data, text=lines)
+    return Report(result=data, text=show_lines(data))
 
 
 def diff_body(s: Any, revisions: tuple[str, ...]) -> Report:
@@ -201,6 +198,7 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
     """Integrity checks of objects, snapshots, pointers and managed files (--strict for CI;
     --index: the activation backend holds exactly the active snapshot)."""
     from evidence_tool.archive.integrity import verify
+    from evidence_tool.cli.reporters import verify_lines
 
     if warnings_as_errors and not strict:
         from evidence_tool.errors import UsageError
@@ -233,11 +231,9 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
         drift, info = s.index_drift()
         problems = problems + drift
         result["index"] = info
+        result["problems"] = len(problems)
     return Report(
-        result=result,
-        errors=problems,
-        warnings=warnings,
-        text=[f"checked {result['checked']}: {'ok' if not problems else 'FAILED'}"],
+        result=result, errors=problems, warnings=warnings, text=verify_lines(result, len(problems))
     )
 
 
@@ -296,15 +292,13 @@ def search_body(
     table: str | None,
     limit: int,
 ) -> Report:
-    """Search the active units (BM25 over title, fields and applies_to)."""
+    """Search the active units (BM25 over title, fields and applies_to; the best hit
+    scores 1)."""
     from evidence_tool.activation.sqlite_index import Filters, search
+    from evidence_tool.cli.reporters import search_lines
 
     data = search(s.archive.layout, query, Filters(kind, purpose, language, table), limit)
-    lines = [
-        f"{h['score']:>8.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
-        f"  {h['title']}"
-        for h in data["hits"]
-    ] or ["no match"]
+    lines = search_lines(data["hits"])
     for h in data["hits"]:
         del h["record"]
     return Report(result=data, text=lines)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,7 +57,8 @@ def workspace_options(fn: F) -> F:
         "--workspace-root",
         "workspace_root",
         type=click.Path(file_okay=False),
-        help="The workspace root folder (default: the current folder).",
+        help="The workspace root folder (default: the nearest folder at or above the "
+        "current one that holds workspace.yaml).",
     )(fn)
     fn = click.option(
         "--workspace",
@@ -69,37 +69,8 @@ def workspace_options(fn: F) -> F:
 
 
 def resolve_root(ctx: click.Context, workspace_root: str | None, workspace_id: str | None) -> Path:
-    """Workspace root from --workspace-root, or --installation + --workspace, or the cwd.
+    """The workspace root the options name, else the nearest one at or above the cwd."""
+    from evidence_tool.workspace.locate import resolve_workspace
 
-    Every descriptor in play is validated here, so a misspelt key fails every command
-    with its path (E902), and a root that does not exist is E603.
-    """
-    from evidence_tool.errors import AvailabilityError, UsageError
-    from evidence_tool.workspace.descriptor import (
-        load_installation,
-        load_workspace_descriptor,
-        workspace_root_from_installation,
-    )
-
-    if workspace_root and workspace_id:
-        raise UsageError("give either --workspace-root or --workspace, not both")
     installation = (ctx.find_root().obj or {}).get("installation")
-    if installation:
-        load_installation(installation)
-    if workspace_root:
-        root = Path(os.path.abspath(workspace_root))
-    elif workspace_id:
-        if not installation:
-            raise UsageError("--workspace ID needs --installation FILE (or THT_INSTALLATION)")
-        root = workspace_root_from_installation(installation, workspace_id)
-    else:
-        root = Path(os.getcwd())
-    if not root.is_dir():
-        raise AvailabilityError(
-            f"the workspace root {root} does not exist or is not a folder",
-            code="E603",
-            path=str(root),
-        )
-    if (root / "workspace.yaml").is_file():
-        load_workspace_descriptor(root)
-    return root
+    return resolve_workspace(workspace_root, workspace_id, installation)

@@ -23,23 +23,14 @@ def refresh_body(s: Any, dry_run: bool, source_id: str | None, actor: str | None
     finally:
         if progress:
             progress.close()
-    lines = []
-    for x in data["sources"]:
-        line = f"{x['status']:<9} {_short(x['source_id'])} {x['locator']}"
-        if x["status"] == "compared":
-            line += (
-                f"\n          revision {x['revision']}: {len(x['proposed'])} proposed, "
-                f"retire [{', '.join(x['retire'])}], {x['review_items']} review item(s)"
-            )
-            line += "".join(f"\n          dropped {d['id']} ({d['reason']})" for d in x["dropped"])
-        lines.append(line)
-    lines.append("dry run: nothing written" if dry_run else "")
-    if any(x["status"] == "compared" for x in data["sources"]) and not dry_run:
-        lines.append(
-            "decide with: tht workspace evidence decide --source-id ID --revision REV "
-            "--decision keep|replace"
-        )
-    return Report(result=data, text=[line for line in lines if line])
+    from evidence_tool.cli.reporters import refresh_lines
+    from evidence_tool.report.collect import decide_commands
+
+    def commands(sid: str, revision: str) -> dict[str, str]:
+        return decide_commands(s.installation.path, str(s.root), sid, revision)
+
+    lines = refresh_lines(data, None if dry_run else commands)
+    return Report(result=data, text=lines)
 
 
 def decide_body(

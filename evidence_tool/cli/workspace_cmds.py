@@ -1,11 +1,14 @@
-"""``tht workspace evidence ...``: commands on one workspace and its archive."""
+"""``tht workspace new`` (create a workspace) and ``tht workspace evidence ...`` (use one)."""
 
 from __future__ import annotations
+
+import os
 
 import click
 
 from evidence_tool.cli.options import (
     format_options,
+    json_option,
     resolve_format,
     resolve_root,
     warnings_as_errors_option,
@@ -17,6 +20,52 @@ from evidence_tool.cli.output import Context, Report, StderrProgress, run, scan_
 @click.group()
 def workspace() -> None:
     """Commands on a workspace."""
+
+
+@workspace.command("new")
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.option(
+    "--id", "workspace_id", required=True, help="Workspace id: [a-z0-9][a-z0-9._-]*, at most 100."
+)
+@click.option(
+    "--language",
+    required=True,
+    help="Default language of the units (BCP 47: en, it, it-CH, de, ...).",
+)
+@click.option("--name", help="Human-readable name (default: the id).")
+@click.option(
+    "--example", is_flag=True, help="Also write one valid example unit per kind, in --language."
+)
+@json_option
+def new_cmd(
+    directory: str | None,
+    workspace_id: str,
+    language: str,
+    name: str | None,
+    example: bool,
+    as_json: bool,
+) -> None:
+    """Create a workspace in DIRECTORY (default: the current folder).
+
+    Writes workspace.yaml, evidence/curated/<kind>/ for the eight kinds and the
+    .gitignore lines the archive needs; refuses a folder that already holds a
+    workspace (E903).
+    """
+    ctx = Context(as_json, "workspace new", os.path.abspath(directory or "."))
+
+    def body() -> Report:
+        from evidence_tool.workspace.create import create_workspace
+
+        created = create_workspace(
+            directory or ".", workspace_id, language, name=name, example=example
+        )
+        return Report(
+            result=created.to_json(),
+            text=[f"created workspace {created.id} in {created.root}"]
+            + [f"  wrote {rel}" for rel in created.written],
+        )
+
+    run(ctx, body)
 
 
 @workspace.group("evidence")

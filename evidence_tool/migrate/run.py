@@ -31,6 +31,7 @@ from evidence_tool.migrate.plan import WRITE, Plan, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
 from evidence_tool.migrate.worktree import require_worktree
 from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.locate import require_workspace
 
 
 @dataclass
@@ -104,6 +105,8 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
             f"the workspace root {layout.root} does not exist", code="E603", path=str(root)
         )
     require_worktree(layout.root)
+    # Not a workspace: "nothing to migrate" (exit 0) would pass a job in the wrong checkout.
+    require_workspace(layout.root)
     if not has_legacy_manifest(layout.root):
         return MigrationResult("nothing_to_migrate", dry_run)
     archive = LocalEvidenceArchive(layout.root)

@@ -63,7 +63,7 @@ def _comparison(
 
 
 def _full_id(registry: dict[str, Any], given: str) -> str:
-    """A full id or a unique prefix names its source; anything else is E903 with the
+    """A full id or a unique prefix names its source; anything else is E904 with the
     candidates (never E304 "no pending comparison", which would blame the revision)."""
     return resolve_id(registry, given)
 

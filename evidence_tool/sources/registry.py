@@ -25,7 +25,7 @@ _LISTED = 10  # candidates named in the message; 'sources list' shows the rest
 
 
 def resolve_id(registry: dict[str, Any], given: str) -> str:
-    """A full source id, or a unique prefix of at least 6 hex characters (else E903)."""
+    """A full source id, or a unique prefix of at least 6 hex characters (else E904)."""
     if given in registry["sources"]:
         return given
     matches = [s for s in registry["sources"] if s.startswith(given)]

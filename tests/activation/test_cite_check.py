@@ -76,7 +76,7 @@ def test_grounded_citations_exit_0_even_with_unused_or_inactive_ids(
     assert res["flags"] == [{"id": DELETED, "flag": "deleted"}]
     text = _check_text(tht, [A, DELETED], [B, A, DELETED])
     assert text.exit_code == 0
-    assert f"grounded ['{A}']" in text.stdout and f"inactive ['{DELETED}']" in text.stdout
+    assert f"grounded:   {A}" in text.stdout and f"inactive:   {DELETED}" in text.stdout
 
 
 def _check_text(tht: Tht, cited: list[str], retrieved: list[str]) -> Any:
@@ -164,3 +164,52 @@ def test_a_cited_unit_whose_source_was_retracted_is_flagged(workspace: Path, tht
     res = result.json["result"]
     assert res["grounded"] == [C, A]
     assert res["flags"] == [{"id": C, "flag": "source-retracted", "source_id": source_id}]
+
+
+# -- a failed check carries coded errors (issue 15) ------------------------------------
+
+INVENTED = "evidence:ward:never-written"
+
+
+def test_a_made_up_citation_is_an_e170_error_naming_the_id(workspace: Path, tht: Tht) -> None:
+    result = _check(tht, [INVENTED, A], [A, B])
+    assert result.exit_code == 1
+    envelope = result.json
+    assert envelope["ok"] is False and envelope["result"]["ungrounded"] == [INVENTED]
+    assert [(e["code"], e["unit_id"]) for e in envelope["errors"]] == [("E170", INVENTED)]
+    assert INVENTED in envelope["errors"][0]["message"]
+    assert envelope["errors"][0]["hint"]
+
+
+def test_each_ungrounded_citation_of_a_file_names_its_line(
+    workspace: Path, tht: Tht, tmp_path: Path
+) -> None:
+    answers = tmp_path / "recorded.jsonl"
+    rows = [
+        {"cited": [A], "retrieved": [A]},
+        {"cited": [INVENTED, MADE_UP], "retrieved": [B]},
+        {"cited": [B], "retrieved": [B]},
+        {"cited": [C], "retrieved": []},
+    ]
+    answers.write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n\n"
+                       + "\n".join(json.dumps(r) for r in rows[2:]) + "\n")  # fmt: skip
+    result = tht("cite-check", "--answers", str(answers))
+    assert result.exit_code == 1
+    found = [(e["code"], e["unit_id"], e["path"], e["line"]) for e in result.json["errors"]]
+    assert found == [
+        ("E170", INVENTED, str(answers), 2),
+        ("E170", MADE_UP, str(answers), 2),
+        ("E170", C, str(answers), 5),  # the blank line 3 still counts
+    ]
+
+
+def test_the_text_lists_the_classes_without_reprs(history: Path, tht: Tht) -> None:
+    text = _check_text(tht, [A, INVENTED, DELETED], [B, A, DELETED])
+    assert text.exit_code == 1
+    out = text.stdout
+    assert f"grounded:   {A}" in out and f"ungrounded: {INVENTED}" in out, out
+    assert f"unused:     {B}" in out and f"inactive:   {DELETED}" in out, out
+    assert f"flags:      {INVENTED} unknown, {DELETED} deleted" in out, out
+    assert "E170" in out and "fix E170" in text.stderr
+    report = [line for line in out.splitlines() if "E170" not in line]
+    assert not any(mark in line for line in report for mark in "[]{}'"), report

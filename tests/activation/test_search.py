@@ -87,11 +87,13 @@ def test_every_hit_is_typed_and_says_its_provenance(indexed: Path, tht: Tht) -> 
             "language",
             "title",
             "score",
+            "bm25",
+            "matched",
             "path",
             "provenance",
             "purposes",
         }
-        assert h["score"] > 0 and h["path"].startswith("evidence/curated/")
+        assert 0 < h["score"] <= 1 and h["path"].startswith("evidence/curated/")
     text = tht("search", "degenza", as_json=False).stdout
     assert f"{FORMULA}  [formula/it, document]" in text
 

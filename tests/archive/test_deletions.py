@@ -97,7 +97,7 @@ def test_restore_of_an_id_that_was_never_deleted_is_an_unknown_name(
 ) -> None:
     result = tht("restore", "evidence:clinical:drg", root=consolidated)
     assert result.exit_code == 2
-    assert codes(result) == ["E903"]
+    assert codes(result) == ["E904"]
 
 
 def test_restore_never_overwrites_a_file_at_the_old_path(consolidated: Path) -> None:

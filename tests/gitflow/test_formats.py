@@ -90,6 +90,10 @@ def test_github_format_of_a_raised_error(tmp_path: Path, monkeypatch: pytest.Mon
     """Errors that stop the command (E601 here) take the same route as findings."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ws").mkdir()
+    # A workspace (it has its descriptor) whose curated tree is not mounted.
+    (tmp_path / "ws/workspace.yaml").write_bytes(
+        (Path(__file__).resolve().parents[2] / "fixtures/workspace/workspace.yaml").read_bytes()
+    )
     code, out = validate("--workspace-root", "ws", "--format", "github")
     assert code == 6
     [line] = out.splitlines()

@@ -209,10 +209,9 @@ def test_a_holder_killed_mid_consolidation_frees_the_lock_at_once(
         assert busy.status == 3 and '"E303"' in busy.stdout
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(timeout=10)
-        started = time.monotonic()
-        again = zygote.run("consolidate", run_dir, env=W.ENV)  # no --wait
+        # No --wait: a lock still held by anything of the killed run would be E303 here.
+        again = zygote.run("consolidate", run_dir, env=W.ENV)
         assert again.status == 0, again.stdout
-        assert time.monotonic() - started < 5
     finally:
         if holder.poll() is None:
             holder.kill()

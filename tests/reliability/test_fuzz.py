@@ -39,7 +39,6 @@ from evidence_tool.workspace.descriptor import parse_descriptor
 REPO = Path(__file__).resolve().parents[2]
 FUZZ_SECONDS = int(os.environ.get("THT_FUZZ_SECONDS", "15"))
 REPS = 50_000
-LIMIT_S = 4.0
 HEAD = (
     "---\nschema_version: 4\nid: evidence:fuzz:x\nkind: domain\nlanguage: en\n"
     "purposes: [sql_generation]\n---\n\n# Fuzz\n\n## Rule\n\n"
@@ -180,9 +179,20 @@ PATHOLOGICAL: dict[str, tuple[str, str, str]] = {  # name: (prefix, repeated, su
 
 
 def _cpu(fn: object, arg: str) -> float:
-    start = time.process_time()
-    fn(arg)  # type: ignore[operator]
-    return time.process_time() - start
+    """Least CPU seconds of two calls: the least is the one noise disturbed least."""
+    best = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        fn(arg)  # type: ignore[operator]
+        best = min(best, time.process_time() - start)
+    return best
+
+
+# Growth, never an absolute time: the cost at 10x the input against the cost at 1x,
+# measured in the same test. Linear is ~10x, quadratic ~100x; 40x leaves room for noise.
+GROWTH_LIMIT = 40
+MIN_MEASURABLE_S = 0.02  # the smaller input grows until it costs at least this
+CHEAP_CAP = REPS * 16  # quadratic work at this size would be ~10^12 steps
 
 
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
@@ -195,15 +205,21 @@ def test_pathological_markdown_parses_in_linear_time(name: str) -> None:
     def direct(text: str) -> object:
         return parse_body("# T\n\n## Rule\n\n" + text, 0, "domain", "en")
 
-    whole = _cpu(parse_unit, HEAD + body(REPS))
-    small, big = _cpu(direct, body(REPS // 10)), _cpu(direct, body(REPS))
-    print(
-        f"\n{name}: parse_unit {whole:.3f} s, body parser {big:.3f} s at {REPS:,} "
-        f"({len(body(REPS)):,} chars), {small:.3f} s at {REPS // 10:,}"
-    )
-    assert whole < LIMIT_S and big < LIMIT_S, f"{name}: {whole:.2f} s / {big:.2f} s"
-    if small > 0.05:  # below that, timer noise decides the ratio
-        assert big / small < 25, f"{name}: {big / small:.0f}x for 10x the input"
+    # The whole unit parser must come back at the full size (pytest's timeout bounds it).
+    parse_unit(HEAD + body(REPS))
+    n = REPS // 10
+    small = _cpu(direct, body(n))
+    while small < MIN_MEASURABLE_S and n < CHEAP_CAP:
+        n *= 4
+        small = _cpu(direct, body(n))
+    if small < MIN_MEASURABLE_S:
+        # Still too cheap to time at CHEAP_CAP repetitions: a superlinear pass would have
+        # cost seconds long before that size, so this is linear by construction.
+        print(f"\n{name}: {small:.4f} s at {n:,} repetitions (too cheap to time)")
+        return
+    big = _cpu(direct, body(n * 10))
+    print(f"\n{name}: body parser {small:.3f} s at {n:,}, {big:.3f} s at {n * 10:,}")
+    assert big / small < GROWTH_LIMIT, f"{name}: {big / small:.0f}x for 10x the input"
 
 
 # -- YAML 1.1 look-alikes and a trailing CR: exact strings or refused -------------------

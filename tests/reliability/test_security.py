@@ -189,22 +189,19 @@ def test_save_never_reads_through_a_symlinked_unit(workspace: Path, tmp_path: Pa
 
 # -- YAML aliases and anchors -----------------------------------------------------------
 
+# 3**40 leaves once expanded: no parser that expands it returns within pytest's
+# timeout, so returning at all proves the refusal came first (no clock asserted).
 BOMB = "\n".join(
-    ["a: &a [x, x, x, x, x, x, x, x, x]"]
-    + [
-        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]"
-        for i in range(8)
-    ]
+    ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    + [f"a{i + 1}: &a{i + 1} [*a{i}, *a{i}, *a{i}]" for i in range(40)]
 )
 
 
 def test_an_alias_bomb_in_a_unit_is_refused_at_once(workspace: Path) -> None:
     from evidence_tool.unit import parse_unit
 
-    started = time.process_time()
     text = f"---\n{BOMB}\n---\n\n# T\n"
     result = parse_unit(text)
-    assert time.process_time() - started < 1.0
     assert "E102" in [d.code for d in result.errors]
 
 
@@ -214,9 +211,7 @@ def test_an_alias_bomb_in_a_descriptor_is_refused_at_once(
 ) -> None:
     path = workspace / "workspace.yaml" if which == "workspace" else tmp_path / "inst.yaml"
     path.write_text(f"# {which}\n{BOMB}\n")
-    started = time.process_time()
     result = tht(cli, workspace, "status", inst=path if which == "installation" else None)
-    assert time.process_time() - started < 2.0
     assert result.exit_code == 2 and codes(result) == ["E902"], result.stdout
     assert "alias" in result.json["errors"][0]["message"] or "anchor" in result.stdout
 
@@ -271,7 +266,7 @@ def test_a_100_mb_input_is_refused_quickly_without_reading_it_all(
     result, seconds, peak = bounded(lambda: tht(cli, workspace, *args, inst=inst))
     print(f"\n100 MB {case}: {codes(result)} in {seconds:.2f} s CPU, peak {peak / 2**20:.1f} MiB")
     assert set(codes(result)) & set(want), result.stdout
-    assert seconds < 5.0 and peak < 40 * 2**20
+    assert peak < 40 * 2**20  # CPU seconds are printed above, never asserted
 
 
 def test_the_revision_check_hashes_a_huge_file_without_loading_it(workspace: Path) -> None:

@@ -73,8 +73,8 @@ def test_ten_thousand_units_open_and_filter(
     )
     search_s = time.perf_counter() - start
     assert not probe.console_errors and not probe.page_errors
-    assert load_s < SANITY_S and search_s < SANITY_S
-    assert max(kind_ms, lang_ms, clear_ms) < SANITY_S * 1000
+    # Times are printed, never asserted (bench/ and docs/review-page.md hold the figures);
+    # the waits above are bounded by SANITY_S only so a broken page cannot hang the suite.
     with capsys.disabled():
         print(
             f"\n[review page, {N} units] report written in {write_s:.1f} s "

@@ -1,4 +1,4 @@
-"""Issue 15, Messages: a source id prefix that names no single source is error E903,
+"""Issue 15, Messages: a source id prefix that names no single source is error E904,
 which lists the candidates (short id and locator) instead of answering "no pending
 comparison" (E304) as if the id had been right.
 """
@@ -36,9 +36,9 @@ def test_decide_with_a_too_short_prefix_says_so_and_lists_candidates(
         workspace, "decide", "--source-id", prefix, "--revision", revision, "--decision", "keep"
     )
 
-    assert result.exit_code == CODES["E903"].exit_code == 2, result.stdout
+    assert result.exit_code == CODES["E904"].exit_code == 2, result.stdout
     [error] = result.json["errors"]
-    assert error["code"] == "E903"
+    assert error["code"] == "E904"
     assert f"source id {prefix!r} is too short" in error["message"]
     assert "at least 6 characters" in error["message"]
     # The candidates are the sources the prefix matches: here the one meant.
@@ -58,7 +58,7 @@ def test_decide_with_an_unknown_id_lists_candidates(workspace: Path, given: str)
 
     assert result.exit_code == 2, result.stdout
     [error] = result.json["errors"]
-    assert error["code"] == "E903"
+    assert error["code"] == "E904"
     assert f"source id {given!r} is not a known source" in error["message"]
     _assert_candidates(error["message"], ids)
 
@@ -72,7 +72,7 @@ def test_decide_retry_and_sources_show_use_the_same_answer(workspace: Path) -> N
     for result in (retry, show):
         assert result.exit_code == 2, result.stdout
         [error] = result.json["errors"]
-        assert error["code"] == "E903"
+        assert error["code"] == "E904"
         _assert_candidates(error["message"], ids)
 
 

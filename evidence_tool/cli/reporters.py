@@ -1,0 +1,134 @@
+"""Text reporters: a command's JSON result as lines written for people.
+
+Every key of the result is printed as an aligned ``key: value`` line (nested results
+as indented blocks), so the text says everything ``--json`` says, and no value is a
+Python repr: no braces, brackets, quotes or ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def scalar(value: Any) -> str:
+    """One value as a person reads it: ``-`` for nothing, yes/no, lists comma-joined."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(scalar(v) for v in value) if value else "none"
+    if isinstance(value, Mapping) and not value:
+        return "none"
+    return str(value)
+
+
+def _nested(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return bool(value)
+    return isinstance(value, list | tuple) and any(isinstance(v, Mapping | list) for v in value)
+
+
+def _long(value: Any) -> bool:
+    """A sentence (a message, a note): one line of its own, not one of a comma list."""
+    return isinstance(value, str) and (", " in value or len(value) > 60)
+
+
+def key_values(data: Mapping[str, Any], indent: int = 0) -> list[str]:
+    """``data`` as ``key: value`` lines, values aligned in one column per block."""
+    pad = " " * indent
+    width = max((len(k) for k, v in data.items() if not _nested(v)), default=0) + 2
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, Mapping) and value:
+            lines.append(f"{pad}{key}:")
+            lines += key_values(value, indent + 2)
+        elif isinstance(value, list | tuple) and any(_long(v) for v in value):
+            lines.append(f"{pad}{key}: {len(value)}")
+            lines += [f"{pad}  - {scalar(v)}" for v in value]
+        elif _nested(value):
+            lines.append(f"{pad}{key}: {len(value)}")
+            for n, item in enumerate(value, 1):
+                if isinstance(item, Mapping):
+                    lines.append(f"{pad}  #{n}")
+                    lines += key_values(item, indent + 4)
+                else:
+                    lines.append(f"{pad}  #{n} {scalar(item)}")
+        else:
+            lines.append(f"{pad}{(key + ':').ljust(width)}{scalar(value)}".rstrip())
+    return lines
+
+
+def show_lines(data: dict[str, Any]) -> list[str]:
+    """``show``: a headline for a deleted unit, the unit's keys, then its text verbatim."""
+    head: list[str] = []
+    fields = {k: v for k, v in data.items() if k != "text"}
+    deleted = data.get("deleted")
+    if deleted:
+        head.append(
+            f"{data['id']} was deleted at {deleted['deleted_at']} by {deleted['actor']} "
+            f"({deleted['reason']}); restore with: tht workspace evidence restore {data['id']}"
+        )
+        # The last snapshot that held it, not a working file, is what is shown.
+        fields["path"] = "- (no working file; the text below is its last archived content)"
+    else:
+        fields["deleted"] = "no"
+    return [*head, *key_values(fields), "text:", data["text"].rstrip("\n")]
+
+
+def verify_lines(result: dict[str, Any], problems: int) -> list[str]:
+    """``verify``: the counts, the index comparison, and a closing verdict."""
+    verdict = "ok" if not problems else f"FAILED ({problems} problem{'s' if problems > 1 else ''})"
+    return [*key_values(result), f"verify: {verdict}"]
+
+
+def search_lines(hits: list[dict[str, Any]]) -> list[str]:
+    """``search``: one line per hit, the best first with score 1.000."""
+    return [
+        f"{h['score']:.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
+        f"  {h['title']}  matched: {', '.join(h['matched'])}"
+        for h in hits
+    ] or ["no match"]
+
+
+def refresh_lines(
+    data: dict[str, Any], commands: Callable[[str, str], dict[str, str]] | None
+) -> list[str]:
+    """``refresh``: a line per source, then the decide commands of each comparison, with
+    its real source id and revision (``commands`` is None in a dry run: nothing to decide)."""
+    lines = []
+    for x in data["sources"]:
+        lines.append(f"{x['status']:<9} {x['source_id'][:12]} {x['locator']}")
+        if x["status"] == "compared":
+            lines.append(
+                f"          revision {x['revision']}: {len(x['proposed'])} proposed, "
+                f"retire {scalar(x['retire'])}, {x['review_items']} review item(s)"
+            )
+            lines += [f"          dropped {d['id']} ({d['reason']})" for d in x["dropped"]]
+    compared = [x for x in data["sources"] if x["status"] == "compared"]
+    if commands is None:
+        lines.append("dry run: nothing written")
+    elif compared:
+        lines.append("decide each comparison: keep the local units, or replace them:")
+        for x in compared:
+            by_decision = commands(x["source_id"], x["revision"])
+            lines += [f"  {by_decision[d]}" for d in ("keep", "replace")]
+    return lines
+
+
+def _flag(flag: dict[str, str]) -> str:
+    source = f" (source {flag['source_id'][:12]})" if flag.get("source_id") else ""
+    return f"{flag['id']} {flag['flag']}{source}"
+
+
+def cite_check_lines(revision: str | None, results: list[dict[str, Any]]) -> list[str]:
+    """``cite-check``: per answer, each class of ids on its own aligned line."""
+    lines = [f"revision: {scalar(revision)}"]
+    for n, res in enumerate(results, 1):
+        lines.append(f"answer {n}:")
+        shown = {k: res[k] for k in ("grounded", "ungrounded", "inactive", "unused")}
+        shown["flags"] = [_flag(f) for f in res["flags"]]
+        shown["ok"] = res["ok"]
+        lines += key_values(shown, 2)
+    return lines

@@ -1,0 +1,30 @@
+"""Which tests the developers' fast loop leaves out (marked ``heavy`` in conftest.py)."""
+
+from __future__ import annotations
+
+# The developers' fast loop (CONTRIBUTING.md) is `pytest -m "not heavy"`: these modules
+# sweep crash points, drive a browser, run many processes or fuzz, and run in full in
+# README's command and in CI. Listed here, by path, so no test file has to remember it.
+HEAVY_MODULES = frozenset(
+    {
+        "tests/reliability/test_crash_points.py",
+        "tests/reliability/test_crash_regressions.py",
+        "tests/reliability/test_archive_stateful.py",
+        "tests/reliability/test_io_errors.py",
+        "tests/reliability/test_power_loss.py",
+        "tests/reliability/test_concurrency.py",
+        "tests/reliability/test_fuzz.py",
+        "tests/report/test_report_scale.py",
+        "tests/report/test_report_browser.py",
+        "tests/gitflow/test_precommit_hooks.py",
+        "tests/migrate/test_migrate_idempotence.py",
+        "tests/sources/test_sources_scale.py",
+        "tests/sources/test_sources_docs.py",
+        "tests/unit/test_unit_properties.py",
+    }
+)
+# Docs examples that run shell commands are heavy too; the YAML/JSON checks stay fast.
+HEAVY_TESTS = (
+    "tests/test_docs.py::test_shell_example_runs",
+    "tests/test_docs.py::test_quickstart_runs_from_nothing",
+)
