@@ -120,7 +120,9 @@ CODES: dict[str, CodeInfo] = {
     "E140": CodeInfo(
         1,
         "open review items",
-        "Edit the unit visibly, retire it, or run 'tht workspace evidence review resolve ID --note ...'.",
+        "Edit the unit visibly, retire it, or run 'tht workspace evidence review resolve ID "
+        "--note ...'; for a refiner proposal, correct the source document and refresh, or "
+        "decide --decision keep.",
     ),
     "E150": CodeInfo(
         1,
@@ -137,6 +139,12 @@ CODES: dict[str, CodeInfo] = {
         "ungrounded citation",
         "Cite only ids that retrieval returned for the answer: correct the answer "
         "(or its record of what was retrieved), then run cite-check again.",
+    ),
+    "E190": CodeInfo(
+        1,
+        "warning refused by --warnings-as-errors",
+        "Fix what the warning (named first in the message) says, or run without "
+        "--warnings-as-errors to accept it.",
     ),
     "E301": CodeInfo(
         3,
@@ -211,16 +219,34 @@ CODES: dict[str, CodeInfo] = {
         "index drift",
         "Re-activate the active revision with 'tht workspace evidence consolidate'.",
     ),
-    "E901": CodeInfo(2, "usage error", "Run the command with --help to see its arguments."),
+    "E901": CodeInfo(
+        2,
+        "usage error",
+        "Correct the command line as the message says; run the command with --help to see "
+        "its arguments.",
+    ),
     "E902": CodeInfo(
         2,
         "invalid descriptor",
-        "Correct the descriptor key at the given path (see docs/activation.md).",
+        "Correct the key at the path the message names; docs/cli.md shows workspace.yaml and "
+        "the installation descriptor.",
     ),
     "E903": CodeInfo(
         2,
         "target already holds a workspace",
         "Choose another folder for 'tht workspace new', or work in the existing workspace.",
+    ),
+    "E904": CodeInfo(
+        2,
+        "unknown or ambiguous name",
+        "Use a name the workspace holds: the message lists the candidates or the command "
+        "that lists them; lengthen a prefix that is too short or matches several.",
+    ),
+    "E905": CodeInfo(
+        2,
+        "a step must run first",
+        "Run the command the message names first (such as 'tht workspace evidence init' or "
+        "'tht workspace evidence consolidate'), then this one again.",
     ),
     "E999": CodeInfo(
         70,
@@ -291,6 +317,20 @@ class Warning_:
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+
+    def as_error(self) -> Diagnostic:
+        """The warning as error E190 (``--warnings-as-errors``), its own code kept in front."""
+        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line)
+
+
+def refuse_warnings(warnings: list[Warning_]) -> tuple[list[Diagnostic], list[Warning_]]:
+    """(coded warnings as E190 errors, the notes left as warnings) for --warnings-as-errors.
+
+    A note without a code (say, "the repository has no commit yet") is information about
+    the run, not a finding about a file, so it stays a warning.
+    """
+    refused = [w.as_error() for w in warnings if w.code]
+    return refused, [w for w in warnings if not w.code]
 
 
 class EvidenceError(Exception):
@@ -381,6 +421,18 @@ class UsageError(EvidenceError):
 
 class DescriptorError(EvidenceError):
     code = "E902"
+
+
+class UnknownNameError(UsageError):
+    """A unit id, revision or source id (or prefix) that names nothing, or several things."""
+
+    code = "E904"
+
+
+class NotReadyError(UsageError):
+    """The command needs a step that has not run yet (init, consolidate, a decision)."""
+
+    code = "E905"
 
 
 class PathOutsideError(EvidenceError, ValueError):

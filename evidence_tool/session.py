@@ -52,14 +52,21 @@ class Session:
         return index_drift(self.archive, settings, backend)
 
     def consolidate(
-        self, actor: str, activate: Activate | None, dry_run: bool = False
+        self,
+        actor: str,
+        activate: Activate | None,
+        dry_run: bool = False,
+        *,
+        warnings_as_errors: bool = False,
     ) -> ConsolidateResult:
         """Consolidate the working files; the first one on a legacy workspace (one still
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7)."""
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
 
-        result = consolidate(self.archive, actor, activate, dry_run)
+        result = consolidate(
+            self.archive, actor, activate, dry_run, warnings_as_errors=warnings_as_errors
+        )
         result.warnings = [*result.warnings, *missing_warnings(self.archive)]  # W151
         return result
 

@@ -26,7 +26,13 @@ from urllib.parse import quote
 from evidence_tool import __version__, fsio
 from evidence_tool.activation.cache import ensure_cache
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
-from evidence_tool.errors import ActivationError, EvidenceError, IntegrityError, UsageError
+from evidence_tool.errors import (
+    ActivationError,
+    EvidenceError,
+    IntegrityError,
+    NotReadyError,
+    UsageError,
+)
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
@@ -331,7 +337,7 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
     """BM25-ranked active units; all query words first, any word if none match them all."""
     path = layout.cache / INDEX_NAME
     if not path.is_file():
-        raise UsageError(
+        raise NotReadyError(
             "no search index yet: run 'tht workspace evidence consolidate' "
             "with the sqlite backend (the default)"
         )

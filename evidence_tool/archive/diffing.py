@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import UsageError
+from evidence_tool.errors import UnknownNameError
 
 
 def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:
@@ -14,13 +14,15 @@ def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:
     if name in ("active", "pending", "baseline"):
         rev = getattr(state, name)
         if rev is None:
-            raise UsageError(f"the archive has no {name} revision")
+            raise UnknownNameError(
+                f"the archive has no {name} revision; 'tht workspace evidence log' lists revisions"
+            )
         return str(rev)
     folder = archive.layout.snapshots
     names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
     hits = [n for n in names if n.startswith(name.lower())] if len(name) >= 4 else []
     if len(hits) != 1:
-        raise UsageError(
+        raise UnknownNameError(
             f"revision {name!r} is {'ambiguous' if hits else 'unknown'}; "
             "'tht workspace evidence log' lists revisions"
         )

@@ -18,9 +18,11 @@ from evidence_tool.errors import (
     EvidenceError,
     InvalidFilesError,
     PathOutsideError,
+    UnknownNameError,
     UsageError,
 )
 from evidence_tool.unit import Unit, parse_unit, render, validate
+from evidence_tool.unit.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,16 @@ class ArchiveEditor:
                 return f.rel
         return None
 
+    def _no_file(self, unit_id: str) -> UnknownNameError:
+        held = {f.unit_id for f in self.archive.scan().files if f.unit_id}
+        return UnknownNameError(
+            f"no curated file holds id '{unit_id}'{did_you_mean(unit_id, held)}"
+        )
+
     def get(self, unit_id: str) -> WorkingUnit:
         rel = self._find(unit_id)
         if rel is None:
-            raise UsageError(f"no curated file holds id '{unit_id}'")
+            raise self._no_file(unit_id)
         path = self.layout.resolve_inside(rel)
         if not self.layout.inside(path):
             raise PathOutsideError(f"{rel} is a symbolic link leaving the workspace; refused")
@@ -181,7 +189,7 @@ class ArchiveEditor:
             if rel is None and unit_id in self.archive.staged()["retirements"]:
                 return  # an interrupted run of this remove finished it (journal replay)
             if rel is None:
-                raise UsageError(f"no curated file holds id '{unit_id}'")
+                raise self._no_file(unit_id)
             self._change(
                 "remove",
                 actor,
@@ -205,9 +213,10 @@ class ArchiveEditor:
                 # only its activation is left to do.
                 return self.archive.consolidate_locked(actor, activate)
             if record is None:
-                raise UsageError(
-                    f"'{unit_id}' has no deletion record; 'tht workspace evidence "
-                    "log' lists deletions"
+                deleted = {d["id"] for d in (newest.deletions if newest else [])}
+                raise UnknownNameError(
+                    f"'{unit_id}' has no deletion record{did_you_mean(unit_id, deleted)}; "
+                    "'tht workspace evidence log' lists deletions"
                 )
             holder = next((f for f in self.archive.scan().files if f.unit_id == unit_id), None)
             last = self.archive.snapshot(record["last_revision"]).entry(unit_id)
@@ -276,7 +285,10 @@ class ArchiveEditor:
             staged = self.archive.staged()
             items = (entry.review_items if entry else []) + staged["review_items"].get(unit_id, [])
             if not items:
-                raise UsageError(f"unit '{unit_id}' has no open review items")
+                raise UnknownNameError(
+                    f"unit '{unit_id}' has no open review items; 'tht workspace evidence "
+                    "status' lists the units that have some"
+                )
             resolution = {
                 "note": note,
                 "actor": actor,

@@ -29,6 +29,7 @@ from evidence_tool.errors import (
     EvidenceError,
     IntegrityError,
     InvalidFilesError,
+    refuse_warnings,
 )
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace.cachedir import ensure_cache
@@ -266,17 +267,23 @@ class LocalEvidenceArchive:
 
     # -- consolidate ---------------------------------------------------------
     def consolidate(
-        self, actor: str, activate: Activate | None = None, dry_run: bool = False
+        self,
+        actor: str,
+        activate: Activate | None = None,
+        dry_run: bool = False,
+        *,
+        warnings_as_errors: bool = False,
     ) -> ConsolidateResult:
         """Validate, derive provenance, snapshot, then activate (SPEC.md 5, steps 1-5).
 
         A dry run follows the same path, takes no lock and writes nothing.
+        ``warnings_as_errors`` refuses the files' coded warnings as E190 before any write.
         """
         with gcpause.paused():
             if dry_run:  # activate is only asked what a real run would do, never called
-                return self._consolidate(actor, activate, dry_run=True)
+                return self._consolidate(actor, activate, dry_run=True, strict=warnings_as_errors)
             with self.locked("consolidate"):
-                return self.consolidate_locked(actor, activate)
+                return self._consolidate(actor, activate, dry_run=False, strict=warnings_as_errors)
 
     def consolidate_locked(self, actor: str, activate: Activate | None) -> ConsolidateResult:
         """Consolidate while the caller already holds the lock (decide, restore)."""
@@ -289,7 +296,7 @@ class LocalEvidenceArchive:
         return report
 
     def _consolidate(
-        self, actor: str, activate: Activate | None, *, dry_run: bool
+        self, actor: str, activate: Activate | None, *, dry_run: bool, strict: bool = False
     ) -> ConsolidateResult:
         state = self.state()
         cache = StatCache.load(self.layout)
@@ -310,6 +317,9 @@ class LocalEvidenceArchive:
         )
         if d.errors:
             raise InvalidFilesError(d.errors)
+        refused = refuse_warnings(report.warnings)[0] if strict else []
+        if refused:
+            raise InvalidFilesError(refused)
         if not dry_run:
             cache.save()  # derived data: only what changed since the last scan is recorded
         # An equal manifest has the same canonical bytes: skip serializing and hashing it.

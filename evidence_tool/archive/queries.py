@@ -6,8 +6,9 @@ from typing import Any
 
 from evidence_tool.archive.diffing import diff
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import UsageError
+from evidence_tool.errors import NotReadyError, UnknownNameError
 from evidence_tool.unit import render
+from evidence_tool.unit.suggest import did_you_mean
 
 
 def status(archive: LocalEvidenceArchive) -> dict[str, Any]:
@@ -50,12 +51,16 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> dict[str, Any]:
     a deleted unit shows its deletion record and last content."""
     newest = archive.newest_snapshot()
     if newest is None:
-        raise UsageError("the archive is not initialized: run 'tht workspace evidence init'")
+        raise NotReadyError("the archive is not initialized: run 'tht workspace evidence init'")
     entry = newest.entry(unit_id)
     if entry is None:
         record = next((d for d in newest.deletions if d["id"] == unit_id), None)
         if record is None:
-            raise UsageError(f"no unit '{unit_id}' in revision {newest.revision[:12]}…")
+            known = {e.id for e in newest.entries()} | {d["id"] for d in newest.deletions}
+            raise UnknownNameError(
+                f"no unit '{unit_id}' in revision {newest.revision[:12]}…"
+                f"{did_you_mean(unit_id, known)}"
+            )
         last = archive.snapshot(record["last_revision"])
         last_entry = last.entry(unit_id)
         text = last.unit_bytes(last_entry).decode("utf-8") if last_entry else ""

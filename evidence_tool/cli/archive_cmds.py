@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from evidence_tool.cli.options import force_option, json_option, resolve_root, workspace_options
+from evidence_tool.cli.options import (
+    force_option,
+    json_option,
+    resolve_root,
+    warnings_as_errors_option,
+    workspace_options,
+)
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.cli.workspace_cmds import wevidence
 
@@ -101,10 +107,13 @@ def init_body(s: Any, actor: str | None) -> Report:
     return _consolidate_report(s.archive.initialize(s.actor(actor)))
 
 
-def consolidate_body(s: Any, actor: str | None, dry_run: bool, no_activate: bool) -> Report:
+def consolidate_body(
+    s: Any, actor: str | None, dry_run: bool, no_activate: bool, warnings_as_errors: bool
+) -> Report:
     """Validate, derive provenance, snapshot and activate the curated files."""
     activate = None if no_activate else s.activation()
-    return _consolidate_report(s.consolidate(s.actor(actor), activate, dry_run))
+    result = s.consolidate(s.actor(actor), activate, dry_run, warnings_as_errors=warnings_as_errors)
+    return _consolidate_report(result)
 
 
 def status_body(s: Any) -> Report:
@@ -186,12 +195,17 @@ def log_body(s: Any) -> Report:
     return Report(result={"events": events}, text=lines)
 
 
-def verify_body(s: Any, strict: bool, index: bool) -> Report:
+def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> Report:
     """Integrity checks of objects, snapshots, pointers and managed files (--strict for CI;
     --index: the activation backend holds exactly the active snapshot)."""
     from evidence_tool.archive.integrity import verify
     from evidence_tool.cli.reporters import verify_lines
 
+    if warnings_as_errors and not strict:
+        from evidence_tool.errors import UsageError
+
+        # Only --strict reads the unit files, so without it there are no warnings to refuse.
+        raise UsageError("--warnings-as-errors needs --strict")
     if strict:
         from evidence_tool.errors import Warning_
         from evidence_tool.gitflow import verify_strict
@@ -203,7 +217,13 @@ def verify_body(s: Any, strict: bool, index: bool) -> Report:
             "problems": len(problems),
             "notes": rep.notes,
         }
-        warnings = [Warning_(note) for note in rep.notes]
+        warnings = [*rep.warnings, *(Warning_(note) for note in rep.notes)]
+        if warnings_as_errors:
+            from evidence_tool.errors import Diagnostic, refuse_warnings
+
+            refused, warnings = refuse_warnings(warnings)
+            problems = sorted(problems + refused, key=Diagnostic.sort_key)
+            result["problems"] = len(problems)
     else:
         problems, counts = verify(s.archive)
         result = {"checked": counts, "problems": len(problems)}
@@ -329,6 +349,7 @@ register(
     wait_option,
     click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing."),
     click.option("--no-activate", is_flag=True, help="Snapshot only; leave the candidate pending."),
+    warnings_as_errors_option,
 )
 register("status", status_body)
 register("show", show_body, click.argument("unit_id"))
@@ -348,6 +369,7 @@ register(
         is_flag=True,
         help="Also compare the activation backend with the active snapshot (E702).",
     ),
+    warnings_as_errors_option,
 )
 register("git-commands", git_commands_body)
 register("restore", restore_body, click.argument("unit_id"), actor_option, wait_option)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import click
 
-from evidence_tool.cli.options import format_options, json_option, resolve_format
-from evidence_tool.cli.output import Context, Report, StderrProgress, run
+from evidence_tool.cli.options import (
+    format_options,
+    json_option,
+    resolve_format,
+    warnings_as_errors_option,
+)
+from evidence_tool.cli.output import Context, Report, StderrProgress, run, scan_report
 
 
 @click.group()
@@ -15,8 +20,11 @@ def evidence() -> None:
 
 @evidence.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
+@warnings_as_errors_option
 @format_options
-def validate_cmd(paths: tuple[str, ...], output_format: str | None, as_json: bool) -> None:
+def validate_cmd(
+    paths: tuple[str, ...], warnings_as_errors: bool, output_format: str | None, as_json: bool
+) -> None:
     """Validate unit files or folders (a workspace root means its curated tree)."""
     fmt = resolve_format(output_format, as_json)
     ctx = Context(fmt == "json", "evidence validate", format=fmt)
@@ -25,16 +33,7 @@ def validate_cmd(paths: tuple[str, ...], output_format: str | None, as_json: boo
         from evidence_tool.workspace import validate_paths
 
         scanned = validate_paths(paths, StderrProgress.for_terminal(min_total=300))
-        summary = scanned.summary()
-        return Report(
-            result=summary,
-            errors=scanned.errors,
-            warnings=scanned.warnings,
-            text=[
-                f"{summary['files']} file(s), {summary['valid']} valid, "
-                f"{len(scanned.errors)} error(s)"
-            ],
-        )
+        return scan_report(scanned, warnings_as_errors)
 
     run(ctx, body)
 

@@ -17,6 +17,7 @@ from evidence_tool.cli import (  # register commands
 from evidence_tool.cli.activation_cmds import config
 from evidence_tool.cli.evidence_cmds import evidence
 from evidence_tool.cli.workspace_cmds import workspace
+from evidence_tool.errors import CODES
 
 _REGISTERED = (archive_cmds, migrate_cmds, report_cmds, sources_cmds)
 
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
                                 "line": None,
                                 "column": None,
                                 "unit_id": None,
-                                "hint": "Run the command with --help to see its arguments.",
+                                "hint": CODES["E901"].fix,  # the one table, never a copy
                             }
                         ],
                         "warnings": [],

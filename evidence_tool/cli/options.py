@@ -54,6 +54,14 @@ def resolve_format(output_format: str | None, as_json: bool) -> str:
     return "json" if as_json else (output_format or "text")
 
 
+def warnings_as_errors_option(fn: F) -> F:
+    return click.option(
+        "--warnings-as-errors",
+        is_flag=True,
+        help="For CI: report every coded warning (such as W111) as error E190 and exit 1.",
+    )(fn)
+
+
 def workspace_options(fn: F) -> F:
     fn = click.option(
         "--workspace-root",

@@ -6,7 +6,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 from evidence_tool import errors as E
@@ -31,6 +31,23 @@ class Report:
         return max(
             E.CODES[d.code].exit_code if d.code in E.CODES else E.EXIT_BUG for d in self.errors
         )
+
+
+def scan_report(scanned: Any, warnings_as_errors: bool, noun: str = "file(s)") -> Report:
+    """The report of a validation scan; with --warnings-as-errors its coded warnings are
+    errors E190 (and count as such)."""
+    errors, warnings = list(scanned.errors), list(scanned.warnings)
+    if warnings_as_errors:
+        refused, warnings = E.refuse_warnings(warnings)
+        errors = sorted(errors + refused, key=E.Diagnostic.sort_key)
+    # A file with a refused warning counts as invalid, so the counts agree with the exit.
+    summary = replace(scanned, errors=errors).summary()
+    return Report(
+        result=summary,
+        errors=errors,
+        warnings=warnings,
+        text=[f"{summary['files']} {noun}, {summary['valid']} valid, {len(errors)} error(s)"],
+    )
 
 
 @dataclass
@@ -65,9 +82,9 @@ def _print_human(report: Report) -> None:
         for code in seen[:5]:
             print(f"  fix {code}: {E.CODES[code].fix if code in E.CODES else ''}", file=sys.stderr)
     for w in report.warnings:
-        where = f"{w.path}:{w.line}: " if w.path and w.line else (f"{w.path}: " if w.path else "")
-        code = f"{w.code} " if w.code else ""
-        print(f"warning: {where}{code}{w.message}", file=sys.stderr)
+        where = ":".join(str(part) for part in (w.path, w.line) if part)
+        head = " ".join(part for part in (f"{where}:" if where else "", w.code or "") if part)
+        print(f"warning: {head + ' ' if head else ''}{w.message}", file=sys.stderr)
 
 
 def finish(ctx: Context, report: Report) -> NoReturn:

@@ -11,9 +11,10 @@ from evidence_tool.cli.options import (
     json_option,
     resolve_format,
     resolve_root,
+    warnings_as_errors_option,
     workspace_options,
 )
-from evidence_tool.cli.output import Context, Report, StderrProgress, run
+from evidence_tool.cli.output import Context, Report, StderrProgress, run, scan_report
 
 
 @click.group()
@@ -74,12 +75,14 @@ def wevidence() -> None:
 
 @wevidence.command("validate")
 @workspace_options
+@warnings_as_errors_option
 @format_options
 @click.pass_context
 def validate_cmd(
     cctx: click.Context,
     workspace_root: str | None,
     workspace_id: str | None,
+    warnings_as_errors: bool,
     output_format: str | None,
     as_json: bool,
 ) -> None:
@@ -93,15 +96,6 @@ def validate_cmd(
         root = resolve_root(cctx, workspace_root, workspace_id)
         ctx.workspace = str(root)
         scanned = validate_workspace(root, StderrProgress.for_terminal(min_total=300))
-        summary = scanned.summary()
-        return Report(
-            result=summary,
-            errors=scanned.errors,
-            warnings=scanned.warnings,
-            text=[
-                f"{summary['files']} unit file(s), {summary['valid']} valid, "
-                f"{len(scanned.errors)} error(s)"
-            ],
-        )
+        return scan_report(scanned, warnings_as_errors, "unit file(s)")
 
     run(ctx, body)

@@ -41,12 +41,18 @@ def _note(migration: MigrationResult) -> Warning_:
 
 
 def consolidate(
-    archive: LocalEvidenceArchive, actor: str, activate: Activate | None, dry_run: bool = False
+    archive: LocalEvidenceArchive,
+    actor: str,
+    activate: Activate | None,
+    dry_run: bool = False,
+    *,
+    warnings_as_errors: bool = False,
 ) -> ConsolidateResult:
     """Consolidate; while ``evidence/manifest.yaml`` exists, migrate the workspace first."""
     root = archive.layout.root
+    strict = {"warnings_as_errors": warnings_as_errors}
     if not has_legacy_manifest(root):
-        return archive.consolidate(actor, activate, dry_run)
+        return archive.consolidate(actor, activate, dry_run, **strict)
     migration = migrate(root, actor, dry_run=dry_run)
     if dry_run and migration.plan is not None and migration.plan.mode == "convert":
         # The v4 files do not exist yet, so there is nothing to validate against: report the plan.
@@ -54,7 +60,7 @@ def consolidate(
         pending = ConsolidateResult("would_migrate", None, state.active, {}, False, True)  # type: ignore[arg-type]
         return _with_migration(pending, migration)
     try:
-        result = archive.consolidate(actor, activate, dry_run)
+        result = archive.consolidate(actor, activate, dry_run, **strict)
     except EvidenceError as exc:
         # The conversion stands (it is the baseline); say so next to the validation errors.
         exc.details["result"] = {

@@ -15,7 +15,13 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.errors import Diagnostic, EvidenceError, IntegrityError, UsageError
+from evidence_tool.errors import (
+    Diagnostic,
+    EvidenceError,
+    IntegrityError,
+    NotReadyError,
+    UsageError,
+)
 from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.registry import resolve_id
@@ -58,11 +64,9 @@ def _comparison(
 
 
 def _full_id(registry: dict[str, Any], given: str) -> str:
-    """A unique id prefix names its source; anything else is left for E304 to report."""
-    try:
-        return resolve_id(registry, given)
-    except UsageError:
-        return given
+    """A full id or a unique prefix names its source; anything else is E904 with the
+    candidates (never E304 "no pending comparison", which would blame the revision)."""
+    return resolve_id(registry, given)
 
 
 def _keep(comparison: dict[str, Any], actor: str, at: str) -> dict[str, Any]:
@@ -180,7 +184,7 @@ def decide(
     with archive.locked("decide"):
         if not archive.state().initialized:
             # Without a baseline, provenance cannot be derived against anything.
-            raise UsageError("the archive is not initialized: run 'tht workspace evidence init'")
+            raise NotReadyError("the archive is not initialized: run 'tht workspace evidence init'")
         registry = store.read(archive.layout)
         sid = _full_id(registry, sid)
         saved = (registry["sources"].get(sid) or {}).get("decision") or {}
@@ -265,7 +269,10 @@ def retry(
         sid = _full_id(registry, sid)
         record = registry["sources"].get(sid)
         if not record or not record.get("decision"):
-            raise UsageError(f"source {sid[:12]}… has no saved decision to retry")
+            raise NotReadyError(
+                f"source {sid[:12]}… has no saved decision to retry: run 'tht workspace "
+                "evidence decide' with --revision and --decision first"
+            )
         result = _finish(archive, sid, actor, activate)
     return {
         "source_id": sid,

@@ -16,7 +16,7 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import UsageError
+from evidence_tool.errors import UnknownNameError
 from evidence_tool.sources import compare, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
@@ -47,7 +47,9 @@ def _select(
     matches = sorted(i for i in known if i == only or (len(only) >= 6 and i.startswith(only)))
     if len(matches) != 1:
         what = "is ambiguous" if matches else "is not a known or discovered source"
-        raise UsageError(f"source id {only!r} {what}; 'sources list' shows them")
+        raise UnknownNameError(
+            f"source id {only!r} {what}; 'tht workspace evidence sources list' shows them"
+        )
     return [c for c in candidates if c.source_id == matches[0]], {matches[0]}
 
 

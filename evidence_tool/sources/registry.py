@@ -13,7 +13,7 @@ from typing import Any
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import UsageError, Warning_
+from evidence_tool.errors import UnknownNameError, UsageError, Warning_
 from evidence_tool.sources import store
 from evidence_tool.sources.compare import ArchiveView
 
@@ -21,16 +21,36 @@ RETRACTED = "source-retracted"
 MISSING = "W151"  # a live unit derived from a source that refresh marked missing
 
 
+MIN_PREFIX = 6
+_LISTED = 10  # candidates named in the message; 'sources list' shows the rest
+
+
 def resolve_id(registry: dict[str, Any], given: str) -> str:
-    """A full source id, or a unique prefix of at least 6 hex characters."""
+    """A full source id, or a unique prefix of at least 6 hex characters (else E904)."""
     if given in registry["sources"]:
         return given
-    matches = [s for s in registry["sources"] if len(given) >= 6 and s.startswith(given)]
-    if len(matches) == 1:
+    matches = [s for s in registry["sources"] if s.startswith(given)]
+    if len(given) >= MIN_PREFIX and len(matches) == 1:
         return matches[0]
-    what = "is ambiguous" if matches else "is not a known source"
-    raise UsageError(
-        f"source id {given!r} {what}; 'tht workspace evidence sources list' shows them"
+    if len(given) < MIN_PREFIX:
+        what = f"is too short: give at least {MIN_PREFIX} characters of a source id"
+    else:
+        what = "is ambiguous" if matches else "is not a known source"
+    raise UnknownNameError(f"source id {given!r} {what}; {_candidates(registry, matches)}")
+
+
+def _candidates(registry: dict[str, Any], matches: list[str]) -> str:
+    """The sources to choose from (those the prefix matches, if any): short id and locator."""
+    records = [registry["sources"][s] for s in (matches or sorted(registry["sources"]))]
+    if not records:
+        return "the workspace has no sources yet: run 'tht workspace evidence refresh'"
+    shown = [f"{r['source_id'][:12]} {r['locator']}" for r in records[:_LISTED]]
+    more = f", and {len(records) - _LISTED} more" if len(records) > _LISTED else ""
+    return (
+        "candidates: "
+        + ", ".join(shown)
+        + more
+        + " ('tht workspace evidence sources list' shows them all)"
     )
 
 

@@ -21,7 +21,7 @@ from evidence_tool.errors import Diagnostic, Warning_
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
-from evidence_tool.unit.suggest import heading_hint
+from evidence_tool.unit.suggest import heading_suggestion
 
 
 @cache
@@ -101,7 +101,10 @@ class _BodyParser:
         self.out.errors.append(Diagnostic(code, message, line=file_line, column=column))
 
     def warn(self, message: str, line: int) -> None:
-        self.out.warnings.append(Warning_(message, line=self.offset + line + 1, code="W111"))
+        self.out.warnings.append(Warning_(message, line=self.file_line(line), code="W111"))
+
+    def file_line(self, line: int) -> int:
+        return self.offset + line + 1
 
     def first_content(self, start: int, end: int) -> int | None:
         for i in range(start, min(end, len(self.lines))):
@@ -153,7 +156,7 @@ class _BodyParser:
         current: _Field | None = None
         outside_reported = False
         reported: set[int] = set()  # body lines of headings already reported as E111
-        near_miss: dict[str, int] = {}
+        near_miss: dict[str, _Heading] = {}  # field heading meant -> the first near miss
         order: list[_Field] = []
 
         def close(at: int) -> None:
@@ -188,9 +191,10 @@ class _BodyParser:
                 continue
             if h.level != 2:
                 continue
-            hint = heading_hint(h.text, self.kind, self.language)
-            if hint:
-                near_miss.setdefault(hint, h.start)
+            suggestion = heading_suggestion(h.text, self.kind, self.language)
+            hint = suggestion[1] if suggestion else None
+            if suggestion and suggestion[0]:
+                near_miss.setdefault(suggestion[0], h)
             if current is None or current.spec.type != F.TEXT:
                 where = (
                     "before the first field"
@@ -217,8 +221,11 @@ class _BodyParser:
                 current = None
                 outside_reported = True
             elif hint:
+                # The line is in the text too: a warning is easy to lose among prose.
                 self.warn(
-                    f"'## {h.text}' is read as prose inside '## {current.heading.text}'; {hint}",
+                    f"'## {h.text}' (line {self.file_line(h.start)}) is read as prose inside "
+                    f"'## {current.heading.text}' (line {self.file_line(current.heading.start)}); "
+                    f"{hint}",
                     h.start,
                 )
         close(len(self.lines))
@@ -237,13 +244,7 @@ class _BodyParser:
             self.field_value(fld)
         for spec in F.FIELDS[self.kind or ""]:
             if spec.required and spec.name not in found:
-                heading = spec.heading(self.language)
-                extra = "".join(
-                    f"; {hint} (line {self.offset + line + 1})"
-                    for hint, line in near_miss.items()
-                    if f"'## {heading}'" in hint
-                )
-                self.error("E113", f"missing required field '## {heading}'{extra}", title.start)
+                self.missing_field(spec.heading(self.language), near_miss, title)
         # Counted from the bullets written, so a malformed entry is one E114, not also an E113.
         if self.kind == "mapping" and not (
             self.bullets.get("tables") or self.bullets.get("columns")
@@ -256,6 +257,23 @@ class _BodyParser:
                 f"or '## {c}' with '- schema.table' bullets",
                 title.start,
             )
+
+    def missing_field(self, heading: str, near_miss: dict[str, _Heading], title: _Heading) -> None:
+        """E113 for a required field; a near-miss heading of it is where the fix goes, so the
+        error points there and replaces that heading's own E111 or W111 (one problem, one
+        diagnostic)."""
+        miss = near_miss.get(heading)
+        if miss is None:
+            self.error("E113", f"missing required field '## {heading}'", title.start)
+            return
+        suggestion = heading_suggestion(miss.text, self.kind, self.language)
+        hint = suggestion[1] if suggestion else ""
+        at = self.file_line(miss.start)
+        self.out.errors = [d for d in self.out.errors if not (d.code == "E111" and d.line == at)]
+        self.out.warnings = [w for w in self.out.warnings if w.line != at]
+        named = hint.startswith(f"'## {miss.text}'")  # the hint already says what it is
+        what = "" if named else f"'## {miss.text}' is not a field heading; "
+        self.error("E113", f"missing required field '## {heading}': {what}{hint}", miss.start)
 
     # -- payload types -----------------------------------------------------
     def field_value(self, fld: _Field) -> None:
@@ -435,12 +453,7 @@ class _BodyParser:
             stop = heads[n + 1].start if n + 1 < len(heads) else end
             raw = h.text
             if not (len(raw) >= 2 and raw.startswith('"') and raw.endswith('"')):
-                self.error(
-                    "E114",
-                    f"{name}: write the stored value as a JSON string: "
-                    f"'### {json.dumps(raw, ensure_ascii=False)}'",
-                    h.start,
-                )
+                self.error("E114", f"{name}: {_json_value_hint(raw)}", h.start)
                 continue
             value = self.decode(raw, h.start, name)
             if value is None:
@@ -506,6 +519,18 @@ class _BodyParser:
                 column if column is not None and not indented else 1,
             )
         return sql
+
+
+def _json_value_hint(raw: str) -> str:
+    """How to write an enum heading as a JSON string; SQL quotes ('01') are taken for
+    quoting, not for part of the value, since the column holds 01."""
+    if len(raw) >= 2 and raw.startswith("'") and raw.endswith("'"):
+        value = raw[1:-1].replace("''", "'")
+        return (
+            f"write the stored value as a JSON string: '### {json.dumps(value, ensure_ascii=False)}' "
+            "(double quotes, not SQL single quotes, which would be stored with the value)"
+        )
+    return f"write the stored value as a JSON string: '### {json.dumps(raw, ensure_ascii=False)}'"
 
 
 def _is_http_url(value: str) -> bool:

@@ -28,8 +28,34 @@ _CLAUSES = {
 }
 
 
+# The contract's own words for the most common mistake: pasting the query being explained.
+WHOLE_QUERY = (
+    "is a whole query (or statement) where one expression belongs; "
+    "write only the expression, e.g. `avg(los)`"
+)
+
+
 def check_expression(sql: str) -> tuple[str, int, int | None] | None:
     """None if ``sql`` is one expression, else (reason, 0-based line, 1-based column or None)."""
+    problem = _expression_problem(sql)
+    # Only a text already refused is tried as a statement: 'checkpoint' is a statement
+    # and also a valid column name.
+    if problem is not None and _parses_as_statements(sql):
+        return WHOLE_QUERY, 0, None
+    return problem
+
+
+def _parses_as_statements(sql: str) -> bool:
+    """True if ``sql`` on its own is one or more SQL statements (a query, DDL, DML...)."""
+    from pglast import parser
+
+    try:
+        return bool(json.loads(parser.parse_sql_json(sql)).get("stmts"))
+    except Exception:  # any parser failure: not a statement
+        return False
+
+
+def _expression_problem(sql: str) -> tuple[str, int, int | None] | None:
     from pglast import parser
 
     try:

@@ -9,6 +9,12 @@ from evidence_tool.unit.fields import ALL_HEADINGS, FIELDS, is_italian
 
 def heading_hint(text: str, kind: str | None, language: str) -> str | None:
     """The field heading the author probably meant, with the reason, or None."""
+    found = heading_suggestion(text, kind, language)
+    return found[1] if found else None
+
+
+def heading_suggestion(text: str, kind: str | None, language: str) -> tuple[str | None, str] | None:
+    """(the field heading meant, or None if no single one, the hint) for a non-field H2."""
     if kind not in FIELDS:
         return None
     lang_name = "Italian" if is_italian(language) else "English"
@@ -16,7 +22,7 @@ def heading_hint(text: str, kind: str | None, language: str) -> str | None:
         right = spec.heading(language)
         other = spec.en if is_italian(language) else spec.it
         if text == other and text != right:
-            return (
+            return right, (
                 f"'## {text}' is the {'English' if lang_name == 'Italian' else 'Italian'} "
                 f"heading; a unit in language '{language}' uses the {lang_name} "
                 f"heading '## {right}'"
@@ -24,12 +30,18 @@ def heading_hint(text: str, kind: str | None, language: str) -> str | None:
     wanted = [spec.heading(language) for spec in FIELDS[kind]]
     for right in wanted:
         if text.casefold() == right.casefold() or text.strip(" :") == right:
-            return f"did you mean '## {right}'?"
+            return right, f"did you mean '## {right}'?"
     close = difflib.get_close_matches(text, wanted, n=1, cutoff=0.75)
     if close:
-        return f"did you mean '## {close[0]}'?"
+        return close[0], f"did you mean '## {close[0]}'?"
     if text in ALL_HEADINGS:
-        return f"'## {text}' is not a field of kind '{kind}'; its fields are " + ", ".join(
+        return None, f"'## {text}' is not a field of kind '{kind}'; its fields are " + ", ".join(
             f"'## {h}'" for h in wanted
         )
     return None
+
+
+def did_you_mean(given: str, choices: list[str] | set[str]) -> str:
+    """'; did you mean 'x'?' for the closest of ``choices`` (ids, names), or ''."""
+    close = difflib.get_close_matches(given, sorted(choices), n=1, cutoff=0.8)
+    return f"; did you mean '{close[0]}'?" if close else ""

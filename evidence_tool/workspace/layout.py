@@ -140,6 +140,15 @@ class Layout:
         root = os.path.realpath(self.root)
         return real == root or real.startswith(root + os.sep)
 
+    def holds_evidence(self, path: str | os.PathLike[str]) -> bool:
+        """True for what curators and the archive own (``evidence/**``, ``workspace.yaml``,
+        the lock file): a new workspace must not be created there."""
+        real = os.path.realpath(path)
+        root = os.path.realpath(self.root)
+        evidence = os.path.join(root, "evidence")
+        owned = {os.path.join(root, "workspace.yaml"), os.path.join(root, ".evidence-archive.lock")}
+        return real == evidence or real.startswith(evidence + os.sep) or real in owned
+
     def escapes(self) -> list[tuple[str, str]]:
         """(managed path, where it resolves) for each managed entry whose symlinks lead
         outside the root; a child of an escaping entry is not named again."""

@@ -92,10 +92,12 @@ def test_restore_brings_the_unit_back_with_its_declaration(consolidated: Path, t
     assert events and events[-1]["actor"] == "carol" and events[-1]["id"] == UNIT
 
 
-def test_restore_of_an_id_that_was_never_deleted_is_a_usage_error(consolidated: Path, tht) -> None:
+def test_restore_of_an_id_that_was_never_deleted_is_an_unknown_name(
+    consolidated: Path, tht
+) -> None:
     result = tht("restore", "evidence:clinical:drg", root=consolidated)
     assert result.exit_code == 2
-    assert codes(result) == ["E901"]
+    assert codes(result) == ["E904"]
 
 
 def test_restore_never_overwrites_a_file_at_the_old_path(consolidated: Path) -> None:

@@ -55,7 +55,7 @@ def test_show_of_a_deleted_unit_gives_its_record_and_last_text(consolidated: Pat
     assert shown.json["result"]["deleted"]["reason"] == "removed"
     assert shown.json["result"]["text"].startswith("---\n")
     unknown = tht("show", "evidence:nothing-here", root=consolidated)
-    assert unknown.exit_code == 2 and codes(unknown) == ["E901"]
+    assert unknown.exit_code == 2 and codes(unknown) == ["E904"]
 
 
 def test_diff_without_revisions_shows_unconsolidated_edits(consolidated: Path, tht) -> None:
@@ -97,7 +97,7 @@ def test_diff_between_two_revisions(consolidated: Path, tht) -> None:
     )
     assert tht("diff", "baseline", "active", root=consolidated).exit_code == 0
     bad = tht("diff", "zz", root=consolidated)
-    assert bad.exit_code == 2 and codes(bad) == ["E901"]
+    assert bad.exit_code == 2 and codes(bad) == ["E904"]
     too_many = tht("diff", old, new, new, root=consolidated)
     assert too_many.exit_code == 2
 

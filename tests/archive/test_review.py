@@ -111,4 +111,4 @@ def test_resolve_needs_a_note_and_an_open_item(consolidated: Path, tht) -> None:
     with pytest.raises(UsageError):
         editor.resolve_review(UNIT, "   ", "erin")
     result = tht("review", "resolve", UNIT, "--note", "nothing to do", root=consolidated)
-    assert result.exit_code == 2 and codes(result) == ["E901"]
+    assert result.exit_code == 2 and codes(result) == ["E904"]

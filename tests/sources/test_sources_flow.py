@@ -272,7 +272,7 @@ def test_refresh_one_source_by_id_prefix(workspace: Path) -> None:
     assert result.exit_code == 0, result.stdout
     assert [s["locator"] for s in result.json["result"]["sources"]] == [LAB]
     unknown = refresh(workspace, "--source-id", "ffffffffffff")
-    assert unknown.exit_code == 2 and unknown.json["errors"][0]["code"] == "E901"
+    assert unknown.exit_code == 2 and unknown.json["errors"][0]["code"] == "E904"
 
 
 def test_a_decision_blocked_by_other_review_items_is_saved_for_retry(workspace: Path) -> None:
