@@ -6,6 +6,8 @@ wrong name would otherwise be read as deleted, and its id reserved for good.
 
 from __future__ import annotations
 
+import re
+
 from evidence_tool import fsio
 from evidence_tool.errors import Diagnostic
 
@@ -13,6 +15,9 @@ from evidence_tool.errors import Diagnostic
 # (docs/unit-format.md, section 1): neither read nor reported.
 IGNORED_NAMES = frozenset({".gitkeep", ".keep", ".gitignore", ".DS_Store", "Thumbs.db"})
 _MARKDOWN = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx")
+# Bytes an editor saved while a killed run swapped the file (archive/journal.py):
+# "<name>.md.kept-<12 hex>", next to the unit so the operator sees it.
+KEPT_NAME = re.compile(r"(.+\.md)\.kept-[0-9a-f]{12}")
 _BACKUP = ("~", "#", ".bak", ".orig", ".rej", ".swp", ".swo", ".swn", ".tmp", ".old", ".save")
 
 
@@ -27,7 +32,13 @@ def not_a_unit(name: str) -> Diagnostic | None:
         # settles parked bytes (restored, or kept under a visible name with E302).
         return None
     lower = name.lower()
-    if lower.endswith(_MARKDOWN):
+    if kept := KEPT_NAME.fullmatch(name):
+        message = (
+            f"{name!r} holds an editor's save that an interrupted run set aside (E302): "
+            f"compare it with {kept.group(1)!r}, copy what you want to keep into that file, "
+            "then delete this copy"
+        )
+    elif lower.endswith(_MARKDOWN):
         stem = name[: name.rindex(".")]
         message = (
             f"{name!r} is not read: unit files end in '.md' (lower case); rename it to "

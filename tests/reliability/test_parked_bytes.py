@@ -165,10 +165,17 @@ def test_attack_editor_save_parked_by_a_killed_save_is_kept_and_reported(ws: Pat
     assert kept[0] in errors[0]["message"]  # type: ignore[index]
     assert not Path(kept[0]).name.startswith("."), "kept under a hidden temp name"
     assert not kept[0].endswith(".md"), "kept where the scan reads it as a second unit"
-    # Reported once: the next run finishes the journaled save, the kept bytes stay.
+    # Until the operator settles the kept copy, every run refuses (E108) and names it:
+    # an editor's bytes are never ignored quietly, nor read as a second unit.
+    code, envelope = consolidate(ws)
+    assert code == 1, envelope
+    assert [e["code"] for e in envelope["errors"]] == ["E108"]  # type: ignore[union-attr]
+    assert "set aside" in envelope["errors"][0]["message"]  # type: ignore[index]
+    assert everywhere(ws, EDITOR_SAVE) == kept
+    # Settled (the operator keeps the tool's version): the journaled save is finished.
+    (ws / kept[0]).unlink()
     code, envelope = consolidate(ws)
     assert code == 0, envelope
-    assert everywhere(ws, EDITOR_SAVE) == kept
     assert target.read_bytes() == tool_bytes
 
 
