@@ -564,3 +564,37 @@ def test_attack_malformed_s3_endpoint_url_is_coded(tmp_path: Path) -> None:
     out = _run(ws, _installation(tmp_path), "refresh")
     assert out.exit_code == 5 and out.json["errors"][0]["code"] == "E501", out.stdout
     assert "Slash9917" not in out.stdout + out.stderr
+
+
+def test_the_documented_safe_query_params_example_gives_the_documented_locators() -> None:
+    from evidence_tool.workspace.descriptor import parse_descriptor
+
+    doc = (REPO / "docs/sources.md").read_text()
+    block = re.search(r"```yaml\n(# workspace.yaml\n.*?)```", doc, re.S)
+    assert block is not None
+    data = parse_descriptor(block.group(1).encode(), "workspace.schema.json", "docs/sources.md")
+    http = [s for s in data["evidence"]["sources"] if s["kind"] == "http"]
+    locators = [http_locator(s["url"], s.get("safe_query_params", ())) for s in http]
+    assert locators == [
+        "http:https://docs.example.org/psd/glossary.md",
+        "http:https://docs.example.org/psd/handbook?edition=2027&format=md",
+    ]
+    assert all(f"`{loc}`" in doc for loc in locators)
+
+
+def test_attack_an_internal_error_quoting_a_url_prints_no_credential(
+    tmp_path: Path, server: _ProbeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 70 prints a traceback: a bug whose message quotes a URL must not carry its secrets."""
+    from evidence_tool.sources import http_adapter
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("bug while reading https://ops:Tb9SecretPw@h.example/x?grant=Tb9Grant")
+
+    monkeypatch.setattr(http_adapter, "fetch_url", broken)
+    ws = _fresh_workspace(tmp_path / "ws")
+    _use_sources(ws, [{"kind": "http", "url": f"{server.base}/any.md"}])
+    outputs = [_run(ws, _installation(tmp_path), "refresh", as_json=j) for j in (True, False)]
+    assert [o.exit_code for o in outputs] == [70, 70]
+    assert "Traceback" in outputs[1].stderr and "h.example/x" in outputs[1].stderr
+    assert _leaks(ws, outputs, ["Tb9SecretPw", "Tb9Grant"]) == []
