@@ -15,7 +15,7 @@ _SECRET_WORDS = (
 _SECRET_KEY = re.compile(f"({_SECRET_WORDS})", re.IGNORECASE)
 # A URL anywhere in a string ("--url=https://user:pw@host", "see https://...").
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
-_WHOLE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_WHOLE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*")
 # A command-line flag that names a secret: "--api-key=VALUE", or "--token" then VALUE.
 _SECRET_FLAG = re.compile(
     f"^(?P<flag>-{{1,2}}[A-Za-z0-9_-]*(?:{_SECRET_WORDS})[A-Za-z0-9_-]*)(?P<value>=.*)?$", re.I
@@ -104,7 +104,7 @@ def _redact_text(value: str) -> str:
     flag = _SECRET_FLAG.match(value)
     if flag and flag.group("value"):
         return f"{flag.group('flag')}={REDACTED}"
-    if _WHOLE_URL.match(value):  # a setting that is one URL: judged whole, quotes included
+    if _WHOLE_URL.fullmatch(value):  # a setting that is one URL: judged whole, quotes included
         return clean_url(value)
     return redact_urls(value)
 
