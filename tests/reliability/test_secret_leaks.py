@@ -318,6 +318,34 @@ def _secret_urls(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+def moto_endpoint() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    srv.start()
+    host, port = srv.get_host_and_port()
+    yield f"http://{host}:{port}"
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def moto_bucket(moto_endpoint: str) -> str:
+    """A bucket with one draft, for sources whose endpoint_url carries credentials."""
+    import boto3
+
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=moto_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDPROBE0042",
+        aws_secret_access_key="probe-secret-key-Xq7",
+    )
+    s3.create_bucket(Bucket="probe-prop")
+    s3.put_object(Bucket="probe-prop", Key="docs/p.md", Body=DRAFT.format(n=4242).encode())
+    return moto_endpoint
+
+
+@pytest.fixture(scope="module")
 def probe_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("secret-property")
 
@@ -329,7 +357,11 @@ def probe_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 )
 @given(case=_secret_urls())
 def test_property_no_secret_value_reaches_any_output_channel(
-    case: dict[str, Any], server: _ProbeServer, probe_home: Path, monkeypatch: pytest.MonkeyPatch
+    case: dict[str, Any],
+    server: _ProbeServer,
+    moto_bucket: str,
+    probe_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     folder = probe_home / hashlib.sha256(repr(case).encode()).hexdigest()[:12]
     shutil.rmtree(folder, ignore_errors=True)
@@ -342,10 +374,24 @@ def test_property_no_secret_value_reaches_any_output_channel(
         netloc = f"{case['user']}:{case['password']}@{netloc}"
     query = case["sep"].join(f"{quote(n)}={v}" for n, v in case["params"])
     url = f"http://{netloc}/{case['path']}/${{PROBE_RANDOM_ENV}}/doc.md?{query}"
-    _use_sources(ws, [{"kind": "http", "url": url}])
+    # The same credentials and parameters in an S3 endpoint_url (moto server mode).
+    endpoint = moto_bucket.replace("//", f"//{case['user']}:{case['password']}@", 1)
+    endpoint = (endpoint if case["user"] else moto_bucket) + f"/?{query}"
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", "AKIDPROBE0042"),
+        ("AWS_SECRET_ACCESS_KEY", "probe-secret-key-Xq7"),
+    ):
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+        monkeypatch.setenv(name, "/nonexistent")
+    s3 = {"kind": "s3", "bucket": "probe-prop", "prefix": "docs/", "endpoint_url": endpoint}
+    _use_sources(ws, [{"kind": "http", "url": url}, {**s3, "region": "us-east-1"}])
     outputs = [_run(ws, inst, "refresh")]
     assert outputs[0].exit_code == 0, outputs[0].stdout + outputs[0].stderr
     (line,) = [x for x in outputs[0].json["result"]["sources"] if x["kind"] == "http"]
+    assert [x["locator"] for x in outputs[0].json["result"]["sources"] if x["kind"] == "s3"] == [
+        "s3:probe-prop/docs/p.md"
+    ]
     assert line["locator"] == f"http:{server.base}/{case['path']}/${{PROBE_RANDOM_ENV}}/doc.md"
     outputs += [
         _run(ws, inst, "sources", "list"),
@@ -355,7 +401,7 @@ def test_property_no_secret_value_reaches_any_output_channel(
         _run(ws, inst, "refresh", as_json=False),
     ]
     assert (ws / ".evidence-cache/report.html").is_file()
-    secrets = [v for _, v in case["params"]] + [case["env"]]
+    secrets = [v for _, v in case["params"]] + [case["env"], "probe-secret-key-Xq7"]
     if case["password"]:
         secrets.append(case["password"])
     seen = "\n".join(server.seen[-20:])
@@ -504,17 +550,6 @@ def test_the_locator_of_the_documented_example_is_unchanged() -> None:
 
 
 # -- S3 endpoint_url credentials (moto server mode) -----------------------------------------
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    srv.start()
-    host, port = srv.get_host_and_port()
-    yield f"http://{host}:{port}"
-    srv.stop()
 
 
 def test_attack_s3_endpoint_url_credentials_never_appear_in_e501(
