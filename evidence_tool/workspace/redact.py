@@ -53,10 +53,18 @@ def url_problem(url: str) -> str | None:
         return "its port is not a number from 1 to 65535"
     if not parts.hostname:
         return "it names no host"
-    after_authority = url.split("//", 1)[-1][len(parts.netloc) :]
-    if _HOST_AFTER_AT.search(after_authority):
+    if _userinfo_cut_short(url, parts.netloc, parts.hostname):
         return _CUT_USERINFO
     return None
+
+
+def _userinfo_cut_short(url: str, netloc: str, host: str) -> bool:
+    """``user:12#pw@docs.example.org/x`` parses as host ``user``, port 12: a one-label
+    "host" with no userinfo, followed by ``@`` and a real host name, is a cut password.
+    A dotted host (``h.example/list/me@example.org``) keeps its path as written."""
+    if "@" in netloc or "." in host or ":" in host or host == "localhost":
+        return False
+    return bool(_HOST_AFTER_AT.search(url.split("//", 1)[-1][len(netloc) :]))
 
 
 def query_pairs(query: str) -> list[tuple[str, str]]:

@@ -42,6 +42,12 @@ def test_source_id_is_the_sha256_of_the_canonical_locator() -> None:
         ("https://h/a.md?q=${SECRET}", ["q"], "https://h/a.md"),
         ("https://h/a.md?a=1;token=t", ["a"], "https://h/a.md?a=1"),
         ("https://h/a.md#part", [], "https://h/a.md"),
+        (
+            "https://h.example/list/me@example.org/a.md",
+            [],
+            "https://h.example/list/me@example.org/a.md",
+        ),
+        ("http://localhost:8080/u/@team/a.md", [], "http://localhost:8080/u/@team/a.md"),
     ],
 )
 def test_locators_keep_only_listed_query_parameters(
