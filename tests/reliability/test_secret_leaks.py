@@ -244,6 +244,9 @@ def test_attack_credential_shaped_params_userinfo_and_env_path_reach_no_channel(
         _run(ws, inst, "config", "show", as_json=False),
         _run(ws, inst, "report"),
         _run(ws, inst, "log"),
+        _run(ws, inst, "export"),
+        _run(ws, inst, "show", kept["proposed"][0]),
+        _run(ws, inst, "show", kept["proposed"][0], as_json=False),
     ]
     assert all(o.exit_code == 0 for o in outputs), [o.stdout[:300] for o in outputs if o.exit_code]
     assert (ws / "evidence/.local/log.jsonl").is_file()
