@@ -42,15 +42,15 @@ def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be stored or fetched as written, or None; quotes nothing of it."""
     try:
         parts = urlsplit(url)
+    except ValueError:  # its message would quote the URL
+        return "it does not parse as a URL"
+    try:
         port = parts.port
-    except ValueError as exc:
-        if "ort" not in str(exc):  # not "Port could not be cast ...", "Port out of range ..."
-            return "it does not parse as a URL"
+    except ValueError:  # "Port could not be cast to integer value as 'pa'": a password
         port = 0
-        if "@" in url:  # what looks like a port may be the start of a password
-            return f"its port is not a number from 1 to 65535; {_ENCODE_HINT}"
     if port == 0:
-        return "its port is not a number from 1 to 65535"
+        hint = f"; {_ENCODE_HINT}" if "@" in url else ""  # the "port" may start a password
+        return f"its port is not a number from 1 to 65535{hint}"
     if not parts.hostname:
         return "it names no host"
     if _userinfo_cut_short(url, parts.netloc, parts.hostname):
