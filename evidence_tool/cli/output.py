@@ -135,8 +135,11 @@ def run(ctx: Context, body: Callable[[], Report]) -> NoReturn:
         print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as exc:  # a defect: never a silent pass, never a bare traceback on stdout
-        traceback.print_exc(file=sys.stderr)
-        message = (
+        from evidence_tool.workspace.redact import redact_urls
+
+        # A bug's message may quote a URL: its credentials must not ride along.
+        sys.stderr.write(redact_urls(traceback.format_exc()))
+        message = redact_urls(
             f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
             "evidence-tool: please report it with the traceback above"
         )

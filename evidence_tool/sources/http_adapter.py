@@ -3,8 +3,10 @@
 Redirects are followed by hand so that each hop is checked (allowed host, no
 https -> http downgrade, at most five).  The body is decoded here, not by
 httpx, so ``max_bytes`` counts decoded bytes while streaming and a gzip bomb
-stops at the limit instead of expanding in memory.  Secrets from ``${ENV}``
-references or userinfo are scrubbed from every message.
+stops at the limit instead of expanding in memory.  What is printed or
+recorded is the public URL (``workspace.redact.public_url``) of the template,
+never of the expanded URL; secrets from ``${ENV}`` references, userinfo and
+query values are also scrubbed from every library message.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import os
 import ssl
 import time
 import zlib
+from collections.abc import Collection
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
@@ -25,10 +28,16 @@ from evidence_tool.sources.identity import (
     expand_env,
     http_locator,
     normalize,
-    redact_url,
     source_id,
 )
 from evidence_tool.sources.policy import MAX_REDIRECTS, NetworkPolicy
+from evidence_tool.workspace.redact import (
+    MalformedUrl,
+    clean_url,
+    public_url,
+    query_pairs,
+    redact_urls,
+)
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 
@@ -36,23 +45,29 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 class _Scrubber:
     """Removes every secret value from a message before it can be printed."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, env_values: list[str], safe_params: Collection[str]) -> None:
         parts = urlsplit(url)
-        self.secrets = [s for s in (parts.username, parts.password) if s and len(s) >= 3]
-        self.secrets += [v for _, v in _query_pairs(parts.query) if len(v) >= 3]
-        self.secrets += [quote(s, safe="") for s in self.secrets] + [
-            unquote(s) for s in self.secrets
-        ]
-        self.secrets.sort(key=len, reverse=True)
+        found = [parts.username, parts.password, *env_values]
+        found += [v for k, v in query_pairs(parts.query) if k not in safe_params]
+        secrets = [s for s in found if s and len(s) >= 3]
+        secrets += [quote(s, safe="") for s in secrets] + [unquote(s) for s in secrets]
+        self.secrets = sorted(set(secrets), key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
+        text = redact_urls(text)  # a library message may quote the whole URL
         for secret in self.secrets:
             text = text.replace(secret, "***")
         return text
 
 
-def _query_pairs(query: str) -> list[tuple[str, str]]:
-    return parse_qsl(query, keep_blank_values=True)
+def _shown(url: str, first: str, hop: int) -> str:
+    """The printable form of a hop: the descriptor's own public URL, then redirect targets."""
+    if hop == 0:
+        return first
+    try:
+        return public_url(url)  # a redirect target keeps no query: it is often signed
+    except MalformedUrl as exc:
+        raise SourceError(f"{first}: a redirect points to a malformed URL ({exc})") from None
 
 
 def _decoder(encoding: str, shown: str) -> Any:
@@ -110,9 +125,11 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or None)
 
 
-def _check_hop(url: str, previous: str | None, policy: NetworkPolicy) -> None:
+def _check_hop(
+    url: str, previous: str | None, policy: NetworkPolicy, shown: str | None = None
+) -> None:
     parts = urlsplit(url)
-    shown = redact_url(url)
+    shown = shown or clean_url(url)
     if parts.scheme not in ("http", "https"):
         raise SourceError(f"{shown}: only http and https URLs are fetched")
     if previous and urlsplit(previous).scheme == "https" and parts.scheme == "http":
@@ -124,13 +141,19 @@ def _check_hop(url: str, previous: str | None, policy: NetworkPolicy) -> None:
         )
 
 
-def fetch_url(template: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, Any]]:
-    """(decoded bytes, credential-free provenance) of one read-only GET."""
+def fetch_url(
+    template: str, policy: NetworkPolicy, safe_params: Collection[str] = ()
+) -> tuple[bytes, dict[str, Any]]:
+    """(decoded bytes, credential-free provenance) of one read-only GET.
+
+    What is printed or recorded comes from the template (``${NAME}`` stays a name),
+    never from the expanded URL, and every message is scrubbed of the values used.
+    """
     import httpx
 
-    url = expand_env(template)
-    scrub = _Scrubber(url)
-    first_shown = redact_url(url)
+    first_shown = public_url(template, safe_params)
+    url, env_values = expand_env(template)
+    scrub = _Scrubber(url, env_values, safe_params)
     deadline = time.monotonic() + policy.timeout_s
     previous: str | None = None
     headers = {"Accept-Encoding": "gzip, deflate", "User-Agent": "evidence-tool refresh"}
@@ -144,9 +167,9 @@ def fetch_url(template: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, An
             headers=headers,
             verify=_tls_context(),
         ) as client:
-            for _hop in range(MAX_REDIRECTS + 1):
-                _check_hop(url, previous, policy)
-                shown = redact_url(url)
+            for hop in range(MAX_REDIRECTS + 1):
+                shown = _shown(url, first_shown, hop)
+                _check_hop(url, previous, policy, shown)
                 with client.stream("GET", url) as resp:
                     if resp.status_code in _REDIRECTS:
                         target = resp.headers.get("location")
@@ -172,22 +195,47 @@ def fetch_url(template: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, An
         raise SourceError(scrub(exc.message), code=exc.code) from None
     except httpx.TimeoutException:
         raise SourceError(f"{first_shown}: timed out after {policy.timeout_s:g} s") from None
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise SourceError(scrub(f"{first_shown}: {type(exc).__name__}: {exc}")) from None
+
+
+def _where(index: int) -> str:
+    return f"evidence.sources[{index}].url in workspace.yaml"
+
+
+def _locators(sources: list[dict[str, Any]]) -> dict[int, str]:
+    """The locator of each ``kind: http`` entry by its index; two entries that would share
+    one (their URLs differ only in parameters that are not kept) are refused."""
+    out: dict[int, str] = {}
+    first: dict[str, int] = {}
+    for index, spec in enumerate(sources):
+        if spec.get("kind") != "http":
+            continue
+        try:
+            locator = http_locator(spec["url"], spec.get("safe_query_params", ()))
+        except MalformedUrl as exc:
+            raise SourceError(f"{_where(index)} is malformed: {exc}") from None
+        other = first.setdefault(locator, index)
+        if other != index and sources[other]["url"] != spec["url"]:
+            raise SourceError(
+                f"{_where(other)} and {_where(index)} both become {locator}: their URLs "
+                "differ only in query parameters that are not stored; list the one that "
+                "tells them apart under safe_query_params (only if its value is no secret)"
+            )
+        out[index] = locator
+    return out
 
 
 def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candidate]:
     """One candidate per ``kind: http`` entry of the Evidence descriptor (no request yet)."""
     found = []
-    for spec in sources:
-        if spec.get("kind") != "http":
-            continue
+    for index, locator in _locators(sources).items():
+        spec = sources[index]
         template = spec["url"]
-        locator = http_locator(template)
         sid = source_id(locator)
 
         def fetch(template: str = template, locator: str = locator, spec: Any = spec) -> Acquired:
-            raw, meta = fetch_url(template, policy)
+            raw, meta = fetch_url(template, policy, spec.get("safe_query_params", ()))
             text = normalize(raw, meta["url"])
             return Acquired(
                 source_id(locator),

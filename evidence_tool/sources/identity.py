@@ -1,8 +1,9 @@
 """Source identity: canonical locators, ``source_id``, normalized text and ``content_hash``.
 
-A locator never carries credentials: userinfo and credential-like query
-parameters are removed before it is hashed, stored or printed, so a rotated
-token does not change a source's identity and no secret reaches a file.
+A locator never carries credentials: it keeps a URL's scheme, host, port and
+path, plus only the query parameters the descriptor lists as safe
+(``workspace.redact.public_url``), so a rotated token does not change a
+source's identity and no secret reaches a file.
 """
 
 from __future__ import annotations
@@ -10,18 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from collections.abc import Collection
+from urllib.parse import quote
 
 from evidence_tool.errors import SourceError
+from evidence_tool.workspace.redact import public_url
 
-# Query parameters that carry credentials or request signatures (S3/GCS/Azure
-# presigned URLs, API tokens).  Matched case-insensitively on the name.
-_SECRET_PARAM = re.compile(
-    r"^(x-amz-.*|x-goog-.*|token|access_token|id_token|auth|authorization|api[-_]?key|key|"
-    r"apikey|secret|password|passwd|pwd|signature|sig|credential|awsaccesskeyid|expires|"
-    r"session[-_]?token|client_secret)$",
-    re.IGNORECASE,
-)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -53,30 +48,13 @@ def content_hash(text: str) -> str:
     return sha256_text(text)
 
 
-def _is_secret_param(name: str, value: str) -> bool:
-    return bool(_SECRET_PARAM.match(name)) or bool(_ENV_REF.search(value))
+def http_locator(url_template: str, safe_params: Collection[str] = ()) -> str:
+    """``http:<public URL>``, computed from the descriptor's URL template (never the expanded URL).
 
-
-def redact_url(url: str) -> str:
-    """The URL without userinfo and without credential or signature query parameters."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    query = [
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not _is_secret_param(k, v)
-    ]
-    return urlunsplit(
-        (parts.scheme.lower(), netloc.lower(), parts.path or "/", urlencode(query), "")
-    )
-
-
-def http_locator(url_template: str) -> str:
-    """``http:<url without credentials>``, computed from the descriptor's URL template."""
-    return "http:" + redact_url(url_template)
+    For a URL without a query, or whose non-credential parameters are all listed in
+    ``safe_params``, this is the locator the deny-list versions computed: its id is kept.
+    """
+    return "http:" + public_url(url_template, safe_params)
 
 
 def s3_locator(bucket: str, key: str) -> str:
@@ -87,11 +65,13 @@ def fs_locator(rel: str) -> str:
     return f"fs:{rel}"
 
 
-def expand_env(template: str) -> str:
-    """Replace ``${NAME}`` with the environment variable (credentials stay out of the workspace).
+def expand_env(template: str) -> tuple[str, list[str]]:
+    """The URL with each ``${NAME}`` replaced by the environment variable, and the values used.
 
-    Values are percent-encoded so a secret with ``@`` or ``/`` cannot change the URL's shape.
+    Values are percent-encoded so a secret with ``@`` or ``/`` cannot change the URL's shape;
+    the caller scrubs the returned values from every message.
     """
+    values: list[str] = []
 
     def sub(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -100,6 +80,7 @@ def expand_env(template: str) -> str:
             raise SourceError(
                 f"the source URL names the environment variable {name}, which is not set"
             )
+        values.append(value)
         return quote(value, safe="")
 
-    return _ENV_REF.sub(sub, template)
+    return _ENV_REF.sub(sub, template), values

@@ -3,7 +3,9 @@
 Credentials come only from the environment (``AWS_ACCESS_KEY_ID``,
 ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``): no shared config files, no
 instance metadata lookups.  Without them requests are unsigned (public
-buckets).  The endpoint's host must be allowed by the network policy.
+buckets).  The endpoint's host must be allowed by the network policy; only its
+public form (scheme, host, port, path) is used, so userinfo or a token in it is
+never sent, and botocore's messages are scrubbed of URLs' credentials.
 """
 
 from __future__ import annotations
@@ -18,9 +20,26 @@ from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import content_hash, normalize, s3_locator, source_id
 from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.workspace.redact import MalformedUrl, public_url, redact_urls
+
+_CREDENTIAL_VARS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID")
 
 
-def _client(spec: dict[str, Any], policy: NetworkPolicy) -> Any:
+def _endpoint(spec: dict[str, Any], index: int) -> str | None:
+    """The public form of ``endpoint_url``: S3 credentials come from the environment only,
+    so userinfo or a token in the endpoint's query is never sent, stored or printed."""
+    endpoint = spec.get("endpoint_url")
+    if endpoint is None:
+        return None
+    try:
+        return public_url(endpoint)
+    except MalformedUrl as exc:
+        raise SourceError(
+            f"evidence.sources[{index}].endpoint_url in workspace.yaml is malformed: {exc}"
+        ) from None
+
+
+def _client(spec: dict[str, Any], policy: NetworkPolicy, endpoint: str | None) -> Any:
     try:
         import boto3
         from botocore import UNSIGNED
@@ -42,7 +61,7 @@ def _client(spec: dict[str, Any], policy: NetworkPolicy) -> Any:
         aws_session_token=os.environ.get("AWS_SESSION_TOKEN") or None,
         region_name=spec.get("region") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
     )
-    client = session.client("s3", endpoint_url=spec.get("endpoint_url"), config=config)
+    client = session.client("s3", endpoint_url=endpoint, config=config)
     host = urlsplit(client.meta.endpoint_url)
     if not policy.allows(host.hostname, host.port):
         raise SourceError(
@@ -53,9 +72,14 @@ def _client(spec: dict[str, Any], policy: NetworkPolicy) -> Any:
 
 
 def _error(bucket: str, key: str | None, exc: Exception) -> SourceError:
-    # botocore messages name the operation and the error code, never the credentials.
+    # botocore messages may quote the endpoint URL it tried, with its signed query.
     where = f"s3:{bucket}/{key}" if key else f"s3:{bucket}"
-    return SourceError(f"{where}: {type(exc).__name__}: {exc}")
+    message = redact_urls(f"{where}: {type(exc).__name__}: {exc}")
+    for name in _CREDENTIAL_VARS:
+        value = os.environ.get(name)
+        if value and len(value) >= 3:
+            message = message.replace(value, "***")
+    return SourceError(message)
 
 
 def _get(client: Any, bucket: str, key: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, Any]]:
@@ -94,9 +118,11 @@ def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candi
     if not from_s3:
         return []
     found = []
-    for spec in from_s3:
+    for index, spec in enumerate(sources):
+        if spec.get("kind") != "s3":
+            continue
         bucket, prefix = spec["bucket"], spec.get("prefix", "")
-        client = _client(spec, policy)
+        client = _client(spec, policy, _endpoint(spec, index))
         keys = _list(client, bucket, prefix, policy)
         for key in keys:
             locator = s3_locator(bucket, key)

@@ -38,6 +38,7 @@ def _validator(name: str) -> Any:
 
 
 _DISCRIMINATORS = ("kind", "descriptor_version")
+_URL_KEYS = ("url", "endpoint_url")
 
 
 def _unknown_key(err: Any) -> tuple[str, str]:
@@ -86,6 +87,9 @@ def _best_message(error: Any) -> tuple[str, str]:
         unknown = [e for e in errs if e.validator == "additionalProperties"]
         leaf = unknown[0] if unknown else max(errs, key=lambda e: len(e.absolute_path))
     path = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
+    if leaf.absolute_path and leaf.absolute_path[-1] in _URL_KEYS:
+        # The value may hold a password: say what is wrong without quoting it.
+        return path, "is not an http or https URL without spaces (its value is not shown)"
     return path, leaf.message
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -12,45 +13,108 @@ _SECRET_WORDS = (
     r"access[_-]?key|session|auth"
 )
 _SECRET_KEY = re.compile(f"({_SECRET_WORDS})", re.IGNORECASE)
-# Query parameters that carry credentials (presigned S3 URLs, tokens, X-Api-Key, ...).
-_SECRET_PARAM = re.compile(f"({_SECRET_WORDS})|^(key|sig|x-amz-.*)$", re.IGNORECASE)
 # A URL anywhere in a string ("--url=https://user:pw@host", "see https://...").
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+_WHOLE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*")
 # A command-line flag that names a secret: "--api-key=VALUE", or "--token" then VALUE.
 _SECRET_FLAG = re.compile(
     f"^(?P<flag>-{{1,2}}[A-Za-z0-9_-]*(?:{_SECRET_WORDS})[A-Za-z0-9_-]*)(?P<value>=.*)?$", re.I
 )
 
 
-def clean_url(url: str) -> str:
-    """The URL without userinfo and without credential query parameters.
+class MalformedUrl(ValueError):
+    """A URL that cannot be stored or fetched as written; the message quotes none of it."""
 
-    A URL that does not parse is replaced whole: the parser's message would quote
-    the part it choked on, which for ``https://user:pa/ss@host`` is the password.
-    """
+
+# An '@' followed by a host name after the authority: a '#', '/' or '?' in a literal
+# password cut the userinfo short, so the "host" urlsplit found is really the user name.
+_HOST_AFTER_AT = re.compile(
+    r"@(\[[0-9A-Fa-f:.]+\]|localhost|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+)(:[^/?#]*)?([/?#]|$)"
+)
+_ENCODE_HINT = (
+    "percent-encode '#', '/' and '?' in a user name or password (%23, %2F, %3F) or, better, "
+    "write ${NAME} there and set NAME in the environment"
+)
+_CUT_USERINFO = f"a '#', '/' or '?' in its user name or password cuts the host off; {_ENCODE_HINT}"
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be stored or fetched as written, or None; quotes nothing of it."""
     try:
         parts = urlsplit(url)
-        host = parts.hostname or ""
+    except ValueError:  # its message would quote the URL
+        return "it does not parse as a URL"
+    try:
         port = parts.port
-    except ValueError:
-        return REDACTED
+    except ValueError:  # "Port could not be cast to integer value as 'pa'": a password
+        port = 0
+    if port == 0:
+        hint = f"; {_ENCODE_HINT}" if "@" in url else ""  # the "port" may start a password
+        return f"its port is not a number from 1 to 65535{hint}"
+    if not parts.hostname:
+        return "it names no host"
+    if _userinfo_cut_short(url, parts.netloc, parts.hostname):
+        return _CUT_USERINFO
+    return None
+
+
+def _userinfo_cut_short(url: str, netloc: str, host: str) -> bool:
+    """``user:12#pw@docs.example.org/x`` parses as host ``user``, port 12: a one-label
+    "host" with no userinfo, followed by ``@`` and a real host name, is a cut password.
+    A dotted host (``h.example/list/me@example.org``) keeps its path as written."""
+    if "@" in netloc or "." in host or ":" in host or host == "localhost":
+        return False
+    return bool(_HOST_AFTER_AT.search(url.split("//", 1)[-1][len(netloc) :]))
+
+
+def query_pairs(query: str) -> list[tuple[str, str]]:
+    """(name, value) pairs, split on '&' and on ';' (``a=1;token=x`` holds two)."""
+    return [
+        pair for part in re.split("[&;]", query) for pair in parse_qsl(part, keep_blank_values=True)
+    ]
+
+
+def public_url(url: str, safe_params: Collection[str] = ()) -> str:
+    """What of a URL may be stored or printed: scheme, host, port, path and listed parameters.
+
+    Userinfo, the fragment and every query parameter not in ``safe_params`` are
+    dropped, as is a listed one whose value is a ``${NAME}`` reference.  Raises
+    ``MalformedUrl`` (quoting nothing of the URL) when the URL does not parse.
+    """
+    problem = url_problem(url)
+    if problem:
+        raise MalformedUrl(problem)
+    parts = urlsplit(url)
+    host = parts.hostname or ""
     if ":" in host:  # an IPv6 literal loses its brackets in .hostname
         host = f"[{host}]"
-    if port:
-        host = f"{host}:{port}"
-    query = [
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not _SECRET_PARAM.search(k)
-    ]
-    return urlunsplit((parts.scheme, host, parts.path, urlencode(query), ""))
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    kept = [(k, v) for k, v in query_pairs(parts.query) if k in safe_params and "${" not in v]
+    return urlunsplit(
+        (parts.scheme.lower(), netloc.lower(), parts.path or "/", urlencode(kept), "")
+    )
+
+
+def clean_url(url: str) -> str:
+    """``public_url`` with no parameter kept; a URL that does not parse is replaced whole."""
+    try:
+        return public_url(url)
+    except MalformedUrl:
+        return REDACTED
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL in it (a library's error message, a flag) made public."""
+    return _URL.sub(lambda m: clean_url(m.group(0)), text) if "://" in text else text
 
 
 def _redact_text(value: str) -> str:
     flag = _SECRET_FLAG.match(value)
     if flag and flag.group("value"):
         return f"{flag.group('flag')}={REDACTED}"
-    return _URL.sub(lambda m: clean_url(m.group(0)), value) if "://" in value else value
+    if _WHOLE_URL.fullmatch(value):  # a setting that is one URL: judged whole, quotes included
+        return clean_url(value)
+    return redact_urls(value)
 
 
 def _redact_list(values: list[Any], key: str) -> list[Any]:
@@ -69,7 +133,15 @@ def _redact_list(values: list[Any], key: str) -> list[Any]:
 def redact(value: Any, key: str = "") -> Any:
     """A copy of settings with secret-looking keys, flags and URL credentials replaced."""
     if isinstance(value, dict):
-        return {k: redact(v, str(k)) for k, v in value.items()}
+        out = {k: redact(v, str(k)) for k, v in value.items()}
+        safe = value.get("safe_query_params")
+        if isinstance(value.get("url"), str) and isinstance(safe, list):
+            # An http source shows the parameters its descriptor lists as safe.
+            try:
+                out["url"] = public_url(value["url"], [str(p) for p in safe])
+            except MalformedUrl:
+                out["url"] = REDACTED
+        return out
     if isinstance(value, list):
         return _redact_list(value, key)
     if isinstance(value, str):

@@ -171,10 +171,11 @@ def test_config_show_with_built_in_defaults(workspace: Path, tht: Tht, tmp_path:
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("https://u:p@h.example/a?b=1&token=t", "https://h.example/a?b=1"),
+        ("https://u:p@h.example/a?b=1&token=t", "https://h.example/a"),
         ("http://[::1]:6333/x", "http://[::1]:6333/x"),
-        ("https://h.example/?sig=1&X-Amz-Signature=2&keep=3", "https://h.example/?keep=3"),
+        ("https://h.example/?sig=1&X-Amz-Signature=2&keep=3", "https://h.example/"),
         ("https://u:p/q@h.example", REDACTED),
+        ("https://u:12/q@h.example/doc", REDACTED),
     ],
 )
 def test_clean_url(url: str, expected: str) -> None:

@@ -17,7 +17,6 @@ from evidence_tool.sources.identity import (
     expand_env,
     http_locator,
     normalize,
-    redact_url,
     source_id,
 )
 from evidence_tool.sources.policy import NetworkPolicy
@@ -33,23 +32,33 @@ def test_source_id_is_the_sha256_of_the_canonical_locator() -> None:
 
 
 @pytest.mark.parametrize(
-    ("url", "expected"),
+    ("url", "safe", "expected"),
     [
-        ("https://u:p@Docs.Example.org/a.md", "https://docs.example.org/a.md"),
-        ("https://h/a.md?token=abc&lang=en", "https://h/a.md?lang=en"),
-        ("https://h/a.md?X-Amz-Signature=s&X-Amz-Credential=c&v=2", "https://h/a.md?v=2"),
-        ("https://h:8443/a.md?api_key=${KEY}", "https://h:8443/a.md"),
-        ("https://h/a.md?q=${SECRET}", "https://h/a.md"),
+        ("https://u:p@Docs.Example.org/a.md", [], "https://docs.example.org/a.md"),
+        ("https://h/a.md?token=abc&lang=en", [], "https://h/a.md"),
+        ("https://h/a.md?token=abc&lang=en", ["lang"], "https://h/a.md?lang=en"),
+        ("https://h/a.md?X-Amz-Signature=s&X-Amz-Credential=c&v=2", ["v"], "https://h/a.md?v=2"),
+        ("https://h:8443/a.md?api_key=${KEY}", [], "https://h:8443/a.md"),
+        ("https://h/a.md?q=${SECRET}", ["q"], "https://h/a.md"),
+        ("https://h/a.md?a=1;token=t", ["a"], "https://h/a.md?a=1"),
+        ("https://h/a.md#part", [], "https://h/a.md"),
+        (
+            "https://h.example/list/me@example.org/a.md",
+            [],
+            "https://h.example/list/me@example.org/a.md",
+        ),
+        ("http://localhost:8080/u/@team/a.md", [], "http://localhost:8080/u/@team/a.md"),
     ],
 )
-def test_redacted_urls_carry_no_credentials(url: str, expected: str) -> None:
-    assert redact_url(url) == expected
-    assert http_locator(url) == "http:" + expected
+def test_locators_keep_only_listed_query_parameters(
+    url: str, safe: list[str], expected: str
+) -> None:
+    assert http_locator(url, safe) == "http:" + expected
 
 
 def test_env_references_are_expanded_and_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("T", "a/b@c")
-    assert expand_env("https://u:${T}@h/x") == "https://u:a%2Fb%40c@h/x"
+    assert expand_env("https://u:${T}@h/x") == ("https://u:a%2Fb%40c@h/x", ["a/b@c"])
     monkeypatch.delenv("T")
     with pytest.raises(SourceError, match="not set"):
         expand_env("https://h/x?token=${T}")
