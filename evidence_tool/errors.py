@@ -66,8 +66,9 @@ CODES: dict[str, CodeInfo] = {
     "E108": CodeInfo(
         1,
         "kind does not match the folder, or file outside the layout",
-        "Move the file to evidence/curated/<kind>/<name>.md or correct 'kind'; put a "
-        "managed folder that is a link leading outside the workspace back inside it.",
+        "Move the file to evidence/curated/<kind>/<name>.md or correct 'kind'; rename a file "
+        "that is not a unit file to <name>.md or move it out of evidence/curated/; put a "
+        "managed folder that links outside the workspace back inside it.",
     ),
     "E109": CodeInfo(
         1,
