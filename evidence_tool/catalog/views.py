@@ -1,0 +1,116 @@
+"""The columns a view's query yields, named as PostgreSQL names them.
+
+A target's name is its alias, else the last field of a column reference, else
+the function or cast name, else ``?column?``.  ``*`` and ``alias.*`` expand
+from the relations of FROM that earlier statements defined.  Types come from
+the referenced column or the cast; anything else is ``unknown`` (the live
+PostgreSQL path will report real types).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evidence_tool.catalog.model import Column, Relation
+
+Finder = Callable[[dict[str, Any]], Relation | None]
+
+
+def view_columns(query: dict[str, Any], find: Finder) -> tuple[list[Column], str | None]:
+    select = query.get("SelectStmt")
+    if select is None:
+        return [], "the view's query is not a SELECT; its columns are unknown"
+    # UNION & co. name their columns by the left arm.
+    while select.get("op", "SETOP_NONE") != "SETOP_NONE" and "larg" in select:
+        select = select["larg"].get("SelectStmt", select["larg"])
+    if "valuesLists" in select:
+        width = len(select["valuesLists"][0].get("List", {}).get("items", []))
+        return [Column(f"column{i + 1}", "unknown") for i in range(width)], None
+    scope, missing = _from_scope(select.get("fromClause", []), find)
+    columns: list[Column] = []
+    for target in select.get("targetList", []):
+        res = target.get("ResTarget", {})
+        val = res.get("val", {})
+        star = _star(val)
+        if star is not None:
+            expanded = _expand(star, scope)
+            if expanded is None:
+                return columns, (
+                    f"the view selects {'.'.join(star) + '.*' if star else '*'} from "
+                    f"{', '.join(missing) or 'a relation'} that no earlier statement defines"
+                )
+            columns.extend(expanded)
+            continue
+        columns.append(Column(res.get("name") or _name(val), _type(val, scope)))
+    if missing:
+        return columns, f"the view reads {', '.join(missing)}, which no earlier statement defines"
+    return columns, None
+
+
+def _from_scope(items: list[Any], find: Finder) -> tuple[list[tuple[str, Relation]], list[str]]:
+    """(alias or name, relation) of every FROM item in order; names of unknown ones."""
+    scope: list[tuple[str, Relation]] = []
+    missing: list[str] = []
+    stack = list(reversed(items))
+    while stack:
+        item = stack.pop()
+        if "RangeVar" in item:
+            rv = item["RangeVar"]
+            rel = find(rv)
+            if rel is None:
+                missing.append(
+                    f"{rv['schemaname']}.{rv['relname']}" if rv.get("schemaname") else rv["relname"]
+                )
+                continue
+            scope.append((rv.get("alias", {}).get("aliasname") or rv["relname"], rel))
+        elif "JoinExpr" in item:
+            j = item["JoinExpr"]
+            stack.extend([j["rarg"], j["larg"]])
+    return scope, missing
+
+
+def _star(val: dict[str, Any]) -> list[str] | None:
+    fields = val.get("ColumnRef", {}).get("fields")
+    if fields and "A_Star" in fields[-1]:
+        return [f.get("String", {}).get("sval", "") for f in fields[:-1]]
+    return None
+
+
+def _expand(qualifier: list[str], scope: list[tuple[str, Relation]]) -> list[Column] | None:
+    if not qualifier:
+        return [c for _, rel in scope for c in rel.columns] if scope else None
+    for alias, rel in scope:
+        if alias == qualifier[-1]:
+            return list(rel.columns)
+    return None
+
+
+def _name(val: dict[str, Any]) -> str:
+    if "ColumnRef" in val:
+        return str(val["ColumnRef"]["fields"][-1].get("String", {}).get("sval", "?column?"))
+    if "FuncCall" in val:
+        return str(val["FuncCall"]["funcname"][-1]["String"]["sval"])
+    if "TypeCast" in val:
+        inner = val["TypeCast"]["arg"]
+        if "ColumnRef" in inner or "FuncCall" in inner:
+            return _name(inner)
+        names = val["TypeCast"]["typeName"].get("names", [])
+        return str(names[-1]["String"]["sval"]) if names else "?column?"
+    return "?column?"
+
+
+def _type(val: dict[str, Any], scope: list[tuple[str, Relation]]) -> str:
+    from evidence_tool.catalog.ddl import type_name
+
+    if "TypeCast" in val:
+        return type_name(val["TypeCast"]["typeName"])
+    fields = val.get("ColumnRef", {}).get("fields")
+    if fields:
+        names = [f.get("String", {}).get("sval", "") for f in fields]
+        for alias, rel in scope:
+            if len(names) == 1 or names[-2] == alias:
+                col = rel.column(names[-1])
+                if col is not None:
+                    return col.type
+    return "unknown"
