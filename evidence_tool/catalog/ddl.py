@@ -189,19 +189,10 @@ def _statements(text: str) -> list[tuple[int, str]]:
     scanner's top-level ';' so that one bad statement does not hide the others."""
     from pglast import parser
 
-    try:
-        tree = json.loads(parser.parse_sql_json(text))
+    try:  # the parser's own split: character slices, comments left out
+        return [(sl.start, text[sl]) for sl in parser.split(text, only_slices=True)]
     except Exception:
-        tree = None
-    if tree is not None:
-        data = text.encode("utf-8")
-        out = []
-        for stmt in tree.get("stmts", []):
-            at = stmt.get("stmt_location", 0)
-            length = stmt.get("stmt_len") or len(data) - at
-            sql = data[at : at + length].decode("utf-8", "replace")
-            out.append((len(data[:at].decode("utf-8", "replace")), sql))
-        return out
+        pass  # a statement does not parse: cut at the scanner's ';' instead
     pieces: list[tuple[int, str]] = []
     start: int | None = None
     for tok in parser.scan(text):

@@ -56,6 +56,12 @@ def catalog_args(kind: str, tmp: Path, extra_sql: str = "") -> list[str]:
     return args
 
 
+def write_units(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
 def formula(name: str, tables: list[str], columns: list[str], sql: str) -> str:
     cols = "\n".join(f"- {c}" for c in columns)
     return (

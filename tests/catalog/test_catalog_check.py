@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from catalog_helpers import catalog_args, domain, enum, formula
+from catalog_helpers import catalog_args, domain, enum, formula, write_units
 from cli_runner import CliResult, tht
-from conftest import write_tree
 
 KINDS = ("ddl", "sqlite")
 
@@ -39,7 +38,7 @@ def test_every_fixture_unit_checks_clean(workspace: Path, tmp_path: Path, kind: 
 @pytest.mark.parametrize("kind", KINDS)
 def test_broken_units_get_their_exact_findings(workspace: Path, tmp_path: Path, kind: str) -> None:
     cur = "evidence/curated"
-    write_tree(
+    write_units(
         workspace,
         {
             # a table name with a typo (the warehouse calls it ward_census)
@@ -140,7 +139,7 @@ def test_unqualified_reference_resolves_through_the_units_tables_in_sqlite_case_
     unit = formula(
         "dose", ["pharmacy.administrations"], ['pharmacy.administrations."dosemg"'], '"dosemg" * 2'
     )
-    write_tree(workspace, {"evidence/curated/formula/dose.md": unit})
+    write_units(workspace, {"evidence/curated/formula/dose.md": unit})
     ddl = check(workspace, tmp_path, "ddl")
     assert [(c, line) for c, _, line, _ in found(ddl)] == [("E181", 19), ("E181", 24)]
     assert all("did you mean DoseMg?" in e["message"] for e in ddl.json["errors"])
