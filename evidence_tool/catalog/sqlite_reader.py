@@ -55,9 +55,8 @@ def _read_one(schema: str, path: Path) -> list[Relation]:
             f"the SQLite database {path} does not exist", code="E186", path=str(path)
         )
     # mode=ro: never create, never write, even a journal; immutable is not claimed.
-    uri = "file:" + quote(str(path.resolve())) + "?mode=ro"
     try:
-        con = sqlite3.connect(uri, uri=True)
+        con = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise _unreadable(path, exc) from None
     try:

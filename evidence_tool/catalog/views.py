@@ -101,7 +101,7 @@ def _name(val: dict[str, Any]) -> str:
 
 
 def _type(val: dict[str, Any], scope: list[tuple[str, Relation]]) -> str:
-    from evidence_tool.catalog.ddl import type_name
+    from evidence_tool.catalog.statements import type_name
 
     if "TypeCast" in val:
         return type_name(val["TypeCast"]["typeName"])

@@ -44,7 +44,7 @@ def test_types_print_as_postgresql_prints_them(tmp_path: Path) -> None:
         ("h", "integer[]"),
         ("i", "boolean"),
         ("j", "text"),
-        ("k", "timestamp without time zone"),
+        ("k", "timestamp(3) without time zone"),
     ]
 
 
