@@ -14,6 +14,13 @@ from evidence_tool.workspace.descriptor import Installation
 
 KINDS = ("ddl", "sqlite", "postgres")
 DEFAULT_DSN_ENV = "THT_CATALOG_DSN"
+# What an evidence.catalog section means for each key it leaves out.
+CATALOG_DEFAULTS: dict[str, object] = {
+    "paths": [],
+    "search_path": ["public"],
+    "block": False,
+    "dsn_env": DEFAULT_DSN_ENV,
+}
 
 
 @dataclass(frozen=True)
@@ -45,14 +52,18 @@ def catalog_settings(
             "no catalog to check against: pass --catalog ddl|sqlite (with --ddl PATH or "
             "--sqlite PATH), or set evidence.catalog.kind in the installation descriptor"
         )
+    for option, values, kind_of in (("--ddl", ddl, "ddl"), ("--sqlite", sqlite, "sqlite")):
+        if values and chosen != kind_of:
+            raise UsageError(f"{option} names a {kind_of} catalog, but the catalog is {chosen}")
     given = ddl if chosen == "ddl" else sqlite if chosen == "sqlite" else ()
-    paths = tuple(given) or _descriptor_paths(installation, section.get("paths", []), chosen)
+    paths = tuple(given) or _descriptor_paths(installation, list(section.get("paths", [])), chosen)
+    merged = {**CATALOG_DEFAULTS, **section}
     return CatalogSettings(
         chosen,
         paths,
-        tuple(section.get("search_path", ("public",))),
-        bool(section.get("block", False)),
-        str(section.get("dsn_env", DEFAULT_DSN_ENV)),
+        tuple(merged["search_path"]),
+        bool(merged["block"]),
+        str(merged["dsn_env"]),
     )
 
 

@@ -45,13 +45,14 @@ def test_descriptor_section_has_strict_keys(workspace: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(
-    "args", [["--catalog", "postgres"], ["--catalog", "ddl", "--sample-values"]]
+    "args",
+    [["--catalog", "postgres"], ["--catalog", "ddl", "--ddl", str(WAREHOUSE), "--sample-values"]],
 )
 def test_what_this_version_cannot_do_is_a_coded_error_that_never_prints_the_dsn(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
     monkeypatch.setenv("THT_CATALOG_DSN", "postgresql://curator:s3cr3t-pw@db.internal/dwh")
-    result = tht(workspace, "check", *args, "--ddl", str(WAREHOUSE))
+    result = tht(workspace, "check", *args)
     assert result.exit_code == 6
     assert [e["code"] for e in result.json["errors"]] == ["E187"]
     assert "s3cr3t" not in result.stdout + result.stderr
@@ -90,3 +91,46 @@ def test_unqualified_names_resolve_through_the_search_path_in_order() -> None:
     assert catalog.relation(None, "u").schema == "a"  # type: ignore[union-attr]
     assert catalog.relation(None, "v") is None
     assert catalog.relation("c", "t") is not None and catalog.relation("a", "t") is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--catalog", "sqlite", "--ddl", "x.sql"],
+        ["--catalog", "ddl", "--sqlite", "x.db"],
+        ["--catalog", "postgres", "--ddl", "x.sql"],
+    ],
+)
+def test_a_source_of_another_catalog_kind_is_refused_not_ignored(
+    workspace: Path, args: list[str]
+) -> None:
+    result = tht(workspace, "check", *args)
+    assert result.exit_code == 2, result.stdout
+    assert result.json["errors"][0]["code"] == "E901"
+
+
+def test_config_show_prints_the_catalog_section_with_defaults_and_never_the_dsn(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WAREHOUSE_DSN", "postgresql://curator:s3cr3t-pw@db.internal/dwh")
+    inst = installation(tmp_path, {"kind": "postgres", "dsn_env": "WAREHOUSE_DSN"})
+    result = invoke(
+        [
+            "--installation",
+            str(inst),
+            "config",
+            "show",
+            "--workspace-root",
+            str(workspace),
+            "--json",
+        ]
+    )
+    assert result.exit_code == 0, result.stdout
+    assert result.json["result"]["catalog"] == {
+        "kind": "postgres",
+        "paths": [],
+        "search_path": ["public"],
+        "block": False,
+        "dsn_env": "WAREHOUSE_DSN",
+    }
+    assert "s3cr3t" not in result.stdout + result.stderr
