@@ -168,6 +168,8 @@ def _resolve_ref(
         having = [r for r in tables if r.column(column, fold_case=fold) is not None]
         if len(having) == 1:
             return None
+        if not having and any(_eq(r.name, column, fold) for r in tables):
+            return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
         if len(having) > 1:
             return f.finding(
                 "E182",

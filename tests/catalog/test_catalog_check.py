@@ -144,3 +144,15 @@ def test_unqualified_reference_resolves_through_the_units_tables_in_sqlite_case_
     assert [(c, line) for c, _, line, _ in found(ddl)] == [("E181", 19), ("E181", 24)]
     assert all("did you mean DoseMg?" in e["message"] for e in ddl.json["errors"])
     assert check(workspace, tmp_path / "s", "sqlite").exit_code == 0
+
+
+def test_a_whole_row_reference_to_a_unit_table_is_not_a_missing_column(
+    workspace: Path, tmp_path: Path
+) -> None:
+    unit = formula(
+        "wards", ["admin.wards"], ["admin.wards.ward_code"], "count(wards) + count(ward)"
+    )
+    write_units(workspace, {"evidence/curated/formula/wards.md": unit})
+    result = check(workspace, tmp_path, "ddl")
+    assert found(result) == [("E181", "evidence/curated/formula/wards.md", 24, 22)]
+    assert "has a column ward;" in result.json["errors"][0]["message"]
