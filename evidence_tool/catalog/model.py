@@ -90,8 +90,19 @@ class Catalog:
                 return found
         return None
 
+    @cached_property
+    def _near_cache(self) -> dict[tuple[str | None, str], list[str]]:
+        return {}
+
     def near_relations(self, schema: str | None, name: str) -> list[str]:
-        """Qualified names close to the one asked for ("did you mean")."""
+        """Qualified names close to the one asked for ("did you mean"); remembered, since
+        a dropped table is named by many units and each search reads every relation."""
+        key = (schema, name)
+        if key not in self._near_cache:
+            self._near_cache[key] = self._near_relations(schema, name)
+        return list(self._near_cache[key])
+
+    def _near_relations(self, schema: str | None, name: str) -> list[str]:
         wanted = f"{schema}.{name}" if schema else name
         names = {(f"{r.schema}.{r.name}" if schema else r.name): r for r in self.relations}
         close = closest(wanted, list(names))
@@ -129,8 +140,10 @@ def closest(word: str, names: list[str]) -> list[str]:
     """Up to three names close to ``word``; a near-identical one stands alone (a typo
     has one answer; a rename may have several plausible ones)."""
     scored = []
+    m = difflib.SequenceMatcher()
+    m.set_seq2(word)  # difflib caches what it learns about seq2: the fixed word goes there
     for name in names:
-        m = difflib.SequenceMatcher(None, word, name)
+        m.set_seq1(name)
         if m.real_quick_ratio() >= 0.6 and m.quick_ratio() >= 0.6 and m.ratio() >= 0.6:
             scored.append((m.ratio(), name))
     scored.sort(key=lambda x: (-x[0], x[1]))
