@@ -19,7 +19,7 @@ from typing import Any
 from evidence_tool.catalog.locate import Position, UnitPositions, locate
 from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
 from evidence_tool.errors import Diagnostic
-from evidence_tool.unit import EnumPayload, FormulaPayload, MappingPayload, Unit
+from evidence_tool.unit import FIELDS, EnumPayload, FormulaPayload, MappingPayload, Unit
 
 _PREFIX = "SELECT "
 
@@ -99,7 +99,7 @@ def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> list[Diagn
     for i, c in enumerate(applies.columns):
         keep(f.column(c, "applies_to.columns", f.where.applies("columns", i)))
     payload = unit.payload
-    heading = {spec.name: spec.heading(unit.language) for spec in _specs(unit)}
+    heading = {spec.name: spec.heading(unit.language) for spec in FIELDS[unit.kind]}
     if isinstance(payload, MappingPayload):
         for t in payload.tables:
             keep(f.table(t, f"## {heading['tables']}", f.where.value("tables", t)))
@@ -117,18 +117,15 @@ def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> list[Diagn
     return out
 
 
-def _specs(unit: Unit) -> Any:
-    from evidence_tool.unit import FIELDS
-
-    return FIELDS[unit.kind]
-
-
 def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
     """(name parts, character offset in ``sql``) of every column reference."""
     from pglast import parser
 
     full = _PREFIX + sql
-    tree = json.loads(parser.parse_sql_json(full))
+    try:
+        tree = json.loads(parser.parse_sql_json(full))
+    except parser.ParseError:  # a valid unit's SQL parses (E115); nothing to resolve otherwise
+        return
     encoded = full.encode("utf-8")
     stack: list[Any] = [tree]
     while stack:

@@ -11,7 +11,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 
-from evidence_tool.unit import FIELDS, is_italian
+from evidence_tool.unit import FIELDS
 from evidence_tool.unit.parse import split_frontmatter
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 
@@ -86,6 +86,3 @@ def _decode(raw: str) -> str:
             return raw
         return value if isinstance(value, str) else raw
     return raw
-
-
-__all__ = ["UnitPositions", "is_italian", "locate"]
