@@ -1,7 +1,7 @@
 """The warehouse catalog: relations, columns and types read from DDL files or SQLite
 (live PostgreSQL comes later), and the checks of units against it (SPEC.md 13)."""
 
-from evidence_tool.catalog.check import check_unit
+from evidence_tool.catalog.check import UnitCheck, check_unit
 from evidence_tool.catalog.ddl import read_ddl
 from evidence_tool.catalog.model import Catalog, Column, Relation
 from evidence_tool.catalog.settings import CatalogSettings, catalog_settings, open_catalog
@@ -14,6 +14,7 @@ __all__ = [
     "CatalogSettings",
     "Column",
     "Relation",
+    "UnitCheck",
     "catalog_settings",
     "check_unit",
     "check_workspace",

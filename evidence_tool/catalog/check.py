@@ -80,13 +80,22 @@ def _did_you_mean(near: list[str]) -> str:
     return f"; did you mean {' or '.join(near)}?" if near else ""
 
 
-def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> list[Diagnostic]:
+@dataclass(frozen=True)
+class UnitCheck:
+    findings: list[Diagnostic]
+    names: int  # table names, column names and formula references resolved
+
+
+def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> UnitCheck:
     """Every catalog finding about one valid unit, pointing at the name as written."""
     f = _Finder(catalog, unit, path, locate(text, unit.kind, unit.language))
     out: list[Diagnostic] = []
     tables: dict[tuple[str, str], Relation] = {}
+    names = 0
 
     def keep(found: tuple[Relation | None, Diagnostic | None]) -> None:
+        nonlocal names
+        names += 1
         rel, problem = found
         if problem is not None:
             out.append(problem)
@@ -113,8 +122,10 @@ def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> list[Diagn
             )
         )
     if isinstance(payload, FormulaPayload):
-        out.extend(_formula_refs(f, payload.sql, list(tables.values())))
-    return out
+        refs, problems = _formula_refs(f, payload.sql, list(tables.values()))
+        names += refs
+        out.extend(problems)
+    return UnitCheck(out, names)
 
 
 def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
@@ -143,7 +154,7 @@ def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
             stack.extend(node)
 
 
-def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> list[Diagnostic]:
+def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, list[Diagnostic]]:
     out: list[Diagnostic] = []
     refs = sorted(_column_refs(sql), key=lambda r: r[1])
     for names, offset in refs:
@@ -152,7 +163,7 @@ def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> list[Diagnost
         problem = _resolve_ref(f, names, written, tables, pos)
         if problem is not None:
             out.append(problem)
-    return out
+    return len(refs), out
 
 
 def _resolve_ref(

@@ -17,6 +17,7 @@ from evidence_tool.workspace.scan import Progress
 class CatalogCheck:
     catalog: Catalog
     units: int = 0
+    names: int = 0  # names resolved: a clean run over nothing would say 0
     errors: list[Diagnostic] = field(default_factory=list)
     warnings: list[Warning_] = field(default_factory=list)
 
@@ -24,7 +25,12 @@ class CatalogCheck:
         codes: dict[str, int] = {}
         for d in self.errors:
             codes[d.code] = codes.get(d.code, 0) + 1
-        return {"units_checked": self.units, "findings": codes, "catalog": self.catalog.summary()}
+        return {
+            "units_checked": self.units,
+            "names_checked": self.names,
+            "findings": codes,
+            "catalog": self.catalog.summary(),
+        }
 
 
 def check_workspace(
@@ -42,6 +48,8 @@ def check_workspace(
             continue
         result.units += 1
         text = f.data.decode("utf-8")
-        result.errors.extend(check_unit(catalog, unit, text, f.rel))
+        checked = check_unit(catalog, unit, text, f.rel)
+        result.names += checked.names
+        result.errors.extend(checked.findings)
     result.errors.sort(key=Diagnostic.sort_key)
     return result

@@ -20,6 +20,26 @@ def check(ws: Path, tmp: Path, kind: str, extra_sql: str = "", *more: str) -> Cl
     return tht(ws, "check", *catalog_args(kind, tmp, extra_sql), *more)
 
 
+def names_in(ws: Path) -> int:
+    """Every table and column name the fixture units hold, counted without the checker:
+    metadata lists, the Tables/Columns/Column fields, and each column reference of a
+    formula's SQL (pglast's ColumnRef nodes, by their JSON)."""
+    from pglast import parser
+
+    from evidence_tool.unit import parse
+
+    total = 0
+    for path in sorted((ws / "evidence/curated").glob("*/*.md")):
+        unit = parse(path.read_bytes())
+        payload = unit.payload
+        total += len(unit.metadata.applies_to.tables) + len(unit.metadata.applies_to.columns)
+        total += len(getattr(payload, "tables", ())) + len(getattr(payload, "columns", ()))
+        total += 1 if unit.kind == "enum" else 0
+        if unit.kind == "formula":
+            total += parser.parse_sql_json("SELECT " + payload.sql).count('"ColumnRef"')  # type: ignore[attr-defined]
+    return total
+
+
 def found(result: CliResult) -> list[tuple[str, str, int, int]]:
     return [(e["code"], e["path"], e["line"], e["column"]) for e in result.json["errors"]]
 
@@ -31,6 +51,7 @@ def test_every_fixture_unit_checks_clean(workspace: Path, tmp_path: Path, kind: 
     summary = result.json["result"]
     units = len(list((workspace / "evidence/curated").glob("*/*.md")))
     assert units == 48 and summary["units_checked"] == units
+    assert summary["names_checked"] == names_in(workspace) == 179
     assert summary["catalog"]["relations"] == 19  # 18 tables and the view
     assert len(summary["catalog"]["fingerprint"]) == 19
 
