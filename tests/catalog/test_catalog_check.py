@@ -177,3 +177,26 @@ def test_a_whole_row_reference_to_a_unit_table_is_not_a_missing_column(
     result = check(workspace, tmp_path, "ddl")
     assert found(result) == [("E181", "evidence/curated/formula/wards.md", 24, 22)]
     assert "has a column ward;" in result.json["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_positions_hold_for_crlf_files_and_italian_mapping_fields(
+    workspace: Path, tmp_path: Path, newline: str
+) -> None:
+    text = (
+        "---\nschema_version: 4\nid: evidence:test:reparti\nkind: mapping\nlanguage: it\n"
+        "purposes: [schema_linking]\n---\n\n# Reparti\n\n## Concetto\n\nreparto\n\n"
+        "## Tabelle\n\n- admin.wards\n- admin.reparti\n\n"
+        '## Colonne\n\n- admin.wards.ward_code\n- "admin.wards.ward_nam"\n'
+    )
+    path = workspace / "evidence/curated/mapping/reparti.md"
+    path.write_bytes(text.replace("\n", newline).encode("utf-8"))
+    result = check(workspace, tmp_path, "ddl")
+    assert found(result) == [
+        ("E180", "evidence/curated/mapping/reparti.md", 18, 3),
+        ("E181", "evidence/curated/mapping/reparti.md", 23, 3),
+    ]
+    messages = [e["message"] for e in result.json["errors"]]
+    assert messages[0].startswith("## Tabelle names admin.reparti,")
+    assert messages[1].startswith("## Colonne names admin.wards.ward_nam,")
+    assert messages[1].endswith("did you mean ward_name?")
