@@ -18,9 +18,10 @@ Finder = Callable[[dict[str, Any]], Relation | None]
 
 
 def view_columns(query: dict[str, Any], find: Finder) -> tuple[list[Column], str | None]:
-    select = query.get("SelectStmt")
-    if select is None:
+    select = query.get("SelectStmt", query)
+    if "targetList" not in select and "op" not in select and "valuesLists" not in select:
         return [], "the view's query is not a SELECT; its columns are unknown"
+    find = _with_ctes(select, find)
     # UNION & co. name their columns by the left arm.
     while select.get("op", "SETOP_NONE") != "SETOP_NONE" and "larg" in select:
         select = select["larg"].get("SelectStmt", select["larg"])
@@ -67,7 +68,40 @@ def _from_scope(items: list[Any], find: Finder) -> tuple[list[tuple[str, Relatio
         elif "JoinExpr" in item:
             j = item["JoinExpr"]
             stack.extend([j["rarg"], j["larg"]])
+        elif "RangeSubselect" in item:
+            sub = item["RangeSubselect"]
+            cols, problem = view_columns(sub["subquery"], find)
+            alias = sub.get("alias", {}).get("aliasname", "")
+            if problem is None:
+                scope.append((alias, Relation("", alias or "?", "view", tuple(cols))))
+            else:
+                missing.append(f"the sub-select {alias}".strip())
     return scope, missing
+
+
+def _with_ctes(select: dict[str, Any], find: Finder) -> Finder:
+    """``find`` that also knows the query's WITH names (they hide relations of that name)."""
+    ctes: dict[str, Relation] = {}
+    for cte in select.get("withClause", {}).get("ctes", []):
+        c = cte.get("CommonTableExpr", {})
+        inner = _finder_with(find, ctes)
+        cols, problem = view_columns(c.get("ctequery", {}), inner)
+        if problem is None:
+            names = [a["String"]["sval"] for a in c.get("aliascolnames", [])]
+            cols = [Column(n, col.type) for n, col in zip(names, cols, strict=False)] + cols[
+                len(names) :
+            ]
+            ctes[c["ctename"]] = Relation("", c["ctename"], "view", tuple(cols))
+    return _finder_with(find, ctes) if ctes else find
+
+
+def _finder_with(find: Finder, ctes: dict[str, Relation]) -> Finder:
+    def lookup(rv: dict[str, Any]) -> Relation | None:
+        if not rv.get("schemaname") and rv.get("relname") in ctes:
+            return ctes[rv["relname"]]
+        return find(rv)
+
+    return lookup
 
 
 def _star(val: dict[str, Any]) -> list[str] | None:

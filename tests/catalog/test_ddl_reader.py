@@ -111,3 +111,21 @@ def test_fingerprint_changes_with_a_column_type_and_only_for_that_relation(tmp_p
     fa, fb = before.fingerprint(), after.fingerprint()
     assert list(fa) == ["public.t", "public.u"]
     assert fa["public.t"] != fb["public.t"] and fa["public.u"] == fb["public.u"]
+
+
+def test_views_over_subqueries_and_ctes_expand_their_stars(tmp_path: Path) -> None:
+    catalog, problems = ddl(
+        tmp_path,
+        "CREATE TABLE w.stays (stay_id bigint, ward text);\n"
+        "CREATE VIEW w.per_ward AS\n"
+        "WITH busy AS (SELECT ward, count(*) AS n FROM w.stays GROUP BY ward)\n"
+        "SELECT b.*, s.* FROM busy AS b\n"
+        "JOIN (SELECT stay_id, ward AS ward_code FROM w.stays) AS s ON s.ward_code = b.ward;\n",
+    )
+    assert problems == []
+    assert columns(catalog, "w", "per_ward") == [
+        ("ward", "text"),
+        ("n", "unknown"),
+        ("stay_id", "bigint"),
+        ("ward_code", "text"),
+    ]
