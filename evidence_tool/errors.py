@@ -141,6 +141,45 @@ CODES: dict[str, CodeInfo] = {
         "Cite only ids that retrieval returned for the answer: correct the answer "
         "(or its record of what was retrieved), then run cite-check again.",
     ),
+    "E180": CodeInfo(
+        1,
+        "unknown table or view",
+        "Correct the name to a relation the warehouse holds (see the 'did you mean'), "
+        "or remove it if the table was dropped.",
+    ),
+    "E181": CodeInfo(
+        1,
+        "unknown column",
+        "Correct the column name (see the 'did you mean'), or remove it if the column was dropped.",
+    ),
+    "E182": CodeInfo(
+        1,
+        "ambiguous column reference",
+        "Qualify the column in the formula with its table (schema.table.column).",
+    ),
+    "E183": CodeInfo(
+        1,
+        "column reference outside the unit's tables",
+        "Add the table to the unit's applies_to.tables, or qualify the reference with one of them.",
+    ),
+    "E185": CodeInfo(
+        6,
+        "catalog DDL statement not understood",
+        "Correct the statement at the given file:line so PostgreSQL accepts it, or move it out "
+        "of the catalog files.",
+    ),
+    "E186": CodeInfo(
+        6,
+        "catalog unavailable",
+        "Pass an existing DDL file or folder (--ddl) or SQLite database (--sqlite), or correct "
+        "evidence.catalog.paths in the installation descriptor.",
+    ),
+    "E187": CodeInfo(
+        6,
+        "catalog kind not available in this version",
+        "Check against the warehouse's DDL files (--catalog ddl --ddl PATH) or an SQLite "
+        "file (--catalog sqlite --sqlite PATH).",
+    ),
     "E190": CodeInfo(
         1,
         "warning refused by --warnings-as-errors",

@@ -91,6 +91,10 @@ def config_body(s: Any) -> Report:
         # Defaults merged under what the installation sets, key by key.
         "network": {**NETWORK_DEFAULTS, **evidence.get("network", {})},
     }
+    if "catalog" in evidence:  # the DSN's variable is named, never read here
+        from evidence_tool.catalog.settings import CATALOG_DEFAULTS
+
+        effective["catalog"] = {**CATALOG_DEFAULTS, **evidence["catalog"]}
     ws = load_workspace_descriptor(s.root)  # a workspace has one (Session.open checks)
     effective["workspace"] = {
         "id": ws.id,

@@ -10,6 +10,7 @@ import click
 from evidence_tool import __version__
 from evidence_tool.cli import (  # register commands
     archive_cmds,
+    catalog_cmds,
     migrate_cmds,
     report_cmds,
     sources_cmds,
@@ -19,7 +20,7 @@ from evidence_tool.cli.evidence_cmds import evidence
 from evidence_tool.cli.workspace_cmds import workspace
 from evidence_tool.errors import CODES
 
-_REGISTERED = (archive_cmds, migrate_cmds, report_cmds, sources_cmds)
+_REGISTERED = (archive_cmds, catalog_cmds, migrate_cmds, report_cmds, sources_cmds)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

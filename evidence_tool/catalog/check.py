@@ -1,0 +1,251 @@
+"""Checks 1-3 of the catalog issue: every table and column a unit names exists.
+
+1. ``applies_to.tables`` / ``applies_to.columns``;
+2. the ``## Tables`` / ``## Columns`` / ``## Column`` fields of mapping, formula
+   and enum units;
+3. every column reference in a formula's SQL, resolved against the unit's own
+   tables (applies_to tables, the tables of its applies_to columns and of its
+   ``## Columns`` field): unknown -> E181, ambiguous -> E182, a table the unit
+   does not name -> E183.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_tool.catalog.locate import Position, UnitPositions, locate
+from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
+from evidence_tool.errors import Diagnostic
+from evidence_tool.unit import FIELDS, EnumPayload, FormulaPayload, MappingPayload, Unit
+
+_PREFIX = "SELECT "
+
+
+@dataclass
+class _Finder:
+    catalog: Catalog
+    unit: Unit
+    path: str
+    where: UnitPositions
+
+    def finding(self, code: str, message: str, pos: Position) -> Diagnostic:
+        return Diagnostic(code, message, self.path, pos[0], pos[1], self.unit.id)
+
+    def table(
+        self, text: str, what: str, pos: Position, column: str | None = None
+    ) -> tuple[Relation | None, Diagnostic | None]:
+        parts = split_name(text)
+        if not parts or len(parts) > 2:
+            return None, None  # the unit format already refuses a malformed name
+        schema, name = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+        rel = self.catalog.relation(schema, name)
+        if rel is not None:
+            return rel, None
+        near = self.catalog.near_relations(schema, name)
+        if column is not None:  # a relation that holds the column is the better guess
+            col = (split_name(column) or [""])[-1]
+            holders = self.catalog.having_column(schema, col)
+            near = [f"{h}.{quote_ident(col)}" for h in holders if h in near] or near
+        named = f"{column}, whose table {text} is" if column else f"{text}, which is"
+        return None, self.finding(
+            "E180",
+            f"{what} names {named} not a table or view of the catalog" + _did_you_mean(near),
+            pos,
+        )
+
+    def column(
+        self, text: str, what: str, pos: Position
+    ) -> tuple[Relation | None, Diagnostic | None]:
+        parts = split_name(text)
+        if not parts or len(parts) < 2:
+            return None, None
+        table_text = ".".join(quote_ident(p) for p in parts[:-1])
+        rel, problem = self.table(table_text, what, pos, column=text)
+        if rel is None:
+            return None, problem
+        if rel.column(parts[-1], fold_case=self.catalog.fold_case) is not None:
+            return rel, None
+        return rel, self.finding(
+            "E181",
+            f"{what} names {text}, but {rel.qualified} has no column {quote_ident(parts[-1])}"
+            + _did_you_mean(rel.near_columns(parts[-1])),
+            pos,
+        )
+
+
+def _did_you_mean(near: list[str]) -> str:
+    return f"; did you mean {' or '.join(near)}?" if near else ""
+
+
+@dataclass(frozen=True)
+class UnitCheck:
+    findings: list[Diagnostic]
+    names: int  # table names, column names and formula references resolved
+
+
+def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> UnitCheck:
+    """Every catalog finding about one valid unit, pointing at the name as written."""
+    f = _Finder(catalog, unit, path, locate(text, unit.kind, unit.language))
+    out: list[Diagnostic] = []
+    tables: dict[tuple[str, str], Relation] = {}
+    names = 0
+
+    def keep(found: tuple[Relation | None, Diagnostic | None]) -> None:
+        nonlocal names
+        names += 1
+        rel, problem = found
+        if problem is not None:
+            out.append(problem)
+        if rel is not None:
+            tables.setdefault((rel.schema, rel.name), rel)
+
+    applies = unit.metadata.applies_to
+    for i, t in enumerate(applies.tables):
+        keep(f.table(t, "applies_to.tables", f.where.applies("tables", i)))
+    for i, c in enumerate(applies.columns):
+        keep(f.column(c, "applies_to.columns", f.where.applies("columns", i)))
+    payload = unit.payload
+    heading = {spec.name: spec.heading(unit.language) for spec in FIELDS[unit.kind]}
+    if isinstance(payload, MappingPayload):
+        for t in payload.tables:
+            keep(f.table(t, f"## {heading['tables']}", f.where.value("tables", t)))
+    if isinstance(payload, MappingPayload | FormulaPayload):
+        for c in payload.columns:
+            keep(f.column(c, f"## {heading['columns']}", f.where.value("columns", c)))
+    if isinstance(payload, EnumPayload):
+        keep(
+            f.column(
+                payload.column, f"## {heading['column']}", f.where.value("column", payload.column)
+            )
+        )
+    if isinstance(payload, FormulaPayload):
+        refs, problems = _formula_refs(f, payload.sql, list(tables.values()))
+        names += refs
+        out.extend(problems)
+    return UnitCheck(out, names)
+
+
+def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
+    """(name parts, character offset in ``sql``) of every column reference."""
+    from pglast import parser
+
+    full = _PREFIX + sql
+    try:
+        tree = json.loads(parser.parse_sql_json(full))
+    except parser.ParseError:  # a valid unit's SQL parses (E115); nothing to resolve otherwise
+        return
+    encoded = full.encode("utf-8")
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("ColumnRef")
+            if isinstance(ref, dict) and "fields" in ref:
+                names = [x.get("String", {}).get("sval") for x in ref["fields"]]
+                if all(isinstance(n, str) for n in names):
+                    at = len(encoded[: ref.get("location", len(_PREFIX))].decode("utf-8", "ignore"))
+                    yield names, max(at - len(_PREFIX), 0)
+                continue
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, list[Diagnostic]]:
+    out: list[Diagnostic] = []
+    refs = sorted(_column_refs(sql), key=lambda r: r[1])
+    for names, offset in refs:
+        pos = _sql_position(f.where, sql, offset)
+        written = ".".join(quote_ident(n) for n in names)
+        problem = _resolve_ref(f, names, written, tables, pos)
+        if problem is not None:
+            out.append(problem)
+    return len(refs), out
+
+
+def _resolve_ref(
+    f: _Finder, names: list[str], written: str, tables: list[Relation], pos: Position
+) -> Diagnostic | None:
+    fold = f.catalog.fold_case
+    column = names[-1]
+    what = f"the formula's column reference {written}"
+    if len(names) == 1:
+        having = [r for r in tables if r.column(column, fold_case=fold) is not None]
+        if len(having) == 1:
+            return None
+        if not having and any(_eq(r.name, column, fold) for r in tables):
+            return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
+        if len(having) > 1:
+            return f.finding(
+                "E182",
+                f"{what} is ambiguous: {', '.join(r.qualified for r in having)} all have a "
+                f"column {quote_ident(column)}; qualify it with its table",
+                pos,
+            )
+        if not tables:
+            return f.finding(
+                "E183",
+                f"{what} cannot be resolved: the unit names no table "
+                "(applies_to.tables) to find it in",
+                pos,
+            )
+        near = sorted({n for r in tables for n in r.near_columns(column)})
+        return f.finding(
+            "E181",
+            f"{what}: none of the unit's tables ({', '.join(r.qualified for r in tables)}) "
+            f"has a column {quote_ident(column)}" + _did_you_mean(near[:3]),
+            pos,
+        )
+    table = names[-2]
+    schema = names[-3] if len(names) >= 3 else None
+    same = [
+        r
+        for r in tables
+        if _eq(r.name, table, fold) and (schema is None or _eq(r.schema, schema, fold))
+    ]
+    if not same:
+        qualified = ".".join(quote_ident(n) for n in names[:-1])
+        rel = f.catalog.relation(schema, table)
+        if rel is None:
+            return f.finding(
+                "E180",
+                f"{what} names {qualified}, which is not a table or view of the catalog"
+                + _did_you_mean(f.catalog.near_relations(schema, table)),
+                pos,
+            )
+        return f.finding(
+            "E183",
+            f"{what} names {qualified}, which is not among the unit's tables; add "
+            f"{rel.qualified} to applies_to.tables",
+            pos,
+        )
+    if len(same) > 1:
+        return f.finding(
+            "E182",
+            f"{what} is ambiguous: {', '.join(r.qualified for r in same)} are all "
+            f"named {quote_ident(table)}; qualify it with its schema",
+            pos,
+        )
+    rel = same[0]
+    if rel.column(column, fold_case=fold) is None:
+        return f.finding(
+            "E181",
+            f"{what}: {rel.qualified} has no column {quote_ident(column)}"
+            + _did_you_mean(rel.near_columns(column)),
+            pos,
+        )
+    return None
+
+
+def _eq(a: str, b: str, fold: bool) -> bool:
+    return a.lower() == b.lower() if fold else a == b
+
+
+def _sql_position(where: UnitPositions, sql: str, offset: int) -> Position:
+    if where.sql_line is None:
+        return where.headings.get("sql"), 1
+    line = sql.count("\n", 0, offset)
+    return where.sql_line + line, offset - sql.rfind("\n", 0, offset)

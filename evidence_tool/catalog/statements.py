@@ -1,0 +1,220 @@
+"""How one DDL statement changes the relations, as PostgreSQL would apply it.
+
+CREATE TABLE (LIKE, INHERITS, PARTITION OF), CREATE VIEW / TABLE AS /
+MATERIALIZED VIEW, ALTER TABLE (ADD, DROP, ALTER TYPE of a column), RENAME of a
+relation or a column, DROP TABLE / VIEW.  Anything else leaves them as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool.catalog.model import Column, Relation
+from evidence_tool.catalog.views import view_columns
+from evidence_tool.errors import Diagnostic
+
+_TYPE_NAMES = {
+    "int8": "bigint",
+    "int4": "integer",
+    "int2": "smallint",
+    "float8": "double precision",
+    "float4": "real",
+    "bool": "boolean",
+    "bpchar": "character",
+    "varchar": "character varying",
+    "timestamptz": "timestamp with time zone",
+    "timestamp": "timestamp without time zone",
+    "timetz": "time with time zone",
+    "time": "time without time zone",
+}
+
+
+def type_name(node: dict[str, Any]) -> str:
+    """A pglast TypeName as PostgreSQL's format_type prints it (int4 -> integer)."""
+    names = [n.get("String", {}).get("sval", "") for n in node.get("names", [])]
+    if len(names) == 2 and names[0] == "pg_catalog":
+        names = names[1:]
+    text = _TYPE_NAMES.get(names[0], names[0]) if len(names) == 1 else ".".join(names)
+    mods = [m["A_Const"]["ival"].get("ival", 0) for m in node.get("typmods", []) if _is_int(m)]
+    if mods:
+        spec = "(" + ",".join(str(m) for m in mods) + ")"
+        if text.startswith(("timestamp ", "time ")):  # timestamp(3) without time zone
+            head, _, zone = text.partition(" ")
+            text = f"{head}{spec} {zone}"
+        else:
+            text += spec
+    return text + "[]" * len(node.get("arrayBounds", []))
+
+
+def _is_int(mod: dict[str, Any]) -> bool:
+    return "ival" in mod.get("A_Const", {})
+
+
+@dataclass
+class DdlState:
+    search_path: tuple[str, ...]
+    relations: dict[tuple[str, str], Relation] = field(default_factory=dict)
+    findings: list[Diagnostic] = field(default_factory=list)
+
+    def find(self, rv: dict[str, Any]) -> Relation | None:
+        schema = rv.get("schemaname")
+        if schema:
+            return self.relations.get((schema, rv["relname"]))
+        for s in self.search_path:
+            if (s, rv["relname"]) in self.relations:
+                return self.relations[(s, rv["relname"])]
+        return None
+
+    def key(self, rv: dict[str, Any]) -> tuple[str, str]:
+        return (rv.get("schemaname") or self.search_path[0], rv["relname"])
+
+
+def apply_statement(node: dict[str, Any], state: DdlState) -> str | None:
+    """Apply one statement to the relations; a reason when it cannot be applied."""
+    if "CreateStmt" in node:
+        return _create_table(node["CreateStmt"], state)
+    if "ViewStmt" in node:
+        v = node["ViewStmt"]
+        return _define_view(v["view"], v.get("aliases", []), v["query"], v.get("replace"), state)
+    if "CreateTableAsStmt" in node:
+        c = node["CreateTableAsStmt"]
+        into = c["into"]
+        kind = "view" if c.get("objtype") == "OBJECT_MATVIEW" else "table"
+        return _define_view(into["rel"], into.get("colNames", []), c["query"], False, state, kind)
+    if "AlterTableStmt" in node:
+        return _alter(node["AlterTableStmt"], state)
+    if "RenameStmt" in node:
+        return _rename(node["RenameStmt"], state)
+    if "DropStmt" in node:
+        return _drop(node["DropStmt"], state)
+    return None
+
+
+def _create_table(c: dict[str, Any], state: DdlState) -> str | None:
+    rv = c["relation"]
+    key = state.key(rv)
+    if key in state.relations:
+        if c.get("if_not_exists"):
+            return None
+        return f"relation {key[0]}.{key[1]} is created twice; the later definition is kept"
+    columns: list[Column] = []
+    for parent in c.get("inhRelations", []):
+        found = state.find(parent["RangeVar"])
+        if found is None:
+            return f"CREATE TABLE {key[0]}.{key[1]} inherits from {parent['RangeVar']['relname']}, which is not defined before it"
+        columns.extend(found.columns)
+    for elt in c.get("tableElts", []):
+        if "ColumnDef" in elt:
+            d = elt["ColumnDef"]
+            columns.append(Column(d["colname"], type_name(d["typeName"])))
+        elif "TableLikeClause" in elt:
+            found = state.find(elt["TableLikeClause"]["relation"])
+            if found is None:
+                return f"CREATE TABLE {key[0]}.{key[1]} (LIKE ...) names a relation not defined before it"
+            columns.extend(found.columns)
+    state.relations[key] = Relation(key[0], key[1], "table", tuple(columns))
+    return None
+
+
+def _define_view(
+    rv: dict[str, Any],
+    aliases: list[Any],
+    query: dict[str, Any],
+    replace: Any,
+    state: DdlState,
+    kind: str = "view",
+) -> str | None:
+    key = state.key(rv)
+    if key in state.relations and not replace:
+        return f"relation {key[0]}.{key[1]} is created twice; the later definition is kept"
+    columns, problem = view_columns(query, state.find)
+    names = [a["String"]["sval"] for a in aliases]
+    if names:
+        if len(names) > len(columns):
+            return f"{kind} {key[0]}.{key[1]} names {len(names)} columns but its query has {len(columns)}"
+        columns = [Column(n, c.type) for n, c in zip(names, columns, strict=False)] + columns[
+            len(names) :
+        ]
+    state.relations[key] = Relation(key[0], key[1], kind, tuple(columns))
+    return problem
+
+
+def _alter(a: dict[str, Any], state: DdlState) -> str | None:
+    rv = a["relation"]
+    rel = state.find(rv)
+    if rel is None:
+        return None if a.get("missing_ok") else _unknown(rv, "ALTER TABLE")
+    columns = list(rel.columns)
+    for cmd in (c["AlterTableCmd"] for c in a.get("cmds", []) if "AlterTableCmd" in c):
+        sub = cmd.get("subtype")
+        names = [c.name for c in columns]
+        if sub == "AT_AddColumn":
+            d = cmd["def"]["ColumnDef"]
+            if d["colname"] in names:
+                if cmd.get("missing_ok"):
+                    continue
+                return f"ALTER TABLE adds column {d['colname']}, which {rel.qualified} already has"
+            columns.append(Column(d["colname"], type_name(d["typeName"])))
+        elif sub == "AT_DropColumn":
+            if cmd["name"] not in names:
+                if cmd.get("missing_ok"):
+                    continue
+                return (
+                    f"ALTER TABLE drops column {cmd['name']}, which {rel.qualified} does not have"
+                )
+            columns = [c for c in columns if c.name != cmd["name"]]
+        elif sub == "AT_AlterColumnType":
+            if cmd["name"] not in names:
+                return f"ALTER TABLE changes the type of column {cmd['name']}, which {rel.qualified} does not have"
+            new = type_name(cmd["def"]["ColumnDef"]["typeName"])
+            columns = [Column(c.name, new) if c.name == cmd["name"] else c for c in columns]
+    _replace(state, rel, Relation(rel.schema, rel.name, rel.kind, tuple(columns)))
+    return None
+
+
+def _rename(r: dict[str, Any], state: DdlState) -> str | None:
+    rv = r.get("relation")
+    kind = r.get("renameType")
+    if rv is None or kind not in ("OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_COLUMN", "OBJECT_MATVIEW"):
+        return None
+    rel = state.find(rv)
+    if rel is None:
+        return None if r.get("missing_ok") else _unknown(rv, "ALTER ... RENAME")
+    if kind == "OBJECT_COLUMN":
+        if rel.column(r["subname"]) is None:
+            return f"RENAME COLUMN {r['subname']}: {rel.qualified} has no such column"
+        cols = tuple(
+            Column(r["newname"], c.type) if c.name == r["subname"] else c for c in rel.columns
+        )
+        _replace(state, rel, Relation(rel.schema, rel.name, rel.kind, cols))
+    else:
+        del state.relations[(rel.schema, rel.name)]
+        state.relations[(rel.schema, r["newname"])] = Relation(
+            rel.schema, r["newname"], rel.kind, rel.columns
+        )
+    return None
+
+
+def _drop(d: dict[str, Any], state: DdlState) -> str | None:
+    if d.get("removeType") not in ("OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_MATVIEW"):
+        return None
+    for obj in d.get("objects", []):
+        names = [n["String"]["sval"] for n in obj.get("List", {}).get("items", [])]
+        rv = {"schemaname": names[-2] if len(names) > 1 else None, "relname": names[-1]}
+        rel = state.find(rv)
+        if rel is None:
+            if not d.get("missing_ok"):
+                return _unknown(rv, "DROP")
+            continue
+        del state.relations[(rel.schema, rel.name)]
+    return None
+
+
+def _replace(state: DdlState, old: Relation, new: Relation) -> None:
+    state.relations[(old.schema, old.name)] = new
+
+
+def _unknown(rv: dict[str, Any], what: str) -> str:
+    name = f"{rv['schemaname']}.{rv['relname']}" if rv.get("schemaname") else rv["relname"]
+    return f"{what} names {name}, which no earlier statement defines"

@@ -1,0 +1,150 @@
+"""The columns a view's query yields, named as PostgreSQL names them.
+
+A target's name is its alias, else the last field of a column reference, else
+the function or cast name, else ``?column?``.  ``*`` and ``alias.*`` expand
+from the relations of FROM that earlier statements defined.  Types come from
+the referenced column or the cast; anything else is ``unknown`` (the live
+PostgreSQL path will report real types).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evidence_tool.catalog.model import Column, Relation
+
+Finder = Callable[[dict[str, Any]], Relation | None]
+
+
+def view_columns(query: dict[str, Any], find: Finder) -> tuple[list[Column], str | None]:
+    select = query.get("SelectStmt", query)
+    if "targetList" not in select and "op" not in select and "valuesLists" not in select:
+        return [], "the view's query is not a SELECT; its columns are unknown"
+    find = _with_ctes(select, find)
+    # UNION & co. name their columns by the left arm.
+    while select.get("op", "SETOP_NONE") != "SETOP_NONE" and "larg" in select:
+        select = select["larg"].get("SelectStmt", select["larg"])
+    if "valuesLists" in select:
+        width = len(select["valuesLists"][0].get("List", {}).get("items", []))
+        return [Column(f"column{i + 1}", "unknown") for i in range(width)], None
+    scope, missing = _from_scope(select.get("fromClause", []), find)
+    columns: list[Column] = []
+    for target in select.get("targetList", []):
+        res = target.get("ResTarget", {})
+        val = res.get("val", {})
+        star = _star(val)
+        if star is not None:
+            expanded = _expand(star, scope)
+            if expanded is None:
+                return columns, (
+                    f"the view selects {'.'.join(star) + '.*' if star else '*'} from "
+                    f"{', '.join(missing) or 'a relation'} that no earlier statement defines"
+                )
+            columns.extend(expanded)
+            continue
+        columns.append(Column(res.get("name") or _name(val), _type(val, scope)))
+    if missing:
+        return columns, f"the view reads {', '.join(missing)}, which no earlier statement defines"
+    return columns, None
+
+
+def _from_scope(items: list[Any], find: Finder) -> tuple[list[tuple[str, Relation]], list[str]]:
+    """(alias or name, relation) of every FROM item in order; names of unknown ones."""
+    scope: list[tuple[str, Relation]] = []
+    missing: list[str] = []
+    stack = list(reversed(items))
+    while stack:
+        item = stack.pop()
+        if "RangeVar" in item:
+            rv = item["RangeVar"]
+            rel = find(rv)
+            if rel is None:
+                missing.append(
+                    f"{rv['schemaname']}.{rv['relname']}" if rv.get("schemaname") else rv["relname"]
+                )
+                continue
+            scope.append((rv.get("alias", {}).get("aliasname") or rv["relname"], rel))
+        elif "JoinExpr" in item:
+            j = item["JoinExpr"]
+            stack.extend([j["rarg"], j["larg"]])
+        elif "RangeSubselect" in item:
+            sub = item["RangeSubselect"]
+            cols, problem = view_columns(sub["subquery"], find)
+            alias = sub.get("alias", {}).get("aliasname", "")
+            if problem is None:
+                scope.append((alias, Relation("", alias or "?", "view", tuple(cols))))
+            else:
+                missing.append(f"the sub-select {alias}".strip())
+    return scope, missing
+
+
+def _with_ctes(select: dict[str, Any], find: Finder) -> Finder:
+    """``find`` that also knows the query's WITH names (they hide relations of that name)."""
+    ctes: dict[str, Relation] = {}
+    for cte in select.get("withClause", {}).get("ctes", []):
+        c = cte.get("CommonTableExpr", {})
+        inner = _finder_with(find, ctes)
+        cols, problem = view_columns(c.get("ctequery", {}), inner)
+        if problem is None:
+            names = [a["String"]["sval"] for a in c.get("aliascolnames", [])]
+            cols = [Column(n, col.type) for n, col in zip(names, cols, strict=False)] + cols[
+                len(names) :
+            ]
+            ctes[c["ctename"]] = Relation("", c["ctename"], "view", tuple(cols))
+    return _finder_with(find, ctes) if ctes else find
+
+
+def _finder_with(find: Finder, ctes: dict[str, Relation]) -> Finder:
+    def lookup(rv: dict[str, Any]) -> Relation | None:
+        if not rv.get("schemaname") and rv.get("relname") in ctes:
+            return ctes[rv["relname"]]
+        return find(rv)
+
+    return lookup
+
+
+def _star(val: dict[str, Any]) -> list[str] | None:
+    fields = val.get("ColumnRef", {}).get("fields")
+    if fields and "A_Star" in fields[-1]:
+        return [f.get("String", {}).get("sval", "") for f in fields[:-1]]
+    return None
+
+
+def _expand(qualifier: list[str], scope: list[tuple[str, Relation]]) -> list[Column] | None:
+    if not qualifier:
+        return [c for _, rel in scope for c in rel.columns] if scope else None
+    for alias, rel in scope:
+        if alias == qualifier[-1]:
+            return list(rel.columns)
+    return None
+
+
+def _name(val: dict[str, Any]) -> str:
+    if "ColumnRef" in val:
+        return str(val["ColumnRef"]["fields"][-1].get("String", {}).get("sval", "?column?"))
+    if "FuncCall" in val:
+        return str(val["FuncCall"]["funcname"][-1]["String"]["sval"])
+    if "TypeCast" in val:
+        inner = val["TypeCast"]["arg"]
+        if "ColumnRef" in inner or "FuncCall" in inner:
+            return _name(inner)
+        names = val["TypeCast"]["typeName"].get("names", [])
+        return str(names[-1]["String"]["sval"]) if names else "?column?"
+    return "?column?"
+
+
+def _type(val: dict[str, Any], scope: list[tuple[str, Relation]]) -> str:
+    from evidence_tool.catalog.statements import type_name
+
+    if "TypeCast" in val:
+        return type_name(val["TypeCast"]["typeName"])
+    fields = val.get("ColumnRef", {}).get("fields")
+    if fields:
+        names = [f.get("String", {}).get("sval", "") for f in fields]
+        for alias, rel in scope:
+            if len(names) == 1 or names[-2] == alias:
+                col = rel.column(names[-1])
+                if col is not None:
+                    return col.type
+    return "unknown"
