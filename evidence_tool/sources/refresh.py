@@ -2,7 +2,8 @@
 
 Fetching and refining run without the archive lock (they may be slow); the
 comparisons are then computed and written under the lock against the files as
-they are at that moment.  Any failure before that point raises and leaves
+they are at that moment, and new proposals are cached under it too (a locked
+run's sweep owns every temp file, the cache's included).  Any failure before that point raises and leaves
 sources.json, earlier comparisons and the active revision untouched; a dry run
 follows the same path and writes nothing.
 """
@@ -16,7 +17,7 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import UnknownNameError
+from evidence_tool.errors import EvidenceError, LockHeldError, UnknownNameError
 from evidence_tool.sources import compare, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
@@ -60,12 +61,12 @@ def refine_all(
     refiner: UnitsRefiner | CommandRefiner,
     default_language: str,
     progress: Progress | None,
-    *,
-    keep: bool = True,
+    made: list[tuple[str, Proposal]],
 ) -> list[Refined]:
     """Refine each changed document once per (bytes, refiner): a proposal already made is
-    read from the cache; the first refinement failure raises (E502).  ``keep=False`` (a
-    dry run) writes nothing, not even to the cache."""
+    read from the cache; the first refinement failure raises (E502).  New proposals are
+    appended to ``made`` for the caller to cache under the lock (nothing is written here:
+    this runs unlocked, and a locked run's sweep owns every temp file in the cache)."""
     view: compare.ArchiveView | None = None  # only a refiner run needs the current units
     out = []
     for n, doc in enumerate(docs):
@@ -83,14 +84,27 @@ def refine_all(
             view = view or compare.ArchiveView.load(archive)
             request = build_request(doc, meta, language, view.request_units(doc.source_id))
             proposal = refiner.refine(doc, request)
-            if keep:
-                # Kept at once: a later source's failure must not waste this refinement.
-                proposals.save(archive.layout, key, proposal)
+            made.append((key, proposal))
         check_excerpts(proposal, doc.text)
         out.append(Refined(doc, meta, proposal))
     if progress:
         progress("refining", len(docs), len(docs))
     return out
+
+
+def _cache_what_was_paid_for(
+    archive: LocalEvidenceArchive, made: list[tuple[str, Proposal]]
+) -> None:
+    """Cache the proposals of a refresh that then failed, under the lock like every write;
+    a busy lock only costs a later refresh the refinement again."""
+    if not made:
+        return
+    try:
+        with archive.locked("refresh"):
+            for key, proposal in made:
+                proposals.save(archive.layout, key, proposal)
+    except LockHeldError:
+        pass
 
 
 def _record(registry: dict[str, Any], doc: Acquired, meta: DocumentMeta, at: str) -> dict[str, Any]:
@@ -196,15 +210,21 @@ def refresh(
     selected, scope = _select(candidates, only, registry)
     check_count(selected, policy)
     docs = acquire(selected, policy, progress)
-    refined = refine_all(
-        archive, docs, registry, refiner, default_language, progress, keep=not dry_run
-    )
+    made: list[tuple[str, Proposal]] = []
+    try:
+        refined = refine_all(archive, docs, registry, refiner, default_language, progress, made)
+    except EvidenceError:
+        if not dry_run:
+            _cache_what_was_paid_for(archive, made)  # a later failure wastes no refinement
+        raise
     seen = {c.source_id for c in candidates}
     at = now()
     if dry_run:
         lines = _apply(archive, registry, refined, seen, scope, at)
         return {"dry_run": True, "wrote": False, "sources": lines}
     with archive.locked("refresh"):
+        for key, proposal in made:
+            proposals.save(layout, key, proposal)
         registry = store.read(layout)  # re-read: a decide may have finished meanwhile
         lines = _apply(archive, registry, refined, seen, scope, at)
         fsio.begin_step()  # the acquisitions, committed by the sources.json naming them
