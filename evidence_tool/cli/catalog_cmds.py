@@ -65,6 +65,9 @@ def check_cmd(
         from evidence_tool.errors import AvailabilityError
         from evidence_tool.workspace.descriptor import load_installation
 
+        # The workspace first, as every workspace command: outside one the answer is E603.
+        root = resolve_root(cctx, workspace_root, workspace_id)
+        ctx.workspace = str(root)
         installation = load_installation((cctx.find_root().obj or {}).get("installation"))
         settings = catalog_settings(installation, kind=kind, ddl=ddl, sqlite=sqlite)
         if sample_values:
@@ -72,8 +75,6 @@ def check_cmd(
                 "--sample-values is not in this version of evidence-tool; run the check without it",
                 code="E187",
             )
-        root = resolve_root(cctx, workspace_root, workspace_id)
-        ctx.workspace = str(root)
         checked = check_workspace(root, settings, StderrProgress.for_terminal(min_total=300))
         cat = checked.catalog
         return Report(
