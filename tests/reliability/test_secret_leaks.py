@@ -321,17 +321,6 @@ def _secret_urls(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    srv.start()
-    host, port = srv.get_host_and_port()
-    yield f"http://{host}:{port}"
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
 def moto_bucket(moto_endpoint: str) -> str:
     """A bucket with one draft, for sources whose endpoint_url carries credentials."""
     import boto3

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +26,6 @@ def test_attack_refresh_one_source_among_more_than_the_limit(workspace: Path) ->
     assert one.exit_code == 0, one.stdout
     assert [s["locator"] for s in one.json["result"]["sources"]] == [WARD]
     assert record(workspace, WARD)["comparison"] is not None
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 def _bucket(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,17 +76,6 @@ def test_literal_credentials_in_the_descriptor_are_stripped(
     assert SECRET not in result.stdout
     # Only the operator's own descriptor holds it (a warning case for the docs).
     assert _grep(workspace, SECRET) == ["workspace.yaml"]
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 def test_s3_source_with_credentials_from_the_environment(
