@@ -47,6 +47,21 @@ def format_paths(paths: Iterable[str | os.PathLike[str]], *, check: bool) -> For
                 )
             )
         else:
-            fsio.write_atomic(f.path, canonical, make_parents=False)
+            try:
+                # Only over the bytes just read: an editor's save since then is theirs.
+                fsio.write_atomic(f.path, canonical, make_parents=False, expected=f.file_hash)
+            except fsio.Changed:
+                report.changed.remove(f.rel)
+                report.errors.append(
+                    Diagnostic(
+                        "E301",
+                        "changed while fmt was formatting it (an editor saved it?); it was "
+                        "left as saved: run 'tht evidence fmt' on it again",
+                        f.rel,
+                        None,
+                        None,
+                        f.unit.id,
+                    )
+                )
     report.errors.sort(key=Diagnostic.sort_key)
     return report
