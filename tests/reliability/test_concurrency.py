@@ -175,7 +175,10 @@ def test_an_editor_saving_in_a_loop_never_loses_a_save(
         transient += report["transient"]
         errors = (run.envelope or {}).get("errors") or [{}]
         code = errors[0].get("code") or "ok"
-        assert (code, run.status) in {("ok", 0), ("E301", 3), ("E302", 3), ("E304", 3)}, run.stdout
+        # E108: the scan caught the editor's own temp file mid-save (a non-unit file under
+        # curated/); the decision stays saved for --retry and nothing is lost.
+        allowed = {("ok", 0), ("E301", 3), ("E302", 3), ("E304", 3), ("E108", 1)}
+        assert (code, run.status) in allowed, run.stdout
         outcomes[code] = outcomes.get(code, 0) + 1
         K.remove_run(run_dir)
     assert lost == 0, f"{lost} saves of the editor were replaced by decide"
