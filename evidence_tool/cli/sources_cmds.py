@@ -92,14 +92,15 @@ def list_body(s: Any) -> Report:
 
 def show_body(s: Any, source_id: str) -> Report:
     """One source: identity, hashes, pending comparison, citing units, retraction warning."""
+    from evidence_tool.cli.reporters import scalar
     from evidence_tool.errors import Warning_
 
     r = s.sources_show(source_id)
-    lines = [f"{k}: {r[k]}" for k in ("source_id", "locator", "kind", "status", "title")]
+    lines = [f"{k}: {scalar(r[k])}" for k in ("source_id", "locator", "kind", "status", "title")]
     ident = r["identifier"]
     lines.append(f"identifier: {ident['type']}:{ident['value']}" if ident else "identifier: -")
     lines += [f"{k}: {r[k] or '-'}" for k in ("adopted_hash", "acknowledged_hash")]
-    lines.append(f"suppressed: {r['suppressed']}")
+    lines.append(f"suppressed: {scalar(r['suppressed'])}")
     lines += [f"cites: {c['id']} (as {c['as']})" for c in r["citing_units"]]
     comp = r.get("comparison")
     if comp:

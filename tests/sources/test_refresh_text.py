@@ -64,3 +64,22 @@ def test_a_dry_run_prints_no_decide_command(workspace: Path) -> None:
     lines = _text_refresh(workspace, "--dry-run")
     assert sum(line.startswith("compared") for line in lines) == 2, lines
     assert _commands(lines) == [] and lines[-1] == "dry run: nothing written"
+
+
+def test_sources_show_text_has_no_reprs(tmp_path: Path) -> None:
+    """A source without a title, not suppressed: '-' and 'no', never None or False."""
+    ws = tmp_path / "ward workspace"
+    shutil.copytree(Path(__file__).parents[2] / "fixtures/workspace", ws)
+    _text_refresh(ws)
+    shown = 0
+    for loc in (LAB, WARD):
+        sid = record(ws, loc)["source_id"]
+        result = invoke(
+            ["workspace", "evidence", "sources", "show", sid, "--workspace-root", str(ws)]
+        )
+        assert result.exit_code == 0, result.stdout
+        words = result.stdout.replace(":", " ").split()
+        assert not {"None", "False", "True"} & set(words), result.stdout
+        assert "suppressed: no" in result.stdout or "suppressed: yes" in result.stdout
+        shown += 1
+    assert shown == 2
