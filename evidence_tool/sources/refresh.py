@@ -17,7 +17,7 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import EvidenceError, LockHeldError, UnknownNameError
+from evidence_tool.errors import EvidenceError, LockHeldError
 from evidence_tool.sources import compare, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
@@ -29,6 +29,7 @@ from evidence_tool.sources.refiner import (
     build_request,
     check_excerpts,
 )
+from evidence_tool.sources.registry import resolve_id
 
 
 @dataclass
@@ -44,14 +45,13 @@ def _select(
     """The candidates to fetch, and the ids this refresh may mark missing (None: all)."""
     if only is None:
         return candidates, None
-    known = {c.source_id for c in candidates} | set(registry["sources"])
-    matches = sorted(i for i in known if i == only or (len(only) >= 6 and i.startswith(only)))
-    if len(matches) != 1:
-        what = "is ambiguous" if matches else "is not a known or discovered source"
-        raise UnknownNameError(
-            f"source id {only!r} {what}; 'tht workspace evidence sources list' shows them"
-        )
-    return [c for c in candidates if c.source_id == matches[0]], {matches[0]}
+    # Known ids are the registry's and what discovery found now: one resolver (E904 with
+    # the candidates by short id and locator) answers for refresh, decide and show.
+    known = {"sources": {**registry["sources"]}}
+    for c in candidates:
+        known["sources"].setdefault(c.source_id, {"source_id": c.source_id, "locator": c.locator})
+    chosen = resolve_id(known, only)
+    return [c for c in candidates if c.source_id == chosen], {chosen}
 
 
 def refine_all(

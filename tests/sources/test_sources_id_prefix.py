@@ -98,3 +98,18 @@ def test_a_known_source_with_an_unknown_revision_stays_E304(workspace: Path) -> 
 
     assert result.exit_code == 3
     assert result.json["errors"][0]["code"] == "E304"
+
+
+@pytest.mark.parametrize("given", ["4", "b7c", "0123456789ab"])
+def test_refresh_with_a_bad_source_id_lists_the_discovered_candidates(
+    workspace: Path, given: str
+) -> None:
+    """Before any refresh the registry is empty: the candidates are what discovery found."""
+    before = tree_state(workspace)
+    result = refresh(workspace, "--source-id", given)
+    assert result.exit_code == 2, result.stdout
+    assert [e["code"] for e in result.json["errors"]] == ["E904"]
+    message = result.json["errors"][0]["message"]
+    assert ("too short" in message) == (len(given) < 6), message
+    assert LAB in message and WARD in message, message
+    assert tree_state(workspace) == before
