@@ -64,10 +64,17 @@ class Session:
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
 
+        # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
+        missing = missing_warnings(self.archive)
         result = consolidate(
-            self.archive, actor, activate, dry_run, warnings_as_errors=warnings_as_errors
+            self.archive,
+            actor,
+            activate,
+            dry_run,
+            warnings_as_errors=warnings_as_errors,
+            extra_warnings=missing,
         )
-        result.warnings = [*result.warnings, *missing_warnings(self.archive)]  # W151
+        result.warnings = [*result.warnings, *missing]
         return result
 
     def status(self) -> dict[str, Any]:

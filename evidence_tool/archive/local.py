@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from evidence_tool.errors import (
     EvidenceError,
     IntegrityError,
     InvalidFilesError,
+    Warning_,
     refuse_warnings,
 )
 from evidence_tool.workspace import gcpause
@@ -273,17 +274,20 @@ class LocalEvidenceArchive:
         dry_run: bool = False,
         *,
         warnings_as_errors: bool = False,
+        extra_warnings: Sequence[Warning_] = (),
     ) -> ConsolidateResult:
         """Validate, derive provenance, snapshot, then activate (SPEC.md 5, steps 1-5).
 
         A dry run follows the same path, takes no lock and writes nothing.
-        ``warnings_as_errors`` refuses the files' coded warnings as E190 before any write.
+        ``warnings_as_errors`` refuses the files' coded warnings, and ``extra_warnings``
+        (found by a layer above, e.g. W151), as E190 before any write.
         """
+        refuse = list(extra_warnings) if warnings_as_errors else None
         with gcpause.paused():
             if dry_run:  # activate is only asked what a real run would do, never called
-                return self._consolidate(actor, activate, dry_run=True, strict=warnings_as_errors)
+                return self._consolidate(actor, activate, dry_run=True, refuse=refuse)
             with self.locked("consolidate"):
-                return self._consolidate(actor, activate, dry_run=False, strict=warnings_as_errors)
+                return self._consolidate(actor, activate, dry_run=False, refuse=refuse)
 
     def consolidate_locked(self, actor: str, activate: Activate | None) -> ConsolidateResult:
         """Consolidate while the caller already holds the lock (decide, restore)."""
@@ -296,8 +300,14 @@ class LocalEvidenceArchive:
         return report
 
     def _consolidate(
-        self, actor: str, activate: Activate | None, *, dry_run: bool, strict: bool = False
+        self,
+        actor: str,
+        activate: Activate | None,
+        *,
+        dry_run: bool,
+        refuse: list[Warning_] | None = None,
     ) -> ConsolidateResult:
+        """``refuse``: None, or warnings found above to refuse with the files' (E190)."""
         state = self.state()
         cache = StatCache.load(self.layout)
         report = self._valid_files(cache)
@@ -317,7 +327,7 @@ class LocalEvidenceArchive:
         )
         if d.errors:
             raise InvalidFilesError(d.errors)
-        refused = refuse_warnings(report.warnings)[0] if strict else []
+        refused = refuse_warnings([*report.warnings, *refuse])[0] if refuse is not None else []
         if refused:
             raise InvalidFilesError(refused)
         if not dry_run:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -47,10 +48,14 @@ def consolidate(
     dry_run: bool = False,
     *,
     warnings_as_errors: bool = False,
+    extra_warnings: Sequence[Warning_] = (),
 ) -> ConsolidateResult:
     """Consolidate; while ``evidence/manifest.yaml`` exists, migrate the workspace first."""
     root = archive.layout.root
-    strict = {"warnings_as_errors": warnings_as_errors}
+    strict: dict[str, Any] = {
+        "warnings_as_errors": warnings_as_errors,
+        "extra_warnings": extra_warnings,
+    }
     if not has_legacy_manifest(root):
         return archive.consolidate(actor, activate, dry_run, **strict)
     migration = migrate(root, actor, dry_run=dry_run)

@@ -80,3 +80,21 @@ def test_retiring_the_units_of_a_vanished_source_ends_the_warning(workspace: Pat
     assert second.exit_code == 0, second.stdout
     assert _w151(second.json["warnings"]) == {}
     assert _w151(tht(workspace, "status").json["warnings"]) == {}
+
+
+def test_warnings_as_errors_refuses_a_missing_source_before_any_write(workspace: Path) -> None:
+    """W151 is found above the archive; --warnings-as-errors refuses it like the files'."""
+    _adopt_ward(workspace)
+    (workspace / WARD_PATH).unlink()
+    assert source_line(refresh(workspace), WARD)["status"] == "missing"
+    unit = workspace / TIPO_REPARTO_FILE
+    unit.write_text(unit.read_text() + "\nRivisto in reparto.\n")
+    managed = workspace / "evidence/.local"
+    before = sorted(p.name for p in (managed / "snapshots").iterdir())
+    refused = tht(workspace, "consolidate", "--warnings-as-errors")
+    assert refused.exit_code == 1, refused.stdout
+    errors = refused.json["errors"]
+    assert {e["code"] for e in errors} == {"E190"}
+    assert {e["path"] for e in errors} == {POSTO_LETTO_FILE, TIPO_REPARTO_FILE}
+    assert sorted(p.name for p in (managed / "snapshots").iterdir()) == before
+    assert tht(workspace, "consolidate").exit_code == 0  # without the flag: a warning
