@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import CliResult
@@ -274,3 +275,33 @@ def test_new_cut_short_by_a_refused_write_runs_again(
     assert again.exit_code == 0, again.stderr
     assert len(list((target / "evidence/curated").rglob("*.md"))) == 8
     assert load_workspace_descriptor(target).id == "cut"
+
+
+def test_a_gitignore_edited_while_new_runs_is_never_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The operator saves .gitignore after new has read it and before new writes it."""
+    from evidence_tool.errors import EvidenceError
+    from evidence_tool.workspace import create
+
+    target = tmp_path / "radiology"
+    target.mkdir()
+    ignore = target / ".gitignore"
+    ignore.write_text("build/\n")
+    edited = b"build/\ndist/\n"
+    read_it = create._gitignore
+    fired: list[bool] = []
+
+    def then_the_operator_saves(layout: Any) -> Any:
+        out = read_it(layout)
+        ignore.write_bytes(edited)
+        fired.append(True)
+        return out
+
+    monkeypatch.setattr(create, "_gitignore", then_the_operator_saves)
+    with pytest.raises(EvidenceError) as refused:
+        create.create_workspace(target, "radiology", "en")
+    assert fired, "the race never happened: the test proves nothing"
+    assert refused.value.code == "E903"
+    assert ignore.read_bytes() == edited
+    assert not (target / "workspace.yaml").exists()

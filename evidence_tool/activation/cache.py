@@ -8,15 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool import fsio
-from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.cachedir import ensure_cache
 
-
-def ensure_cache(layout: Layout) -> Path:
-    cache = layout.cache
-    ignore = cache / ".gitignore"
-    if not ignore.exists():
-        fsio.write_atomic(ignore, b"# derived by evidence-tool: never commit\n*\n")
-    return cache
+__all__ = ["ensure_cache", "jsonl_bytes", "write_jsonl"]
 
 
 def jsonl_bytes(records: Iterable[dict[str, Any]]) -> bytes:

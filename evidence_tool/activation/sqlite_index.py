@@ -203,12 +203,9 @@ class SqliteBackend:
         return index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
 
     def __call__(self, snapshot: Snapshot) -> None:
-        if not self.layout.inside(self.layout.cache):
-            # SQLite writes its file itself, past fsio's containment: refuse first.
-            raise ActivationError(
-                f"{self.layout.cache.name} links outside the workspace; the index is built "
-                "only inside it: replace the link with a folder"
-            )
+        # SQLite writes its file itself, past fsio's containment: the one rule (E108) again,
+        # under the lock, right before it writes.
+        self.layout.require_contained()
         cache = ensure_cache(self.layout)
         # A build killed earlier leaves its temp file (and, before journal_mode=OFF, a
         # '-journal' beside it); the archive lock makes us the only builder.

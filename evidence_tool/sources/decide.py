@@ -63,12 +63,6 @@ def _comparison(
     return comparison
 
 
-def _full_id(registry: dict[str, Any], given: str) -> str:
-    """A full id or a unique prefix names its source; anything else is E904 with the
-    candidates (never E304 "no pending comparison", which would blame the revision)."""
-    return resolve_id(registry, given)
-
-
 def _keep(comparison: dict[str, Any], actor: str, at: str) -> dict[str, Any]:
     """Document-derived units become manual declarations that keep their lineage."""
     declarations = {
@@ -186,7 +180,7 @@ def decide(
             # Without a baseline, provenance cannot be derived against anything.
             raise NotReadyError("the archive is not initialized: run 'tht workspace evidence init'")
         registry = store.read(archive.layout)
-        sid = _full_id(registry, sid)
+        sid = resolve_id(registry, sid)
         saved = (registry["sources"].get(sid) or {}).get("decision") or {}
         if saved.get("revision") == revision and saved.get("decision") == decision:
             # The same decision, already saved by a run that was interrupted (or that
@@ -266,7 +260,7 @@ def retry(
     """Re-activate a saved decision: no source is read, only the archive."""
     with archive.locked("decide --retry"):
         registry = store.read(archive.layout)
-        sid = _full_id(registry, sid)
+        sid = resolve_id(registry, sid)
         record = registry["sources"].get(sid)
         if not record or not record.get("decision"):
             raise NotReadyError(

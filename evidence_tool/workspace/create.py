@@ -8,7 +8,6 @@ is not a workspace yet and the same command can simply run again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.unit.fields import KINDS
+from evidence_tool.unit.hashing import sha256_hex
 from evidence_tool.unit.yaml_strict import dump
 from evidence_tool.workspace.descriptor import parse_descriptor
 from evidence_tool.workspace.examples import example_units
@@ -97,10 +97,12 @@ def _check_target(layout: Layout, examples: dict[str, bytes]) -> None:
         )
 
 
-def _gitignore(layout: Layout) -> bytes | None:
-    """The .gitignore with the missing archive lines appended; None if none is missing."""
+def _gitignore(layout: Layout) -> tuple[str | None, bytes] | None:
+    """(sha256 of the .gitignore read, or None if there is none; that file with the
+    missing archive lines appended), or None if none is missing."""
     path = layout.root / ".gitignore"
-    old = path.read_bytes() if path.is_file() else b""
+    found = path.read_bytes() if path.is_file() else None
+    old = found or b""
     # '.evidence-cache', '/.evidence-cache/' and '.evidence-cache/' ignore the same folder.
     present = {line.strip().strip("/") for line in old.decode("utf-8", "replace").splitlines()}
     missing = [line for line in GITIGNORE_LINES if line.strip("/") not in present]
@@ -110,7 +112,8 @@ def _gitignore(layout: Layout) -> bytes | None:
     added = "# Machine-local files of evidence-tool: never commit.\n" + "".join(
         f"{line}\n" for line in missing
     )
-    return head + added.encode("utf-8")
+    # The hash of these very bytes: an edit after this read is refused, never overwritten.
+    return (None if found is None else sha256_hex(found)), head + added.encode("utf-8")
 
 
 def create_workspace(
@@ -140,9 +143,8 @@ def create_workspace(
                 written.append(layout.rel(layout.curated / rel))
         ignore = _gitignore(layout)
         if ignore is not None:
-            path = layout.root / ".gitignore"
-            old = path.read_bytes() if path.is_file() else None
-            fsio.write_atomic(path, ignore, expected=_sha256(old))
+            read, data = ignore
+            fsio.write_atomic(layout.root / ".gitignore", data, expected=read)
             written.append(".gitignore")
         # Last: the folder becomes a workspace only once everything above is in place.
         fsio.write_atomic(layout.descriptor, descriptor, expected=None)
@@ -163,7 +165,3 @@ def create_workspace(
             path=str(exc.filename or layout.root),
         ) from None
     return NewWorkspace(layout.root, workspace_id, name, language, written)
-
-
-def _sha256(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
