@@ -158,7 +158,6 @@ def _statements(text: str) -> list[tuple[int, str]]:
 def _read_statement(path: Path, text: str, start: int, sql: str, state: DdlState) -> None:
     from pglast import parser
 
-    line = text.count("\n", 0, start) + 1 + _leading_lines(sql)
     try:
         tree = json.loads(parser.parse_sql_json(sql))
     except Exception as exc:  # ParseError, or pglast's plain errors on odd input
@@ -173,6 +172,9 @@ def _read_statement(path: Path, text: str, start: int, sql: str, state: DdlState
         node = stmt.get("stmt", {})
         problem = apply_statement(node, state)
         if problem:
+            # Counted only for a finding (at most MAX_FINDINGS_PER_FILE a file): counting
+            # for every statement made a large file quadratic.
+            line = text.count("\n", 0, start) + 1 + _leading_lines(sql)
             state.findings.append(Diagnostic("E185", problem, str(path), line, 1))
 
 

@@ -81,6 +81,8 @@ def apply_statement(node: dict[str, Any], state: DdlState) -> str | None:
         c = node["CreateTableAsStmt"]
         into = c["into"]
         kind = "view" if c.get("objtype") == "OBJECT_MATVIEW" else "table"
+        if c.get("if_not_exists") and state.key(into["rel"]) in state.relations:
+            return None  # CREATE ... AS ... IF NOT EXISTS: the existing one stays, as in PostgreSQL
         return _define_view(into["rel"], into.get("colNames", []), c["query"], False, state, kind)
     if "AlterTableStmt" in node:
         return _alter(node["AlterTableStmt"], state)
@@ -97,7 +99,7 @@ def _create_table(c: dict[str, Any], state: DdlState) -> str | None:
     if key in state.relations:
         if c.get("if_not_exists"):
             return None
-        return f"relation {key[0]}.{key[1]} is created twice; the later definition is kept"
+        return f"relation {key[0]}.{key[1]} is created twice; the first definition is kept (PostgreSQL refuses the second)"
     columns: list[Column] = []
     for parent in c.get("inhRelations", []):
         found = state.find(parent["RangeVar"])
@@ -127,7 +129,7 @@ def _define_view(
 ) -> str | None:
     key = state.key(rv)
     if key in state.relations and not replace:
-        return f"relation {key[0]}.{key[1]} is created twice; the later definition is kept"
+        return f"relation {key[0]}.{key[1]} is created twice; the first definition is kept (PostgreSQL refuses the second)"
     columns, problem = view_columns(query, state.find)
     names = [a["String"]["sval"] for a in aliases]
     if names:

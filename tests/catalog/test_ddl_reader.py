@@ -129,3 +129,34 @@ def test_views_over_subqueries_and_ctes_expand_their_stars(tmp_path: Path) -> No
         ("stay_id", "bigint"),
         ("ward_code", "text"),
     ]
+
+
+def test_a_relation_created_twice_keeps_the_first_as_postgresql_does(tmp_path: Path) -> None:
+    catalog, problems = ddl(
+        tmp_path,
+        "CREATE TABLE k.ward (code text);\nCREATE TABLE k.ward (name text, beds int);\n"
+        "CREATE TABLE k.snap AS SELECT code FROM k.ward;\n"
+        "CREATE TABLE IF NOT EXISTS k.snap AS SELECT code, code AS again FROM k.ward;",
+    )
+    assert columns(catalog, "k", "ward") == [("code", "text")]
+    assert columns(catalog, "k", "snap") == [("code", "text")]
+    assert [(line, "first definition is kept" in msg) for _f, line, msg in problems] == [(2, True)]
+
+
+def test_the_documented_forms_give_their_columns(tmp_path: Path) -> None:
+    """LIKE, INHERITS, CREATE TABLE AS, materialized and VALUES views (docs/catalog.md)."""
+    catalog, problems = ddl(
+        tmp_path,
+        "CREATE TABLE d.base (id bigint, at date);\n"
+        "CREATE TABLE d.copy (LIKE d.base, extra text);\n"
+        "CREATE TABLE d.child (note text) INHERITS (d.base);\n"
+        "CREATE TABLE d.cta AS SELECT id, at AS day FROM d.base;\n"
+        "CREATE MATERIALIZED VIEW d.mat AS SELECT id FROM d.base;\n"
+        "CREATE VIEW d.vals (code, label) AS VALUES ('A', 'alpha');",
+    )
+    assert problems == []
+    assert columns(catalog, "d", "copy") == [("id", "bigint"), ("at", "date"), ("extra", "text")]
+    assert columns(catalog, "d", "child") == [("id", "bigint"), ("at", "date"), ("note", "text")]
+    assert columns(catalog, "d", "cta") == [("id", "bigint"), ("day", "date")]
+    assert [c for c, _t in columns(catalog, "d", "mat")] == ["id"]
+    assert [c for c, _t in columns(catalog, "d", "vals")] == ["code", "label"]

@@ -110,3 +110,30 @@ def test_attack_sqlite_check_never_writes_the_database(workspace: Path, tmp_path
     assert {e["code"] for e in result.json["errors"]} == {"E180"}
     assert (db.read_bytes(), db.stat().st_mtime_ns) == before
     assert sorted(p.name for p in folder.iterdir()) == ["w.db"]  # no journal, no -wal
+
+
+def test_attack_many_statements_cost_no_line_count_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line numbers are counted from the file's start: counting them for every clean
+    statement made a 40,000-table file quadratic. Counted: only for findings."""
+    from evidence_tool.catalog import ddl
+
+    counted: list[int] = []
+    leading = ddl._leading_lines
+
+    def counting(sql: str) -> int:
+        counted.append(1)
+        return leading(sql)
+
+    monkeypatch.setattr(ddl, "_leading_lines", counting)
+    path = tmp_path / "wide.sql"
+    tables = 3_000
+    path.write_text(
+        "".join(f"CREATE TABLE w.t{n} (id int, label text);\n" for n in range(tables))
+        + "CREATE TABLE w.t7 (again int);\n"  # one finding: created twice
+    )
+    catalog, findings = read_ddl([str(path)])
+    assert len([r for r in catalog.relations if r.schema == "w"]) == tables
+    assert [f.line for f in findings] == [tables + 1]
+    assert len(counted) == len(findings) == 1
