@@ -109,10 +109,11 @@ class Journal:
         """
         data = parked.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
-        if digest in known or digest == current_hash(target):
+        held = current_hash(target)
+        if digest in known or digest == held:
             fsio.unlink(parked, missing_ok=True)
             return None
-        if current_hash(target) is None:
+        if held is None:
             fsio.write_atomic(target, data, expected=None)  # replay then reports E302
             fsio.unlink(parked)
             return None

@@ -195,7 +195,7 @@ class LocalEvidenceArchive:
         swap took out of an operator file (an editor's save, maybe): the journal settles
         it by its bytes, and any it keeps stop the operation (E302) -- operator bytes
         are never deleted."""
-        journaled = self.journal.images()
+        journaled: dict[str, set[str | None]] | None = None  # read at the first parked file
         kept: list[str] = []
         # The derived cache too: its files are written the same way and nobody else
         # would ever remove a temp file left there (os.walk follows no symlink).
@@ -206,6 +206,7 @@ class LocalEvidenceArchive:
                         fsio.unlink(os.path.join(dirpath, name), missing_ok=True)
                     elif parked := fsio.PARKED_NAME.fullmatch(name):
                         target = os.path.join(dirpath, parked.group(1))
+                        journaled = self.journal.images() if journaled is None else journaled
                         known = journaled.get(target, set())
                         where = self.journal.settle_parked(Path(dirpath, name), Path(target), known)
                         kept += [where] if where else []

@@ -253,6 +253,21 @@ def test_attack_missing_or_older_local_manifest_is_written_again(small: Path) ->
         assert again.json["warnings"] == [] and again.json["result"]["wrote"] is False
 
 
+def test_attack_a_comment_added_to_local_manifest_is_written_away_once(small: Path) -> None:
+    """Comments say nothing to the archive, but they are bytes the tool did not write: the
+    file is written again once (W701, the comment shown), then trusted by its seal."""
+    path = small / MIRROR
+    path.write_bytes(path.read_bytes() + b"# reviewed by the night shift\n")
+    assert tht(small, "verify").exit_code == 0  # it still says what the snapshot says
+    result = tht(small, "consolidate", "--no-activate")
+    assert result.exit_code == 0, result.stdout
+    assert [w["code"] for w in result.json["warnings"]] == ["W701"]
+    assert "night shift" in result.json["warnings"][0]["message"]
+    assert path.read_bytes() == _canonical(small)
+    again = tht(small, "consolidate", "--no-activate")
+    assert again.json["warnings"] == [] and again.json["result"]["wrote"] is False
+
+
 # -- (b) an id changed in place --------------------------------------------------------
 
 OLD_ID = "evidence:mapping:tax-code"
