@@ -17,7 +17,7 @@ import time
 import zlib
 from collections.abc import Collection
 from typing import Any
-from urllib.parse import quote, unquote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
@@ -33,10 +33,9 @@ from evidence_tool.sources.identity import (
 from evidence_tool.sources.policy import MAX_REDIRECTS, NetworkPolicy
 from evidence_tool.workspace.redact import (
     MalformedUrl,
-    clean_url,
     public_url,
     query_pairs,
-    redact_urls,
+    scrub,
 )
 
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -47,17 +46,11 @@ class _Scrubber:
 
     def __init__(self, url: str, env_values: list[str], safe_params: Collection[str]) -> None:
         parts = urlsplit(url)
-        found = [parts.username, parts.password, *env_values]
-        found += [v for k, v in query_pairs(parts.query) if k not in safe_params]
-        secrets = [s for s in found if s and len(s) >= 3]
-        secrets += [quote(s, safe="") for s in secrets] + [unquote(s) for s in secrets]
-        self.secrets = sorted(set(secrets), key=len, reverse=True)
+        self.secrets = [parts.username, parts.password, *env_values]
+        self.secrets += [v for k, v in query_pairs(parts.query) if k not in safe_params]
 
     def __call__(self, text: str) -> str:
-        text = redact_urls(text)  # a library message may quote the whole URL
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
+        return scrub(text, self.secrets)
 
 
 def _shown(url: str, first: str, hop: int) -> str:
@@ -125,11 +118,8 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or None)
 
 
-def _check_hop(
-    url: str, previous: str | None, policy: NetworkPolicy, shown: str | None = None
-) -> None:
+def _check_hop(url: str, previous: str | None, policy: NetworkPolicy, shown: str) -> None:
     parts = urlsplit(url)
-    shown = shown or clean_url(url)
     if parts.scheme not in ("http", "https"):
         raise SourceError(f"{shown}: only http and https URLs are fetched")
     if previous and urlsplit(previous).scheme == "https" and parts.scheme == "http":

@@ -20,7 +20,7 @@ from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import content_hash, normalize, s3_locator, source_id
 from evidence_tool.sources.policy import NetworkPolicy
-from evidence_tool.workspace.redact import MalformedUrl, public_url, redact_urls
+from evidence_tool.workspace.redact import MalformedUrl, public_url, scrub
 
 _CREDENTIAL_VARS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID")
 
@@ -74,12 +74,8 @@ def _client(spec: dict[str, Any], policy: NetworkPolicy, endpoint: str | None) -
 def _error(bucket: str, key: str | None, exc: Exception) -> SourceError:
     # botocore messages may quote the endpoint URL it tried, with its signed query.
     where = f"s3:{bucket}/{key}" if key else f"s3:{bucket}"
-    message = redact_urls(f"{where}: {type(exc).__name__}: {exc}")
-    for name in _CREDENTIAL_VARS:
-        value = os.environ.get(name)
-        if value and len(value) >= 3:
-            message = message.replace(value, "***")
-    return SourceError(message)
+    message = f"{where}: {type(exc).__name__}: {exc}"
+    return SourceError(scrub(message, [os.environ.get(name) for name in _CREDENTIAL_VARS]))
 
 
 def _get(client: Any, bucket: str, key: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 REDACTED = "***"
 _SECRET_WORDS = (
@@ -106,6 +106,17 @@ def clean_url(url: str) -> str:
 def redact_urls(text: str) -> str:
     """``text`` with every URL in it (a library's error message, a flag) made public."""
     return _URL.sub(lambda m: clean_url(m.group(0)), text) if "://" in text else text
+
+
+def scrub(text: str, values: Collection[str | None]) -> str:
+    """``text`` with its URLs made public and every secret value in it (as given, URL-quoted
+    or unquoted) replaced; values shorter than 3 characters would blank ordinary words."""
+    found = [v for v in values if v and len(v) >= 3]
+    forms = {*found, *(quote(v, safe="") for v in found), *(unquote(v) for v in found)}
+    text = redact_urls(text)  # a library message may quote the whole URL
+    for secret in sorted(forms, key=len, reverse=True):  # longest first: no partial leftovers
+        text = text.replace(secret, REDACTED)
+    return text
 
 
 def _redact_text(value: str) -> str:

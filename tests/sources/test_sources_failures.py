@@ -142,9 +142,10 @@ def test_https_to_http_redirect_is_refused() -> None:
     from evidence_tool.sources.policy import NetworkPolicy
 
     policy = NetworkPolicy(allowed_hosts=("docs.example.org",))
-    _check_hop("https://docs.example.org/a.md", None, policy)
+    _check_hop("https://docs.example.org/a.md", None, policy, "https://docs.example.org/a.md")
     with pytest.raises(SourceError, match="https to http"):
-        _check_hop("http://docs.example.org/a.md", "https://docs.example.org/b.md", policy)
+        hop = "http://docs.example.org/a.md"
+        _check_hop(hop, "https://docs.example.org/b.md", policy, hop)
 
 
 def test_no_installation_means_no_remote_access(workspace: Path, http_server: DocServer) -> None:
