@@ -20,8 +20,7 @@ from evidence_tool.unit.hashing import sha256_hex
 from evidence_tool.unit.yaml_strict import dump
 from evidence_tool.workspace.descriptor import parse_descriptor
 from evidence_tool.workspace.examples import example_units
-from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.locate import DESCRIPTOR
+from evidence_tool.workspace.layout import DESCRIPTOR, Layout, nearest_workspace
 
 # What a commit must never hold (gitflow.roles.NEVER_COMMITTED): without these lines
 # 'status' warns that the lock file is not ignored.
@@ -76,7 +75,7 @@ def _check_target(layout: Layout, examples: dict[str, bytes]) -> None:
             code="E903",
             path=str(layout.descriptor),
         )
-    outer = next((p for p in root.parents if os.path.lexists(p / DESCRIPTOR)), None)
+    outer = nearest_workspace(root.parent)
     if outer is not None and Layout.at(outer).holds_evidence(root):
         raise UsageError(
             f"{root} is inside the evidence tree of the workspace {outer}, which would read "

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from evidence_tool.errors import PathOutsideError
 
+DESCRIPTOR = "workspace.yaml"
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 # What the tool reads or writes under a workspace root, parents before children (so the
@@ -53,7 +54,7 @@ class Layout:
 
     @property
     def descriptor(self) -> Path:
-        return self.root / "workspace.yaml"
+        return self.root / DESCRIPTOR
 
     @property
     def lock(self) -> Path:
@@ -146,7 +147,7 @@ class Layout:
         real = os.path.realpath(path)
         root = os.path.realpath(self.root)
         evidence = os.path.join(root, "evidence")
-        owned = {os.path.join(root, "workspace.yaml"), os.path.join(root, ".evidence-archive.lock")}
+        owned = {os.path.join(root, DESCRIPTOR), os.path.join(root, ".evidence-archive.lock")}
         return real == evidence or real.startswith(evidence + os.sep) or real in owned
 
     def escapes(self) -> list[tuple[str, str]]:
@@ -196,16 +197,22 @@ class Layout:
         )
 
 
-def enclosing_workspace(path: str | os.PathLike[str]) -> Layout | None:
-    """The workspace ``path`` lies in: the nearest folder at or above it, symlinks not
-    resolved, that holds workspace.yaml or evidence/curated; None outside any workspace."""
-    probe = os.path.abspath(path)
-    while True:
-        if os.path.lexists(os.path.join(probe, "workspace.yaml")) or os.path.lexists(
-            os.path.join(probe, "evidence", "curated")
+def nearest_workspace(start: str | os.PathLike[str], *, curated_marks: bool = False) -> Path | None:
+    """The nearest folder at or above ``start`` (symlinks not resolved) holding
+    workspace.yaml -- or, with ``curated_marks``, evidence/curated; None if there is none.
+    lexists: a descriptor that is a folder or a dangling link still marks the workspace,
+    so its own error is reported rather than a parent's."""
+    probe = Path(os.path.abspath(start))
+    for folder in (probe, *probe.parents):
+        if os.path.lexists(folder / DESCRIPTOR) or (
+            curated_marks and os.path.lexists(folder / "evidence" / "curated")
         ):
-            return Layout(Path(probe))
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return None
-        probe = parent
+            return folder
+    return None
+
+
+def enclosing_workspace(path: str | os.PathLike[str]) -> Layout | None:
+    """The workspace ``path`` lies in (a folder holding workspace.yaml or evidence/curated
+    at or above it); None outside any workspace."""
+    found = nearest_workspace(path, curated_marks=True)
+    return None if found is None else Layout(found)

@@ -18,23 +18,17 @@ from evidence_tool.workspace.descriptor import (
     load_workspace_descriptor,
     workspace_root_from_installation,
 )
+from evidence_tool.workspace.layout import DESCRIPTOR, nearest_workspace
 
-DESCRIPTOR = "workspace.yaml"
 _WAYS_OUT = "pass --workspace-root PATH, or create a workspace with 'tht workspace new"
-
-
-def _holds_descriptor(folder: Path) -> bool:
-    # lexists: a descriptor that is a folder or a dangling link still marks the
-    # workspace, so its own error (E603/E902) is reported rather than a parent's.
-    return os.path.lexists(folder / DESCRIPTOR)
 
 
 def find_workspace(start: str | os.PathLike[str]) -> Path:
     """The nearest folder at or above ``start`` that holds ``workspace.yaml`` (E603 if none)."""
     start = Path(os.path.abspath(start))
-    for folder in (start, *start.parents):
-        if _holds_descriptor(folder):
-            return folder
+    found = nearest_workspace(start)
+    if found is not None:
+        return found
     raise AvailabilityError(
         f"no workspace here: neither {start} nor any folder above it holds {DESCRIPTOR}; "
         f"run the command inside a workspace, {_WAYS_OUT} --id ID --language LANG'",
@@ -54,8 +48,8 @@ def require_workspace(root: str | os.PathLike[str]) -> Path:
             code="E603",
             path=str(root),
         )
-    if not _holds_descriptor(root):
-        above = next((p for p in root.parents if _holds_descriptor(p)), None)
+    if not os.path.lexists(root / DESCRIPTOR):
+        above = nearest_workspace(root.parent)
         way_out = (
             f"the workspace above it is {above}: pass --workspace-root {above}"
             if above
