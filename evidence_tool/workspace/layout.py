@@ -16,7 +16,7 @@ NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 # link that causes an escape is the one named).  The lock is not here: it is opened with
 # O_NOFOLLOW, and a link there is refused as a held lock (E303).
 MANAGED = (
-    "workspace.yaml",
+    DESCRIPTOR,
     "evidence",
     "evidence/curated",
     "evidence/incoming",
