@@ -373,6 +373,14 @@ def refuse_warnings(warnings: list[Warning_]) -> tuple[list[Diagnostic], list[Wa
     return refused, [w for w in warnings if not w.code]
 
 
+def with_warnings_refused(
+    errors: list[Diagnostic], warnings: list[Warning_]
+) -> tuple[list[Diagnostic], list[Warning_]]:
+    """(errors with the coded warnings added as E190, in report order; the notes left)."""
+    refused, notes = refuse_warnings(warnings)
+    return sorted([*errors, *refused], key=Diagnostic.sort_key), notes
+
+
 class EvidenceError(Exception):
     """Base of every error a user can cause; carries a stable code."""
 

@@ -219,10 +219,9 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
         }
         warnings = [*rep.warnings, *(Warning_(note) for note in rep.notes)]
         if warnings_as_errors:
-            from evidence_tool.errors import Diagnostic, refuse_warnings
+            from evidence_tool.errors import with_warnings_refused
 
-            refused, warnings = refuse_warnings(warnings)
-            problems = sorted(problems + refused, key=Diagnostic.sort_key)
+            problems, warnings = with_warnings_refused(problems, warnings)
             result["problems"] = len(problems)
     else:
         problems, counts = verify(s.archive)

@@ -38,8 +38,7 @@ def scan_report(scanned: Any, warnings_as_errors: bool, noun: str = "file(s)") -
     errors E190 (and count as such)."""
     errors, warnings = list(scanned.errors), list(scanned.warnings)
     if warnings_as_errors:
-        refused, warnings = E.refuse_warnings(warnings)
-        errors = sorted(errors + refused, key=E.Diagnostic.sort_key)
+        errors, warnings = E.with_warnings_refused(errors, warnings)
     # A file with a refused warning counts as invalid, so the counts agree with the exit.
     summary = replace(scanned, errors=errors).summary()
     return Report(
