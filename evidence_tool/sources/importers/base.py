@@ -1,0 +1,164 @@
+"""What a source-format importer receives and returns (issue 16).
+
+An importer turns the files of one import source (a dbt project, a BIRD
+``dev.json``, ...) into v4 units, each with the exact source spans it came
+from.  It is pure and deterministic: the same bytes and options give the same
+result, so a second refresh of an unchanged source is ``unchanged`` and ids
+never move.  It writes nothing; the refresh pipeline turns its result into a
+proposal (excerpts verified against the bytes at each span, invalid units and
+review items raised, everything all-or-nothing like any refined document).
+
+Spans are byte offsets into the raw file, so a streaming reader can give them
+without holding the file as one string, and verification reads only the
+spans' bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from evidence_tool.errors import SourceError
+from evidence_tool.unit import AppliesTo, Metadata, Payload, Unit
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One regular file of an import source, already checked to lie inside the workspace."""
+
+    path: (
+        str  # relative to the source's root, '/'-separated (the file's own name for a file source)
+    )
+    abs_path: Path
+    size: int
+
+    def open(self) -> IO[bytes]:
+        return self.abs_path.open("rb")
+
+    def read_bytes(self, max_bytes: int) -> bytes:
+        """The whole file; E503 past ``max_bytes`` (the refresh bound), so a huge file is refused
+        rather than read: formats that can stream use ``open`` instead."""
+        if self.size > max_bytes:
+            raise SourceError(
+                f"{self.path} is larger than {max_bytes} bytes; one import file is read whole "
+                "only up to that size",
+                code="E503",
+                path=self.path,
+            )
+        return self.abs_path.read_bytes()
+
+
+@dataclass(frozen=True)
+class ImportInput:
+    files: tuple[SourceFile, ...]  # sorted by path; one entry for a file source
+    options: dict[
+        str, Any
+    ]  # the descriptor entry's ``options`` (format specific, validated by the importer)
+    language: str  # the source's language (descriptor entry, else the workspace default)
+    max_bytes: int  # per-file read bound of the refresh policy
+
+    def file(self, path: str) -> SourceFile | None:
+        return next((f for f in self.files if f.path == path), None)
+
+
+@dataclass(frozen=True)
+class Span:
+    """Exact bytes of a source file: ``text`` must equal ``raw[start:end].decode('utf-8')``."""
+
+    path: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class NotImported:
+    """Something the format carries that no unit field holds (listed in the comparison)."""
+
+    element: str  # e.g. "dbt model orders column status"
+    what: str  # e.g. "tags", "difficulty", "time grain"
+    span: Span | None = None
+
+
+@dataclass
+class Imported:
+    unit: Unit
+    spans: list[Span]
+
+
+@dataclass
+class ImportResult:
+    units: list[Imported] = field(default_factory=list)
+    # Review items: (code, message, unit_id).  Codes used so far: "meaning-missing",
+    # "not-representable", "invalid-element"; a new code is named in docs/importers.md.
+    review_items: list[tuple[str, str, str | None]] = field(default_factory=list)
+    not_imported: list[NotImported] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # e.g. {"ddl": 3}: counted, not evidence
+
+    def review(self, code: str, message: str, unit_id: str | None = None) -> None:
+        self.review_items.append((code, message, unit_id))
+
+
+class Importer(Protocol):
+    format: str  # "dbt", "dbt-manifest", "bird", "wrenai", "vanna", "cortex"
+
+    def read(self, source: ImportInput) -> ImportResult: ...
+
+
+def make_unit(
+    *,
+    id: str,
+    language: str,
+    title: str,
+    payload: Payload,
+    purposes: tuple[str, ...],
+    tables: tuple[str, ...] = (),
+    columns: tuple[str, ...] = (),
+    concepts: tuple[str, ...] = (),
+) -> Unit:
+    """A unit from its parts; the pipeline renders and re-parses it, so an invalid one (a formula
+    that is not one expression, an empty field) becomes a review item, never a curated file."""
+    meta = Metadata(
+        id=id,
+        kind=payload.kind,
+        language=language,
+        purposes=purposes,
+        applies_to=AppliesTo(concepts=concepts, tables=tables, columns=columns),
+    )
+    return Unit(meta, title, payload)
+
+
+def line_spans(raw: bytes, path: str) -> Iterator[Span]:
+    """One span per line (without its newline): a helper for line-oriented formats."""
+    start = 0
+    for line in raw.split(b"\n"):
+        end = start + len(line)
+        yield Span(path, start, end, line.decode("utf-8", "replace"))
+        start = end + 1
+
+
+def slug(text: str) -> str:
+    """An id segment from a name: lowercase; runs outside [a-z0-9_-] become one '-'."""
+    out: list[str] = []
+    for ch in text.lower():
+        if (ch.isascii() and ch.isalnum()) or ch in "_-":
+            out.append(ch)
+        elif out and out[-1] != "-":
+            out.append("-")
+    return "".join(out).strip("-") or "x"
+
+
+def element_id(prefix: str, *parts: str) -> str:
+    """``evidence:<prefix>:<part>.<part>...`` from slugs, deterministic and within the id's
+    200 characters: a longer one keeps its start and ends in 12 hex of the full name's sha256,
+    so two long names never collide into one id."""
+    import hashlib
+
+    body = ".".join(slug(p) for p in parts)
+    full = f"evidence:{prefix}:{body}"
+    if len(full) <= 200:
+        return full
+    digest = hashlib.sha256(full.encode("utf-8")).hexdigest()[:12]
+    return full[: 200 - 13].rstrip(".-") + "-" + digest
