@@ -1,0 +1,29 @@
+"""The source formats by name; each importer module is imported only when its format is used."""
+
+from __future__ import annotations
+
+import importlib
+
+from evidence_tool.errors import SourceError
+from evidence_tool.sources.importers.base import Importer
+
+# format name -> "module:class" (one module per format, in this package)
+FORMATS: dict[str, str] = {
+    "dbt": "dbt:DbtImporter",  # a dbt project folder or a manifest.json (v12)
+    "bird": "bird:BirdImporter",  # dev.json + database_description/*.csv (also ThothAI)
+    "wrenai": "wrenai:WrenImporter",  # a WrenAI v5 project folder
+    "vanna": "vanna:VannaImporter",  # get_training_data() export, JSON or CSV
+    "cortex": "cortex:CortexImporter",  # Snowflake Cortex Analyst semantic model YAML
+}
+
+
+def importer_for(name: str) -> Importer:
+    """The importer of a format (E501 naming the known formats for an unknown one)."""
+    target = FORMATS.get(name)
+    if target is None:
+        known = ", ".join(sorted(FORMATS))
+        raise SourceError(f"unknown source format {name!r}; the formats are: {known}")
+    module, cls = target.split(":")
+    imported = importlib.import_module(f"evidence_tool.sources.importers.{module}")
+    importer: Importer = getattr(imported, cls)()
+    return importer
