@@ -20,7 +20,8 @@ from evidence_tool.cli.workspace_cmds import wevidence
     "kind",
     type=click.Choice(["postgres", "ddl", "sqlite"]),
     help="Where the warehouse's tables come from (default: the installation's "
-    "evidence.catalog.kind). postgres is not in this version.",
+    "evidence.catalog.kind). postgres reads the DSN from THT_CATALOG_DSN (or the "
+    "variable evidence.catalog.dsn_env names).",
 )
 @click.option(
     "--ddl",
@@ -35,7 +36,8 @@ from evidence_tool.cli.workspace_cmds import wevidence
 @click.option(
     "--sample-values",
     is_flag=True,
-    help="Compare enum values with the column's stored values (not in this version).",
+    help="Compare each enum unit's values with the values its column stores "
+    "(postgres and sqlite catalogs).",
 )
 @workspace_options
 @format_options
@@ -54,7 +56,8 @@ def check_cmd(
     """Check every unit's tables and columns against the warehouse catalog.
 
     applies_to tables and columns, the Tables/Columns/Column fields, and every
-    column reference of a formula's SQL must exist (with a 'did you mean').
+    column reference of a formula's SQL must exist (with a 'did you mean'). Against
+    PostgreSQL each formula is also type-checked (its type is reported).
     Exit 0 when clean, 1 with findings, 6 when the catalog cannot be read.
     """
     fmt = resolve_format(output_format, as_json)
@@ -62,7 +65,6 @@ def check_cmd(
 
     def body() -> Report:
         from evidence_tool.catalog import catalog_settings, check_workspace
-        from evidence_tool.errors import AvailabilityError
         from evidence_tool.workspace.descriptor import load_installation
 
         # The workspace first, as every workspace command: outside one the answer is E603.
@@ -70,20 +72,22 @@ def check_cmd(
         ctx.workspace = str(root)
         installation = load_installation((cctx.find_root().obj or {}).get("installation"))
         settings = catalog_settings(installation, kind=kind, ddl=ddl, sqlite=sqlite)
-        if sample_values:
-            raise AvailabilityError(
-                "--sample-values is not in this version of evidence-tool; run the check without it",
-                code="E187",
-            )
-        checked = check_workspace(root, settings, StderrProgress.for_terminal(min_total=300))
+        checked = check_workspace(
+            root,
+            settings,
+            StderrProgress.for_terminal(min_total=300),
+            sample_values=sample_values,
+        )
         cat = checked.catalog
+        types = [f"{t.path}: formula type {t.type}" for t in checked.types if t.type]
         return Report(
             result=checked.summary(),
             errors=checked.errors,
             warnings=checked.warnings,
             text=[
                 f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
-                f"({cat.kind}), {len(checked.errors)} finding(s)"
+                f"({cat.kind}), {len(checked.errors)} finding(s)",
+                *types,
             ],
         )
 
