@@ -85,11 +85,13 @@ def _where(dsn: str) -> str:
 
 
 def _secrets(dsn: str) -> list[str]:
+    """What a message may not quote: the DSN, its password and its user."""
     out = [dsn]
     try:
         from psycopg.conninfo import conninfo_to_dict
 
-        out.append(str(conninfo_to_dict(dsn).get("password") or ""))
+        parts = conninfo_to_dict(dsn)
+        out.extend(str(parts.get(k) or "") for k in ("password", "user"))
     except Exception:
         pass  # a DSN psycopg cannot parse: scrubbed whole
     return out
