@@ -246,8 +246,9 @@ class LiveCatalog:
             except Exception as exc:  # the connection broke under the pipeline
                 raise self.fail(exc, doing) from None
             finally:
-                if pg.pipeline_status:
-                    pg.exit_pipeline_mode()
+                if pg.pipeline_status:  # after a broken connection libpq may refuse: moot then
+                    with contextlib.suppress(Exception):
+                        pg.exit_pipeline_mode()
         return out
 
     def _read_segment(self, pg: pq.abc.PGconn, doing: str) -> list[pq.abc.PGresult]:

@@ -334,3 +334,21 @@ def test_sqlite_sampling_is_stopped_at_its_time_limit(
         "ran past its" in w["message"] for w in result.json["warnings"] if w["code"] == "W188"
     )
     assert result.exit_code == 0
+
+
+@pytest.mark.parametrize("ci", ["true", None])
+def test_without_postgresql_the_cluster_fails_under_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, ci: str | None
+) -> None:
+    """CI never skips the live tests; a developer is told how to install PostgreSQL."""
+    import pg_cluster
+
+    monkeypatch.setattr(pg_cluster, "bin_dir", lambda: None)
+    if ci:
+        monkeypatch.setenv("CI", ci)
+    else:
+        monkeypatch.delenv("CI", raising=False)
+    expected = pytest.fail.Exception if ci else pytest.skip.Exception
+    with pytest.raises(expected) as caught:
+        pg_cluster.start_cluster()
+    assert "apt-get install postgresql" in str(caught.value)
