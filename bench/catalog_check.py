@@ -90,6 +90,8 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
     from pg_cluster import start_cluster
 
     from evidence_tool.catalog import CatalogSettings, check_workspace
+    from evidence_tool.catalog.postgres import open_live, read_postgres
+    from evidence_tool.catalog.values import sample_of
 
     cluster = start_cluster()
     try:
@@ -97,6 +99,13 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
         settings = CatalogSettings("postgres", dsn_env="THT_BENCH_DSN")
         result = check_workspace(ws, settings, sample_values=True)
         t_live = timed(lambda: check_workspace(ws, settings, sample_values=True), repeat)
+        # the parts only the live path has, apart
+        statements = [f.statement() for f in result.formulas]
+        samples = [s for u, _, _ in result.enums if (s := sample_of(u, result.catalog))]
+        t_read = timed(lambda: read_postgres("THT_BENCH_DSN", ("public",)), repeat)
+        with open_live("THT_BENCH_DSN", ("public",)) as session:
+            t_types = timed(lambda: session.describe(statements), repeat)
+            t_samples = timed(lambda: session.sample(samples), repeat)
     finally:
         cluster.stop()
     typed = sum(1 for t in result.types if t.type)
@@ -107,6 +116,13 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
     )
     print(f"live check (all)        {t_live:8.3f} s  {t_live / n * 1e6:8.0f} µs/unit")
     print(f"live catalog checks     {(t_live - t_validate) / n * 1e6:8.0f} µs/unit")
+    print(f"connect + read catalog  {t_read:8.3f} s")
+    print(
+        f"type-check formulas     {t_types:8.3f} s  {t_types / len(statements) * 1e6:8.0f} µs/formula"
+    )
+    print(
+        f"sample enum values      {t_samples:8.3f} s  {t_samples / len(samples) * 1e6:8.0f} µs/enum"
+    )
 
 
 if __name__ == "__main__":

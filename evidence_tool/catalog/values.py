@@ -62,7 +62,6 @@ def compare(
 ) -> list[Warning_]:
     """W186 for each documented value not stored, W187 for each frequent undocumented one."""
     column = f"{sample.relation.qualified}.{quote_ident(sample.column)}"
-    lines = _value_lines(text)
     if sampled.counts is None:
         return [
             Warning_(
@@ -74,6 +73,7 @@ def compare(
         ]
     out: list[Warning_] = []
     documented = set(sample.documented)
+    lines = _value_lines(text) if any(not sampled.counts.get(v) for v in documented) else {}
     for value in sample.documented:
         if sampled.counts.get(value, 0) == 0:
             out.append(
@@ -85,19 +85,22 @@ def compare(
                     code="W186",
                 )
             )
-    values_line = locate(text, unit.kind, unit.language).headings.get("values")
     frequent = sorted(sampled.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SAMPLE_LIMIT]
-    for value, count in frequent:
-        if value not in documented:
-            out.append(
-                Warning_(
-                    f"{unit.id}: {column} stores {json.dumps(value, ensure_ascii=False)} in "
-                    f"{count} row(s), but the unit does not document it",
-                    path,
-                    values_line,
-                    code="W187",
-                )
+    undocumented = [(v, n) for v, n in frequent if v not in documented]
+    # positions are read back from the text only for a warning: locate parses the YAML again
+    values_line = (
+        locate(text, unit.kind, unit.language).headings.get("values") if undocumented else None
+    )
+    for value, count in undocumented:
+        out.append(
+            Warning_(
+                f"{unit.id}: {column} stores {json.dumps(value, ensure_ascii=False)} in "
+                f"{count} row(s), but the unit does not document it",
+                path,
+                values_line,
+                code="W187",
             )
+        )
     return out
 
 
