@@ -149,3 +149,28 @@ def test_attack_psycopg_missing_is_e187_with_the_install_command(
     assert result.exit_code == 6
     assert result.json["errors"][0]["code"] == "E187"
     assert "pip install 'evidence-tool[postgres]'" in result.json["errors"][0]["message"]
+
+
+def test_attack_a_reader_without_select_on_a_table_gets_w188_for_its_enum_only(
+    workspace: Path, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A least-privilege DSN: the sample of a table the user may not read is W188 naming
+    the refusal; the catalog, the types (prepare checks no privilege) and the other
+    samples still come through."""
+    pg_cluster.execute(
+        "DROP ROLE IF EXISTS limited_reader; "
+        "CREATE ROLE limited_reader LOGIN PASSWORD 'lim-pw-93x'; "
+        "GRANT USAGE ON SCHEMA admin, clinical, lab, pharmacy TO limited_reader; "
+        "GRANT SELECT ON ALL TABLES IN SCHEMA admin, clinical, lab, pharmacy TO limited_reader; "
+        "REVOKE SELECT ON lab.results FROM limited_reader;"
+    )
+    dsn = f"postgresql://limited_reader:lim-pw-93x@127.0.0.1:{pg_cluster.port}/warehouse"
+    monkeypatch.setenv("THT_CATALOG_DSN", dsn)
+    result = check_live(workspace, "--sample-values")
+    assert result.exit_code == 0, result.stdout
+    warnings = [(w["code"], w["path"].rsplit("/", 1)[1]) for w in result.json["warnings"]]
+    assert warnings == [("W188", "lab-result-flag.md")]
+    assert "permission denied for table results" in result.json["warnings"][0]["message"]
+    types = {t["path"].rsplit("/", 1)[1]: t["type"] for t in result.json["result"]["formula_types"]}
+    assert types["hba1c-ifcc-from-ngsp.md"] == "numeric"
+    assert "lim-pw-93x" not in result.stdout + result.stderr
