@@ -352,3 +352,54 @@ def test_without_postgresql_the_cluster_fails_under_ci_and_skips_elsewhere(
     with pytest.raises(expected) as caught:
         pg_cluster.start_cluster()
     assert "apt-get install postgresql" in str(caught.value)
+
+
+def test_a_renamed_table_and_a_dropped_column_give_the_same_findings_live_as_in_ddl(
+    workspace: Path, tmp_path: Path, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warehouse changed under the units: the live catalog (dropped columns are
+    still in pg_attribute, marked attisdropped) finds exactly what the DDL files find."""
+    change = (
+        "ALTER TABLE lab.tests RENAME TO test_catalog;\n"
+        "ALTER TABLE admin.wards DROP COLUMN location_note;\n"
+    )
+    ddl = check(workspace, tmp_path, "ddl", None, monkeypatch, extra_sql=change)
+    live = check(workspace, tmp_path, "postgres", pg_cluster, monkeypatch, extra_sql=change)
+    assert ddl.exit_code == live.exit_code == 1
+    where = [
+        (e["code"], e["path"], e["line"], e["column"], e["message"]) for e in ddl.json["errors"]
+    ]
+    assert len(where) == 10
+    assert [
+        (e["code"], e["path"], e["line"], e["column"], e["message"]) for e in live.json["errors"]
+    ] == where
+
+
+def test_every_kind_of_relation_postgresql_has_is_in_the_live_catalog(
+    workspace: Path, tmp_path: Path, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Materialized views, partitioned tables and their partitions, foreign tables."""
+    extra = (
+        "CREATE MATERIALIZED VIEW lab.flag_counts AS "
+        "SELECT flag, count(*) AS n FROM lab.results GROUP BY flag;\n"
+        "CREATE TABLE lab.results_p (result_id bigint, result_day date) "
+        "PARTITION BY RANGE (result_day);\n"
+        "CREATE TABLE lab.results_p2024 PARTITION OF lab.results_p "
+        "FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');\n"
+        "CREATE EXTENSION file_fdw;\n"
+        "CREATE SERVER files FOREIGN DATA WRAPPER file_fdw;\n"
+        "CREATE FOREIGN TABLE lab.imported (code text, val numeric(8,2)) "
+        "SERVER files OPTIONS (filename '/dev/null');\n"
+    )
+    unit = formula(
+        "kinds",
+        ["lab.flag_counts", "lab.results_p", "lab.results_p2024", "lab.imported"],
+        ["lab.flag_counts.n", "lab.imported.val"],
+        "sum(lab.flag_counts.n) + count(lab.results_p2024.result_day) + sum(lab.imported.val)",
+    )
+    write_units(workspace, {f"{CUR}/formula/kinds.md": unit})
+    result = check(workspace, tmp_path, "postgres", pg_cluster, monkeypatch, extra_sql=extra)
+    assert result.exit_code == 0, result.stdout
+    assert result.json["result"]["catalog"]["relations"] == 19 + 4
+    types = {t["unit_id"]: t["type"] for t in result.json["result"]["formula_types"]}
+    assert types["evidence:test:kinds"] == "numeric"
