@@ -174,3 +174,29 @@ def test_attack_a_reader_without_select_on_a_table_gets_w188_for_its_enum_only(
     types = {t["path"].rsplit("/", 1)[1]: t["type"] for t in result.json["result"]["formula_types"]}
     assert types["hba1c-ifcc-from-ngsp.md"] == "numeric"
     assert "lim-pw-93x" not in result.stdout + result.stderr
+
+
+def test_attack_a_server_that_accepts_and_never_answers_is_e189_within_the_timeout(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A black hole on the loopback (it accepts the TCP connection and says nothing):
+    connect_timeout ends the wait with E189 instead of hanging the check."""
+    import socket
+
+    from evidence_tool.catalog import postgres
+
+    monkeypatch.setattr(postgres, "CONNECT_TIMEOUT_S", 2)  # libpq's smallest
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(8)
+    port = hole.getsockname()[1]
+    try:
+        monkeypatch.setenv("THT_CATALOG_DSN", f"postgresql://u:hole-pw-1@127.0.0.1:{port}/dwh")
+        result = check_live(workspace)
+    finally:
+        hole.close()
+    assert result.exit_code == 6, result.stdout
+    error = result.json["errors"][0]
+    assert error["code"] == "E189"
+    assert "timeout" in error["message"] and "database dwh" in error["message"]
+    assert "hole-pw-1" not in result.stdout + result.stderr
