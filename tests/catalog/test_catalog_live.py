@@ -15,6 +15,8 @@ from catalog_helpers import build_sqlite, catalog_args, enum, formula, write_uni
 from cli_runner import CliResult, tht
 from pg_cluster import Cluster, warehouse_sql
 
+from evidence_tool.catalog.model import Column
+
 KINDS = ("ddl", "sqlite", "postgres")
 _names = itertools.count()
 
@@ -403,3 +405,30 @@ def test_every_kind_of_relation_postgresql_has_is_in_the_live_catalog(
     assert result.json["result"]["catalog"]["relations"] == 19 + 4
     types = {t["unit_id"]: t["type"] for t in result.json["result"]["formula_types"]}
     assert types["evidence:test:kinds"] == "numeric"
+
+
+def test_open_catalog_reads_a_live_warehouse_for_other_callers(
+    pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """open_catalog (what drift and the opt-in steps call) reads PostgreSQL too, through
+    the variable the settings name, and closes its session."""
+    from evidence_tool.catalog import CatalogSettings, open_catalog
+
+    monkeypatch.setenv("OTHER_DSN", pg_cluster.dsn())
+    catalog, findings = open_catalog(
+        CatalogSettings("postgres", search_path=("clinical", "public"), dsn_env="OTHER_DSN")
+    )
+    assert findings == [] and catalog.kind == "postgres" and len(catalog.relations) == 19
+    admissions = catalog.relation(None, "admissions")  # through the search path
+    assert admissions is not None and admissions.schema == "clinical"
+    assert admissions.column("admission_date") == Column("admission_date", "date")
+    import psycopg
+
+    query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'tht catalog check'"
+    with psycopg.connect(pg_cluster.dsn(), autocommit=True) as conn:
+        for _ in range(100):  # a closed backend leaves the view within moments; bounded wait
+            open_sessions = conn.execute(query).fetchone()
+            if open_sessions == (0,):
+                break
+            conn.execute("SELECT pg_sleep(0.1)")
+    assert open_sessions == (0,)

@@ -64,6 +64,10 @@ def test_attack_the_dsn_and_its_password_appear_in_no_output_and_no_file(
     first = runs[0]
     if how == "ok":
         assert first.exit_code == 0 and len(first.json["result"]["formula_types"]) == WANTED_TYPES
+        text = runs[1].stdout.splitlines()
+        assert text[0] == "48 unit(s) checked against 19 relation(s) (postgres), 0 finding(s)"
+        assert "evidence/curated/formula/age-at-admission.md: formula type integer" in text
+        assert len(text) == 1 + WANTED_TYPES
         return
     assert first.exit_code == 6, first.stdout
     error = first.json["errors"][0]
