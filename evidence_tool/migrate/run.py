@@ -26,7 +26,7 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import AvailabilityError, Warning_
+from evidence_tool.errors import AvailabilityError, EvidenceWarning
 from evidence_tool.gitflow import require_worktree
 from evidence_tool.migrate.plan import WRITE, Plan, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
@@ -49,7 +49,7 @@ class MigrationResult:
     removed: list[str] = field(default_factory=list)
 
     @property
-    def warnings(self) -> list[Warning_]:
+    def warnings(self) -> list[EvidenceWarning]:
         return list(self.plan.warnings) if self.plan else []
 
     def to_json(self) -> dict[str, Any]:
