@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 import pytest
+from helpers import codes
 
 from evidence_tool.cli.main import cli as tht_group
 from evidence_tool.errors import CODES
@@ -123,10 +124,6 @@ def envelope(result: Any) -> dict[str, Any]:
     assert not problems, f"envelope does not match its schema: {problems}"
     assert value["ok"] is (result.exit_code == 0)
     return value
-
-
-def codes(value: dict[str, Any]) -> list[str]:
-    return [e["code"] for e in value["errors"]]
 
 
 # -- tht evidence validate ---------------------------------------------------------

@@ -27,7 +27,7 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import AvailabilityError, EvidenceWarning
-from evidence_tool.gitflow import require_worktree
+from evidence_tool.gitflow.repository import require_worktree
 from evidence_tool.migrate.plan import WRITE, Plan, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
 from evidence_tool.workspace.layout import Layout

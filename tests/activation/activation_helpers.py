@@ -211,10 +211,6 @@ def assert_envelope(stdout: str) -> dict[str, Any]:
     return value  # type: ignore[no-any-return]
 
 
-def codes(envelope: dict[str, Any]) -> list[str]:
-    return [e["code"] for e in envelope["errors"]]
-
-
 def write_installation(path: Path, activation: dict[str, Any], **top: Any) -> Path:
     """An installation descriptor with ``evidence.activation`` (JSON is valid YAML 1.2)."""
     data = {"installation_version": 1, **top, "evidence": {"activation": activation}}

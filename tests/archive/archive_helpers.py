@@ -200,10 +200,6 @@ def assert_envelope(stdout: str) -> dict[str, Any]:
     return value  # type: ignore[no-any-return]
 
 
-def codes(result: Any) -> list[str]:
-    return [e["code"] for e in result.json["errors"]]
-
-
 def write_installation(
     path: Path, *, command: list[str] | None = None, registry: Path | None = None
 ) -> Path:
