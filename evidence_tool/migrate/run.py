@@ -27,7 +27,6 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import AvailabilityError, EvidenceWarning
-from evidence_tool.gitflow.repository import require_worktree
 from evidence_tool.migrate.plan import WRITE, Plan, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
 from evidence_tool.workspace.layout import Layout
@@ -110,6 +109,8 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
         raise AvailabilityError(
             f"the workspace root {layout.root} does not exist", code="E603", path=str(root)
         )
+    from evidence_tool.gitflow.repository import require_worktree  # only when migrating
+
     require_worktree(layout.root, _WHY_GIT)
     # Not a workspace: "nothing to migrate" (exit 0) would pass a job in the wrong checkout.
     require_workspace(layout.root)
