@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from cli_runner import CliResult
-from helpers import codes
+from pathlib import Path
+
+import pytest
+from cli_runner import CliResult, invoke
+from helpers import codes, envelope
 
 from evidence_tool.errors import Diagnostic, InvalidFilesError
 from evidence_tool.unit import parse_unit
@@ -20,3 +23,18 @@ def test_codes_of_every_shape() -> None:
     assert codes(diagnostics) == ["E120", "E113"]
     assert sorted(codes(InvalidFilesError(diagnostics))) == ["E113", "E120"]
     assert codes({"errors": []}) == []
+
+
+def test_envelope_holds_the_cli_to_one_schema_valid_line(tmp_path: Path) -> None:
+    result = invoke(
+        ["workspace", "evidence", "status", "--workspace-root", str(tmp_path / "no"), "--json"]
+    )
+    assert result.exit_code == 6
+    assert codes(envelope(result)) == ["E603"]
+    assert codes(envelope(result.stdout)) == ["E603"]
+    with pytest.raises(AssertionError):
+        envelope(CliResult(0, result.stdout, ""))  # "ok": false with exit 0
+    with pytest.raises(AssertionError):
+        envelope(result.stdout + result.stdout)  # two lines
+    with pytest.raises(AssertionError):
+        envelope(result.stdout.replace('"ok"', '"okay"'))  # off the schema
