@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from evidence_tool.catalog.check import sql_position
 from evidence_tool.catalog.locate import locate
 from evidence_tool.catalog.model import Relation
-from evidence_tool.errors import Diagnostic, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import FormulaPayload, Unit
 
 _PREFIX = "SELECT "
@@ -66,9 +66,9 @@ def finding(f: Formula, error: str, position: int | None) -> Diagnostic:
     )
 
 
-def gave_up(f: Formula, why: str) -> Warning_:
+def gave_up(f: Formula, why: str) -> EvidenceWarning:
     where = locate(f.text, f.unit.kind, f.unit.language)
-    return Warning_(
+    return EvidenceWarning(
         f"{f.unit.id}: the formula was not type-checked: PostgreSQL stopped it at {why}",
         f.path,
         where.sql_line,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from evidence_tool.catalog.locate import locate
 from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
-from evidence_tool.errors import Warning_
+from evidence_tool.errors import EvidenceWarning
 from evidence_tool.unit import EnumPayload, Unit
 
 SAMPLE_LIMIT = 50  # the most frequent stored values compared with the documented ones
@@ -59,25 +59,25 @@ def sample_of(unit: Unit, catalog: Catalog) -> ValueSample | None:
 
 def compare(
     unit: Unit, text: str, path: str, sample: ValueSample, sampled: Sampled
-) -> list[Warning_]:
+) -> list[EvidenceWarning]:
     """W186 for each documented value not stored, W187 for each frequent undocumented one."""
     column = f"{sample.relation.qualified}.{quote_ident(sample.column)}"
     if sampled.counts is None:
         return [
-            Warning_(
+            EvidenceWarning(
                 f"{unit.id}: the stored values of {column} were not compared: {sampled.problem}",
                 path,
                 locate(text, unit.kind, unit.language).headings.get("column"),
                 code="W188",
             )
         ]
-    out: list[Warning_] = []
+    out: list[EvidenceWarning] = []
     documented = set(sample.documented)
     lines = _value_lines(text) if any(not sampled.counts.get(v) for v in documented) else {}
     for value in sample.documented:
         if sampled.counts.get(value, 0) == 0:
             out.append(
-                Warning_(
+                EvidenceWarning(
                     f"{unit.id}: the value {json.dumps(value, ensure_ascii=False)} is documented, "
                     f"but no row of {column} stores it (0 rows)",
                     path,
@@ -93,7 +93,7 @@ def compare(
     )
     for value, count in undocumented:
         out.append(
-            Warning_(
+            EvidenceWarning(
                 f"{unit.id}: {column} stores {json.dumps(value, ensure_ascii=False)} in "
                 f"{count} row(s), but the unit does not document it",
                 path,

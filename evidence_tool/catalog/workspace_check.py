@@ -17,7 +17,7 @@ from evidence_tool.catalog.postgres import Described
 from evidence_tool.catalog.settings import CatalogSettings, open_catalog
 from evidence_tool.catalog.typecheck import Formula, TypeResult, finding, gave_up
 from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_of
-from evidence_tool.errors import Diagnostic, UsageError, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.unit import FormulaPayload, Unit
 from evidence_tool.workspace import validate_workspace
 from evidence_tool.workspace.scan import Progress
@@ -29,7 +29,7 @@ class CatalogCheck:
     units: int = 0
     names: int = 0  # names resolved: a clean run over nothing would say 0
     errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
     types: list[TypeResult] = field(default_factory=list)  # check 4, PostgreSQL only
     values_checked: int | None = None  # enum units compared (check 5), None if not asked
     round_trips: int | None = None  # exchanges with a live PostgreSQL
