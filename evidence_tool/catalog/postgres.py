@@ -8,8 +8,8 @@ database: psycopg's own messages are scrubbed of the DSN and its password.
 
 Round trips are bounded: the setup is one, the whole catalog (every relation with
 every column) is one query, and formulas and value samples go in pipelines of
-``BATCH`` statements, each behind the same SAVEPOINT so that one refused formula
-leaves the transaction usable for the next.
+``BATCH`` and ``SAMPLE_BATCH`` statements, each behind the same SAVEPOINT so that
+one refused formula leaves the transaction usable for the next.
 """
 
 from __future__ import annotations
@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 STATEMENT_TIMEOUT_MS = 30_000
 LOCK_TIMEOUT_MS = 5_000
 CONNECT_TIMEOUT_S = 10
-BATCH = 200  # statements per pipeline: their replies fit the socket buffers, no deadlock
+# Statements per pipeline.  All of a batch is sent before its replies are read, so the
+# replies must fit the socket buffers (else both ends wait): a described formula answers
+# in about 100 bytes, a sample in up to SAMPLE_LIMIT rows plus the documented values.
+BATCH = 200
+SAMPLE_BATCH = 20
 _SAVEPOINT = b"ROLLBACK TO SAVEPOINT tht_check"
 # Errors that say "the server gave up", not "the formula is wrong".
 _GAVE_UP = {"57014": "the statement timeout", "55P03": "the lock timeout"}
@@ -164,7 +168,7 @@ class LiveCatalog:
     def describe(self, statements: Sequence[str]) -> list[Described]:
         """Each statement prepared (never executed) and described, in pipelines."""
         segments = [_describe_segment(s.encode("utf-8")) for s in statements]
-        replies = self._pipeline(segments, "preparing the formulas")
+        replies = self._pipeline(segments, BATCH, "preparing the formulas")
         out = [_described(results) for results in replies]
         wanted = list(dict.fromkeys(p for d in out for p in d.pairs))
         names = self._type_names(wanted) if wanted else {}
@@ -190,7 +194,7 @@ class LiveCatalog:
         """The most frequent stored values of each column (and the documented ones)."""
         segments = [_query_segment(self._sample_query(s)) for s in samples]
         out: list[Sampled] = []
-        for results in self._pipeline(segments, "sampling stored values"):
+        for results in self._pipeline(segments, SAMPLE_BATCH, "sampling stored values"):
             bad = next((r for r in results if _is_error(r)), None)
             if bad is not None:
                 state = _field(bad, "SQLSTATE")
@@ -225,14 +229,14 @@ class LiveCatalog:
         return query.as_bytes(self.conn)
 
     def _pipeline(
-        self, segments: list[Callable[[pq.abc.PGconn], None]], doing: str
+        self, segments: list[Callable[[pq.abc.PGconn], None]], batch_size: int, doing: str
     ) -> list[list[pq.abc.PGresult]]:
         """Each segment sent after a rollback to the savepoint and closed by a Sync, so a
-        refused statement aborts only its own segment; ``BATCH`` segments a round trip."""
+        refused statement aborts only its own segment; ``batch_size`` segments a round trip."""
         out: list[list[pq.abc.PGresult]] = []
         pg = self.conn.pgconn
-        for start in range(0, len(segments), BATCH):
-            batch = segments[start : start + BATCH]
+        for start in range(0, len(segments), batch_size):
+            batch = segments[start : start + batch_size]
             self.round_trips += 1
             pg.enter_pipeline_mode()
             try:

@@ -220,37 +220,42 @@ def test_one_refused_formula_leaves_the_others_checked(
     ]
 
 
-@pytest.mark.parametrize("formulas", [3, 450])
+@pytest.mark.parametrize(("formulas", "enums"), [(3, 0), (450, 45)])
 def test_round_trips_stay_bounded_whatever_the_number_of_formulas(
     workspace: Path,
     tmp_path: Path,
     pg_cluster: Cluster,
     monkeypatch: pytest.MonkeyPatch,
     formulas: int,
+    enums: int,
 ) -> None:
-    """Counted, not timed: setup, catalog, type names and the enum samples are one round
-    trip each, the formulas one per pipeline of BATCH; never one per formula or column."""
-    from evidence_tool.catalog.postgres import BATCH
+    """Counted, not timed: setup, catalog and type names are one round trip each, the
+    formulas one per pipeline of BATCH, the enum samples one per SAMPLE_BATCH; never one
+    per formula or column."""
+    from evidence_tool.catalog.postgres import BATCH, SAMPLE_BATCH
 
-    write_units(
-        workspace,
-        {
-            f"{CUR}/formula/n{i}.md": formula(
-                f"n{i}",
-                ["lab.results"],
-                ["lab.results.value"],
-                f"avg(lab.results.value) * {i} + count(lab.results.flag)",
-            )
-            for i in range(formulas)
-        },
-    )
+    units = {
+        f"{CUR}/formula/n{i}.md": formula(
+            f"n{i}",
+            ["lab.results"],
+            ["lab.results.value"],
+            f"avg(lab.results.value) * {i} + count(lab.results.flag)",
+        )
+        for i in range(formulas)
+    }
+    for i in range(enums):
+        text = enum(f"e{i}", "lab.results.status").replace('### "A"', '### "F"')
+        units[f"{CUR}/enum/e{i}.md"] = text.replace("Attivo.", 'Finale.\n\n### "V"\n\nValidato.')
+    write_units(workspace, units)
     result = check(workspace, tmp_path, "postgres", pg_cluster, monkeypatch, "--sample-values")
     assert result.exit_code == 0, result.stdout
+    assert result.json["warnings"] == []
     summary = result.json["result"]
     assert len(summary["formula_types"]) == formulas + 6
-    pipelines = math.ceil((formulas + 6) / BATCH)
-    assert summary["round_trips"] == 4 + pipelines
-    assert summary["round_trips"] <= 4 + (formulas + 6) // 100 + 1
+    assert summary["enums_sampled"] == enums + 6
+    pipelines = math.ceil((formulas + 6) / BATCH) + math.ceil((enums + 6) / SAMPLE_BATCH)
+    assert summary["round_trips"] == 3 + pipelines
+    assert summary["round_trips"] <= 3 + (formulas + 6) // 100 + (enums + 6) // 10 + 2
 
 
 def test_formulas_are_prepared_never_executed(
