@@ -7,9 +7,9 @@ default); it is never stored, and no message quotes more of it than host and
 database: psycopg's own messages are scrubbed of the DSN and its password.
 
 Round trips are bounded: the setup is one, the whole catalog (every relation with
-every column) is one query, and formulas and value samples go in pipelines of
-``BATCH`` and ``SAMPLE_BATCH`` statements, each behind the same SAVEPOINT so that
-one refused formula leaves the transaction usable for the next.
+every column) is one query, and formulas and value samples go in pipelines of up
+to ``PIPELINE_STATEMENTS`` statements and ``PIPELINE_BYTES`` bytes, each behind the
+same SAVEPOINT so that one refused formula leaves the transaction usable for the next.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 STATEMENT_TIMEOUT_MS = 30_000
 LOCK_TIMEOUT_MS = 5_000
 CONNECT_TIMEOUT_S = 10
-# Statements per pipeline.  All of a batch is sent before its replies are read, so the
-# replies must fit the socket buffers (else both ends wait): a described formula answers
-# in about 100 bytes, a sample in up to SAMPLE_LIMIT rows plus the documented values.
-BATCH = 200
-SAMPLE_BATCH = 20
+# One pipeline is written whole before its replies are read.  Kept under 64 KiB it fits
+# the kernel's socket buffers, so the write completes whatever the server answers
+# meanwhile, and neither end can wait on the other; a longer statement goes alone.
+PIPELINE_STATEMENTS = 200
+PIPELINE_BYTES = 64 * 1024
 _SAVEPOINT = b"ROLLBACK TO SAVEPOINT tht_check"
 # Errors that say "the server gave up", not "the formula is wrong".
 _GAVE_UP = {"57014": "the statement timeout", "55P03": "the lock timeout"}
@@ -168,7 +168,7 @@ class LiveCatalog:
     def describe(self, statements: Sequence[str]) -> list[Described]:
         """Each statement prepared (never executed) and described, in pipelines."""
         segments = [_describe_segment(s.encode("utf-8")) for s in statements]
-        replies = self._pipeline(segments, BATCH, "preparing the formulas")
+        replies = self._pipeline(segments, "preparing the formulas")
         out = [_described(results) for results in replies]
         wanted = list(dict.fromkeys(p for d in out for p in d.pairs))
         names = self._type_names(wanted) if wanted else {}
@@ -194,7 +194,7 @@ class LiveCatalog:
         """The most frequent stored values of each column (and the documented ones)."""
         segments = [_query_segment(self._sample_query(s)) for s in samples]
         out: list[Sampled] = []
-        for results in self._pipeline(segments, SAMPLE_BATCH, "sampling stored values"):
+        for results in self._pipeline(segments, "sampling stored values"):
             bad = next((r for r in results if _is_error(r)), None)
             if bad is not None:
                 state = _field(bad, "SQLSTATE")
@@ -228,21 +228,18 @@ class LiveCatalog:
         )
         return query.as_bytes(self.conn)
 
-    def _pipeline(
-        self, segments: list[Callable[[pq.abc.PGconn], None]], batch_size: int, doing: str
-    ) -> list[list[pq.abc.PGresult]]:
+    def _pipeline(self, segments: list[_Segment], doing: str) -> list[list[pq.abc.PGresult]]:
         """Each segment sent after a rollback to the savepoint and closed by a Sync, so a
-        refused statement aborts only its own segment; ``batch_size`` segments a round trip."""
+        refused statement aborts only its own segment; one round trip a batch."""
         out: list[list[pq.abc.PGresult]] = []
         pg = self.conn.pgconn
-        for start in range(0, len(segments), batch_size):
-            batch = segments[start : start + batch_size]
+        for batch in _batches(segments):
             self.round_trips += 1
             pg.enter_pipeline_mode()
             try:
-                for send in batch:
+                for segment in batch:
                     pg.send_query_params(_SAVEPOINT, None)
-                    send(pg)
+                    segment.send(pg)
                     pg.pipeline_sync()
                 out.extend(self._read_segment(pg, doing) for _ in batch)
             except AvailabilityError:
@@ -279,19 +276,41 @@ class _Broken(Exception):
     pass
 
 
-def _describe_segment(statement: bytes) -> Callable[[pq.abc.PGconn], None]:
+@dataclass(frozen=True)
+class _Segment:
+    size: int  # bytes it sends
+    send: Callable[[pq.abc.PGconn], None]
+
+
+def _batches(segments: list[_Segment]) -> Iterator[list[_Segment]]:
+    batch: list[_Segment] = []
+    size = 0
+    for seg in segments:
+        if batch and (len(batch) == PIPELINE_STATEMENTS or size + seg.size > PIPELINE_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(seg)
+        size += seg.size
+    if batch:
+        yield batch
+
+
+_OVERHEAD = len(_SAVEPOINT) + 64  # the rollback, message headers, the Sync
+
+
+def _describe_segment(statement: bytes) -> _Segment:
     def send(pg: pq.abc.PGconn) -> None:
         pg.send_prepare(b"", statement)  # the unnamed statement: replaced by the next one
         pg.send_describe_prepared(b"")
 
-    return send
+    return _Segment(len(statement) + _OVERHEAD, send)
 
 
-def _query_segment(query: bytes) -> Callable[[pq.abc.PGconn], None]:
+def _query_segment(query: bytes) -> _Segment:
     def send(pg: pq.abc.PGconn) -> None:
         pg.send_query_params(query, None)
 
-    return send
+    return _Segment(len(query) + _OVERHEAD, send)
 
 
 def _is_error(r: pq.abc.PGresult) -> bool:

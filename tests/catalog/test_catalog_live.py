@@ -230,9 +230,9 @@ def test_round_trips_stay_bounded_whatever_the_number_of_formulas(
     enums: int,
 ) -> None:
     """Counted, not timed: setup, catalog and type names are one round trip each, the
-    formulas one per pipeline of BATCH, the enum samples one per SAMPLE_BATCH; never one
-    per formula or column."""
-    from evidence_tool.catalog.postgres import BATCH, SAMPLE_BATCH
+    formulas and the enum samples one per pipeline of up to PIPELINE_STATEMENTS (these
+    are short: the byte limit does not bind); never one per formula or column."""
+    from evidence_tool.catalog.postgres import PIPELINE_STATEMENTS
 
     units = {
         f"{CUR}/formula/n{i}.md": formula(
@@ -253,9 +253,38 @@ def test_round_trips_stay_bounded_whatever_the_number_of_formulas(
     summary = result.json["result"]
     assert len(summary["formula_types"]) == formulas + 6
     assert summary["enums_sampled"] == enums + 6
-    pipelines = math.ceil((formulas + 6) / BATCH) + math.ceil((enums + 6) / SAMPLE_BATCH)
-    assert summary["round_trips"] == 3 + pipelines
-    assert summary["round_trips"] <= 3 + (formulas + 6) // 100 + (enums + 6) // 10 + 2
+    pipelines = math.ceil((formulas + 6) / PIPELINE_STATEMENTS)
+    pipelines += math.ceil((enums + 6) / PIPELINE_STATEMENTS)
+    assert summary["round_trips"] == 3 + pipelines == {3: 5, 450: 7}[formulas]
+
+
+def test_long_formulas_split_their_pipelines_by_bytes_and_all_get_their_type(
+    workspace: Path, tmp_path: Path, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """150 formulas of about 1.5 KB each: fewer than PIPELINE_STATEMENTS, but more than
+    PIPELINE_BYTES together, so they go in several pipelines (a pipeline is written whole
+    before its replies are read, and must fit the socket buffers)."""
+    from evidence_tool.catalog.postgres import PIPELINE_BYTES
+
+    arms = " ".join(f"WHEN lab.results.value > {k} THEN {k}.5" for k in range(40))
+    sql = f"sum(CASE {arms} ELSE 0 END)"
+    assert 1400 < len(sql) < 1700
+    write_units(
+        workspace,
+        {
+            f"{CUR}/formula/long{i}.md": formula(
+                f"long{i}", ["lab.results"], ["lab.results.value"], f"{sql} + {i}"
+            )
+            for i in range(150)
+        },
+    )
+    result = check(workspace, tmp_path, "postgres", pg_cluster, monkeypatch)
+    assert result.exit_code == 0, result.stdout
+    types = result.json["result"]["formula_types"]
+    assert len(types) == 156 and all(t["type"] == "numeric" for t in types if "long" in t["path"])
+    least = math.ceil(150 * len(sql) / PIPELINE_BYTES)  # 4 for 150 x 1.5 KB
+    formula_pipelines = result.json["result"]["round_trips"] - 3  # setup, catalog, type names
+    assert least >= 3 and least <= formula_pipelines <= least + 1
 
 
 def test_formulas_are_prepared_never_executed(
