@@ -466,3 +466,27 @@ def test_open_catalog_reads_a_live_warehouse_for_other_callers(
                 break
             conn.execute("SELECT pg_sleep(0.1)")
     assert open_sessions == (0,)
+
+
+def test_the_rows_folder_read_as_ddl_changes_nothing(workspace: Path) -> None:
+    """The rows live apart (fixtures/warehouse/data) so --ddl fixtures/warehouse reads the
+    schema alone; pointed at them too, the DDL reader skips every INSERT quietly."""
+    from catalog_helpers import WAREHOUSE, data_files
+
+    alone = tht(workspace, "check", "--catalog", "ddl", "--ddl", str(WAREHOUSE))
+    both = tht(
+        workspace,
+        "check",
+        "--catalog",
+        "ddl",
+        "--ddl",
+        str(WAREHOUSE),
+        "--ddl",
+        str(WAREHOUSE / "data"),
+    )
+    assert alone.exit_code == both.exit_code == 0, both.stdout
+    assert len(data_files()) == 4 and len(both.json["result"]["catalog"]["sources"]) == 7 + 4
+    assert (
+        both.json["result"]["catalog"]["fingerprint"]
+        == alone.json["result"]["catalog"]["fingerprint"]
+    )
