@@ -26,7 +26,7 @@ from evidence_tool.catalog.drift import Drift, compare, touch
 from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
-from evidence_tool.errors import IntegrityError, LockHeldError, Warning_
+from evidence_tool.errors import AvailabilityError, IntegrityError, LockHeldError, Warning_
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -150,6 +150,16 @@ def write_record(archive: LocalEvidenceArchive, run: CatalogRun) -> None:
                 "run the check again when that operation has finished"
             )
         )
+    except AvailabilityError as exc:
+        if exc.code != "E604":
+            raise
+        # A derived file that cannot be replaced (a folder in its place, a full disk).
+        run.warnings.append(
+            Warning_(
+                f"the catalog record (status, review page) was not updated: {exc.message}",
+                exc.path,
+            )
+        )
 
 
 def _replace(layout: Layout, run: CatalogRun) -> None:
@@ -168,8 +178,11 @@ def _replace(layout: Layout, run: CatalogRun) -> None:
 def read_record(layout: Layout) -> dict[str, Any]:
     """The last run's record, or {} when no run left one (or it cannot be read: it is
     rewritten by the next run, and a reader must not fail over a derived file)."""
+    path = store_path(layout)
     try:
-        value = json.loads(store_path(layout).read_bytes())
+        if path.is_symlink():  # planted: the record is only ever written as a file
+            return {}
+        value = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) and value.get("format") == FORMAT else {}
