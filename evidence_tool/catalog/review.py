@@ -21,12 +21,13 @@ from typing import Any
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.catalog.check import Use, check_unit
 from evidence_tool.catalog.drift import Drift, compare, touch
 from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
-from evidence_tool.errors import AvailabilityError, IntegrityError, LockHeldError, Warning_
+from evidence_tool.errors import IntegrityError, LockHeldError, Warning_
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -137,29 +138,25 @@ def run_catalog(
 
 
 def write_record(archive: LocalEvidenceArchive, run: CatalogRun) -> None:
-    """Replace the record under the archive lock (a sweep after a crash must not take
-    the temp file away); items raised before keep their time.  A held lock leaves the
-    last record in place and says so: the check itself stands."""
+    """Replace the record under the archive lock (a writer's sweep after a crash must not
+    take the temp file away); items raised before keep their time.  Only the lock: a
+    check neither replays nor settles another operation's journal.  A held lock, or a
+    record that cannot be replaced, leaves the last one in place and says so: the check
+    itself stands."""
+    layout = archive.layout
     try:
-        with archive.locked("catalog check"):
-            _replace(archive.layout, run)
+        with ArchiveLock(layout.lock, "catalog check"), fsio.transaction(layout.root):
+            _replace(layout, run)
     except LockHeldError as exc:
-        run.warnings.append(
-            Warning_(
-                f"the catalog record (status, review page) was not updated: {exc.message}; "
-                "run the check again when that operation has finished"
-            )
-        )
-    except AvailabilityError as exc:
-        if exc.code != "E604":
-            raise
-        # A derived file that cannot be replaced (a folder in its place, a full disk).
-        run.warnings.append(
-            Warning_(
-                f"the catalog record (status, review page) was not updated: {exc.message}",
-                exc.path,
-            )
-        )
+        _not_updated(run, f"{exc.message}; run the check again when that operation has finished")
+    except OSError as exc:  # a folder in its place, a full disk, a read-only checkout
+        _not_updated(run, f"writing {STORE} failed ({exc.strerror or type(exc).__name__})")
+
+
+def _not_updated(run: CatalogRun, why: str) -> None:
+    run.warnings.append(
+        Warning_(f"the catalog record (status, review page) was not updated: {why}")
+    )
 
 
 def _replace(layout: Layout, run: CatalogRun) -> None:

@@ -133,3 +133,18 @@ def test_a_postgres_step_never_prints_the_dsn(
         assert "pg-s3cr3t" not in result.stdout + result.stderr, args
     shown = invoke(["--installation", str(inst), "config", "show", "--workspace-root", str(ws)])
     assert "DWH_DSN" in shown.stdout
+
+
+def test_warnings_as_errors_refuses_the_step_findings_like_any_coded_warning(
+    tmp_path: Path,
+) -> None:
+    ws, _dwh, inst = _checked(tmp_path)
+    unit = ws / "evidence/curated/enum/sex.md"
+    unit.write_text(unit.read_text().replace("Attivo.", "Attivo (A)."), encoding="utf-8")
+    before = tree(ws)
+    refused = run(ws, "consolidate", "--warnings-as-errors", installation=inst)
+    assert refused.exit_code == 1, refused.stdout
+    refused_codes = {e["message"].split()[0] for e in refused.json["errors"]}
+    assert {e["code"] for e in refused.json["errors"]} == {"E190"}
+    assert refused_codes == {"E180", "E181", "E188"}
+    assert tree(ws) == before
