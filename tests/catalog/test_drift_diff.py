@@ -162,3 +162,51 @@ def test_a_unit_edited_since_the_last_run_is_not_checked_on_the_page(tmp_path: P
     assert status[UNIT("weight")]["status"] == "clean"
     record = read_record(Layout.at(ws))
     assert record["base"] and json.dumps(record).count("E188") == 0
+
+
+def test_on_the_fixture_workspace_items_land_on_exactly_the_units_an_outside_reading_names(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """48 units checked against the fixture warehouse; a release drops a column and retypes
+    another.  The expected units come from reading the units directly, not from check.py."""
+    import shutil
+
+    from catalog_helpers import WAREHOUSE
+
+    from evidence_tool.unit import FormulaPayload, MappingPayload, parse
+
+    dwh = tmp_path / "dwh"
+    shutil.copytree(WAREHOUSE, dwh)
+    inst = installation(tmp_path / "etc", "ddl", [str(dwh)])
+    done = run(workspace, "consolidate", installation=inst)
+    assert done.exit_code == 0, done.stdout
+    assert done.json["result"]["catalog"]["units_checked"] == 48
+    (dwh / "99-release.sql").write_text(
+        "ALTER TABLE clinical.discharges DROP COLUMN discharge_date;\n"
+        "ALTER TABLE clinical.admissions ALTER COLUMN admission_date TYPE timestamp;\n",
+        encoding="utf-8",
+    )
+    names_dropped, formula_retyped = set(), set()
+    units = sorted((workspace / "evidence/curated").rglob("*.md"))
+    assert len(units) == 48
+    for path in units:
+        unit = parse(path.read_bytes(), path=str(path))
+        payload = unit.payload
+        columns = set(unit.metadata.applies_to.columns)
+        if isinstance(payload, MappingPayload | FormulaPayload):
+            columns |= set(payload.columns)
+        sql = payload.sql if isinstance(payload, FormulaPayload) else ""
+        if "clinical.discharges.discharge_date" in columns or "discharge_date" in sql:
+            names_dropped.add(unit.id)
+        if isinstance(payload, FormulaPayload) and (
+            "clinical.admissions.admission_date" in payload.columns or "admission_date" in sql
+        ):
+            formula_retyped.add(unit.id)
+    assert len(names_dropped) >= 3 and formula_retyped  # the oracle found real cases
+    diff = run(workspace, "catalog", "diff", installation=inst)
+    assert diff.exit_code == 1, diff.stdout
+    assert {e["unit_id"] for e in diff.json["errors"]} == names_dropped | formula_retyped
+    by_change = {c["change"]: set(c["units"]) for c in diff.json["result"]["changes"]}
+    assert set(by_change) == {"column_dropped", "type_changed"}
+    assert by_change["column_dropped"] == names_dropped
+    assert by_change["type_changed"] >= formula_retyped
