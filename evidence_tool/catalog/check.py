@@ -31,6 +31,7 @@ class Use(NamedTuple):
     relation: str
     column: str | None  # None: the relation itself (or a whole-row reference)
     formula: bool  # named by the formula (its SQL or its Columns field)
+    pos: Position  # where the name is written in the unit file
 
 
 @dataclass
@@ -42,9 +43,9 @@ class _Finder:
     uses: list[Use] | None = None
     formula: bool = False  # the names being resolved belong to the formula
 
-    def used(self, rel: Relation, column: str | None) -> None:
+    def used(self, rel: Relation, column: str | None, pos: Position) -> None:
         if self.uses is not None:
-            self.uses.append(Use(rel.schema, rel.name, column, self.formula))
+            self.uses.append(Use(rel.schema, rel.name, column, self.formula, pos))
 
     def finding(self, code: str, message: str, pos: Position) -> Diagnostic:
         return Diagnostic(code, message, self.path, pos[0], pos[1], self.unit.id)
@@ -59,7 +60,7 @@ class _Finder:
         rel = self.catalog.relation(schema, name)
         if rel is not None:
             if column is None:
-                self.used(rel, None)
+                self.used(rel, None, pos)
             return rel, None
         near = self.catalog.near_relations(schema, name)
         if column is not None:  # a relation that holds the column is the better guess
@@ -85,7 +86,7 @@ class _Finder:
             return None, problem
         found = rel.column(parts[-1], fold_case=self.catalog.fold_case)
         if found is not None:
-            self.used(rel, found.name)
+            self.used(rel, found.name, pos)
             return rel, None
         return rel, self.finding(
             "E181",
@@ -198,11 +199,11 @@ def _resolve_ref(
     if len(names) == 1:
         having = [r for r in tables if r.column(column, fold_case=fold) is not None]
         if len(having) == 1:
-            f.used(having[0], _name(having[0], column, fold))
+            f.used(having[0], _name(having[0], column, fold), pos)
             return None
         whole = [r for r in tables if _eq(r.name, column, fold)]
         if not having and whole:
-            f.used(whole[0], None)
+            f.used(whole[0], None, pos)
             return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
         if len(having) > 1:
             return f.finding(
@@ -263,7 +264,7 @@ def _resolve_ref(
             + _did_you_mean(rel.near_columns(column)),
             pos,
         )
-    f.used(rel, _name(rel, column, fold))
+    f.used(rel, _name(rel, column, fold), pos)
     return None
 
 

@@ -161,6 +161,8 @@ def _item(c: Change, use: Use, path: str, at: str) -> dict[str, Any]:
         "code": DRIFT_CODE,
         "message": f"catalog drift: {c.describe()} since the last consolidation; {why}",
         "path": path,
+        "line": use.pos[0],
+        "column": use.pos[1],
         "change": c.to_json(),
         "raised_by": "catalog",
         "raised_at": at,

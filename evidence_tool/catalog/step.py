@@ -100,7 +100,9 @@ def catalog_step(
         return StepOutcome(settings, None, warnings=[_warning(d) for d in exc.diagnostics])
     found = [d for d in run.check.errors if is_catalog_code(d.code)]
     drift = [
-        Diagnostic(DRIFT_CODE, item["message"], item["path"], None, None, uid)
+        Diagnostic(
+            DRIFT_CODE, item["message"], item["path"], item.get("line"), item.get("column"), uid
+        )
         for uid, items in sorted((run.drift.items if run.drift else {}).items())
         for item in items
     ]

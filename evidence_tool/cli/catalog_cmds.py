@@ -46,7 +46,7 @@ def _drift_errors(run: Any) -> list[Any]:
 
     items = run.drift.items if run.drift else {}
     return [
-        Diagnostic(i["code"], i["message"], i["path"], None, None, uid)
+        Diagnostic(i["code"], i["message"], i["path"], i.get("line"), i.get("column"), uid)
         for uid in sorted(items)
         for i in items[uid]
     ]

@@ -66,6 +66,9 @@ def test_diff_shows_each_change_and_raises_items_on_exactly_the_affected_units(
     assert {e["path"] for e in errors if e["unit_id"] == UNIT("tariff")} == {
         "evidence/curated/domain/tariff.md"
     }
+    # Each item points at the name as written: the bullet, the flow-list entry.
+    where = {e["unit_id"]: (e["line"], e["column"]) for e in errors}
+    assert where == {UNIT("tariff"): (9, 13), UNIT("merges"): (8, 12), UNIT("day-count"): (19, 3)}
     items = _items(ws, inst)
     assert set(items) == ITEMS
     assert "type from date to timestamp" in items[UNIT("day-count")][0]["message"]
