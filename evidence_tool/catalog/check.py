@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -111,7 +112,7 @@ def check_unit(
 ) -> UnitCheck:
     """Every catalog finding about one valid unit, pointing at the name as written;
     ``uses`` collects the relations and columns its names resolved to."""
-    f = _Finder(catalog, unit, path, locate(text, unit.kind, unit.language), uses)
+    f = _Finder(catalog, unit, path, _located(text, unit.kind, unit.language), uses)
     out: list[Diagnostic] = []
     tables: dict[tuple[str, str], Relation] = {}
     names = 0
@@ -150,6 +151,13 @@ def check_unit(
         names += refs
         out.extend(problems)
     return UnitCheck(out, names)
+
+
+@functools.lru_cache(maxsize=8)
+def _located(text: str, kind: str, language: str) -> UnitPositions:
+    """Positions, remembered for the few units just checked: drift checks each unit a
+    second time, against the recorded catalog, right after the first (read-only use)."""
+    return locate(text, kind, language)
 
 
 def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:

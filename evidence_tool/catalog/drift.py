@@ -11,6 +11,7 @@ names, and a type change of a column its formula uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from evidence_tool.catalog.check import Use
@@ -59,6 +60,24 @@ class Drift:
     settings: list[str] = field(default_factory=list)  # kind or search path changed
     touched: dict[str, list[int]] = field(default_factory=dict)  # unit id -> change indexes
     items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # unit id -> items
+
+    @cached_property
+    def by_relation(self) -> dict[str, list[int]]:
+        """Relation-wide changes (dropped, kind changed) by qualified name: built once,
+        not once per unit (10,000 units against 500 changes)."""
+        out: dict[str, list[int]] = {}
+        for i, c in enumerate(self.changes):
+            if c.change in ("relation_dropped", "kind_changed"):
+                out.setdefault(c.relation, []).append(i)
+        return out
+
+    @cached_property
+    def by_column(self) -> dict[tuple[str, str | None], int]:
+        return {
+            (c.relation, c.column): i
+            for i, c in enumerate(self.changes)
+            if c.column is not None and c.change in ("column_dropped", "type_changed")
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,30 +141,22 @@ def _columns(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change
 def touch(drift: Drift, unit_id: str, path: str, uses: list[Use], at: str) -> None:
     """Record which changes touch the unit whose resolved names are ``uses``, and raise
     a review item for each that makes it wrong."""
-    dropped_rel = {
-        c.relation: i for i, c in enumerate(drift.changes) if c.change == "relation_dropped"
-    }
-    by_column = {
-        (c.relation, c.column): i
-        for i, c in enumerate(drift.changes)
-        if c.column is not None and c.change in ("column_dropped", "type_changed")
-    }
-    kind = {c.relation: i for i, c in enumerate(drift.changes) if c.change == "kind_changed"}
+    if not drift.changes:
+        return
     hit: set[int] = set()
     items: dict[int, dict[str, Any]] = {}
     for use in uses:
         rel = f"{quote_ident(use.schema)}.{quote_ident(use.relation)}"
-        for i in (dropped_rel.get(rel), kind.get(rel)):
-            if i is not None:
-                hit.add(i)
-                if drift.changes[i].change == "relation_dropped":
-                    items.setdefault(i, _item(drift.changes[i], use, path, at))
-        i = by_column.get((rel, use.column)) if use.column is not None else None
-        if i is not None:
+        for i in drift.by_relation.get(rel, ()):
             hit.add(i)
-            c = drift.changes[i]
+            if drift.changes[i].change == "relation_dropped":
+                items.setdefault(i, _item(drift.changes[i], use, path, at))
+        j = drift.by_column.get((rel, use.column)) if use.column is not None else None
+        if j is not None:
+            hit.add(j)
+            c = drift.changes[j]
             if c.change == "column_dropped" or use.formula:
-                items.setdefault(i, _item(c, use, path, at))
+                items.setdefault(j, _item(c, use, path, at))
     if hit:
         drift.touched[unit_id] = sorted(hit)
     if items:

@@ -64,14 +64,14 @@ class Fingerprint:
         """What a snapshot manifest says about the catalog it was checked against."""
         return {"fingerprint": self.digest, "kind": self.kind, "relations": len(self.relations)}
 
-    def catalog(self) -> Catalog:
+    def catalog(self, model: type[Catalog] = Catalog) -> Catalog:
         """The recorded catalog as a model again, to resolve names as they were."""
         rels = []
         for qualified, r in self.relations.items():
             schema, name = _names(qualified, r)
             cols = tuple(Column(str(n), str(t)) for n, t in r["columns"])
             rels.append(Relation(schema, name, str(r["kind"]), cols))
-        return Catalog(self.kind, tuple(rels), self.search_path, self.fold_case)
+        return model(self.kind, tuple(rels), self.search_path, self.fold_case)
 
 
 def _names(qualified: str, r: dict[str, Any]) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.catalog.check import Use, check_unit
 from evidence_tool.catalog.drift import Drift, compare, touch
 from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
+from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
 from evidence_tool.errors import IntegrityError, LockHeldError, Warning_
@@ -69,6 +70,17 @@ class CatalogRun:
         }
 
 
+class _Resolving(Catalog):
+    """The recorded catalog for drift, which keeps only what names resolved to: no
+    "did you mean" search through every relation for findings nobody reads."""
+
+    def near_relations(self, schema: str | None, name: str) -> list[str]:
+        return []
+
+    def having_column(self, schema: str | None, column: str) -> list[str]:
+        return []
+
+
 def recorded_fingerprint(
     archive: LocalEvidenceArchive,
 ) -> tuple[str | None, Fingerprint | None]:
@@ -101,7 +113,7 @@ def run_catalog(
     fingerprint, and (``record``) replace the workspace's catalog record."""
     archive = LocalEvidenceArchive(root)
     base, recorded = recorded_fingerprint(archive)
-    old_catalog = recorded.catalog() if recorded is not None else None
+    old_catalog = recorded.catalog(_Resolving) if recorded is not None else None
     units: dict[str, dict[str, Any]] = {}
     uses: dict[str, tuple[str, list[Use]]] = {}
 
