@@ -28,7 +28,7 @@ from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
 from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
-from evidence_tool.errors import IntegrityError, LockHeldError, Warning_
+from evidence_tool.errors import AvailabilityError, IntegrityError, LockHeldError, Warning_
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -161,6 +161,10 @@ def write_record(archive: LocalEvidenceArchive, run: CatalogRun) -> None:
             _replace(layout, run)
     except LockHeldError as exc:
         _not_updated(run, f"{exc.message}; run the check again when that operation has finished")
+    except AvailabilityError as exc:  # the lock file cannot be written (E604)
+        if exc.code != "E604":
+            raise
+        _not_updated(run, exc.message)
     except OSError as exc:  # a folder in its place, a full disk, a read-only checkout
         _not_updated(run, f"writing {STORE} failed ({exc.strerror or type(exc).__name__})")
 

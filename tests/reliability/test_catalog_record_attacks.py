@@ -101,3 +101,23 @@ def test_attack_record_replaced_by_garbage_a_folder_or_a_foreign_link(
         cases += 1
     assert cases == 3
     assert json.loads(outside.read_text(encoding="utf-8")) == FOREIGN
+
+
+def test_attack_cache_folder_replaced_by_a_file_or_the_lock_by_a_folder(workspace: Path) -> None:
+    """A checkout where the record cannot be written: the check's answer stands."""
+    cache, lock = workspace / ".evidence-cache", workspace / ".evidence-archive.lock"
+    cases = 0
+    for plant in ("cache-file", "lock-folder"):
+        if plant == "cache-file":
+            cache.write_text("not a folder", encoding="utf-8")
+        else:
+            cache.unlink()
+            lock.unlink(missing_ok=True)
+            lock.mkdir()
+        result = tht(workspace, "check", *DDL)
+        assert result.exit_code == 0, (plant, result.stdout)
+        assert result.json["result"]["units_checked"] == 48
+        notes = [w["message"] for w in result.json["warnings"] if "catalog record" in w["message"]]
+        assert len(notes) == 1, (plant, result.json["warnings"])
+        cases += 1
+    assert cases == 2 and lock.is_dir() and not cache.exists()
