@@ -201,24 +201,10 @@ def read_record(layout: Layout) -> dict[str, Any]:
     return value if isinstance(value, dict) and value.get("format") == FORMAT else {}
 
 
-def review_items(layout: Layout, live: dict[str, str] | None = None) -> dict[str, list[Any]]:
-    """The recorded drift review items, by unit id; with ``live`` (id -> path of the
-    working files), only those of units still there."""
+def review_items(layout: Layout) -> dict[str, list[Any]]:
+    """The recorded drift review items, by unit id."""
     items = read_record(layout).get("review_items") or {}
-    if not isinstance(items, dict):
-        return {}
-    return {uid: list(v) for uid, v in items.items() if live is None or uid in live}
-
-
-__all__ = [
-    "NO_FINGERPRINT",
-    "CatalogRun",
-    "read_record",
-    "recorded_fingerprint",
-    "review_items",
-    "run_catalog",
-    "store_path",
-]
+    return {uid: list(v) for uid, v in items.items()} if isinstance(items, dict) else {}
 
 
 def catalog_status(layout: Layout) -> dict[str, Any]:
