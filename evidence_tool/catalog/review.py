@@ -28,7 +28,7 @@ from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
 from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
-from evidence_tool.errors import AvailabilityError, IntegrityError, LockHeldError, Warning_
+from evidence_tool.errors import AvailabilityError, EvidenceWarning, IntegrityError, LockHeldError
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -55,7 +55,7 @@ class CatalogRun:
     drift: Drift | None
     note: str | None  # why there is no drift to show
     units: dict[str, dict[str, Any]]  # unit id -> path, content hash, finding codes
-    warnings: list[Warning_] = field(default_factory=list)  # about the run itself
+    warnings: list[EvidenceWarning] = field(default_factory=list)  # about the run itself
 
     def record(self) -> dict[str, Any]:
         return {
@@ -171,7 +171,7 @@ def write_record(archive: LocalEvidenceArchive, run: CatalogRun) -> None:
 
 def _not_updated(run: CatalogRun, why: str) -> None:
     run.warnings.append(
-        Warning_(f"the catalog record (status, review page) was not updated: {why}")
+        EvidenceWarning(f"the catalog record (status, review page) was not updated: {why}")
     )
 
 

@@ -21,8 +21,8 @@ from evidence_tool.catalog.settings import CatalogSettings, catalog_settings
 from evidence_tool.errors import (
     Diagnostic,
     EvidenceError,
+    EvidenceWarning,
     InvalidFilesError,
-    Warning_,
     with_warnings_refused,
 )
 from evidence_tool.workspace.descriptor import Installation
@@ -41,7 +41,7 @@ class StepOutcome:
     settings: CatalogSettings
     run: CatalogRun | None  # None: the catalog could not be read (and block is off)
     errors: list[Diagnostic] = field(default_factory=list)  # blocking findings
-    warnings: list[Warning_] = field(default_factory=list)  # reported findings
+    warnings: list[EvidenceWarning] = field(default_factory=list)  # reported findings
 
     def record(self) -> CatalogRecord | None:
         """What the snapshot records: the fingerprint the units were checked against."""
@@ -75,12 +75,12 @@ class StepOutcome:
         return [*self.errors, *(_back(w) for w in self.warnings if w.code)]
 
 
-def _back(w: Warning_) -> Diagnostic:
+def _back(w: EvidenceWarning) -> Diagnostic:
     return Diagnostic(str(w.code), w.message, w.path, w.line)
 
 
-def _warning(d: Diagnostic) -> Warning_:
-    return Warning_(d.message, d.path, d.line, d.code)
+def _warning(d: Diagnostic) -> EvidenceWarning:
+    return EvidenceWarning(d.message, d.path, d.line, d.code)
 
 
 def catalog_step(
@@ -138,9 +138,9 @@ def refuse_blocked(outcome: StepOutcome) -> None:
 def merged(
     outcome: StepOutcome,
     errors: list[Diagnostic],
-    warnings: list[Warning_],
+    warnings: list[EvidenceWarning],
     warnings_as_errors: bool = False,
-) -> tuple[list[Diagnostic], list[Warning_]]:
+) -> tuple[list[Diagnostic], list[EvidenceWarning]]:
     """A command's findings with the step's added (its warnings refused as E190 too
     under --warnings-as-errors)."""
     mine_e, mine_w = list(outcome.errors), list(outcome.warnings)

@@ -15,7 +15,7 @@ from evidence_tool.cli.options import (
     workspace_options,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
-from evidence_tool.cli.workspace_cmds import wevidence
+from evidence_tool.cli.workspace_cmds import workspace_evidence
 
 
 def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -52,7 +52,7 @@ def _drift_errors(run: Any) -> list[Any]:
     ]
 
 
-@wevidence.command("check")
+@workspace_evidence.command("check")
 @catalog_options
 @click.option(
     "--sample-values",
@@ -119,7 +119,7 @@ def check_cmd(
     run(ctx, body)
 
 
-@wevidence.group("catalog")
+@workspace_evidence.group("catalog")
 def catalog_group() -> None:
     """The warehouse catalog the units were checked against."""
 
