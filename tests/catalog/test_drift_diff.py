@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import invoke
 from drift_helpers import ITEMS, installation, new_workspace, run, warehouse
 
 from evidence_tool.catalog.review import read_record
@@ -81,6 +82,9 @@ def test_fixing_the_unit_clears_its_item_and_the_drift_going_away_clears_the_res
     warehouse("ddl", dwh, changed=True)
     assert run(ws, "catalog", "diff", installation=inst).exit_code == 1
     raised_at = _items(ws, inst)[UNIT("merges")][0]["raised_at"]
+    text = invoke(["workspace", "evidence", "status", "--workspace-root", str(ws)]).stdout
+    shown = [ln for ln in text.splitlines() if ln.startswith("catalog review item on ")]
+    assert {ln.split()[4].rstrip(":") for ln in shown} == ITEMS and len(shown) == 3
     tariff = ws / "evidence/curated/domain/tariff.md"
     tariff.write_text(tariff.read_text().replace("tariff_eur", "relative_weight"), encoding="utf-8")
     # The check records too: the fixed unit's item is gone, the others stay as raised.
