@@ -217,3 +217,13 @@ def test_on_the_fixture_workspace_items_land_on_exactly_the_units_an_outside_rea
     assert set(by_change) == {"column_dropped", "type_changed"}
     assert by_change["column_dropped"] == names_dropped
     assert by_change["type_changed"] >= formula_retyped
+
+
+def test_diff_of_an_unreadable_catalog_is_an_availability_error(tmp_path: Path) -> None:
+    ws, dwh, inst = _setup(tmp_path, "sqlite")
+    for db in dwh.glob("*.db"):
+        db.unlink()
+    gone = run(ws, "catalog", "diff", installation=inst)
+    assert gone.exit_code == 6, gone.stdout
+    assert gone.json["errors"][0]["code"] == "E186"
+    assert _items(ws, inst) == {}  # the last record (no drift) stays as it was

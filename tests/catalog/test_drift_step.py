@@ -148,3 +148,13 @@ def test_warnings_as_errors_refuses_the_step_findings_like_any_coded_warning(
     assert {e["code"] for e in refused.json["errors"]} == {"E190"}
     assert refused_codes == {"E180", "E181", "E188"}
     assert tree(ws) == before
+
+
+def test_a_dry_run_with_the_step_reports_the_check_and_writes_nothing(tmp_path: Path) -> None:
+    ws, _dwh, inst = _checked(tmp_path)
+    before = tree(ws)
+    dry = run(ws, "consolidate", "--dry-run", installation=inst)
+    assert dry.exit_code == 0, dry.stdout
+    assert dry.json["result"]["status"] == "would_activate"
+    assert dry.json["result"]["catalog"]["findings"] == {"E180": 2, "E181": 1, "E188": 3}
+    assert tree(ws) == before
