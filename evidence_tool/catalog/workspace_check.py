@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evidence_tool.catalog.check import check_unit
@@ -10,7 +11,10 @@ from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings, open_catalog
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.workspace import validate_workspace
-from evidence_tool.workspace.scan import Progress
+from evidence_tool.workspace.scan import CuratedFile, Progress
+
+# Called with each checked file and the codes of its findings (catalog.review).
+Visit = Callable[[CuratedFile, list[str]], None]
 
 
 @dataclass
@@ -34,7 +38,11 @@ class CatalogCheck:
 
 
 def check_workspace(
-    root: str | os.PathLike[str], settings: CatalogSettings, progress: Progress | None = None
+    root: str | os.PathLike[str],
+    settings: CatalogSettings,
+    progress: Progress | None = None,
+    *,
+    visit: Visit | None = None,
 ) -> CatalogCheck:
     """Validate the units, then check every valid one against the catalog."""
     catalog, catalog_findings = open_catalog(settings)
@@ -51,5 +59,7 @@ def check_workspace(
         checked = check_unit(catalog, unit, text, f.rel)
         result.names += checked.names
         result.errors.extend(checked.findings)
+        if visit is not None:
+            visit(f, sorted({d.code for d in checked.findings}))
     result.errors.sort(key=Diagnostic.sort_key)
     return result
