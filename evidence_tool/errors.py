@@ -212,14 +212,14 @@ CODES: dict[str, CodeInfo] = {
         "Check against the warehouse's DDL files (--catalog ddl --ddl PATH) or an SQLite "
         "file (--catalog sqlite --sqlite PATH).",
     ),
-    "E188": CodeInfo(
+    "E191": CodeInfo(
         1,
         "catalog drift touches a unit",
         "Correct the unit to the warehouse as it is now (see 'tht workspace evidence catalog "
         "diff'), then consolidate with the catalog step to record the catalog it was checked "
         "against.",
     ),
-    "E189": CodeInfo(
+    "E192": CodeInfo(
         1,
         "catalog findings block consolidation",
         "Correct the units the catalog findings name (listed after this error), or set "

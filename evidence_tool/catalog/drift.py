@@ -4,7 +4,7 @@ units each change touches.
 A unit is touched by a change when one of its names resolved, in the recorded
 catalog, to what changed (check.py's resolution, run against the recorded catalog:
 the names mean what they meant when the snapshot was checked).  Touches that make
-a unit wrong become review items (E188): a dropped relation or column the unit
+a unit wrong become review items (E191): a dropped relation or column the unit
 names, and a type change of a column its formula uses.
 """
 
@@ -18,7 +18,7 @@ from evidence_tool.catalog.check import Use
 from evidence_tool.catalog.fingerprint import Fingerprint
 from evidence_tool.catalog.model import quote_ident
 
-DRIFT_CODE = "E188"
+DRIFT_CODE = "E191"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Every run that reads the warehouse (``check``, ``catalog diff``, and the opt-in 
 of validate, verify --strict and consolidate) checks the units, compares the catalog
 with the active snapshot's recorded fingerprint, and replaces
 ``.evidence-cache/catalog-review.json``: each unit's catalog status, the drift list and
-the drift review items (E188).  ``status`` and the review page read that record; they
+the drift review items (E191).  ``status`` and the review page read that record; they
 never connect to a warehouse.  The record is replaced as a whole, so an item clears at
 the next run once the unit no longer names what changed, or the change is gone.  It is
 machine-local (it says what this machine's warehouse looked like), like the page.

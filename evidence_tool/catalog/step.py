@@ -1,7 +1,7 @@
 """The catalog as an opt-in step of validate, verify --strict and consolidate.
 
 It runs when the installation descriptor has an ``evidence.catalog`` section.  Its
-findings (E180-E187, and drift E188) are reported as warnings that keep their code,
+findings (E180-E187, and drift E191) are reported as warnings that keep their code,
 and never block, unless the section says ``block: true``: then the check's findings
 are errors (validate and verify exit 1, consolidate refuses before writing anything).
 Drift review items never block: consolidating with the step records the catalog it
@@ -28,11 +28,11 @@ from evidence_tool.errors import (
 from evidence_tool.workspace.descriptor import Installation
 from evidence_tool.workspace.scan import Progress
 
-BLOCKED_CODE = "E189"
+BLOCKED_CODE = "E192"
 
 
 def is_catalog_code(code: str) -> bool:
-    """The catalog's codes: E180-E189 (the check's findings, the catalog's own, drift)."""
+    """The catalog's codes: E180-E192 (the check's findings, the catalog's own, drift)."""
     return code.startswith("E18")
 
 

@@ -41,7 +41,7 @@ def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _drift_errors(run: Any) -> list[Any]:
-    """The drift review items (E188) as findings on their units."""
+    """The drift review items (E191) as findings on their units."""
     from evidence_tool.errors import Diagnostic
 
     items = run.drift.items if run.drift else {}
@@ -77,7 +77,7 @@ def check_cmd(
 
     applies_to tables and columns, the Tables/Columns/Column fields, and every
     column reference of a formula's SQL must exist (with a 'did you mean').
-    Drift since the active snapshot's catalog raises review items (E188).
+    Drift since the active snapshot's catalog raises review items (E191).
     Exit 0 when clean, 1 with findings, 6 when the catalog cannot be read.
     """
     fmt = resolve_format(output_format, as_json)
@@ -143,7 +143,7 @@ def diff_cmd(
 
     Relations and columns added or dropped and type changes, each with the units
     whose names it touches; a dropped relation or column a unit names, and a type
-    change under a formula, is a review item on the unit (E188), shown by status
+    change under a formula, is a review item on the unit (E191), shown by status
     and the review page until the unit is fixed or the change is gone.
     Exit 0 when no change touches a unit, 1 with review items, 2 when the active
     snapshot records no catalog, 6 when the catalog cannot be read.

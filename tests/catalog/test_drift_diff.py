@@ -60,10 +60,10 @@ def test_diff_shows_each_change_and_raises_items_on_exactly_the_affected_units(
         "relation_dropped": {UNIT("merges")},
         "relation_added": set(),
     }
-    # One review item per affected unit, E188, on the unit's file; the same set in status.
+    # One review item per affected unit, E191, on the unit's file; the same set in status.
     errors = diff.json["errors"]
     assert {e["unit_id"] for e in errors} == ITEMS and len(errors) == 3
-    assert {e["code"] for e in errors} == {"E188"}
+    assert {e["code"] for e in errors} == {"E191"}
     assert {e["path"] for e in errors if e["unit_id"] == UNIT("tariff")} == {
         "evidence/curated/domain/tariff.md"
     }
@@ -89,7 +89,7 @@ def test_fixing_the_unit_clears_its_item_and_the_drift_going_away_clears_the_res
     tariff.write_text(tariff.read_text().replace("tariff_eur", "relative_weight"), encoding="utf-8")
     # The check records too: the fixed unit's item is gone, the others stay as raised.
     checked = run(ws, "check", installation=inst)
-    assert {e["unit_id"] for e in checked.json["errors"] if e["code"] == "E188"} == ITEMS - {
+    assert {e["unit_id"] for e in checked.json["errors"] if e["code"] == "E191"} == ITEMS - {
         UNIT("tariff")
     }
     assert set(_items(ws, inst)) == ITEMS - {UNIT("tariff")}
@@ -109,7 +109,7 @@ def test_consolidating_with_the_step_records_the_new_catalog_and_leaves_the_find
     assert done.exit_code == 0, done.stdout  # block is off: it reports, never refuses
     warned = {(w["code"], w["path"]) for w in done.json["warnings"]}
     assert ("E181", "evidence/curated/domain/tariff.md") in warned
-    assert ("E188", "evidence/curated/formula/day-count.md") in warned
+    assert ("E191", "evidence/curated/formula/day-count.md") in warned
     # The new snapshot was checked against the changed warehouse: nothing drifted since.
     assert _items(ws, inst) == {}
     assert run(ws, "catalog", "diff", installation=inst).json["result"]["changes"] == []
@@ -148,7 +148,7 @@ def test_the_review_page_shows_each_units_catalog_status_from_the_last_run(
     status = {c.unit.id: c.catalog for c in data.units}
     assert status[UNIT("sex")]["status"] == "clean"
     assert status[UNIT("tariff")]["status"] == "findings"
-    assert status[UNIT("tariff")]["codes"] == ["E181", "E188"]
+    assert status[UNIT("tariff")]["codes"] == ["E181", "E191"]
     assert status[UNIT("access-dates")]["status"] == "clean"
     assert {uid for uid, s in status.items() if s["review_items"]} == ITEMS
     assert len(data.catalog["drift"]["changes"]) == 4
@@ -168,7 +168,7 @@ def test_a_unit_edited_since_the_last_run_is_not_checked_on_the_page(tmp_path: P
     assert status[UNIT("sex")]["status"] == "not checked"
     assert status[UNIT("weight")]["status"] == "clean"
     record = read_record(Layout.at(ws))
-    assert record["base"] and json.dumps(record).count("E188") == 0
+    assert record["base"] and json.dumps(record).count("E191") == 0
 
 
 def test_on_the_fixture_workspace_items_land_on_exactly_the_units_an_outside_reading_names(

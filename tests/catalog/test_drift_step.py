@@ -37,7 +37,7 @@ def test_attack_block_true_refuses_consolidation_and_writes_nothing(
     refused = run(ws, "consolidate", installation=inst)
     assert refused.exit_code == 1, refused.stdout
     first, *findings = refused.json["errors"]
-    assert first["code"] == "E189" and "block: true" in first["message"]
+    assert first["code"] == "E192" and "block: true" in first["message"]
     assert {(e["code"], e["path"]) for e in findings} == BROKEN
     assert tree(ws) == before  # not a snapshot, not the mirror, not the caches
     dry = run(ws, "consolidate", "--dry-run", installation=inst)
@@ -52,11 +52,11 @@ def test_block_absent_consolidation_proceeds_and_reports(tmp_path: Path) -> None
     assert done.exit_code == 0, done.stdout
     assert done.json["result"]["status"] == "activated"
     assert done.json["result"]["changes"]["modified"] == ["evidence:test:sex"]
-    found = {(w["code"], w["path"]) for w in done.json["warnings"] if w["code"] != "E188"}
+    found = {(w["code"], w["path"]) for w in done.json["warnings"] if w["code"] != "E191"}
     assert found == BROKEN
     summary = done.json["result"]["catalog"]
     assert summary["block"] is False and summary["checked"] is True
-    assert summary["findings"] == {"E180": 2, "E181": 1, "E188": 3}
+    assert summary["findings"] == {"E180": 2, "E181": 1, "E191": 3}
 
 
 @pytest.mark.parametrize("block", [False, True])
@@ -92,8 +92,8 @@ def test_validate_formats_carry_the_step_findings(tmp_path: Path) -> None:
     sarif = json.loads(invoke([*base, "--format", "sarif"]).stdout)
     levels = {(r["ruleId"], r["level"]) for r in sarif["runs"][0]["results"]}
     # block: true makes the check's findings errors; drift review items stay warnings
-    assert levels == {("E180", "error"), ("E181", "error"), ("E188", "warning")}
-    assert len([ln for ln in gh.stdout.splitlines() if "title=E188" in ln]) == 3
+    assert levels == {("E180", "error"), ("E181", "error"), ("E191", "warning")}
+    assert len([ln for ln in gh.stdout.splitlines() if "title=E191" in ln]) == 3
 
 
 def test_an_unreadable_catalog_is_reported_and_records_nothing_unless_it_blocks(
@@ -146,7 +146,7 @@ def test_warnings_as_errors_refuses_the_step_findings_like_any_coded_warning(
     assert refused.exit_code == 1, refused.stdout
     refused_codes = {e["message"].split()[0] for e in refused.json["errors"]}
     assert {e["code"] for e in refused.json["errors"]} == {"E190"}
-    assert refused_codes == {"E180", "E181", "E188"}
+    assert refused_codes == {"E180", "E181", "E191"}
     assert tree(ws) == before
 
 
@@ -156,5 +156,5 @@ def test_a_dry_run_with_the_step_reports_the_check_and_writes_nothing(tmp_path: 
     dry = run(ws, "consolidate", "--dry-run", installation=inst)
     assert dry.exit_code == 0, dry.stdout
     assert dry.json["result"]["status"] == "would_activate"
-    assert dry.json["result"]["catalog"]["findings"] == {"E180": 2, "E181": 1, "E188": 3}
+    assert dry.json["result"]["catalog"]["findings"] == {"E180": 2, "E181": 1, "E191": 3}
     assert tree(ws) == before

@@ -31,7 +31,7 @@ HOLDER = textwrap.dedent(
 FOREIGN = {
     "format": 1,
     "units": {},
-    "review_items": {"evidence:psd:x": [{"code": "E188", "message": "planted"}]},
+    "review_items": {"evidence:psd:x": [{"code": "E191", "message": "planted"}]},
 }
 
 
