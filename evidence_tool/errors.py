@@ -225,6 +225,20 @@ CODES: dict[str, CodeInfo] = {
         "warehouse's DSN, and check that its host, port, database, user and password let a "
         "read-only session in.",
     ),
+    "E191": CodeInfo(
+        1,
+        "catalog drift touches a unit",
+        "Correct the unit to the warehouse as it is now (see 'tht workspace evidence catalog "
+        "diff'), then consolidate with the catalog step to record the catalog it was checked "
+        "against.",
+    ),
+    "E192": CodeInfo(
+        1,
+        "catalog findings block consolidation",
+        "Correct the units the catalog findings name (listed after this error), or set "
+        "evidence.catalog.block: false in the installation descriptor to report them "
+        "without blocking.",
+    ),
     "E190": CodeInfo(
         1,
         "warning refused by --warnings-as-errors",

@@ -20,7 +20,10 @@ from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_o
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.unit import FormulaPayload, Unit
 from evidence_tool.workspace import validate_workspace
-from evidence_tool.workspace.scan import Progress
+from evidence_tool.workspace.scan import CuratedFile, Progress
+
+# Called with each checked file and the codes of its findings (catalog.review).
+Visit = Callable[[CuratedFile, list[str]], None]
 
 
 @dataclass
@@ -35,6 +38,7 @@ class CatalogCheck:
     round_trips: int | None = None  # exchanges with a live PostgreSQL
     formulas: list[Formula] = field(default_factory=list)
     enums: list[tuple[Unit, str, str]] = field(default_factory=list)
+    checked: list[tuple[CuratedFile, list[Diagnostic]]] = field(default_factory=list)
 
     def summary(self) -> dict[str, object]:
         codes: dict[str, int] = {}
@@ -60,6 +64,7 @@ def check_workspace(
     progress: Progress | None = None,
     *,
     sample_values: bool = False,
+    visit: Visit | None = None,
 ) -> CatalogCheck:
     """Validate the units, then check every valid one against the catalog."""
     if sample_values and settings.kind == "ddl":
@@ -77,14 +82,14 @@ def check_workspace(
             if sample_values:
                 _sample(result, live.sample)
             result.round_trips = live.round_trips
-        return _sorted(result)
+        return _finish(result, visit)
     catalog, catalog_findings = open_catalog(settings)
     result = _check_names(root, catalog, catalog_findings, progress)
     if sample_values:
         from evidence_tool.catalog.sqlite_reader import sample_sqlite
 
         _sample(result, lambda s: sample_sqlite(list(settings.paths), s))
-    return _sorted(result)
+    return _finish(result, visit)
 
 
 def _check_names(
@@ -107,6 +112,7 @@ def _check_names(
         checked = check_unit(catalog, unit, text, f.rel)
         result.names += checked.names
         result.errors.extend(checked.findings)
+        result.checked.append((f, checked.findings))
         if checked.findings:
             continue  # a name that does not resolve: a type or a sample would only repeat it
         if isinstance(unit.payload, FormulaPayload):
@@ -135,6 +141,12 @@ def _sample(result: CatalogCheck, sample: Callable[[list[ValueSample]], list[Sam
     result.values_checked = len(wanted)
 
 
-def _sorted(result: CatalogCheck) -> CatalogCheck:
+def _finish(result: CatalogCheck, visit: Visit | None) -> CatalogCheck:
+    """Findings in report order; each file visited with every code it got (E188 too)."""
     result.errors.sort(key=Diagnostic.sort_key)
+    if visit is not None:
+        typed = {d.path: d.code for d in result.errors if d.code == "E188"}
+        for f, findings in result.checked:
+            codes = {d.code for d in findings} | ({typed[f.rel]} if f.rel in typed else set())
+            visit(f, sorted(codes))
     return result
