@@ -490,3 +490,21 @@ def test_the_rows_folder_read_as_ddl_changes_nothing(workspace: Path) -> None:
         both.json["result"]["catalog"]["fingerprint"]
         == alone.json["result"]["catalog"]["fingerprint"]
     )
+
+
+def test_the_catalog_record_carries_a_type_error_on_its_unit(
+    workspace: Path, tmp_path: Path, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-unit codes the review page shows come after checks 4 and 5: a formula
+    PostgreSQL refuses is recorded with E188, a clean one with no code."""
+    from evidence_tool.catalog.review import read_record
+    from evidence_tool.workspace.layout import Layout
+
+    bad = formula("bad", ["admin.wards"], ["admin.wards.ward_code"], "admin.wards.is_active + 1")
+    write_units(workspace, {f"{CUR}/formula/bad.md": bad})
+    result = check(workspace, tmp_path, "postgres", pg_cluster, monkeypatch)
+    assert [e["code"] for e in result.json["errors"]] == ["E188"]
+    units = read_record(Layout.at(workspace))["units"]
+    assert units["evidence:test:bad"]["codes"] == ["E188"]
+    assert units["evidence:clinical:age-at-admission"]["codes"] == []
+    assert len(units) == 49
