@@ -208,9 +208,22 @@ CODES: dict[str, CodeInfo] = {
     ),
     "E187": CodeInfo(
         6,
-        "catalog kind not available in this version",
-        "Check against the warehouse's DDL files (--catalog ddl --ddl PATH) or an SQLite "
-        "file (--catalog sqlite --sqlite PATH).",
+        "catalog driver not installed",
+        "Install the PostgreSQL driver with: pip install 'evidence-tool[postgres]'; or check "
+        "against the warehouse's DDL files (--catalog ddl --ddl PATH) instead.",
+    ),
+    "E188": CodeInfo(
+        1,
+        "formula does not type-check",
+        "Correct the formula's SQL where PostgreSQL's message points (a cast, an operator, a "
+        "function's arguments), then run the check again.",
+    ),
+    "E189": CodeInfo(
+        6,
+        "PostgreSQL catalog unreachable",
+        "Set THT_CATALOG_DSN (or the variable evidence.catalog.dsn_env names) to the "
+        "warehouse's DSN, and check that its host, port, database, user and password let a "
+        "read-only session in.",
     ),
     "E191": CodeInfo(
         1,

@@ -105,6 +105,7 @@ def _did_you_mean(near: list[str]) -> str:
 class UnitCheck:
     findings: list[Diagnostic]
     names: int  # table names, column names and formula references resolved
+    tables: tuple[Relation, ...] = ()  # the unit's own tables, as the catalog holds them
 
 
 def check_unit(
@@ -150,7 +151,7 @@ def check_unit(
         refs, problems = _formula_refs(f, payload.sql, list(tables.values()))
         names += refs
         out.extend(problems)
-    return UnitCheck(out, names)
+    return UnitCheck(out, names, tuple(tables.values()))
 
 
 @functools.lru_cache(maxsize=8)
@@ -190,7 +191,7 @@ def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, li
     out: list[Diagnostic] = []
     refs = sorted(_column_refs(sql), key=lambda r: r[1])
     for names, offset in refs:
-        pos = _sql_position(f.where, sql, offset)
+        pos = sql_position(f.where, sql, offset)
         written = ".".join(quote_ident(n) for n in names)
         problem = _resolve_ref(f, names, written, tables, pos)
         if problem is not None:
@@ -285,7 +286,7 @@ def _eq(a: str, b: str, fold: bool) -> bool:
     return a.lower() == b.lower() if fold else a == b
 
 
-def _sql_position(where: UnitPositions, sql: str, offset: int) -> Position:
+def sql_position(where: UnitPositions, sql: str, offset: int) -> Position:
     if where.sql_line is None:
         return where.headings.get("sql"), 1
     line = sql.count("\n", 0, offset)

@@ -108,6 +108,7 @@ def run_catalog(
     progress: Progress | None = None,
     *,
     record: bool = True,
+    sample_values: bool = False,
 ) -> CatalogRun:
     """Check every unit against the catalog, compare it with the active snapshot's
     fingerprint, and (``record``) replace the workspace's catalog record."""
@@ -126,7 +127,7 @@ def run_catalog(
             check_unit(old_catalog, unit, f.data.decode("utf-8"), f.rel, found)
             uses[unit.id] = (f.rel, found)
 
-    checked = check_workspace(root, settings, progress, visit=visit)
+    checked = check_workspace(root, settings, progress, visit=visit, sample_values=sample_values)
     current = Fingerprint.of(checked.catalog)
     drift = None
     note = None

@@ -1,7 +1,7 @@
 """The catalog as an opt-in step of validate, verify --strict and consolidate.
 
 It runs when the installation descriptor has an ``evidence.catalog`` section.  Its
-findings (E180-E187, and drift E191) are reported as warnings that keep their code,
+findings (E180-E183, E185, E188, and drift E191) are reported as warnings that keep their code,
 and never block, unless the section says ``block: true``: then the check's findings
 are errors (validate and verify exit 1, consolidate refuses before writing anything).
 Drift review items never block: consolidating with the step records the catalog it

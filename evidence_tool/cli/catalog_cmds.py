@@ -36,7 +36,8 @@ def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         "kind",
         type=click.Choice(["postgres", "ddl", "sqlite"]),
         help="Where the warehouse's tables come from (default: the installation's "
-        "evidence.catalog.kind). postgres is not in this version.",
+        "evidence.catalog.kind). postgres reads the DSN from THT_CATALOG_DSN (or the "
+        "variable evidence.catalog.dsn_env names).",
     )(fn)
 
 
@@ -57,7 +58,8 @@ def _drift_errors(run: Any) -> list[Any]:
 @click.option(
     "--sample-values",
     is_flag=True,
-    help="Compare enum values with the column's stored values (not in this version).",
+    help="Compare each enum unit's values with the values its column stores "
+    "(postgres and sqlite catalogs).",
 )
 @workspace_options
 @format_options
@@ -76,7 +78,8 @@ def check_cmd(
     """Check every unit's tables and columns against the warehouse catalog.
 
     applies_to tables and columns, the Tables/Columns/Column fields, and every
-    column reference of a formula's SQL must exist (with a 'did you mean').
+    column reference of a formula's SQL must exist (with a 'did you mean'). Against
+    PostgreSQL each formula is also type-checked (its type is reported).
     Drift since the active snapshot's catalog raises review items (E191).
     Exit 0 when clean, 1 with findings, 6 when the catalog cannot be read.
     """
@@ -86,7 +89,7 @@ def check_cmd(
     def body() -> Report:
         from evidence_tool.catalog import catalog_settings
         from evidence_tool.catalog.review import run_catalog
-        from evidence_tool.errors import AvailabilityError, Diagnostic
+        from evidence_tool.errors import Diagnostic
         from evidence_tool.workspace.descriptor import load_installation
 
         # The workspace first, as every workspace command: outside one the answer is E603.
@@ -94,18 +97,19 @@ def check_cmd(
         ctx.workspace = str(root)
         installation = load_installation((cctx.find_root().obj or {}).get("installation"))
         settings = catalog_settings(installation, kind=kind, ddl=ddl, sqlite=sqlite)
-        if sample_values:
-            raise AvailabilityError(
-                "--sample-values is not in this version of evidence-tool; run the check without it",
-                code="E187",
-            )
-        done = run_catalog(root, settings, StderrProgress.for_terminal(min_total=300))
+        done = run_catalog(
+            root,
+            settings,
+            StderrProgress.for_terminal(min_total=300),
+            sample_values=sample_values,
+        )
         checked, cat = done.check, done.check.catalog
         drift = _drift_errors(done)
         result = {**checked.summary(), "drift": done.drift.to_json() if done.drift else None}
         text = [
             f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
-            f"({cat.kind}), {len(checked.errors)} finding(s)"
+            f"({cat.kind}), {len(checked.errors)} finding(s)",
+            *(f"{t.path}: formula type {t.type}" for t in checked.types if t.type),
         ]
         if drift:
             text.append(f"{len(drift)} drift review item(s): see 'catalog diff'")
