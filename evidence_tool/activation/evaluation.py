@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from evidence_tool.activation.sqlite_index import (
     ALL_MODES,
@@ -33,6 +31,7 @@ from evidence_tool.activation.sqlite_index import (
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import Diagnostic, NotReadyError, UsageError
 from evidence_tool.unit.schemas import load_schema
+from evidence_tool.unit.yaml_strict import YamlProblem, load
 
 # Bounds on a question set: a hostile or mistaken file is refused before it is parsed.
 MAX_BYTES = 4 * 1024 * 1024
@@ -68,17 +67,15 @@ def _records(path: str, text: str) -> Iterator[tuple[int, Any]]:
                     raise _invalid(path, f"not a JSON object ({exc})", n) from None
         return
     try:
-        doc = YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise _invalid(path, "not valid YAML", mark.line + 1 if mark else None) from None
-    problems = sorted(
-        Draft202012Validator(_TOP).iter_errors(doc), key=lambda e: list(e.absolute_path)
-    )
+        yaml = load(text)  # the strict loader of units: no anchors, tags or duplicates
+    except YamlProblem as exc:
+        raise _invalid(path, f"not valid YAML ({exc.message})", exc.line) from None
+    doc = yaml.value
+    problems = list(Draft202012Validator(_TOP).iter_errors(doc))
     if problems:
         raise _invalid(path, f"the top level must be {{questions: [...]}} ({problems[0].message})")
     for i, item in enumerate(doc["questions"]):
-        yield doc["questions"].lc.item(i)[0] + 1, item
+        yield yaml.mark(("questions", i))[0] or 1, item
 
 
 _TOP = {**load_schema("eval-questions.schema.json"), "properties": {"questions": {"type": "array"}}}

@@ -227,14 +227,14 @@ def test_compare_runs_the_questions_on_an_earlier_revision(
 @pytest.mark.parametrize(
     ("name", "content", "line"),
     [
-        ("notyaml.yaml", "questions: [\n  {question: x, expected: [evidence:a\n", 3),
-        ("list.yaml", "- question: x\n  expected: [evidence:a]\n", None),
+        ("notyaml.yaml", "questions: [\n  {question: x, expected: ['evidence:a'\n", 3),
+        ("list.yaml", "- question: x\n  expected: ['evidence:a']\n", None),
         ("string.yaml", "questions:\n  - question: x\n    expected: evidence:a\n", 2),
-        ("number.yaml", "questions:\n  - question: 12\n    expected: [evidence:a]\n", 2),
-        ("extra.yaml", "questions:\n  - question: x\n    expected: [evidence:a]\n    k: 3\n", 2),
+        ("number.yaml", "questions:\n  - question: 12\n    expected: ['evidence:a']\n", 2),
+        ("extra.yaml", "questions:\n  - question: x\n    expected: ['evidence:a']\n    k: 3\n", 2),
         (
             "badfilter.yaml",
-            "questions:\n- question: x\n  expected: [evidence:a]\n  filters: 3\n",
+            "questions:\n- question: x\n  expected: ['evidence:a']\n  filters: 3\n",
             2,
         ),
         ("empty.yaml", "questions: []\n", None),
