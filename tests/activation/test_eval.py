@@ -306,3 +306,27 @@ def test_a_filter_keeps_units_ranked_below_the_limit(
     )
     row = _bm25(_eval(tht, questions, "--k", "1", "--mode", "bm25"))["questions"][0]
     assert row["recall"] == 1.0 and row["rr"] == 1.0
+
+
+# -- an index of the former format -----------------------------------------------------
+
+
+def test_attack_index_of_the_exact_token_format_is_rebuilt_never_misread(
+    indexed: Path, tht: Tht
+) -> None:
+    import sqlite3
+
+    path = indexed / ".evidence-cache" / "index.sqlite"
+    snap = LocalEvidenceArchive(indexed).active_snapshot()
+    assert snap is not None
+    path.unlink()
+    build_index(path, snap.revision, snap.records(), "exact")  # words, not stems
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE meta SET value = '2' WHERE key = 'format'")
+    con.close()
+    result = tht("search", "ricoveri")
+    assert result.exit_code == 7 and result.json["errors"][0]["code"] == "E702"
+    assert "consolidate" in result.json["errors"][0]["message"]
+    assert tht("consolidate").json["result"]["status"] == "reindexed"
+    hits = tht("search", "ricovero", "--limit", "1000").json["result"]["hits"]
+    assert "evidence:example:degenza-media-cardiologia" in {h["id"] for h in hits}
