@@ -156,6 +156,13 @@ class Session:
 
         return show_source(self.archive, source_id)
 
+    def sources_add(
+        self, fmt: str, path: str, language: str | None, options: list[str]
+    ) -> dict[str, Any]:
+        from evidence_tool.sources import add_import, parse_options
+
+        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
+
     def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retract
 

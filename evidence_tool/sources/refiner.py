@@ -38,6 +38,11 @@ class Proposal:
     units: list[ProposedUnit] = field(default_factory=list)
     review_items: list[dict[str, Any]] = field(default_factory=list)
     _raised: set[tuple[str, str, str | None]] = field(default_factory=set, repr=False)
+    # Import sources only (None/empty for documents): the import record replace stores,
+    # the elements no unit field holds, and what the format skipped by design, by kind.
+    record: str | None = None
+    not_imported: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._raised |= {(i["code"], i["message"], i.get("unit_id")) for i in self.review_items}

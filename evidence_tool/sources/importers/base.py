@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from evidence_tool.errors import SourceError
+from evidence_tool.errors import DescriptorError, SourceError
 from evidence_tool.unit import AppliesTo, Metadata, Payload, Unit
 
 
@@ -58,9 +58,18 @@ class ImportInput:
     ]  # the descriptor entry's ``options`` (format specific, validated by the importer)
     language: str  # the source's language (descriptor entry, else the workspace default)
     max_bytes: int  # per-file read bound of the refresh policy
+    # Where the entry is, for messages: "evidence.sources[2]" (the options are its "options").
+    key: str = "evidence.sources[?]"
+    # The workspace-relative folder the files' paths are relative to (the source's folder,
+    # or a file source's parent folder; "" at the workspace root).
+    root: str = ""
 
     def file(self, path: str) -> SourceFile | None:
         return next((f for f in self.files if f.path == path), None)
+
+    def shown(self, path: str) -> str:
+        """A file's workspace-relative path, as messages and the import record show it."""
+        return f"{self.root}/{path}" if self.root else path
 
 
 @dataclass(frozen=True)
@@ -103,8 +112,52 @@ class ImportResult:
 
 class Importer(Protocol):
     format: str  # "dbt", "dbt-manifest", "bird", "wrenai", "vanna", "cortex"
+    # The options the format takes, by name -> allowed type(s) (``str``, ``bool``, ``int``,
+    # ``list``, ``dict``): the pipeline refuses any other name or type (E902 naming the
+    # descriptor key) before ``read`` runs, at ``sources add`` and at every refresh.
+    options: dict[str, type | tuple[type, ...]]
 
     def read(self, source: ImportInput) -> ImportResult: ...
+
+
+def malformed(path: str, line: int | None, why: str) -> SourceError:
+    """E504 for input the format cannot read: ``path`` (workspace-relative) and ``line``
+    (1-based, None when the problem is the whole file) are named in the message."""
+    where = f"{path}:{line}" if line else path
+    return SourceError(
+        f"{where}: {why}; correct the file (or export it again) and refresh",
+        code="E504",
+        path=path,
+        line=line,
+    )
+
+
+def check_options(
+    options: dict[str, Any], known: dict[str, type | tuple[type, ...]], key: str
+) -> None:
+    """E902 naming ``<key>.options.<name>`` for an unknown option or a value of the wrong type."""
+    for name, value in options.items():
+        where = f"{key}.options.{name}"
+        if name not in known:
+            allowed = ", ".join(sorted(known)) or "none"
+            raise DescriptorError(
+                f"{where}: unknown option {name!r}; this format's options: {allowed}",
+                details={"result": {"key_path": where}},
+            )
+        wanted = known[name]
+        types = wanted if isinstance(wanted, tuple) else (wanted,)
+        # bool is an int in Python: an option that wants a number never takes true/false.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            names = " or ".join(t.__name__ for t in types)
+            raise DescriptorError(
+                f"{where}: {value!r} is not a {names}",
+                details={"result": {"key_path": where}},
+            )
+
+
+def line_of(raw: bytes, offset: int) -> int:
+    """The 1-based line holding byte ``offset`` of ``raw``."""
+    return raw.count(b"\n", 0, offset) + 1
 
 
 def make_unit(
