@@ -282,3 +282,19 @@ def test_review_page_lists_not_imported_and_skipped(workspace: Path) -> None:
     assert "imports/v/training.csv:2-4" in article
     assert "<dt>skipped</dt><dd>1 ddl</dd>" in article
     assert "0,f1-sql,Average stay in cardiology?" in article  # the import record as source
+
+
+def test_refresh_says_what_was_skipped_and_not_imported(workspace: Path) -> None:
+    from cli_runner import invoke
+
+    write(workspace, "imports/v/training.csv", CSV_EXPORT)
+    assert add(workspace, "vanna", "imports/v").exit_code == 0
+    args = ["workspace", "evidence", "refresh", "--workspace-root", str(workspace)]
+    plain = invoke([*args, "--source-id", sid_of("vanna", "imports/v")])
+    assert plain.exit_code == 0, plain.stdout
+    assert (
+        "2 proposed, retire none, 0 review item(s), 1 not imported, skipped 1 ddl" in plain.stdout
+    )
+    as_json = invoke([*args, "--source-id", sid_of("vanna", "imports/v"), "--json"])
+    line = as_json.json["result"]["sources"][0]
+    assert line["not_imported"] == 1 and line["skipped"] == {"ddl": 1}
