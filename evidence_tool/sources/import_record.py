@@ -89,8 +89,11 @@ def where_each(data: bytes, excerpts: list[str]) -> dict[str, list[str]]:
 
 
 def imported_from(layout: Layout, provenance: dict[str, Any] | None) -> list[str]:
-    """For a unit adopted from an import: ``path:first-last`` of each excerpt's span, in
-    excerpt order ([] for any other unit, or when the record cannot be read)."""
+    """For a unit adopted from an import, or edited since and keeping that lineage under
+    ``original``: ``path:first-last`` of each excerpt's span, in excerpt order ([] for any
+    other unit, or when the record cannot be read)."""
+    if provenance and provenance.get("kind") != "document":
+        provenance = provenance.get("original")
     if not provenance or provenance.get("kind") != "document":
         return []
     try:

@@ -333,3 +333,14 @@ def test_bom_and_a_resaved_index_column_and_non_ascii_offsets(workspace: Path) -
     assert comp["proposed"][1]["excerpts"] == [text.split("\n")[2]]
     shown = tht(workspace, "show", "evidence:vanna:2-sql").json["result"]
     assert shown["imported_from"] == ["imports/bom/training.csv:3-3"]
+
+
+def test_an_edited_imported_unit_still_says_where_it_came_from(workspace: Path) -> None:
+    write(workspace, "imports/vanna/training.json", records_json(ROWS))
+    comp = import_and_replace(workspace, "vanna", "imports/vanna")
+    path = workspace / next(p["path"] for p in comp["proposed"] if p["id"] == DOC_ID)
+    path.write_text(path.read_text().replace("non quello", "mai quello"))
+    assert tht(workspace, "consolidate").exit_code == 0
+    shown = tht(workspace, "show", DOC_ID).json["result"]
+    assert shown["provenance"]["kind"] == "manual"  # edited: manual, lineage kept
+    assert shown["imported_from"] == ["imports/vanna/training.json:1-1"]
