@@ -3,8 +3,9 @@
 For any format: the items of a JSON array, the lines of JSON Lines, the records
 of a CSV file (quoted cells may span lines; a BOM and CRLF are read).  Each
 yields ``(value, span, first line)``; malformed input is E504 naming the file
-(workspace-relative, ``shown``) and line.  CSV streams in blocks; JSON takes
-the file's bytes (read within the refresh's per-file bound by the caller).
+(workspace-relative, ``shown``) and line.  CSV and JSON Lines stream, one
+record in memory at a time; a JSON array takes the file's bytes (read within
+the refresh's per-file bound by the caller).
 """
 
 from __future__ import annotations
@@ -93,15 +94,19 @@ def json_array_items(
         raise malformed(shown, line_at(i), "invalid JSON: text after the closing ']'")
 
 
-def json_lines_items(raw: bytes, path: str, shown: str) -> Iterator[tuple[Any, Span, int]]:
-    """One JSON value per nonblank line; the span is the line without its line end."""
-    start = len(BOM) if raw.startswith(BOM) else 0
-    for n, chunk in enumerate(raw[start:].split(b"\n"), start=1):
-        body = chunk[:-1] if chunk.endswith(b"\r") else chunk
-        if body.strip():
-            text = decode(body, shown, n)
-            yield _load(text, shown, n), Span(path, start, start + len(body), text), n
-        start += len(chunk) + 1
+def json_lines_items(f: SourceFile, shown: str) -> Iterator[tuple[Any, Span, int]]:
+    """One JSON value per nonblank line; the span is the line without its line end.
+    Streams: one line is in memory at a time."""
+    with f.open() as handle:
+        start = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        handle.seek(start)
+        for n, chunk in enumerate(handle, start=1):
+            body = chunk[:-1] if chunk.endswith(b"\n") else chunk
+            body = body[:-1] if body.endswith(b"\r") else body
+            if body.strip():
+                text = decode(body, shown, n)
+                yield _load(text, shown, n), Span(f.path, start, start + len(body), text), n
+            start += len(chunk)
 
 
 def _records(f: SourceFile, shown: str) -> Iterator[tuple[int, int, bytes]]:

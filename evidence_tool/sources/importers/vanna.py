@@ -85,11 +85,10 @@ def _rows(f: SourceFile, shown: str, suffix: str, max_bytes: int) -> Iterator[Ro
     if suffix == "csv":
         yield from _csv_rows(f, shown)
         return
-    raw = f.read_bytes(max_bytes)
     items = (
-        json_lines_items(raw, f.path, shown)
+        json_lines_items(f, shown)
         if suffix == "jsonl"
-        else json_array_items(raw, f.path, shown, RECORDS)
+        else json_array_items(f.read_bytes(max_bytes), f.path, shown, RECORDS)
     )
     for value, span, line in items:
         yield Row(_check_row(value, shown, line), span, line)

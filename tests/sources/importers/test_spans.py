@@ -53,7 +53,7 @@ def test_csv_rows_read_back_what_csv_writer_wrote(
 @SETTINGS
 @given(rows=ROWS, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
 def test_json_items_match_json_dumps(
-    rows: list[list[str]], ascii_only: bool, indent: int | None
+    tmp_path: Path, rows: list[list[str]], ascii_only: bool, indent: int | None
 ) -> None:
     values = [{"id": r[0], "question": r[1], "content": r[2]} for r in rows]
     raw = json.dumps(values, ensure_ascii=ascii_only, indent=indent).encode()
@@ -61,7 +61,9 @@ def test_json_items_match_json_dumps(
     assert [v for v, _, _ in got] == values
     _check_spans(raw, [span for _, span, _ in got])
     lines = b"\n".join(json.dumps(v, ensure_ascii=ascii_only).encode() for v in values) + b"\r\n"
-    got_lines = list(json_lines_items(lines, "t.jsonl", "imports/t.jsonl"))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(lines)
+    got_lines = list(json_lines_items(SourceFile("t.jsonl", path, len(lines)), "imports/t.jsonl"))
     assert [v for v, _, _ in got_lines] == values
     _check_spans(lines, [span for _, span, _ in got_lines])
 
