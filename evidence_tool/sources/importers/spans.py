@@ -3,22 +3,24 @@
 For any format: the items of a JSON array, the lines of JSON Lines, the records
 of a CSV file (quoted cells may span lines; a BOM and CRLF are read).  Each
 yields ``(value, span, first line)``; malformed input is E504 naming the file
-(workspace-relative, ``shown``) and line.  CSV and JSON Lines stream, one
-record in memory at a time; a JSON array takes the file's bytes (read within
-the refresh's per-file bound by the caller).
+(workspace-relative, ``shown``) and line.  They stream: a CSV or JSON Lines
+file is read a record at a time, a JSON array is mapped and decoded an item
+at a time, so an input costs its items, not its size.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import mmap
+import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from evidence_tool.sources.importers.base import SourceFile, Span, malformed
 
 BOM = b"\xef\xbb\xbf"
-_SPACE = " \t\r\n"
 
 
 def decode(raw: bytes, shown: str, line: int = 1) -> str:
@@ -40,58 +42,99 @@ def _load(text: str, shown: str, line: int) -> Any:
         raise malformed(shown, line, "the JSON is nested too deeply") from None
 
 
+# A JSON string (escapes included), a lone quote (a string never closed), or structure.
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|["\[\]{},]', re.DOTALL)
+
+
+QUOTE, COMMA, BRACKET, BRACE = b'"'[0], b","[0], b"]"[0], b"}"[0]
+OPEN, CLOSE = b"[{", b"]}"
+
+
+class _Lines:
+    """Line numbers of byte offsets asked in increasing order, counted once."""
+
+    def __init__(self, data: Any) -> None:
+        self.data, self.pos, self.line = data, 0, 1
+
+    def at(self, pos: int) -> int:
+        if pos < self.pos:
+            return int(self.data[:pos].count(b"\n")) + 1
+        self.line += self.data[self.pos : pos].count(b"\n")
+        self.pos = pos
+        return self.line
+
+
 def json_array_items(
-    raw: bytes, path: str, shown: str, expected: str = "an array of records"
+    f: SourceFile, shown: str, expected: str = "an array of records"
 ) -> Iterator[tuple[Any, Span, int]]:
     """The items of a file holding one JSON array, each with the span of its exact text
-    (``expected`` names what the format wants, for the message when it is not an array)."""
-    offset = len(BOM) if raw.startswith(BOM) else 0
-    text = decode(raw[offset:], shown)
-    ascii_only = len(text) == len(raw) - offset
-    decoder = json.JSONDecoder()
-    cursor = [0, 0]  # (character, byte) last converted: offsets are asked in order
+    (``expected`` names what the format wants, for the message when it is not an array).
+    The file is mapped, not read: one item at a time is decoded, so a large export
+    costs its items, not its size."""
+    with f.open() as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            raise malformed(shown, None, f"the file is empty, not {expected}")
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            yield from _array_items(data, size, f.path, shown, expected)
 
-    def byte_at(i: int) -> int:
-        if ascii_only:
-            return offset + i
-        char, byte = cursor
-        byte += len(text[char:i].encode("utf-8"))
-        cursor[:] = [i, byte]
-        return offset + byte
 
-    def skip(i: int) -> int:
-        while i < len(text) and text[i] in _SPACE:
-            i += 1
-        return i
+def _array_items(
+    data: Any, size: int, path: str, shown: str, expected: str
+) -> Iterator[tuple[Any, Span, int]]:
+    lines = _Lines(data)
+    pos = len(BOM) if data[: len(BOM)] == BOM else 0
+    while pos < size and data[pos] in b" \t\r\n":
+        pos += 1
+    if data[pos : pos + 1] != b"[":
+        what = "a JSON object" if data[pos : pos + 1] == b"{" else "not a JSON array"
+        raise malformed(shown, lines.at(pos), f"the file is {what}, not {expected}")
+    depth, start, first, closed = 0, pos + 1, True, -1
+    for match in _TOKENS.finditer(data, pos + 1):
+        token = data[match.start()]  # one byte: a string's text is never copied here
+        if token == QUOTE:
+            if match.end() - match.start() == 1:
+                raise malformed(
+                    shown, lines.at(match.start()), "invalid JSON: a string is not closed"
+                )
+            continue
+        if token in OPEN:
+            depth += 1
+        elif token in CLOSE and depth:
+            depth -= 1
+        elif token == COMMA and depth:
+            continue
+        else:  # at the array's own level: ',' ends an item, ']' the array
+            if token == BRACE:
+                raise malformed(shown, lines.at(match.start()), "invalid JSON: unexpected '}'")
+            item = _item(data, start, match.start(), path, shown, lines)
+            if item is None and not (token == BRACKET and first):
+                raise malformed(shown, lines.at(match.start()), "invalid JSON: a value is missing")
+            if item is not None:
+                yield item
+            first, start = False, match.end()
+            if token == BRACKET:
+                closed = match.start()
+                break
+    if closed < 0:
+        raise malformed(shown, lines.at(size), "invalid JSON: the array is not closed")
+    if data[closed + 1 :].strip():
+        raise malformed(shown, lines.at(closed), "invalid JSON: text after the closing ']'")
 
-    def line_at(i: int) -> int:
-        return text.count("\n", 0, i) + 1
 
-    i = skip(0)
-    if not text.startswith("[", i):
-        what = "a JSON object" if text.startswith("{", i) else "not a JSON array"
-        raise malformed(shown, line_at(i), f"the file is {what}, not {expected}")
-    i = skip(i + 1)
-    line, counted = 1, 0
-    while i < len(text) and text[i] != "]":
-        line += text.count("\n", counted, i)
-        counted = i
-        try:
-            value, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError as exc:
-            raise malformed(shown, exc.lineno, f"invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise malformed(shown, line, "the JSON is nested too deeply") from None
-        yield value, Span(path, byte_at(i), byte_at(end), text[i:end]), line
-        i = skip(end)
-        if i < len(text) and text[i] == ",":
-            i = skip(i + 1)
-        elif i >= len(text) or text[i] != "]":
-            raise malformed(shown, line_at(i), "invalid JSON: expected ',' or ']'")
-    if i >= len(text):
-        raise malformed(shown, line_at(len(text)), "invalid JSON: the array is not closed")
-    if skip(i + 1) != len(text):
-        raise malformed(shown, line_at(i), "invalid JSON: text after the closing ']'")
+def _item(
+    data: Any, start: int, stop: int, path: str, shown: str, lines: _Lines
+) -> tuple[Any, Span, int] | None:
+    """The value between two separators, whitespace around it left out (None: empty)."""
+    while start < stop and data[start] in b" \t\r\n":
+        start += 1
+    while stop > start and data[stop - 1] in b" \t\r\n":
+        stop -= 1
+    if start == stop:
+        return None
+    line = lines.at(start)
+    text = decode(data[start:stop], shown, line)
+    return _load(text, shown, line), Span(path, start, stop, text), line
 
 
 def json_lines_items(f: SourceFile, shown: str) -> Iterator[tuple[Any, Span, int]]:

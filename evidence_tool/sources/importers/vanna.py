@@ -76,20 +76,16 @@ class VannaImporter:
                     NotImported(f"file {shown}", "the whole file (not .json, .jsonl or .csv)")
                 )
                 continue
-            for row in _rows(f, shown, suffix, source.max_bytes):
+            for row in _rows(f, shown, suffix):
                 _import_row(row, shown, source.language, result)
         return result
 
 
-def _rows(f: SourceFile, shown: str, suffix: str, max_bytes: int) -> Iterator[Row]:
+def _rows(f: SourceFile, shown: str, suffix: str) -> Iterator[Row]:
     if suffix == "csv":
         yield from _csv_rows(f, shown)
         return
-    items = (
-        json_lines_items(f, shown)
-        if suffix == "jsonl"
-        else json_array_items(f.read_bytes(max_bytes), f.path, shown, RECORDS)
-    )
+    items = json_lines_items(f, shown) if suffix == "jsonl" else json_array_items(f, shown, RECORDS)
     for value, span, line in items:
         yield Row(_check_row(value, shown, line), span, line)
 

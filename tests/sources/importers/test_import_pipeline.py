@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import tht
-from import_helpers import add, comparison, error_of, refresh_one, replace, write
+from import_helpers import add, comparison, error_of, refresh_one, replace, sid_of, write
 from source_helpers import tree_state
 
 from evidence_tool.sources.importers import formats
@@ -212,3 +212,24 @@ def test_one_failing_import_leaves_sources_json_byte_identical(
         before.pop(changed)
         after.pop(changed)
     assert after == before
+
+
+def test_a_file_read_whole_over_the_per_file_bound_is_e503_naming_it(
+    workspace: Path, plugin: object, tmp_path: Path
+) -> None:
+    installation = tmp_path / "installation.yaml"
+    installation.write_text(
+        '{"installation_version": 1, "evidence": {"network": {"max_bytes": 4096}}}'
+    )
+    write(workspace, "imports/h/big.txt", "A long rule line.\n" * 400)
+    assert add(workspace, "honest", "imports/h").exit_code == 0
+    failed = tht(
+        workspace,
+        "refresh",
+        "--source-id",
+        sid_of("honest", "imports/h"),
+        installation=installation,
+    )
+    error = error_of(failed)
+    assert error["code"] == "E503" and error["message"].startswith("imports/h/big.txt is larger")
+    assert error["path"] == "imports/h/big.txt"

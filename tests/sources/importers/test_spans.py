@@ -57,7 +57,9 @@ def test_json_items_match_json_dumps(
 ) -> None:
     values = [{"id": r[0], "question": r[1], "content": r[2]} for r in rows]
     raw = json.dumps(values, ensure_ascii=ascii_only, indent=indent).encode()
-    got = list(json_array_items(raw, "t.json", "imports/t.json"))
+    array = tmp_path / "t.json"
+    array.write_bytes(raw)
+    got = list(json_array_items(SourceFile("t.json", array, len(raw)), "imports/t.json"))
     assert [v for v, _, _ in got] == values
     _check_spans(raw, [span for _, span, _ in got])
     lines = b"\n".join(json.dumps(v, ensure_ascii=ascii_only).encode() for v in values) + b"\r\n"
