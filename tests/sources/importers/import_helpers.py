@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_runner import CliResult, registry, tht
+from helpers import envelope
 
 STORE = "evidence/.local/sources.json"
 
@@ -86,6 +87,7 @@ def search_ids(ws: Path, query: str) -> list[str]:
 
 
 def error_of(result: CliResult) -> dict[str, Any]:
-    """The first error object of a failed ``--json`` run (never a traceback: exit != 70)."""
+    """The first error object of a failed ``--json`` run (never a traceback: exit != 70),
+    its envelope checked against the CLI schema."""
     assert result.exit_code not in (0, 70), result.stdout + result.stderr
-    return result.json["errors"][0]  # type: ignore[no-any-return]
+    return envelope(result)["errors"][0]  # type: ignore[no-any-return]
