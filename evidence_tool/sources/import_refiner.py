@@ -45,8 +45,9 @@ class ImportRefiner:
         assert isinstance(doc, ImportAcquired)
         source = doc.input(request["language"])
         result = importer_for(self.format).read(source)
-        _check_unchanged(doc)
-        return build_proposal(doc, source, result)
+        proposal = build_proposal(doc, source, result)
+        _check_unchanged(doc)  # after the spans were verified too: all of one content
+        return proposal
 
 
 def for_source(doc: ImportAcquired) -> ImportRefiner:
