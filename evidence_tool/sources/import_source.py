@@ -23,7 +23,7 @@ from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.importers.base import ImportInput, SourceFile, check_options
 from evidence_tool.sources.importers.formats import FORMATS, importer_for
-from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import DESCRIPTOR, Layout
 
@@ -109,10 +109,11 @@ def check_path(layout: Layout, rel: str, key: str) -> Path:
     return path
 
 
-def _walk(layout: Layout, top: Path, rel_top: str, key: str) -> list[tuple[str, Path]]:
+def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list[tuple[str, Path]]:
     """(path relative to ``top``, real path) of every regular file under ``top``: hidden
     entries (``.git``, ``.DS_Store``) are skipped, links are followed only inside the
-    workspace and never onto what the tool owns."""
+    workspace and never onto what the tool owns.  E503 as soon as more than ``limit``
+    files are found: a huge tree is not walked to the end."""
     out: list[tuple[str, Path]] = []
     seen: set[str] = set()
     stack: list[tuple[Path, str]] = [(top, "")]
@@ -141,6 +142,13 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str) -> list[tuple[str, 
                 stack.append((path, rel + "/"))
             elif entry.is_file():
                 out.append((rel, Path(os.path.realpath(path))))
+                if len(out) > limit:
+                    raise SourceError(
+                        f"{rel_top} holds more than {limit} files; an import source reads at "
+                        "most that many: point the entry at the folder that holds the export",
+                        code="E503",
+                        path=rel_top,
+                    )
             # Sockets, FIFOs and devices are not data: skipped.
     return sorted(out)
 
@@ -148,7 +156,8 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str) -> list[tuple[str, 
 def _hash_file(path: Path, shown: str) -> tuple[str, int, int]:
     """(sha256, size, mtime_ns) of a regular file, read in blocks."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        # The real path, resolved by the walk: a link put there since is refused (ELOOP).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError as exc:
         raise SourceError(f"{shown} cannot be read: {exc.strerror}", path=shown) from None
     try:
@@ -180,26 +189,21 @@ def _content_hash(spec: dict[str, Any], entries: list[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-def list_files(layout: Layout, rel: str, key: str) -> tuple[str, list[tuple[str, Path]]]:
+def list_files(
+    layout: Layout, rel: str, key: str, limit: int = MAX_LISTED
+) -> tuple[str, list[tuple[str, Path]]]:
     """(the folder the files' paths are relative to, [(path, real path)]) of an entry's
     path, every check of ``check_path`` and of the folder's links applied."""
     path = check_path(layout, rel, key)
     if path.is_dir():
-        return rel, _walk(layout, path, rel, key)
+        return rel, _walk(layout, path, rel, key, limit)
     root = rel.rsplit("/", 1)[0] if "/" in rel else ""
     return root, [(path.name, Path(os.path.realpath(path)))]
 
 
 def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy) -> ImportAcquired:
     rel = spec["path"]
-    root, found = list_files(layout, rel, key)
-    if len(found) > policy.max_listed:
-        raise SourceError(
-            f"{rel} holds {len(found)} files; an import source reads at most "
-            f"{policy.max_listed}: point the entry at the folder that holds the export",
-            code="E503",
-            path=rel,
-        )
+    root, found = list_files(layout, rel, key, policy.max_listed)
     files, stamps, hashes = [], [], []
     total = 0
     for name, real in found:

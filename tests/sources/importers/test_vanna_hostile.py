@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from import_helpers import add, comparison, error_of, refresh_one, write
+from cli_runner import tht
+from import_helpers import add, comparison, error_of, refresh_one, sid_of, write
 from source_helpers import tree_state
 
 HEADER = ",id,question,content,training_data_type\n"
@@ -90,3 +91,22 @@ def test_ten_thousand_rows_import_within_bounds(workspace: Path) -> None:
     comp = comparison(workspace, "vanna", "imports/big")
     assert len(comp["proposed"]) == 6_666 and comp["skipped"] == {"ddl": 3_334}
     assert comp["review_items"] == []
+
+
+def test_a_folder_of_more_than_ten_thousand_files_is_e503(workspace: Path) -> None:
+    folder = workspace / "imports/many"
+    for n in range(10_001):
+        write(workspace, f"imports/many/part-{n // 1000}/{n}.csv", b"")
+    assert sum(1 for _ in folder.rglob("*.csv")) == 10_001
+    assert add(workspace, "vanna", "imports/many").exit_code == 5  # add walks it too
+    (workspace / "workspace.yaml").write_text(
+        (workspace / "workspace.yaml")
+        .read_text()
+        .replace(
+            "descriptor_version: 1\n  sources: []",
+            "descriptor_version: 2\n  sources:\n  - {kind: import, format: vanna, path: imports/many}",
+        )
+    )
+    failed = tht(workspace, "refresh", "--source-id", sid_of("vanna", "imports/many"))
+    error = error_of(failed)
+    assert error["code"] == "E503" and "more than 10000 files" in error["message"]
