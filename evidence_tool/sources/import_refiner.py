@@ -153,7 +153,7 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
             proposal.raise_item("invalid-unit", f"unit from {first}: {exc}", uid)
             continue
         excerpts = list(dict.fromkeys(g.text for g in good))
-        _add_markdown(proposal, markdown, excerpts, f"unit from {first}")
+        _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid)
         cited += good
     proposal.record = import_record.render(
         doc.format, doc.provenance["path"], doc.content_hash, cited

@@ -59,14 +59,19 @@ def refinement_error(locator: str, why: str) -> EvidenceError:
 
 
 def _add_markdown(
-    proposal: Proposal, markdown: str, excerpts: list[str] | None, where: str
+    proposal: Proposal,
+    markdown: str,
+    excerpts: list[str] | None,
+    where: str,
+    unit_id: str | None = None,
 ) -> None:
-    """Parse one proposed unit; an invalid one is a review item naming its first problem."""
+    """Parse one proposed unit; an invalid one is a review item naming its first problem
+    (on ``unit_id`` when the parse cannot tell the id, as for a file too large)."""
     result = parse_unit(markdown)
     if result.unit is None:
         first = result.errors[0] if result.errors else None
         detail = f"{first.code} {first.message}" if first else "not a v4 unit"
-        proposal.raise_item("invalid-unit", f"{where}: {detail}", result.unit_id)
+        proposal.raise_item("invalid-unit", f"{where}: {detail}", result.unit_id or unit_id)
         return
     found = excerpts if excerpts is not None else field_excerpts(markdown, result.unit)
     proposal.units.append(ProposedUnit(result.unit, list(dict.fromkeys(found))))

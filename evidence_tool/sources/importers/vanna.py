@@ -47,8 +47,8 @@ class Row:
 def _title(text: str) -> str:
     """One line from the first nonblank line: markdown heading marks and runs of spaces
     dropped, cut at 120 characters."""
-    first = next((ln for ln in text.splitlines() if ln.strip()), text)
-    line = " ".join(first.strip().lstrip("#").split())
+    lines = (" ".join(ln.strip().lstrip("#").split()) for ln in text.splitlines())
+    line = next((ln for ln in lines if ln), "")
     return line if len(line) <= _TITLE_MAX else line[: _TITLE_MAX - 1].rstrip() + "…"
 
 

@@ -110,3 +110,29 @@ def test_a_folder_of_more_than_ten_thousand_files_is_e503(workspace: Path) -> No
     failed = tht(workspace, "refresh", "--source-id", sid_of("vanna", "imports/many"))
     error = error_of(failed)
     assert error["code"] == "E503" and "more than 10000 files" in error["message"]
+
+
+def test_oversized_or_titleless_rows_are_review_items_on_their_own_ids(workspace: Path) -> None:
+    rows = [
+        {
+            "id": "huge-doc",
+            "question": None,
+            "content": "word " * 60_000,
+            "training_data_type": "documentation",
+        },
+        {
+            "id": "hashes-doc",
+            "question": None,
+            "content": "##\n\nThe rule itself.",
+            "training_data_type": "documentation",
+        },
+    ]
+    write(workspace, "imports/odd.json", json.dumps(rows))
+    assert add(workspace, "vanna", "imports/odd.json").exit_code == 0
+    assert refresh_one(workspace, "vanna", "imports/odd.json").exit_code == 0
+    comp = comparison(workspace, "vanna", "imports/odd.json")
+    items = [(i["code"], i["unit_id"]) for i in comp["review_items"]]
+    assert items == [("invalid-unit", "evidence:vanna:huge-doc")]
+    assert "E109" in comp["review_items"][0]["message"]
+    titled = next(p for p in comp["proposed"] if p["id"] == "evidence:vanna:hashes-doc")
+    assert "\n# The rule itself.\n" in titled["markdown"]
