@@ -11,7 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
-from cli_runner import registry, tht
+from cli_runner import invoke, registry, tht
 from import_helpers import (
     add,
     comparison,
@@ -131,25 +131,19 @@ def test_sources_show_lists_not_imported_and_skipped(workspace: Path) -> None:
     write(workspace, "imports/v/training.csv", CSV_EXPORT)
     assert add(workspace, "vanna", "imports/v").exit_code == 0
     assert refresh_one(workspace, "vanna", "imports/v").exit_code == 0
-    shown = tht(workspace, "sources", "show", sid_of("vanna", "imports/v"))
-    text = tht(workspace, "sources", "show", sid_of("vanna", "imports/v")[:12])
+    short = sid_of("vanna", "imports/v")[:12]
+    shown = tht(workspace, "sources", "show", short)
     assert shown.json["result"]["comparison"]["skipped"] == {"ddl": 1}
-    from cli_runner import invoke
-
+    assert len(shown.json["result"]["comparison"]["not_imported"]) == 1
     plain = invoke(
-        [
-            "workspace",
-            "evidence",
-            "sources",
-            "show",
-            sid_of("vanna", "imports/v")[:12],
-            "--workspace-root",
-            str(workspace),
-        ]
+        ["workspace", "evidence", "sources", "show", short, "--workspace-root", str(workspace)]
     )
-    assert "skipped  1 ddl" in plain.stdout
-    assert "not imported its values of column dataset of imports/v/training.csv" in plain.stdout
-    assert text.exit_code == 0
+    assert plain.exit_code == 0
+    assert "  skipped  1 ddl\n" in plain.stdout
+    assert (
+        "  not imported its values of column dataset of imports/v/training.csv "
+        "(imports/v/training.csv:2-4)\n" in plain.stdout
+    )
 
 
 def test_json_lines_export(workspace: Path) -> None:
@@ -284,8 +278,6 @@ def test_review_page_lists_not_imported_and_skipped(workspace: Path) -> None:
 
 
 def test_refresh_says_what_was_skipped_and_not_imported(workspace: Path) -> None:
-    from cli_runner import invoke
-
     write(workspace, "imports/v/training.csv", CSV_EXPORT)
     assert add(workspace, "vanna", "imports/v").exit_code == 0
     args = ["workspace", "evidence", "refresh", "--workspace-root", str(workspace)]
