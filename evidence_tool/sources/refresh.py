@@ -19,7 +19,7 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError
-from evidence_tool.sources import compare, import_refiner, proposals, store
+from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
 from evidence_tool.sources.import_source import ImportAcquired
@@ -92,10 +92,12 @@ def refine_all(
                 request = build_request(doc, meta, language, view.request_units(doc.source_id))
             proposal = chosen.refine(doc, request)
             made.append((key, proposal))
+        spans: set[str] = set()
         if proposal.record is not None:
             # What replace stores and what excerpts are checked against: the import record.
             doc = dataclasses.replace(doc, raw=proposal.record.encode(), text=proposal.record)
-        check_excerpts(proposal, doc.text)
+            spans = {s.text for s in import_record.parse(doc.raw)}
+        check_excerpts(proposal, doc.text, spans)
         out.append(Refined(doc, meta, proposal))
     if progress:
         progress("refining", len(docs), len(docs))

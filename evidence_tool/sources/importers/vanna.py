@@ -68,6 +68,7 @@ class VannaImporter:
 
     def read(self, source: ImportInput) -> ImportResult:
         result = ImportResult()
+        named: set[str] = set()
         for f in source.files:
             shown = source.shown(f.path)
             suffix = f.path.lower().rsplit(".", 1)[-1] if "." in f.path else ""
@@ -77,7 +78,7 @@ class VannaImporter:
                 )
                 continue
             for row in _rows(f, shown, suffix):
-                _import_row(row, shown, source.language, result)
+                _import_row(row, shown, source.language, result, named)
         return result
 
 
@@ -90,12 +91,16 @@ def _rows(f: SourceFile, shown: str, suffix: str) -> Iterator[Row]:
         yield Row(_check_row(value, shown, line), span, line)
 
 
-def _extra_keys(values: dict[str, Any], shown: str, span: Span, result: ImportResult) -> None:
-    """Columns beyond Vanna's four: named once per file as not imported."""
+def _extra_keys(
+    values: dict[str, Any], shown: str, span: Span, result: ImportResult, named: set[str]
+) -> None:
+    """Columns beyond Vanna's four: named once per file as not imported (``named``: the
+    ones already listed, so 100,000 rows cost no search of the list)."""
     for key in values:
         if key not in COLUMNS and key not in INDEX_COLUMNS:
             element = f"column {key} of {shown}"
-            if not any(n.element == element for n in result.not_imported):
+            if element not in named:
+                named.add(element)
                 result.not_imported.append(NotImported(element, "its values", span))
 
 
@@ -141,9 +146,9 @@ def _csv_rows(f: SourceFile, shown: str) -> Iterator[Row]:
         raise malformed(shown, None, "the file is empty; a Vanna export starts with its header")
 
 
-def _import_row(row: Row, shown: str, language: str, result: ImportResult) -> None:
+def _import_row(row: Row, shown: str, language: str, result: ImportResult, named: set[str]) -> None:
     values = row.values
-    _extra_keys(values, shown, row.span, result)
+    _extra_keys(values, shown, row.span, result, named)
     kind = _text(values.get("training_data_type")).lower()
     vanna_id = _text(values.get("id"))
     where = f"{shown}:{row.line}"
