@@ -76,11 +76,11 @@ class StepOutcome:
 
 
 def _back(w: EvidenceWarning) -> Diagnostic:
-    return Diagnostic(str(w.code), w.message, w.path, w.line)
+    return Diagnostic(str(w.code), w.message, w.path, w.line, w.column)
 
 
 def _warning(d: Diagnostic) -> EvidenceWarning:
-    return EvidenceWarning(d.message, d.path, d.line, d.code)
+    return EvidenceWarning(d.message, d.path, d.line, d.code, d.column if d.line else None)
 
 
 def catalog_step(
