@@ -180,5 +180,7 @@ def test_step_findings_reported_as_warnings_keep_their_column(tmp_path: Path) ->
         ["--installation", str(inst), "workspace", "evidence", "validate"]
         + ["--workspace-root", str(ws)]
     )
-    line, col = next((e["line"], e["column"]) for e in checked.json["errors"] if e["code"] == "E181")
+    line, col = next(
+        (e["line"], e["column"]) for e in checked.json["errors"] if e["code"] == "E181"
+    )
     assert f"evidence/curated/domain/tariff.md:{line}:{col}:" in text.stdout + text.stderr
