@@ -226,7 +226,8 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
     edited: list[str] = []
     if working is not None:
         gone = sorted(uid for uid in items if uid not in working)
-        units = rec.get("units") if isinstance(rec.get("units"), dict) else {}
+        recorded = rec.get("units")
+        units: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         edited = sorted(
             uid
             for uid in items

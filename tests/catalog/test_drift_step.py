@@ -176,10 +176,8 @@ def test_step_findings_reported_as_warnings_keep_their_column(tmp_path: Path) ->
             if w["code"] and w["code"].startswith("E18")
         }
         assert got == {w for w in want if w[0] != "E191"} and got, args
-    text = invoke(
-        ["--installation", str(inst), "workspace", "evidence", "validate"]
-        + ["--workspace-root", str(ws)]
-    )
+    pre = ["--installation", str(inst), "workspace", "evidence", "validate"]
+    text = invoke([*pre, "--workspace-root", str(ws)])
     line, col = next(
         (e["line"], e["column"]) for e in checked.json["errors"] if e["code"] == "E181"
     )

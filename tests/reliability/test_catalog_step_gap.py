@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_runner import invoke
+from cli_runner import CliResult, invoke
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.catalog.step import catalog_step
@@ -57,14 +57,16 @@ def _workspace(tmp_path: Path) -> tuple[Path, Path]:
     return ws, inst
 
 
+def _consolidate(ws: Path, inst: Path) -> CliResult:
+    pre = ["--installation", str(inst), "workspace", "evidence", "consolidate"]
+    return invoke([*pre, "--workspace-root", str(ws), "--json"])
+
+
 def test_attack_unit_edited_between_the_catalog_step_and_the_lock_is_refused(
     tmp_path: Path,
 ) -> None:
     ws, inst = _workspace(tmp_path)
-    first = invoke(
-        ["--installation", str(inst), "workspace", "evidence", "consolidate"]
-        + ["--workspace-root", str(ws), "--json"]
-    )
+    first = _consolidate(ws, inst)
     assert first.exit_code == 0 and first.json["result"]["catalog"]["findings"] == {}
     installation = load_installation(str(inst))
     # What Session.consolidate does, with an editor's save landing between its two calls:
@@ -86,10 +88,7 @@ def test_attack_unit_edited_between_the_catalog_step_and_the_lock_is_refused(
         raise AssertionError("a unit the catalog step never saw was consolidated")
     assert _tree(ws) == before  # no snapshot, no pointer moved
     # Run again, the step sees the edit: recorded, and its finding reported.
-    again = invoke(
-        ["--installation", str(inst), "workspace", "evidence", "consolidate"]
-        + ["--workspace-root", str(ws), "--json"]
-    )
+    again = _consolidate(ws, inst)
     assert again.exit_code == 0, again.stdout
     assert again.json["result"]["changes"]["modified"] == ["evidence:gap:flags"]
     assert again.json["result"]["catalog"]["findings"] == {"E181": 1}
