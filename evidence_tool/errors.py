@@ -413,13 +413,17 @@ class EvidenceWarning:
     path: str | None = None
     line: int | None = None
     code: str | None = None
+    column: int | None = None  # where known (the catalog's findings); in JSON only then
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+        out = {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+        if self.column is not None:
+            out["column"] = self.column
+        return out
 
     def as_error(self) -> Diagnostic:
         """The warning as error E190 (``--warnings-as-errors``), its own code kept in front."""
-        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line)
+        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line, self.column)
 
 
 def refuse_warnings(
