@@ -208,9 +208,36 @@ CODES: dict[str, CodeInfo] = {
     ),
     "E187": CodeInfo(
         6,
-        "catalog kind not available in this version",
-        "Check against the warehouse's DDL files (--catalog ddl --ddl PATH) or an SQLite "
-        "file (--catalog sqlite --sqlite PATH).",
+        "catalog driver not installed",
+        "Install the PostgreSQL driver with: pip install 'evidence-tool[postgres]'; or check "
+        "against the warehouse's DDL files (--catalog ddl --ddl PATH) instead.",
+    ),
+    "E188": CodeInfo(
+        1,
+        "formula does not type-check",
+        "Correct the formula's SQL where PostgreSQL's message points (a cast, an operator, a "
+        "function's arguments), then run the check again.",
+    ),
+    "E189": CodeInfo(
+        6,
+        "PostgreSQL catalog unreachable",
+        "Set THT_CATALOG_DSN (or the variable evidence.catalog.dsn_env names) to the "
+        "warehouse's DSN, and check that its host, port, database, user and password let a "
+        "read-only session in.",
+    ),
+    "E191": CodeInfo(
+        1,
+        "catalog drift touches a unit",
+        "Correct the unit to the warehouse as it is now (see 'tht workspace evidence catalog "
+        "diff'), then consolidate with the catalog step to record the catalog it was checked "
+        "against.",
+    ),
+    "E192": CodeInfo(
+        1,
+        "catalog findings block consolidation",
+        "Correct the units the catalog findings name (listed after this error), or set "
+        "evidence.catalog.block: false in the installation descriptor to report them "
+        "without blocking.",
     ),
     "E190": CodeInfo(
         1,
@@ -392,13 +419,17 @@ class EvidenceWarning:
     path: str | None = None
     line: int | None = None
     code: str | None = None
+    column: int | None = None  # where known (the catalog's findings); in JSON only then
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+        out = {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+        if self.column is not None:
+            out["column"] = self.column
+        return out
 
     def as_error(self) -> Diagnostic:
         """The warning as error E190 (``--warnings-as-errors``), its own code kept in front."""
-        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line)
+        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line, self.column)
 
 
 def refuse_warnings(

@@ -43,9 +43,39 @@ if TYPE_CHECKING:
     from evidence_tool.unit import Unit
 
 Activate = Callable[[Snapshot], None]
+# What the catalog step checked against: the manifest's "catalog" entry (naming the
+# fingerprint object by its sha256), that object's bytes, and the units it checked
+# (id -> content hash), which must be the units recorded.
+CatalogRecord = tuple[dict[str, Any], bytes, dict[str, str]]
 # Who encoded the last manifest and mirror: another version may encode them otherwise.
 _ENCODER = f"evidence-tool-{__version__}"
 _YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
+
+
+def _compared(prev: dict[str, Any], catalog: CatalogRecord | None) -> dict[str, Any]:
+    """The previous manifest as a new one is compared with it.  A run without the catalog
+    step checked nothing: the same units keep the snapshot they have, fingerprint
+    included (a changed unit gets a snapshot that records none)."""
+    if catalog is not None or "catalog" not in prev:
+        return prev
+    return {k: v for k, v in prev.items() if k != "catalog"}
+
+
+def _as_checked(manifest: dict[str, Any], checked: dict[str, str]) -> None:
+    """The catalog step checks the units before the lock is taken: a unit edited, added
+    or removed in that gap would be recorded with a fingerprint its text was never
+    checked against.  Refused (E301) before any write; a new run checks the new text."""
+    units = {e["id"]: e["content_hash"] for e in manifest["units"]}
+    changed = sorted(u for u in units.keys() | checked.keys() if units.get(u) != checked.get(u))
+    if changed:
+        shown = ", ".join(changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
+        raise ConflictError(
+            f"{shown} changed while the catalog step was checking the units, so the snapshot "
+            "would record a catalog its text was not checked against; nothing was "
+            "consolidated: run 'tht workspace evidence consolidate' again"
+        )
 
 
 def unfinished_snapshots(layout: Layout) -> list[Path]:
@@ -103,8 +133,10 @@ class ConsolidateResult:
     activation_error: str | None = None
     closed_review_items: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[Any] = field(default_factory=list)
+    catalog: dict[str, Any] | None = None  # the catalog step's summary, when it ran
 
     def to_json(self) -> dict[str, Any]:
+        extra = {"catalog": self.catalog} if self.catalog is not None else {}
         return {
             "status": self.status,
             "revision": self.revision,
@@ -114,6 +146,7 @@ class ConsolidateResult:
             "dry_run": self.dry_run,
             "activation_error": self.activation_error,
             "closed_review_items": self.closed_review_items,
+            **extra,
         }
 
 
@@ -281,19 +314,25 @@ class LocalEvidenceArchive:
         *,
         warnings_as_errors: bool = False,
         extra_warnings: Sequence[EvidenceWarning] = (),
+        catalog: CatalogRecord | None = None,
     ) -> ConsolidateResult:
         """Validate, derive provenance, snapshot, then activate (SPEC.md 5, steps 1-5).
 
         A dry run follows the same path, takes no lock and writes nothing.
         ``warnings_as_errors`` refuses the files' coded warnings, and ``extra_warnings``
         (found by a layer above, e.g. W151), as E190 before any write.
+        ``catalog``: the catalog step ran; the snapshot records what it checked against.
         """
         refuse = list(extra_warnings) if warnings_as_errors else None
         with gcpause.paused():
             if dry_run:  # activate is only asked what a real run would do, never called
-                return self._consolidate(actor, activate, dry_run=True, refuse=refuse)
+                return self._consolidate(
+                    actor, activate, dry_run=True, refuse=refuse, catalog=catalog
+                )
             with self.locked("consolidate"):
-                return self._consolidate(actor, activate, dry_run=False, refuse=refuse)
+                return self._consolidate(
+                    actor, activate, dry_run=False, refuse=refuse, catalog=catalog
+                )
 
     def consolidate_locked(self, actor: str, activate: Activate | None) -> ConsolidateResult:
         """Consolidate while the caller already holds the lock (decide, restore)."""
@@ -338,6 +377,7 @@ class LocalEvidenceArchive:
         *,
         dry_run: bool,
         refuse: list[EvidenceWarning] | None = None,
+        catalog: CatalogRecord | None = None,
     ) -> ConsolidateResult:
         """``refuse``: None, or warnings found above to refuse with the files' (E190)."""
         state = self.state()
@@ -365,7 +405,11 @@ class LocalEvidenceArchive:
         if not dry_run:
             cache.save()  # derived data: only what changed since the last scan is recorded
         # An equal manifest has the same canonical bytes: skip serializing and hashing it.
-        same = prev is not None and d.manifest == prev.manifest
+        if catalog is not None:  # a changed warehouse is then a new snapshot
+            _as_checked(d.manifest, catalog[2])
+            d.manifest["catalog"] = catalog[0]
+            d.blobs[str(catalog[0]["fingerprint"])] = catalog[1]
+        same = prev is not None and d.manifest == _compared(prev.manifest, catalog)
         revision = state.newest if same and state.newest else d.revision
         result = ConsolidateResult(
             "unchanged",
@@ -519,6 +563,7 @@ class LocalEvidenceArchive:
         # before manifests), so k changed units cost k checks and k writes.
         wanted = {e["file_hash"] for e in d.fresh}
         wanted |= {digest for _, digest in d.source_blobs.values()}
+        wanted |= set(d.blobs)
         missing = {digest for digest in wanted if not self.objects.has(digest)}
         batch = []
         for f in report.files if missing else ():
@@ -534,7 +579,7 @@ class LocalEvidenceArchive:
                     )
                 missing.discard(f.file_hash)
                 batch.append((self.objects.path_for(f.file_hash), f.data))
-        for data, digest in d.source_blobs.values():
+        for data, digest in [*d.source_blobs.values(), *((b, h) for h, b in d.blobs.items())]:
             if digest in missing:
                 missing.discard(digest)
                 batch.append((self.objects.path_for(digest), data))

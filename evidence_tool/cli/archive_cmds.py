@@ -88,6 +88,10 @@ def _consolidate_report(result: Any) -> Report:
             more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
             lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
+    if data.get("catalog"):
+        from evidence_tool.catalog.step import summary_line
+
+        lines.append(summary_line(data["catalog"]))
     if data["dry_run"]:
         lines.append("dry run: nothing written; run it without --dry-run to record this revision")
     errors = []
@@ -128,6 +132,10 @@ def status_body(s: Any) -> Report:
         lines.append(f"interrupted operations: {len(data['journal'])} (see 'recover')")
     for uid, items in data["review_items"].items():
         lines.append(f"review items on {uid}: {len(items)}")
+    edited = set(data["catalog"].get("edited_since", ()))
+    for uid, items in data["catalog"]["review_items"].items():
+        since = " (edited since the catalog check)" if uid in edited else ""
+        lines += [f"catalog review item on {uid}{since}: {i['code']} {i['message']}" for i in items]
     git = data["git"]
     lines += _git_lines(git)
     found = data["warnings"] + data["id_changes"] + git["warnings"]
@@ -224,6 +232,13 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
             from evidence_tool.errors import with_warnings_refused
 
             problems, warnings = with_warnings_refused(problems, warnings)
+            result["problems"] = len(problems)
+        step = s.catalog_step()  # the opt-in catalog step (evidence.catalog)
+        if step is not None:
+            from evidence_tool.catalog.step import merged
+
+            problems, warnings = merged(step, problems, warnings, warnings_as_errors)
+            result["catalog"] = step.summary()
             result["problems"] = len(problems)
     else:
         problems, counts = verify(s.archive)

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.local import (
+    Activate,
+    CatalogRecord,
+    ConsolidateResult,
+    LocalEvidenceArchive,
+)
 from evidence_tool.errors import EvidenceError, EvidenceWarning
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
 from evidence_tool.migrate.run import MigrationResult, migrate
@@ -49,12 +54,14 @@ def consolidate(
     *,
     warnings_as_errors: bool = False,
     extra_warnings: Sequence[EvidenceWarning] = (),
+    catalog: CatalogRecord | None = None,
 ) -> ConsolidateResult:
     """Consolidate; while ``evidence/manifest.yaml`` exists, migrate the workspace first."""
     root = archive.layout.root
     strict: dict[str, Any] = {
         "warnings_as_errors": warnings_as_errors,
         "extra_warnings": extra_warnings,
+        "catalog": catalog,
     }
     if not has_legacy_manifest(root):
         return archive.consolidate(actor, activate, dry_run, **strict)
