@@ -286,6 +286,12 @@ CODES: dict[str, CodeInfo] = {
         "limits exceeded",
         "Split the source set or raise the limit in the installation descriptor.",
     ),
+    "E504": CodeInfo(
+        5,
+        "import input malformed",
+        "Correct the file at the line the message names (or export it again from its tool), "
+        "then refresh again.",
+    ),
     "E601": CodeInfo(
         6,
         "curated tree unavailable",
