@@ -90,10 +90,13 @@ class Session:
         }
 
     def show(self, unit_id: str) -> dict[str, Any]:
-        from evidence_tool.sources import unit_warnings
+        from evidence_tool.sources import imported_from, unit_warnings
 
         data = queries.show(self.archive, unit_id)
         data["warnings"] = data["warnings"] + unit_warnings(self.archive, data["provenance"])
+        places = imported_from(self.archive.layout, data["provenance"])
+        if places:  # an imported unit: the file and lines each excerpt came from
+            data["imported_from"] = places
         return data
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------

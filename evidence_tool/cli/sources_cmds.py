@@ -123,9 +123,7 @@ def show_body(s: Any, source_id: str) -> Report:
     return Report(result=r, warnings=warnings, text=lines)
 
 
-def add_body(
-    s: Any, fmt: str, path: str, language: str | None, option: tuple[str, ...]
-) -> Report:
+def add_body(s: Any, fmt: str, path: str, language: str | None, option: tuple[str, ...]) -> Report:
     """Add an import source (a file or folder in a source format) to workspace.yaml."""
     data = s.sources_add(fmt, path, language, list(option))
     lines = [

@@ -7,6 +7,7 @@ activation callable is passed in by the caller.
 
 from evidence_tool.sources.decide import decide, retry
 from evidence_tool.sources.import_add import add_import, parse_options
+from evidence_tool.sources.import_record import imported_from
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner, refiner_for
 from evidence_tool.sources.refresh import refresh
@@ -24,6 +25,7 @@ __all__ = [
     "UnitsRefiner",
     "add_import",
     "decide",
+    "imported_from",
     "list_sources",
     "missing_warnings",
     "parse_options",

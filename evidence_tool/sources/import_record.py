@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
+from evidence_tool.workspace.layout import Layout
+
+HEAD = b"# Import record\n"
 _HEADER = re.compile(rb"## (.+):(\d+)-(\d+) \(bytes (\d+)-(\d+)\)")
 _RUN = re.compile(r"`+")
 
@@ -42,7 +46,7 @@ def _fence(text: str) -> str:
 def render(fmt: str, path: str, input_hash: str, spans: list[Located]) -> str:
     """The record of one import: a short head, then each span once, in file order."""
     out = [
-        "# Import record\n\n",
+        HEAD.decode() + "\n",
         f"The source text that the units imported from `{path}` (format `{fmt}`) cite,\n"
         "each under the file, lines and bytes it came from. Written by `decide`;\n"
         "do not edit.\n\n",
@@ -77,3 +81,18 @@ def where_each(data: bytes, excerpts: list[str]) -> dict[str, list[str]]:
     """excerpt -> the ``path:first-last`` of each span holding it (for ``show``)."""
     spans = parse(data)
     return {e: [s.where for s in spans if e in s.text] for e in excerpts}
+
+
+def imported_from(layout: Layout, provenance: dict[str, Any] | None) -> list[str]:
+    """For a unit adopted from an import: ``path:first-last`` of each excerpt's span, in
+    excerpt order ([] for any other unit, or when the record cannot be read)."""
+    if not provenance or provenance.get("kind") != "document":
+        return []
+    try:
+        data = layout.resolve_inside(provenance.get("source_path", "")).read_bytes()
+    except (OSError, ValueError):
+        return []
+    if not data.startswith(HEAD):
+        return []
+    found = where_each(data, list(provenance.get("excerpts", [])))
+    return list(dict.fromkeys(w for places in found.values() for w in places))

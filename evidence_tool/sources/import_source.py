@@ -204,7 +204,7 @@ def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy
                 code="E503",
                 path=rel,
             )
-        files.append(SourceFile(name, real, size))
+        files.append(SourceFile(name, real, size, shown))
         stamps.append((name, size, mtime))
         hashes.append((name, sha))
     locator = import_locator(spec["format"], rel)

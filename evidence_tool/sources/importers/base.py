@@ -33,6 +33,7 @@ class SourceFile:
     )
     abs_path: Path
     size: int
+    shown: str = ""  # workspace-relative, for messages (the pipeline sets it)
 
     def open(self) -> IO[bytes]:
         return self.abs_path.open("rb")
@@ -41,11 +42,12 @@ class SourceFile:
         """The whole file; E503 past ``max_bytes`` (the refresh bound), so a huge file is refused
         rather than read: formats that can stream use ``open`` instead."""
         if self.size > max_bytes:
+            where = self.shown or self.path
             raise SourceError(
-                f"{self.path} is larger than {max_bytes} bytes; one import file is read whole "
-                "only up to that size",
+                f"{where} is larger than {max_bytes} bytes; one import file is read whole "
+                "only up to that size (network.max_bytes of the installation)",
                 code="E503",
-                path=self.path,
+                path=where,
             )
         return self.abs_path.read_bytes()
 

@@ -7,7 +7,8 @@ import importlib
 from evidence_tool.errors import SourceError
 from evidence_tool.sources.importers.base import Importer
 
-# format name -> "module:class" (one module per format, in this package)
+# format name -> "module:class" (one module per format, in this package; a dotted module
+# is imported as it is named)
 FORMATS: dict[str, str] = {
     "dbt": "dbt:DbtImporter",  # a dbt project folder or a manifest.json (v12)
     "bird": "bird:BirdImporter",  # dev.json + database_description/*.csv (also ThothAI)
@@ -24,6 +25,8 @@ def importer_for(name: str) -> Importer:
         known = ", ".join(sorted(FORMATS))
         raise SourceError(f"unknown source format {name!r}; the formats are: {known}")
     module, cls = target.split(":")
-    imported = importlib.import_module(f"evidence_tool.sources.importers.{module}")
+    # A dotted module is absolute (an importer registered by a plugin or a test).
+    name = module if "." in module else f"evidence_tool.sources.importers.{module}"
+    imported = importlib.import_module(name)
     importer: Importer = getattr(imported, cls)()
     return importer
