@@ -156,6 +156,15 @@ def _layout(
         else:
             rest.append(f)
     questions = _questions_file(source, rest)
+    if questions is None and not tables:
+        # An empty proposal would retire every unit imported before: refuse instead.
+        raise malformed(
+            source.root or ".",
+            None,
+            "holds no BIRD files: neither dev.json nor train.json at its top, nor any "
+            "<db_id>/database_description/<table>.csv; point the entry at the BIRD folder "
+            "(or name the questions file with the option questions)",
+        )
     other = len(rest) - (questions is not None)
     return tables, questions, other
 

@@ -230,3 +230,14 @@ def test_attack_value_list_naming_a_value_twice_imports_no_enum(tmp_path: Path) 
     ]
     assert "evidence:bird:clinic.pets.sex" in {u.unit.id for u in result.units}
     assert "evidence:bird:clinic.pets.sex.values" not in {u.unit.id for u in result.units}
+
+
+def test_attack_folder_without_bird_files_is_refused_not_an_empty_import(tmp_path: Path) -> None:
+    root = tmp_path / "export"
+    (root / "databases").mkdir(parents=True)
+    (root / "databases/notes.csv").write_text(bf.HEADER + "\n", encoding="utf-8")
+    (root / "dev_tables.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(EvidenceError) as caught:
+        BirdImporter().read(bf.source_input(root))
+    assert (caught.value.code, caught.value.path) == ("E504", "imports/bird")
+    assert "holds no BIRD files" in caught.value.message
