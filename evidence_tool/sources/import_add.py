@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.errors import ConflictError, SourceError, UnknownNameError, UsageError
 from evidence_tool.sources.identity import source_id
-from evidence_tool.sources.import_source import KIND, check_entry, check_path, import_locator
+from evidence_tool.sources.import_source import KIND, check_entry, import_locator, list_files
 from evidence_tool.sources.importers.formats import FORMATS
 from evidence_tool.unit.yaml_strict import YamlProblem, dump, load
 from evidence_tool.workspace.descriptor import (
@@ -29,6 +30,7 @@ from evidence_tool.workspace.descriptor import (
 from evidence_tool.workspace.layout import DESCRIPTOR, Layout
 
 SCHEMA = "workspace.schema.json"
+LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*")  # the descriptor schema's pattern
 
 
 def _relative(layout: Layout, given: str, cwd: Path) -> str:
@@ -74,6 +76,10 @@ def add_import(
 ) -> dict[str, Any]:
     layout = Layout.at(root)
     layout.require_contained()
+    if language is not None and not LANGUAGE.fullmatch(language):
+        raise UsageError(
+            f"--language {language!r} is not a language tag: write one such as en, it or pt-BR"
+        )
     if fmt not in FORMATS:
         raise UnknownNameError(
             f"unknown source format {fmt!r}; the formats are: {', '.join(sorted(FORMATS))}"
@@ -97,7 +103,7 @@ def add_import(
                 "nothing was written: edit that entry to change its options"
             )
     check_entry(entry, key)
-    check_path(layout, rel, key)
+    list_files(layout, rel, key)  # the links inside a folder too, as refresh will
     value["evidence"] = {"descriptor_version": 2, "sources": [*sources, entry]}
     out = dump(value).encode("utf-8")
     parse_descriptor(out, SCHEMA, DESCRIPTOR)  # a bad --language is E902 here, nothing written

@@ -175,15 +175,19 @@ def _content_hash(spec: dict[str, Any], entries: list[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy) -> ImportAcquired:
-    rel = spec["path"]
+def list_files(layout: Layout, rel: str, key: str) -> tuple[str, list[tuple[str, Path]]]:
+    """(the folder the files' paths are relative to, [(path, real path)]) of an entry's
+    path, every check of ``check_path`` and of the folder's links applied."""
     path = check_path(layout, rel, key)
     if path.is_dir():
-        root = rel
-        found = _walk(layout, path, rel, key)
-    else:
-        root = rel.rsplit("/", 1)[0] if "/" in rel else ""
-        found = [(path.name, Path(os.path.realpath(path)))]
+        return rel, _walk(layout, path, rel, key)
+    root = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    return root, [(path.name, Path(os.path.realpath(path)))]
+
+
+def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy) -> ImportAcquired:
+    rel = spec["path"]
+    root, found = list_files(layout, rel, key)
     if len(found) > policy.max_listed:
         raise SourceError(
             f"{rel} holds {len(found)} files; an import source reads at most "

@@ -266,3 +266,19 @@ def test_the_record_keeps_only_cited_rows(workspace: Path) -> None:
     assert kept[0].stat().st_size < (workspace / "imports/big.json").stat().st_size / 20
     shutil.rmtree(workspace / "imports")  # the input may go: the record is what derives
     assert tht(workspace, "verify").exit_code == 0
+
+
+def test_review_page_lists_not_imported_and_skipped(workspace: Path) -> None:
+    write(workspace, "imports/v/training.csv", CSV_EXPORT)
+    assert add(workspace, "vanna", "imports/v").exit_code == 0
+    assert refresh_one(workspace, "vanna", "imports/v").exit_code == 0
+    written = tht(workspace, "report")
+    assert written.exit_code == 0, written.stdout
+    page = Path(written.json["result"]["path"]).read_text()
+    article = page[page.index('id="comparison-' + sid_of("vanna", "imports/v")) :]
+    article = article[: article.index("</article>")]
+    assert "<dt>not imported</dt>" in article
+    assert "column dataset of imports/v/training.csv" in article
+    assert "imports/v/training.csv:2-4" in article
+    assert "<dt>skipped</dt><dd>1 ddl</dd>" in article
+    assert "0,f1-sql,Average stay in cardiology?" in article  # the import record as source
