@@ -1,21 +1,19 @@
-"""BIRD import cost: 1,534 generated questions, and a 200,000-row description CSV.
+"""BIRD inputs for bench/importers.py, and the importer's own cost without the pipeline.
 
-    python bench/importers_bird.py [--questions 1534] [--rows 200000] [--skip-refresh-rows]
+    python bench/importers.py --format bird --repeat 1        # 1,534 questions, full refresh
+    python bench/importers.py --format bird-csv --repeat 1    # 200,000 described columns
+    python bench/importers_bird.py [--questions 1534] [--rows 200000]
 
-Generates (once, deterministic) under bench/out/:
+``questions`` writes BIRD's dev layout: N questions over 11 databases (1-3
+evidence fragments each: formulas, terms and rules, a third of them hints
+repeated within the database, as BIRD repeats them) and each database's
+description CSVs (8 tables x 12 columns, a BOM, CRLF, multi-line cells, code
+lists).  ``csv_rows`` writes one table describing N columns.  Deterministic.
 
-- ``bird-q<N>/``: BIRD's dev layout, N questions over 11 databases (1-3 evidence
-  fragments each, formulas, terms and rules, a third of them repeated, as BIRD
-  repeats hints) and each database's description CSVs (8 tables x 12 columns,
-  a BOM, multi-line code lists);
-- ``bird-rows<R>/``: one database whose one table has R described columns.
-
-Then measures, each in a child process (so peak RSS is the case's own):
-``read`` runs only the importer over the files; ``refresh`` runs
-``tht workspace evidence refresh`` in a copy of fixtures/workspace with the
-source added (hash, import, verify every span, render, compare, record).
-Prints seconds, microseconds per source element and the child's peak RSS.
-Nothing asserts: the figures go into docs/performance.md.
+Run alone, this file times only ``BirdImporter.read`` over each input in a
+child process and prints seconds, microseconds per element and the child's
+peak RSS: the importer's share of a refresh.  Nothing asserts: the figures go
+into docs/performance.md (## Importers).
 """
 
 from __future__ import annotations
@@ -36,7 +34,9 @@ OUT = HERE / "out"
 HEADER = "original_column_name,column_name,column_description,data_format,value_description"
 DBS = [
     f"db{k:02d}_{w}"
-    for k, w in enumerate(["port", "clinic", "school", "card", "film", "race", "shop", "bank", "loan", "hotel", "zoo"])
+    for k, w in enumerate(
+        ["port", "clinic", "school", "card", "film", "race", "shop", "bank", "loan", "hotel", "zoo"]
+    )
 ]
 
 
@@ -73,8 +73,10 @@ def _evidence(rng: random.Random, db: str, q: int, shared: list[str]) -> str:
             frags.append(rng.choice(shared))
         elif roll < 0.6:
             frags.append(f"rate {q}_{k} = DIVIDE(SUM(t0_c{k}), COUNT(t1_c{k})) * 100")
-        elif roll < 0.85:
+        elif roll < 0.8:
             frags.append(f"term {q}_{k} refers to `Col {k * 5} Name` = 'v{q}'")
+        elif roll < 0.9:
+            frags.append(f"t0_c{k} = {q}")  # a condition on a described column: a rule
         else:
             frags.append(f"the phrase {q}_{k} means the newest row")
     return "; ".join(frags)
@@ -99,20 +101,19 @@ def write_questions(root: Path, n: int, seed: int) -> None:
     (root / "dev.json").write_text(json.dumps(questions, indent=4), encoding="utf-8")
 
 
-def generate_questions(n: int) -> Path:
-    root = OUT / f"bird-q{n}"
-    if not (root / "dev.json").exists():
-        for k, db in enumerate(DBS):
-            write_descriptions(root, db, 8, 12, k)
-        write_questions(root, n, 7)
-    return root
+def questions(folder: Path, n: int) -> tuple[str, int]:
+    """BIRD's dev layout: n questions over 11 databases with their description CSVs.
+    Elements: the questions plus the described columns (11 x 8 x 12)."""
+    for k, db in enumerate(DBS):
+        write_descriptions(folder, db, 8, 12, k)
+    write_questions(folder, n, 7)
+    return f"imports/{folder.name}", n + len(DBS) * 8 * 12
 
 
-def generate_rows(rows: int) -> Path:
-    root = OUT / f"bird-rows{rows}"
-    if not (root / "dev_databases").exists():
-        write_descriptions(root, "wide", 1, rows, 3)
-    return root
+def csv_rows(folder: Path, n: int) -> tuple[str, int]:
+    """One database whose one table describes n columns (one 64-byte CSV record each)."""
+    write_descriptions(folder, "wide", 1, n, 3)
+    return f"imports/{folder.name}", n
 
 
 # -- measured in a child ---------------------------------------------------------------
@@ -120,14 +121,15 @@ def generate_rows(rows: int) -> Path:
 
 def child_read(root: str) -> None:
     sys.path.insert(0, str(REPO))
-    sys.path.insert(0, str(REPO / "tests/sources/importers"))
-    import bird_fixture
-
+    from evidence_tool.sources.importers.base import ImportInput, SourceFile
     from evidence_tool.sources.importers.bird import BirdImporter
 
+    found = sorted(p for p in Path(root).rglob("*") if p.is_file())
+    files = tuple(SourceFile(p.relative_to(root).as_posix(), p, p.stat().st_size) for p in found)
+    source = ImportInput(files, {}, "en", 100 << 20, root="imports/bird")
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    result = BirdImporter().read(bird_fixture.source_input(Path(root)))
+    result = BirdImporter().read(source)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kinds: dict[str, int] = {}
@@ -146,50 +148,28 @@ def run_read(root: Path) -> dict[str, object]:
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
-def run_refresh(root: Path) -> dict[str, object]:
-    ws = OUT / f"ws-{root.name}"
-    shutil.rmtree(ws, ignore_errors=True)
-    shutil.copytree(REPO / "fixtures/workspace", ws)
-    shutil.copytree(root, ws / "imports/bird")
-    tht = [str(Path(sys.executable).parent / "tht"), "workspace", "evidence"]
-    add = [*tht, "sources", "add", "--format", "bird", "imports/bird", "--language", "en"]
-    subprocess.run(add, cwd=ws, check=True, capture_output=True)
-    start = time.perf_counter()
-    proc = subprocess.run([*tht, "refresh", "--json"], cwd=ws, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode != 0:
-        return {"seconds": seconds, "error": proc.stdout[-2000:] + proc.stderr[-2000:]}
-    sources = json.loads(proc.stdout)["result"]["sources"]
-    return {"seconds": seconds, "rss_kib_children_max": peak, "status": sources[0]["status"]}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--questions", type=int, default=1534)
     ap.add_argument("--rows", type=int, default=200_000)
-    ap.add_argument("--skip-refresh-rows", action="store_true")
     ap.add_argument("--child-read")
     args = ap.parse_args()
     if args.child_read:
         child_read(args.child_read)
         return
-    cases = [("questions", generate_questions(args.questions), args.questions + 11 * 8 * 12)]
-    cases.append(("rows", generate_rows(args.rows), args.rows))
-    for name, root, elements in cases:
+    for make, n in ((questions, args.questions), (csv_rows, args.rows)):
+        root = OUT / "importers" / f"bird-{make.__name__}-{n}"
+        shutil.rmtree(root, ignore_errors=True)
+        _, elements = make(root, n)
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
         read = run_read(root)
         per = 1e6 * float(read["seconds"]) / elements  # type: ignore[arg-type]
         print(
-            f"{name}: {elements} elements, {size / 1e6:.1f} MB; read {read['seconds']:.2f} s "
-            f"({per:.0f} µs/element), peak RSS {int(read['rss_kib']) / 1024:.0f} MiB "  # type: ignore[call-overload]
-            f"(after imports {int(read['base_kib']) / 1024:.0f} MiB), units {read['units']}"
-        )  # type: ignore[call-overload]
-        if name == "rows" and args.skip_refresh_rows:
-            continue
-        refreshed = run_refresh(root)
-        per = 1e6 * float(refreshed["seconds"]) / elements  # type: ignore[arg-type]
-        print(f"{name}: refresh {refreshed['seconds']:.2f} s ({per:.0f} µs/element), {refreshed}")
+            f"{make.__name__}: {elements} elements, {size / 1e6:.1f} MB; importer "
+            f"{read['seconds']:.2f} s ({per:.0f} µs/element), peak RSS "
+            f"{int(read['rss_kib']) / 1024:.0f} MiB (after imports "  # type: ignore[call-overload]
+            f"{int(read['base_kib']) / 1024:.0f} MiB), units {read['units']}"  # type: ignore[call-overload]
+        )
 
 
 if __name__ == "__main__":
