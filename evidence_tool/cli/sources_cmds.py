@@ -130,6 +130,11 @@ def add_body(s: Any, fmt: str, path: str, language: str | None, option: tuple[st
         f"added {data['key']}: {data['locator']} (source {_short(data['source_id'])})",
         "run 'tht workspace evidence refresh' to compare it with the curated units",
     ]
+    if data["rewritten"]:
+        lines.append(
+            f"note: {data['descriptor']} was written in canonical form; its comments and "
+            "layout are not kept (the old text is in Git)"
+        )
     return Report(result=data, text=lines)
 
 

@@ -104,6 +104,8 @@ def add_import(
             )
     check_entry(entry, key)
     list_files(layout, rel, key)  # the links inside a folder too, as refresh will
+    # Bytes of the operator's own (comments, spacing) are not kept: said in the result.
+    rewritten = dump(value).encode("utf-8") != data
     value["evidence"] = {"descriptor_version": 2, "sources": [*sources, entry]}
     out = dump(value).encode("utf-8")
     parse_descriptor(out, SCHEMA, DESCRIPTOR)  # a bad --language is E902 here, nothing written
@@ -121,4 +123,5 @@ def add_import(
         "key": key,
         "entry": entry,
         "descriptor": DESCRIPTOR,
+        "rewritten": rewritten,
     }

@@ -59,21 +59,26 @@ def render(fmt: str, path: str, input_hash: str, spans: list[Located]) -> str:
 
 
 def parse(data: bytes) -> list[Located]:
-    """The spans of a record, exactly; [] for bytes that are not one (a document)."""
+    """The spans of a record, exactly; [] for bytes that are not one (a document). A
+    record cut short or edited by hand yields the spans before the damage: the scan only
+    moves forward, so it always ends."""
     out: list[Located] = []
     pos = data.find(b"\n## ")
     while pos >= 0:
         eol = data.find(b"\n", pos + 1)
         match = _HEADER.fullmatch(data[pos + 1 : eol]) if eol > 0 else None
-        if match is None:
+        fence_end = data.find(b"\n", eol + 2) if match else -1  # a blank line, the fence
+        if match is None or fence_end < 0:
             return out
         path, first, last, start, end = match.groups()
-        fence_end = data.find(b"\n", eol + 2)  # a blank line, then the fence line
         body = fence_end + 1
-        size = int(end) - int(start)
-        text = data[body : body + size].decode("utf-8", "replace")
+        stop = body + int(end) - int(start)
+        fence = data[eol + 2 : fence_end].removesuffix(b"text")
+        if data[stop : stop + len(fence) + 2] != b"\n" + fence + b"\n":
+            return out  # the text is not followed by its closing fence: damaged
+        text = data[body:stop].decode("utf-8", "replace")
         out.append(Located(path.decode(), int(start), int(end), int(first), int(last), text))
-        pos = data.find(b"\n## ", data.find(b"\n", body + size + 1))
+        pos = data.find(b"\n## ", stop + len(fence) + 1)
     return out
 
 

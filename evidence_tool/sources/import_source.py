@@ -84,7 +84,12 @@ def check_path(layout: Layout, rel: str, key: str) -> Path:
             key, repr(rel), "is not a relative path inside the workspace ('..' and '/' refused)"
         ) from None
     if not os.path.lexists(path):
-        raise _refuse(key, rel, "does not exist: export the data there, or correct the path")
+        raise _refuse(
+            key,
+            rel,
+            "does not exist: export the data there, correct the path, or remove the entry "
+            "from workspace.yaml (its source is then marked missing)",
+        )
     real = os.path.realpath(path)
     if not layout.inside(path):
         raise _refuse(

@@ -185,6 +185,8 @@ def _apply(
                 "review_items": len(comp["review_items"]),
             }
         )
+        if "not_imported" in comp:  # an import: what it did not turn into units
+            lines[-1] |= {"not_imported": len(comp["not_imported"]), "skipped": comp["skipped"]}
     for sid, record in sorted(registry["sources"].items()):
         if sid in seen or (scope is not None and sid not in scope):
             continue

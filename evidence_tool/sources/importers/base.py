@@ -113,11 +113,14 @@ class ImportResult:
 
 
 class Importer(Protocol):
+    """``read`` is the contract.  An importer may also declare a class attribute
+    ``options: dict[str, type | tuple[type, ...]]`` (option name -> allowed type(s):
+    ``str``, ``bool``, ``int``, ``list``, ``dict``): the pipeline then refuses any other
+    name or type (E902 naming ``evidence.sources[N].options.KEY``) at ``sources add`` and
+    at every refresh, before ``read`` runs.  Without it, the importer checks its options
+    itself (``check_options`` below)."""
+
     format: str  # "dbt", "dbt-manifest", "bird", "wrenai", "vanna", "cortex"
-    # The options the format takes, by name -> allowed type(s) (``str``, ``bool``, ``int``,
-    # ``list``, ``dict``): the pipeline refuses any other name or type (E902 naming the
-    # descriptor key) before ``read`` runs, at ``sources add`` and at every refresh.
-    options: dict[str, type | tuple[type, ...]]
 
     def read(self, source: ImportInput) -> ImportResult: ...
 

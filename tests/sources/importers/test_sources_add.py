@@ -35,6 +35,7 @@ def test_add_turns_v1_into_v2_and_appends_entries(workspace: Path) -> None:
         "key": "evidence.sources[0]",
         "entry": {"kind": "import", "format": "vanna", "path": "imports/a", "language": "en"},
         "descriptor": "workspace.yaml",
+        "rewritten": False,  # the shipped descriptor is in canonical form: nothing lost
     }
     second = add(workspace, "vanna", "imports/b.csv")
     assert second.json["result"]["key"] == "evidence.sources[1]"
@@ -142,3 +143,17 @@ def test_a_hand_written_unknown_format_or_option_is_e902_naming_the_key(
         (workspace / "workspace.yaml").write_text(json.dumps(value))
         error = error_of(tht(workspace, "refresh"))
         assert error["code"] == "E902" and f"evidence.{key}" in error["message"], error
+
+
+def test_a_descriptor_with_comments_is_said_to_be_rewritten(workspace: Path) -> None:
+    write(workspace, "imports/a/training.json", EXPORT)
+    desc = workspace / "workspace.yaml"
+    desc.write_text(
+        "# PSD clinical workspace: ask the data team before editing\n" + desc.read_text()
+    )
+    result = add(workspace, "vanna", "imports/a")
+    assert result.exit_code == 0
+    assert result.json["result"]["rewritten"] is True
+    assert not desc.read_text().startswith("#")
+    again = add(workspace, "vanna", "imports/a/training.json")
+    assert again.json["result"]["rewritten"] is False

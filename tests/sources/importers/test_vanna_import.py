@@ -165,8 +165,7 @@ def test_json_lines_export(workspace: Path) -> None:
 def test_changed_content_is_a_modified_proposal_with_the_same_id(workspace: Path) -> None:
     write(workspace, "imports/vanna/training.json", records_json(ROWS))
     import_and_replace(workspace, "vanna", "imports/vanna")
-    before = (workspace / "evidence/curated/example").glob("vanna-*.md")
-    assert len(list(before)) == 1
+    assert len(list((workspace / "evidence/curated/example").glob("vanna-*.md"))) == 1
     changed = [dict(r) for r in ROWS]
     changed[0]["content"] = SQL_A.replace("count(*)", "count(DISTINCT admission_id)")
     write(workspace, "imports/vanna/training.json", records_json(changed))
@@ -282,3 +281,38 @@ def test_review_page_lists_not_imported_and_skipped(workspace: Path) -> None:
     assert "imports/v/training.csv:2-4" in article
     assert "<dt>skipped</dt><dd>1 ddl</dd>" in article
     assert "0,f1-sql,Average stay in cardiology?" in article  # the import record as source
+
+
+def test_refresh_says_what_was_skipped_and_not_imported(workspace: Path) -> None:
+    from cli_runner import invoke
+
+    write(workspace, "imports/v/training.csv", CSV_EXPORT)
+    assert add(workspace, "vanna", "imports/v").exit_code == 0
+    args = ["workspace", "evidence", "refresh", "--workspace-root", str(workspace)]
+    plain = invoke([*args, "--source-id", sid_of("vanna", "imports/v")])
+    assert plain.exit_code == 0, plain.stdout
+    assert (
+        "2 proposed, retire none, 0 review item(s), 1 not imported, skipped 1 ddl" in plain.stdout
+    )
+    as_json = invoke([*args, "--source-id", sid_of("vanna", "imports/v"), "--json"])
+    line = as_json.json["result"]["sources"][0]
+    assert line["not_imported"] == 1 and line["skipped"] == {"ddl": 1}
+
+
+def test_a_removed_entry_makes_the_source_missing_with_w151(workspace: Path) -> None:
+    write(workspace, "imports/vanna/training.json", records_json(ROWS))
+    import_and_replace(workspace, "vanna", "imports/vanna")
+    gone = refresh_one(workspace, "vanna", "imports/vanna")
+    assert gone.json["result"]["sources"][0]["status"] == "unchanged"
+    desc = workspace / "workspace.yaml"
+    text = desc.read_text()
+    desc.write_text(text[: text.index("evidence:")] + "evidence:\n  descriptor_version: 1\n")
+    # The path itself stays: only the entry is gone, so nothing names it any more.
+    after = tht(workspace, "refresh")
+    assert after.exit_code == 0, after.stdout
+    line = next(s for s in after.json["result"]["sources"] if s["kind"] == "import")
+    assert line["status"] == "missing"
+    status = tht(workspace, "consolidate")
+    codes = [w["code"] for w in status.json["warnings"]]
+    assert codes.count("W151") == 2  # the two units it gave, nothing retired
+    assert len(list((workspace / "evidence/curated/example").glob("vanna-*.md"))) == 1
