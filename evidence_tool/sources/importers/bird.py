@@ -21,96 +21,23 @@ and any other member are listed as not imported, counted per database/table.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from evidence_tool.errors import DescriptorError
-from evidence_tool.sources.importers import bird_descriptions as descriptions
 from evidence_tool.sources.importers.base import (
-    Imported,
     ImportInput,
     ImportResult,
     NotImported,
     SourceFile,
-    Span,
-    element_id,
-    make_unit,
     malformed,
-    slug,
 )
-from evidence_tool.sources.importers.bird_evidence import fragments, read_fragment
-from evidence_tool.sources.importers.json_stream import RawRecord, array_records, string_member
-from evidence_tool.unit import is_italian
-from evidence_tool.unit.model import (
-    DomainPayload,
-    EnumPayload,
-    EnumValue,
-    ExamplePayload,
-    FormulaPayload,
-    GlossaryPayload,
-    Payload,
-)
-from evidence_tool.unit.parse import MAX_BYTES
+from evidence_tool.sources.importers.bird_columns import import_table
+from evidence_tool.sources.importers.bird_questions import import_questions
+from evidence_tool.sources.importers.bird_units import Collected
 
 QUESTION_FILES = ("dev.json", "train.json")
-REQUIRED = ("db_id", "question", "evidence", "SQL")
-KNOWN = ("question_id", *REQUIRED)
 _DESCRIPTION = re.compile(r"^(?:[^/]*_databases/)?([^/]+)/database_description/([^/]+)\.csv$")
-_BARE = re.compile(r"[a-z_][a-z0-9_$]*")
-_TITLE_MAX = 120
-_LABELS = {  # (evidence, values) in each heading language
-    "en": ("Evidence:", "Values:", "values"),
-    "it": ("Conoscenza esterna:", "Valori:", "valori"),
-}
-
-
-def quote(name: str) -> str:
-    """A name as PostgreSQL needs it written: bare only when it would not fold or break."""
-    return name if _BARE.fullmatch(name) else '"' + name.replace('"', '""') + '"'
-
-
-def _title(text: str) -> str:
-    line = " ".join(text.split()).lstrip("#").strip()
-    return line if len(line) <= _TITLE_MAX else line[: _TITLE_MAX - 1].rstrip() + "…"
-
-
-def _clean(text: str) -> str:
-    """A cell or member as unit text: line ends as the unit format writes them, trimmed."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
-
-
-def _fenced(sql: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", sql)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sql\n{sql.strip()}\n{fence}"
-
-
-@dataclass
-class _State:
-    """What one read accumulates: the result, per-database names, not-imported counts."""
-
-    source: ImportInput
-    schemas: dict[str, str]
-    result: ImportResult = field(default_factory=ImportResult)
-    columns: dict[str, set[str]] = field(default_factory=dict)  # db -> lower-case names
-    fragments: set[tuple[str, str]] = field(default_factory=set)  # (db, fragment) imported
-    names: dict[str, str] = field(default_factory=dict)  # term id -> its first fragment
-    absent: Counter[tuple[str, str]] = field(default_factory=Counter)  # (element, what)
-
-    @property
-    def labels(self) -> tuple[str, str, str]:
-        return _LABELS["it" if is_italian(self.source.language) else "en"]
-
-    def schema(self, db: str) -> str:
-        return self.schemas.get(db, db)
-
-    def add(self, uid: str, title: str, payload: Payload, span: Span, **kw: Any) -> None:
-        unit = make_unit(id=uid, language=self.source.language, title=title, payload=payload, **kw)
-        self.result.units.append(Imported(unit, [span]))
 
 
 class BirdImporter:
@@ -118,12 +45,12 @@ class BirdImporter:
     options: ClassVar[dict[str, type | tuple[type, ...]]] = {"schemas": dict, "questions": str}
 
     def read(self, source: ImportInput) -> ImportResult:
-        state = _State(source, _schemas(source))
+        state = Collected(source, _schemas(source))
         tables, questions, other = _layout(source)
         for db, table, f in tables:
-            _import_table(state, db, table, f)
+            import_table(state, db, table, f)
         if questions is not None:
-            _import_questions(state, questions)
+            import_questions(state, questions)
         for (element, what), n in sorted(state.absent.items()):
             state.result.not_imported.append(NotImported(f"{element} ({n})", what))
         if other:
@@ -184,197 +111,3 @@ def _questions_file(source: ImportInput, rest: list[SourceFile]) -> SourceFile |
     if len(source.files) == 1 and rest and rest[0].path.endswith(".json"):
         return rest[0]  # a file source: the questions file itself
     return next((f for name in QUESTION_FILES for f in rest if f.path == name), None)
-
-
-# -- description CSVs -----------------------------------------------------------------
-
-
-def _import_table(state: _State, db: str, table: str, f: SourceFile) -> None:
-    shown = state.source.shown(f.path)
-    known = state.columns.setdefault(db, set())
-    for row in descriptions.rows(f, shown):
-        span = Span(f.path, row.start, row.end, row.text)
-        name = row.cells["original_column_name"].strip()
-        if not name or not name.isprintable():
-            state.result.review(
-                "invalid-element",
-                f"{shown}:{row.line}: the row names no column (original_column_name "
-                f"{name!r}); it is not imported",
-            )
-            continue
-        known.add(name.lower())
-        if row.cells["data_format"].strip():
-            state.absent[(f"BIRD {db}.{table} column descriptions", "data_format")] += 1
-        _import_column(state, db, table, name, row, span)
-
-
-def _import_column(
-    state: _State, db: str, table: str, name: str, row: descriptions.Row, span: Span
-) -> None:
-    cells = row.cells
-    expanded = " ".join(cells["column_name"].split())
-    described = _clean(cells["column_description"])
-    values = _clean(cells["value_description"])
-    table_ref = f"{quote(state.schema(db))}.{quote(table)}"
-    column_ref = f"{table_ref}.{quote(name)}"
-    uid = element_id("bird", db, table, name)
-    _, values_label, values_word = state.labels
-    head = described or expanded
-    if head or values:
-        text = f"{head}\n\n{values_label} {values}" if head and values else head or values
-        synonyms = (expanded,) if expanded and expanded.lower() != name.lower() else ()
-        state.add(
-            uid,
-            f"{table}.{name}",
-            GlossaryPayload(definition=text, synonyms=synonyms),
-            span,
-            purposes=("schema_linking", "disambiguation"),
-            tables=(table_ref,),
-            columns=(column_ref,),
-        )
-    codes = descriptions.code_list(values) if values else None
-    if codes is None:
-        return
-    if len({v for v, _ in codes}) != len(codes):
-        state.result.review(
-            "invalid-element",
-            f"{state.source.shown(span.path)}:{row.line}: the value list of {table}.{name} "
-            "names one value twice; no enum is imported for it",
-            f"{uid}.values",
-        )
-        return
-    state.add(
-        element_id("bird", db, table, name, "values"),
-        f"{table}.{name} {values_word}",
-        EnumPayload(column=column_ref, values=tuple(EnumValue(v, m) for v, m in codes)),
-        span,
-        purposes=("sql_generation", "schema_linking"),
-        tables=(table_ref,),
-        columns=(column_ref,),
-    )
-
-
-# -- questions ------------------------------------------------------------------------
-
-
-def _import_questions(state: _State, f: SourceFile) -> None:
-    shown = state.source.shown(f.path)
-    with f.open() as handle:
-        records = array_records(
-            handle, shown, what="a BIRD questions file", max_record=4 * MAX_BYTES
-        )
-        for position, record in enumerate(records):
-            values = _load(record, shown)
-            _import_question(state, f, shown, position, record, values)
-
-
-def _load(record: RawRecord, shown: str) -> dict[str, Any]:
-    if b"\x00" in record.raw:
-        line = record.line + record.raw.count(b"\n", 0, record.raw.index(b"\x00"))
-        raise malformed(shown, line, "a NUL byte; a questions file is JSON text")
-    try:
-        text = record.raw.decode("utf-8")
-        values: dict[str, Any] = json.loads(text)
-    except UnicodeDecodeError as exc:
-        line = record.line + record.raw.count(b"\n", 0, exc.start)
-        raise malformed(shown, line, "not UTF-8 text; save the file as UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise malformed(shown, record.line + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise malformed(shown, record.line, "the JSON is nested too deeply") from None
-    missing = [k for k in REQUIRED if k not in values]
-    if missing:
-        raise malformed(
-            shown,
-            record.line,
-            f"the question lacks {', '.join(missing)}; a BIRD question has "
-            "question_id, db_id, question, evidence, SQL and difficulty",
-        )
-    for key in REQUIRED:
-        if not isinstance(values[key], str):
-            raise malformed(shown, record.line, f"{key} is not a string")
-    if not values["db_id"].strip():
-        raise malformed(shown, record.line, "db_id is empty")
-    qid = values.get("question_id")
-    if qid is not None and (isinstance(qid, bool) or not isinstance(qid, int | str)):
-        raise malformed(shown, record.line, "question_id is not a number or a string")
-    return values
-
-
-def _import_question(
-    state: _State,
-    f: SourceFile,
-    shown: str,
-    position: int,
-    record: RawRecord,
-    values: dict[str, Any],
-) -> None:
-    db = values["db_id"].strip()
-    for key in values:
-        if key not in KNOWN:
-            state.absent[(f"BIRD {db} questions", key)] += 1
-    # train.json has no question_id: the position in the file numbers it, as BIRD does.
-    qid = str(values.get("question_id", position))
-    uid = element_id("bird", db, f"q{qid}")
-    question, sql = _clean(values["question"]), _clean(values["SQL"])
-    evidence = values["evidence"]
-    span = Span(f.path, record.start, record.start + len(record.raw), record.raw.decode("utf-8"))
-    if not question or not sql:
-        state.result.review(
-            "invalid-element",
-            f"{shown}:{record.line}: question {qid} has no "
-            f"{'question' if not question else 'SQL'}; it is not imported",
-            uid,
-        )
-    else:
-        label = state.labels[0]
-        told = " ".join(evidence.split())
-        interpretation = f"{label} {told}\n\n{_fenced(sql)}" if told else _fenced(sql)
-        state.add(
-            uid,
-            _title(question),
-            ExamplePayload(question=question, interpretation=interpretation),
-            span,
-            purposes=("sql_generation",),
-        )
-    _import_evidence(state, f, db, record, evidence, span)
-
-
-def _import_evidence(
-    state: _State, f: SourceFile, db: str, record: RawRecord, evidence: str, whole: Span
-) -> None:
-    offsets = string_member(record.raw, "evidence", evidence) if evidence.strip() else None
-    for a, b in fragments(evidence):
-        text = " ".join(evidence[a:b].split())
-        if (db, text) in state.fragments:
-            continue  # the same hint on another question: one unit, its first span
-        state.fragments.add((db, text))
-        span = whole
-        if offsets is not None:
-            start, end = offsets[a], offsets[b]
-            raw = record.raw[start:end].decode("utf-8")
-            span = Span(f.path, record.start + start, record.start + end, raw)
-        _import_fragment(state, db, text, span)
-
-
-def _import_fragment(state: _State, db: str, text: str, span: Span) -> None:
-    reading = read_fragment(text, frozenset(state.columns.get(db, ())))
-    scope = f"bird:{slug(db)}"
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if reading.kind == "domain":
-        uid = element_id(scope, "rule", digest[:12])
-        state.add(uid, _title(text), DomainPayload(rule=text), span, purposes=("sql_generation",))
-        return
-    uid = element_id(scope, "term", reading.name)
-    first = state.names.setdefault(uid, text)
-    if first != text:  # the same name defined otherwise elsewhere: a unit of its own
-        uid = element_id(scope, "term", f"{reading.name} {digest[:8]}")
-    name = " ".join(reading.name.split())
-    payload: Payload
-    purposes: tuple[str, ...] = ("sql_generation",)
-    if reading.kind == "formula":
-        payload = FormulaPayload(concept=name, sql=reading.body)
-    else:
-        payload = GlossaryPayload(definition=reading.body)
-        purposes = ("disambiguation", "sql_generation")
-    state.add(uid, _title(name), payload, span, purposes=purposes, concepts=(name,))
