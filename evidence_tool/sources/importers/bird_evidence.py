@@ -6,7 +6,8 @@ female refers to gender = 'F'").  Each fragment becomes one unit:
 
 - ``NAME = EXPR`` where EXPR is one PostgreSQL expression -> formula;
 - ``NAME refers to EXPR`` (also "refer to", "means", "stands for") where EXPR is
-  one expression with an operator -> formula (a bare word is a definition);
+  one expression with a comparison, arithmetic, a call, IS NULL, LIKE or BETWEEN
+  -> formula (prose that happens to parse, "A and B", "K-12", is a definition);
 - ``NAME refers to TEXT`` -> glossary term NAME defined as TEXT;
 - anything else (``A = 'x'`` on a column itself, prose) -> domain rule.
 
@@ -24,7 +25,11 @@ from evidence_tool.unit.formula import check_expression
 _QUOTES = "'\"`"
 _OPEN, _CLOSE = "([", ")]"
 _DEFINES = re.compile(r"\s+(?:refers?\s+to|means|stands\s+for)\s+", re.IGNORECASE)
-_OPERATOR = re.compile(r"[=<>+*/%(-]|\b(?:like|in|between|is|and|or|not)\b", re.IGNORECASE)
+# What makes a definition SQL: a comparison, arithmetic, a call, or a SQL-only keyword.
+# Words that also read as prose ("A and B", "K-12") are not enough.
+_OPERATOR = re.compile(
+    r"[=<>+*/%(]|\bis\s+(?:not\s+)?null\b|\b(?:like|ilike|between)\b", re.IGNORECASE
+)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)*")
 
 

@@ -246,3 +246,22 @@ def test_questions_option_and_a_file_source(bird: Path, tmp_path: Path) -> None:
     alone = _read(bird / "mini_dev_sqlite.json")
     assert sum(u.unit.kind == "example" for u in alone.units) == 10
     assert not [u for u in alone.units if u.unit.kind == "enum"]
+
+
+def test_words_that_happen_to_parse_as_sql_stay_definitions(tmp_path: Path) -> None:
+    qs = [dict(bf.QUESTIONS[0])]
+    qs[0]["evidence"] = (
+        "crew refers to officers and ratings; grade span refers to K-12; "
+        "speed unit refers to km; laid up refers to status IS NULL; "
+        "coastal refers to route LIKE 'C%'"
+    )
+    units = _by_id(_read(bf.write(tmp_path / "bird", qs)))
+    assert units["evidence:bird:harbor:term.crew"].unit.payload == GlossaryPayload(
+        definition="officers and ratings"
+    )
+    assert units["evidence:bird:harbor:term.grade-span"].unit.kind == "glossary"
+    assert units["evidence:bird:harbor:term.speed-unit"].unit.kind == "glossary"
+    assert units["evidence:bird:harbor:term.laid-up"].unit.payload == FormulaPayload(
+        concept="laid up", sql="status IS NULL"
+    )
+    assert units["evidence:bird:harbor:term.coastal"].unit.payload.sql == "route LIKE 'C%'"
