@@ -40,6 +40,12 @@ class Reading:
     body: str  # the SQL of a formula, the definition of a term, the rule's text
 
 
+def _opens(text: str, i: int) -> bool:
+    """True when the quote character at ``i`` opens a quoted part: an apostrophe inside a
+    word ("vessel's") does not."""
+    return text[i] != "'" or i == 0 or not text[i - 1].isalnum()
+
+
 def fragments(evidence: str) -> list[tuple[int, int]]:
     """(start, end) character ranges of the ``;``-separated fragments, trimmed and nonempty;
     a ``;`` inside quotes or brackets does not split."""
@@ -48,7 +54,7 @@ def fragments(evidence: str) -> list[tuple[int, int]]:
     for i, ch in enumerate(evidence + ";"):
         if quote:
             quote = "" if ch == quote else quote
-        elif ch in _QUOTES:
+        elif ch in _QUOTES and _opens(evidence, i):
             quote = ch
         elif ch in _OPEN:
             depth += 1
@@ -111,7 +117,7 @@ def _equals_at(text: str) -> int:
     for i, ch in enumerate(text):
         if quote:
             quote = "" if ch == quote else quote
-        elif ch in _QUOTES:
+        elif ch in _QUOTES and _opens(text, i):
             quote = ch
         elif ch == "=":
             before = text[i - 1] if i else ""

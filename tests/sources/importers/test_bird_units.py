@@ -265,3 +265,20 @@ def test_words_that_happen_to_parse_as_sql_stay_definitions(tmp_path: Path) -> N
         concept="laid up", sql="status IS NULL"
     )
     assert units["evidence:bird:harbor:term.coastal"].unit.payload.sql == "route LIKE 'C%'"
+
+
+def test_an_apostrophe_in_a_word_does_not_swallow_the_next_fragment(tmp_path: Path) -> None:
+    qs = [dict(bf.QUESTIONS[0])]
+    qs[0]["evidence"] = (
+        "the vessel's flag refers to the flag state; owner's share = stake / 100; "
+        "nickname refers to name = 'Bo''s boat; fast'"
+    )
+    units = _by_id(_read(bf.write(tmp_path / "bird", qs)))
+    assert units["evidence:bird:harbor:term.the-vessel-s-flag"].unit.payload == GlossaryPayload(
+        definition="the flag state"
+    )
+    assert units["evidence:bird:harbor:term.owner-s-share"].unit.payload.sql == "stake / 100"
+    # A ';' inside a quoted SQL string (with a doubled quote) does not split.
+    assert (
+        units["evidence:bird:harbor:term.nickname"].unit.payload.sql == "name = 'Bo''s boat; fast'"
+    )
