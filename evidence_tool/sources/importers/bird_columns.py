@@ -38,7 +38,7 @@ def import_column(
     table_ref = f"{quote(state.schema(db))}.{quote(table)}"
     column_ref = f"{table_ref}.{quote(name)}"
     uid = element_id("bird", db, table, name)
-    _, values_label, values_word = state.labels
+    _, values_label, enum_title = state.labels
     head = described or expanded
     if head or values:
         text = f"{head}\n\n{values_label} {values}" if head and values else head or values
@@ -65,7 +65,7 @@ def import_column(
         return
     state.add(
         element_id("bird", db, table, name, "values"),
-        f"{table}.{name} {values_word}",
+        enum_title.format(column=f"{table}.{name}"),
         EnumPayload(column=column_ref, values=tuple(EnumValue(v, m) for v, m in codes)),
         span,
         purposes=("sql_generation", "schema_linking"),

@@ -19,9 +19,9 @@ from evidence_tool.unit.model import Payload
 
 _BARE = re.compile(r"[a-z_][a-z0-9_$]*")
 _TITLE_MAX = 120
-_LABELS = {  # (evidence, values, "values" in a title) in each heading language
-    "en": ("Evidence:", "Values:", "values"),
-    "it": ("Conoscenza esterna:", "Valori:", "valori"),
+_LABELS = {  # (evidence, values, an enum's title) in each heading language
+    "en": ("Evidence:", "Values:", "{column} values"),
+    "it": ("Conoscenza esterna:", "Valori:", "Valori di {column}"),
 }
 
 

@@ -168,7 +168,7 @@ def test_italian_source_gets_italian_headings_and_labels(bird: Path) -> None:
     assert "## Domanda" in example and "## Interpretazione" in example
     assert "Conoscenza esterna: cats refers to species = 1" in example
     enum = render(units["evidence:bird:clinic.pets.species.values"].unit)
-    assert "## Colonna" in enum and "## Valori" in enum and "# pets.species valori" in enum
+    assert "## Colonna" in enum and "## Valori" in enum and "# Valori di pets.species" in enum
     assert "## Definizione" in render(units["evidence:bird:clinic.pets.pet_id"].unit)
 
 
