@@ -77,7 +77,8 @@ def array_records(
     ``max_record`` bytes (E504 naming ``shown`` and the line otherwise). ``what`` names the
     file's expected content in messages ("a BIRD questions file")."""
     r = _Reader(handle, shown)
-    r.more()
+    while len(r.buf) < len(BOM) and r.more():
+        pass  # a block shorter than the BOM must not hide it
     i = len(BOM) if r.buf.startswith(BOM) else 0
     i = r.skip_space(i)
     if i >= len(r.buf) or r.buf[i : i + 1] != b"[":
