@@ -18,6 +18,7 @@ which is lossless; nothing else is rewritten.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 
 from evidence_tool.unit.formula import check_expression
@@ -104,7 +105,7 @@ def _is_expression(sql: str) -> bool:
     return bool(sql) and "\n" not in sql and check_expression(sql) is None
 
 
-def _column_like(name: str, columns: frozenset[str]) -> bool:
+def _column_like(name: str, columns: Set[str]) -> bool:
     """True when the left side of ``=`` is a column (a condition, not a named formula)."""
     if name[:1] in _QUOTES or name.startswith("["):
         return True
@@ -127,7 +128,7 @@ def _equals_at(text: str) -> int:
     return -1
 
 
-def read_fragment(text: str, columns: frozenset[str]) -> Reading:
+def read_fragment(text: str, columns: Set[str]) -> Reading:
     """How one fragment is imported; ``columns`` are the database's column names (lower
     case), so ``gender = 'F'`` is a condition rather than a formula named gender."""
     defined = _DEFINES.search(text)

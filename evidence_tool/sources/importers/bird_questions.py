@@ -125,7 +125,7 @@ def _import_evidence(
 
 
 def _import_fragment(state: Collected, db: str, text: str, span: Span) -> None:
-    reading = read_fragment(text, frozenset(state.columns.get(db, ())))
+    reading = read_fragment(text, state.columns.get(db, set()))
     scope = f"bird:{slug(db)}"
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if reading.kind == "domain":
