@@ -26,7 +26,15 @@ def importer_for(name: str) -> Importer:
         raise SourceError(f"unknown source format {name!r}; the formats are: {known}")
     module, cls = target.split(":")
     # A dotted module is absolute (an importer registered by a plugin or a test).
-    name = module if "." in module else f"evidence_tool.sources.importers.{module}"
-    imported = importlib.import_module(name)
+    qualified = module if "." in module else f"evidence_tool.sources.importers.{module}"
+    try:
+        imported = importlib.import_module(qualified)
+    except ModuleNotFoundError as exc:
+        if exc.name != qualified:
+            raise  # a dependency of the importer is missing: a broken installation
+        raise SourceError(
+            f"format {name!r} is not available in this version of evidence-tool "
+            f"(no module {qualified}); upgrade, or remove the entry"
+        ) from None
     importer: Importer = getattr(imported, cls)()
     return importer

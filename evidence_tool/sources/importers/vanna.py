@@ -11,8 +11,6 @@ object, or the CSV record with its multi-line cells).
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,13 +27,14 @@ from evidence_tool.sources.importers.base import (
     make_unit,
     malformed,
 )
+from evidence_tool.sources.importers.spans import csv_rows, json_array_items, json_lines_items
 from evidence_tool.unit.model import DomainPayload, ExamplePayload
 
 COLUMNS = ("id", "question", "content", "training_data_type")
 INDEX_COLUMNS = ("", "Unnamed: 0", "index")  # pandas' index, written by to_csv()
 SUFFIXES = (".json", ".jsonl", ".csv")
 _TITLE_MAX = 120
-_BOM = b"\xef\xbb\xbf"
+RECORDS = "the array of records df.to_json(orient='records') writes"
 
 
 @dataclass
@@ -77,33 +76,23 @@ class VannaImporter:
                     NotImported(f"file {shown}", "the whole file (not .json, .jsonl or .csv)")
                 )
                 continue
-            rows = _rows(f, shown, suffix, source.max_bytes, result)
-            for row in rows:
+            for row in _rows(f, shown, suffix, source.max_bytes):
                 _import_row(row, shown, source.language, result)
         return result
 
 
-def _rows(
-    f: SourceFile, shown: str, suffix: str, max_bytes: int, result: ImportResult
-) -> Iterator[Row]:
+def _rows(f: SourceFile, shown: str, suffix: str, max_bytes: int) -> Iterator[Row]:
     if suffix == "csv":
-        return _csv_rows(f, shown, result)
+        yield from _csv_rows(f, shown)
+        return
     raw = f.read_bytes(max_bytes)
-    if suffix == "jsonl":
-        return _jsonl_rows(raw, f.path, shown, result)
-    return _json_rows(raw, f.path, shown, result)
-
-
-def _decode(raw: bytes, shown: str, line: int = 1) -> str:
-    """UTF-8 text; E504 naming the line of the first bad byte (``line``: the first line
-    of ``raw`` in its file)."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = line + raw.count(b"\n", 0, exc.start)
-        raise malformed(
-            shown, at, f"is not UTF-8 text (a binary byte at offset {exc.start})"
-        ) from None
+    items = (
+        json_lines_items(raw, f.path, shown)
+        if suffix == "jsonl"
+        else json_array_items(raw, f.path, shown, RECORDS)
+    )
+    for value, span, line in items:
+        yield Row(_check_row(value, shown, line), span, line)
 
 
 def _extra_keys(values: dict[str, Any], shown: str, span: Span, result: ImportResult) -> None:
@@ -134,119 +123,9 @@ def _check_row(values: Any, shown: str, line: int) -> dict[str, Any]:
     return values
 
 
-def _json_rows(raw: bytes, path: str, shown: str, result: ImportResult) -> Iterator[Row]:
-    """The objects of one JSON array, each with its exact byte span."""
-    offset = len(_BOM) if raw.startswith(_BOM) else 0
-    text = _decode(raw[offset:], shown)
-    ascii_only = len(text) == len(raw) - offset
-    decoder = json.JSONDecoder()
-
-    def skip(i: int) -> int:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        return i
-
-    def byte_at(i: int, cache: list[int]) -> int:
-        """Byte offset of character ``i`` (counted forward from the last one asked)."""
-        if ascii_only:
-            return offset + i
-        char, byte = cache
-        byte += len(text[char:i].encode("utf-8"))
-        cache[:] = [i, byte]
-        return offset + byte
-
-    i = skip(0)
-    if not text[i:].startswith("["):
-        what = "a JSON object" if text[i:].startswith("{") else "not a JSON array"
-        raise malformed(
-            shown,
-            text.count("\n", 0, i) + 1,
-            f"the file is {what}; a Vanna export is the array of records "
-            "df.to_json(orient='records') writes",
-        )
-    i = skip(i + 1)
-    cache = [0, 0]
-    line, counted = 1, 0
-    while i < len(text) and text[i] != "]":
-        line += text.count("\n", counted, i)
-        counted = i
-        try:
-            value, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError as exc:
-            raise malformed(shown, exc.lineno, f"invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise malformed(shown, line, "the JSON is nested too deeply") from None
-        values = _check_row(value, shown, line)
-        start, stop = byte_at(i, cache), byte_at(end, cache)
-        yield Row(values, Span(path, start, stop, text[i:end]), line)
-        i = skip(end)
-        if i < len(text) and text[i] == ",":
-            i = skip(i + 1)
-        elif i >= len(text) or text[i] != "]":
-            raise malformed(shown, text.count("\n", 0, i) + 1, "invalid JSON: expected ',' or ']'")
-    if i >= len(text):
-        raise malformed(shown, text.count("\n") + 1, "invalid JSON: the array is not closed")
-    if skip(i + 1) != len(text):
-        raise malformed(
-            shown, text.count("\n", 0, i) + 1, "invalid JSON: text after the closing ']'"
-        )
-
-
-def _jsonl_rows(raw: bytes, path: str, shown: str, result: ImportResult) -> Iterator[Row]:
-    """One object per nonblank line (to_json(orient='records', lines=True))."""
-    start = len(_BOM) if raw.startswith(_BOM) else 0
-    for n, chunk in enumerate(raw[start:].split(b"\n"), start=1):
-        end = start + len(chunk)
-        body = chunk.rstrip(b"\r")
-        if body.strip():
-            text = _decode(body, shown, n)
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise malformed(shown, n, f"invalid JSON: {exc.msg}") from None
-            except RecursionError:
-                raise malformed(shown, n, "the JSON is nested too deeply") from None
-            values = _check_row(value, shown, n)
-            yield Row(values, Span(path, start, start + len(body), text), n)
-        start = end + 1
-
-
-def _records(f: SourceFile, shown: str) -> Iterator[tuple[int, int, bytes]]:
-    """(first line, byte offset, bytes) of each CSV record, line endings excluded; a
-    quoted cell may span lines (quotes are balanced at a record's end).  Streams."""
-    with f.open() as handle:
-        pos = 0
-        first = handle.read(len(_BOM))
-        if first != _BOM:
-            handle.seek(0)
-        else:
-            pos = len(_BOM)
-        start_line, start, quotes = 0, pos, 0
-        parts: list[bytes] = []
-        for line, raw_line in enumerate(handle, start=1):
-            if not parts:
-                start_line, start = line, pos
-            parts.append(raw_line)
-            quotes += raw_line.count(b'"')
-            pos += len(raw_line)
-            if quotes % 2 == 0:
-                record = b"".join(parts)
-                body = record.rstrip(b"\n").rstrip(b"\r") if record.endswith(b"\n") else record
-                parts, quotes = [], 0
-                if body.strip():
-                    yield start_line, start, body
-        if parts:
-            raise malformed(shown, start_line, "a quoted cell is not closed before the end")
-
-
-def _csv_rows(f: SourceFile, shown: str, result: ImportResult) -> Iterator[Row]:
+def _csv_rows(f: SourceFile, shown: str) -> Iterator[Row]:
     header: list[str] | None = None
-    for line, start, body in _records(f, shown):
-        text = _decode(body, shown, line)
-        try:
-            cells = next(csv.reader([text], strict=True))
-        except csv.Error as exc:
-            raise malformed(shown, line, f"invalid CSV: {exc}") from None
+    for cells, span, line in csv_rows(f, shown):
         if header is None:
             header = [c.strip() for c in cells]
             missing = [c for c in COLUMNS if c not in header]
@@ -262,11 +141,7 @@ def _csv_rows(f: SourceFile, shown: str, result: ImportResult) -> Iterator[Row]:
             raise malformed(
                 shown, line, f"the row has {len(cells)} cells, the header {len(header)}"
             )
-        yield Row(
-            dict(zip(header, cells, strict=True)),
-            Span(f.path, start, start + len(body), text),
-            line,
-        )
+        yield Row(dict(zip(header, cells, strict=True)), span, line)
     if header is None:
         raise malformed(shown, None, "the file is empty; a Vanna export starts with its header")
 

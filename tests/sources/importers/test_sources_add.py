@@ -157,3 +157,14 @@ def test_a_descriptor_with_comments_is_said_to_be_rewritten(workspace: Path) -> 
     assert not desc.read_text().startswith("#")
     again = add(workspace, "vanna", "imports/a/training.json")
     assert again.json["result"]["rewritten"] is False
+
+
+def test_a_registered_format_whose_module_is_missing_is_a_coded_error(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evidence_tool.sources.importers import formats
+
+    monkeypatch.setitem(formats.FORMATS, "gone", "no_such_importer_module:Gone")
+    write(workspace, "imports/a/training.json", EXPORT)
+    error = error_of(add(workspace, "gone", "imports/a"))
+    assert error["code"] == "E501" and "format 'gone' is not available" in error["message"]

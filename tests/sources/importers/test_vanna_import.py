@@ -316,3 +316,20 @@ def test_a_removed_entry_makes_the_source_missing_with_w151(workspace: Path) -> 
     codes = [w["code"] for w in status.json["warnings"]]
     assert codes.count("W151") == 2  # the two units it gave, nothing retired
     assert len(list((workspace / "evidence/curated/example").glob("vanna-*.md"))) == 1
+
+
+def test_bom_and_a_resaved_index_column_and_non_ascii_offsets(workspace: Path) -> None:
+    """Excel-style re-save: a BOM, pandas' 'Unnamed: 0' column, accented text before the
+    cited rows (byte offsets differ from character offsets)."""
+    text = (
+        "Unnamed: 0,id,question,content,training_data_type\n"
+        "0,è1-doc,,Già dimesso: il paziente è uscito dal reparto.,documentation\n"
+        "1,è2-sql,Quanti pazienti già dimessi?,SELECT count(*) FROM dimissioni,sql\n"
+    )
+    write(workspace, "imports/bom/training.csv", b"\xef\xbb\xbf" + text.encode())
+    comp = import_and_replace(workspace, "vanna", "imports/bom")
+    assert [p["id"] for p in comp["proposed"]] == ["evidence:vanna:1-doc", "evidence:vanna:2-sql"]
+    assert comp["not_imported"] == [] and comp["review_items"] == []
+    assert comp["proposed"][1]["excerpts"] == [text.split("\n")[2]]
+    shown = tht(workspace, "show", "evidence:vanna:2-sql").json["result"]
+    assert shown["imported_from"] == ["imports/bom/training.csv:3-3"]
