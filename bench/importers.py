@@ -61,8 +61,15 @@ def vanna(folder: Path, n: int) -> tuple[str, int]:
     return "imports/vanna", n
 
 
-GENERATORS: dict[str, Callable[[Path, int], tuple[str, int]]] = {"vanna": vanna}
-DEFAULT_N = {"vanna": 20_000}
+from importers_bird import csv_rows as bird_csv  # noqa: E402 (bench/ is sys.path[0])
+from importers_bird import questions as bird  # noqa: E402
+
+GENERATORS: dict[str, Callable[[Path, int], tuple[str, int]]] = {
+    "vanna": vanna,
+    "bird": bird,
+    "bird-csv": bird_csv,
+}
+DEFAULT_N = {"vanna": 20_000, "bird": 1534, "bird-csv": 200_000}
 
 
 def tht(ws: Path, *args: str) -> dict[str, object]:
