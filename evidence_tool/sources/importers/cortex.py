@@ -103,15 +103,11 @@ class _Model:
                 )
 
     def sequence(self, node: ys.Node, key: str) -> list[ys.Node]:
-        items = node.get(key)
-        if items is None or items.value is None:
-            return []
-        if items.kind != ys.SEQUENCE:
-            raise ys.malformed(self.doc.path, items.line, f"'{key}' is not a list")
-        for item in items.items():
+        items = self.doc.items(node, key)
+        for item in items:
             if item.kind != ys.MAPPING or (item.text("name") is None and key != "verified_queries"):
                 raise ys.malformed(self.doc.path, item.line, f"an entry of '{key}' needs a name")
-        return items.items()
+        return items
 
     def read(self) -> None:
         root, where = self.root, f"cortex model {self.name}"

@@ -29,6 +29,11 @@ def _lines(raw: bytes, start: int = 0) -> list[tuple[int, bytes]]:
     return out
 
 
+def opens_frontmatter(raw: bytes) -> bool:
+    first = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0]
+    return first.rstrip(b"\r") == b"---"
+
+
 def frontmatter(raw: bytes) -> tuple[int, int, int] | None:
     """(start, end, body_start) of the YAML between a first line '---' and the next line
     '---' at column 0; None when the file does not start with one."""

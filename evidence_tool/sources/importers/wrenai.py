@@ -169,8 +169,7 @@ class _Reader:
             tables=(model.table_name(),),
         )
         extras = sorted(set(root.value) - _MODEL_USED)
-        columns = root.get("columns")
-        for col in columns.items() if columns is not None else []:
+        for col in doc.items(root, "columns"):
             if col.kind != ys.MAPPING or not col.text("name"):
                 raise ys.malformed(f.path, col.line, "a column needs a name")
             extras += [f"column {k}" for k in sorted(set(col.value) - _COLUMN_USED)]
@@ -253,8 +252,7 @@ class _Reader:
         model = self.models.get(base or "")
         tables = (model.table_name(),) if model else ()
         self.describe(doc, root, element_id(PREFIX, "cube", name), name, where, tables=tables)
-        measures = root.get("measures")
-        for m in measures.items() if measures is not None else []:
+        for m in doc.items(root, "measures"):
             mname, expression = m.text("name"), m.text("expression")
             if mname is None or expression is None:
                 raise ys.malformed(f.path, m.line, "a cube measure needs a name and an expression")
@@ -280,8 +278,7 @@ class _Reader:
 
     def read_relationships(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
-        rels = root.get("relationships")
-        for rel in rels.items() if rels is not None else []:
+        for rel in doc.items(root, "relationships"):
             name, models = rel.text("name"), rel.get("models")
             names = [str(m.value) for m in models.items()] if models is not None else []
             if name is None or len(names) != 2:

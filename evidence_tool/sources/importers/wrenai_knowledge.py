@@ -39,6 +39,8 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     WrenAI skips too) is listed as not imported."""
     _decode(raw, shown)
     front = md.frontmatter(raw)
+    if front is None and md.opens_frontmatter(raw):
+        raise yaml_spans.malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
     if front is None:
         result.not_imported.append(
             NotImported(f"file {shown}", "the whole file (no frontmatter with nl and sql)")

@@ -73,6 +73,15 @@ class YamlFile:
     def span(self, node: Node) -> Span:
         return Span(self.span_path, node.start, node.end, self.raw[node.start : node.end].decode())
 
+    def items(self, node: Node, key: str) -> list[Node]:
+        """The entries of the list under ``key`` ([] when absent or null); E504 for a non-list."""
+        items = node.get(key)
+        if items is None or items.value is None:
+            return []
+        if items.kind != SEQUENCE:
+            raise malformed(self.path, items.line, f"'{key}' is not a list")
+        return items.items()
+
     def scalar_text(self, node: Node) -> str:
         """A scalar as written: ``007`` stays ``007`` (its value would be the number 7)."""
         if isinstance(node.value, str):

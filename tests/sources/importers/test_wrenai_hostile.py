@@ -38,6 +38,9 @@ CASES: dict[str, tuple[str, bytes, int | None]] = {
         3,
     ),
     "rules not utf-8": ("knowledge/rules/r.md", b"# R\n\n## A\n\ncaf\xe9\n", 5),
+    "columns not a list": (META, b"name: m\ncolumns:\n  a: {name: a}\n", 3),
+    "measures not a list": ("cubes/c/metadata.yml", b"name: c\nmeasures: SUM(x)\n", 2),
+    "frontmatter never closed": (PAIR, b"---\nnl: q\nsql: SELECT 1\n", 1),
 }
 
 
@@ -54,7 +57,7 @@ def test_attack_malformed_wren_file_is_e504_naming_file_and_line(tmp_path: Path,
 
 
 def test_all_hostile_cases_ran() -> None:
-    assert len(CASES) == 16
+    assert len(CASES) == 19
 
 
 def test_attack_file_over_the_read_bound_is_refused_before_reading(tmp_path: Path) -> None:
