@@ -90,16 +90,16 @@ class _Reader:
         return self.result
 
     def project_schema(self) -> str:
+        """The schema of models without one (the option, else the project's, else public)."""
+        project = self.source.file("wren_project.yml")
+        root = self.mapping(project) if project is not None else None
+        if project is not None and root is not None:
+            _check_layout(project.path, root)
         option = self.source.options.get("schema")
         if isinstance(option, str) and option.strip():
             return option.strip()
-        project = self.source.file("wren_project.yml")
-        if project is not None:
-            root = self.load(project).root
-            named = root.text("schema") if root is not None else None
-            if named:
-                return named
-        return "public"
+        named = root.text("schema") if root is not None else None
+        return named or "public"
 
     def register_model(self, f: SourceFile) -> None:
         root = self.mapping(f)
@@ -314,6 +314,23 @@ class _Reader:
             tables=payload.tables,
             columns=payload.columns,
             where=where,
+        )
+
+
+def _check_layout(path: str, root: ys.Node) -> None:
+    """Refuse a v1 (flat-file) project, whose models this importer would not find."""
+    node = root.get("schema_version")
+    if node is None:
+        return
+    if not isinstance(node.value, int) or isinstance(node.value, bool):
+        raise ys.malformed(path, node.line, "schema_version is not a number")
+    if node.value < 2:
+        raise ys.malformed(
+            path,
+            node.line,
+            f"a schema_version {node.value} project keeps its models in flat files; upgrade "
+            "it with 'wren context upgrade' (v5 is read whole, v2-v4 for their models, cubes "
+            "and relationships)",
         )
 
 

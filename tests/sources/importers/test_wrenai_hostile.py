@@ -41,6 +41,8 @@ CASES: dict[str, tuple[str, bytes, int | None]] = {
     "columns not a list": (META, b"name: m\ncolumns:\n  a: {name: a}\n", 3),
     "measures not a list": ("cubes/c/metadata.yml", b"name: c\nmeasures: SUM(x)\n", 2),
     "frontmatter never closed": (PAIR, b"---\nnl: q\nsql: SELECT 1\n", 1),
+    "v1 flat-file project": ("wren_project.yml", b"name: old\nschema_version: 1\n", 2),
+    "project schema_version not a number": ("wren_project.yml", b"schema_version: five\n", 1),
 }
 
 
@@ -57,7 +59,7 @@ def test_attack_malformed_wren_file_is_e504_naming_file_and_line(tmp_path: Path,
 
 
 def test_all_hostile_cases_ran() -> None:
-    assert len(CASES) == 19
+    assert len(CASES) == 21
 
 
 def test_attack_file_over_the_read_bound_is_refused_before_reading(tmp_path: Path) -> None:
