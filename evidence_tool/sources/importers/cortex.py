@@ -109,6 +109,17 @@ class _Model:
                 raise ys.malformed(self.doc.path, item.line, f"an entry of '{key}' needs a name")
         return items
 
+    def scalars(self, node: ys.Node, key: str) -> list[str]:
+        """The texts of a list of scalars as written; E504 for a non-list or a nested entry."""
+        out = []
+        for item in self.doc.items(node, key):
+            if item.kind != ys.SCALAR:
+                raise ys.malformed(self.doc.path, item.line, f"an entry of '{key}' is not a value")
+            text = self.doc.scalar_text(item).strip() if item.value is not None else ""
+            if text:
+                out.append(text)
+        return out
+
     def read(self) -> None:
         root, where = self.root, f"cortex model {self.name}"
         self.glossary(root, element_id(PREFIX, self.name), self.name, where)
@@ -128,11 +139,7 @@ class _Model:
     ) -> None:
         description = node.text("description")
         synonyms = node.get("synonyms")
-        words = tuple(
-            str(s.value).strip()
-            for s in (synonyms.items() if synonyms else [])
-            if str(s.value).strip()
-        )
+        words = tuple(self.scalars(node, "synonyms"))
         if description is None:
             if words and synonyms is not None:
                 what = "synonyms (no description to hold them)"
@@ -208,13 +215,7 @@ class _Model:
 
     def enum(self, col: ys.Node, uid: str, name: str, physical: str | None, where: str) -> None:
         node = col.value["sample_values"]
-        values = list(
-            dict.fromkeys(
-                self.doc.scalar_text(v)
-                for v in node.items()
-                if v.kind == ys.SCALAR and v.value is not None
-            )
-        )
+        values = list(dict.fromkeys(self.scalars(col, "sample_values")))
         if not values:
             return
         if physical is None:

@@ -188,6 +188,12 @@ HOSTILE: dict[str, tuple[bytes, int]] = {
     "duplicate key": (b"name: m\ntables: []\ntables: []\n", 3),
     "anchor": (b"name: &n m\n", 1),
     "syntax": (b"name: m\n  tables: - x\n", 2),
+    "sample_values not a list": (
+        b"name: m\ntables:\n  - name: t\n    base_table: {schema: S, table: T}\n"
+        b"    dimensions:\n      - name: d\n        sample_values: A, B\n",
+        7,
+    ),
+    "synonyms not a list": (b"name: m\ndescription: x\nsynonyms: {a: b}\n", 3),
 }
 
 
@@ -201,4 +207,4 @@ def test_attack_malformed_cortex_model_is_e504_naming_file_and_line(
     with pytest.raises(SourceError) as caught:
         run("cortex", path)
     assert (caught.value.code, caught.value.path, caught.value.line) == ("E504", "m.yaml", line)
-    assert len(HOSTILE) == 9
+    assert len(HOSTILE) == 11
