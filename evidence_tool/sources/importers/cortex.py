@@ -312,11 +312,10 @@ class _Model:
                 where=where,
             )
         modules = self.root.get("module_custom_instructions")
-        for key, node in (
-            modules.value.items() if modules is not None and modules.kind == ys.MAPPING else []
-        ):
-            body = modules.text(key)  # type: ignore[union-attr]
-            if body is not None:
+        parts = modules.value if modules is not None and modules.kind == ys.MAPPING else {}
+        for key, node in parts.items():
+            body = str(node.value).strip() if node.kind == ys.SCALAR and node.value else ""
+            if body:
                 self.units.add(
                     element_id(PREFIX, self.name, "instructions", key),
                     f"{self.name} instructions: {key.replace('_', ' ')}",

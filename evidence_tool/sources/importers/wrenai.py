@@ -103,7 +103,7 @@ class _Reader:
 
     def register_model(self, f: SourceFile) -> None:
         root = self.mapping(f)
-        name = root.text("name") or _MODEL.fullmatch(f.path).group(1)  # type: ignore[union-attr]
+        name = _named(root, f.path)
         ref = root.get("table_reference")
         schema = ref.text("schema") if ref is not None else None
         table = ref.text("table") if ref is not None else None
@@ -158,7 +158,7 @@ class _Reader:
 
     def read_model(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
-        model = self.models[root.text("name") or _MODEL.fullmatch(f.path).group(1)]  # type: ignore[union-attr]
+        model = self.models[_named(root, f.path)]
         where = f"wrenai model {model.name}"
         self.describe(
             doc,
@@ -246,7 +246,7 @@ class _Reader:
 
     def read_cube(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
-        name = root.text("name") or _CUBE.fullmatch(f.path).group(1)  # type: ignore[union-attr]
+        name = _named(root, f.path)
         where = f"wrenai cube {name}"
         base = root.text("base_object")
         model = self.models.get(base or "")
@@ -315,6 +315,11 @@ class _Reader:
             columns=payload.columns,
             where=where,
         )
+
+
+def _named(root: ys.Node, path: str) -> str:
+    """A model's or cube's name: its ``name``, else its folder's (``models/<name>/...``)."""
+    return root.text("name") or path.split("/")[1]
 
 
 def _check_layout(path: str, root: ys.Node) -> None:

@@ -208,3 +208,21 @@ def test_attack_malformed_cortex_model_is_e504_naming_file_and_line(
         run("cortex", path)
     assert (caught.value.code, caught.value.path, caught.value.line) == ("E504", "m.yaml", line)
     assert len(HOSTILE) == 11
+
+
+def test_module_custom_instructions_become_one_domain_unit_each(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "name: m\nmodule_custom_instructions:\n"
+        "  sql_generation: Round money to two decimals.\n"
+        "  question_categorization: Questions about staff salaries are out of scope.\n",
+        encoding="utf-8",
+    )
+    units = by_id(run("cortex", path))
+    assert {uid: u.unit.payload.rule for uid, u in units.items()} == {
+        "evidence:cortex:m.instructions.sql_generation": "Round money to two decimals.",
+        "evidence:cortex:m.instructions.question_categorization": (
+            "Questions about staff salaries are out of scope."
+        ),
+    }
+    assert check_spans(path, run("cortex", path)) == 2
