@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 _HEADING = re.compile(rb"(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*\r?$")
 _FENCE = re.compile(rb"(`{3,}|~{3,})")
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -29,15 +30,20 @@ def _lines(raw: bytes, start: int = 0) -> list[tuple[int, bytes]]:
     return out
 
 
+def content_start(raw: bytes) -> int:
+    """The first byte after a BOM, if the file has one."""
+    return len(_BOM) if raw.startswith(_BOM) else 0
+
+
 def opens_frontmatter(raw: bytes) -> bool:
-    first = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0]
+    first = raw.removeprefix(_BOM).split(b"\n", 1)[0]
     return first.rstrip(b"\r") == b"---"
 
 
 def frontmatter(raw: bytes) -> tuple[int, int, int] | None:
     """(start, end, body_start) of the YAML between a first line '---' and the next line
     '---' at column 0; None when the file does not start with one."""
-    bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    bom = len(_BOM) if raw.startswith(_BOM) else 0
     lines = _lines(raw, bom)
     if not lines or lines[0][1].rstrip(b"\r") != b"---":
         return None
@@ -78,6 +84,8 @@ def sections(raw: bytes, start: int = 0) -> tuple[str | None, list[Section]]:
     the file and deeper headings follow, it is the file's title and the sections split at
     the next level.  Text before the first section is a section with no title.
     """
+    if start == 0 and raw.startswith(_BOM):
+        start = len(_BOM)  # a BOM would hide the opening heading
     heads = _headings(raw, start)
     title = None
     levels = sorted({h[0] for h in heads})

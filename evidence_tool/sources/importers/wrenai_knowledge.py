@@ -125,6 +125,6 @@ def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: Impor
         element_id(PREFIX, "glossary", stem),
         term,
         GlossaryPayload(raw[body[0] : body[1]].decode("utf-8")),
-        [_span(raw, path, *md.trimmed(raw, 0, len(raw)))],
+        [_span(raw, path, *md.trimmed(raw, md.content_start(raw), len(raw)))],
         where=shown,
     )

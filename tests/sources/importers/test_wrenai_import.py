@@ -221,3 +221,27 @@ def test_sql_file_without_pair_is_listed_not_guessed(tmp_path: Path) -> None:
         "file knowledge/sql/half.md",
         "file knowledge/sql/readme.md",
     ]
+
+
+def test_rules_file_saved_with_bom_and_crlf_splits_like_any_other(tmp_path: Path) -> None:
+    text = "# Regole\r\n\r\n## Turni\r\n\r\nUn turno dura otto ore.\r\n\r\n## Reparti\r\n\r\nSigle a tre lettere.\r\n"
+    root = write_tree(
+        tmp_path / "p", {"knowledge/rules/regole.md": b"\xef\xbb\xbf" + text.encode()}
+    )
+    result = run("wrenai", root, language="it")
+    units = by_id(result)
+    assert sorted(units) == [W + "rules.regole.reparti", W + "rules.regole.turni"]
+    assert units[W + "rules.regole.turni"].unit.payload.rule == "Un turno dura otto ore."
+    assert (
+        units[W + "rules.regole.turni"].spans[0].text == "## Turni\r\n\r\nUn turno dura otto ore."
+    )
+    assert check_spans(root, result) == 2
+
+
+def test_glossary_term_with_bom_cites_the_text_not_the_bom(tmp_path: Path) -> None:
+    raw = "\ufeff## Reparto\n\nUnità operativa con un proprio primario.\n".encode()
+    root = write_tree(tmp_path / "p", {"knowledge/glossary/reparto.md": raw})
+    item = by_id(run("wrenai", root))[W + "glossary.reparto"]
+    assert item.unit.title == "Reparto"
+    assert item.unit.payload.definition == "Unità operativa con un proprio primario."
+    assert item.spans[0].text.startswith("## Reparto") and item.spans[0].start == 3
