@@ -23,6 +23,7 @@ from evidence_tool.sources.importers.base import (
     NotImported,
     Span,
     element_id,
+    malformed,
 )
 from evidence_tool.sources.importers.markdown_spans import fenced_sql
 from evidence_tool.sources.importers.unit_parts import Units, ident
@@ -58,9 +59,9 @@ class CortexImporter:
         for f in source.files:
             if not f.path.lower().endswith(_SUFFIXES):
                 what = "the whole file (a semantic model is a .yaml file)"
-                result.not_imported.append(NotImported(f"file {f.path}", what))
+                result.not_imported.append(NotImported(f"file {source.shown(f.path)}", what))
                 continue
-            doc = ys.load(f.read_bytes(source.max_bytes), f.path, f.path)
+            doc = ys.load(f.read_bytes(source.max_bytes), source.shown(f.path), f.path)
             _Model(doc, units, result).read()
         return result
 
@@ -85,10 +86,10 @@ class _Model:
         self.doc, self.units, self.result = doc, units, result
         root = doc.root
         if root is None or root.kind != ys.MAPPING:
-            raise ys.malformed(doc.path, root.line if root else 1, "is not a YAML mapping")
+            raise malformed(doc.path, root.line if root else 1, "is not a YAML mapping")
         name = root.text("name")
         if name is None:
-            raise ys.malformed(doc.path, root.line, "a semantic model needs a 'name'")
+            raise malformed(doc.path, root.line, "a semantic model needs a 'name'")
         self.root, self.name = root, name
         self.tables: dict[str, tuple[str, dict[str, str]]] = {}  # name -> (table, columns)
 
@@ -106,7 +107,7 @@ class _Model:
         items = self.doc.items(node, key)
         for item in items:
             if item.kind != ys.MAPPING or (item.text("name") is None and key != "verified_queries"):
-                raise ys.malformed(self.doc.path, item.line, f"an entry of '{key}' needs a name")
+                raise malformed(self.doc.path, item.line, f"an entry of '{key}' needs a name")
         return items
 
     def scalars(self, node: ys.Node, key: str) -> list[str]:
@@ -114,7 +115,7 @@ class _Model:
         out = []
         for item in self.doc.items(node, key):
             if item.kind != ys.SCALAR:
-                raise ys.malformed(self.doc.path, item.line, f"an entry of '{key}' is not a value")
+                raise malformed(self.doc.path, item.line, f"an entry of '{key}' is not a value")
             text = self.doc.scalar_text(item).strip() if item.value is not None else ""
             if text:
                 out.append(text)
@@ -158,7 +159,7 @@ class _Model:
         schema = base.text("schema") if base is not None else None
         physical = base.text("table") if base is not None else None
         if schema is None or physical is None:
-            raise ys.malformed(
+            raise malformed(
                 self.doc.path, table.line, f"table {name!r} needs base_table with schema and table"
             )
         qualified = f"{ident(schema)}.{ident(physical)}"
@@ -250,7 +251,7 @@ class _Model:
         uid = element_id(PREFIX, *parts, name)
         expr = node.text("expr")
         if expr is None:
-            raise ys.malformed(self.doc.path, node.line, f"{parts[-1]} {name!r} needs an expr")
+            raise malformed(self.doc.path, node.line, f"{parts[-1]} {name!r} needs an expr")
         spans = self.span(node, "name") + self.span(node, "expr")
         self.units.add(uid, name, FormulaPayload(name, expr), spans, tables=tables, where=where)
         self.glossary(node, f"{uid}.term", name, where, tables=tables)
@@ -262,7 +263,7 @@ class _Model:
         found = [self.tables.get(rel.text(k) or "") for k in ("left_table", "right_table")]
         sides = [side for side in found if side is not None]
         if len(sides) != 2:
-            raise ys.malformed(
+            raise malformed(
                 self.doc.path,
                 rel.line,
                 f"relationship {name!r} joins a table the model does not define",
@@ -292,9 +293,7 @@ class _Model:
         label = query.text("name") or question or str(index + 1)
         where = f"cortex model {self.name} verified query {label}"
         if question is None or sql is None:
-            raise ys.malformed(
-                self.doc.path, query.line, "a verified query needs a question and sql"
-            )
+            raise malformed(self.doc.path, query.line, "a verified query needs a question and sql")
         spans = self.span(query, "question") + self.span(query, "sql")
         uid = element_id(PREFIX, self.name, "query", label)
         self.units.add(uid, question, ExamplePayload(question, fenced_sql(sql)), spans, where=where)

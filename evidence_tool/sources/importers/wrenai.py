@@ -23,6 +23,7 @@ from evidence_tool.sources.importers.base import (
     NotImported,
     SourceFile,
     element_id,
+    malformed,
 )
 from evidence_tool.sources.importers.unit_parts import Units, ident
 from evidence_tool.unit import FormulaPayload, GlossaryPayload, MappingPayload
@@ -74,7 +75,8 @@ class _Reader:
 
     def load(self, f: SourceFile) -> ys.YamlFile:
         if f.path not in self.docs:
-            self.docs[f.path] = ys.load(f.read_bytes(self.source.max_bytes), f.path, f.path)
+            raw = f.read_bytes(self.source.max_bytes)
+            self.docs[f.path] = ys.load(raw, self.source.shown(f.path), f.path)
         return self.docs[f.path]
 
     def skip(self, why: str) -> None:
@@ -94,7 +96,7 @@ class _Reader:
         project = self.source.file("wren_project.yml")
         root = self.mapping(project) if project is not None else None
         if project is not None and root is not None:
-            _check_layout(project.path, root)
+            _check_layout(self.source.shown(project.path), root)
         option = self.source.options.get("schema")
         if isinstance(option, str) and option.strip():
             return option.strip()
@@ -112,7 +114,8 @@ class _Reader:
     def mapping(self, f: SourceFile) -> ys.Node:
         root = self.load(f).root
         if root is None or root.kind != ys.MAPPING:
-            raise ys.malformed(f.path, root.line if root else 1, "is not a YAML mapping")
+            shown = self.source.shown(f.path)
+            raise malformed(shown, root.line if root else 1, "is not a YAML mapping")
         return root
 
     def read_file(self, f: SourceFile) -> None:
@@ -135,26 +138,28 @@ class _Reader:
             doc = self.load(f)
             span = doc.span(doc.root) if doc.root is not None else None
             what = "view statement and description (a query over models, not a table)"
-            self.result.not_imported.append(NotImported(f"wrenai view {path}", what, span))
+            self.result.not_imported.append(
+                NotImported(f"wrenai view {self.source.shown(path)}", what, span)
+            )
         else:
             self.read_knowledge(f)
 
     def read_knowledge(self, f: SourceFile) -> None:
-        path, raw = f.path, None
+        path, shown = f.path, self.source.shown(f.path)
         match = _RULES.fullmatch(path)
         if path.startswith("knowledge/sql/") and path.endswith(".md"):
             raw = f.read_bytes(self.source.max_bytes)
-            knowledge.sql_pair(raw, path, path, self.units, self.result)
+            knowledge.sql_pair(raw, path, shown, self.units, self.result)
         elif match or path == "instructions.md":
             raw = f.read_bytes(self.source.max_bytes)
             group = match.group(1) if match else "instructions"
-            knowledge.rule_sections(raw, path, path, group, self.units, self.result)
+            knowledge.rule_sections(raw, path, shown, group, self.units, self.result)
         elif re.fullmatch(r"knowledge/glossary/[^/]+\.md", path):
             raw = f.read_bytes(self.source.max_bytes)
-            knowledge.glossary_term(raw, path, path, self.units, self.result)
+            knowledge.glossary_term(raw, path, shown, self.units, self.result)
         else:
             what = "the whole file (not part of the WrenAI v5 layout this importer reads)"
-            self.result.not_imported.append(NotImported(f"file {path}", what))
+            self.result.not_imported.append(NotImported(f"file {shown}", what))
 
     def read_model(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
@@ -171,7 +176,7 @@ class _Reader:
         extras = sorted(set(root.value) - _MODEL_USED)
         for col in doc.items(root, "columns"):
             if col.kind != ys.MAPPING or not col.text("name"):
-                raise ys.malformed(f.path, col.line, "a column needs a name")
+                raise malformed(doc.path, col.line, "a column needs a name")
             extras += [f"column {k}" for k in sorted(set(col.value) - _COLUMN_USED)]
             self.read_column(doc, model, col)
         if extras:
@@ -255,7 +260,7 @@ class _Reader:
         for m in doc.items(root, "measures"):
             mname, expression = m.text("name"), m.text("expression")
             if mname is None or expression is None:
-                raise ys.malformed(f.path, m.line, "a cube measure needs a name and an expression")
+                raise malformed(doc.path, m.line, "a cube measure needs a name and an expression")
             spans = [doc.span(m.value["name"]), doc.span(m.value["expression"])]
             self.formula(
                 element_id(PREFIX, "cube", name, mname),
@@ -282,7 +287,7 @@ class _Reader:
             name, models = rel.text("name"), rel.get("models")
             names = [str(m.value) for m in models.items()] if models is not None else []
             if name is None or len(names) != 2:
-                raise ys.malformed(f.path, rel.line, "a relationship needs a name and two models")
+                raise malformed(doc.path, rel.line, "a relationship needs a name and two models")
             self.read_relationship(doc, rel, name, names)
 
     def read_relationship(
@@ -328,9 +333,9 @@ def _check_layout(path: str, root: ys.Node) -> None:
     if node is None:
         return
     if not isinstance(node.value, int) or isinstance(node.value, bool):
-        raise ys.malformed(path, node.line, "schema_version is not a number")
+        raise malformed(path, node.line, "schema_version is not a number")
     if node.value < 2:
-        raise ys.malformed(
+        raise malformed(
             path,
             node.line,
             f"a schema_version {node.value} project keeps its models in flat files; upgrade "

@@ -13,7 +13,13 @@ from pathlib import PurePosixPath
 
 from evidence_tool.sources.importers import markdown_spans as md
 from evidence_tool.sources.importers import yaml_spans
-from evidence_tool.sources.importers.base import ImportResult, NotImported, Span, element_id
+from evidence_tool.sources.importers.base import (
+    ImportResult,
+    NotImported,
+    Span,
+    element_id,
+    malformed,
+)
 from evidence_tool.sources.importers.unit_parts import Units
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
@@ -31,7 +37,7 @@ def _decode(raw: bytes, shown: str) -> None:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise yaml_spans.malformed(shown, line, "is not UTF-8 text") from None
+        raise malformed(shown, line, "is not UTF-8 text") from None
 
 
 def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:
@@ -40,7 +46,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     _decode(raw, shown)
     front = md.frontmatter(raw)
     if front is None and md.opens_frontmatter(raw):
-        raise yaml_spans.malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
+        raise malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
     if front is None:
         result.not_imported.append(
             NotImported(f"file {shown}", "the whole file (no frontmatter with nl and sql)")
@@ -49,11 +55,11 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     doc = yaml_spans.load(raw, shown, path, front[0], front[1])
     root = doc.root
     if root is not None and root.kind != yaml_spans.MAPPING:
-        raise yaml_spans.malformed(shown, root.line, "the frontmatter is not a mapping")
+        raise malformed(shown, root.line, "the frontmatter is not a mapping")
     nl, sql = (root.get("nl"), root.get("sql")) if root else (None, None)
     for key, node in (("nl", nl), ("sql", sql)):
         if node is not None and (node.kind != yaml_spans.SCALAR or node.value is None):
-            raise yaml_spans.malformed(shown, node.line, f"'{key}' is not a text")
+            raise malformed(shown, node.line, f"'{key}' is not a text")
     if nl is None or sql is None or not str(nl.value).strip() or not str(sql.value).strip():
         result.not_imported.append(
             NotImported(f"file {shown}", "the whole file (the frontmatter lacks nl or sql)")

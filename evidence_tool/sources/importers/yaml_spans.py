@@ -4,7 +4,7 @@ An importer cites the bytes each unit came from, so every mapping, sequence
 and scalar here keeps its start and end offset in the raw file.  The rules are
 the strict loader's (``unit.yaml_strict``): one document, no anchors, aliases
 or tags, no duplicate keys, YAML 1.2 core scalars; any breach is E504 naming
-the file and line, never a traceback.
+the file and line (``base.malformed``), never a traceback.
 """
 
 from __future__ import annotations
@@ -14,21 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.importers.base import Span
+from evidence_tool.sources.importers.base import Span, malformed
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
 
 MAPPING, SEQUENCE, SCALAR = "mapping", "sequence", "scalar"
-
-
-def malformed(path: str, line: int | None, why: str) -> SourceError:
-    """E504 for input the format cannot read, naming the file and (when known) the line."""
-    where = f"{path}:{line}" if line else path
-    return SourceError(
-        f"{where}: {why}; correct the file (or export it again) and refresh",
-        code="E504",
-        path=path,
-        line=line,
-    )
 
 
 @dataclass
