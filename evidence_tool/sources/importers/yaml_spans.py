@@ -9,12 +9,12 @@ the file and line (``base.malformed``), never a traceback.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.errors import SourceError
 from evidence_tool.sources.importers.base import Span, malformed
+from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
 
 MAPPING, SEQUENCE, SCALAR = "mapping", "sequence", "scalar"
@@ -125,62 +125,53 @@ class _Builder:
         self.stack: list[list[Any]] = []
         self.root: Node | None = None
 
-    def fail(self, event: Any, why: str) -> SourceError:
-        return malformed(self.path, event.start_mark.line + 1 + self.line0, why)
+    def fail(self, event: YamlEvent, why: str) -> SourceError:
+        return malformed(self.path, event.line + self.line0, why)
 
     def run(self, bom: int) -> Node | None:
-        from ruamel.yaml.cyaml import CParser
-        from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-        parser = CParser(io.StringIO(self.text[bom:] if bom else self.text))
-        if bom:  # marks count from after the BOM
+        if bom:  # positions count from after the BOM
             self.offset = _Offsets(self.text[bom:], self.offset.base + 3)
         documents = 0
         try:
-            while (event := parser.get_event()) is not None:
-                name = type(event).__name__
-                if name == "StreamEndEvent":
+            for event in events(self.text[bom:] if bom else self.text):
+                if event.kind == "stream-end":
                     break
-                if name == "DocumentStartEvent":
+                if event.kind == "document-start":
                     documents += 1
                     if documents > 1:
                         raise self.fail(event, "only one YAML document is allowed")
-                elif name not in ("StreamStartEvent", "DocumentEndEvent"):
-                    self.event(name, event)
-        except MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 + self.line0 if mark is not None else None
-            raise malformed(self.path, line, f"YAML syntax: {exc.problem or exc.context}") from None
-        except (YAMLError, ValueError) as exc:
-            raise malformed(self.path, None, f"YAML syntax: {exc}") from None
+                elif event.kind not in ("stream-start", "document-end"):
+                    self.event(event)
+        except YamlSyntaxError as exc:
+            line = exc.line + self.line0 if exc.line is not None else None
+            raise malformed(self.path, line, f"YAML syntax: {exc.message}") from None
         return self.root
 
-    def event(self, name: str, event: Any) -> None:
-        if name == "AliasEvent":
+    def event(self, event: YamlEvent) -> None:
+        if event.kind == "alias":
             raise self.fail(event, "YAML aliases (*name) are not allowed")
-        if getattr(event, "anchor", None) is not None:
+        if event.anchor is not None:
             raise self.fail(event, f"YAML anchors (&{event.anchor}) are not allowed")
-        if getattr(event, "tag", None) is not None:
+        if event.tag is not None:
             raise self.fail(event, f"YAML tags ({event.tag}) are not allowed")
-        start = self.offset(event.start_mark.index)
-        line = event.start_mark.line + 1 + self.line0
-        if name == "ScalarEvent":
-            plain = event.style in (None, "") and event.implicit[0]
-            value = resolve_plain(event.value) if plain else event.value
-            end = _trim(self.raw, start, self.offset(event.end_mark.index))
+        start = self.offset(event.start)
+        line = event.line + self.line0
+        if event.kind == "scalar":
+            value = resolve_plain(event.value or "") if event.plain else event.value
+            end = _trim(self.raw, start, self.offset(event.end))
             self.attach(Node(SCALAR, start, end, line, value), event)
-        elif name in ("MappingStartEvent", "SequenceStartEvent"):
+        elif event.kind in ("mapping-start", "sequence-start"):
             if len(self.stack) >= MAX_DEPTH:
                 raise self.fail(event, f"YAML nested deeper than {MAX_DEPTH} levels")
-            mapping = name == "MappingStartEvent"
+            mapping = event.kind == "mapping-start"
             node = Node(MAPPING if mapping else SEQUENCE, start, start, line, {} if mapping else [])
             self.stack.append([node, None, None] if mapping else [node])
-        elif name in ("MappingEndEvent", "SequenceEndEvent"):
+        elif event.kind in ("mapping-end", "sequence-end"):
             node = self.stack.pop()[0]
-            node.end = _trim(self.raw, node.start, self.offset(event.end_mark.index))
+            node.end = _trim(self.raw, node.start, self.offset(event.end))
             self.attach(node, event)
 
-    def attach(self, node: Node, event: Any) -> None:
+    def attach(self, node: Node, event: YamlEvent) -> None:
         if not self.stack:
             self.root = node
             return
@@ -192,7 +183,7 @@ class _Builder:
             if node.kind != SCALAR or isinstance(node.value, float):
                 raise self.fail(event, "a mapping key must be a plain name")
             key = str(node.value)
-            if key in parent.value or key in parent.keys:
+            if key in parent.value:
                 raise self.fail(event, f"duplicate key '{key}'")
             top[1], top[2] = key, node
         else:
