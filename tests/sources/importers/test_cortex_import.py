@@ -226,3 +226,22 @@ def test_module_custom_instructions_become_one_domain_unit_each(tmp_path: Path) 
         ),
     }
     assert check_spans(path, run("cortex", path)) == 2
+
+
+def test_folder_source_reads_each_yaml_model_and_lists_other_files(tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for name in ("north", "south"):
+        (folder / f"{name}.yml").write_text(
+            f"name: {name}\ntables:\n  - name: t\n    description: Stock of the {name} depot.\n"
+            "    base_table: {database: D, schema: S, table: T}\n",
+            encoding="utf-8",
+        )
+    (folder / "README.txt").write_text("exported from Snowsight\n", encoding="utf-8")
+    result = run("cortex", folder)
+    assert sorted(by_id(result)) == ["evidence:cortex:north.t", "evidence:cortex:south.t"]
+    assert [(n.element, n.what) for n in result.not_imported] == [
+        ("file README.txt", "the whole file (a semantic model is a .yaml file)"),
+        ("cortex model north table t", "base_table database"),
+        ("cortex model south table t", "base_table database"),
+    ]
