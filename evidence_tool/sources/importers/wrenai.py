@@ -12,7 +12,6 @@ The MDL half: ``models/<name>/metadata.yml`` (model and column
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import ClassVar
 
 from evidence_tool.sources.importers import wrenai_knowledge as knowledge
@@ -25,7 +24,13 @@ from evidence_tool.sources.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.sources.importers.unit_parts import Units, ident
+from evidence_tool.sources.importers.unit_parts import Units
+from evidence_tool.sources.importers.wrenai_names import (
+    Model,
+    check_layout,
+    condition_columns,
+    named,
+)
 from evidence_tool.unit import FormulaPayload, GlossaryPayload, MappingPayload
 
 PREFIX = knowledge.PREFIX
@@ -39,22 +44,6 @@ _SCHEMA_ONLY = re.compile(r"(models/[^/]+/ref_sql\.sql|views/[^/]+/sql\.ya?ml)")
 # What a column or model holds besides what the units take.
 _COLUMN_USED = {"name", "properties", "expression", "is_calculated"}
 _MODEL_USED = {"name", "properties", "columns", "table_reference", "ref_sql"}
-_REF = r'([A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")'
-_EQUALITY = re.compile(rf"\s*{_REF}\s*\.\s*{_REF}\s*=\s*{_REF}\s*\.\s*{_REF}\s*")
-_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
-
-
-@dataclass
-class _Model:
-    name: str
-    schema: str
-    table: str
-
-    def table_name(self) -> str:
-        return f"{ident(self.schema)}.{ident(self.table)}"
-
-    def column(self, name: str) -> str:
-        return f"{self.table_name()}.{ident(name)}"
 
 
 class WrenImporter:
@@ -70,7 +59,7 @@ class _Reader:
         self.source = source
         self.result = ImportResult()
         self.units = Units(self.result, source.language)
-        self.models: dict[str, _Model] = {}
+        self.models: dict[str, Model] = {}
         self.docs: dict[str, ys.YamlFile] = {}
 
     def load(self, f: SourceFile) -> ys.YamlFile:
@@ -96,7 +85,7 @@ class _Reader:
         project = self.source.file("wren_project.yml")
         root = self.mapping(project) if project is not None else None
         if project is not None and root is not None:
-            _check_layout(self.source.shown(project.path), root)
+            check_layout(self.source.shown(project.path), root)
         option = self.source.options.get("schema")
         if isinstance(option, str) and option.strip():
             return option.strip()
@@ -105,11 +94,11 @@ class _Reader:
 
     def register_model(self, f: SourceFile) -> None:
         root = self.mapping(f)
-        name = _named(root, f.path)
+        name = named(root, f.path)
         ref = root.get("table_reference")
         schema = ref.text("schema") if ref is not None else None
         table = ref.text("table") if ref is not None else None
-        self.models[name] = _Model(name, schema or self.default_schema, table or name)
+        self.models[name] = Model(name, schema or self.default_schema, table or name)
 
     def mapping(self, f: SourceFile) -> ys.Node:
         root = self.load(f).root
@@ -163,7 +152,7 @@ class _Reader:
 
     def read_model(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
-        model = self.models[_named(root, f.path)]
+        model = self.models[named(root, f.path)]
         where = f"wrenai model {model.name}"
         self.describe(
             doc,
@@ -210,7 +199,7 @@ class _Reader:
             uid, name, GlossaryPayload(text), spans, tables=tables, columns=columns, where=where
         )
 
-    def read_column(self, doc: ys.YamlFile, model: _Model, col: ys.Node) -> None:
+    def read_column(self, doc: ys.YamlFile, model: Model, col: ys.Node) -> None:
         name = str(col.text("name"))
         where = f"wrenai model {model.name} column {name}"
         self.describe(
@@ -251,7 +240,7 @@ class _Reader:
 
     def read_cube(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
-        name = _named(root, f.path)
+        name = named(root, f.path)
         where = f"wrenai cube {name}"
         base = root.text("base_object")
         model = self.models.get(base or "")
@@ -295,9 +284,9 @@ class _Reader:
     ) -> None:
         uid = element_id(PREFIX, "relationship", name)
         where = f"wrenai relationship {name}"
-        known = [self.models.get(n) or _Model(n, self.default_schema, n) for n in names]
+        known = [self.models.get(n) or Model(n, self.default_schema, n) for n in names]
         condition = rel.text("condition") or ""
-        columns = _condition_columns(condition, {m.name: m for m in known})
+        columns = condition_columns(condition, {m.name: m for m in known})
         if columns is None:
             self.result.review(
                 "not-representable",
@@ -320,46 +309,3 @@ class _Reader:
             columns=payload.columns,
             where=where,
         )
-
-
-def _named(root: ys.Node, path: str) -> str:
-    """A model's or cube's name: its ``name``, else its folder's (``models/<name>/...``)."""
-    return root.text("name") or path.split("/")[1]
-
-
-def _check_layout(path: str, root: ys.Node) -> None:
-    """Refuse a v1 (flat-file) project, whose models this importer would not find."""
-    node = root.get("schema_version")
-    if node is None:
-        return
-    if not isinstance(node.value, int) or isinstance(node.value, bool):
-        raise malformed(path, node.line, "schema_version is not a number")
-    if node.value < 2:
-        raise malformed(
-            path,
-            node.line,
-            f"a schema_version {node.value} project keeps its models in flat files; upgrade "
-            "it with 'wren context upgrade' (v5 is read whole, v2-v4 for their models, cubes "
-            "and relationships)",
-        )
-
-
-def _unquote(name: str) -> str:
-    return name[1:-1].replace('""', '"') if name.startswith('"') else name
-
-
-def _condition_columns(condition: str, models: dict[str, _Model]) -> list[str] | None:
-    """The columns of ``a.x = b.y [AND ...]`` over the relationship's models, else None."""
-    if not condition.strip():
-        return None
-    out: list[str] = []
-    for part in _AND.split(condition.strip()):
-        match = _EQUALITY.fullmatch(part)
-        if match is None:
-            return None
-        for model_name, column in (match.group(1, 2), match.group(3, 4)):
-            model = models.get(_unquote(model_name))
-            if model is None:
-                return None
-            out.append(model.column(_unquote(column)))
-    return list(dict.fromkeys(out))
