@@ -284,7 +284,16 @@ class _Reader:
     ) -> None:
         uid = element_id(PREFIX, "relationship", name)
         where = f"wrenai relationship {name}"
-        known = [self.models.get(n) or Model(n, self.default_schema, n) for n in names]
+        missing = [n for n in names if n not in self.models]
+        if missing:
+            self.result.review(
+                "invalid-element",
+                f"{where} joins {', '.join(repr(n) for n in missing)}, which the project has no "
+                "model folder for; correct the name (or add the model) and refresh",
+                uid,
+            )
+            return
+        known = [self.models[n] for n in names]
         condition = rel.text("condition") or ""
         columns = condition_columns(condition, {m.name: m for m in known})
         if columns is None:

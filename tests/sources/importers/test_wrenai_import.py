@@ -245,3 +245,21 @@ def test_glossary_term_with_bom_cites_the_text_not_the_bom(tmp_path: Path) -> No
     assert item.unit.title == "Reparto"
     assert item.unit.payload.definition == "Unità operativa con un proprio primario."
     assert item.spans[0].text.startswith("## Reparto") and item.spans[0].start == 3
+
+
+def test_relationship_to_a_model_the_project_lacks_is_a_review_item_not_a_guess(
+    tmp_path: Path,
+) -> None:
+    root = write_tree(
+        tmp_path / "p",
+        {
+            "models/docks/metadata.yml": "name: docks\ncolumns:\n  - name: id\n",
+            "relationships.yml": "relationships:\n  - name: dock_bike\n    models: [docks, bikez]\n"
+            "    condition: docks.id = bikez.dock_id\n",
+        },
+    )
+    result = run("wrenai", root)
+    assert result.units == []
+    [(code, message, uid)] = result.review_items
+    assert (code, uid) == ("invalid-element", W + "relationship.dock_bike")
+    assert "bikez" in message
