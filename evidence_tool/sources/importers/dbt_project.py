@@ -210,13 +210,16 @@ class _Project:
 
     def embedded(self, model: Model, node: YNode, doc: YamlFile) -> None:
         """The 1.12 form: entities on columns and in derived_semantics, metrics on the model."""
+        if _disabled(node.get("semantic_model")):
+            self.disabled(model, node, doc)
+            return
         for col in self._list(node, "columns", doc):
             entity = col.get("entity")
             if entity is None or entity.value in (None, False):
                 continue
             column = no_jinja(col.get("name"), doc.shown, "a column")
             name = entity.text("name") if isinstance(entity.value, dict) else None
-            self.entity(entity, name or column, column, model, doc)
+            self.entity(entity, name or column, column, model.name, model.table, doc)
         derived = node.get("derived_semantics")
         if derived is not None and isinstance(derived.value, dict):
             rest(
@@ -227,12 +230,30 @@ class _Project:
             )
             for ent in self._list(derived, "entities", doc):
                 name = no_jinja(ent.get("name"), doc.shown, "an entity")
-                self.entity(ent, name, ent.text("expr") or name, model, doc)
+                self.entity(ent, name, ent.text("expr") or name, model.name, model.table, doc)
         for metric in self._list(node, "metrics", doc):
             self.metric(metric, model.table, doc)
 
-    def entity(self, node: YNode, name: str, expr: str, model: Model, doc: YamlFile) -> None:
-        found = element(node, name, model.table, doc.shown, model.name)
+    def disabled(self, model: Model, node: YNode, doc: YamlFile) -> None:
+        """dbt ignores the semantic annotations of a model whose semantic model is off."""
+        off = "(semantic model disabled)"
+        for col in self._list(node, "columns", doc):
+            entity = col.get("entity")
+            if entity is not None and entity.value not in (None, False):
+                column = no_jinja(col.get("name"), doc.shown, "a column")
+                label = f"dbt model {model.name} column {column}"
+                self.result.not_imported.append(NotImported(label, f"entity {off}", entity.span()))
+        for key in ("metrics", "derived_semantics"):
+            child = node.get(key)
+            if child is not None and child.value not in (None, [], {}):
+                self.result.not_imported.append(
+                    NotImported(f"dbt model {model.name}", f"{key} {off}", child.span())
+                )
+
+    def entity(
+        self, node: YNode, name: str, expr: str, model: str, table: str | None, doc: YamlFile
+    ) -> None:
+        found = element(node, name, table, doc.shown, model)
         found.data = {"expr": expr}
         self.sem.entities.append(found)
 
@@ -263,9 +284,7 @@ class _Project:
         rest(self.result, f"dbt semantic model {name}", node, _LEGACY_SM)
         for ent in self._list(node, "entities", doc):
             ent_name = no_jinja(ent.get("name"), doc.shown, "an entity")
-            self.entity(
-                ent, ent_name, ent.text("expr") or ent_name, _Owner(ref or name, table), doc
-            )
+            self.entity(ent, ent_name, ent.text("expr") or ent_name, ref or name, table, doc)
         for meas in self._list(node, "measures", doc):
             mname = no_jinja(meas.get("name"), doc.shown, "a measure")
             if mname in self.sem.measures:
@@ -280,11 +299,14 @@ class _Project:
             self.sem.measures[mname] = found
 
 
-class _Owner(Model):
-    """The model of a legacy semantic model, as far as entities need it."""
-
-    def __init__(self, name: str, table: str | None) -> None:
-        super().__init__(name, table or "", None)
+def _disabled(node: YNode | None) -> bool:
+    """``semantic_model: false`` or ``semantic_model: {enabled: false}``."""
+    if node is None:
+        return False
+    if isinstance(node.value, dict):
+        enabled = node.get("enabled")
+        return enabled is not None and enabled.value is False
+    return node.value is False
 
 
 def _accepted_values(node: YNode) -> YNode | None:

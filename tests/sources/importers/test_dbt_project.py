@@ -280,3 +280,26 @@ def test_accepted_values_in_every_spelling(tmp_path: Path) -> None:
     missing = sorted(uid for code, _, uid in result.review_items if code == "meaning-missing")
     assert missing == ["evidence:dbt:beds.bay.values", "evidence:dbt:beds.size.values"]
     assert_spans_exact(tmp_path, result)
+
+
+@pytest.mark.parametrize(
+    "switch", ["semantic_model: false", "semantic_model:\n      enabled: false"]
+)
+def test_a_disabled_semantic_model_proposes_no_mapping_or_metric(
+    tmp_path: Path, switch: str
+) -> None:
+    write(tmp_path, "dbt_project.yml", "name: theatres\n")
+    write(
+        tmp_path,
+        "models/theatres.yml",
+        f"models:\n  - name: theatres\n    {switch}\n    columns:\n"
+        "      - name: theatre_id\n        description: Operating theatre.\n"
+        "        entity:\n          type: primary\n          name: theatre\n"
+        "    metrics:\n      - name: theatre_count\n        type: simple\n"
+        "        agg: count\n        expr: theatre_id\n",
+    )
+    result = read(tmp_path)
+    assert [i.unit.id for i in result.units] == ["evidence:dbt:theatres.theatre_id"]
+    listed = {(n.element, n.what) for n in result.not_imported}
+    assert ("dbt model theatres column theatre_id", "entity (semantic model disabled)") in listed
+    assert ("dbt model theatres", "metrics (semantic model disabled)") in listed
