@@ -275,7 +275,8 @@ def _not_one(
         # A filter cannot be dropped, and a measure that is not one expression has no rule text.
         code = "not-representable" if exc.filtered else "invalid-element"
         result.review(code, f"{element.where}: dbt {what} not imported: {exc.reason}", uid)
-        result.not_imported.append(NotImported(f"dbt {what}", exc.reason, element.spans[0]))
+        kept = "filter (Jinja)" if exc.filtered else f"calculation: {exc.reason}"
+        result.not_imported.append(NotImported(f"dbt {what}", kept, element.spans[0]))
         return
     kind = str(params.get("type", "")).lower()
     how = _how(params)
@@ -291,7 +292,7 @@ def _not_one(
         tables=(element.table,) if element.table else (),
     )
     result.units.append(Imported(unit, list(element.spans)))
-    result.not_imported.append(NotImported(f"dbt {what}", f"its calculation: {exc.reason}"))
+    result.not_imported.append(NotImported(f"dbt {what}", f"calculation: {exc.reason}"))
 
 
 def _how(p: dict[str, Any]) -> str:
@@ -321,7 +322,7 @@ def _mapping(result: ImportResult, entity: Element, language: str) -> None:
     elif entity.table:
         tables = (entity.table,)
         result.not_imported.append(
-            NotImported(f"dbt entity {entity.name} of {entity.model}", f"its expression {column}")
+            NotImported(f"dbt entity {entity.name} of {entity.model}", f"expression {column}")
         )
     if not (columns or tables):
         result.review(
