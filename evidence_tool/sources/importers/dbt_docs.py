@@ -65,8 +65,10 @@ def docs_blocks(path: str, shown: str, raw: bytes) -> list[DocsBlock]:
         start = bom + len(text[: begin + lead].encode("utf-8"))
         end = start + len(stripped.encode("utf-8"))
         first = text.count("\n", 0, begin + lead) + 1
+        # The span keeps the bytes as they are; the text a unit states has plain line ends.
+        text_lf = stripped.replace("\r\n", "\n")
         blocks.append(
-            DocsBlock(name, stripped, Span(path, start, end, stripped), f"{shown}:{first}")
+            DocsBlock(name, text_lf, Span(path, start, end, stripped), f"{shown}:{first}")
         )
         open_at = None
     if open_at is not None:

@@ -307,3 +307,18 @@ def test_a_disabled_semantic_model_proposes_no_mapping_or_metric(
     listed = {(n.element, n.what) for n in result.not_imported}
     assert ("dbt model theatres column theatre_id", "entity (semantic model disabled)") in listed
     assert ("dbt model theatres", "metrics (semantic model disabled)") in listed
+
+
+def test_crlf_and_bom_files_give_the_same_units_with_exact_spans(tmp_path: Path) -> None:
+    root = copy_project(tmp_path)
+    converted = 0
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+            converted += 1
+    assert converted == 4
+    result = read(root)
+    assert_spans_exact(root, result)
+    assert [i.unit.to_json() for i in result.units] == [
+        i.unit.to_json() for i in read(PROJECT).units
+    ]
