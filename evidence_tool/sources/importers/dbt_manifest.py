@@ -164,6 +164,7 @@ class _Manifest:
         self.tests: list[tuple[str, str, Any, Span, str]] = []
         self.sem = Semantic()
         self.counts: dict[str, int] = {}
+        self.sm_tables: dict[str, str] = {}  # semantic model name -> its table
 
     def read(self, buf: Any) -> None:
         scan = Scanner(buf, self.shown)
@@ -187,11 +188,19 @@ class _Manifest:
         if not seen_metadata:
             raise malformed(self.shown, 1, "has no 'metadata': it is not a dbt manifest.json")
         self.attach_tests()
+        self.link_metrics()
         for what, count in sorted({**self.counts}.items()):
             if count:
                 self.result.not_imported.append(
                     NotImported(f"manifest {self.shown}", f"{what} ({count})")
                 )
+
+    def link_metrics(self) -> None:
+        """A 1.12 simple metric names its semantic model: it computes on that model's table."""
+        for metric in self.sem.metrics.values():
+            params = (metric.data.get("type_params") or {}).get("metric_aggregation_params")
+            if isinstance(params, dict) and metric.table is None:
+                metric.table = self.sm_tables.get(str(params.get("semantic_model")))
 
     def metadata(self, meta: Any, line: int) -> None:
         version = meta.get("dbt_schema_version", "") if isinstance(meta, dict) else ""
@@ -298,6 +307,8 @@ class _Manifest:
         model_name = ref_model(data.get("model")) or str(relation.get("alias") or data.get("name"))
         schema = self.schema or relation.get("schema_name")
         table = qualify(str(schema), str(relation.get("alias") or model_name)) if schema else None
+        if table is not None and isinstance(data.get("name"), str):
+            self.sm_tables[data["name"]] = table
         if data.get("dimensions"):
             self.result.not_imported.append(
                 NotImported(f"dbt semantic model {data.get('name')}", "dimensions")
