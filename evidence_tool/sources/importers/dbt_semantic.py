@@ -298,7 +298,11 @@ def _not_one(
 def _how(p: dict[str, Any]) -> str:
     """The calculation as dbt states it, in one line."""
     parts = []
-    for key in ("expr", "numerator", "denominator", "input_metric", "window", "grain_to_date"):
+    nested = p.get("cumulative_type_params") or p.get("conversion_type_params")
+    if isinstance(nested, dict):  # the manifest keeps these one level down
+        p = {**p, **{k: v for k, v in nested.items() if v not in (None, "", [], {})}}
+    keys = ("measure", "metric", "input_metric", "expr", "numerator", "denominator")
+    for key in (*keys, "window", "grain_to_date", "period_agg", "entity", "base_metric"):
         value = p.get(key)
         if isinstance(value, dict):
             value = value.get("name")

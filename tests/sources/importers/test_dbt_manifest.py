@@ -202,9 +202,7 @@ def test_a_node_larger_than_the_bound_is_refused(tmp_path: Path) -> None:
 
 def test_formulas_name_the_table_they_compute_on(result: ImportResult) -> None:
     units = by_id(result)
-    tables = {
-        uid: units[uid].unit.metadata.applies_to.tables for uid in FORMULAS if uid in units
-    }
+    tables = {uid: units[uid].unit.metadata.applies_to.tables for uid in FORMULAS if uid in units}
     assert len(tables) == len(FORMULAS)
     # Through a measure, a ratio's inputs, or the 1.12 metric's own semantic model.
     assert set(tables.values()) == {("planning.bed_stays_v2",)}, tables

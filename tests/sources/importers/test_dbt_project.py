@@ -118,7 +118,9 @@ def test_every_element_of_the_project_becomes_the_expected_unit(result: ImportRe
     domain = units[DOMAIN].unit.payload
     assert isinstance(domain, DomainPayload)
     assert domain.rule.startswith("Running count of admissions since the ward opened.")
-    assert "cumulative" in domain.rule and "grain_to_date month" in domain.rule
+    assert domain.rule.endswith(
+        "Calculation (dbt cumulative metric): measure admission_count; grain_to_date month"
+    )
 
 
 def test_applies_to_uses_the_alias_and_the_default_or_given_schema(result: ImportResult) -> None:
