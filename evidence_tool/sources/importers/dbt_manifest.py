@@ -237,6 +237,9 @@ class _Manifest:
 
     def model(self, scan: Scanner, uid: str, data: dict[str, Any], start: int) -> None:
         name = str(data.get("name") or uid.rsplit(".", 1)[-1])
+        if data.get("version") not in (None, ""):
+            # Each version of a versioned model is its own relation: one id per version.
+            name = f"{name}_v{data['version']}"
         schema = self.schema or str(data.get("schema") or "public")
         table = qualify(schema, str(data.get("alias") or name))
         model = Model(name, table, None, where=f"{self.shown}:{scan.line(start)}")

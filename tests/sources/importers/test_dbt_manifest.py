@@ -206,3 +206,33 @@ def test_formulas_name_the_table_they_compute_on(result: ImportResult) -> None:
     assert len(tables) == len(FORMULAS)
     # Through a measure, a ratio's inputs, or the 1.12 metric's own semantic model.
     assert set(tables.values()) == {("planning.bed_stays_v2",)}, tables
+
+
+def test_versioned_models_keep_one_id_per_version(tmp_path: Path) -> None:
+    def node(version: int) -> dict[str, object]:
+        return {
+            "resource_type": "model",
+            "name": "wards",
+            "version": version,
+            "schema": "ops",
+            "alias": f"wards_v{version}",
+            "description": f"Wards, contract {version}.",
+            "columns": {"code": {"name": "code", "description": f"Ward code ({version})."}},
+        }
+
+    manifest = {
+        "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
+        "nodes": {"model.p.wards.v1": node(1), "model.p.wards.v2": node(2)},
+    }
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    units = by_id(read(path))
+    assert sorted(units) == [
+        "evidence:dbt:wards_v1",
+        "evidence:dbt:wards_v1.code",
+        "evidence:dbt:wards_v2",
+        "evidence:dbt:wards_v2.code",
+    ]
+    assert units["evidence:dbt:wards_v2.code"].unit.metadata.applies_to.columns == (
+        "ops.wards_v2.code",
+    )
