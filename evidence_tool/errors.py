@@ -11,6 +11,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# The public face; tests/test_public_api.py fails if an error class is left out.
+__all__ = [
+    "CODES",
+    "EXIT_ACTIVATION",
+    "EXIT_AVAILABILITY",
+    "EXIT_BUG",
+    "EXIT_CONFLICT",
+    "EXIT_INTEGRITY",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_SOURCE",
+    "EXIT_USAGE",
+    "ActivationError",
+    "AvailabilityError",
+    "CodeInfo",
+    "ConflictError",
+    "DescriptorError",
+    "Diagnostic",
+    "EvidenceError",
+    "EvidenceWarning",
+    "IntegrityError",
+    "InvalidFilesError",
+    "LockHeldError",
+    "NotReadyError",
+    "PathOutsideError",
+    "SourceError",
+    "UnknownNameError",
+    "UsageError",
+    "refuse_warnings",
+    "with_warnings_refused",
+]
+
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -227,6 +259,12 @@ CODES: dict[str, CodeInfo] = {
         "limits exceeded",
         "Split the source set or raise the limit in the installation descriptor.",
     ),
+    "E504": CodeInfo(
+        5,
+        "import input malformed",
+        "Correct the file at the line the message names (or export it again from its tool), "
+        "then refresh again.",
+    ),
     "E601": CodeInfo(
         6,
         "curated tree unavailable",
@@ -347,7 +385,7 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
-class Warning_:
+class EvidenceWarning:
     """A non-blocking observation, shown to the user and in JSON 'warnings'."""
 
     message: str
@@ -363,7 +401,9 @@ class Warning_:
         return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line)
 
 
-def refuse_warnings(warnings: list[Warning_]) -> tuple[list[Diagnostic], list[Warning_]]:
+def refuse_warnings(
+    warnings: list[EvidenceWarning],
+) -> tuple[list[Diagnostic], list[EvidenceWarning]]:
     """(coded warnings as E190 errors, the notes left as warnings) for --warnings-as-errors.
 
     A note without a code (say, "the repository has no commit yet") is information about
@@ -374,8 +414,8 @@ def refuse_warnings(warnings: list[Warning_]) -> tuple[list[Diagnostic], list[Wa
 
 
 def with_warnings_refused(
-    errors: list[Diagnostic], warnings: list[Warning_]
-) -> tuple[list[Diagnostic], list[Warning_]]:
+    errors: list[Diagnostic], warnings: list[EvidenceWarning]
+) -> tuple[list[Diagnostic], list[EvidenceWarning]]:
     """(errors with the coded warnings added as E190, in report order; the notes left)."""
     refused, notes = refuse_warnings(warnings)
     return sorted([*errors, *refused], key=Diagnostic.sort_key), notes

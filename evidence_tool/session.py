@@ -90,10 +90,13 @@ class Session:
         }
 
     def show(self, unit_id: str) -> dict[str, Any]:
-        from evidence_tool.sources import unit_warnings
+        from evidence_tool.sources import imported_from, unit_warnings
 
         data = queries.show(self.archive, unit_id)
         data["warnings"] = data["warnings"] + unit_warnings(self.archive, data["provenance"])
+        places = imported_from(self.archive.layout, data["provenance"])
+        if places:  # an imported unit: the file and lines each excerpt came from
+            data["imported_from"] = places
         return data
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------
@@ -155,6 +158,13 @@ class Session:
         from evidence_tool.sources import show_source
 
         return show_source(self.archive, source_id)
+
+    def sources_add(
+        self, fmt: str, path: str, language: str | None, options: list[str]
+    ) -> dict[str, Any]:
+        from evidence_tool.sources import add_import, parse_options
+
+        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
 
     def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retract

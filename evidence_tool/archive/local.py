@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool import __version__, fsio
 from evidence_tool.archive import eventlog
@@ -27,9 +27,9 @@ from evidence_tool.errors import (
     AvailabilityError,
     ConflictError,
     EvidenceError,
+    EvidenceWarning,
     IntegrityError,
     InvalidFilesError,
-    Warning_,
     refuse_warnings,
 )
 from evidence_tool.workspace import gcpause
@@ -37,6 +37,10 @@ from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
 from evidence_tool.workspace.statcache import StatCache
+
+if TYPE_CHECKING:
+    from evidence_tool.archive.edits import ArchiveEditor, WorkingUnit
+    from evidence_tool.unit import Unit
 
 Activate = Callable[[Snapshot], None]
 # Who encoded the last manifest and mirror: another version may encode them otherwise.
@@ -88,8 +92,8 @@ def write_failed(
 
 @dataclass
 class ConsolidateResult:
-    # unchanged | reindexed | activated | pending_activation | initialized, and for a dry
-    # run: would_activate | would_stay_pending
+    # initialize: initialized | already_initialized; consolidate: unchanged | reindexed |
+    # activated | pending_activation, and for a dry run: would_activate | would_stay_pending
     status: str
     revision: str
     previous: str | None
@@ -135,6 +139,7 @@ class LocalEvidenceArchive:
         return load_snapshot(self.layout.snapshots, self.objects, revision)
 
     def active_snapshot(self) -> Snapshot | None:
+        """The snapshot retrieval reads (None before the first activation); no lock taken."""
         active = self.state().active
         return self.snapshot(active) if active else None
 
@@ -275,7 +280,7 @@ class LocalEvidenceArchive:
         dry_run: bool = False,
         *,
         warnings_as_errors: bool = False,
-        extra_warnings: Sequence[Warning_] = (),
+        extra_warnings: Sequence[EvidenceWarning] = (),
     ) -> ConsolidateResult:
         """Validate, derive provenance, snapshot, then activate (SPEC.md 5, steps 1-5).
 
@@ -294,6 +299,32 @@ class LocalEvidenceArchive:
         """Consolidate while the caller already holds the lock (decide, restore)."""
         return self._consolidate(actor, activate, dry_run=False)
 
+    # -- revision-checked edits (SPEC.md 5): the ArchiveEditor does the work ------
+    def get(self, unit_id: str) -> WorkingUnit:
+        """The unit as its file holds it now, with the ``file_hash`` to pass to save/remove."""
+        return self._editor().get(unit_id)
+
+    def save(self, unit: Unit, expected_file_hash: str | None, actor: str) -> WorkingUnit:
+        """Write ``unit`` canonically if its file still has ``expected_file_hash`` (None: a
+        new unit), else E301; the next consolidate records it."""
+        return self._editor().save(unit, expected_file_hash, actor)
+
+    def remove(self, unit_id: str, expected_file_hash: str, actor: str) -> None:
+        """Delete the unit's file if it still has ``expected_file_hash`` (else E301); the next
+        consolidate records the deletion and reserves the id."""
+        self._editor().remove(unit_id, expected_file_hash, actor)
+
+    def restore(
+        self, unit_id: str, actor: str, activate: Activate | None = None
+    ) -> ConsolidateResult:
+        """Bring a deleted unit back from its last snapshot, then consolidate."""
+        return self._editor().restore(unit_id, actor, activate)
+
+    def _editor(self) -> ArchiveEditor:
+        from evidence_tool.archive.edits import ArchiveEditor  # it builds on this class
+
+        return ArchiveEditor(self)
+
     def _valid_files(self, stat_cache: StatCache | None = None) -> ValidationReport:
         report = scan_curated(self.layout, stat_cache=stat_cache, progress=self.progress)
         if report.errors:
@@ -306,7 +337,7 @@ class LocalEvidenceArchive:
         activate: Activate | None,
         *,
         dry_run: bool,
-        refuse: list[Warning_] | None = None,
+        refuse: list[EvidenceWarning] | None = None,
     ) -> ConsolidateResult:
         """``refuse``: None, or warnings found above to refuse with the files' (E190)."""
         state = self.state()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from evidence_tool.catalog.check import check_unit
 from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings, open_catalog
-from evidence_tool.errors import Diagnostic, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.workspace import validate_workspace
 from evidence_tool.workspace.scan import Progress
 
@@ -19,7 +19,7 @@ class CatalogCheck:
     units: int = 0
     names: int = 0  # names resolved: a clean run over nothing would say 0
     errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
 
     def summary(self) -> dict[str, object]:
         codes: dict[str, int] = {}

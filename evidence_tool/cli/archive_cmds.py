@@ -15,7 +15,7 @@ from evidence_tool.cli.options import (
     workspace_options,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
-from evidence_tool.cli.workspace_cmds import wevidence
+from evidence_tool.cli.workspace_cmds import workspace_evidence
 
 actor_option = click.option(
     "--actor", help="Who does this (default: installation actor, THT_ACTOR, OS user)."
@@ -73,7 +73,7 @@ def register(
     fn = _command(name, body)
     for deco in reversed(decorators):
         fn = deco(fn)
-    (group or wevidence).command(name.split()[-1])(fn)
+    (group or workspace_evidence).command(name.split()[-1])(fn)
 
 
 def _consolidate_report(result: Any) -> Report:
@@ -135,9 +135,11 @@ def status_body(s: Any) -> Report:
 
 
 def _warnings(found: list[dict[str, Any]]) -> list[Any]:
-    from evidence_tool.errors import Warning_
+    from evidence_tool.errors import EvidenceWarning
 
-    return [Warning_(w["message"], w.get("path"), w.get("line"), w.get("code")) for w in found]
+    return [
+        EvidenceWarning(w["message"], w.get("path"), w.get("line"), w.get("code")) for w in found
+    ]
 
 
 def _git_lines(git: dict[str, Any], shown: int = 10) -> list[str]:
@@ -207,7 +209,7 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
         # Only --strict reads the unit files, so without it there are no warnings to refuse.
         raise UsageError("--warnings-as-errors needs --strict")
     if strict:
-        from evidence_tool.errors import Warning_
+        from evidence_tool.errors import EvidenceWarning
         from evidence_tool.gitflow import verify_strict
 
         rep = verify_strict(s.archive)
@@ -217,7 +219,7 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
             "problems": len(problems),
             "notes": rep.notes,
         }
-        warnings = [*rep.warnings, *(Warning_(note) for note in rep.notes)]
+        warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
         if warnings_as_errors:
             from evidence_tool.errors import with_warnings_refused
 
@@ -415,7 +417,7 @@ register(
 )
 
 
-@wevidence.group("review")
+@workspace_evidence.group("review")
 def review() -> None:
     """Review items that block consolidation."""
 

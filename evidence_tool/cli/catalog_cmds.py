@@ -11,10 +11,10 @@ from evidence_tool.cli.options import (
     workspace_options,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
-from evidence_tool.cli.workspace_cmds import wevidence
+from evidence_tool.cli.workspace_cmds import workspace_evidence
 
 
-@wevidence.command("check")
+@workspace_evidence.command("check")
 @click.option(
     "--catalog",
     "kind",

@@ -69,11 +69,11 @@ def new_cmd(
 
 
 @workspace.group("evidence")
-def wevidence() -> None:
+def workspace_evidence() -> None:
     """The workspace's curated evidence and its local archive."""
 
 
-@wevidence.command("validate")
+@workspace_evidence.command("validate")
 @workspace_options
 @warnings_as_errors_option
 @format_options

@@ -17,7 +17,7 @@ from evidence_tool.archive import queries
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import Diagnostic, EvidenceError, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.sources import list_sources, missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
@@ -77,7 +77,7 @@ class ReportData:
     base_label: str  # active | pending | none
     units: list[UnitView]
     errors: list[Diagnostic]
-    warnings: list[Warning_]
+    warnings: list[EvidenceWarning]
     changes: dict[str, list[str]]
     old_texts: dict[str, str]  # modified or deleted id -> the base revision's Markdown
     journal: list[dict[str, Any]]
