@@ -9,13 +9,13 @@ can cite the bytes it came from (a description scalar, a test block, a metric).
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.errors import SourceError
 from evidence_tool.sources.importers.base import Span
+from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
 
 _BOM = b"\xef\xbb\xbf"
@@ -131,67 +131,50 @@ class _Builder:
         return malformed(self.doc.shown, line, why)
 
     def run(self) -> YNode | None:
-        from ruamel.yaml.cyaml import CParser
-        from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-        parser = CParser(io.StringIO(self.text))
         try:
-            return self._events(parser)
-        except MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark is not None else None
-            raise malformed(
-                self.doc.shown, line, f"YAML syntax: {exc.problem or exc.context}"
-            ) from None
-        except (YAMLError, ValueError, UnicodeError) as exc:
-            raise malformed(self.doc.shown, None, f"YAML syntax: {exc}") from None
+            return self._events(events(self.text))
+        except YamlSyntaxError as exc:
+            raise malformed(self.doc.shown, exc.line, f"YAML syntax: {exc.message}") from None
 
-    def _events(self, parser: Any) -> YNode | None:
+    def _events(self, stream: Iterator[YamlEvent]) -> YNode | None:
         # Stack entries: [node, pending key (str | None), key line, seen keys].
         stack: list[list[Any]] = []
         root: YNode | None = None
         documents = 0
-        while True:
-            event = parser.get_event()
-            name = type(event).__name__
-            if event is None or name == "StreamEndEvent":
-                return root
-            line = event.start_mark.line + 1
-            if name == "DocumentStartEvent":
+        for event in stream:
+            kind, line = event.kind, event.line
+            if kind == "stream-end":
+                break
+            if kind == "document-start":
                 documents += 1
                 if documents > 1:
                     raise self.fail(line, "holds more than one YAML document")
                 continue
-            if name in ("StreamStartEvent", "DocumentEndEvent"):
+            if kind in ("stream-start", "document-end"):
                 continue
-            if name == "AliasEvent" or getattr(event, "anchor", None) is not None:
+            if kind == "alias" or event.anchor is not None:
                 raise self.fail(line, "uses a YAML anchor or alias; write the values out")
-            if getattr(event, "tag", None) is not None:
+            if event.tag is not None:
                 raise self.fail(line, f"uses a YAML tag ({event.tag})")
-            if name in ("MappingEndEvent", "SequenceEndEvent"):
+            if kind in ("mapping-end", "sequence-end"):
                 done = stack.pop()[0]
-                flow_end = event.end_mark.index > event.start_mark.index
-                if flow_end:
-                    done.end = self.end_byte(
-                        event.start_mark.index,
-                        self.byte(event.start_mark.index),
-                        event.end_mark.index,
-                    )
+                if event.end > event.start:  # a flow collection ends at its bracket
+                    done.end = self.end_byte(event.start, self.byte(event.start), event.end)
                 root = self._attach(stack, done) or root
                 continue
-            start_index = event.start_mark.index
-            start = self.byte(start_index)
-            if name == "ScalarEvent":
-                plain = event.style in (None, "") and event.implicit[0]
-                value = resolve_plain(event.value) if plain else event.value
-                end = self.end_byte(start_index, start, event.end_mark.index)
-                node = YNode(value, start, end, line, raw=event.value, doc=self.doc)
+            start = self.byte(event.start)
+            if kind == "scalar":
+                text = event.value or ""
+                value = resolve_plain(text) if event.plain else text
+                end = self.end_byte(event.start, start, event.end)
+                node = YNode(value, start, end, line, raw=text, doc=self.doc)
                 root = self._attach(stack, node) or root
             else:
                 if len(stack) >= MAX_DEPTH:
                     raise self.fail(line, f"nests YAML deeper than {MAX_DEPTH} levels")
-                value = {} if name == "MappingStartEvent" else []
+                value = {} if kind == "mapping-start" else []
                 stack.append([YNode(value, start, start, line, doc=self.doc), None, 0, set()])
+        return root
 
     def _attach(self, stack: list[list[Any]], node: YNode) -> YNode | None:
         """Put a finished node into its parent; return it when it is the root."""
