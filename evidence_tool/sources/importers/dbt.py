@@ -14,14 +14,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from evidence_tool.errors import DescriptorError
 from evidence_tool.sources.importers.base import (
     Imported,
     ImportInput,
     ImportResult,
     NotImported,
     Span,
+    check_options,
     element_id,
     make_unit,
+    malformed,
 )
 from evidence_tool.sources.importers.dbt_docs import (
     DocsBlock,
@@ -35,7 +38,7 @@ from evidence_tool.sources.importers.dbt_semantic import (
     quote_ident,
     semantic_units,
 )
-from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode, load, malformed
+from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode, load
 from evidence_tool.unit.fields import is_italian
 from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload
 
@@ -83,9 +86,7 @@ class DbtImporter:
 
     def read(self, source: ImportInput) -> ImportResult:
         result = ImportResult()
-        schema = source.options.get("schema")
-        if schema is not None and not isinstance(schema, str):
-            raise malformed("options.schema", None, f"the schema option {schema!r} is not a name")
+        schema = _schema(source)
         if source.file("dbt_project.yml") is not None:
             from evidence_tool.sources.importers.dbt_project import read_project
 
@@ -94,7 +95,7 @@ class DbtImporter:
             manifests = [f for f in source.files if f.path.lower().endswith(".json")]
             if len(manifests) != 1:
                 raise malformed(
-                    _shown(source, source.files[0].path if source.files else "."),
+                    source.root or ".",
                     None,
                     "is neither a dbt project (no dbt_project.yml at its top) nor one "
                     "manifest.json; name the project folder or the manifest file",
@@ -108,9 +109,17 @@ class DbtImporter:
         return result
 
 
-def _shown(source: ImportInput, path: str) -> str:
-    shown = getattr(source, "shown", None)
-    return shown(path) if callable(shown) else path
+def _schema(source: ImportInput) -> str | None:
+    """The ``schema`` option: a name, or absent (E902 naming the descriptor key otherwise)."""
+    check_options(source.options, DbtImporter.options, source.key)
+    schema = source.options.get("schema")
+    if schema is not None and not schema.strip():
+        where = f"{source.key}.options.schema"
+        raise DescriptorError(
+            f"{where}: an empty schema; give the schema the models are in, or drop the option",
+            details={"result": {"key_path": where}},
+        )
+    return schema.strip() if schema is not None else None
 
 
 def qualify(schema: str, table: str) -> str:
@@ -251,7 +260,7 @@ def ref_model(value: Any) -> str | None:
 def yaml_file(source: ImportInput, path: str) -> YamlFile:
     f = source.file(path)
     assert f is not None
-    return load(path, _shown(source, path), f.read_bytes(source.max_bytes))
+    return load(path, source.shown(path), f.read_bytes(source.max_bytes))
 
 
 def element(node: YNode, name: str, table: str | None, shown: str, model: str = "") -> Element:
@@ -264,7 +273,7 @@ def docs_of(source: ImportInput, paths: list[str]) -> dict[str, DocsBlock]:
     for f in source.files:
         if not f.path.lower().endswith(".md") or not _under(f.path, paths):
             continue
-        shown = _shown(source, f.path)
+        shown = source.shown(f.path)
         for block in docs_blocks(f.path, shown, f.read_bytes(source.max_bytes)):
             if block.name in blocks:
                 raise malformed(

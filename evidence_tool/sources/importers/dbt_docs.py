@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from evidence_tool.sources.importers.base import Span
-from evidence_tool.sources.importers.dbt_yaml import malformed
+from evidence_tool.sources.importers.base import Span, malformed
 
 _BLOCK_TAG = re.compile(r"\{%-?\s*(docs|enddocs)\b\s*([^%]*?)\s*-?%\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

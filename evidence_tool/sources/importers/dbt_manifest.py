@@ -24,18 +24,17 @@ from evidence_tool.sources.importers.base import (
     NotImported,
     SourceFile,
     Span,
+    malformed,
 )
 from evidence_tool.sources.importers.dbt import (
     Column,
     EnumTest,
     Model,
     Text,
-    _shown,
     qualify,
     ref_model,
 )
 from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
-from evidence_tool.sources.importers.dbt_yaml import malformed
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -158,7 +157,7 @@ class _Manifest:
         self, source: ImportInput, f: SourceFile, schema: str | None, result: ImportResult
     ) -> None:
         self.source, self.file, self.schema, self.result = source, f, schema, result
-        self.shown = _shown(source, f.path)
+        self.shown = source.shown(f.path)
         self.models: dict[str, Model] = {}  # by unique_id
         # accepted_values tests: (attached node, column, values, span, where); others counted
         self.tests: list[tuple[str, str, Any, Span, str]] = []

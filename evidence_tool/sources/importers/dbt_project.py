@@ -8,7 +8,7 @@ E504; Jinja in a description other than ``doc()`` is a review item.
 
 from __future__ import annotations
 
-from evidence_tool.sources.importers.base import ImportInput, ImportResult, NotImported
+from evidence_tool.sources.importers.base import ImportInput, ImportResult, NotImported, malformed
 from evidence_tool.sources.importers.dbt import (
     DEFAULT_SCHEMA,
     Column,
@@ -27,7 +27,7 @@ from evidence_tool.sources.importers.dbt import (
 )
 from evidence_tool.sources.importers.dbt_docs import DocsBlock
 from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
-from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode, malformed
+from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode
 
 _TOP = frozenset({"version", "models", "semantic_models", "metrics"})
 _MODEL = frozenset(

@@ -14,22 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.importers.base import Span
+from evidence_tool.sources.importers.base import Span, malformed
 from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
 
 _BOM = b"\xef\xbb\xbf"
-
-
-def malformed(shown: str, line: int | None, why: str) -> SourceError:
-    """E504 naming the file (workspace-relative) and line, like base.malformed."""
-    where = f"{shown}:{line}" if line else shown
-    return SourceError(
-        f"{where}: {why}; correct the file (or export it again) and refresh",
-        code="E504",
-        path=shown,
-        line=line,
-    )
 
 
 @dataclass

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dbt_helpers import MiB, read, write
+from dbt_helpers import MiB, read, source_of, write
 
-from evidence_tool.errors import SourceError
+from evidence_tool.errors import DescriptorError, SourceError
+from evidence_tool.sources.importers.base import ImportInput
+from evidence_tool.sources.importers.dbt import DbtImporter
 
 PROJECT_YML = "name: hostile\nmodel-paths: [models]\n"
 GOOD_MODEL = "models:\n  - name: rooms\n    description: Rooms of the clinic.\n"
@@ -231,3 +233,24 @@ def test_a_folder_that_is_neither_project_nor_manifest_is_e504(tmp_path: Path) -
     with pytest.raises(SourceError) as caught:
         read(tmp_path)
     assert caught.value.code == "E504" and "dbt_project.yml" in caught.value.message
+
+
+@pytest.mark.parametrize("value", ["", "  ", 3, ["a"]])
+def test_a_schema_option_that_is_not_a_name_is_e902_naming_the_key(
+    tmp_path: Path, value: object
+) -> None:
+    write(tmp_path, "dbt_project.yml", PROJECT_YML)
+    write(tmp_path, "models/a_good.yml", GOOD_MODEL)
+    with pytest.raises(DescriptorError) as caught:
+        read(tmp_path, options={"schema": value})
+    assert caught.value.code == "E902"
+    assert caught.value.message.startswith("evidence.sources[?].options.schema: ")
+
+
+def test_neither_project_nor_manifest_names_the_source_folder(tmp_path: Path) -> None:
+    write(tmp_path, "exports/notes.md", "hello\n")
+    source = source_of(tmp_path)
+    source = ImportInput(source.files, {}, "en", MiB, key="evidence.sources[3]", root="imports/x")
+    with pytest.raises(SourceError) as caught:
+        DbtImporter().read(source)
+    assert caught.value.code == "E504" and caught.value.path == "imports/x"
