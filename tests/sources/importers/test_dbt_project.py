@@ -324,3 +324,24 @@ def test_crlf_and_bom_files_give_the_same_units_with_exact_spans(tmp_path: Path)
     assert [i.unit.to_json() for i in result.units] == [
         i.unit.to_json() for i in read(PROJECT).units
     ]
+
+
+def test_an_unknown_aggregation_is_never_turned_into_sql(tmp_path: Path) -> None:
+    write(tmp_path, "dbt_project.yml", "name: theatres\n")
+    write(
+        tmp_path,
+        "models/t.yml",
+        "models:\n  - name: theatres\n    semantic_model: true\n    metrics:\n"
+        "      - name: theatre_mode\n        type: simple\n        agg: mode\n        expr: kind\n"
+        "semantic_models:\n  - name: theatres_sm\n    model: ref('theatres')\n    measures:\n"
+        "      - name: kind_mode\n        agg: mode\n        expr: kind\n",
+    )
+    result = read(tmp_path)
+    units = by_id(result)
+    domain = units["evidence:dbt:metric.theatre_mode"].unit.payload
+    assert isinstance(domain, DomainPayload)
+    assert domain.rule == "Calculation (dbt simple metric): expr kind"
+    assert "evidence:dbt:measure.kind_mode" not in units
+    assert [(c, u) for c, _, u in result.review_items] == [
+        ("invalid-element", "evidence:dbt:measure.kind_mode")
+    ]
