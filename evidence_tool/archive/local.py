@@ -6,7 +6,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -352,17 +352,14 @@ class LocalEvidenceArchive:
         self._mend_mirror(prev, revision, state.newest, result)
         if revision == state.active and state.pending is None:
             holds = getattr(activate, "holds", None)
-            if (
-                not dry_run
-                and activate is not None
-                and holds is not None
-                and not holds(self.snapshot(revision))
-            ):
-                # The derived index is missing or older (a fresh clone, a cleared cache):
-                # rebuild it for the active revision; the pointers do not move.
-                with gcpause.resumed():
-                    activate(self.snapshot(revision))
-                result.status = "reindexed"
+            if not dry_run and activate is not None and holds is not None:
+                candidate = self._candidate(revision, d, prev, report)
+                if not holds(candidate):
+                    # The derived index is missing or older (a fresh clone, a cleared
+                    # cache): rebuild it for the active revision; the pointers do not move.
+                    with gcpause.resumed():
+                        activate(candidate)
+                    result.status = "reindexed"
             return result
         if dry_run:
             result.status = "would_stay_pending" if activate is None else "would_activate"
@@ -388,7 +385,29 @@ class LocalEvidenceArchive:
                 changes=d.summary(),
                 closed_review_items=d.closed_items,
             )
-        return self._activate(actor, revision, activate, result)
+        if activate is None:
+            result.status = "pending_activation"
+            return result
+        candidate = self._candidate(revision, d, prev, report)
+        return self._activate(actor, candidate, activate, result)
+
+    def _candidate(
+        self, revision: str, d: Derivation, prev: Snapshot | None, report: ValidationReport
+    ) -> Snapshot:
+        """Snapshot ``revision`` as this consolidation holds it, with the units its scan
+        parsed: activation neither reloads the manifest nor parses a unit a second time."""
+        if prev is not None and prev.revision == revision:
+            snap = prev
+        elif d.revision == revision:  # the manifest just written: its bytes hash to revision
+            snap = Snapshot(revision, d.manifest, self.objects, d.manifest_bytes)
+        else:
+            snap = self.snapshot(revision)
+        parsed = {
+            f.file_hash: f.parsed.unit
+            for f in report.files
+            if f.parsed is not None and f.parsed.unit is not None
+        }
+        return replace(snap, parsed=parsed)
 
     def _mend_mirror(
         self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult
@@ -443,14 +462,13 @@ class LocalEvidenceArchive:
         return likely_id_changes(deleted, added, prev_units, files, blob)
 
     def _activate(
-        self, actor: str, revision: str, activate: Activate | None, result: ConsolidateResult
+        self, actor: str, candidate: Snapshot, activate: Activate, result: ConsolidateResult
     ) -> ConsolidateResult:
         result.status = "pending_activation"
-        if activate is None:
-            return result
+        revision = candidate.revision
         try:
             with gcpause.resumed():
-                activate(self.snapshot(revision))
+                activate(candidate)
         except IntegrityError as exc:
             # A damaged archive (a corrupted object), not a failing backend: report it as
             # E701 naming the file to restore, not as a retryable activation failure.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,9 @@ class Snapshot:
     manifest: dict[str, Any]
     objects: ObjectStore
     data: bytes = b""  # the manifest's bytes: the next snapshot reuses their unchanged lines
+    # Units this process already parsed, by file hash (a blob is named by its hash, so the
+    # unit parsed from the same bytes is the same): activation takes them, never a reparse.
+    parsed: dict[str, Unit] = field(default_factory=dict, compare=False, repr=False)
 
     def entries(self) -> list[UnitEntry]:
         return [UnitEntry(e) for e in self.manifest["units"]]
@@ -39,10 +42,15 @@ class Snapshot:
     def unit_bytes(self, entry: UnitEntry) -> bytes:
         return self.objects.get(entry.file_hash)
 
+    def unit(self, entry: UnitEntry) -> Unit:
+        """The entry's unit: parsed already by this process, or now from its blob."""
+        known = self.parsed.get(entry.file_hash)
+        return known if known is not None else parse(self.unit_bytes(entry), path=entry.path)
+
     def units(self) -> Iterator[tuple[UnitEntry, Unit]]:
         """Each unit of the snapshot, parsed from its blob."""
         for entry in self.entries():
-            yield entry, parse(self.unit_bytes(entry), path=entry.path)
+            yield entry, self.unit(entry)
 
     def records(self, ids: set[str] | None = None) -> Iterator[dict[str, Any]]:
         """Export records: the typed unit with its provenance and review items (of the
@@ -50,7 +58,7 @@ class Snapshot:
         for entry in self.entries():
             if ids is not None and entry.id not in ids:
                 continue
-            unit = parse(self.unit_bytes(entry), path=entry.path)
+            unit = self.unit(entry)
             yield {
                 "revision": self.revision,
                 "id": unit.id,
