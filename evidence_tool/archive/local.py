@@ -238,7 +238,10 @@ class LocalEvidenceArchive:
             if state.initialized:
                 assert state.baseline is not None
                 return ConsolidateResult("already_initialized", state.baseline, None, {}, False)
-            report = self._valid_files()
+            # Recorded as consolidate records it: the first consolidate after init then
+            # reads no file init already read.
+            cache = StatCache.load(self.layout)
+            report = self._valid_files(cache)
             staged = staging.merge(self.staged(), carried or {})
             d = derive(
                 None,
@@ -253,6 +256,7 @@ class LocalEvidenceArchive:
             )
             if d.errors:
                 raise InvalidFilesError(d.errors)
+            cache.save()
             revision = self._write_snapshot(d, report)
             write_state(self.layout.state, State(baseline=revision))
             staging.write(self.layout.local / "staged.json", staging.empty())
