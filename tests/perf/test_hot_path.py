@@ -5,6 +5,7 @@ Counts of calls and of imported modules, never time (issue 20).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -54,3 +55,62 @@ def test_debug_logging_of_markdown_it_still_works_when_enabled() -> None:
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert "entering heading" in out.stdout
+
+
+_REPORT_MODULES = (
+    "import sys\n"
+    "from evidence_tool.cli.main import main\n"
+    "try:\n"
+    "    main(sys.argv[1:])\n"
+    "except SystemExit as exc:\n"
+    "    assert exc.code == 0, exc.code\n"
+    "print('\\n' + __import__('json').dumps(sorted(sys.modules)))\n"
+)
+# Imported only by the commands that need them: start-up is what every command pays.
+_HEAVY = (
+    "jsonschema",
+    "referencing",
+    "markdown_it",
+    "multiprocessing",
+    "concurrent.futures",
+    "ssl",
+    "evidence_tool.report",
+    "evidence_tool.unit.html",
+    "boto3",
+    "qdrant_client",
+    "pglast",
+)
+
+
+def _modules_of(cwd: Path, *args: str) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", _REPORT_MODULES, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "PYTHONPATH": str(REPO)},
+    )
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_library_module_it_does_not_show(tmp_path: Path) -> None:
+    loaded = _modules_of(tmp_path, "--help")
+    assert "click" in loaded  # the check really saw the run
+    heavy = [
+        m for m in (*_HEAVY, "ruamel", "sqlite3", "evidence_tool.archive.local") if m in loaded
+    ]
+    assert heavy == []
+
+
+def test_a_noop_consolidate_imports_no_parser_or_validator(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO))
+    from bench.generate import generate
+
+    root = generate(29, tmp_path / "ws", seed=5)
+    first = _modules_of(root, "workspace", "evidence", "consolidate")
+    assert {"markdown_it", "sqlite3"} <= first  # the first one parses and activates
+    loaded = _modules_of(root, "workspace", "evidence", "consolidate")
+    assert "evidence_tool.archive.local" in loaded and "ruamel" in loaded
+    assert [m for m in _HEAVY if m in loaded] == []
