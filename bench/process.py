@@ -34,11 +34,10 @@ class Run:
 
 def clean_env(src: str | None = None) -> dict[str, str]:
     """The environment of a user's shell: bytecode caches written and read (a test
-    runner's PYTHONDONTWRITEBYTECODE would charge a compile of every module to each run)."""
+    runner's PYTHONDONTWRITEBYTECODE would charge a compile of every module to each run).
+    The package is the one in ``src``, by default the tree this bench belongs to."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",)}
-    env.pop("PYTHONPATH", None)
-    if src:
-        env["PYTHONPATH"] = src
+    env["PYTHONPATH"] = src or str(HERE.parent)
     return env
 
 
