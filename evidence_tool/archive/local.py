@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool import __version__, fsio
-from evidence_tool.archive import eventlog
+from evidence_tool.archive import eventlog, unitrecords
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import changed_at
 from evidence_tool.archive.derive import Derivation, derive
@@ -32,6 +32,7 @@ from evidence_tool.errors import (
     Warning_,
     refuse_warnings,
 )
+from evidence_tool.unit import Unit
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -258,6 +259,8 @@ class LocalEvidenceArchive:
                 raise InvalidFilesError(d.errors)
             cache.save()
             revision = self._write_snapshot(d, report)
+            # The first activation indexes every unit: hand it what this scan parsed.
+            unitrecords.save(self.layout, self._parsed_units(report).items())
             write_state(self.layout.state, State(baseline=revision))
             staging.write(self.layout.local / "staged.json", staging.empty())
             eventlog.append(
@@ -406,12 +409,8 @@ class LocalEvidenceArchive:
             snap = Snapshot(revision, d.manifest, self.objects, d.manifest_bytes)
         else:
             snap = self.snapshot(revision)
-        parsed = {
-            f.file_hash: f.parsed.unit
-            for f in report.files
-            if f.parsed is not None and f.parsed.unit is not None
-        }
-        return replace(snap, parsed=parsed)
+        parsed = self._parsed_units(report)
+        return replace(snap, parsed=parsed, known=unitrecords.KnownRecords(self.layout))
 
     def _mend_mirror(
         self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult
@@ -464,6 +463,15 @@ class LocalEvidenceArchive:
             return []
         prev_units = {e["id"]: e for e in prev.manifest["units"]}
         return likely_id_changes(deleted, added, prev_units, files, blob)
+
+    @staticmethod
+    def _parsed_units(report: ValidationReport) -> dict[str, Unit]:
+        """The units this scan parsed (not those the stat cache vouched for), by file hash."""
+        return {
+            f.file_hash: f.parsed.unit
+            for f in report.files
+            if f.parsed is not None and f.parsed.unit is not None
+        }
 
     def _activate(
         self, actor: str, candidate: Snapshot, activate: Activate, result: ConsolidateResult

@@ -25,6 +25,8 @@ class Snapshot:
     # Units this process already parsed, by file hash (a blob is named by its hash, so the
     # unit parsed from the same bytes is the same): activation takes them, never a reparse.
     parsed: dict[str, Unit] = field(default_factory=dict, compare=False, repr=False)
+    # Unit fields recorded by 'init' (archive.unitrecords), by file hash: a lookup, no parse.
+    known: Any = field(default=None, compare=False, repr=False)
 
     def entries(self) -> list[UnitEntry]:
         return [UnitEntry(e) for e in self.manifest["units"]]
@@ -58,22 +60,38 @@ class Snapshot:
         for entry in self.entries():
             if ids is not None and entry.id not in ids:
                 continue
-            unit = self.unit(entry)
+            uid, kind, language, title, metadata, payload = self._fields(entry)
             yield {
                 "revision": self.revision,
-                "id": unit.id,
+                "id": uid,
                 "path": entry.path,
-                "kind": unit.kind,
-                "language": unit.language,
-                "title": unit.title,
-                "metadata": unit.metadata.to_json(),
-                "payload": unit.payload.to_json(),
+                "kind": kind,
+                "language": language,
+                "title": title,
+                "metadata": metadata,
+                "payload": payload,
                 "content_hash": entry.content_hash,
                 "file_hash": entry.file_hash,
                 "provenance": entry.provenance,
                 "provenance_kind": entry.provenance.get("kind"),
                 "review_items": entry.review_items,
             }
+
+    def _fields(self, entry: UnitEntry) -> tuple[Any, ...]:
+        """(id, kind, language, title, metadata JSON, payload JSON) of the entry's unit."""
+        if entry.file_hash not in self.parsed and self.known is not None:
+            found = self.known.get(entry.file_hash)
+            if found is not None:
+                return tuple(found)
+        unit = self.unit(entry)
+        return (
+            unit.id,
+            unit.kind,
+            unit.language,
+            unit.title,
+            unit.metadata.to_json(),
+            unit.payload.to_json(),
+        )
 
     @property
     def deletions(self) -> list[dict[str, Any]]:

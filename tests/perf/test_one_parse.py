@@ -4,6 +4,7 @@ built, never the blobs again (issue 20).  Operation counts, never time."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -61,3 +62,42 @@ def test_one_edit_with_sqlite_parses_only_the_edited_unit(
     result = LocalEvidenceArchive(root).consolidate("tester", backend)
     assert result.status == "activated" and len(result.changes["modified"]) == 1
     assert calls[0] == 1
+
+
+def _index_rows(path: Path) -> list[tuple[object, ...]]:
+    """The unit's own fields of every row (provenance holds when and by whom)."""
+    import json
+    import sqlite3
+
+    with sqlite3.connect(path) as con:
+        rows = con.execute("SELECT id, content_hash, record FROM units").fetchall()
+    own = ("id", "kind", "language", "title", "metadata", "payload", "file_hash", "path")
+    return sorted((i, h, {k: json.loads(r)[k] for k in own}) for i, h, r in rows)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("damage", [None, "flip", "truncate"])
+def test_the_first_activation_after_init_parses_nothing_init_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str | None
+) -> None:
+    """init records what it parsed; the first consolidate indexes from that, or, when the
+    record file is damaged, parses the blobs: the same index either way."""
+    n = 31
+    reference = generate(n, tmp_path / "reference", seed=13)
+    LocalEvidenceArchive(reference).consolidate("tester", SqliteBackend(Layout.at(reference)))
+    root = generate(n, tmp_path / "ws", seed=13)
+    past = os.path.getmtime(root / "workspace.yaml") - 30  # older than the racy window
+    for path in (root / "evidence" / "curated").rglob("*.md"):
+        os.utime(path, (past, past))
+    assert LocalEvidenceArchive(root).initialize("tester").status == "initialized"
+    records = root / ".evidence-cache" / "unit-records.bin"
+    if damage == "flip":
+        data = bytearray(records.read_bytes())
+        data[-7] ^= 0x20
+        records.write_bytes(bytes(data))
+    elif damage == "truncate":
+        records.write_bytes(records.read_bytes()[:-100])
+    calls = _count_parses(monkeypatch)
+    backend = SqliteBackend(Layout.at(root))
+    assert LocalEvidenceArchive(root).consolidate("tester", backend).status == "activated"
+    assert calls[0] == (0 if damage is None else n)
+    assert _index_rows(backend.path) == _index_rows(reference / ".evidence-cache" / "index.sqlite")
