@@ -410,7 +410,8 @@ class LocalEvidenceArchive:
         else:
             snap = self.snapshot(revision)
         parsed = self._parsed_units(report)
-        return replace(snap, parsed=parsed, known=unitrecords.KnownRecords(self.layout))
+        known = unitrecords.KnownRecords(self.layout)
+        return replace(snap, parsed=parsed, known=known, previous=prev)
 
     def _mend_mirror(
         self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult

@@ -27,6 +27,9 @@ class Snapshot:
     parsed: dict[str, Unit] = field(default_factory=dict, compare=False, repr=False)
     # Unit fields recorded by 'init' (archive.unitrecords), by file hash: a lookup, no parse.
     known: Any = field(default=None, compare=False, repr=False)
+    # The newest snapshot before this one, when the consolidation that made it had it
+    # loaded: an index update starts from it without loading its manifest again.
+    previous: Snapshot | None = field(default=None, compare=False, repr=False)
 
     def entries(self) -> list[UnitEntry]:
         return [UnitEntry(e) for e in self.manifest["units"]]

@@ -108,3 +108,36 @@ def test_attack_stamp_forged_for_the_active_revision(stamped: Path) -> None:
     data["file"][0] += 1  # names neither the old file nor the tampered one
     stamp.write_text(json.dumps(data))
     assert _consolidate(stamped) == "reindexed"
+
+
+def test_an_update_reads_no_row_and_no_manifest_again(
+    stamped: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-unit change updates a stamped index from the snapshot the consolidation
+    already holds: no row read to prove it, no second load of the previous manifest."""
+    reads = _row_reads(monkeypatch)
+    loads = [0]
+    real = sqlite_index.load_snapshot
+
+    def counting(*args: object) -> object:
+        loads[0] += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite_index, "load_snapshot", counting)
+    edited = sorted((stamped / "evidence" / "curated" / "example").glob("*.md"))[0]
+    edited.write_text(edited.read_text(encoding="utf-8").rstrip("\n") + "\n\nMore.\n")
+    assert _consolidate(stamped) == "activated"
+    assert (reads[0], loads[0]) == (0, 0)
+    held = index_entries(stamped / ".evidence-cache" / "index.sqlite")
+    assert held is not None and len(held) == 27
+
+
+def test_attack_index_drifted_before_an_update_is_rebuilt(stamped: Path) -> None:
+    """A row edited under a stamp, then a change: the update must not carry the drift."""
+    index = stamped / ".evidence-cache" / "index.sqlite"
+    victim = _tamper(index)
+    edited = sorted((stamped / "evidence" / "curated" / "domain").glob("*.md"))[-1]
+    edited.write_text(edited.read_text(encoding="utf-8").rstrip("\n") + " More.\n")
+    assert _consolidate(stamped) == "activated"
+    held = index_entries(index)
+    assert held is not None and held[victim] != "0" * 64 and len(held) == 27
