@@ -211,7 +211,10 @@ class SqliteBackend:
         if index_revision(self.path) != snapshot.revision:
             return False
         held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
-        if held:
+        file_id = self._file_id()
+        if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
+            # Only a stamp the next run will trust is worth writing: a no-op writes nothing
+            # until then, and once after (as the stat cache promotes racily clean files).
             self._stamp(snapshot.revision)
         return held
 
