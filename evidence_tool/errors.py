@@ -11,6 +11,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# The public face; tests/test_public_api.py fails if an error class is left out.
+__all__ = [
+    "CODES",
+    "EXIT_ACTIVATION",
+    "EXIT_AVAILABILITY",
+    "EXIT_BUG",
+    "EXIT_CONFLICT",
+    "EXIT_INTEGRITY",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_SOURCE",
+    "EXIT_USAGE",
+    "ActivationError",
+    "AvailabilityError",
+    "CodeInfo",
+    "ConflictError",
+    "DescriptorError",
+    "Diagnostic",
+    "EvidenceError",
+    "EvidenceWarning",
+    "IntegrityError",
+    "InvalidFilesError",
+    "LockHeldError",
+    "NotReadyError",
+    "PathOutsideError",
+    "SourceError",
+    "UnknownNameError",
+    "UsageError",
+    "refuse_warnings",
+    "with_warnings_refused",
+]
+
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -176,9 +208,36 @@ CODES: dict[str, CodeInfo] = {
     ),
     "E187": CodeInfo(
         6,
-        "catalog kind not available in this version",
-        "Check against the warehouse's DDL files (--catalog ddl --ddl PATH) or an SQLite "
-        "file (--catalog sqlite --sqlite PATH).",
+        "catalog driver not installed",
+        "Install the PostgreSQL driver with: pip install 'evidence-tool[postgres]'; or check "
+        "against the warehouse's DDL files (--catalog ddl --ddl PATH) instead.",
+    ),
+    "E188": CodeInfo(
+        1,
+        "formula does not type-check",
+        "Correct the formula's SQL where PostgreSQL's message points (a cast, an operator, a "
+        "function's arguments), then run the check again.",
+    ),
+    "E189": CodeInfo(
+        6,
+        "PostgreSQL catalog unreachable",
+        "Set THT_CATALOG_DSN (or the variable evidence.catalog.dsn_env names) to the "
+        "warehouse's DSN, and check that its host, port, database, user and password let a "
+        "read-only session in.",
+    ),
+    "E191": CodeInfo(
+        1,
+        "catalog drift touches a unit",
+        "Correct the unit to the warehouse as it is now (see 'tht workspace evidence catalog "
+        "diff'), then consolidate with the catalog step to record the catalog it was checked "
+        "against.",
+    ),
+    "E192": CodeInfo(
+        1,
+        "catalog findings block consolidation",
+        "Correct the units the catalog findings name (listed after this error), or set "
+        "evidence.catalog.block: false in the installation descriptor to report them "
+        "without blocking.",
     ),
     "E190": CodeInfo(
         1,
@@ -347,7 +406,7 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
-class Warning_:
+class EvidenceWarning:
     """A non-blocking observation, shown to the user and in JSON 'warnings'."""
 
     message: str
@@ -363,7 +422,9 @@ class Warning_:
         return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line)
 
 
-def refuse_warnings(warnings: list[Warning_]) -> tuple[list[Diagnostic], list[Warning_]]:
+def refuse_warnings(
+    warnings: list[EvidenceWarning],
+) -> tuple[list[Diagnostic], list[EvidenceWarning]]:
     """(coded warnings as E190 errors, the notes left as warnings) for --warnings-as-errors.
 
     A note without a code (say, "the repository has no commit yet") is information about
@@ -374,8 +435,8 @@ def refuse_warnings(warnings: list[Warning_]) -> tuple[list[Diagnostic], list[Wa
 
 
 def with_warnings_refused(
-    errors: list[Diagnostic], warnings: list[Warning_]
-) -> tuple[list[Diagnostic], list[Warning_]]:
+    errors: list[Diagnostic], warnings: list[EvidenceWarning]
+) -> tuple[list[Diagnostic], list[EvidenceWarning]]:
     """(errors with the coded warnings added as E190, in report order; the notes left)."""
     refused, notes = refuse_warnings(warnings)
     return sorted([*errors, *refused], key=Diagnostic.sort_key), notes

@@ -60,31 +60,52 @@ class Session:
         warnings_as_errors: bool = False,
     ) -> ConsolidateResult:
         """Consolidate the working files; the first one on a legacy workspace (one still
-        holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7)."""
+        holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7).  With the
+        catalog step configured, the units are checked first, and the snapshot records
+        the catalog they were checked against."""
+        from evidence_tool.catalog.step import finish, refuse_blocked
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
 
+        step = self.catalog_step()
+        if step is not None:
+            refuse_blocked(step)  # block: true and findings: nothing is written
         # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
         missing = missing_warnings(self.archive)
+        found = [*missing, *(step.warnings if step else [])]
         result = consolidate(
             self.archive,
             actor,
             activate,
             dry_run,
             warnings_as_errors=warnings_as_errors,
-            extra_warnings=missing,
+            extra_warnings=found,
+            catalog=step.record() if step else None,
         )
-        result.warnings = [*result.warnings, *missing]
+        if step is not None:
+            if not dry_run:
+                finish(step, self.archive)
+            result.catalog = step.summary()
+        result.warnings = [*result.warnings, *missing, *(step.warnings if step else [])]
         return result
 
+    def catalog_step(self) -> Any:
+        """The catalog step's outcome, or None when the installation configures none."""
+        from evidence_tool.catalog.step import catalog_step
+
+        return catalog_step(self.root, self.installation, self.archive.progress)
+
     def status(self) -> dict[str, Any]:
-        """The archive's status plus the Git state of the evidence tree (a note outside Git)."""
+        """The archive's status plus the Git state of the evidence tree (a note outside Git)
+        and the last catalog run's review items (never a warehouse connection)."""
+        from evidence_tool.catalog.review import catalog_status
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
 
         warnings = [w.to_dict() for w in missing_warnings(self.archive)]  # W151
         return {
             **queries.status(self.archive),
+            "catalog": catalog_status(self.archive.layout),
             "git": git_state(self.archive),
             "warnings": warnings,
         }

@@ -95,3 +95,16 @@ def moto_endpoint() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """A throwaway PostgreSQL cluster loaded with the fixture warehouse (tests/pg_cluster.py);
+    started on first use, stopped at the end of the run."""
+    from pg_cluster import start_cluster
+
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -18,11 +18,11 @@ from typing import Any
 
 import click
 import pytest
+from helpers import codes, envelope
 
 from evidence_tool.cli.main import cli as tht_group
 from evidence_tool.errors import CODES
 from evidence_tool.unit import parse, render
-from evidence_tool.unit.schemas import load_schema
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
@@ -108,25 +108,6 @@ def write(path: Path, text: str | bytes) -> Path:
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
-def envelope(result: Any) -> dict[str, Any]:
-    """The one JSON object on stdout, checked against schemas/cli/envelope.schema.json."""
-    import jsonschema
-
-    assert result.stdout.endswith("\n") and result.stdout.count("\n") == 1, (
-        f"stdout must hold exactly one JSON line: {result.stdout!r}"
-    )
-    value = json.loads(result.stdout)
-    schema = load_schema("cli/envelope.schema.json")
-    problems = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(value)]
-    assert not problems, f"envelope does not match its schema: {problems}"
-    assert value["ok"] is (result.exit_code == 0)
-    return value
-
-
-def codes(value: dict[str, Any]) -> list[str]:
-    return [e["code"] for e in value["errors"]]
 
 
 # -- tht evidence validate ---------------------------------------------------------

@@ -13,7 +13,10 @@ its info string:
   ``fixtures/workspace``; exit 0 unless preceded by ``<!-- exit: N -->``;
   the blocks of ``quickstart.md`` run together, in order, in an empty folder;
 - ``json``: parses; ``<!-- schema: cli/envelope -->`` validates it against
-  ``schemas/cli/envelope.schema.json``.
+  ``schemas/cli/envelope.schema.json``;
+- ``python`` in ``api.md``: run by a fresh interpreter in a fresh copy of
+  ``fixtures/workspace`` (the current folder); exit 0.  Other pages' Python
+  blocks need a service (an HTTP embedder) and are only shown.
 
 ``docs/errors.md`` must match ``evidence_tool.errors.CODES`` section by
 section, and every registered ``tht`` command must have help and be
@@ -237,6 +240,34 @@ def test_shell_example_runs(ex: Example, tmp_path: Path) -> None:
         assert code.group(1) in proc.stdout + proc.stderr, (
             f"{ex}: the example does not produce {code.group(1)}{report}"
         )
+
+
+# docs/api.md is a host's code: each block runs in its own interpreter, as a host would.
+API = "api.md"
+PYTHON = [e for e in _of("python") if e.doc == API]
+
+
+def test_the_api_page_has_its_examples() -> None:
+    assert len(PYTHON) >= 5, [str(e) for e in PYTHON]
+
+
+@pytest.mark.parametrize("ex", PYTHON, ids=_ids(PYTHON))
+def test_python_example_runs(ex: Example, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURE_WORKSPACE, ws, ignore=shutil.ignore_patterns(".evidence-cache"))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-c", ex.text],
+        cwd=ws,
+        env=_shell_env(tmp),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    report = f"\n--- script\n{ex.text}--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
+    assert proc.returncode == 0, f"{ex}: exit {proc.returncode}{report}"
 
 
 def test_readme_links_the_quickstart_first() -> None:

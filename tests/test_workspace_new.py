@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_runner import CliResult
+from helpers import run_tht
 
 from evidence_tool.unit import parse_unit
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.workspace.descriptor import load_workspace_descriptor
 
-BIN = Path(sys.executable).parent / "tht"
 Cli = Callable[[list[str]], CliResult]
 
 
@@ -35,13 +33,6 @@ def tree(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
-
-
-def run_tht(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "THT_INSTALLATION"}
-    return subprocess.run(
-        [str(BIN), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
 
 
 @pytest.mark.parametrize(

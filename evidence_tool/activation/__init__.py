@@ -1,5 +1,34 @@
-"""Activation backends and the runtime reader (SPEC.md 8)."""
+"""Activation backends and the runtime reader (SPEC.md 8).
 
-from evidence_tool.activation.backends import backend_for
+``open_active_corpus`` is what retrieval may see; ``backend_for`` builds the
+configured backend, a ``Backend`` (``protocol.py`` says what a new one needs).
+Names are loaded on first use, so that a command that only activates does not
+load the reader (start-up time, docs/performance.md).
+"""
 
-__all__ = ["backend_for"]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.backends import backend_for
+    from evidence_tool.activation.protocol import Backend, IndexBackend
+    from evidence_tool.activation.reader import Corpus, open_active_corpus
+
+__all__ = ["Backend", "Corpus", "IndexBackend", "backend_for", "open_active_corpus"]
+
+_HOME = {
+    "Backend": "protocol",
+    "Corpus": "reader",
+    "IndexBackend": "protocol",
+    "backend_for": "backends",
+    "open_active_corpus": "reader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)

@@ -10,16 +10,15 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Callable
 from typing import Any
 
 from evidence_tool import fsio
-from evidence_tool.activation.cache import ensure_cache, write_jsonl
+from evidence_tool.activation.cache import write_jsonl
+from evidence_tool.activation.protocol import Backend
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import ActivationError, DescriptorError
+from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
-
-Activate = Callable[[Snapshot], None]
 
 
 class CommandBackend:
@@ -108,8 +107,8 @@ def effective_activation(settings: dict[str, Any], layout: Layout) -> dict[str, 
     return out
 
 
-def backend_for(settings: dict[str, Any], layout: Layout) -> Activate | None:
-    """The activation callable for the installation's ``evidence.activation`` settings."""
+def backend_for(settings: dict[str, Any], layout: Layout) -> Backend | None:
+    """The backend for the installation's ``evidence.activation`` settings (None: ``none``)."""
     settings = effective_activation(settings, layout)
     kind = settings["kind"]
     if kind == "none":

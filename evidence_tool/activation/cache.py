@@ -1,4 +1,6 @@
-"""``<workspace-root>/.evidence-cache/``: derived data, git-ignored by its own .gitignore."""
+"""JSON Lines files in the derived cache (the corpus handed to a ``command`` backend).
+
+The cache folder itself (and its .gitignore) belongs to ``workspace.cachedir``."""
 
 from __future__ import annotations
 
@@ -8,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool import fsio
-from evidence_tool.workspace.cachedir import ensure_cache
 
-__all__ = ["ensure_cache", "jsonl_bytes", "write_jsonl"]
+__all__ = ["jsonl_bytes", "write_jsonl"]
 
 
 def jsonl_bytes(records: Iterable[dict[str, Any]]) -> bytes:

@@ -26,7 +26,6 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
-from evidence_tool.activation.cache import ensure_cache
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.errors import (
     ActivationError,
@@ -35,6 +34,7 @@ from evidence_tool.errors import (
     NotReadyError,
     UsageError,
 )
+from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"

@@ -57,6 +57,7 @@ class Derivation:
     prev_revision: str | None = None
     prev_json: PreviousJson | None = None
     fresh: list[dict[str, Any]] = field(default_factory=list)  # unit entries built anew
+    blobs: dict[str, bytes] = field(default_factory=dict)  # sha256 -> bytes (the catalog's)
     _bytes: bytes | None = None
     _revision: str | None = None
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_tool.errors import Warning_
+from evidence_tool.errors import EvidenceWarning
 from evidence_tool.unit import Unit, canonical_json, parse_unit, sha256_hex
 from evidence_tool.workspace.scan import CuratedFile
 
@@ -23,7 +23,7 @@ class IdChange:
     path: str  # the new unit's file
     same_path: bool  # else: same content apart from the id
 
-    def warning(self, *, recorded: bool) -> Warning_:
+    def warning(self, *, recorded: bool) -> EvidenceWarning:
         why = "same file" if self.same_path else "same content apart from the id"
         head = f"the id changed from '{self.old}' to '{self.new}' ({why})?"
         if recorded:
@@ -40,7 +40,7 @@ class IdChange:
                 f"To keep '{self.old}', write 'id: {self.old}' in {self.path} again; to "
                 "change the id, consolidate"
             )
-        return Warning_(f"{head} {advice}", self.path, None, "W122")
+        return EvidenceWarning(f"{head} {advice}", self.path, None, "W122")
 
 
 def _without_id(unit: Unit) -> str:

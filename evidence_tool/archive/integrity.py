@@ -85,6 +85,14 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
                             rel(archive.objects.path_for(source["blob"])),
                         )
                     )
+            catalog = snap.manifest.get("catalog") or {}
+            if catalog.get("fingerprint") and catalog["fingerprint"] not in present:
+                problems.append(
+                    _e(
+                        f"snapshot {name[:12]}… names a missing catalog fingerprint object",
+                        rel(archive.objects.path_for(catalog["fingerprint"])),
+                    )
+                )
 
     try:
         state = read_state(layout.state)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool import __version__, fsio
 from evidence_tool.archive import eventlog, unitrecords
@@ -27,9 +27,9 @@ from evidence_tool.errors import (
     AvailabilityError,
     ConflictError,
     EvidenceError,
+    EvidenceWarning,
     IntegrityError,
     InvalidFilesError,
-    Warning_,
     refuse_warnings,
 )
 from evidence_tool.unit import Unit
@@ -39,10 +39,26 @@ from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
 from evidence_tool.workspace.statcache import StatCache
 
+if TYPE_CHECKING:
+    from evidence_tool.archive.edits import ArchiveEditor, WorkingUnit
+    from evidence_tool.unit import Unit
+
 Activate = Callable[[Snapshot], None]
+# What the catalog step checked against: the manifest's "catalog" entry (naming the
+# fingerprint object by its sha256) and that object's bytes.
+CatalogRecord = tuple[dict[str, Any], bytes]
 # Who encoded the last manifest and mirror: another version may encode them otherwise.
 _ENCODER = f"evidence-tool-{__version__}"
 _YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
+
+
+def _compared(prev: dict[str, Any], catalog: CatalogRecord | None) -> dict[str, Any]:
+    """The previous manifest as a new one is compared with it.  A run without the catalog
+    step checked nothing: the same units keep the snapshot they have, fingerprint
+    included (a changed unit gets a snapshot that records none)."""
+    if catalog is not None or "catalog" not in prev:
+        return prev
+    return {k: v for k, v in prev.items() if k != "catalog"}
 
 
 def unfinished_snapshots(layout: Layout) -> list[Path]:
@@ -89,8 +105,8 @@ def write_failed(
 
 @dataclass
 class ConsolidateResult:
-    # unchanged | reindexed | activated | pending_activation | initialized, and for a dry
-    # run: would_activate | would_stay_pending
+    # initialize: initialized | already_initialized; consolidate: unchanged | reindexed |
+    # activated | pending_activation, and for a dry run: would_activate | would_stay_pending
     status: str
     revision: str
     previous: str | None
@@ -100,8 +116,10 @@ class ConsolidateResult:
     activation_error: str | None = None
     closed_review_items: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[Any] = field(default_factory=list)
+    catalog: dict[str, Any] | None = None  # the catalog step's summary, when it ran
 
     def to_json(self) -> dict[str, Any]:
+        extra = {"catalog": self.catalog} if self.catalog is not None else {}
         return {
             "status": self.status,
             "revision": self.revision,
@@ -111,6 +129,7 @@ class ConsolidateResult:
             "dry_run": self.dry_run,
             "activation_error": self.activation_error,
             "closed_review_items": self.closed_review_items,
+            **extra,
         }
 
 
@@ -136,6 +155,7 @@ class LocalEvidenceArchive:
         return load_snapshot(self.layout.snapshots, self.objects, revision)
 
     def active_snapshot(self) -> Snapshot | None:
+        """The snapshot retrieval reads (None before the first activation); no lock taken."""
         active = self.state().active
         return self.snapshot(active) if active else None
 
@@ -282,24 +302,56 @@ class LocalEvidenceArchive:
         dry_run: bool = False,
         *,
         warnings_as_errors: bool = False,
-        extra_warnings: Sequence[Warning_] = (),
+        extra_warnings: Sequence[EvidenceWarning] = (),
+        catalog: CatalogRecord | None = None,
     ) -> ConsolidateResult:
         """Validate, derive provenance, snapshot, then activate (SPEC.md 5, steps 1-5).
 
         A dry run follows the same path, takes no lock and writes nothing.
         ``warnings_as_errors`` refuses the files' coded warnings, and ``extra_warnings``
         (found by a layer above, e.g. W151), as E190 before any write.
+        ``catalog``: the catalog step ran; the snapshot records what it checked against.
         """
         refuse = list(extra_warnings) if warnings_as_errors else None
         with gcpause.paused():
             if dry_run:  # activate is only asked what a real run would do, never called
-                return self._consolidate(actor, activate, dry_run=True, refuse=refuse)
+                return self._consolidate(
+                    actor, activate, dry_run=True, refuse=refuse, catalog=catalog
+                )
             with self.locked("consolidate"):
-                return self._consolidate(actor, activate, dry_run=False, refuse=refuse)
+                return self._consolidate(
+                    actor, activate, dry_run=False, refuse=refuse, catalog=catalog
+                )
 
     def consolidate_locked(self, actor: str, activate: Activate | None) -> ConsolidateResult:
         """Consolidate while the caller already holds the lock (decide, restore)."""
         return self._consolidate(actor, activate, dry_run=False)
+
+    # -- revision-checked edits (SPEC.md 5): the ArchiveEditor does the work ------
+    def get(self, unit_id: str) -> WorkingUnit:
+        """The unit as its file holds it now, with the ``file_hash`` to pass to save/remove."""
+        return self._editor().get(unit_id)
+
+    def save(self, unit: Unit, expected_file_hash: str | None, actor: str) -> WorkingUnit:
+        """Write ``unit`` canonically if its file still has ``expected_file_hash`` (None: a
+        new unit), else E301; the next consolidate records it."""
+        return self._editor().save(unit, expected_file_hash, actor)
+
+    def remove(self, unit_id: str, expected_file_hash: str, actor: str) -> None:
+        """Delete the unit's file if it still has ``expected_file_hash`` (else E301); the next
+        consolidate records the deletion and reserves the id."""
+        self._editor().remove(unit_id, expected_file_hash, actor)
+
+    def restore(
+        self, unit_id: str, actor: str, activate: Activate | None = None
+    ) -> ConsolidateResult:
+        """Bring a deleted unit back from its last snapshot, then consolidate."""
+        return self._editor().restore(unit_id, actor, activate)
+
+    def _editor(self) -> ArchiveEditor:
+        from evidence_tool.archive.edits import ArchiveEditor  # it builds on this class
+
+        return ArchiveEditor(self)
 
     def _valid_files(self, stat_cache: StatCache | None = None) -> ValidationReport:
         report = scan_curated(self.layout, stat_cache=stat_cache, progress=self.progress)
@@ -313,7 +365,8 @@ class LocalEvidenceArchive:
         activate: Activate | None,
         *,
         dry_run: bool,
-        refuse: list[Warning_] | None = None,
+        refuse: list[EvidenceWarning] | None = None,
+        catalog: CatalogRecord | None = None,
     ) -> ConsolidateResult:
         """``refuse``: None, or warnings found above to refuse with the files' (E190)."""
         state = self.state()
@@ -341,7 +394,10 @@ class LocalEvidenceArchive:
         if not dry_run:
             cache.save()  # derived data: only what changed since the last scan is recorded
         # An equal manifest has the same canonical bytes: skip serializing and hashing it.
-        same = prev is not None and d.manifest == prev.manifest
+        if catalog is not None:  # a changed warehouse is then a new snapshot
+            d.manifest["catalog"] = catalog[0]
+            d.blobs[str(catalog[0]["fingerprint"])] = catalog[1]
+        same = prev is not None and d.manifest == _compared(prev.manifest, catalog)
         revision = state.newest if same and state.newest else d.revision
         result = ConsolidateResult(
             "unchanged",
@@ -519,6 +575,7 @@ class LocalEvidenceArchive:
         # before manifests), so k changed units cost k checks and k writes.
         wanted = {e["file_hash"] for e in d.fresh}
         wanted |= {digest for _, digest in d.source_blobs.values()}
+        wanted |= set(d.blobs)
         missing = {digest for digest in wanted if not self.objects.has(digest)}
         batch = []
         for f in report.files if missing else ():
@@ -534,7 +591,7 @@ class LocalEvidenceArchive:
                     )
                 missing.discard(f.file_hash)
                 batch.append((self.objects.path_for(f.file_hash), f.data))
-        for data, digest in d.source_blobs.values():
+        for data, digest in [*d.source_blobs.values(), *((b, h) for h, b in d.blobs.items())]:
             if digest in missing:
                 missing.discard(digest)
                 batch.append((self.objects.path_for(digest), data))

@@ -273,6 +273,8 @@ def render_local_manifest(
     """``local-manifest.yaml``: the manifest plus its revision, sorted by id, for Git review."""
     head = dump({"format": FORMAT, "revision": revision})
     tail = {key: _ordered(manifest.get(key, [])) for key in ("suppressed_sources", "sources")}
+    if "catalog" in manifest:  # what the catalog step checked against (catalog.md)
+        tail["catalog"] = _ordered(manifest["catalog"])
     header = (
         "# Derived by evidence-tool from snapshot " + revision + ".\n"
         "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"
@@ -295,6 +297,8 @@ def render_local_manifest_generic(manifest: dict[str, Any], revision: str) -> by
     doc = {"format": FORMAT, "revision": revision}
     for key in ("units", "deletions", "suppressed_sources", "sources"):
         doc[key] = _ordered(manifest.get(key, []))
+    if "catalog" in manifest:
+        doc["catalog"] = _ordered(manifest["catalog"])
     header = (
         "# Derived by evidence-tool from snapshot " + revision + ".\n"
         "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evidence_tool.archive.manifest import load_local_manifest, render_local_manifest
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import Warning_
+from evidence_tool.errors import EvidenceWarning
 
 CURRENT, MISSING, STALE, EDITED = "current", "missing", "stale", "edited"
 SHOWN = 12  # difference lines in a message; the rest is counted
@@ -49,11 +49,11 @@ class MirrorCheck:
             f"{newest[:12]}…): {shown}"
         )
 
-    def warning(self, newest: str, written: str, rel: str, *, dry_run: bool) -> Warning_:
+    def warning(self, newest: str, written: str, rel: str, *, dry_run: bool) -> EvidenceWarning:
         """W701: the file is written again from snapshot ``written``."""
         done = "would be written" if dry_run else "was written"
         discarded = " (the edit above is discarded)" if self.status == EDITED else ""
-        return Warning_(
+        return EvidenceWarning(
             f"{self.explain(newest)}; it {done} again from snapshot {written[:12]}…{discarded}; "
             "record changes with the tht commands, never in this file",
             rel,

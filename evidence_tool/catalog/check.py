@@ -11,10 +11,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from evidence_tool.catalog.locate import Position, UnitPositions, locate
 from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
@@ -24,12 +25,28 @@ from evidence_tool.unit import FIELDS, EnumPayload, FormulaPayload, MappingPaylo
 _PREFIX = "SELECT "
 
 
+class Use(NamedTuple):
+    """A name of the unit as the catalog resolved it: what drift looks for."""
+
+    schema: str
+    relation: str
+    column: str | None  # None: the relation itself (or a whole-row reference)
+    formula: bool  # named by the formula (its SQL or its Columns field)
+    pos: Position  # where the name is written in the unit file
+
+
 @dataclass
 class _Finder:
     catalog: Catalog
     unit: Unit
     path: str
     where: UnitPositions
+    uses: list[Use] | None = None
+    formula: bool = False  # the names being resolved belong to the formula
+
+    def used(self, rel: Relation, column: str | None, pos: Position) -> None:
+        if self.uses is not None:
+            self.uses.append(Use(rel.schema, rel.name, column, self.formula, pos))
 
     def finding(self, code: str, message: str, pos: Position) -> Diagnostic:
         return Diagnostic(code, message, self.path, pos[0], pos[1], self.unit.id)
@@ -43,6 +60,8 @@ class _Finder:
         schema, name = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
         rel = self.catalog.relation(schema, name)
         if rel is not None:
+            if column is None:
+                self.used(rel, None, pos)
             return rel, None
         near = self.catalog.near_relations(schema, name)
         if column is not None:  # a relation that holds the column is the better guess
@@ -66,7 +85,9 @@ class _Finder:
         rel, problem = self.table(table_text, what, pos, column=text)
         if rel is None:
             return None, problem
-        if rel.column(parts[-1], fold_case=self.catalog.fold_case) is not None:
+        found = rel.column(parts[-1], fold_case=self.catalog.fold_case)
+        if found is not None:
+            self.used(rel, found.name, pos)
             return rel, None
         return rel, self.finding(
             "E181",
@@ -84,11 +105,15 @@ def _did_you_mean(near: list[str]) -> str:
 class UnitCheck:
     findings: list[Diagnostic]
     names: int  # table names, column names and formula references resolved
+    tables: tuple[Relation, ...] = ()  # the unit's own tables, as the catalog holds them
 
 
-def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> UnitCheck:
-    """Every catalog finding about one valid unit, pointing at the name as written."""
-    f = _Finder(catalog, unit, path, locate(text, unit.kind, unit.language))
+def check_unit(
+    catalog: Catalog, unit: Unit, text: str, path: str, uses: list[Use] | None = None
+) -> UnitCheck:
+    """Every catalog finding about one valid unit, pointing at the name as written;
+    ``uses`` collects the relations and columns its names resolved to."""
+    f = _Finder(catalog, unit, path, _located(text, unit.kind, unit.language), uses)
     out: list[Diagnostic] = []
     tables: dict[tuple[str, str], Relation] = {}
     names = 0
@@ -113,6 +138,7 @@ def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> UnitCheck:
         for t in payload.tables:
             keep(f.table(t, f"## {heading['tables']}", f.where.value("tables", t)))
     if isinstance(payload, MappingPayload | FormulaPayload):
+        f.formula = isinstance(payload, FormulaPayload)
         for c in payload.columns:
             keep(f.column(c, f"## {heading['columns']}", f.where.value("columns", c)))
     if isinstance(payload, EnumPayload):
@@ -125,7 +151,14 @@ def check_unit(catalog: Catalog, unit: Unit, text: str, path: str) -> UnitCheck:
         refs, problems = _formula_refs(f, payload.sql, list(tables.values()))
         names += refs
         out.extend(problems)
-    return UnitCheck(out, names)
+    return UnitCheck(out, names, tuple(tables.values()))
+
+
+@functools.lru_cache(maxsize=8)
+def _located(text: str, kind: str, language: str) -> UnitPositions:
+    """Positions, remembered for the few units just checked: drift checks each unit a
+    second time, against the recorded catalog, right after the first (read-only use)."""
+    return locate(text, kind, language)
 
 
 def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
@@ -158,7 +191,7 @@ def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, li
     out: list[Diagnostic] = []
     refs = sorted(_column_refs(sql), key=lambda r: r[1])
     for names, offset in refs:
-        pos = _sql_position(f.where, sql, offset)
+        pos = sql_position(f.where, sql, offset)
         written = ".".join(quote_ident(n) for n in names)
         problem = _resolve_ref(f, names, written, tables, pos)
         if problem is not None:
@@ -175,8 +208,11 @@ def _resolve_ref(
     if len(names) == 1:
         having = [r for r in tables if r.column(column, fold_case=fold) is not None]
         if len(having) == 1:
+            f.used(having[0], _name(having[0], column, fold), pos)
             return None
-        if not having and any(_eq(r.name, column, fold) for r in tables):
+        whole = [r for r in tables if _eq(r.name, column, fold)]
+        if not having and whole:
+            f.used(whole[0], None, pos)
             return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
         if len(having) > 1:
             return f.finding(
@@ -237,14 +273,20 @@ def _resolve_ref(
             + _did_you_mean(rel.near_columns(column)),
             pos,
         )
+    f.used(rel, _name(rel, column, fold), pos)
     return None
+
+
+def _name(rel: Relation, column: str, fold: bool) -> str:
+    found = rel.column(column, fold_case=fold)
+    return found.name if found is not None else column
 
 
 def _eq(a: str, b: str, fold: bool) -> bool:
     return a.lower() == b.lower() if fold else a == b
 
 
-def _sql_position(where: UnitPositions, sql: str, offset: int) -> Position:
+def sql_position(where: UnitPositions, sql: str, offset: int) -> Position:
     if where.sql_line is None:
         return where.headings.get("sql"), 1
     line = sql.count("\n", 0, offset)

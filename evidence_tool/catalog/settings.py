@@ -9,7 +9,7 @@ from pathlib import Path
 from evidence_tool.catalog.ddl import read_ddl
 from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.sqlite_reader import read_sqlite
-from evidence_tool.errors import AvailabilityError, Diagnostic, UsageError
+from evidence_tool.errors import Diagnostic, UsageError
 from evidence_tool.workspace.descriptor import Installation
 
 KINDS = ("ddl", "sqlite", "postgres")
@@ -49,8 +49,9 @@ def catalog_settings(
     chosen = kind or section.get("kind")
     if chosen is None:
         raise UsageError(
-            "no catalog to check against: pass --catalog ddl|sqlite (with --ddl PATH or "
-            "--sqlite PATH), or set evidence.catalog.kind in the installation descriptor"
+            "no catalog to check against: pass --catalog ddl|sqlite|postgres (with --ddl PATH, "
+            "--sqlite PATH, or the DSN in THT_CATALOG_DSN), or set evidence.catalog.kind in the "
+            "installation descriptor"
         )
     for option, values, kind_of in (("--ddl", ddl, "ddl"), ("--sqlite", sqlite, "sqlite")):
         if values and chosen != kind_of:
@@ -82,11 +83,9 @@ def _descriptor_paths(installation: Installation, paths: list[str], kind: str) -
 def open_catalog(settings: CatalogSettings) -> tuple[Catalog, list[Diagnostic]]:
     """Read the catalog; findings about the catalog's own files (E185) come back too."""
     if settings.kind == "postgres":
-        raise AvailabilityError(
-            "checking against a live PostgreSQL is not in this version of evidence-tool; "
-            "check against the warehouse's DDL files (--catalog ddl --ddl PATH) instead",
-            code="E187",
-        )
+        from evidence_tool.catalog.postgres import read_postgres
+
+        return read_postgres(settings.dsn_env, settings.search_path), []
     if settings.kind == "sqlite":
         return read_sqlite(list(settings.paths), settings.search_path), []
     return read_ddl(list(settings.paths), settings.search_path)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from pathlib import Path
 from urllib.parse import quote
 
+from evidence_tool.catalog import values
 from evidence_tool.catalog.model import Catalog, Column, Relation
+from evidence_tool.catalog.values import SAMPLE_LIMIT, Sampled, ValueSample
 from evidence_tool.errors import AvailabilityError
 
 _SCHEMA_PREFIX = re.compile(r"^([A-Za-z_][A-Za-z0-9_$]*)=(.+)$", re.S)
@@ -49,16 +52,20 @@ def read_sqlite(paths: list[str], search_path: tuple[str, ...] = ("main",)) -> C
     return Catalog("sqlite", tuple(relations), path_order, fold_case=True, sources=tuple(paths))
 
 
-def _read_one(schema: str, path: Path) -> list[Relation]:
+def _connect(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise AvailabilityError(
             f"the SQLite database {path} does not exist", code="E186", path=str(path)
         )
     # mode=ro: never create, never write, even a journal; immutable is not claimed.
     try:
-        con = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise _unreadable(path, exc) from None
+
+
+def _read_one(schema: str, path: Path) -> list[Relation]:
+    con = _connect(path)
     try:
         rows = con.execute(
             "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
@@ -82,3 +89,47 @@ def _unreadable(path: Path, exc: Exception) -> AvailabilityError:
         code="E186",
         path=str(path),
     )
+
+
+def sample_sqlite(paths: list[str], samples: list[ValueSample]) -> list[Sampled]:
+    """Check 5 on SQLite: each column's most frequent values and its documented ones,
+    one bounded query each, stopped by a progress handler after ``SAMPLE_TIMEOUT_S``."""
+    files = dict(split_mapping(p) for p in paths)
+    out: list[Sampled] = []
+    cons: dict[str, sqlite3.Connection] = {}
+    try:
+        for s in samples:
+            schema = s.relation.schema
+            if schema not in cons:
+                cons[schema] = _connect(Path(files[schema]))
+            out.append(_sample_one(cons[schema], s))
+    finally:
+        for con in cons.values():
+            con.close()
+    return out
+
+
+def _sample_one(con: sqlite3.Connection, s: ValueSample) -> Sampled:
+    col = _quote(s.column)
+    marks = ", ".join("?" for _ in s.documented) or "NULL"
+    query = (
+        f"SELECT v, n FROM (SELECT CAST({col} AS TEXT) AS v, count(*) AS n, "
+        f"row_number() OVER (ORDER BY count(*) DESC, CAST({col} AS TEXT)) AS r "
+        f"FROM {_quote(s.relation.name)} WHERE {col} IS NOT NULL GROUP BY 1) "
+        f"WHERE r <= ? OR v IN ({marks})"
+    )
+    deadline = time.monotonic() + values.SAMPLE_TIMEOUT_S
+    con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    try:
+        rows = con.execute(query, (SAMPLE_LIMIT, *s.documented)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if time.monotonic() > deadline:
+            return Sampled(None, f"the query ran past its {values.SAMPLE_TIMEOUT_S:.0f} s limit")
+        return Sampled(None, f"SQLite refused the query: {exc}")
+    finally:
+        con.set_progress_handler(None, 0)
+    return Sampled({str(v): int(n) for v, n in rows if v is not None})
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -15,7 +15,7 @@ from evidence_tool.cli.options import (
     workspace_options,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
-from evidence_tool.cli.workspace_cmds import wevidence
+from evidence_tool.cli.workspace_cmds import workspace_evidence
 
 actor_option = click.option(
     "--actor", help="Who does this (default: installation actor, THT_ACTOR, OS user)."
@@ -73,7 +73,7 @@ def register(
     fn = _command(name, body)
     for deco in reversed(decorators):
         fn = deco(fn)
-    (group or wevidence).command(name.split()[-1])(fn)
+    (group or workspace_evidence).command(name.split()[-1])(fn)
 
 
 def _consolidate_report(result: Any) -> Report:
@@ -88,6 +88,10 @@ def _consolidate_report(result: Any) -> Report:
             more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
             lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
+    if data.get("catalog"):
+        from evidence_tool.catalog.step import summary_line
+
+        lines.append(summary_line(data["catalog"]))
     if data["dry_run"]:
         lines.append("dry run: nothing written; run it without --dry-run to record this revision")
     errors = []
@@ -128,6 +132,8 @@ def status_body(s: Any) -> Report:
         lines.append(f"interrupted operations: {len(data['journal'])} (see 'recover')")
     for uid, items in data["review_items"].items():
         lines.append(f"review items on {uid}: {len(items)}")
+    for uid, items in data["catalog"]["review_items"].items():
+        lines += [f"catalog review item on {uid}: {i['code']} {i['message']}" for i in items]
     git = data["git"]
     lines += _git_lines(git)
     found = data["warnings"] + data["id_changes"] + git["warnings"]
@@ -135,9 +141,11 @@ def status_body(s: Any) -> Report:
 
 
 def _warnings(found: list[dict[str, Any]]) -> list[Any]:
-    from evidence_tool.errors import Warning_
+    from evidence_tool.errors import EvidenceWarning
 
-    return [Warning_(w["message"], w.get("path"), w.get("line"), w.get("code")) for w in found]
+    return [
+        EvidenceWarning(w["message"], w.get("path"), w.get("line"), w.get("code")) for w in found
+    ]
 
 
 def _git_lines(git: dict[str, Any], shown: int = 10) -> list[str]:
@@ -207,7 +215,7 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
         # Only --strict reads the unit files, so without it there are no warnings to refuse.
         raise UsageError("--warnings-as-errors needs --strict")
     if strict:
-        from evidence_tool.errors import Warning_
+        from evidence_tool.errors import EvidenceWarning
         from evidence_tool.gitflow import verify_strict
 
         rep = verify_strict(s.archive)
@@ -217,11 +225,18 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
             "problems": len(problems),
             "notes": rep.notes,
         }
-        warnings = [*rep.warnings, *(Warning_(note) for note in rep.notes)]
+        warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
         if warnings_as_errors:
             from evidence_tool.errors import with_warnings_refused
 
             problems, warnings = with_warnings_refused(problems, warnings)
+            result["problems"] = len(problems)
+        step = s.catalog_step()  # the opt-in catalog step (evidence.catalog)
+        if step is not None:
+            from evidence_tool.catalog.step import merged
+
+            problems, warnings = merged(step, problems, warnings, warnings_as_errors)
+            result["catalog"] = step.summary()
             result["problems"] = len(problems)
     else:
         problems, counts = verify(s.archive)
@@ -415,7 +430,7 @@ register(
 )
 
 
-@wevidence.group("review")
+@workspace_evidence.group("review")
 def review() -> None:
     """Review items that block consolidation."""
 

@@ -1,6 +1,10 @@
-"""``tht workspace evidence check``: units against the warehouse catalog (SPEC.md 13)."""
+"""``tht workspace evidence check`` and ``catalog diff``: units against the warehouse
+catalog (SPEC.md 13), and what changed in it since the active snapshot."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -11,31 +15,51 @@ from evidence_tool.cli.options import (
     workspace_options,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
-from evidence_tool.cli.workspace_cmds import wevidence
+from evidence_tool.cli.workspace_cmds import workspace_evidence
 
 
-@wevidence.command("check")
-@click.option(
-    "--catalog",
-    "kind",
-    type=click.Choice(["postgres", "ddl", "sqlite"]),
-    help="Where the warehouse's tables come from (default: the installation's "
-    "evidence.catalog.kind). postgres is not in this version.",
-)
-@click.option(
-    "--ddl",
-    multiple=True,
-    help="A DDL file or a folder of *.sql, read in order (repeatable).",
-)
-@click.option(
-    "--sqlite",
-    multiple=True,
-    help="An SQLite database, read-only; SCHEMA=PATH names its schema (default main). Repeatable.",
-)
+def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--catalog / --ddl / --sqlite: which warehouse catalog to read."""
+    fn = click.option(
+        "--sqlite",
+        multiple=True,
+        help="An SQLite database, read-only; SCHEMA=PATH names its schema (default main). "
+        "Repeatable.",
+    )(fn)
+    fn = click.option(
+        "--ddl",
+        multiple=True,
+        help="A DDL file or a folder of *.sql, read in order (repeatable).",
+    )(fn)
+    return click.option(
+        "--catalog",
+        "kind",
+        type=click.Choice(["postgres", "ddl", "sqlite"]),
+        help="Where the warehouse's tables come from (default: the installation's "
+        "evidence.catalog.kind). postgres reads the DSN from THT_CATALOG_DSN (or the "
+        "variable evidence.catalog.dsn_env names).",
+    )(fn)
+
+
+def _drift_errors(run: Any) -> list[Any]:
+    """The drift review items (E191) as findings on their units."""
+    from evidence_tool.errors import Diagnostic
+
+    items = run.drift.items if run.drift else {}
+    return [
+        Diagnostic(i["code"], i["message"], i["path"], i.get("line"), i.get("column"), uid)
+        for uid in sorted(items)
+        for i in items[uid]
+    ]
+
+
+@workspace_evidence.command("check")
+@catalog_options
 @click.option(
     "--sample-values",
     is_flag=True,
-    help="Compare enum values with the column's stored values (not in this version).",
+    help="Compare each enum unit's values with the values its column stores "
+    "(postgres and sqlite catalogs).",
 )
 @workspace_options
 @format_options
@@ -54,15 +78,18 @@ def check_cmd(
     """Check every unit's tables and columns against the warehouse catalog.
 
     applies_to tables and columns, the Tables/Columns/Column fields, and every
-    column reference of a formula's SQL must exist (with a 'did you mean').
+    column reference of a formula's SQL must exist (with a 'did you mean'). Against
+    PostgreSQL each formula is also type-checked (its type is reported).
+    Drift since the active snapshot's catalog raises review items (E191).
     Exit 0 when clean, 1 with findings, 6 when the catalog cannot be read.
     """
     fmt = resolve_format(output_format, as_json)
     ctx = Context(fmt == "json", "workspace evidence check", format=fmt)
 
     def body() -> Report:
-        from evidence_tool.catalog import catalog_settings, check_workspace
-        from evidence_tool.errors import AvailabilityError
+        from evidence_tool.catalog import catalog_settings
+        from evidence_tool.catalog.review import run_catalog
+        from evidence_tool.errors import Diagnostic
         from evidence_tool.workspace.descriptor import load_installation
 
         # The workspace first, as every workspace command: outside one the answer is E603.
@@ -70,21 +97,96 @@ def check_cmd(
         ctx.workspace = str(root)
         installation = load_installation((cctx.find_root().obj or {}).get("installation"))
         settings = catalog_settings(installation, kind=kind, ddl=ddl, sqlite=sqlite)
-        if sample_values:
-            raise AvailabilityError(
-                "--sample-values is not in this version of evidence-tool; run the check without it",
-                code="E187",
-            )
-        checked = check_workspace(root, settings, StderrProgress.for_terminal(min_total=300))
-        cat = checked.catalog
+        done = run_catalog(
+            root,
+            settings,
+            StderrProgress.for_terminal(min_total=300),
+            sample_values=sample_values,
+        )
+        checked, cat = done.check, done.check.catalog
+        drift = _drift_errors(done)
+        result = {**checked.summary(), "drift": done.drift.to_json() if done.drift else None}
+        text = [
+            f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
+            f"({cat.kind}), {len(checked.errors)} finding(s)",
+            *(f"{t.path}: formula type {t.type}" for t in checked.types if t.type),
+        ]
+        if drift:
+            text.append(f"{len(drift)} drift review item(s): see 'catalog diff'")
         return Report(
-            result=checked.summary(),
-            errors=checked.errors,
-            warnings=checked.warnings,
-            text=[
-                f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
-                f"({cat.kind}), {len(checked.errors)} finding(s)"
-            ],
+            result=result,
+            errors=sorted([*checked.errors, *drift], key=Diagnostic.sort_key),
+            warnings=[*checked.warnings, *done.warnings],
+            text=text,
         )
 
     run(ctx, body)
+
+
+@workspace_evidence.group("catalog")
+def catalog_group() -> None:
+    """The warehouse catalog the units were checked against."""
+
+
+@catalog_group.command("diff")
+@catalog_options
+@workspace_options
+@format_options
+@click.pass_context
+def diff_cmd(
+    cctx: click.Context,
+    kind: str | None,
+    ddl: tuple[str, ...],
+    sqlite: tuple[str, ...],
+    workspace_root: str | None,
+    workspace_id: str | None,
+    output_format: str | None,
+    as_json: bool,
+) -> None:
+    """What changed in the warehouse since the active snapshot's catalog.
+
+    Relations and columns added or dropped and type changes, each with the units
+    whose names it touches; a dropped relation or column a unit names, and a type
+    change under a formula, is a review item on the unit (E191), shown by status
+    and the review page until the unit is fixed or the change is gone.
+    Exit 0 when no change touches a unit, 1 with review items, 2 when the active
+    snapshot records no catalog, 6 when the catalog cannot be read.
+    """
+    fmt = resolve_format(output_format, as_json)
+    ctx = Context(fmt == "json", "workspace evidence catalog diff", format=fmt)
+
+    def body() -> Report:
+        from evidence_tool.catalog import catalog_settings
+        from evidence_tool.catalog.review import run_catalog
+        from evidence_tool.errors import NotReadyError
+        from evidence_tool.workspace.descriptor import load_installation
+
+        root = resolve_root(cctx, workspace_root, workspace_id)
+        ctx.workspace = str(root)
+        installation = load_installation((cctx.find_root().obj or {}).get("installation"))
+        settings = catalog_settings(installation, kind=kind, ddl=ddl, sqlite=sqlite)
+        done = run_catalog(root, settings, StderrProgress.for_terminal(min_total=300))
+        if done.drift is None:
+            raise NotReadyError(done.note or "nothing to compare the catalog with")
+        data = done.drift.to_json()
+        return Report(
+            result=data, errors=_drift_errors(done), warnings=done.warnings, text=diff_lines(data)
+        )
+
+    run(ctx, body)
+
+
+def diff_lines(data: dict[str, Any]) -> list[str]:
+    """One line per change, with the units it touches."""
+    from evidence_tool.catalog.drift import Change
+
+    lines = [f"catalog {data['recorded'][:12]} (active snapshot) -> {data['current'][:12]} (now)"]
+    lines += [f"  {s}" for s in data["settings"]]
+    for c in data["changes"]:
+        fields = {k: c.get(k) for k in ("column", "old", "new", "renamed_to")}
+        described = Change(c["change"], c["relation"], **fields).describe()
+        touched = f"; touches {', '.join(c['units'])}" if c["units"] else ""
+        lines.append(f"  {described}{touched}")
+    if not data["changes"] and not data["settings"]:
+        lines.append("  no change")
+    return lines

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__
-from evidence_tool.errors import CODES, Diagnostic, Warning_
+from evidence_tool.errors import CODES, Diagnostic, EvidenceWarning
 
 RENDERERS = ("github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -33,7 +33,7 @@ SRCROOT = "%SRCROOT%"
 def render(
     fmt: str,
     errors: Sequence[Diagnostic],
-    warnings: Sequence[Warning_],
+    warnings: Sequence[EvidenceWarning],
     *,
     workspace: str | None,
     exit_code: int,
@@ -76,7 +76,7 @@ def workflow_command(kind: str, message: str, **properties: Any) -> str:
 
 
 def github(
-    errors: Sequence[Diagnostic], warnings: Sequence[Warning_], workspace: str | None
+    errors: Sequence[Diagnostic], warnings: Sequence[EvidenceWarning], workspace: str | None
 ) -> str:
     lines = []
     for d in errors:
@@ -174,7 +174,7 @@ def _result(
 
 def sarif(
     errors: Sequence[Diagnostic],
-    warnings: Sequence[Warning_],
+    warnings: Sequence[EvidenceWarning],
     workspace: str | None,
     exit_code: int,
 ) -> dict[str, Any]:

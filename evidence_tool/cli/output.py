@@ -19,7 +19,7 @@ class Report:
 
     result: dict[str, Any] | None = None
     errors: list[E.Diagnostic] = field(default_factory=list)
-    warnings: list[E.Warning_] = field(default_factory=list)
+    warnings: list[E.EvidenceWarning] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     exit_code: int | None = None
 

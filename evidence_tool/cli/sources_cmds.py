@@ -8,7 +8,7 @@ import click
 
 from evidence_tool.cli.archive_cmds import actor_option, register, wait_option
 from evidence_tool.cli.output import Report, StderrProgress
-from evidence_tool.cli.workspace_cmds import wevidence
+from evidence_tool.cli.workspace_cmds import workspace_evidence
 
 
 def _short(h: str | None) -> str:
@@ -71,7 +71,7 @@ def decide_body(
     return Report(result=data, errors=errors, text=lines)
 
 
-@wevidence.group("sources")
+@workspace_evidence.group("sources")
 def sources_group() -> None:
     """The source registry: identities, status, citing units, retraction."""
 
@@ -93,7 +93,7 @@ def list_body(s: Any) -> Report:
 def show_body(s: Any, source_id: str) -> Report:
     """One source: identity, hashes, pending comparison, citing units, retraction warning."""
     from evidence_tool.cli.reporters import scalar
-    from evidence_tool.errors import Warning_
+    from evidence_tool.errors import EvidenceWarning
 
     r = s.sources_show(source_id)
     lines = [f"{k}: {scalar(r[k])}" for k in ("source_id", "locator", "kind", "status", "title")]
@@ -114,7 +114,7 @@ def show_body(s: Any, source_id: str) -> Report:
             for i in comp["review_items"]
         ]
     # Printed on stderr as "warning: ..." (and in --json "warnings"), never dropped.
-    warnings = [Warning_(w, code="source-retracted") for w in r["warnings"]]
+    warnings = [EvidenceWarning(w, code="source-retracted") for w in r["warnings"]]
     return Report(result=r, warnings=warnings, text=lines)
 
 

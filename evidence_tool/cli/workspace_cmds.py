@@ -69,11 +69,11 @@ def new_cmd(
 
 
 @workspace.group("evidence")
-def wevidence() -> None:
+def workspace_evidence() -> None:
     """The workspace's curated evidence and its local archive."""
 
 
-@wevidence.command("validate")
+@workspace_evidence.command("validate")
 @workspace_options
 @warnings_as_errors_option
 @format_options
@@ -91,11 +91,24 @@ def validate_cmd(
     ctx = Context(fmt == "json", "workspace evidence validate", format=fmt)
 
     def body() -> Report:
+        from evidence_tool.catalog.step import catalog_step, merged, summary_line
         from evidence_tool.workspace import validate_workspace
+        from evidence_tool.workspace.descriptor import load_installation
 
         root = resolve_root(cctx, workspace_root, workspace_id)
         ctx.workspace = str(root)
-        scanned = validate_workspace(root, StderrProgress.for_terminal(min_total=300))
-        return scan_report(scanned, warnings_as_errors, "unit file(s)")
+        progress = StderrProgress.for_terminal(min_total=300)
+        scanned = validate_workspace(root, progress)
+        report = scan_report(scanned, warnings_as_errors, "unit file(s)")
+        installation = load_installation((cctx.find_root().obj or {}).get("installation"))
+        step = catalog_step(root, installation, progress)  # opt-in: evidence.catalog
+        if step is not None:
+            report.errors, report.warnings = merged(
+                step, report.errors, report.warnings, warnings_as_errors
+            )
+            assert report.result is not None
+            report.result["catalog"] = step.summary()
+            report.text.append(summary_line(step.summary()))
+        return report
 
     run(ctx, body)

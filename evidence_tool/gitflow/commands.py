@@ -16,9 +16,9 @@ from typing import Any
 
 from evidence_tool.archive.diffing import diff
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import AvailabilityError, EvidenceError
+from evidence_tool.errors import EvidenceError
 from evidence_tool.gitflow import roles
-from evidence_tool.gitflow.repository import Unavailable, open_repo
+from evidence_tool.gitflow.repository import Unavailable, not_a_worktree, open_repo
 from evidence_tool.workspace.descriptor import load_workspace_descriptor
 
 STEPS = ("status", "diff", "add", "commit", "push")
@@ -48,9 +48,7 @@ def git_commands(archive: LocalEvidenceArchive) -> dict[str, Any]:
     """
     with open_repo(archive.layout.root) as repo:
         if isinstance(repo, Unavailable):
-            raise AvailabilityError(
-                f"{repo.reason}: git-commands needs a Git checkout", code="E602"
-            )
+            raise not_a_worktree(repo, archive.layout.root, "git-commands needs a Git checkout")
         top, paths = str(repo.top), [repo.to_repo(p) for p in roles.COMMITTED]
     state = archive.state()
     message = commit_message(_workspace_id(archive), state.active, state.pending)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evidence_tool.errors import AvailabilityError
+
 _ENV = {"GIT_OPTIONAL_LOCKS": "0"}
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 
@@ -202,6 +204,10 @@ def open_repo(root: str | os.PathLike[str]) -> Iterator[EvidenceRepo | Unavailab
         if repo.bare or repo.working_tree_dir is None:
             yield Unavailable(f"{root} is inside a bare Git repository")
             return
+        git_dir = os.path.realpath(repo.git_dir)
+        if _inside(real, git_dir):
+            yield Unavailable(f"{root} is inside the Git folder {git_dir}, not its worktree")
+            return
         top = Path(os.path.realpath(repo.working_tree_dir))
         prefix = Path(os.path.relpath(real, top)).as_posix()
         if prefix == ".." or prefix.startswith("../"):
@@ -210,3 +216,21 @@ def open_repo(root: str | os.PathLike[str]) -> Iterator[EvidenceRepo | Unavailab
         yield EvidenceRepo(repo, top, "" if prefix == "." else prefix)
     finally:
         repo.close()
+
+
+def require_worktree(root: str | os.PathLike[str], why: str) -> None:
+    """Raise E602 (exit 6) unless ``root`` lies in the worktree of a non-bare repository
+    and Git is available; ``why`` says what needs the worktree and how to get one."""
+    with open_repo(root) as repo:
+        if isinstance(repo, Unavailable):
+            raise not_a_worktree(repo, root, why)
+
+
+def not_a_worktree(repo: Unavailable, root: str | os.PathLike[str], why: str) -> AvailabilityError:
+    """E602 for a command that cannot run without the worktree (``why`` says which, and
+    how to get one)."""
+    return AvailabilityError(f"{repo.reason}; {why}", code="E602", path=str(root))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -21,7 +21,7 @@ from evidence_tool.archive.diffing import compare
 from evidence_tool.archive.integrity import verify
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.objects import HEX64
-from evidence_tool.errors import Diagnostic, EvidenceError, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.gitflow import roles
 from evidence_tool.gitflow.repository import EvidenceRepo, Unavailable, open_repo
 from evidence_tool.workspace.scan import ValidationReport
@@ -39,7 +39,7 @@ class StrictReport:
     problems: list[Diagnostic]
     checked: dict[str, Any]
     notes: list[str] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)  # the unit files' own (W111...)
+    warnings: list[EvidenceWarning] = field(default_factory=list)  # the unit files' own (W111...)
 
 
 def _e(

@@ -2,7 +2,8 @@
 
 ``migrate`` converts a workspace and initializes its archive baseline;
 ``consolidate`` is the consolidation entry point that migrates a legacy
-workspace first.  Layer: above archive, below gitflow and cli.
+workspace first.  Layer: above archive, beside sources and activation, below cli;
+it uses gitflow's worktree check (the one sibling edge, see pyproject.toml).
 """
 
 from evidence_tool.migrate.consolidate import consolidate

@@ -7,8 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.errors import EvidenceError, Warning_
+from evidence_tool.archive.local import (
+    Activate,
+    CatalogRecord,
+    ConsolidateResult,
+    LocalEvidenceArchive,
+)
+from evidence_tool.errors import EvidenceError, EvidenceWarning
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
 from evidence_tool.migrate.run import MigrationResult, migrate
 
@@ -29,7 +34,7 @@ def _with_migration(result: ConsolidateResult, migration: MigrationResult) -> Co
     return MigratedConsolidateResult(**base, migration=migration.to_json())
 
 
-def _note(migration: MigrationResult) -> Warning_:
+def _note(migration: MigrationResult) -> EvidenceWarning:
     n = len(migration.plan.units) if migration.plan else 0
     if migration.dry_run:
         text = (
@@ -38,7 +43,7 @@ def _note(migration: MigrationResult) -> Warning_:
         )
     else:
         text = f"converted {n} legacy unit(s) to v4 first and removed {LEGACY_MANIFEST}"
-    return Warning_(text, LEGACY_MANIFEST, None, "W160")
+    return EvidenceWarning(text, LEGACY_MANIFEST, None, "W160")
 
 
 def consolidate(
@@ -48,13 +53,15 @@ def consolidate(
     dry_run: bool = False,
     *,
     warnings_as_errors: bool = False,
-    extra_warnings: Sequence[Warning_] = (),
+    extra_warnings: Sequence[EvidenceWarning] = (),
+    catalog: CatalogRecord | None = None,
 ) -> ConsolidateResult:
     """Consolidate; while ``evidence/manifest.yaml`` exists, migrate the workspace first."""
     root = archive.layout.root
     strict: dict[str, Any] = {
         "warnings_as_errors": warnings_as_errors,
         "extra_warnings": extra_warnings,
+        "catalog": catalog,
     }
     if not has_legacy_manifest(root):
         return archive.consolidate(actor, activate, dry_run, **strict)

@@ -18,9 +18,9 @@ from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import (
     ConflictError,
     Diagnostic,
+    EvidenceWarning,
     IntegrityError,
     InvalidFilesError,
-    Warning_,
 )
 from evidence_tool.migrate.convert import Converted, convert
 from evidence_tool.migrate.legacy import read_unit
@@ -62,7 +62,7 @@ class Plan:
     sources: list[tuple[AcquiredSource, str]]
     removals: list[str]  # legacy unit files still present, then the legacy manifest
     carried: dict[str, Any]
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
 
 
 class Planner:
@@ -195,7 +195,7 @@ class Planner:
             )
         return UNCHANGED
 
-    def _unlisted(self, manifest: LegacyManifest) -> list[Warning_]:
+    def _unlisted(self, manifest: LegacyManifest) -> list[EvidenceWarning]:
         listed = {u.path for u in manifest.units}
         top = self.layout.resolve_inside(UNITS_DIR)
         out = []
@@ -205,7 +205,7 @@ class Planner:
                 rel = self.layout.rel(os.path.join(folder, name))
                 if rel not in listed:
                     out.append(
-                        Warning_(
+                        EvidenceWarning(
                             "not listed in the legacy manifest, so not a legacy unit: "
                             "left in place",
                             rel,

@@ -26,12 +26,17 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import AvailabilityError, Warning_
+from evidence_tool.errors import AvailabilityError, EvidenceWarning
 from evidence_tool.migrate.plan import WRITE, Plan, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
-from evidence_tool.migrate.worktree import require_worktree
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.locate import require_workspace
+
+# Migration removes the legacy files: it runs only where Git holds what it removes.
+_WHY_GIT = (
+    "migration removes the legacy files, so it runs only where Git keeps the pre-migration "
+    "state ('git init' or clone, commit the legacy tree, then migrate)"
+)
 
 
 @dataclass
@@ -43,7 +48,7 @@ class MigrationResult:
     removed: list[str] = field(default_factory=list)
 
     @property
-    def warnings(self) -> list[Warning_]:
+    def warnings(self) -> list[EvidenceWarning]:
         return list(self.plan.warnings) if self.plan else []
 
     def to_json(self) -> dict[str, Any]:
@@ -104,7 +109,9 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
         raise AvailabilityError(
             f"the workspace root {layout.root} does not exist", code="E603", path=str(root)
         )
-    require_worktree(layout.root)
+    from evidence_tool.gitflow.repository import require_worktree  # only when migrating
+
+    require_worktree(layout.root, _WHY_GIT)
     # Not a workspace: "nothing to migrate" (exit 0) would pass a job in the wrong checkout.
     require_workspace(layout.root)
     if not has_legacy_manifest(layout.root):

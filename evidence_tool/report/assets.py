@@ -44,6 +44,9 @@ th { background: var(--bg); }
 .badge.added, .badge.new { background: var(--ok); }
 .badge.modified, .badge.changed { background: var(--warn); }
 .badge.deleted, .badge.error, .badge.review, .badge.retired { background: var(--bad); }
+.catalog-status { font-weight: 600; }
+.catalog-status.findings { color: #a00; }
+.catalog-status.not-checked { color: #666; }
 form.filters { position: sticky; top: 0; z-index: 2; background: #fff; padding: .6rem 0;
   border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
 form.filters label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); }

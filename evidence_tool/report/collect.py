@@ -17,7 +17,8 @@ from evidence_tool.archive import queries
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import Diagnostic, EvidenceError, Warning_
+from evidence_tool.catalog.review import read_record
+from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.sources import list_sources, missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
@@ -52,6 +53,8 @@ class UnitView:
     review_items: list[dict[str, Any]]
     warnings: list[str]
     has_errors: bool = False  # the file has findings (layout, duplicate id) besides parsing
+    # From the last catalog run: status clean | findings | not checked, codes, review items.
+    catalog: dict[str, Any] = field(default_factory=lambda: {"status": "not checked"})
 
 
 @dataclass
@@ -77,7 +80,7 @@ class ReportData:
     base_label: str  # active | pending | none
     units: list[UnitView]
     errors: list[Diagnostic]
-    warnings: list[Warning_]
+    warnings: list[EvidenceWarning]
     changes: dict[str, list[str]]
     old_texts: dict[str, str]  # modified or deleted id -> the base revision's Markdown
     journal: list[dict[str, Any]]
@@ -85,6 +88,7 @@ class ReportData:
     sources: list[dict[str, Any]]
     git: dict[str, Any]
     sources_by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+    catalog: dict[str, Any] = field(default_factory=dict)  # the last catalog run's record
 
 
 def decide_commands(installation: str | None, root: str, sid: str, revision: str) -> dict[str, str]:
@@ -248,6 +252,8 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         card = cards.get(w.path)
         if card is not None:
             card.warnings.append(f"{w.code}: {w.message}")
+    catalog = read_record(archive.layout)  # never a warehouse connection
+    _catalog_status(catalog, view, units)
     comparisons = []
     for s in sources:
         # From the one registry read above: a refresh may replace sources.json meanwhile.
@@ -274,4 +280,28 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         sources=sources,
         git=_git(archive),
         sources_by_id={s["source_id"]: s for s in sources},
+        catalog=catalog,
     )
+
+
+def _catalog_status(record: dict[str, Any], view: ArchiveView, cards: list[UnitView]) -> None:
+    """Each card's catalog status as the last run left it.  A unit edited since (another
+    content hash) or not valid then was not checked in its present form."""
+    checked = record.get("units") or {}
+    items = record.get("review_items") or {}
+    for card in cards:
+        uid = card.unit.id
+        f = view.files.get(uid)
+        seen = checked.get(uid)
+        if card.status == "deleted" or f is None or not seen:
+            continue
+        if seen.get("content_hash") != f.content_hash:
+            card.catalog = {"status": "not checked", "note": "edited since the last check"}
+            continue
+        mine = list(items.get(uid, []))
+        codes = sorted({*seen.get("codes", []), *(i.get("code") for i in mine)})
+        card.catalog = {
+            "status": "findings" if codes else "clean",
+            "codes": codes,
+            "review_items": mine,
+        }

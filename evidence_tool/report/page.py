@@ -188,6 +188,52 @@ def git_section(data: ReportData) -> str:
     )
 
 
+def catalog_section(data: ReportData) -> str:
+    """The last catalog run (check, catalog diff, or a command's catalog step): when, the
+    catalog, and the drift since the active snapshot's catalog, each change with the
+    units it touches.  Read from the run's record: the page never connects anywhere."""
+    head = '<section class="part" id="catalog"><h2>Warehouse catalog</h2>'
+    rec = data.catalog
+    if not rec:
+        return head + (
+            '<p class="note">No catalog check yet: run <code>tht workspace evidence check</code> '
+            "or <code>tht workspace evidence catalog diff</code> (see catalog.md).</p></section>"
+        )
+    cat = rec.get("catalog") or {}
+    facts = [
+        ("checked at", escape(str(rec.get("checked_at")))),
+        (
+            "catalog",
+            f"{escape(str(cat.get('kind')))}, {escape(str(cat.get('relations')))} relation(s)",
+        ),
+        ("fingerprint", _code(cat.get("fingerprint"))),
+        ("compared with", _code(rec.get("base")) if rec.get("base") else "—"),
+    ]
+    out = head + '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
+    out += "</dl>"
+    if rec.get("note"):
+        out += f'<p class="note">{escape(str(rec["note"]))}</p>'
+    drift = rec.get("drift")
+    if drift:
+        rows = "".join(
+            f"<tr><td>{escape(str(c['change']).replace('_', ' '))}</td>"
+            f"<td><code>{escape(str(c['relation']))}</code></td>"
+            f"<td>{_code(c['column']) if c.get('column') else '—'}</td>"
+            f"<td>{escape(' → '.join(str(c[k]) for k in ('old', 'new') if c.get(k)))}"
+            f"{' renamed to ' + _code(c['renamed_to']) if c.get('renamed_to') else ''}</td>"
+            f"<td>{', '.join(_unit_link(u) for u in c.get('units', [])) or '—'}</td></tr>"
+            for c in drift.get("changes", [])
+        )
+        out += (
+            "<h3>Drift since the active snapshot</h3><table><thead><tr><th>change</th>"
+            "<th>relation</th><th>column</th><th>type</th><th>units touched</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+            if rows
+            else '<p class="note">No drift: the warehouse is as the active snapshot was checked.</p>'
+        )
+    return out + "</section>"
+
+
 def render_page(data: ReportData, nonce: str) -> str:
     """The whole self-contained HTML document."""
     title = f"Evidence review — {data.workspace_name}"
@@ -200,6 +246,7 @@ def render_page(data: ReportData, nonce: str) -> str:
             ("comparisons", f"Comparisons ({len(data.comparisons)})"),
             ("sources", "Sources"),
             ("git", "Git"),
+            ("catalog", "Catalog"),
             ("units", f"Units ({len(data.units)})"),
         )
     )
@@ -219,6 +266,7 @@ def render_page(data: ReportData, nonce: str) -> str:
         + comparisons_section(data)
         + sources_section(data)
         + git_section(data)
+        + catalog_section(data)
         + units_section(data)
         + f'</main><script nonce="{nonce}">{SCRIPT}</script></body></html>\n'
     )

@@ -120,6 +120,16 @@ def review_items_html(items: list[dict[str, Any]]) -> str:
     )
 
 
+def catalog_status_html(card: UnitView) -> str:
+    """The unit's catalog status from the last check (clean / findings / not checked)."""
+    cat = card.catalog
+    status = str(cat.get("status", "not checked"))
+    css = status.replace(" ", "-")
+    codes = " ".join(f"<code>{escape(str(c))}</code>" for c in cat.get("codes", []))
+    note = f' <span class="muted">({escape(str(cat["note"]))})</span>' if cat.get("note") else ""
+    return f'<span class="catalog-status {css}">{escape(status)}</span> {codes}{note}'.rstrip()
+
+
 def unit_card(data: ReportData, card: UnitView) -> str:
     unit, meta = card.unit, card.unit.metadata
     applies = meta.applies_to
@@ -145,11 +155,13 @@ def unit_card(data: ReportData, card: UnitView) -> str:
         ("tables", _list(tables)),
         ("columns", _list(applies.columns if applies else ())),
         ("provenance", provenance_summary(data, card.provenance)),
+        ("catalog", catalog_status_html(card)),
     ]
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
     return (
         f'<article class="unit" {attr_html}><header>{badges}<code>{escape(unit.id)}</code>'
         f"</header>{warnings}{review_items_html(card.review_items)}"
+        f"{review_items_html(card.catalog.get('review_items', []))}"
         f'<div class="unit-grid"><div><dl class="meta">{dl}</dl>'
         f"<details><summary>Provenance in full</summary>{provenance_html(data, card.provenance)}"
         f"</details></div>{markdown_block(card.text, frontmatter=False)}</div></article>"

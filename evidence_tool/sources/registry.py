@@ -13,7 +13,7 @@ from typing import Any
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import UnknownNameError, UsageError, Warning_
+from evidence_tool.errors import EvidenceWarning, UnknownNameError, UsageError
 from evidence_tool.sources import store
 from evidence_tool.sources.compare import ArchiveView
 
@@ -131,7 +131,7 @@ def missing_warnings(
     archive: LocalEvidenceArchive,
     view: ArchiveView | None = None,
     registry: dict[str, Any] | None = None,
-) -> list[Warning_]:
+) -> list[EvidenceWarning]:
     """W151 for each live unit whose declaration or lineage cites a source the last
     refresh did not find: nothing is retired for it, so the operator must choose."""
     registry = registry if registry is not None else store.read(archive.layout)
@@ -149,7 +149,7 @@ def missing_warnings(
                 f"{since}: restore the document and run 'tht workspace evidence refresh', or "
                 f"retire the unit: delete {path} and run 'tht workspace evidence consolidate'"
             )
-            out.append(Warning_(message, path, None, MISSING))
+            out.append(EvidenceWarning(message, path, None, MISSING))
     return sorted(out, key=lambda w: (w.path or "", w.message))
 
 

@@ -15,7 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from evidence_tool.errors import Diagnostic, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
@@ -80,7 +80,7 @@ class BodyResult:
     title: str | None = None
     values: dict[str, Any] = field(default_factory=dict)
     errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
 
 
 # An ATX heading drops a closing run of '#' (after a blank, or the whole text).
@@ -129,7 +129,7 @@ class _BodyParser:
         self.out.errors.append(Diagnostic(code, message, line=file_line, column=column))
 
     def warn(self, message: str, line: int) -> None:
-        self.out.warnings.append(Warning_(message, line=self.file_line(line), code="W111"))
+        self.out.warnings.append(EvidenceWarning(message, line=self.file_line(line), code="W111"))
 
     def file_line(self, line: int) -> int:
         return self.offset + line + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.errors import Diagnostic, InvalidFilesError, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceWarning, InvalidFilesError
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.body import parse_body
 from evidence_tool.unit.identifiers import ID_RE, LANGUAGE_RE
@@ -26,7 +26,7 @@ MAX_BYTES = 256 * 1024
 class ParseResult:
     unit: Unit | None
     errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
     unit_id: str | None = None
     # File line of each top-level metadata key, for findings about a key (E108, E120).
     key_lines: dict[str, int] = field(default_factory=dict)
@@ -186,7 +186,7 @@ def _finish(result: ParseResult, path: str | None) -> ParseResult:
     result.errors = sorted(
         (d.with_path(path, result.unit_id) for d in result.errors), key=Diagnostic.sort_key
     )
-    result.warnings = [Warning_(w.message, path, w.line, w.code) for w in result.warnings]
+    result.warnings = [EvidenceWarning(w.message, path, w.line, w.code) for w in result.warnings]
     if result.errors:
         result.unit = None
     return result

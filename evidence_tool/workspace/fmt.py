@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from evidence_tool import fsio
-from evidence_tool.errors import Diagnostic, Warning_
+from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import render
 from evidence_tool.workspace.scan import validate_paths
 
@@ -17,7 +17,7 @@ class FormatReport:
     checked: int = 0
     changed: list[str] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
 
 
 def format_paths(paths: Iterable[str | os.PathLike[str]], *, check: bool) -> FormatReport:

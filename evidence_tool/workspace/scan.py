@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evidence_tool.errors import AvailabilityError, Diagnostic, Warning_
+from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
 from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace import statcache as sc
@@ -104,7 +104,7 @@ class CuratedFile:
 class ValidationReport:
     files: list[CuratedFile] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -491,7 +491,9 @@ def validate_paths(
                     d.with_path(str(base / d.path) if d.path else None) for d in sub.errors
                 )
                 report.warnings.extend(
-                    Warning_(w.message, str(base / w.path) if w.path else None, w.line, w.code)
+                    EvidenceWarning(
+                        w.message, str(base / w.path) if w.path else None, w.line, w.code
+                    )
                     for w in sub.warnings
                 )
                 continue

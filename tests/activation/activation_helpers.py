@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.unit.schemas import load_schema
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
 
@@ -195,25 +194,6 @@ def tokens(record: dict[str, Any], *, identifiers: bool = False) -> set[str]:
 
 
 # -- the CLI ---------------------------------------------------------------------------
-
-_ENVELOPE_SCHEMA = load_schema("cli/envelope.schema.json")
-
-
-def assert_envelope(stdout: str) -> dict[str, Any]:
-    """stdout is exactly one JSON line matching schemas/cli/envelope.schema.json."""
-    import jsonschema
-
-    lines = stdout.splitlines()
-    assert len(lines) == 1, f"expected one JSON line on stdout, got {len(lines)}: {stdout[:500]}"
-    value = json.loads(lines[0])
-    validator = jsonschema.validators.validator_for(_ENVELOPE_SCHEMA)(_ENVELOPE_SCHEMA)
-    problems = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(value)]
-    assert not problems, problems
-    return value  # type: ignore[no-any-return]
-
-
-def codes(envelope: dict[str, Any]) -> list[str]:
-    return [e["code"] for e in envelope["errors"]]
 
 
 def write_installation(path: Path, activation: dict[str, Any], **top: Any) -> Path:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from activation_helpers import ACTOR, Tht, assert_envelope
+from activation_helpers import ACTOR, Tht
+from helpers import envelope
 
 from evidence_tool import fsio
 
@@ -43,8 +44,7 @@ def tht(cli: Callable[[list[str]], Any], workspace: Path) -> Tht:
             argv.append("--json")
         result = cli(argv)
         if as_json:
-            envelope = assert_envelope(result.stdout)
-            assert envelope["ok"] == (result.exit_code == 0), envelope
+            envelope(result)
         return result
 
     return run

@@ -15,11 +15,11 @@ from activation_helpers import (
     Tht,
     add_word,
     alive,
-    codes,
     stage_document,
     state,
     write_installation,
 )
+from helpers import codes
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 

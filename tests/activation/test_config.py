@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from activation_helpers import Tht, codes, write_installation
+from activation_helpers import Tht, write_installation
+from helpers import codes
 
 from evidence_tool.workspace.redact import REDACTED, clean_url, redact
 

@@ -23,10 +23,10 @@ from activation_helpers import (
     Tht,
     add_word,
     cache_leftovers,
-    codes,
     state,
     write_installation,
 )
+from helpers import codes
 
 from evidence_tool import fsio
 from evidence_tool.activation import sqlite_index

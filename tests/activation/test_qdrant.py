@@ -23,7 +23,6 @@ from activation_helpers import (
     active_entries,
     active_records,
     add_word,
-    codes,
     stage_document,
     stage_retirement,
     state,
@@ -31,6 +30,7 @@ from activation_helpers import (
     unit_file,
     write_installation,
 )
+from helpers import codes
 
 from evidence_tool.activation.qdrant_index import VECTOR, QdrantBackend, point_id
 from evidence_tool.archive.local import LocalEvidenceArchive

@@ -16,9 +16,9 @@ from activation_helpers import (
     FORMULA_PATH,
     Tht,
     add_word,
-    codes,
     state,
 )
+from helpers import codes
 
 from evidence_tool.activation.reader import open_active_corpus
 from evidence_tool.archive.local import LocalEvidenceArchive

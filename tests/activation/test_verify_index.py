@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from activation_helpers import FORMULA, Tht, active_entries, codes, write_installation
+from activation_helpers import FORMULA, Tht, active_entries, write_installation
+from helpers import codes
 
 MISSING = "evidence:clinical:sdo"
 EXTRA = "evidence:ghost:never-curated"

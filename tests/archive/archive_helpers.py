@@ -180,30 +180,6 @@ def entry(root: Path, unit_id: str = UNIT) -> dict[str, Any]:
 # -- the CLI ---------------------------------------------------------------------------
 
 
-def _envelope_validator() -> Any:
-    import jsonschema
-
-    schema = json.loads((REPO / "schemas" / "cli" / "envelope.schema.json").read_text())
-    return jsonschema.validators.validator_for(schema)(schema)
-
-
-ENVELOPE = _envelope_validator()
-
-
-def assert_envelope(stdout: str) -> dict[str, Any]:
-    """stdout is exactly one JSON object (one line) that matches the CLI envelope schema."""
-    lines = stdout.splitlines()
-    assert len(lines) == 1, f"expected one JSON line on stdout, got {len(lines)}: {stdout[:500]}"
-    value = json.loads(lines[0])
-    problems = [f"{list(e.absolute_path)}: {e.message}" for e in ENVELOPE.iter_errors(value)]
-    assert not problems, problems
-    return value  # type: ignore[no-any-return]
-
-
-def codes(result: Any) -> list[str]:
-    return [e["code"] for e in result.json["errors"]]
-
-
 def write_installation(
     path: Path, *, command: list[str] | None = None, registry: Path | None = None
 ) -> Path:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from archive_helpers import ACTOR, WriteRecorder, assert_envelope, entry, stage_document
+from archive_helpers import ACTOR, WriteRecorder, entry, stage_document
+from helpers import envelope
 
 from evidence_tool import fsio
 from evidence_tool.archive.local import LocalEvidenceArchive
@@ -89,8 +90,7 @@ def tht(cli: Callable[[list[str]], Any]) -> Callable[..., Any]:
             argv.append("--json")
         result = cli(argv)
         if as_json:
-            envelope = assert_envelope(result.stdout)
-            assert envelope["ok"] == (result.exit_code == 0), envelope
+            envelope(result)
         return result
 
     return run

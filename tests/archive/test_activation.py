@@ -7,8 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from archive_helpers import PYTHON, UNIT, UNIT_PATH, codes, edit_visibly, retitle, tree
+from archive_helpers import PYTHON, UNIT, UNIT_PATH, edit_visibly, retitle, tree
 from archive_helpers import write_installation as installation_file
+from helpers import codes
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 

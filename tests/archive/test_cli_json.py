@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from archive_helpers import UNIT, UNIT_PATH, assert_envelope, retitle, stage_review_item
+from archive_helpers import UNIT, UNIT_PATH, retitle, stage_review_item
+from helpers import envelope
 
 COMMANDS = [
     ("init",),
@@ -66,7 +67,7 @@ def test_usage_errors_keep_the_json_promise(cli, consolidated: Path) -> None:
     ):
         result = cli(argv)
         assert result.exit_code == 2, argv
-        value = assert_envelope(result.stdout)
+        value = envelope(result)
         assert value["ok"] is False and value["errors"][0]["code"] == "E901"
 
 

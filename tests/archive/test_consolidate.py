@@ -11,13 +11,13 @@ from archive_helpers import (
     UNIT,
     UNIT_PATH,
     WriteRecorder,
-    codes,
     edit_visibly,
     entry,
     managed,
     retitle,
     tree,
 )
+from helpers import codes
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 

@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from archive_helpers import ACTOR, SOURCE_ID, UNIT, UNIT_PATH, codes, entry, managed
+from archive_helpers import ACTOR, SOURCE_ID, UNIT, UNIT_PATH, entry, managed
+from helpers import codes
 
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import LocalEvidenceArchive

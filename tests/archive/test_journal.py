@@ -6,7 +6,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from archive_helpers import UNIT, UNIT_PATH, codes, entry, managed
+from archive_helpers import UNIT, UNIT_PATH, entry, managed
+from helpers import codes
 
 from evidence_tool import fsio
 from evidence_tool.archive.edits import ArchiveEditor

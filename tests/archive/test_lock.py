@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from archive_helpers import PYTHON, codes, managed, retitle
+from archive_helpers import PYTHON, managed, retitle
+from helpers import codes
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 

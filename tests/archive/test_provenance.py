@@ -13,7 +13,6 @@ from archive_helpers import (
     SOURCE_TEXT,
     UNIT,
     UNIT_PATH,
-    codes,
     edit_visibly,
     entry,
     managed,
@@ -21,6 +20,7 @@ from archive_helpers import (
     stage_document,
     tree,
 )
+from helpers import codes
 
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import LocalEvidenceArchive

@@ -10,13 +10,13 @@ from archive_helpers import (
     SOURCE_ID,
     UNIT,
     UNIT_PATH,
-    codes,
     edit_visibly,
     retitle,
     stage_review_item,
     tree,
     write_installation,
 )
+from helpers import codes
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 

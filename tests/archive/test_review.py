@@ -8,13 +8,13 @@ import pytest
 from archive_helpers import (
     UNIT,
     UNIT_PATH,
-    codes,
     content_hash,
     edit_visibly,
     entry,
     managed,
     stage_review_item,
 )
+from helpers import codes
 
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import LocalEvidenceArchive

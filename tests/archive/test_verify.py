@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from archive_helpers import UNIT, UNIT_PATH, codes
+from archive_helpers import UNIT, UNIT_PATH
+from helpers import codes
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 

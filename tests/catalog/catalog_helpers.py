@@ -17,9 +17,16 @@ def warehouse_files() -> list[Path]:
     return files
 
 
+def data_files() -> list[Path]:
+    """The fixture warehouse's rows: loaded after every DDL file (INSERTs only)."""
+    files = sorted((WAREHOUSE / "data").glob("*.sql"))
+    assert len(files) >= 4, files
+    return files
+
+
 def build_sqlite(folder: Path, extra_sql: str = "") -> list[str]:
-    """The fixture warehouse loaded by SQLite itself, one database file per schema
-    (SQLite's ATTACH gives ``schema.table`` names); returns the --sqlite arguments."""
+    """The fixture warehouse and its rows loaded by SQLite itself, one database file per
+    schema (SQLite's ATTACH gives ``schema.table`` names); returns the --sqlite arguments."""
     folder.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(":memory:")
     try:
@@ -33,6 +40,8 @@ def build_sqlite(folder: Path, extra_sql: str = "") -> list[str]:
                 # A stored SQLite view may only name tables of its own file, unqualified.
                 sql = re.sub(r"\b(FROM|JOIN) \w+\.", r"\1 ", sql)
             con.executescript(sql)
+        for path in data_files():
+            con.executescript(path.read_text(encoding="utf-8"))
         if extra_sql:
             con.executescript(extra_sql)
         con.commit()

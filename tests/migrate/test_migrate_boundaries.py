@@ -3,7 +3,10 @@ the first consolidate of a legacy workspace."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,27 @@ def test_a_bare_repository_is_not_a_worktree(tmp_path: Path, cli: Callable[..., 
     subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "bare")], check=True)
     res = cli(["evidence", "migrate", str(tmp_path / "bare"), "--json"])
     assert res.exit_code == 6 and res.json["errors"][0]["code"] == "E602"
+
+
+def test_without_a_git_executable_migrate_refuses_with_e602(
+    legacy_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """gitpython refuses to import when no git executable is on PATH: migrate cannot
+    prove Git holds the legacy tree, so it refuses (E602, exit 6), never a traceback."""
+    root = legacy_repo("v2")  # a real worktree, made while git is still on PATH
+    before = tree_hashes(root.parent)
+    empty_bin = tmp_path / "no-git-here"
+    empty_bin.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_PYTHON")}
+    env["PATH"] = str(empty_bin)
+    argv = [sys.executable, "-m", "evidence_tool.cli.main", "evidence", "migrate", str(root)]
+    res = subprocess.run([*argv, "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 6, res.stderr
+    errors = json.loads(res.stdout)["errors"]
+    assert [e["code"] for e in errors] == ["E602"]
+    assert "Git is not available" in errors[0]["message"]
+    assert "pre-migration state" in errors[0]["message"]
+    assert tree_hashes(root.parent) == before
 
 
 def test_a_missing_root_is_unavailable(tmp_path: Path, cli: Callable[..., Any]) -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runner import CliResult, invoke
+from cli_runner import CliResult, invoke, tht
+from helpers import codes
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "workspace"
@@ -34,14 +35,6 @@ UNITS = [
 def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THT_ACTOR", "carla")
     monkeypatch.delenv("THT_INSTALLATION", raising=False)
-
-
-def tht(ws: Path, *args: str) -> CliResult:
-    return invoke(["workspace", "evidence", *args, "--workspace-root", str(ws), "--json"])
-
-
-def codes(result: CliResult) -> list[str]:
-    return [e["code"] for e in result.json["errors"]]
 
 
 def managed(ws: Path) -> dict[str, str]:

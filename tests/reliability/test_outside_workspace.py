@@ -9,20 +9,17 @@ nothing.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import pytest
+from helpers import run_tht
 
 from evidence_tool.cli.main import cli as tht_group
-
-BIN = Path(sys.executable).parent / "tht"
 
 
 @pytest.fixture(autouse=True)
@@ -38,19 +35,6 @@ def listing(root: Path) -> dict[str, bytes | None]:
         rel = path.relative_to(root).as_posix()
         found[rel] = path.read_bytes() if path.is_file() else None
     return found
-
-
-def run_tht(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "THT_INSTALLATION"}
-    return subprocess.run(
-        [str(BIN), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _workspace_commands(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import codes
 
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import LocalEvidenceArchive
@@ -45,10 +46,6 @@ def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
 def tht(cli: Callable[[list[str]], Any], ws: Path, *args: str, inst: Path | None = None) -> Any:
     pre = ["--installation", str(inst)] if inst else []
     return cli([*pre, "workspace", "evidence", *args, "--workspace-root", str(ws), "--json"])
-
-
-def codes(result: Any) -> list[str]:
-    return [e["code"] for e in result.json["errors"]]
 
 
 def outside_file(tmp_path: Path, text: str = "# outside\n") -> Path:

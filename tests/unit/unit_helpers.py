@@ -54,10 +54,6 @@ def unit_text(body: str, **meta: str) -> str:
 DOMAIN_BODY = "# Title\n\n## Rule\n\nCount only validated rows.\n"
 
 
-def codes(result: ParseResult) -> set[str]:
-    return {d.code for d in result.errors}
-
-
 def where(result: ParseResult) -> list[tuple[str, int | None, int | None]]:
     return [(d.code, d.line, d.column) for d in result.errors]
 

@@ -1,0 +1,226 @@
+"""One catalog run over a workspace (check + drift) and the record it leaves behind.
+
+Every run that reads the warehouse (``check``, ``catalog diff``, and the opt-in step
+of validate, verify --strict and consolidate) checks the units, compares the catalog
+with the active snapshot's recorded fingerprint, and replaces
+``.evidence-cache/catalog-review.json``: each unit's catalog status, the drift list and
+the drift review items (E191).  ``status`` and the review page read that record; they
+never connect to a warehouse.  The record is replaced as a whole, so an item clears at
+the next run once the unit no longer names what changed, or the change is gone.  It is
+machine-local (it says what this machine's warehouse looked like), like the page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.lock import ArchiveLock
+from evidence_tool.catalog.check import Use, check_unit
+from evidence_tool.catalog.drift import Drift, compare, touch
+from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
+from evidence_tool.catalog.model import Catalog
+from evidence_tool.catalog.settings import CatalogSettings
+from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
+from evidence_tool.errors import AvailabilityError, EvidenceWarning, IntegrityError, LockHeldError
+from evidence_tool.unit.hashing import canonical_json
+from evidence_tool.workspace.cachedir import ensure_cache
+from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.scan import CuratedFile, Progress
+
+STORE = "catalog-review.json"
+FORMAT = 1
+NO_FINGERPRINT = (
+    "the active snapshot records no catalog fingerprint: configure the catalog step "
+    "(evidence.catalog in the installation descriptor, passed with --installation) and "
+    "run 'tht workspace evidence consolidate'"
+)
+
+
+def store_path(layout: Layout) -> Path:
+    return layout.cache / STORE
+
+
+@dataclass
+class CatalogRun:
+    check: CatalogCheck
+    fingerprint: Fingerprint
+    base: str | None  # the active revision whose fingerprint was compared
+    drift: Drift | None
+    note: str | None  # why there is no drift to show
+    units: dict[str, dict[str, Any]]  # unit id -> path, content hash, finding codes
+    warnings: list[EvidenceWarning] = field(default_factory=list)  # about the run itself
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "checked_at": now(),
+            "catalog": self.fingerprint.record(),
+            "base": self.base,
+            "note": self.note,
+            "units": self.units,
+            "drift": self.drift.to_json() if self.drift else None,
+            "review_items": self.drift.items if self.drift else {},
+        }
+
+
+class _Resolving(Catalog):
+    """The recorded catalog for drift, which keeps only what names resolved to: no
+    "did you mean" search through every relation for findings nobody reads."""
+
+    def near_relations(self, schema: str | None, name: str) -> list[str]:
+        return []
+
+    def having_column(self, schema: str | None, column: str) -> list[str]:
+        return []
+
+
+def recorded_fingerprint(
+    archive: LocalEvidenceArchive,
+) -> tuple[str | None, Fingerprint | None]:
+    """(active revision, the fingerprint its snapshot records), either None if absent."""
+    snap = archive.active_snapshot()
+    if snap is None:
+        return None, None
+    entry = snap.manifest.get("catalog")
+    if not isinstance(entry, dict):
+        return snap.revision, None
+    digest = str(entry.get("fingerprint"))
+    try:
+        return snap.revision, parse_fingerprint(archive.objects.get(digest))
+    except (ValueError, KeyError) as exc:
+        raise IntegrityError(
+            f"snapshot {snap.revision[:12]}… names catalog fingerprint {digest[:12]}…, which "
+            f"cannot be read ({exc}); restore evidence/.local/objects/ from Git",
+            path=str(archive.objects.path_for(digest)) if len(digest) == 64 else None,
+        ) from None
+
+
+def run_catalog(
+    root: str | os.PathLike[str],
+    settings: CatalogSettings,
+    progress: Progress | None = None,
+    *,
+    record: bool = True,
+    sample_values: bool = False,
+) -> CatalogRun:
+    """Check every unit against the catalog, compare it with the active snapshot's
+    fingerprint, and (``record``) replace the workspace's catalog record."""
+    archive = LocalEvidenceArchive(root)
+    base, recorded = recorded_fingerprint(archive)
+    old_catalog = recorded.catalog(_Resolving) if recorded is not None else None
+    units: dict[str, dict[str, Any]] = {}
+    uses: dict[str, tuple[str, list[Use]]] = {}
+
+    def visit(f: CuratedFile, codes: list[str]) -> None:
+        unit = f.unit
+        assert unit is not None
+        units[unit.id] = {"path": f.rel, "content_hash": f.content_hash, "codes": codes}
+        if old_catalog is not None:
+            found: list[Use] = []
+            check_unit(old_catalog, unit, f.data.decode("utf-8"), f.rel, found)
+            uses[unit.id] = (f.rel, found)
+
+    checked = check_workspace(root, settings, progress, visit=visit, sample_values=sample_values)
+    current = Fingerprint.of(checked.catalog)
+    drift = None
+    note = None
+    if base is None:
+        note = (
+            "the archive has no active snapshot yet, so nothing to compare the catalog with: "
+            "configure the catalog step (evidence.catalog) and run "
+            "'tht workspace evidence consolidate'"
+        )
+    elif recorded is None:
+        note = NO_FINGERPRINT
+    else:
+        drift = compare(recorded, current)
+        at = now()
+        for uid in sorted(uses):
+            touch(drift, uid, uses[uid][0], uses[uid][1], at)
+    result = CatalogRun(checked, current, base, drift, note, units)
+    if record:
+        write_record(archive, result)
+    return result
+
+
+def write_record(archive: LocalEvidenceArchive, run: CatalogRun) -> None:
+    """Replace the record under the archive lock (a writer's sweep after a crash must not
+    take the temp file away); items raised before keep their time.  Only the lock: a
+    check neither replays nor settles another operation's journal.  A held lock, or a
+    record that cannot be replaced, leaves the last one in place and says so: the check
+    itself stands."""
+    layout = archive.layout
+    try:
+        with ArchiveLock(layout.lock, "catalog check"), fsio.transaction(layout.root):
+            _replace(layout, run)
+    except LockHeldError as exc:
+        _not_updated(run, f"{exc.message}; run the check again when that operation has finished")
+    except AvailabilityError as exc:  # the lock file cannot be written (E604)
+        if exc.code != "E604":
+            raise
+        _not_updated(run, exc.message)
+    except OSError as exc:  # a folder in its place, a full disk, a read-only checkout
+        _not_updated(run, f"writing {STORE} failed ({exc.strerror or type(exc).__name__})")
+
+
+def _not_updated(run: CatalogRun, why: str) -> None:
+    run.warnings.append(
+        EvidenceWarning(f"the catalog record (status, review page) was not updated: {why}")
+    )
+
+
+def _replace(layout: Layout, run: CatalogRun) -> None:
+    data = run.record()
+    before = read_record(layout).get("review_items", {})
+    for uid, items in data["review_items"].items():
+        old = {canonical_json(i["change"]): i for i in before.get(uid, [])}
+        for item in items:
+            kept = old.get(canonical_json(item["change"]))
+            if kept is not None:
+                item["raised_at"] = kept.get("raised_at", item["raised_at"])
+    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    fsio.write_atomic(ensure_cache(layout) / STORE, text.encode("utf-8"), durable=False)
+
+
+def read_record(layout: Layout) -> dict[str, Any]:
+    """The last run's record, or {} when no run left one (or it cannot be read: it is
+    rewritten by the next run, and a reader must not fail over a derived file)."""
+    path = store_path(layout)
+    try:
+        if path.is_symlink():  # planted: the record is only ever written as a file
+            return {}
+        value = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) and value.get("format") == FORMAT else {}
+
+
+def review_items(layout: Layout) -> dict[str, list[Any]]:
+    """The recorded drift review items, by unit id."""
+    items = read_record(layout).get("review_items") or {}
+    return {uid: list(v) for uid, v in items.items()} if isinstance(items, dict) else {}
+
+
+def catalog_status(layout: Layout) -> dict[str, Any]:
+    """What ``status`` says about the catalog: the last run's time, catalog, drift
+    review items by unit (from the record; nothing connects to a warehouse)."""
+    rec = read_record(layout)
+    if not rec:
+        return {"checked": False, "review_items": {}}
+    drift = rec.get("drift") or {}
+    return {
+        "checked": True,
+        "checked_at": rec.get("checked_at"),
+        "fingerprint": (rec.get("catalog") or {}).get("fingerprint"),
+        "base": rec.get("base"),
+        "note": rec.get("note"),
+        "changes": len(drift.get("changes", [])),
+        "review_items": review_items(layout),
+    }

@@ -1,0 +1,160 @@
+"""The catalog as an opt-in step of validate, verify --strict and consolidate.
+
+It runs when the installation descriptor has an ``evidence.catalog`` section.  Its
+findings (E180-E183, E185, E188, and drift E191) are reported as warnings that keep their code,
+and never block, unless the section says ``block: true``: then the check's findings
+are errors (validate and verify exit 1, consolidate refuses before writing anything).
+Drift review items never block: consolidating with the step records the catalog it
+was checked against, which is how an operator accepts a change (catalog.md).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidence_tool.archive.local import CatalogRecord, LocalEvidenceArchive
+from evidence_tool.catalog.drift import DRIFT_CODE, compare
+from evidence_tool.catalog.review import CatalogRun, recorded_fingerprint, run_catalog, write_record
+from evidence_tool.catalog.settings import CatalogSettings, catalog_settings
+from evidence_tool.errors import (
+    Diagnostic,
+    EvidenceError,
+    EvidenceWarning,
+    InvalidFilesError,
+    with_warnings_refused,
+)
+from evidence_tool.workspace.descriptor import Installation
+from evidence_tool.workspace.scan import Progress
+
+BLOCKED_CODE = "E192"
+
+
+def is_catalog_code(code: str) -> bool:
+    """The catalog's codes: E180-E192 (the check's findings, the catalog's own, drift)."""
+    return code.startswith("E18")
+
+
+@dataclass
+class StepOutcome:
+    settings: CatalogSettings
+    run: CatalogRun | None  # None: the catalog could not be read (and block is off)
+    errors: list[Diagnostic] = field(default_factory=list)  # blocking findings
+    warnings: list[EvidenceWarning] = field(default_factory=list)  # reported findings
+
+    def record(self) -> CatalogRecord | None:
+        """What the snapshot records: the fingerprint the units were checked against."""
+        if self.run is None:
+            return None
+        fp = self.run.fingerprint
+        return fp.record(), fp.data
+
+    def summary(self) -> dict[str, Any]:
+        run = self.run
+        out: dict[str, Any] = {"kind": self.settings.kind, "block": self.settings.block}
+        if run is None:
+            out["checked"] = False
+            return out
+        codes: dict[str, int] = {}
+        for d in self.findings():
+            codes[d.code] = codes.get(d.code, 0) + 1
+        out.update(
+            {
+                "checked": True,
+                "units_checked": run.check.units,
+                "findings": codes,
+                "fingerprint": run.fingerprint.digest,
+                "drift": run.drift.to_json() if run.drift else None,
+                "note": run.note,
+            }
+        )
+        return out
+
+    def findings(self) -> list[Diagnostic]:
+        return [*self.errors, *(_back(w) for w in self.warnings if w.code)]
+
+
+def _back(w: EvidenceWarning) -> Diagnostic:
+    return Diagnostic(str(w.code), w.message, w.path, w.line)
+
+
+def _warning(d: Diagnostic) -> EvidenceWarning:
+    return EvidenceWarning(d.message, d.path, d.line, d.code)
+
+
+def catalog_step(
+    root: str | os.PathLike[str], installation: Installation, progress: Progress | None = None
+) -> StepOutcome | None:
+    """Run the step if the installation configures it (None otherwise).  Nothing is
+    written here: ``finish`` records the run once the command did its work."""
+    if "catalog" not in installation.evidence:
+        return None
+    settings = catalog_settings(installation)
+    try:
+        run = run_catalog(root, settings, progress, record=False)
+    except EvidenceError as exc:
+        if settings.block or not is_catalog_code(exc.code):
+            raise
+        # The catalog cannot be read: the step reports it, and the command goes on.
+        return StepOutcome(settings, None, warnings=[_warning(d) for d in exc.diagnostics])
+    found = [d for d in run.check.errors if is_catalog_code(d.code)]
+    drift = [
+        Diagnostic(
+            DRIFT_CODE, item["message"], item["path"], item.get("line"), item.get("column"), uid
+        )
+        for uid, items in sorted((run.drift.items if run.drift else {}).items())
+        for item in items
+    ]
+    if settings.block:
+        return StepOutcome(settings, run, found, [_warning(d) for d in drift])
+    return StepOutcome(settings, run, [], [_warning(d) for d in [*found, *drift]])
+
+
+def finish(outcome: StepOutcome, archive: LocalEvidenceArchive) -> None:
+    """Record the run for status and the page.  After a consolidation that activated the
+    checked catalog, nothing has drifted from it any more."""
+    run = outcome.run
+    if run is None:
+        return
+    base, recorded = recorded_fingerprint(archive)
+    if base != run.base and recorded is not None and recorded.digest == run.fingerprint.digest:
+        run.base, run.note = base, None
+        run.drift = compare(recorded, run.fingerprint)
+    write_record(archive, run)
+    outcome.warnings += run.warnings
+
+
+def refuse_blocked(outcome: StepOutcome) -> None:
+    """``block: true`` with findings: consolidation refuses before any write."""
+    if outcome.errors:
+        message = (
+            f"the catalog step found {len(outcome.errors)} problem(s) and the installation's "
+            "evidence.catalog says block: true, so nothing was consolidated"
+        )
+        raise InvalidFilesError([Diagnostic(BLOCKED_CODE, message), *outcome.errors], message)
+
+
+def merged(
+    outcome: StepOutcome,
+    errors: list[Diagnostic],
+    warnings: list[EvidenceWarning],
+    warnings_as_errors: bool = False,
+) -> tuple[list[Diagnostic], list[EvidenceWarning]]:
+    """A command's findings with the step's added (its warnings refused as E190 too
+    under --warnings-as-errors)."""
+    mine_e, mine_w = list(outcome.errors), list(outcome.warnings)
+    if warnings_as_errors:
+        mine_e, mine_w = with_warnings_refused(mine_e, mine_w)
+    return sorted([*errors, *mine_e], key=Diagnostic.sort_key), [*warnings, *mine_w]
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    """The step's summary (``StepOutcome.summary``) as one line for people."""
+    if not s["checked"]:
+        return f"catalog step ({s['kind']}): the catalog could not be read (see the warnings)"
+    found = sum(n for code, n in s["findings"].items() if code != DRIFT_CODE)
+    drift = s["drift"]
+    items = sum(len(v) for v in drift["review_items"].values()) if drift else 0
+    tail = f", {items} drift review item(s)" if drift else f"; {s['note']}" if s["note"] else ""
+    return f"catalog step ({s['kind']}): {s['units_checked']} unit(s) checked, {found} finding(s){tail}"

@@ -1,0 +1,67 @@
+"""Helpers every test folder shares, importable by name (``from helpers import codes``).
+
+One copy each: the folders' own helper modules (archive_helpers, unit_helpers...)
+hold only what their folder needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def codes(found: Any) -> list[str]:
+    """The error codes, in report order, of any of the shapes a test holds:
+
+    a CLI result (its ``.json`` envelope), a JSON envelope (``{"errors": [...]}``), a
+    ParseResult or ValidationReport (``.errors`` of Diagnostic), an EvidenceError
+    (``.diagnostics``), or a list of Diagnostic or JSON error objects.
+    """
+    if not isinstance(found, Mapping | list) and hasattr(found, "json"):
+        found = found.json
+    if isinstance(found, Mapping):
+        found = found["errors"]
+    elif hasattr(found, "diagnostics"):
+        found = found.diagnostics
+    elif hasattr(found, "errors"):
+        found = found.errors
+    return [e["code"] if isinstance(e, Mapping) else e.code for e in found]
+
+
+def envelope(result: Any) -> dict[str, Any]:
+    """The one JSON line on stdout of a ``--json`` run, checked against
+    schemas/cli/envelope.schema.json; its ``ok`` must agree with the exit code.
+
+    ``result`` is a CLI result (``stdout``, ``exit_code``) or stdout itself.
+    """
+    import jsonschema
+
+    from evidence_tool.unit.schemas import load_schema
+
+    stdout = result if isinstance(result, str) else result.stdout
+    assert stdout.endswith("\n") and stdout.count("\n") == 1, (
+        f"stdout must hold exactly one JSON line: {stdout[:500]!r}"
+    )
+    value = json.loads(stdout)
+    schema = load_schema("cli/envelope.schema.json")
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    problems = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(value)]
+    assert not problems, f"envelope does not match its schema: {problems}"
+    if not isinstance(result, str):
+        assert value["ok"] is (result.exit_code == 0), value
+    return value  # type: ignore[no-any-return]
+
+
+def run_tht(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``tht`` in a real subprocess from ``cwd``, no installation from the
+    environment."""
+    env = {k: v for k, v in os.environ.items() if k != "THT_INSTALLATION"}
+    tht = Path(sys.executable).with_name("tht")
+    return subprocess.run(
+        [str(tht), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )

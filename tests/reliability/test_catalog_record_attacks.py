@@ -1,0 +1,123 @@
+"""The catalog record (.evidence-cache/catalog-review.json) under attack: a held lock, a
+damaged or foreign file in its place.  The check's findings always stand; readers
+(status, the review page) never fail over the record and never read through a link."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from cli_runner import tht
+
+from evidence_tool.report import collect
+
+REPO = Path(__file__).resolve().parents[2]
+DDL = ["--catalog", "ddl", "--ddl", str(REPO / "fixtures" / "warehouse")]
+RECORD = ".evidence-cache/catalog-review.json"
+HOLDER = textwrap.dedent(
+    """\
+    import sys, time
+    from pathlib import Path
+    from evidence_tool.archive.lock import ArchiveLock
+
+    lock = ArchiveLock(Path(sys.argv[1]) / ".evidence-archive.lock", "holder").acquire()
+    print("ready", flush=True)
+    time.sleep(120)
+    """
+)
+FOREIGN = {
+    "format": 1,
+    "units": {},
+    "review_items": {"evidence:psd:x": [{"code": "E191", "message": "planted"}]},
+}
+
+
+def _check(ws: Path) -> dict:
+    result = tht(ws, "check", *DDL)
+    assert result.exit_code == 0, result.stdout
+    return result.json
+
+
+def test_attack_lock_held_by_another_process_during_a_check(workspace: Path) -> None:
+    _check(workspace)
+    before = (workspace / RECORD).read_bytes()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        held = _check(workspace)  # the check stands, with its findings and exit status
+        assert held["result"]["units_checked"] == 48
+        notes = [w["message"] for w in held["warnings"] if "catalog record" in w["message"]]
+        assert len(notes) == 1 and "holder" in notes[0]
+        assert (workspace / RECORD).read_bytes() == before
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    _check(workspace)
+    assert json.loads((workspace / RECORD).read_bytes())["checked_at"]
+
+
+def test_attack_record_replaced_by_garbage_a_folder_or_a_foreign_link(
+    workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps(FOREIGN), encoding="utf-8")
+    record = workspace / RECORD
+    cases = 0
+    for plant in ("garbage", "folder", "link"):
+        if record.is_dir() and not record.is_symlink():
+            record.rmdir()
+        elif record.exists() or record.is_symlink():
+            record.unlink()
+        record.parent.mkdir(exist_ok=True)
+        if plant == "garbage":
+            record.write_bytes(b"\x00{not json")
+        elif plant == "folder":
+            record.mkdir()
+        else:
+            record.symlink_to(outside)
+        status = tht(workspace, "status")
+        assert status.exit_code == 0, (plant, status.stdout)
+        assert status.json["result"]["catalog"] == {"checked": False, "review_items": {}}, plant
+        assert collect(workspace).catalog == {}, plant
+        checked = tht(workspace, "check", *DDL)
+        assert checked.exit_code == 0, (plant, checked.stdout)
+        if plant == "folder":  # not replaceable: said, and the check stands
+            assert any("catalog record" in w["message"] for w in checked.json["warnings"])
+            assert record.is_dir()
+        else:
+            assert record.is_file() and not record.is_symlink(), plant
+            assert json.loads(record.read_bytes())["units"], plant
+        cases += 1
+    assert cases == 3
+    assert json.loads(outside.read_text(encoding="utf-8")) == FOREIGN
+
+
+def test_attack_cache_folder_replaced_by_a_file_or_the_lock_by_a_folder(workspace: Path) -> None:
+    """A checkout where the record cannot be written: the check's answer stands."""
+    cache, lock = workspace / ".evidence-cache", workspace / ".evidence-archive.lock"
+    cases = 0
+    for plant in ("cache-file", "lock-folder"):
+        if plant == "cache-file":
+            cache.write_text("not a folder", encoding="utf-8")
+        else:
+            cache.unlink()
+            lock.unlink(missing_ok=True)
+            lock.mkdir()
+        result = tht(workspace, "check", *DDL)
+        assert result.exit_code == 0, (plant, result.stdout)
+        assert result.json["result"]["units_checked"] == 48
+        notes = [w["message"] for w in result.json["warnings"] if "catalog record" in w["message"]]
+        assert len(notes) == 1, (plant, result.json["warnings"])
+        cases += 1
+    assert cases == 2 and lock.is_dir() and not cache.exists()
