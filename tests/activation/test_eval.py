@@ -330,3 +330,32 @@ def test_attack_index_of_the_exact_token_format_is_rebuilt_never_misread(
     assert tht("consolidate").json["result"]["status"] == "reindexed"
     hits = tht("search", "ricovero", "--limit", "1000").json["result"]["hits"]
     assert "evidence:example:degenza-media-cardiologia" in {h["id"] for h in hits}
+
+
+def test_attack_format_2_index_with_a_valid_stamp_is_still_rebuilt(indexed: Path, tht: Tht) -> None:
+    """perf's stamp vouches for an index file; one written before format 3 holds no
+    format, and must not vouch for an index of words."""
+    import sqlite3
+    import time
+
+    from evidence_tool import __version__
+    from evidence_tool.activation.sqlite_index import STAMP_NAME
+
+    path = indexed / ".evidence-cache" / "index.sqlite"
+    snap = LocalEvidenceArchive(indexed).active_snapshot()
+    assert snap is not None
+    path.unlink()
+    build_index(path, snap.revision, snap.records(), "exact")
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE meta SET value = '2' WHERE key = 'format'")
+    con.close()
+    st = os.stat(path)
+    stamp = {
+        "revision": snap.revision,
+        "file": [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino],
+        "taken_ns": time.time_ns() + 10**12,  # well after the file's change
+        "tool": __version__,
+    }
+    (path.parent / STAMP_NAME).write_text(json.dumps(stamp), encoding="utf-8")
+    assert tht("consolidate").json["result"]["status"] == "reindexed"
+    assert tht("search", "ricovero").exit_code == 0
