@@ -24,9 +24,20 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
+from evidence_tool.activation.dense import (
+    FUSION_DEPTH,
+    delete_vector,
+    dense_ranking,
+    index_model,
+    rrf,
+    write_vectors,
+)
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
+from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.errors import (
     ActivationError,
+    EmbeddingError,
     EvidenceError,
     IntegrityError,
     NotReadyError,
@@ -128,6 +139,7 @@ def _delete(con: sqlite3.Connection, unit_id: str) -> None:
     con.execute("DELETE FROM units WHERE rowid = ?", (row[0],))
     con.execute("DELETE FROM unit_purposes WHERE id = ?", (unit_id,))
     con.execute("DELETE FROM unit_tables WHERE id = ?", (unit_id,))
+    delete_vector(con, unit_id)
 
 
 def _stamp(con: sqlite3.Connection, revision: str) -> int:
@@ -185,8 +197,10 @@ def _write(
 class SqliteBackend:
     """Activation callable: build the candidate's index, then swap it in atomically."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, embedder: DenseEmbedder | None = None) -> None:
         self.layout = layout
+        self.embedder = embedder
+        self.cache: EmbeddingCache | None = None  # the last activation's (tests count it)
 
     @property
     def path(self) -> Path:
@@ -198,8 +212,11 @@ class SqliteBackend:
         Checking the rows, not only the revision stamp, lets ``consolidate`` repair
         an index that ``verify --index`` reports as drifted (E702).
         """
-        if index_revision(self.path) != snapshot.revision:
+        meta = index_meta(self.path) or {}
+        if meta.get("revision") != snapshot.revision:
             return False
+        if meta.get("embedding") != (self.embedder.model_id if self.embedder else None):
+            return False  # vectors of another model (or none wanted): re-activate
         return index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
 
     def __call__(self, snapshot: Snapshot) -> None:
@@ -220,12 +237,29 @@ class SqliteBackend:
                 now = {e.id for e in snapshot.entries()}
                 records = snapshot.records(drop & now)
                 update_index(self.path, tmp, snapshot.revision, drop, records)
+            self._embed(tmp)
             fsio.publish(tmp, self.path)
+        except EmbeddingError as exc:
+            raise ActivationError(f"embedding the units failed: {exc}") from None
         except sqlite3.Error as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
             fsio.unlink(tmp, missing_ok=True)
+
+    def _embed(self, tmp: Path) -> None:
+        """Give every unit of the unpublished index its vector (cached by content)."""
+        self.cache = (
+            EmbeddingCache(self.layout.cache / "embeddings", self.embedder)
+            if self.embedder
+            else None
+        )
+        con = sqlite3.connect(tmp)
+        try:
+            write_vectors(con, self.embedder, self.cache)
+            con.commit()
+        finally:
+            con.close()
 
     def _changed_since_index(self, snapshot: Snapshot) -> set[str] | None:
         """Ids whose rows must be replaced to turn the published index into
@@ -330,8 +364,21 @@ def _check_current(layout: Layout, revision: str, path: Path) -> None:
         )
 
 
-def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dict[str, Any]:
-    """BM25-ranked active units; all query words first, any word if none match them all."""
+MODES = ("bm25", "dense", "hybrid")
+
+
+def search(
+    layout: Layout,
+    query: str,
+    filters: Filters,
+    limit: int = 10,
+    mode: str | None = None,
+    embedder: Callable[[], DenseEmbedder | None] | None = None,
+) -> dict[str, Any]:
+    """Active units ranked by ``mode``: ``bm25`` (all query words first, any word if
+    none match them all), ``dense`` (cosine to the query's embedding) or ``hybrid``
+    (both fused by reciprocal rank); default hybrid when the index has vectors.
+    ``embedder`` is called only when a dense ranking is needed."""
     path = layout.cache / INDEX_NAME
     if not path.is_file():
         raise NotReadyError(
@@ -341,22 +388,18 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
     if not _WORD.search(query):
         raise UsageError("the query has no words to search for")
     where, args = _where(filters)
-    # highlight() marks the matched words of each column: which fields a hit matched.
-    marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
-    sql = (
-        f"SELECT u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
-        "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
-        + "".join(f" AND {w}" for w in where)
-        + " ORDER BY score LIMIT ?"
-    )
     try:
         with open_readonly(path) as con:
             revision = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()[0]
-            rows: list[Any] = []
-            for mode in ("AND", "OR"):
-                rows = con.execute(sql, [_fts_query(query, mode), *args, limit]).fetchall()
-                if rows:
-                    break
+            mode = mode or ("hybrid" if index_model(con) else "bm25")
+            depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
+            lexical = _bm25_rows(con, query, where, args, depth) if mode != "dense" else {}
+            dense = (
+                dense_ranking(con, _query_vector(con, query, embedder), where, args, depth)
+                if mode != "bm25"
+                else []
+            )
+            records = _records(con, [uid for uid, _ in dense if uid not in lexical])
     except (sqlite3.Error, TypeError) as exc:  # TypeError: no revision row
         raise IntegrityError(
             f"the search index {path} is unreadable ({exc}); rebuild it with "
@@ -365,14 +408,90 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
             path=str(path),
         ) from None
     _check_current(layout, revision, path)
-    # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
-    # its raw BM25 values are all near zero although their ratios still rank the hits.
-    best = -rows[0][1] if rows else 0.0
-    return {
-        "revision": revision,
-        "query": query,
-        "hits": [_hit(row[0], -row[1], best, row[2:], revision) for row in rows],
-    }
+    if mode == "bm25":
+        rows = list(lexical.values())
+        # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
+        # its raw BM25 values are all near zero although their ratios still rank the hits.
+        best = -rows[0][1] if rows else 0.0
+        hits = [_hit(row[0], -row[1], best, row[2:], revision) for row in rows]
+    else:
+        hits = _fused_hits(lexical, dense, records, limit, revision, mode)
+    return {"revision": revision, "query": query, "mode": mode, "hits": hits}
+
+
+def _bm25_rows(
+    con: sqlite3.Connection, query: str, where: list[str], args: list[Any], k: int
+) -> dict[str, tuple[Any, ...]]:
+    """Unit id -> (record, bm25, marked title, body, applies_to), best first."""
+    # highlight() marks the matched words of each column: which fields a hit matched.
+    marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
+    sql = (
+        f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
+        "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
+        + "".join(f" AND {w}" for w in where)
+        + " ORDER BY score LIMIT ?"
+    )
+    rows: list[Any] = []
+    for fts_mode in ("AND", "OR"):
+        rows = con.execute(sql, [_fts_query(query, fts_mode), *args, k]).fetchall()
+        if rows:
+            break
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def _query_vector(
+    con: sqlite3.Connection, query: str, embedder: Callable[[], DenseEmbedder | None] | None
+) -> list[float]:
+    """The query's embedding by the model that made the index's vectors."""
+    held = index_model(con)
+    if held is None:
+        raise UsageError(
+            "the search index holds no vectors: configure evidence.embedding in the "
+            "installation and run 'tht workspace evidence consolidate', or use --mode bm25"
+        )
+    model = embedder() if embedder else None
+    if model is None or model.model_id != held:
+        raise UsageError(
+            f"the index's vectors were made by {held}, but the installation's "
+            f"evidence.embedding is {model.model_id if model else 'none'}: run "
+            "'tht workspace evidence consolidate' to re-embed, or use --mode bm25"
+        )
+    return model.embed([query])[0]
+
+
+def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(con.execute(f"SELECT id, record FROM units WHERE id IN ({marks})", chunk))
+    return out
+
+
+def _fused_hits(
+    lexical: dict[str, tuple[Any, ...]],
+    dense: list[tuple[str, float]],
+    records: dict[str, str],
+    limit: int,
+    revision: str,
+    mode: str,
+) -> list[dict[str, Any]]:
+    """Hits of a ``dense`` or ``hybrid`` search: RRF scores scaled by the best one, with
+    each hit's BM25 (None: no query word) and cosine similarity."""
+    similarity = dict(dense)
+    rankings = [[uid for uid, _ in dense]] + ([list(lexical)] if mode == "hybrid" else [])
+    fused = rrf(rankings)[:limit]
+    best = fused[0][1] if fused else 0.0
+    hits = []
+    for uid, score in fused:
+        row = lexical.get(uid)
+        marked = tuple(row[2:]) if row else ("", "", "")
+        hit = _hit(row[0] if row else records[uid], 1.0, 1.0, marked, revision)
+        hit["score"] = round(score / best, 4) if best > 0 else 0.0
+        hit["bm25"] = -row[1] if row else None
+        hit["dense"] = round(similarity[uid], 4) if uid in similarity else None
+        hits.append(hit)
+    return hits
 
 
 def _hit(
