@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,10 @@ from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
+# Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
+# that was last proven, so a no-op consolidate need not read every row (see holds()).
+STAMP_NAME = "index.sqlite.stamp"
+RACY_NS = 1_000_000_000  # a stamp taken this soon after the file changed is not trusted
 # Format 2: an fts row shares its unit's rowid and the side tables are indexed by id, so
 # one unit's rows can be replaced without scanning; records hold no revision (the meta
 # row does), so unchanged rows stay valid from one revision to the next.
@@ -210,14 +216,61 @@ class SqliteBackend:
         """True when the index is this revision's and holds its units, id by content hash.
 
         Checking the rows, not only the revision stamp, lets ``consolidate`` repair
-        an index that ``verify --index`` reports as drifted (E702).
+        an index that ``verify --index`` reports as drifted (E702).  Rows once proven
+        are not read again while the file keeps its size, times and inode, as the stat
+        cache trusts curated files: any write to the file (a tampered row) moves them.
         """
+        if self._stamped() == snapshot.revision:
+            return True
         meta = index_meta(self.path) or {}
         if meta.get("revision") != snapshot.revision:
             return False
-        if meta.get("embedding") != (self.embedder.model_id if self.embedder else None):
+        if meta.get("embedding") != self._model_id():
             return False  # vectors of another model (or none wanted): re-activate
-        return index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
+        held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
+        file_id = self._file_id()
+        if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
+            # Only a stamp the next run will trust is worth writing: a no-op writes nothing
+            # until then, and once after (as the stat cache promotes racily clean files).
+            self._stamp(snapshot.revision)
+        return held
+
+    @property
+    def stamp_path(self) -> Path:
+        return self.layout.cache / STAMP_NAME
+
+    def _file_id(self) -> list[int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+    def _stamped(self) -> str | None:
+        """The revision the stamp vouches for, if the index file is the one stamped and the
+        stamp was taken well after the file's last change (a racily clean file is read)."""
+        try:
+            stamp = json.loads(self.stamp_path.read_bytes())
+            revision, file_id, taken = stamp["revision"], stamp["file"], stamp["taken_ns"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        if stamp.get("tool") != __version__ or file_id != self._file_id():
+            return None
+        if stamp.get("embedding") != self._model_id():
+            return None  # it vouched for the vectors of another model
+        return revision if isinstance(revision, str) and file_id[2] < taken - RACY_NS else None
+
+    def _stamp(self, revision: str) -> None:
+        file_id = self._file_id()
+        if file_id is not None:
+            stamp = {"revision": revision, "file": file_id, "taken_ns": time.time_ns()}
+            stamp["embedding"] = self._model_id()
+            data = json.dumps({**stamp, "tool": __version__}).encode()
+            fsio.write_atomic(self.stamp_path, data, durable=False)  # derived: never fsynced
+
+    def _model_id(self) -> str | None:
+        """The model whose vectors the index must hold (None: no vectors)."""
+        return self.embedder.model_id if self.embedder else None
 
     def __call__(self, snapshot: Snapshot) -> None:
         # SQLite writes its file itself, past fsio's containment: the one rule (E108) again,
@@ -238,7 +291,9 @@ class SqliteBackend:
                 records = snapshot.records(drop & now)
                 update_index(self.path, tmp, snapshot.revision, drop, records)
             self._embed(tmp)
+            fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
             fsio.publish(tmp, self.path)
+            self._stamp(snapshot.revision)
         except EmbeddingError as exc:
             raise ActivationError(f"embedding the units failed: {exc}") from None
         except sqlite3.Error as exc:
@@ -271,11 +326,16 @@ class SqliteBackend:
             or meta.get("revision") in (None, snapshot.revision)  # asked to rebuild it
         ):
             return None
-        try:
-            prev = load_snapshot(self.layout.snapshots, snapshot.objects, meta["revision"])
-        except (EvidenceError, ValueError):
-            return None
-        if index_entries(self.path) != {e.id: e.content_hash for e in prev.entries()}:
+        prev = snapshot.previous
+        if prev is None or prev.revision != meta["revision"]:
+            try:
+                prev = load_snapshot(self.layout.snapshots, snapshot.objects, meta["revision"])
+            except (EvidenceError, ValueError):
+                return None
+        # A stamp proves the rows as holds() does; else they are read and compared.
+        if self._stamped() != prev.revision and index_entries(self.path) != {
+            e.id: e.content_hash for e in prev.entries()
+        }:
             return None  # drifted from its snapshot: never carry a drift forward
         before = {e["id"]: e for e in prev.manifest["units"]}
         after = {e["id"]: e for e in snapshot.manifest["units"]}

@@ -6,12 +6,12 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evidence_tool import __version__, fsio
-from evidence_tool.archive import eventlog
+from evidence_tool.archive import eventlog, unitrecords
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import changed_at
 from evidence_tool.archive.derive import Derivation, derive
@@ -32,6 +32,7 @@ from evidence_tool.errors import (
     InvalidFilesError,
     refuse_warnings,
 )
+from evidence_tool.unit import Unit
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -44,8 +45,9 @@ if TYPE_CHECKING:
 
 Activate = Callable[[Snapshot], None]
 # What the catalog step checked against: the manifest's "catalog" entry (naming the
-# fingerprint object by its sha256) and that object's bytes.
-CatalogRecord = tuple[dict[str, Any], bytes]
+# fingerprint object by its sha256), that object's bytes, and the units it checked
+# (id -> content hash), which must be the units recorded.
+CatalogRecord = tuple[dict[str, Any], bytes, dict[str, str]]
 # Who encoded the last manifest and mirror: another version may encode them otherwise.
 _ENCODER = f"evidence-tool-{__version__}"
 _YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
@@ -58,6 +60,23 @@ def _compared(prev: dict[str, Any], catalog: CatalogRecord | None) -> dict[str, 
     if catalog is not None or "catalog" not in prev:
         return prev
     return {k: v for k, v in prev.items() if k != "catalog"}
+
+
+def _as_checked(manifest: dict[str, Any], checked: dict[str, str]) -> None:
+    """The catalog step checks the units before the lock is taken: a unit edited, added
+    or removed in that gap would be recorded with a fingerprint its text was never
+    checked against.  Refused (E301) before any write; a new run checks the new text."""
+    units = {e["id"]: e["content_hash"] for e in manifest["units"]}
+    changed = sorted(u for u in units.keys() | checked.keys() if units.get(u) != checked.get(u))
+    if changed:
+        shown = ", ".join(changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
+        raise ConflictError(
+            f"{shown} changed while the catalog step was checking the units, so the snapshot "
+            "would record a catalog its text was not checked against; nothing was "
+            "consolidated: run 'tht workspace evidence consolidate' again"
+        )
 
 
 def unfinished_snapshots(layout: Layout) -> list[Path]:
@@ -258,7 +277,10 @@ class LocalEvidenceArchive:
             if state.initialized:
                 assert state.baseline is not None
                 return ConsolidateResult("already_initialized", state.baseline, None, {}, False)
-            report = self._valid_files()
+            # Recorded as consolidate records it: the first consolidate after init then
+            # reads no file init already read.
+            cache = StatCache.load(self.layout)
+            report = self._valid_files(cache)
             staged = staging.merge(self.staged(), carried or {})
             d = derive(
                 None,
@@ -273,7 +295,10 @@ class LocalEvidenceArchive:
             )
             if d.errors:
                 raise InvalidFilesError(d.errors)
+            cache.save()
             revision = self._write_snapshot(d, report)
+            # The first activation indexes every unit: hand it what this scan parsed.
+            unitrecords.save(self.layout, self._parsed_units(report).items())
             write_state(self.layout.state, State(baseline=revision))
             staging.write(self.layout.local / "staged.json", staging.empty())
             eventlog.append(
@@ -388,6 +413,7 @@ class LocalEvidenceArchive:
             cache.save()  # derived data: only what changed since the last scan is recorded
         # An equal manifest has the same canonical bytes: skip serializing and hashing it.
         if catalog is not None:  # a changed warehouse is then a new snapshot
+            _as_checked(d.manifest, catalog[2])
             d.manifest["catalog"] = catalog[0]
             d.blobs[str(catalog[0]["fingerprint"])] = catalog[1]
         same = prev is not None and d.manifest == _compared(prev.manifest, catalog)
@@ -408,17 +434,14 @@ class LocalEvidenceArchive:
         self._mend_mirror(prev, revision, state.newest, result)
         if revision == state.active and state.pending is None:
             holds = getattr(activate, "holds", None)
-            if (
-                not dry_run
-                and activate is not None
-                and holds is not None
-                and not holds(self.snapshot(revision))
-            ):
-                # The derived index is missing or older (a fresh clone, a cleared cache):
-                # rebuild it for the active revision; the pointers do not move.
-                with gcpause.resumed():
-                    activate(self.snapshot(revision))
-                result.status = "reindexed"
+            if not dry_run and activate is not None and holds is not None:
+                candidate = self._candidate(revision, d, prev, report)
+                if not holds(candidate):
+                    # The derived index is missing or older (a fresh clone, a cleared
+                    # cache): rebuild it for the active revision; the pointers do not move.
+                    with gcpause.resumed():
+                        activate(candidate)
+                    result.status = "reindexed"
             return result
         if dry_run:
             result.status = "would_stay_pending" if activate is None else "would_activate"
@@ -444,7 +467,26 @@ class LocalEvidenceArchive:
                 changes=d.summary(),
                 closed_review_items=d.closed_items,
             )
-        return self._activate(actor, revision, activate, result)
+        if activate is None:
+            result.status = "pending_activation"
+            return result
+        candidate = self._candidate(revision, d, prev, report)
+        return self._activate(actor, candidate, activate, result)
+
+    def _candidate(
+        self, revision: str, d: Derivation, prev: Snapshot | None, report: ValidationReport
+    ) -> Snapshot:
+        """Snapshot ``revision`` as this consolidation holds it, with the units its scan
+        parsed: activation neither reloads the manifest nor parses a unit a second time."""
+        if prev is not None and prev.revision == revision:
+            snap = prev
+        elif d.revision == revision:  # the manifest just written: its bytes hash to revision
+            snap = Snapshot(revision, d.manifest, self.objects, d.manifest_bytes)
+        else:
+            snap = self.snapshot(revision)
+        parsed = self._parsed_units(report)
+        known = unitrecords.KnownRecords(self.layout)
+        return replace(snap, parsed=parsed, known=known, previous=prev)
 
     def _mend_mirror(
         self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult
@@ -498,15 +540,23 @@ class LocalEvidenceArchive:
         prev_units = {e["id"]: e for e in prev.manifest["units"]}
         return likely_id_changes(deleted, added, prev_units, files, blob)
 
+    @staticmethod
+    def _parsed_units(report: ValidationReport) -> dict[str, Unit]:
+        """The units this scan parsed (not those the stat cache vouched for), by file hash."""
+        return {
+            f.file_hash: f.parsed.unit
+            for f in report.files
+            if f.parsed is not None and f.parsed.unit is not None
+        }
+
     def _activate(
-        self, actor: str, revision: str, activate: Activate | None, result: ConsolidateResult
+        self, actor: str, candidate: Snapshot, activate: Activate, result: ConsolidateResult
     ) -> ConsolidateResult:
         result.status = "pending_activation"
-        if activate is None:
-            return result
+        revision = candidate.revision
         try:
             with gcpause.resumed():
-                activate(self.snapshot(revision))
+                activate(candidate)
         except IntegrityError as exc:
             # A damaged archive (a corrupted object), not a failing backend: report it as
             # E701 naming the file to restore, not as a retryable activation failure.
