@@ -29,6 +29,7 @@ __all__ = [
     "ConflictError",
     "DescriptorError",
     "Diagnostic",
+    "EmbeddingError",
     "EvidenceError",
     "EvidenceWarning",
     "IntegrityError",
@@ -272,6 +273,11 @@ CODES: dict[str, CodeInfo] = {
         4,
         "activation failed",
         "Fix the index backend, then run 'consolidate' (or 'decide --retry') to activate the pending revision.",
+    ),
+    "E402": CodeInfo(
+        4,
+        "embedding service failed",
+        "Check that the service in evidence.embedding runs and answers (url, model, api_key_env), then retry; 'search --mode bm25' needs no embeddings.",
     ),
     "E501": CodeInfo(
         5,
@@ -532,6 +538,12 @@ class LockHeldError(EvidenceError):
 
 class ActivationError(EvidenceError):
     code = "E401"
+
+
+class EmbeddingError(EvidenceError):
+    """The embedding service failed; an activation reports it as E401 (stays pending)."""
+
+    code = "E402"
 
 
 class SourceError(EvidenceError):

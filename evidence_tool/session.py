@@ -42,7 +42,10 @@ class Session:
         return resolve_actor(explicit, self.installation)
 
     def activation(self) -> Activate | None:
-        return backend_for(self.installation.section("activation"), self.archive.layout)
+        inst = self.installation
+        return backend_for(
+            inst.section("activation"), self.archive.layout, inst.section("embedding")
+        )
 
     def index_drift(self) -> tuple[list[Any], dict[str, Any]]:
         from evidence_tool.activation.drift import index_drift

@@ -30,6 +30,8 @@ OWNERS = {
     "markdown_it": "unit",
     "git": "gitflow",
     "psycopg": "catalog",
+    "torch": "embedding",
+    "sentence_transformers": "embedding",
 }
 SIBLINGS = ("sources", "activation", "migrate", "gitflow", "catalog")
 FINDING = re.compile(r"^(evidence_tool[\w.]*) is not allowed to import ([\w.]+):$")
@@ -91,7 +93,7 @@ def test_every_package_is_named_by_each_dependency_contract() -> None:
     """A new package must be added to the contracts, or this fails."""
     everyone = set(packages())
     assert {"cli", "unit", "sources", "fsio", "session", "errors"} <= everyone
-    for contract_id in ("no-click", "no-yaml-markdown", "no-git", "no-psycopg"):
+    for contract_id in ("no-click", "no-yaml-markdown", "no-git", "no-psycopg", "no-torch"):
         contract = BY_ID[contract_id]
         named = {m.removeprefix("evidence_tool.") for m in contract["source_modules"]}
         owners = {OWNERS[m] for m in contract["forbidden_modules"]}
@@ -110,7 +112,7 @@ def test_attack_forbidden_imports_appended_to_every_package_break_their_contract
 ) -> None:
     expected: set[tuple[str, str, str]] = set()
     injected: dict[Path, list[str]] = {}
-    for contract_id in ("no-click", "no-yaml-markdown", "no-git", "no-psycopg"):
+    for contract_id in ("no-click", "no-yaml-markdown", "no-git", "no-psycopg", "no-torch"):
         contract = BY_ID[contract_id]
         for module in contract["source_modules"]:
             package = module.removeprefix("evidence_tool.")
@@ -127,7 +129,12 @@ def test_attack_forbidden_imports_appended_to_every_package_break_their_contract
                 )
                 expected.add(("layers", f"evidence_tool.{sibling}", f"evidence_tool.{other}"))
     # Upward imports across the layers.
-    for low, high in (("archive", "cli"), ("unit", "workspace"), ("fsio", "archive")):
+    for low, high in (
+        ("archive", "cli"),
+        ("unit", "workspace"),
+        ("fsio", "archive"),
+        ("embedding", "activation"),
+    ):
         injected.setdefault(entry_file(copy, low), []).append(f"evidence_tool.{high}")
         expected.add(("layers", f"evidence_tool.{low}", f"evidence_tool.{high}"))
     for path, names in injected.items():
@@ -138,7 +145,7 @@ def test_attack_forbidden_imports_appended_to_every_package_break_their_contract
     assert result.returncode == 1, result.stdout + result.stderr
     found = findings(result.stdout)
     assert expected - found == set(), result.stdout
-    # 12 packages x 1 + 12 x 2 + 12 x 1 + 12 x 1 dependency rules, 20 sibling pairs twice,
-    # 3 layers.
-    assert len(expected) == 12 + 24 + 12 + 12 + 40 + 3
+    # 13 packages x 1 + 13 x 2 + 13 x 1 + 13 x 1 + 13 x 2 dependency rules, 20 sibling
+    # pairs twice, 4 layers.
+    assert len(expected) == 13 + 26 + 13 + 13 + 26 + 40 + 4
     assert f"Contracts: 0 kept, {len(CONTRACTS)} broken." in result.stdout

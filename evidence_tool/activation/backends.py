@@ -107,16 +107,20 @@ def effective_activation(settings: dict[str, Any], layout: Layout) -> dict[str, 
     return out
 
 
-def backend_for(settings: dict[str, Any], layout: Layout) -> Backend | None:
-    """The backend for the installation's ``evidence.activation`` settings (None: ``none``)."""
+def backend_for(
+    settings: dict[str, Any], layout: Layout, embedding: dict[str, Any] | None = None
+) -> Backend | None:
+    """The backend for the installation's ``evidence.activation`` settings (None: ``none``);
+    ``embedding`` is ``evidence.embedding`` (dense vectors for the sqlite index)."""
     settings = effective_activation(settings, layout)
     kind = settings["kind"]
     if kind == "none":
         return None
     if kind == "sqlite":
         from evidence_tool.activation.sqlite_index import SqliteBackend
+        from evidence_tool.embedding import embedder_for
 
-        return SqliteBackend(layout)
+        return SqliteBackend(layout, embedder_for(embedding or {}))
     if kind == "command":
         command = settings.get("command")
         if not command:
@@ -124,6 +128,7 @@ def backend_for(settings: dict[str, Any], layout: Layout) -> Backend | None:
         return CommandBackend(layout, list(command), float(settings["timeout_s"]))
     if kind == "qdrant":
         from evidence_tool.activation.qdrant_index import QdrantBackend
+        from evidence_tool.embedding import embedder_for
 
-        return QdrantBackend(layout, settings)
+        return QdrantBackend(layout, settings, dense=embedder_for(embedding or {}))
     raise DescriptorError(f"evidence.activation.kind '{kind}' is not available in this build")

@@ -14,9 +14,14 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from evidence_tool.activation.dense import FUSION_DEPTH
 from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.errors import ActivationError, DescriptorError
+from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding.cache import EmbeddingCache
+from evidence_tool.embedding.text import unit_text
+from evidence_tool.embedding.vectors import from_blob
+from evidence_tool.errors import ActivationError, DescriptorError, EmbeddingError
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.redact import redact
@@ -24,6 +29,7 @@ from evidence_tool.workspace.redact import redact
 _NAMESPACE = uuid.UUID("2f1b5c8e-7d0a-4c55-9a51-3e1d6f0b9a11")
 BATCH = 256
 VECTOR = "terms"
+DENSE = "dense"  # the named vector of evidence.embedding, beside the sparse terms
 _CHECKED = ("id", "content_hash", "entry_hash")
 
 
@@ -101,6 +107,18 @@ def load_embedder(spec: str | None) -> Embedder:
     return embedder  # type: ignore[no-any-return,unused-ignore]
 
 
+def _filter(kind: str | None, purpose: str | None, language: str | None, table: str | None) -> Any:
+    """The payload filter of a search (None: every point); exact values."""
+    from qdrant_client import models
+
+    must: list[Any] = []
+    pairs = (("kind", kind), ("purposes", purpose), ("language", language), ("tables", table))
+    for key, value in pairs:
+        if value:
+            must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
+    return models.Filter(must=must) if must else None
+
+
 def _reason(exc: BaseException) -> str:
     """The error's text, URL credentials scrubbed (a client error may quote its URL)."""
     return str(redact(str(exc) or type(exc).__name__))
@@ -114,11 +132,27 @@ def _vector(embedder: Embedder, v: Any) -> Any:
 
 
 class QdrantBackend:
-    def __init__(self, layout: Layout, settings: dict[str, Any], client: Any = None) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        settings: dict[str, Any],
+        client: Any = None,
+        dense: DenseEmbedder | None = None,
+    ) -> None:
         self.layout = layout
         self.collection = settings.get("collection", "evidence")
         self.embedder = load_embedder(settings.get("embedder"))
         self.embedder_name = settings.get("embedder") or BUILTIN_EMBEDDER
+        # evidence.embedding: a dense named vector beside the sparse terms (hybrid).
+        self.dense = dense
+        if dense is not None:
+            if not self.embedder.sparse:
+                raise DescriptorError(
+                    "evidence.activation.embedder is dense and evidence.embedding is set: "
+                    "keep one source of dense vectors (remove the embedder for hybrid search)"
+                )
+            self.embedder_name += f"+{dense.model_id}"
+        self.cache: EmbeddingCache | None = None
         self.settings = settings
         self._client = client
         self.last_written: int | None = None  # points upserted by the last activation
@@ -156,8 +190,20 @@ class QdrantBackend:
         from qdrant_client import models
 
         if self.client.collection_exists(self.collection):
-            return
-        if self.embedder.sparse:
+            if self._shape_matches():
+                return
+            # Derived data in the wrong shape (another model's size, no dense vector):
+            # rebuilt, as a model change re-embeds everything anyway.
+            self.client.delete_collection(self.collection)
+        if self.dense is not None:
+            self.client.create_collection(
+                self.collection,
+                vectors_config={
+                    DENSE: models.VectorParams(size=self.dense.dim, distance=models.Distance.COSINE)
+                },
+                sparse_vectors_config={VECTOR: models.SparseVectorParams()},
+            )
+        elif self.embedder.sparse:
             self.client.create_collection(
                 self.collection,
                 vectors_config={},
@@ -177,6 +223,23 @@ class QdrantBackend:
                 self.client.create_payload_index(
                     self.collection, field, models.PayloadSchemaType.KEYWORD
                 )
+
+    def _shape_matches(self) -> bool:
+        """The collection has the dense vector (and size) this configuration writes."""
+        if self.dense is None:
+            return True  # as before: the configured embedder's shape is the operator's
+        vectors = self.client.get_collection(self.collection).config.params.vectors
+        params = vectors.get(DENSE) if isinstance(vectors, dict) else None
+        return params is not None and int(params.size) == self.dense.dim
+
+    def _dense_vectors(self, batch: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Any]:
+        """The dense vectors of a batch of records, through the embedding cache."""
+        if self.dense is None:
+            return [None] * len(batch)
+        if self.cache is None:
+            self.cache = EmbeddingCache(self.layout.cache / "embeddings", self.dense)
+        blobs = self.cache.vectors([(r["content_hash"], unit_text(r)) for r, _ in batch])
+        return [list(from_blob(blobs[r["content_hash"]])) for r, _ in batch]
 
     def _points(self) -> dict[str, tuple[Any, dict[str, Any]]]:
         """Every point: str(point id) -> (point id, payload: id, both hashes, embedder)."""
@@ -258,11 +321,12 @@ class QdrantBackend:
             for start in range(0, len(changed), BATCH):
                 batch = changed[start : start + BATCH]
                 vectors = self.embedder.embed([_text(r) for r, _ in batch])
+                dense = self._dense_vectors(batch)
                 points = []
-                for (r, body), v in zip(batch, vectors, strict=True):
-                    vec = _vector(self.embedder, v)
+                for (r, body), v, d in zip(batch, vectors, dense, strict=True):
+                    named = {VECTOR: _vector(self.embedder, v)} | ({DENSE: d} if d else {})
                     points.append(
-                        models.PointStruct(id=point_id(r["id"]), vector={VECTOR: vec}, payload=body)
+                        models.PointStruct(id=point_id(r["id"]), vector=named, payload=body)
                     )
                 self.client.upsert(self.collection, points=points, wait=True)
             # Delete by the ids the points really have: extra points need not sit at
@@ -278,31 +342,60 @@ class QdrantBackend:
             self.last_deleted = len(gone)
         except ActivationError:
             raise
+        except EmbeddingError as exc:
+            raise ActivationError(f"embedding the units failed: {exc}") from None
         except Exception as exc:  # qdrant raises transport and API errors of many types
             raise ActivationError(f"qdrant activation failed: {_reason(exc)}") from None
 
     def search(
-        self, query: str, *, kind: str | None = None, purpose: str | None = None, limit: int = 10
+        self,
+        query: str,
+        *,
+        kind: str | None = None,
+        purpose: str | None = None,
+        language: str | None = None,
+        table: str | None = None,
+        limit: int = 10,
+        mode: str | None = None,
     ) -> list[dict[str, Any]]:
+        """Points ranked by the sparse terms (``bm25``: the lexical mode), the dense
+        vector (``dense``) or both fused by Qdrant's own RRF (``hybrid``, the default
+        when the collection has dense vectors); filters apply inside each ranking."""
         from qdrant_client import models
 
-        vec: Any = self.embedder.embed([query])[0]
-        if self.embedder.sparse and not vec.indices:
-            return []  # no term of the query can match anything
-        must: list[Any] = []
-        if kind:
-            must.append(models.FieldCondition(key="kind", match=models.MatchValue(value=kind)))
-        if purpose:
-            must.append(
-                models.FieldCondition(key="purposes", match=models.MatchValue(value=purpose))
+        mode = mode or ("hybrid" if self.dense is not None else "bm25")
+        if mode != "bm25" and self.dense is None:
+            raise DescriptorError(
+                f"--mode {mode} needs dense vectors: configure evidence.embedding in the "
+                "installation and run 'tht workspace evidence consolidate', or use --mode bm25"
             )
-        res = self.client.query_points(
-            self.collection,
-            query=_vector(self.embedder, vec),
-            using=VECTOR,
-            limit=limit,
-            query_filter=models.Filter(must=must) if must else None,
-        )
+        flt = _filter(kind, purpose, language, table)
+        vec: Any = self.embedder.embed([query])[0]
+        sparse = _vector(self.embedder, vec)
+        if mode == "bm25":
+            if self.embedder.sparse and not vec.indices:
+                return []  # no term of the query can match anything
+            res = self.client.query_points(
+                self.collection, query=sparse, using=VECTOR, limit=limit, query_filter=flt
+            )
+        else:
+            dense = self.dense.embed([query])[0] if self.dense else []
+            if mode == "dense" or (self.embedder.sparse and not vec.indices):
+                res = self.client.query_points(
+                    self.collection, query=dense, using=DENSE, limit=limit, query_filter=flt
+                )
+            else:
+                depth = max(limit, FUSION_DEPTH)
+                res = self.client.query_points(
+                    self.collection,
+                    prefetch=[
+                        models.Prefetch(query=sparse, using=VECTOR, limit=depth, filter=flt),
+                        models.Prefetch(query=dense, using=DENSE, limit=depth, filter=flt),
+                    ],
+                    query=models.FusionQuery(fusion=models.Fusion.RRF),
+                    limit=limit,
+                    query_filter=flt,
+                )
         return [{"id": p.payload["id"], "score": p.score, "payload": p.payload} for p in res.points]
 
     def close(self) -> None:

@@ -28,9 +28,20 @@ from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
 from evidence_tool.activation.analysis import analyse, query_terms
+from evidence_tool.activation.dense import (
+    FUSION_DEPTH,
+    delete_vector,
+    dense_ranking,
+    index_model,
+    rrf,
+    write_vectors,
+)
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
+from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.errors import (
     ActivationError,
+    EmbeddingError,
     EvidenceError,
     IntegrityError,
     NotReadyError,
@@ -146,6 +157,7 @@ def _delete(con: sqlite3.Connection, unit_id: str) -> None:
     con.execute("DELETE FROM units WHERE rowid = ?", (row[0],))
     con.execute("DELETE FROM unit_purposes WHERE id = ?", (unit_id,))
     con.execute("DELETE FROM unit_tables WHERE id = ?", (unit_id,))
+    delete_vector(con, unit_id)
 
 
 def _stamp(con: sqlite3.Connection, revision: str, analyzer: str = "stem") -> int:
@@ -212,8 +224,10 @@ def _write(
 class SqliteBackend:
     """Activation callable: build the candidate's index, then swap it in atomically."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, embedder: DenseEmbedder | None = None) -> None:
         self.layout = layout
+        self.embedder = embedder
+        self.cache: EmbeddingCache | None = None  # the last activation's (tests count it)
 
     @property
     def path(self) -> Path:
@@ -232,6 +246,8 @@ class SqliteBackend:
         meta = index_meta(self.path) or {}
         if (meta.get("revision"), meta.get("format")) != (snapshot.revision, FORMAT):
             return False  # another revision, or a format this version must not read
+        if meta.get("embedding") != self._model_id():
+            return False  # vectors of another model (or none wanted): re-activate
         held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
         file_id = self._file_id()
         if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
@@ -264,14 +280,21 @@ class SqliteBackend:
             file_id != self._file_id()
         ):
             return None
+        if stamp.get("embedding") != self._model_id():
+            return None  # it vouched for the vectors of another model
         return revision if isinstance(revision, str) and file_id[2] < taken - RACY_NS else None
 
     def _stamp(self, revision: str) -> None:
         file_id = self._file_id()
         if file_id is not None:
             stamp = {"revision": revision, "file": file_id, "taken_ns": time.time_ns()}
+            stamp["embedding"] = self._model_id()
             data = json.dumps({**stamp, "tool": __version__, "format": FORMAT}).encode()
             fsio.write_atomic(self.stamp_path, data, durable=False)  # derived: never fsynced
+
+    def _model_id(self) -> str | None:
+        """The model whose vectors the index must hold (None: no vectors)."""
+        return self.embedder.model_id if self.embedder else None
 
     def __call__(self, snapshot: Snapshot) -> None:
         # SQLite writes its file itself, past fsio's containment: the one rule (E108) again,
@@ -291,14 +314,31 @@ class SqliteBackend:
                 now = {e.id for e in snapshot.entries()}
                 records = snapshot.records(drop & now)
                 update_index(self.path, tmp, snapshot.revision, drop, records)
+            self._embed(tmp)
             fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
             fsio.publish(tmp, self.path)
             self._stamp(snapshot.revision)
+        except EmbeddingError as exc:
+            raise ActivationError(f"embedding the units failed: {exc}") from None
         except sqlite3.Error as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
             fsio.unlink(tmp, missing_ok=True)
+
+    def _embed(self, tmp: Path) -> None:
+        """Give every unit of the unpublished index its vector (cached by content)."""
+        self.cache = (
+            EmbeddingCache(self.layout.cache / "embeddings", self.embedder)
+            if self.embedder
+            else None
+        )
+        con = sqlite3.connect(tmp)
+        try:
+            write_vectors(con, self.embedder, self.cache)
+            con.commit()
+        finally:
+            con.close()
 
     def _changed_since_index(self, snapshot: Snapshot) -> set[str] | None:
         """Ids whose rows must be replaced to turn the published index into
@@ -421,12 +461,29 @@ def _check_current(layout: Layout, revision: str, path: Path) -> None:
         )
 
 
-def bm25_search(path: Path, query: str, filters: Filters, limit: int) -> dict[str, Any]:
-    """BM25-ranked units of the index at ``path`` that pass ``filters``.
+MODES = ("bm25", "dense", "hybrid")
+ALL_MODES = MODES
 
-    The filters are conditions of the same SQL statement as the ranking, so ``limit``
-    counts only units that pass them: a filter never empties a truncated list.
-    """
+
+def search_modes() -> list[str]:
+    """The modes ``eval`` can run without an embedder: dense and hybrid rank by the query's
+    embedding, which only ``search`` with the installation's embedding service can make."""
+    return ["bm25"]
+
+
+def search_path(
+    path: Path,
+    query: str,
+    filters: Filters,
+    limit: int = 10,
+    mode: str | None = None,
+    embedder: Callable[[], DenseEmbedder | None] | None = None,
+) -> dict[str, Any]:
+    """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
+    holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
+    embedding) or ``hybrid`` (both fused by reciprocal rank); default hybrid when the index
+    has vectors.  The filters are conditions of the ranking SQL itself, so ``limit`` counts
+    only units that pass them.  ``embedder`` is called only when a dense ranking is needed."""
     meta = index_meta(path) or {}
     if meta.get("format") != FORMAT:
         raise IntegrityError(
@@ -435,11 +492,13 @@ def bm25_search(path: Path, query: str, filters: Filters, limit: int) -> dict[st
             code="E702",
             path=str(path),
         )
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"unknown search mode '{mode}'; the modes are: {', '.join(MODES)}")
     analyzer = meta.get("analyzer", "stem")
     texts = (
         [_stem_query(query)]
         if analyzer == "stem"
-        else [_exact_query(query, mode) for mode in ("AND", "OR")]
+        else [_exact_query(query, fts_mode) for fts_mode in ("AND", "OR")]
     )
     if not _WORD.search(query):
         raise UsageError("the query has no words to search for")
@@ -449,21 +508,18 @@ def bm25_search(path: Path, query: str, filters: Filters, limit: int) -> dict[st
             "add the words that name what you look for"
         )
     where, args = _where(filters)
-    # highlight() marks the matched words of each column: which fields a hit matched.
-    marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
-    sql = (
-        f"SELECT u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
-        "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
-        + "".join(f" AND {w}" for w in where)
-        + " ORDER BY score LIMIT ?"
-    )
+    revision = meta.get("revision", "")
     try:
         with open_readonly(path) as con:
-            rows: list[Any] = []
-            for text in texts:
-                rows = con.execute(sql, [text, *args, limit]).fetchall()
-                if rows:
-                    break
+            mode = mode or ("hybrid" if index_model(con) else "bm25")
+            depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
+            lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
+            dense = (
+                dense_ranking(con, _query_vector(con, query, embedder), where, args, depth)
+                if mode != "bm25"
+                else []
+            )
+            records = _records(con, [uid for uid, _ in dense if uid not in lexical])
     except sqlite3.Error as exc:
         raise IntegrityError(
             f"the search index {path} is unreadable ({exc}); rebuild it with "
@@ -471,57 +527,113 @@ def bm25_search(path: Path, query: str, filters: Filters, limit: int) -> dict[st
             code="E702",
             path=str(path),
         ) from None
-    revision = meta.get("revision", "")
-    # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
-    # its raw BM25 values are all near zero although their ratios still rank the hits.
-    best = -rows[0][1] if rows else 0.0
-    return {
-        "revision": revision,
-        "query": query,
-        "hits": [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows],
-    }
-
-
-# Search modes by name: a mode reads the index file at a path.  A mode that needs an
-# optional part (dense vectors) is added here when its code is present.
-SEARCH_MODES: dict[str, Callable[[Path, str, Filters, int], dict[str, Any]]] = {
-    "bm25": bm25_search,
-}
-ALL_MODES = ("bm25", "dense", "hybrid")
-
-
-def search_modes() -> list[str]:
-    """The modes this installation can search with."""
-    return list(SEARCH_MODES)
-
-
-def search_path(
-    path: Path, query: str, filters: Filters, limit: int = 10, mode: str = "bm25"
-) -> dict[str, Any]:
-    """Search the index file at ``path`` with ``mode`` (no check of which revision it holds)."""
-    fn = SEARCH_MODES.get(mode)
-    if fn is None:
-        raise UsageError(
-            f"search mode '{mode}' is not available in this installation; available: "
-            f"{', '.join(search_modes())}"
-        )
-    return fn(path, query, filters, limit)
+    if mode == "bm25":
+        rows = list(lexical.values())
+        # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
+        # its raw BM25 values are all near zero although their ratios still rank the hits.
+        best = -rows[0][1] if rows else 0.0
+        hits = [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows]
+    else:
+        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
+    return {"revision": revision, "query": query, "mode": mode, "hits": hits}
 
 
 def search(
-    layout: Layout, query: str, filters: Filters, limit: int = 10, mode: str = "bm25"
+    layout: Layout,
+    query: str,
+    filters: Filters,
+    limit: int = 10,
+    mode: str | None = None,
+    embedder: Callable[[], DenseEmbedder | None] | None = None,
 ) -> dict[str, Any]:
-    """Ranked active units: BM25 over stems, stop words dropped; typed filters first."""
+    """Ranked active units of the index (``search_path``), which must serve the active
+    revision."""
     path = layout.cache / INDEX_NAME
     if not path.is_file():
         raise NotReadyError(
             "no search index yet: run 'tht workspace evidence consolidate' "
             "with the sqlite backend (the default)"
         )
-    data = search_path(path, query, filters, limit, mode)
+    data = search_path(path, query, filters, limit, mode, embedder)
     _check_current(layout, data["revision"], path)
     return data
 
+
+def _bm25_rows(
+    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[Any], k: int
+) -> dict[str, tuple[Any, ...]]:
+    """Unit id -> (record, bm25, marked title, body, applies_to), best first; the first of
+    ``texts`` (FTS queries, strictest first) that matches anything."""
+    # highlight() marks the matched words of each column: which fields a hit matched.
+    marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
+    sql = (
+        f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
+        "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
+        + "".join(f" AND {w}" for w in where)
+        + " ORDER BY score LIMIT ?"
+    )
+    rows: list[Any] = []
+    for text in texts:
+        rows = con.execute(sql, [text, *args, k]).fetchall()
+        if rows:
+            break
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def _query_vector(
+    con: sqlite3.Connection, query: str, embedder: Callable[[], DenseEmbedder | None] | None
+) -> list[float]:
+    """The query's embedding by the model that made the index's vectors."""
+    held = index_model(con)
+    if held is None:
+        raise UsageError(
+            "the search index holds no vectors: configure evidence.embedding in the "
+            "installation and run 'tht workspace evidence consolidate', or use --mode bm25"
+        )
+    model = embedder() if embedder else None
+    if model is None or model.model_id != held:
+        raise UsageError(
+            f"the index's vectors were made by {held}, but the installation's "
+            f"evidence.embedding is {model.model_id if model else 'none'}: run "
+            "'tht workspace evidence consolidate' to re-embed, or use --mode bm25"
+        )
+    return model.embed([query])[0]
+
+
+def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(con.execute(f"SELECT id, record FROM units WHERE id IN ({marks})", chunk))
+    return out
+
+
+def _fused_hits(
+    lexical: dict[str, tuple[Any, ...]],
+    dense: list[tuple[str, float]],
+    records: dict[str, str],
+    limit: int,
+    revision: str,
+    mode: str,
+    analyzer: str = "stem",
+) -> list[dict[str, Any]]:
+    """Hits of a ``dense`` or ``hybrid`` search: RRF scores scaled by the best one, with
+    each hit's BM25 (None: no query word) and cosine similarity."""
+    similarity = dict(dense)
+    rankings = [[uid for uid, _ in dense]] + ([list(lexical)] if mode == "hybrid" else [])
+    fused = rrf(rankings)[:limit]
+    best = fused[0][1] if fused else 0.0
+    hits = []
+    for uid, score in fused:
+        row = lexical.get(uid)
+        marked = tuple(row[2:]) if row else ("", "", "")
+        hit = _hit(row[0] if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
+        hit["score"] = round(score / best, 4) if best > 0 else 0.0
+        hit["bm25"] = -row[1] if row else None
+        hit["dense"] = round(similarity[uid], 4) if uid in similarity else None
+        hits.append(hit)
+    return hits
 
 def _hit(
     record_json: str,

@@ -91,6 +91,10 @@ def config_body(s: Any) -> Report:
         # Defaults merged under what the installation sets, key by key.
         "network": {**NETWORK_DEFAULTS, **evidence.get("network", {})},
     }
+    if "embedding" in evidence:  # the key's variable is named, never read here
+        from evidence_tool.embedding import effective_embedding
+
+        effective["embedding"] = effective_embedding(evidence["embedding"])
     if "catalog" in evidence:  # the DSN's variable is named, never read here
         from evidence_tool.catalog.settings import CATALOG_DEFAULTS
 

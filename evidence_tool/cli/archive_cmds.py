@@ -308,13 +308,25 @@ def search_body(
     language: str | None,
     table: str | None,
     limit: int,
+    mode: str | None,
 ) -> Report:
-    """Search the active units (BM25 over title, fields and applies_to; the best hit
-    scores 1)."""
-    from evidence_tool.activation.sqlite_index import Filters, search
+    """Search the active units (BM25 over title, fields and applies_to, dense vectors,
+    or both fused; the best hit scores 1)."""
+    from evidence_tool.activation.search import search_active
+    from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.cli.reporters import search_lines
 
-    data = search(s.archive.layout, query, Filters(kind, purpose, language, table), limit)
+    inst = s.installation
+    filters = Filters(kind, purpose, language, table)
+    data = search_active(
+        s.archive.layout,
+        inst.section("activation"),
+        inst.section("embedding"),
+        query,
+        filters,
+        limit,
+        mode,
+    )
     lines = search_lines(data["hits"])
     for h in data["hits"]:
         del h["record"]
@@ -422,6 +434,12 @@ register(
         default=10,
         show_default=True,
         help="At most this many hits.",
+    ),
+    click.option(
+        "--mode",
+        type=click.Choice(["bm25", "dense", "hybrid"]),
+        help="Ranking: words, embeddings, or both fused [default: hybrid when the "
+        "index has vectors, else bm25].",
     ),
 )
 register(

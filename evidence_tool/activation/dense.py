@@ -1,0 +1,85 @@
+"""Dense vectors in the sqlite index, and reciprocal rank fusion with BM25.
+
+The vectors live in the index file itself (table ``vectors``, float32 blobs of unit
+length), stamped with the embedder's model id in ``meta.embedding``: an index made
+by another model is re-embedded (through the cache: once per model and content).
+Ranking is exact brute force in plain Python over the units the filters keep, so
+filters apply before ranking; see docs/retrieval.md for the sizes it suits.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding.cache import EmbeddingCache
+from evidence_tool.embedding.text import unit_text
+from evidence_tool.embedding.vectors import dot, from_blob
+
+RRF_K = 60  # the constant of Cormack et al. (2009): damps the weight of the top ranks
+FUSION_DEPTH = 100  # each ranking contributes at least this many candidates to the fusion
+
+_VECTORS = "CREATE TABLE IF NOT EXISTS vectors(id TEXT PRIMARY KEY, vec BLOB NOT NULL)"
+
+
+def write_vectors(
+    con: sqlite3.Connection, embedder: DenseEmbedder | None, cache: EmbeddingCache | None
+) -> None:
+    """Make the index's ``vectors`` match its units for ``embedder`` (none: no vectors)."""
+    if embedder is None or cache is None:
+        con.execute("DROP TABLE IF EXISTS vectors")
+        con.execute("DELETE FROM meta WHERE key = 'embedding'")
+        return
+    row = con.execute("SELECT value FROM meta WHERE key = 'embedding'").fetchone()
+    if row is None or row[0] != embedder.model_id:
+        con.execute("DROP TABLE IF EXISTS vectors")
+    con.execute(_VECTORS)
+    con.execute("DELETE FROM vectors WHERE id NOT IN (SELECT id FROM units)")
+    # A unit whose rows were replaced lost its vector with them (see _delete_vector).
+    missing = con.execute(
+        "SELECT u.id, u.content_hash, u.record FROM units u "
+        "WHERE u.id NOT IN (SELECT id FROM vectors)"
+    ).fetchall()
+    blobs = cache.vectors([(h, unit_text(json.loads(rec))) for _, h, rec in missing])
+    con.executemany("INSERT INTO vectors VALUES (?,?)", [(i, blobs[h]) for i, h, _ in missing])
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('embedding', ?)", (embedder.model_id,))
+
+
+def delete_vector(con: sqlite3.Connection, unit_id: str) -> None:
+    """Drop one unit's vector (its content changed or it left the index)."""
+    if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():
+        con.execute("DELETE FROM vectors WHERE id = ?", (unit_id,))
+
+
+def index_model(con: sqlite3.Connection) -> str | None:
+    """The model id of the index's vectors; None when it holds none."""
+    if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():
+        return None
+    row = con.execute("SELECT value FROM meta WHERE key = 'embedding'").fetchone()
+    return str(row[0]) if row else None
+
+
+def dense_ranking(
+    con: sqlite3.Connection, query: list[float], where: list[str], args: list[Any], k: int
+) -> list[tuple[str, float]]:
+    """The ``k`` units most similar to ``query`` (cosine) among those ``where`` keeps."""
+    sql = "SELECT u.id, v.vec FROM vectors v JOIN units u ON u.id = v.id" + (
+        " WHERE " + " AND ".join(where) if where else ""
+    )
+    scored = ((dot(query, from_blob(blob)), uid) for uid, blob in con.execute(sql, args))
+    # Ties broken by id, so equal vectors rank the same way every time.
+    best = heapq.nsmallest(k, scored, key=lambda s: (-s[0], s[1]))
+    return [(uid, sim) for sim, uid in best]
+
+
+def rrf(rankings: Iterable[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: sum of 1 / (k + rank) over the rankings, best first."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, uid in enumerate(ranking, 1):
+            fused[uid] = fused.get(uid, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

@@ -1,0 +1,94 @@
+"""``search`` over whichever backend the installation configures (sqlite or qdrant).
+
+Both answer the same shape: ``{revision, query, mode, hits}``, each hit with id,
+kind, language, title, score (the best hit scores 1), path, provenance, purposes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evidence_tool.activation.backends import effective_activation
+from evidence_tool.activation.sqlite_index import Filters
+from evidence_tool.embedding import embedder_for
+from evidence_tool.errors import NotReadyError, UsageError
+from evidence_tool.workspace.layout import Layout
+
+
+def search_active(
+    layout: Layout,
+    activation: dict[str, Any],
+    embedding: dict[str, Any],
+    query: str,
+    filters: Filters,
+    limit: int = 10,
+    mode: str | None = None,
+) -> dict[str, Any]:
+    """Search the index of the installation's ``evidence.activation`` backend."""
+    settings = effective_activation(activation, layout)
+    kind = settings["kind"]
+    if kind == "sqlite":
+        from evidence_tool.activation.sqlite_index import search
+
+        return search(layout, query, filters, limit, mode, lambda: embedder_for(embedding))
+    if kind == "qdrant":
+        return _qdrant(layout, settings, embedding, query, filters, limit, mode)
+    raise UsageError(
+        f"the {kind} backend keeps no index this tool can search: search works with the "
+        "sqlite (default) and qdrant backends"
+    )
+
+
+def _qdrant(
+    layout: Layout,
+    settings: dict[str, Any],
+    embedding: dict[str, Any],
+    query: str,
+    filters: Filters,
+    limit: int,
+    mode: str | None,
+) -> dict[str, Any]:
+    from evidence_tool.activation.qdrant_index import QdrantBackend
+    from evidence_tool.archive.state import read_state
+
+    active = read_state(layout.state).active
+    if active is None:
+        raise NotReadyError("no active revision yet: run 'tht workspace evidence consolidate'")
+    backend = QdrantBackend(layout, settings, dense=embedder_for(embedding))
+    try:
+        if not backend.client.collection_exists(backend.collection):
+            raise NotReadyError(
+                f"the qdrant collection '{backend.collection}' does not exist yet: run "
+                "'tht workspace evidence consolidate'"
+            )
+        points = backend.search(
+            query,
+            kind=filters.kind,
+            purpose=filters.purpose,
+            language=filters.language,
+            table=filters.table,
+            limit=limit,
+            mode=mode,
+        )
+    finally:
+        backend.close()
+    best = points[0]["score"] if points else 0.0
+    hits = [_hit(p, best) for p in points]
+    used = mode or ("hybrid" if backend.dense is not None else "bm25")
+    return {"revision": active, "query": query, "mode": used, "hits": hits}
+
+
+def _hit(point: dict[str, Any], best: float) -> dict[str, Any]:
+    p = point["payload"]
+    return {
+        "id": p["id"],
+        "kind": p["kind"],
+        "language": p["language"],
+        "title": p["title"],
+        "score": round(point["score"] / best, 4) if best > 0 else 0.0,
+        "matched": [],
+        "path": p["path"],
+        "provenance": p["provenance_kind"],
+        "purposes": p["purposes"],
+        "record": p,
+    }

@@ -1,0 +1,60 @@
+"""Dense embeddings from the installation's embedding service (``evidence.embedding``).
+
+``kind: http`` calls an OpenAI-compatible ``/v1/embeddings`` endpoint, ``kind: local``
+runs a sentence-transformers model already installed on the machine, ``kind: none``
+(the default) embeds nothing: search stays lexical.  Vectors are cached by
+(model id, content hash) under ``.evidence-cache/embeddings/`` (``cache``).
+Nothing here imports torch or sentence-transformers until a ``local`` model embeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from evidence_tool.errors import DescriptorError
+
+__all__ = ["DenseEmbedder", "effective_embedding", "embedder_for"]
+
+HTTP_DEFAULTS: dict[str, Any] = {
+    "batch_size": 64,
+    "timeout_s": 30,
+    "retries": 3,
+    "backoff_s": 0.5,
+}
+LOCAL_DEFAULTS: dict[str, Any] = {"batch_size": 64}
+
+
+class DenseEmbedder(Protocol):
+    """Turns texts into unit-length dense vectors of ``dim`` floats.
+
+    ``model_id`` names the model (and its settings that change vectors): the cache
+    key and the index stamp, so a model change re-embeds everything once."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+def effective_embedding(settings: dict[str, Any]) -> dict[str, Any]:
+    """``evidence.embedding`` with the defaults of its kind filled in (``config show``)."""
+    kind = settings.get("kind", "none")
+    defaults = {"http": HTTP_DEFAULTS, "local": LOCAL_DEFAULTS}.get(kind, {})
+    return {"kind": kind, **defaults, **settings}
+
+
+def embedder_for(settings: dict[str, Any]) -> DenseEmbedder | None:
+    """The embedder for the installation's ``evidence.embedding`` (None for ``none``)."""
+    settings = effective_embedding(settings)
+    kind = settings["kind"]
+    if kind == "none":
+        return None
+    if kind == "http":
+        from evidence_tool.embedding.http import HttpEmbedder
+
+        return HttpEmbedder(settings)
+    if kind == "local":
+        from evidence_tool.embedding.local import LocalEmbedder
+
+        return LocalEmbedder(settings)
+    raise DescriptorError(f"evidence.embedding.kind '{kind}' is not available in this build")
