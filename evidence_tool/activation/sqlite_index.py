@@ -635,6 +635,7 @@ def _fused_hits(
         hits.append(hit)
     return hits
 
+
 def _hit(
     record_json: str,
     bm25: float,
