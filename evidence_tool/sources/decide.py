@@ -44,7 +44,7 @@ def _comparison(
     archive: LocalEvidenceArchive, registry: dict[str, Any], sid: str, rev: str
 ) -> dict[str, Any]:
     record = registry["sources"].get(sid)
-    comparison = (record or {}).get("comparison")
+    comparison: dict[str, Any] | None = (record or {}).get("comparison")
     if not comparison or comparison["revision"] != rev:
         raise _stale(comparison or {}, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
     stale = compare.stale_paths(
