@@ -12,6 +12,13 @@ from typing import Any
 
 from evidence_tool.archive.clock import Stamp
 from evidence_tool.archive.manifest import FORMAT, PreviousJson, manifest_bytes
+from evidence_tool.archive.records import (
+    Deletion,
+    DeletionReason,
+    DocumentDeclaration,
+    ManualDeclaration,
+    declaration_from_json,
+)
 from evidence_tool.errors import Diagnostic
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import CuratedFile
@@ -20,22 +27,17 @@ CLASSES = ("added", "modified", "reformatted", "renamed", "restored", "deleted",
 
 
 def manual(actor: str, at: str, original: dict[str, Any] | None = None) -> dict[str, Any]:
-    decl: dict[str, Any] = {"kind": "manual", "curator": actor, "declared_at": at}
-    if original is not None:
-        decl["original"] = original
-    return decl
+    """A manual declaration's manifest object, keeping ``original`` (a lineage object)."""
+    lineage = DocumentDeclaration.from_json(original) if original is not None else None
+    return ManualDeclaration(actor, at, lineage).to_json()
 
 
 def lineage_of(provenance: dict[str, Any]) -> dict[str, Any] | None:
     """The documentary lineage to keep under ``original`` when a unit changes visibly."""
-    if provenance.get("kind") == "document":
-        return {
-            k: provenance[k]
-            for k in ("kind", "source_id", "source_path", "source_hash", "excerpts")
-            if k in provenance
-        }
-    original = provenance.get("original")
-    return dict(original) if original else None
+    decl = declaration_from_json(provenance)
+    if isinstance(decl, DocumentDeclaration):
+        return decl.lineage().to_json()
+    return decl.original.to_json() if decl.original is not None else None
 
 
 def source_of(provenance: dict[str, Any]) -> str | None:
@@ -264,15 +266,16 @@ def derive(
         if uid in live or uid in deletions:
             continue
         retirement = staged["retirements"].get(uid) or {}
-        deletions[uid] = {
-            "id": uid,
-            "deleted_at": at(p["path"]),
-            "last_revision": prev_revision,
-            "actor": retirement.get("actor", actor),
-            "reason": retirement.get("reason", "removed"),
-            "last_content_hash": p["content_hash"],
-            "source_id": source_of(p["provenance"]),
-        }
+        assert prev_revision is not None  # units of a previous snapshot imply its revision
+        deletions[uid] = Deletion(
+            id=uid,
+            deleted_at=at(p["path"]),
+            last_revision=prev_revision,
+            actor=retirement.get("actor", actor),
+            reason=DeletionReason(retirement.get("reason", DeletionReason.REMOVED)),
+            last_content_hash=p["content_hash"],
+            source_id=source_of(p["provenance"]),
+        ).to_json()
         out.classes["deleted"].append(uid)
         # Retiring a unit closes its items, recorded or raised since the last snapshot.
         for item in _union(p.get("review_items", []), staged["review_items"].get(uid, [])):

@@ -15,6 +15,7 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.records import DeletionReason, DocumentDeclaration
 from evidence_tool.errors import (
     Diagnostic,
     EvidenceError,
@@ -26,7 +27,7 @@ from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.registry import resolve_id
 
-RETIRED = "retired-by-replace"
+RETIRED = DeletionReason.RETIRED.value
 
 
 def _stale(
@@ -118,13 +119,7 @@ def _replace(
             changes.append((old["path"], None))  # the kind changed: the file moves
         declarations[p["id"]] = {
             "content_hash": p["content_hash"],
-            "provenance": {
-                "kind": "document",
-                "source_id": sid,
-                "source_path": acquired,
-                "source_hash": chash,
-                "excerpts": p["excerpts"],
-            },
+            "provenance": DocumentDeclaration(sid, acquired, chash, tuple(p["excerpts"])).to_json(),
         }
     retirements = {}
     for uid in comparison["retire"]:
