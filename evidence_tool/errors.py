@@ -286,6 +286,12 @@ CODES: dict[str, CodeInfo] = {
         "limits exceeded",
         "Split the source set or raise the limit in the installation descriptor.",
     ),
+    "E504": CodeInfo(
+        5,
+        "import input malformed",
+        "Correct the file at the line the message names (or export it again from its tool), "
+        "then refresh again.",
+    ),
     "E601": CodeInfo(
         6,
         "curated tree unavailable",
@@ -413,13 +419,17 @@ class EvidenceWarning:
     path: str | None = None
     line: int | None = None
     code: str | None = None
+    column: int | None = None  # where known (the catalog's findings); in JSON only then
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+        out = {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+        if self.column is not None:
+            out["column"] = self.column
+        return out
 
     def as_error(self) -> Diagnostic:
         """The warning as error E190 (``--warnings-as-errors``), its own code kept in front."""
-        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line)
+        return Diagnostic("E190", f"{self.code} {self.message}", self.path, self.line, self.column)
 
 
 def refuse_warnings(

@@ -98,23 +98,32 @@ class Session:
     def status(self) -> dict[str, Any]:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)
         and the last catalog run's review items (never a warehouse connection)."""
-        from evidence_tool.catalog.review import catalog_status
+        from evidence_tool.archive.diffing import working_entries
+        from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
 
         warnings = [w.to_dict() for w in missing_warnings(self.archive)]  # W151
+        # The working units, so items of units deleted since the catalog run are dropped
+        # (the scan is the stat-cached one diff makes; only when there are items at all).
+        working = None
+        if review_items(self.archive.layout):
+            working = {uid: e[0] for uid, e in working_entries(self.archive)[0].items()}
         return {
             **queries.status(self.archive),
-            "catalog": catalog_status(self.archive.layout),
+            "catalog": catalog_status(self.archive.layout, working),
             "git": git_state(self.archive),
             "warnings": warnings,
         }
 
     def show(self, unit_id: str) -> dict[str, Any]:
-        from evidence_tool.sources import unit_warnings
+        from evidence_tool.sources import imported_from, unit_warnings
 
         data = queries.show(self.archive, unit_id)
         data["warnings"] = data["warnings"] + unit_warnings(self.archive, data["provenance"])
+        places = imported_from(self.archive.layout, data["provenance"])
+        if places:  # an imported unit: the file and lines each excerpt came from
+            data["imported_from"] = places
         return data
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------
@@ -176,6 +185,13 @@ class Session:
         from evidence_tool.sources import show_source
 
         return show_source(self.archive, source_id)
+
+    def sources_add(
+        self, fmt: str, path: str, language: str | None, options: list[str]
+    ) -> dict[str, Any]:
+        from evidence_tool.sources import add_import, parse_options
+
+        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
 
     def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retract

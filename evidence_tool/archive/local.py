@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 
 Activate = Callable[[Snapshot], None]
 # What the catalog step checked against: the manifest's "catalog" entry (naming the
-# fingerprint object by its sha256) and that object's bytes.
-CatalogRecord = tuple[dict[str, Any], bytes]
+# fingerprint object by its sha256), that object's bytes, and the units it checked
+# (id -> content hash), which must be the units recorded.
+CatalogRecord = tuple[dict[str, Any], bytes, dict[str, str]]
 # Who encoded the last manifest and mirror: another version may encode them otherwise.
 _ENCODER = f"evidence-tool-{__version__}"
 _YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
@@ -58,6 +59,23 @@ def _compared(prev: dict[str, Any], catalog: CatalogRecord | None) -> dict[str, 
     if catalog is not None or "catalog" not in prev:
         return prev
     return {k: v for k, v in prev.items() if k != "catalog"}
+
+
+def _as_checked(manifest: dict[str, Any], checked: dict[str, str]) -> None:
+    """The catalog step checks the units before the lock is taken: a unit edited, added
+    or removed in that gap would be recorded with a fingerprint its text was never
+    checked against.  Refused (E301) before any write; a new run checks the new text."""
+    units = {e["id"]: e["content_hash"] for e in manifest["units"]}
+    changed = sorted(u for u in units.keys() | checked.keys() if units.get(u) != checked.get(u))
+    if changed:
+        shown = ", ".join(changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
+        raise ConflictError(
+            f"{shown} changed while the catalog step was checking the units, so the snapshot "
+            "would record a catalog its text was not checked against; nothing was "
+            "consolidated: run 'tht workspace evidence consolidate' again"
+        )
 
 
 def unfinished_snapshots(layout: Layout) -> list[Path]:
@@ -388,6 +406,7 @@ class LocalEvidenceArchive:
             cache.save()  # derived data: only what changed since the last scan is recorded
         # An equal manifest has the same canonical bytes: skip serializing and hashing it.
         if catalog is not None:  # a changed warehouse is then a new snapshot
+            _as_checked(d.manifest, catalog[2])
             d.manifest["catalog"] = catalog[0]
             d.blobs[str(catalog[0]["fingerprint"])] = catalog[1]
         same = prev is not None and d.manifest == _compared(prev.manifest, catalog)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,13 +209,31 @@ def review_items(layout: Layout) -> dict[str, list[Any]]:
     return {uid: list(v) for uid, v in items.items()} if isinstance(items, dict) else {}
 
 
-def catalog_status(layout: Layout) -> dict[str, Any]:
+def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What ``status`` says about the catalog: the last run's time, catalog, drift
-    review items by unit (from the record; nothing connects to a warehouse)."""
+    review items by unit (from the record; nothing connects to a warehouse).
+
+    ``working`` (unit id -> content hash of the working files) drops the items of units
+    deleted since the run (``deleted_since``): nothing is left to review there.  A unit
+    edited since keeps its items, listed in ``edited_since``: the next run says whether
+    the edit settled them."""
     rec = read_record(layout)
     if not rec:
         return {"checked": False, "review_items": {}}
     drift = rec.get("drift") or {}
+    items = review_items(layout)
+    gone: list[str] = []
+    edited: list[str] = []
+    if working is not None:
+        gone = sorted(uid for uid in items if uid not in working)
+        recorded = rec.get("units")
+        units: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        edited = sorted(
+            uid
+            for uid in items
+            if uid in working and (units.get(uid) or {}).get("content_hash") != working[uid]
+        )
+        items = {uid: v for uid, v in items.items() if uid in working}
     return {
         "checked": True,
         "checked_at": rec.get("checked_at"),
@@ -222,5 +241,7 @@ def catalog_status(layout: Layout) -> dict[str, Any]:
         "base": rec.get("base"),
         "note": rec.get("note"),
         "changes": len(drift.get("changes", [])),
-        "review_items": review_items(layout),
+        "review_items": items,
+        "deleted_since": gone,
+        "edited_since": edited,
     }

@@ -44,11 +44,13 @@ class StepOutcome:
     warnings: list[EvidenceWarning] = field(default_factory=list)  # reported findings
 
     def record(self) -> CatalogRecord | None:
-        """What the snapshot records: the fingerprint the units were checked against."""
+        """What the snapshot records: the fingerprint the units were checked against, and
+        the units checked (consolidation refuses if it would record others)."""
         if self.run is None:
             return None
         fp = self.run.fingerprint
-        return fp.record(), fp.data
+        checked = {uid: str(u["content_hash"]) for uid, u in self.run.units.items()}
+        return fp.record(), fp.data, checked
 
     def summary(self) -> dict[str, Any]:
         run = self.run
@@ -76,11 +78,11 @@ class StepOutcome:
 
 
 def _back(w: EvidenceWarning) -> Diagnostic:
-    return Diagnostic(str(w.code), w.message, w.path, w.line)
+    return Diagnostic(str(w.code), w.message, w.path, w.line, w.column)
 
 
 def _warning(d: Diagnostic) -> EvidenceWarning:
-    return EvidenceWarning(d.message, d.path, d.line, d.code)
+    return EvidenceWarning(d.message, d.path, d.line, d.code, d.column if d.line else None)
 
 
 def catalog_step(

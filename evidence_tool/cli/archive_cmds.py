@@ -133,8 +133,10 @@ def status_body(s: Any) -> Report:
         lines.append(f"interrupted operations: {len(data['journal'])} (see 'recover')")
     for uid, items in data["review_items"].items():
         lines.append(f"review items on {uid}: {len(items)}")
+    edited = set(data["catalog"].get("edited_since", ()))
     for uid, items in data["catalog"]["review_items"].items():
-        lines += [f"catalog review item on {uid}: {i['code']} {i['message']}" for i in items]
+        since = " (edited since the catalog check)" if uid in edited else ""
+        lines += [f"catalog review item on {uid}{since}: {i['code']} {i['message']}" for i in items]
     git = data["git"]
     lines += _git_lines(git)
     found = data["warnings"] + data["id_changes"] + git["warnings"]

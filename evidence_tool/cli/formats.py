@@ -98,6 +98,7 @@ def github(
                 w.message,
                 file=display_path(w.path, workspace),
                 line=w.line,
+                col=w.column if w.line else None,
                 title=w.code,
             )
         )
@@ -191,7 +192,7 @@ def sarif(
         )
         for d in errors
     ] + [
-        _result(w.code, "warning", w.message, _location(w.path, w.line, None, workspace), index)
+        _result(w.code, "warning", w.message, _location(w.path, w.line, w.column, workspace), index)
         for w in warnings
     ]
     run = {

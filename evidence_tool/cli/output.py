@@ -81,7 +81,7 @@ def _print_human(report: Report) -> None:
         for code in seen[:5]:
             print(f"  fix {code}: {E.CODES[code].fix if code in E.CODES else ''}", file=sys.stderr)
     for w in report.warnings:
-        where = ":".join(str(part) for part in (w.path, w.line) if part)
+        where = ":".join(str(part) for part in (w.path, w.line, w.column) if part)
         head = " ".join(part for part in (f"{where}:" if where else "", w.code or "") if part)
         print(f"warning: {head + ' ' if head else ''}{w.message}", file=sys.stderr)
 

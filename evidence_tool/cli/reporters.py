@@ -104,6 +104,7 @@ def refresh_lines(
             lines.append(
                 f"          revision {x['revision']}: {len(x['proposed'])} proposed, "
                 f"retire {scalar(x['retire'])}, {x['review_items']} review item(s)"
+                + _import_counts(x)
             )
             lines += [f"          dropped {d['id']} ({d['reason']})" for d in x["dropped"]]
     compared = [x for x in data["sources"] if x["status"] == "compared"]
@@ -115,6 +116,14 @@ def refresh_lines(
             by_decision = commands(x["source_id"], x["revision"])
             lines += [f"  {by_decision[d]}" for d in ("keep", "replace")]
     return lines
+
+
+def _import_counts(line: dict[str, Any]) -> str:
+    """An import's not-imported count and skipped kinds, after its refresh line."""
+    if "not_imported" not in line:
+        return ""
+    skipped = ", ".join(f"{n} {what}" for what, n in line["skipped"].items())
+    return f", {line['not_imported']} not imported, skipped {skipped or 'nothing'}"
 
 
 def _flag(flag: dict[str, str]) -> str:

@@ -1,4 +1,4 @@
-"""``tht workspace evidence refresh|decide|sources list|show|retract`` (SPEC 6, 10)."""
+"""``tht workspace evidence refresh|decide|sources list|show|add|retract`` (SPEC 6, 10)."""
 
 from __future__ import annotations
 
@@ -113,9 +113,29 @@ def show_body(s: Any, source_id: str) -> Report:
             f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
             for i in comp["review_items"]
         ]
+        lines += [
+            f"  not imported {n['what']} of {n['element']}" + (f" ({n['at']})" if n["at"] else "")
+            for n in comp.get("not_imported", [])
+        ]
+        lines += [f"  skipped  {n} {what}" for what, n in comp.get("skipped", {}).items()]
     # Printed on stderr as "warning: ..." (and in --json "warnings"), never dropped.
     warnings = [EvidenceWarning(w, code="source-retracted") for w in r["warnings"]]
     return Report(result=r, warnings=warnings, text=lines)
+
+
+def add_body(s: Any, fmt: str, path: str, language: str | None, option: tuple[str, ...]) -> Report:
+    """Add an import source (a file or folder in a source format) to workspace.yaml."""
+    data = s.sources_add(fmt, path, language, list(option))
+    lines = [
+        f"added {data['key']}: {data['locator']} (source {_short(data['source_id'])})",
+        "run 'tht workspace evidence refresh' to compare it with the curated units",
+    ]
+    if data["rewritten"]:
+        lines.append(
+            f"note: {data['descriptor']} was written in canonical form; its comments and "
+            "layout are not kept (the old text is in Git)"
+        )
+    return Report(result=data, text=lines)
 
 
 def retract_body(s: Any, source_id: str, note: str, actor: str | None) -> Report:
@@ -160,6 +180,24 @@ register(
 )
 register("sources list", list_body, group=sources_group)
 register("sources show", show_body, click.argument("source_id"), group=sources_group)
+register(
+    "sources add",
+    add_body,
+    click.option(
+        "--format",
+        "fmt",
+        required=True,
+        help="The source format: dbt, bird, wrenai, vanna or cortex (docs/importers.md).",
+    ),
+    click.argument("path"),
+    click.option("--language", help="The units' language (default: the workspace's)."),
+    click.option(
+        "--option",
+        multiple=True,
+        help="A format option KEY=VALUE (repeatable); docs/importers.md lists each format's.",
+    ),
+    group=sources_group,
+)
 register(
     "sources retract",
     retract_body,

@@ -133,6 +133,20 @@ def _source_text(view: ComparisonView) -> str:
     )
 
 
+def _import_facts(comparison: dict[str, Any]) -> list[tuple[str, str]]:
+    items = "".join(
+        f"<li>{escape(n['what'])} of {escape(n['element'])}"
+        + (f" (<code>{escape(n['at'])}</code>)" if n.get("at") else "")
+        + "</li>"
+        for n in comparison["not_imported"]
+    )
+    skipped = ", ".join(f"{n} {escape(what)}" for what, n in comparison["skipped"].items())
+    return [
+        ("not imported", f"<ul>{items}</ul>" if items else '<span class="muted">nothing</span>'),
+        ("skipped", skipped or '<span class="muted">nothing</span>'),
+    ]
+
+
 def comparison_html(data: ReportData, view: ComparisonView) -> str:
     comparison, source = view.comparison, view.source
     sid = comparison["source_id"]
@@ -159,6 +173,8 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
             f"<ul>{dropped}</ul>" if dropped else '<span class="muted">nothing</span>',
         ),
     ]
+    if "not_imported" in comparison:  # an import source: what no unit holds, what was skipped
+        facts += _import_facts(comparison)
     ids = list(
         dict.fromkeys(
             [*(c["id"] for c in comparison["current"]), *(p["id"] for p in comparison["proposed"])]

@@ -6,6 +6,8 @@ activation callable is passed in by the caller.
 """
 
 from evidence_tool.sources.decide import decide, retry
+from evidence_tool.sources.import_add import add_import, parse_options
+from evidence_tool.sources.import_record import imported_from
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner, refiner_for
 from evidence_tool.sources.refresh import refresh
@@ -21,9 +23,12 @@ __all__ = [
     "CommandRefiner",
     "NetworkPolicy",
     "UnitsRefiner",
+    "add_import",
     "decide",
+    "imported_from",
     "list_sources",
     "missing_warnings",
+    "parse_options",
     "refiner_for",
     "refresh",
     "retract",

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources import fs_adapter, http_adapter, s3_adapter
+from evidence_tool.sources import fs_adapter, http_adapter, import_source, s3_adapter
 from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.policy import NetworkPolicy
@@ -26,6 +26,7 @@ def discover(
     found = fs_adapter.discover(layout, policy.max_bytes)
     found += http_adapter.discover(descriptor_sources, policy)
     found += s3_adapter.discover(descriptor_sources, policy)
+    found += import_source.discover(layout, descriptor_sources, policy)
     unique: dict[str, Candidate] = {}
     for c in found:
         unique.setdefault(c.source_id, c)
@@ -52,7 +53,7 @@ def acquire(
         if progress:
             progress("fetching", n, len(candidates))
         doc = candidate.fetch()
-        total += len(doc.raw)
+        total += doc.bytes_read
         if total > policy.max_total_bytes:
             raise SourceError(
                 f"the refresh read more than {policy.max_total_bytes} bytes in total "

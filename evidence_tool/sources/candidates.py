@@ -12,5 +12,5 @@ from evidence_tool.sources.document import Acquired
 class Candidate:
     source_id: str
     locator: str
-    kind: str  # fs | http | s3
+    kind: str  # fs | http | s3 | import
     fetch: Callable[[], Acquired]

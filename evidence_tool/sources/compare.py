@@ -251,6 +251,9 @@ def build(
         "dropped": dropped,
         "affected_files": dict(sorted(affected.items())),
     }
+    if proposal.record is not None:  # an import: what it did not turn into units
+        body["not_imported"] = proposal.not_imported
+        body["skipped"] = proposal.skipped
     return {"revision": revision_of(body), "created_at": at, **body}
 
 

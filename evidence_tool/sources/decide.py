@@ -105,9 +105,17 @@ def _replace(
 ) -> tuple[list[tuple[str, bytes | None]], dict[str, Any]]:
     """File changes and staged declarations/retirements that adopt the proposal."""
     sid, chash = comparison["source_id"], comparison["content_hash"]
-    text = normalize(store.load_acquisition(archive.layout, sid, comparison["acquisition"]), sid)
-    if content_hash(text) != chash:
-        raise IntegrityError(f"the acquired bytes of {sid[:12]}… no longer match; refresh again")
+    raw = store.load_acquisition(archive.layout, sid, comparison["acquisition"])
+    if "not_imported" in comparison:
+        # An import keeps its record (checked against its name on loading), named by
+        # its own hash: the input's content hash names what was imported, not the file.
+        text, chash = raw.decode("utf-8"), comparison["acquisition"]
+    else:
+        text = normalize(raw, sid)
+        if content_hash(text) != chash:
+            raise IntegrityError(
+                f"the acquired bytes of {sid[:12]}… no longer match; refresh again"
+            )
     acquired = f"evidence/source/acquired/{sid}/{chash}.md"
     changes: list[tuple[str, bytes | None]] = [(acquired, text.encode("utf-8"))]
     declarations = {}

@@ -21,7 +21,7 @@ class Acquired:
 
     source_id: str
     locator: str
-    kind: str  # fs | http | s3
+    kind: str  # fs | http | s3 | import
     raw: bytes
     text: str
     content_hash: str
@@ -34,6 +34,11 @@ class Acquired:
         import hashlib
 
         return hashlib.sha256(self.raw).hexdigest()
+
+    @property
+    def bytes_read(self) -> int:
+        """What acquiring it read, for the refresh's total bound."""
+        return len(self.raw)
 
 
 @dataclass

@@ -41,10 +41,17 @@ def key_of(doc: Acquired, language: str, refiner: dict[str, Any]) -> str:
 
 
 def _body(proposal: Proposal) -> dict[str, Any]:
-    return {
+    body: dict[str, Any] = {
         "units": [{"markdown": render(pu.unit), "excerpts": pu.excerpts} for pu in proposal.units],
         "review_items": proposal.review_items,
     }
+    if proposal.record is not None:  # an import's: its record and comparison extras
+        body |= {
+            "record": proposal.record,
+            "not_imported": proposal.not_imported,
+            "skipped": proposal.skipped,
+        }
+    return body
 
 
 def save(layout: Layout, key: str, proposal: Proposal) -> None:
@@ -68,6 +75,12 @@ def load(layout: Layout, key: str) -> Proposal | None:
             if parsed.unit is None:
                 return None
             units.append(ProposedUnit(parsed.unit, list(item["excerpts"])))
-        return Proposal(units, [dict(i) for i in body["review_items"]])
+        return Proposal(
+            units,
+            [dict(i) for i in body["review_items"]],
+            record=body.get("record"),
+            not_imported=[dict(n) for n in body.get("not_imported", [])],
+            skipped=dict(body.get("skipped", {})),
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

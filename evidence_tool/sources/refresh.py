@@ -10,6 +10,7 @@ follows the same path and writes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +19,10 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError
-from evidence_tool.sources import compare, proposals, store
+from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
+from evidence_tool.sources.import_source import ImportAcquired
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.refiner import (
     CommandRefiner,
@@ -78,14 +80,24 @@ def refine_all(
             out.append(Refined(doc, meta, None))
             continue
         language = doc.language or meta.language or default_language
-        key = proposals.key_of(doc, language, refiner.identity())
+        imported = isinstance(doc, ImportAcquired)
+        chosen = import_refiner.for_source(doc) if isinstance(doc, ImportAcquired) else refiner
+        key = proposals.key_of(doc, language, chosen.identity())
         proposal = proposals.load(archive.layout, key)
         if proposal is None:
-            view = view or compare.ArchiveView.load(archive)
-            request = build_request(doc, meta, language, view.request_units(doc.source_id))
-            proposal = refiner.refine(doc, request)
+            if imported:  # an importer reads files, not a draft: no current units
+                request = {"language": language}
+            else:
+                view = view or compare.ArchiveView.load(archive)
+                request = build_request(doc, meta, language, view.request_units(doc.source_id))
+            proposal = chosen.refine(doc, request)
             made.append((key, proposal))
-        check_excerpts(proposal, doc.text)
+        spans: set[str] = set()
+        if proposal.record is not None:
+            # What replace stores and what excerpts are checked against: the import record.
+            doc = dataclasses.replace(doc, raw=proposal.record.encode(), text=proposal.record)
+            spans = {s.text for s in import_record.parse(doc.raw)}
+        check_excerpts(proposal, doc.text, spans)
         out.append(Refined(doc, meta, proposal))
     if progress:
         progress("refining", len(docs), len(docs))
@@ -175,6 +187,8 @@ def _apply(
                 "review_items": len(comp["review_items"]),
             }
         )
+        if "not_imported" in comp:  # an import: what it did not turn into units
+            lines[-1] |= {"not_imported": len(comp["not_imported"]), "skipped": comp["skipped"]}
     for sid, record in sorted(registry["sources"].items()):
         if sid in seen or (scope is not None and sid not in scope):
             continue

@@ -227,3 +227,27 @@ def test_diff_of_an_unreadable_catalog_is_an_availability_error(tmp_path: Path) 
     assert gone.exit_code == 6, gone.stdout
     assert gone.json["errors"][0]["code"] == "E186"
     assert _items(ws, inst) == {}  # the last record (no drift) stays as it was
+
+
+def test_status_drops_the_items_of_a_unit_deleted_since_the_last_run(tmp_path: Path) -> None:
+    """A unit removed after the run that raised its item (consolidated without the step,
+    or not consolidated at all) has nothing left to review: status must not list it."""
+    ws, dwh, inst = _setup(tmp_path, "ddl")
+    warehouse("ddl", dwh, changed=True)
+    assert run(ws, "catalog", "diff", installation=inst).exit_code == 1
+    assert set(_items(ws, inst)) == ITEMS
+    (ws / "evidence/curated/domain/merges.md").unlink()
+    status = run(ws, "status").json["result"]["catalog"]
+    assert set(status["review_items"]) == ITEMS - {UNIT("merges")}
+    assert status["deleted_since"] == [UNIT("merges")]
+    assert run(ws, "consolidate").exit_code == 0  # without the step: the record stays
+    after = run(ws, "status").json["result"]["catalog"]
+    assert set(after["review_items"]) == ITEMS - {UNIT("merges")}
+    text = invoke(["workspace", "evidence", "status", "--workspace-root", str(ws)]).stdout
+    shown = [ln for ln in text.splitlines() if ln.startswith("catalog review item on ")]
+    assert len(shown) == 2 and not any(UNIT("merges") in ln for ln in shown)
+    # An edited unit keeps its item (the next run says whether the edit settled it), marked.
+    tariff = ws / "evidence/curated/domain/tariff.md"
+    tariff.write_text(tariff.read_text() + "\nMore prose.\n", encoding="utf-8")
+    edited = run(ws, "status").json["result"]["catalog"]
+    assert edited["edited_since"] == [UNIT("tariff")] and UNIT("tariff") in edited["review_items"]

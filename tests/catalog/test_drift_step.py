@@ -158,3 +158,27 @@ def test_a_dry_run_with_the_step_reports_the_check_and_writes_nothing(tmp_path: 
     assert dry.json["result"]["status"] == "would_activate"
     assert dry.json["result"]["catalog"]["findings"] == {"E180": 2, "E181": 1, "E191": 3}
     assert tree(ws) == before
+
+
+def test_step_findings_reported_as_warnings_keep_their_column(tmp_path: Path) -> None:
+    """The step's findings, reported (block off), point where ``check`` points: the same
+    line and column, in --json and in the text output."""
+    ws, _dwh, inst = _checked(tmp_path, "sqlite")
+    checked = run(ws, "check", installation=inst)
+    want = {(e["code"], e["path"], e["line"], e["column"]) for e in checked.json["errors"]}
+    assert len(want) >= 4 and all(col for *_, col in want)  # E180 x2, E181, E191 items
+    for args in (["validate"], ["verify", "--strict"], ["consolidate"]):
+        result = run(ws, *args, installation=inst)
+        assert result.exit_code == 0, (args, result.stdout)
+        got = {
+            (w["code"], w["path"], w["line"], w.get("column"))
+            for w in result.json["warnings"]
+            if w["code"] and w["code"].startswith("E18")
+        }
+        assert got == {w for w in want if w[0] != "E191"} and got, args
+    pre = ["--installation", str(inst), "workspace", "evidence", "validate"]
+    text = invoke([*pre, "--workspace-root", str(ws)])
+    line, col = next(
+        (e["line"], e["column"]) for e in checked.json["errors"] if e["code"] == "E181"
+    )
+    assert f"evidence/curated/domain/tariff.md:{line}:{col}:" in text.stdout + text.stderr

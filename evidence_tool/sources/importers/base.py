@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from evidence_tool.errors import SourceError
+from evidence_tool.errors import DescriptorError, SourceError
 from evidence_tool.unit import AppliesTo, Metadata, Payload, Unit
 
 
@@ -33,6 +34,7 @@ class SourceFile:
     )
     abs_path: Path
     size: int
+    shown: str = ""  # workspace-relative, for messages (the pipeline sets it)
 
     def open(self) -> IO[bytes]:
         return self.abs_path.open("rb")
@@ -41,11 +43,12 @@ class SourceFile:
         """The whole file; E503 past ``max_bytes`` (the refresh bound), so a huge file is refused
         rather than read: formats that can stream use ``open`` instead."""
         if self.size > max_bytes:
+            where = self.shown or self.path
             raise SourceError(
-                f"{self.path} is larger than {max_bytes} bytes; one import file is read whole "
-                "only up to that size",
+                f"{where} is larger than {max_bytes} bytes; one import file is read whole "
+                "only up to that size (network.max_bytes of the installation)",
                 code="E503",
-                path=self.path,
+                path=where,
             )
         return self.abs_path.read_bytes()
 
@@ -58,9 +61,23 @@ class ImportInput:
     ]  # the descriptor entry's ``options`` (format specific, validated by the importer)
     language: str  # the source's language (descriptor entry, else the workspace default)
     max_bytes: int  # per-file read bound of the refresh policy
+    # Where the entry is, for messages: "evidence.sources[2]" (the options are its "options").
+    key: str = "evidence.sources[?]"
+    # The workspace-relative folder the files' paths are relative to (the source's folder,
+    # or a file source's parent folder; "" at the workspace root).
+    root: str = ""
 
     def file(self, path: str) -> SourceFile | None:
-        return next((f for f in self.files if f.path == path), None)
+        return self._by_path.get(path)
+
+    @cached_property
+    def _by_path(self) -> dict[str, SourceFile]:
+        # Built once: an importer may look a file up per element of 10,000 files.
+        return {f.path: f for f in self.files}
+
+    def shown(self, path: str) -> str:
+        """A file's workspace-relative path, as messages and the import record show it."""
+        return f"{self.root}/{path}" if self.root else path
 
 
 @dataclass(frozen=True)
@@ -102,9 +119,56 @@ class ImportResult:
 
 
 class Importer(Protocol):
+    """``read`` is the contract.  An importer may also declare a class attribute
+    ``options: dict[str, type | tuple[type, ...]]`` (option name -> allowed type(s):
+    ``str``, ``bool``, ``int``, ``list``, ``dict``): the pipeline then refuses any other
+    name or type (E902 naming ``evidence.sources[N].options.KEY``) at ``sources add`` and
+    at every refresh, before ``read`` runs.  Without it, the importer checks its options
+    itself (``check_options`` below)."""
+
     format: str  # "dbt", "dbt-manifest", "bird", "wrenai", "vanna", "cortex"
 
     def read(self, source: ImportInput) -> ImportResult: ...
+
+
+def malformed(path: str, line: int | None, why: str) -> SourceError:
+    """E504 for input the format cannot read: ``path`` (workspace-relative) and ``line``
+    (1-based, None when the problem is the whole file) are named in the message."""
+    where = f"{path}:{line}" if line else path
+    return SourceError(
+        f"{where}: {why}; correct the file (or export it again) and refresh",
+        code="E504",
+        path=path,
+        line=line,
+    )
+
+
+def check_options(
+    options: dict[str, Any], known: dict[str, type | tuple[type, ...]], key: str
+) -> None:
+    """E902 naming ``<key>.options.<name>`` for an unknown option or a value of the wrong type."""
+    for name, value in options.items():
+        where = f"{key}.options.{name}"
+        if name not in known:
+            allowed = ", ".join(sorted(known)) or "none"
+            raise DescriptorError(
+                f"{where}: unknown option {name!r}; this format's options: {allowed}",
+                details={"result": {"key_path": where}},
+            )
+        wanted = known[name]
+        types = wanted if isinstance(wanted, tuple) else (wanted,)
+        # bool is an int in Python: an option that wants a number never takes true/false.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            names = " or ".join(t.__name__ for t in types)
+            raise DescriptorError(
+                f"{where}: {value!r} is not a {names}",
+                details={"result": {"key_path": where}},
+            )
+
+
+def line_of(raw: bytes, offset: int) -> int:
+    """The 1-based line holding byte ``offset`` of ``raw``."""
+    return raw.count(b"\n", 0, offset) + 1
 
 
 def make_unit(

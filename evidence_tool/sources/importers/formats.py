@@ -7,7 +7,8 @@ import importlib
 from evidence_tool.errors import SourceError
 from evidence_tool.sources.importers.base import Importer
 
-# format name -> "module:class" (one module per format, in this package)
+# format name -> "module:class" (one module per format, in this package; a dotted module
+# is imported as it is named)
 FORMATS: dict[str, str] = {
     "dbt": "dbt:DbtImporter",  # a dbt project folder or a manifest.json (v12)
     "bird": "bird:BirdImporter",  # dev.json + database_description/*.csv (also ThothAI)
@@ -24,6 +25,16 @@ def importer_for(name: str) -> Importer:
         known = ", ".join(sorted(FORMATS))
         raise SourceError(f"unknown source format {name!r}; the formats are: {known}")
     module, cls = target.split(":")
-    imported = importlib.import_module(f"evidence_tool.sources.importers.{module}")
+    # A dotted module is absolute (an importer registered by a plugin or a test).
+    qualified = module if "." in module else f"evidence_tool.sources.importers.{module}"
+    try:
+        imported = importlib.import_module(qualified)
+    except ModuleNotFoundError as exc:
+        if exc.name != qualified:
+            raise  # a dependency of the importer is missing: a broken installation
+        raise SourceError(
+            f"format {name!r} is not available in this version of evidence-tool "
+            f"(no module {qualified}); upgrade, or remove the entry"
+        ) from None
     importer: Importer = getattr(imported, cls)()
     return importer

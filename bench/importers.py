@@ -1,0 +1,141 @@
+"""Import-source benchmark: a large real-shaped input per format, one refresh timed.
+
+    python bench/importers.py [--format vanna] [--n 20000] [--repeat 3]
+
+For each format it writes a deterministic input under bench/out/importers/<format>/
+inside a copy of the example workspace, adds it with ``sources add``, and runs in a
+child process (so peak RSS is the refresh's own): a first ``refresh`` of that source
+(hash, import, span verification, comparison; the proposal cache cleared before each
+run), then a second, unchanged one (hash only).  It prints seconds, microseconds per
+source element and the child's peak RSS.  Nothing here asserts: the figures go into
+docs/performance.md (## Importers) with the command that produced them.
+
+A format adds itself to GENERATORS: a function (folder, n) -> (path to add, elements),
+where elements counts what the importer reads (rows, columns, questions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+OUT = HERE / "out" / "importers"
+FIXTURE = REPO / "fixtures" / "workspace"
+THT = [sys.executable, "-m", "evidence_tool.cli.main"]
+
+
+def vanna(folder: Path, n: int) -> tuple[str, int]:
+    """``df.to_json(orient="records")`` of n rows: 3 in 5 sql, 1 documentation, 1 ddl."""
+    rows = []
+    for i in range(n):
+        kind = ("sql", "sql", "sql", "documentation", "ddl")[i % 5]
+        content = {
+            "sql": f"SELECT ward_code, count(*) AS stays\nFROM clinical.admissions\n"
+            f"WHERE admission_year = {2000 + i % 25} AND ward_code <> 'W{i}'\nGROUP BY 1",
+            "documentation": f"Ward W{i} reports its stays under the code of its department; "
+            "day-hospital visits are not stays.",
+            "ddl": f"CREATE TABLE clinical.t{i} (id int, ward_code text)",
+        }[kind]
+        question = f"How many stays did each ward record in {2000 + i % 25} (case {i})?"
+        rows.append(
+            {
+                "id": f"{i:08x}-4c55-9d7e-{kind}",
+                "question": question if kind == "sql" else None,
+                "content": content,
+                "training_data_type": kind,
+            }
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(rows, separators=(",", ":")).replace("/", "\\/")
+    (folder / "training.json").write_text(data)
+    return "imports/vanna", n
+
+
+from importers_bird import csv_rows as bird_csv  # noqa: E402 (bench/ is sys.path[0])
+from importers_bird import questions as bird  # noqa: E402
+
+GENERATORS: dict[str, Callable[[Path, int], tuple[str, int]]] = {
+    "vanna": vanna,
+    "bird": bird,
+    "bird-csv": bird_csv,
+}
+DEFAULT_N = {"vanna": 20_000, "bird": 1534, "bird-csv": 200_000}
+
+
+def tht(ws: Path, *args: str) -> dict[str, object]:
+    proc = subprocess.run(
+        [*THT, "workspace", "evidence", *args, "--workspace-root", str(ws), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"tht {' '.join(args)} failed: {proc.stdout[-2000:]}{proc.stderr}")
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def refresh_child(ws: Path, sid: str) -> tuple[float, float]:
+    """(seconds, peak RSS in MiB) of one refresh of ``sid`` in a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    tht(ws, "refresh", "--source-id", sid)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, max(after, before) / 1024
+
+
+def prepare(fmt: str, n: int) -> tuple[Path, str, int]:
+    ws = OUT / fmt / f"ws-{n}"
+    if ws.exists():
+        shutil.rmtree(ws)
+    shutil.copytree(FIXTURE, ws, ignore=shutil.ignore_patterns(".evidence-cache"))
+    rel, elements = GENERATORS[fmt](ws / "imports" / fmt, n)
+    added = tht(ws, "sources", "add", "--format", fmt, str(ws / rel))
+    return ws, str(added["result"]["source_id"]), elements  # type: ignore[index]
+
+
+def run(fmt: str, n: int, repeat: int) -> None:
+    ws, sid, elements = prepare(fmt, n)
+    size = sum(p.stat().st_size for p in (ws / "imports").rglob("*") if p.is_file())
+    firsts, rss = [], 0.0
+    for _ in range(repeat):
+        shutil.rmtree(ws / ".evidence-cache" / "proposals", ignore_errors=True)
+        (ws / "evidence/.local/sources.json").unlink(missing_ok=True)
+        seconds, peak = refresh_child(ws, sid)
+        firsts.append(seconds)
+        rss = max(rss, peak)
+    comp = json.loads((ws / "evidence/.local/sources.json").read_text())["sources"][sid]
+    proposed = len(comp["comparison"]["proposed"])
+    first = statistics.median(firsts)
+    # Decide once, then time the unchanged refresh: hashing only, the importer does not run.
+    rev = comp["comparison"]["revision"]
+    tht(ws, "decide", "--source-id", sid, "--revision", rev, "--decision", "replace")
+    unchanged = statistics.median(refresh_child(ws, sid)[0] for _ in range(repeat))
+    print(f"{fmt}: {elements} elements, {size / 1e6:.1f} MB, {proposed} units proposed")
+    print(f"  first refresh     {first:8.2f} s  {first / elements * 1e6:8.0f} µs/element")
+    print(f"  unchanged refresh {unchanged:8.2f} s  {unchanged / elements * 1e6:8.0f} µs/element")
+    print(f"  peak RSS (refresh child) {rss:.0f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--format", action="append", choices=sorted(GENERATORS))
+    parser.add_argument("--n", type=int, help="elements (default per format)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    for fmt in args.format or sorted(GENERATORS):
+        run(fmt, args.n or DEFAULT_N[fmt], args.repeat)
+
+
+if __name__ == "__main__":
+    main()

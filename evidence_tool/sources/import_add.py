@@ -1,0 +1,127 @@
+"""``sources add``: write an import entry into workspace.yaml, so nobody hand-edits YAML.
+
+The descriptor is read, changed and checked against its schema in memory,
+then replaced only while it still holds the bytes read (E301 otherwise: an
+editor saved it meanwhile).  An Evidence descriptor v1 becomes v2, the first
+version with sources.  The file is written in the canonical form of
+``tht workspace new``: comments in it are not kept (Git has them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from evidence_tool import fsio
+from evidence_tool.errors import ConflictError, SourceError, UnknownNameError, UsageError
+from evidence_tool.sources.identity import source_id
+from evidence_tool.sources.import_source import KIND, check_entry, import_locator, list_files
+from evidence_tool.sources.importers.formats import FORMATS
+from evidence_tool.unit.yaml_strict import YamlProblem, dump, load
+from evidence_tool.workspace.descriptor import (
+    parse_descriptor,
+    parse_yaml_bytes,
+    read_descriptor,
+    validate_descriptor,
+)
+from evidence_tool.workspace.layout import DESCRIPTOR, Layout
+
+SCHEMA = "workspace.schema.json"
+LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*")  # the descriptor schema's pattern
+
+
+def _relative(layout: Layout, given: str, cwd: Path) -> str:
+    """The workspace-relative form of PATH as typed (relative to ``cwd``); E501 outside."""
+    path = Path(os.path.abspath(cwd / given))
+    root = layout.root
+    if path != root and root not in path.parents:
+        raise SourceError(
+            f"{given} is outside the workspace {root}; an import reads only files inside "
+            "it: copy the export into the workspace (e.g. imports/) and add that path",
+            path=given,
+        )
+    if path == root:
+        raise SourceError(
+            f"{given} is the workspace itself; name the file or folder of the export",
+            path=given,
+        )
+    return layout.rel(path)
+
+
+def parse_options(args: list[str]) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs; a value is read as one YAML scalar or flow collection
+    (``3``, ``true``, ``[a, b]``), so a descriptor written by hand and by ``add`` agree."""
+    out: dict[str, Any] = {}
+    for arg in args:
+        name, sep, text = arg.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--option {arg!r} is not KEY=VALUE")
+        try:
+            out[name.strip()] = load(text).value if text.strip() else ""
+        except YamlProblem as exc:
+            raise UsageError(f"--option {name}: {exc.message}") from None
+    return out
+
+
+def add_import(
+    root: Path,
+    fmt: str,
+    given_path: str,
+    language: str | None,
+    options: dict[str, Any],
+    cwd: Path,
+) -> dict[str, Any]:
+    layout = Layout.at(root)
+    layout.require_contained()
+    if language is not None and not LANGUAGE.fullmatch(language):
+        raise UsageError(
+            f"--language {language!r} is not a language tag: write one such as en, it or pt-BR"
+        )
+    if fmt not in FORMATS:
+        raise UnknownNameError(
+            f"unknown source format {fmt!r}; the formats are: {', '.join(sorted(FORMATS))}"
+        )
+    data = read_descriptor(layout.descriptor, "workspace descriptor")
+    value = parse_yaml_bytes(data, DESCRIPTOR)
+    validate_descriptor(value, SCHEMA, DESCRIPTOR)
+    sources = list(value["evidence"].get("sources", []))
+    rel = _relative(layout, given_path, cwd)
+    key = f"evidence.sources[{len(sources)}]"
+    entry: dict[str, Any] = {"kind": KIND, "format": fmt, "path": rel}
+    if language:
+        entry["language"] = language
+    if options:
+        entry["options"] = options
+    locator = import_locator(fmt, rel)
+    for n, spec in enumerate(sources):
+        if spec.get("kind") == KIND and import_locator(spec["format"], spec["path"]) == locator:
+            raise UsageError(
+                f"{DESCRIPTOR} already imports {rel} as {fmt} (evidence.sources[{n}]); "
+                "nothing was written: edit that entry to change its options"
+            )
+    check_entry(entry, key)
+    list_files(layout, rel, key)  # the links inside a folder too, as refresh will
+    # Bytes of the operator's own (comments, spacing) are not kept: said in the result.
+    rewritten = dump(value).encode("utf-8") != data
+    value["evidence"] = {"descriptor_version": 2, "sources": [*sources, entry]}
+    out = dump(value).encode("utf-8")
+    parse_descriptor(out, SCHEMA, DESCRIPTOR)  # a bad --language is E902 here, nothing written
+    try:
+        fsio.write_atomic(layout.descriptor, out, expected=hashlib.sha256(data).hexdigest())
+    except fsio.Changed:
+        raise ConflictError(
+            f"{DESCRIPTOR} changed while the entry was being added (an editor saved it?); "
+            "nothing was written: run 'sources add' again",
+            path=DESCRIPTOR,
+        ) from None
+    return {
+        "source_id": source_id(locator),
+        "locator": locator,
+        "key": key,
+        "entry": entry,
+        "descriptor": DESCRIPTOR,
+        "rewritten": rewritten,
+    }

@@ -1,0 +1,147 @@
+"""BIRD questions as units: an example per question, and a formula, glossary term or
+domain rule per distinct evidence fragment of a database."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from evidence_tool.sources.importers.base import SourceFile, Span, element_id, malformed, slug
+from evidence_tool.sources.importers.bird_evidence import fragments, read_fragment
+from evidence_tool.sources.importers.bird_units import Collected, clean, fenced, title
+from evidence_tool.sources.importers.json_stream import RawRecord, array_records, string_member
+from evidence_tool.unit.model import (
+    DomainPayload,
+    ExamplePayload,
+    FormulaPayload,
+    GlossaryPayload,
+    Payload,
+)
+from evidence_tool.unit.parse import MAX_BYTES
+
+REQUIRED = ("db_id", "question", "evidence", "SQL")
+KNOWN = ("question_id", *REQUIRED)
+
+
+def import_questions(state: Collected, f: SourceFile) -> None:
+    shown = state.source.shown(f.path)
+    with f.open() as handle:
+        records = array_records(
+            handle, shown, what="a BIRD questions file", max_record=4 * MAX_BYTES
+        )
+        for position, record in enumerate(records):
+            values = _load(record, shown)
+            _import_question(state, f, shown, position, record, values)
+
+
+def _load(record: RawRecord, shown: str) -> dict[str, Any]:
+    if b"\x00" in record.raw:
+        line = record.line + record.raw.count(b"\n", 0, record.raw.index(b"\x00"))
+        raise malformed(shown, line, "a NUL byte; a questions file is JSON text")
+    try:
+        text = record.raw.decode("utf-8")
+        values: dict[str, Any] = json.loads(text)
+    except UnicodeDecodeError as exc:
+        line = record.line + record.raw.count(b"\n", 0, exc.start)
+        raise malformed(shown, line, "not UTF-8 text; save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise malformed(shown, record.line + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise malformed(shown, record.line, "the JSON is nested too deeply") from None
+    missing = [k for k in REQUIRED if k not in values]
+    if missing:
+        raise malformed(
+            shown,
+            record.line,
+            f"the question lacks {', '.join(missing)}; a BIRD question has "
+            "question_id, db_id, question, evidence, SQL and difficulty",
+        )
+    for key in REQUIRED:
+        if not isinstance(values[key], str):
+            raise malformed(shown, record.line, f"{key} is not a string")
+    if not values["db_id"].strip():
+        raise malformed(shown, record.line, "db_id is empty")
+    qid = values.get("question_id")
+    if qid is not None and (isinstance(qid, bool) or not isinstance(qid, int | str)):
+        raise malformed(shown, record.line, "question_id is not a number or a string")
+    return values
+
+
+def _import_question(
+    state: Collected,
+    f: SourceFile,
+    shown: str,
+    position: int,
+    record: RawRecord,
+    values: dict[str, Any],
+) -> None:
+    db = values["db_id"].strip()
+    for key in values:
+        if key not in KNOWN:
+            state.absent[(f"BIRD {db} questions", key)] += 1
+    # train.json has no question_id: the position in the file numbers it, as BIRD does.
+    qid = str(values.get("question_id", position))
+    uid = element_id("bird", db, f"q{qid}")
+    question, sql = clean(values["question"]), clean(values["SQL"])
+    evidence = values["evidence"]
+    span = Span(f.path, record.start, record.start + len(record.raw), record.raw.decode("utf-8"))
+    if not question or not sql:
+        state.result.review(
+            "invalid-element",
+            f"{shown}:{record.line}: question {qid} has no "
+            f"{'question' if not question else 'SQL'}; it is not imported",
+            uid,
+        )
+    else:
+        label = state.labels[0]
+        told = " ".join(evidence.split())
+        interpretation = f"{label} {told}\n\n{fenced(sql)}" if told else fenced(sql)
+        state.add(
+            uid,
+            title(question),
+            ExamplePayload(question=question, interpretation=interpretation),
+            span,
+            purposes=("sql_generation",),
+        )
+    _import_evidence(state, f, db, record, evidence, span)
+
+
+def _import_evidence(
+    state: Collected, f: SourceFile, db: str, record: RawRecord, evidence: str, whole: Span
+) -> None:
+    offsets = string_member(record.raw, "evidence", evidence) if evidence.strip() else None
+    for a, b in fragments(evidence):
+        text = " ".join(evidence[a:b].split())
+        if (db, text) in state.fragments:
+            continue  # the same hint on another question: one unit, its first span
+        state.fragments.add((db, text))
+        span = whole
+        if offsets is not None:
+            start, end = offsets[a], offsets[b]
+            raw = record.raw[start:end].decode("utf-8")
+            span = Span(f.path, record.start + start, record.start + end, raw)
+        _import_fragment(state, db, text, span)
+
+
+def _import_fragment(state: Collected, db: str, text: str, span: Span) -> None:
+    reading = read_fragment(text, state.columns.get(db, set()))
+    scope = f"bird:{slug(db)}"
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if reading.kind == "domain":
+        uid = element_id(scope, "rule", digest[:12])
+        state.add(uid, title(text), DomainPayload(rule=text), span, purposes=("sql_generation",))
+        return
+    uid = element_id(scope, "term", reading.name)
+    first = state.names.setdefault(uid, text)
+    if first != text:  # the same name defined otherwise elsewhere: a unit of its own
+        uid = element_id(scope, "term", f"{reading.name} {digest[:8]}")
+    name = " ".join(reading.name.split())
+    payload: Payload
+    purposes: tuple[str, ...] = ("sql_generation",)
+    if reading.kind == "formula":
+        payload = FormulaPayload(concept=name, sql=reading.body)
+    else:
+        payload = GlossaryPayload(definition=reading.body)
+        purposes = ("disambiguation", "sql_generation")
+    state.add(uid, title(name), payload, span, purposes=purposes, concepts=(name,))

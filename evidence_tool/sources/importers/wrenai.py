@@ -1,0 +1,320 @@
+"""A WrenAI v5 project folder (``wren_project.yml`` with ``schema_version: 5``).
+
+The MDL half: ``models/<name>/metadata.yml`` (model and column
+``properties.description`` -> glossary; calculated columns -> formula),
+``cubes/<name>/metadata.yml`` (``measures[].expression`` -> formula) and
+``relationships.yml`` (-> mapping).  The ``knowledge/`` half is in
+``wrenai_knowledge``.  A model's physical name is its ``table_reference``
+(``schema``, ``table``); without one, the ``schema`` option, else
+``wren_project.yml``'s ``schema``, else ``public``, and the model's own name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from evidence_tool.sources.importers import wrenai_knowledge as knowledge
+from evidence_tool.sources.importers import yaml_spans as ys
+from evidence_tool.sources.importers.base import (
+    ImportInput,
+    ImportResult,
+    NotImported,
+    SourceFile,
+    element_id,
+    malformed,
+)
+from evidence_tool.sources.importers.unit_parts import Units
+from evidence_tool.sources.importers.wrenai_names import (
+    Model,
+    check_layout,
+    condition_columns,
+    named,
+)
+from evidence_tool.unit import FormulaPayload, GlossaryPayload, MappingPayload
+
+PREFIX = knowledge.PREFIX
+_MODEL = re.compile(r"models/([^/]+)/metadata\.ya?ml")
+_CUBE = re.compile(r"cubes/([^/]+)/metadata\.ya?ml")
+_VIEW = re.compile(r"views/([^/]+)/metadata\.ya?ml")
+_RULES = re.compile(r"knowledge/(rules|caveats|metrics)/[^/]+\.md")
+_SETTINGS = ("wren_project.yml", "knowledge/knowledge.yml")
+_GENERATED = ("target/", ".wren/", "apps/")  # build output and runtime state
+_SCHEMA_ONLY = re.compile(r"(models/[^/]+/ref_sql\.sql|views/[^/]+/sql\.ya?ml)")
+# What a column or model holds besides what the units take.
+_COLUMN_USED = {"name", "properties", "expression", "is_calculated"}
+_MODEL_USED = {"name", "properties", "columns", "table_reference", "ref_sql"}
+
+
+class WrenImporter:
+    format = "wrenai"
+    options: ClassVar[dict[str, type | tuple[type, ...]]] = {"schema": str}
+
+    def read(self, source: ImportInput) -> ImportResult:
+        return _Reader(source).run()
+
+
+class _Reader:
+    def __init__(self, source: ImportInput) -> None:
+        self.source = source
+        self.result = ImportResult()
+        self.units = Units(self.result, source.language)
+        self.models: dict[str, Model] = {}
+        self.docs: dict[str, ys.YamlFile] = {}
+
+    def load(self, f: SourceFile) -> ys.YamlFile:
+        if f.path not in self.docs:
+            raw = f.read_bytes(self.source.max_bytes)
+            self.docs[f.path] = ys.load(raw, self.source.shown(f.path), f.path)
+        return self.docs[f.path]
+
+    def skip(self, why: str) -> None:
+        self.result.skipped[why] = self.result.skipped.get(why, 0) + 1
+
+    def run(self) -> ImportResult:
+        self.default_schema = self.project_schema()
+        model_files = [f for f in self.source.files if _MODEL.fullmatch(f.path)]
+        for f in model_files:
+            self.register_model(f)
+        for f in self.source.files:
+            self.read_file(f)
+        return self.result
+
+    def project_schema(self) -> str:
+        """The schema of models without one (the option, else the project's, else public)."""
+        project = self.source.file("wren_project.yml")
+        root = self.mapping(project) if project is not None else None
+        if project is not None and root is not None:
+            check_layout(self.source.shown(project.path), root)
+        option = self.source.options.get("schema")
+        if isinstance(option, str) and option.strip():
+            return option.strip()
+        named = root.text("schema") if root is not None else None
+        return named or "public"
+
+    def register_model(self, f: SourceFile) -> None:
+        root = self.mapping(f)
+        name = named(root, f.path)
+        ref = root.get("table_reference")
+        schema = ref.text("schema") if ref is not None else None
+        table = ref.text("table") if ref is not None else None
+        self.models[name] = Model(name, schema or self.default_schema, table or name)
+
+    def mapping(self, f: SourceFile) -> ys.Node:
+        root = self.load(f).root
+        if root is None or root.kind != ys.MAPPING:
+            shown = self.source.shown(f.path)
+            raise malformed(shown, root.line if root else 1, "is not a YAML mapping")
+        return root
+
+    def read_file(self, f: SourceFile) -> None:
+        path = f.path
+        if path in _SETTINGS:
+            self.skip("project settings")
+        elif path.startswith(_GENERATED):
+            self.skip("generated file")
+        elif _SCHEMA_ONLY.fullmatch(path):
+            self.skip("model or view SQL")
+        elif path.endswith(".gitkeep"):
+            self.skip("placeholder")
+        elif _MODEL.fullmatch(path):
+            self.read_model(f)
+        elif _CUBE.fullmatch(path):
+            self.read_cube(f)
+        elif path == "relationships.yml":
+            self.read_relationships(f)
+        elif _VIEW.fullmatch(path):
+            doc = self.load(f)
+            span = doc.span(doc.root) if doc.root is not None else None
+            what = "view statement and description (a query over models, not a table)"
+            self.result.not_imported.append(
+                NotImported(f"wrenai view {self.source.shown(path)}", what, span)
+            )
+        else:
+            self.read_knowledge(f)
+
+    def read_knowledge(self, f: SourceFile) -> None:
+        path, shown = f.path, self.source.shown(f.path)
+        match = _RULES.fullmatch(path)
+        if path.startswith("knowledge/sql/") and path.endswith(".md"):
+            raw = f.read_bytes(self.source.max_bytes)
+            knowledge.sql_pair(raw, path, shown, self.units, self.result)
+        elif match or path == "instructions.md":
+            raw = f.read_bytes(self.source.max_bytes)
+            group = match.group(1) if match else "instructions"
+            knowledge.rule_sections(raw, path, shown, group, self.units, self.result)
+        elif re.fullmatch(r"knowledge/glossary/[^/]+\.md", path):
+            raw = f.read_bytes(self.source.max_bytes)
+            knowledge.glossary_term(raw, path, shown, self.units, self.result)
+        else:
+            what = "the whole file (not part of the WrenAI v5 layout this importer reads)"
+            self.result.not_imported.append(NotImported(f"file {shown}", what))
+
+    def read_model(self, f: SourceFile) -> None:
+        doc, root = self.load(f), self.mapping(f)
+        model = self.models[named(root, f.path)]
+        where = f"wrenai model {model.name}"
+        self.describe(
+            doc,
+            root,
+            element_id(PREFIX, "model", model.name),
+            model.name,
+            where,
+            tables=(model.table_name(),),
+        )
+        extras = sorted(set(root.value) - _MODEL_USED)
+        for col in doc.items(root, "columns"):
+            if col.kind != ys.MAPPING or not col.text("name"):
+                raise malformed(doc.path, col.line, "a column needs a name")
+            extras += [f"column {k}" for k in sorted(set(col.value) - _COLUMN_USED)]
+            self.read_column(doc, model, col)
+        if extras:
+            what = ", ".join(dict.fromkeys(extras))
+            self.result.not_imported.append(NotImported(where, what))
+
+    def describe(
+        self,
+        doc: ys.YamlFile,
+        node: ys.Node,
+        uid: str,
+        name: str,
+        where: str,
+        *,
+        tables: tuple[str, ...] = (),
+        columns: tuple[str, ...] = (),
+    ) -> None:
+        """A glossary unit from ``properties.description``; other properties not imported."""
+        props = node.get("properties")
+        if props is None or props.kind != ys.MAPPING:
+            return
+        for key in sorted(set(props.value) - {"description"}):
+            self.result.not_imported.append(
+                NotImported(where, f"properties.{key}", doc.span(props.value[key]))
+            )
+        text = props.text("description")
+        if text is None:
+            return
+        spans = [doc.span(node.value["name"]), doc.span(props.value["description"])]
+        self.units.add(
+            uid, name, GlossaryPayload(text), spans, tables=tables, columns=columns, where=where
+        )
+
+    def read_column(self, doc: ys.YamlFile, model: Model, col: ys.Node) -> None:
+        name = str(col.text("name"))
+        where = f"wrenai model {model.name} column {name}"
+        self.describe(
+            doc,
+            col,
+            element_id(PREFIX, "column", model.name, name),
+            f"{model.name}.{name}",
+            where,
+            columns=(model.column(name),),
+        )
+        expression = col.text("expression")
+        if expression is None or col.get("is_calculated") is None:
+            return
+        if col.value["is_calculated"].value is not True:
+            return
+        spans = [doc.span(col.value["name"]), doc.span(col.value["expression"])]
+        self.formula(
+            element_id(PREFIX, "calculated", model.name, name),
+            name,
+            expression,
+            spans,
+            (model.table_name(),),
+            where,
+        )
+
+    def formula(
+        self, uid: str, name: str, sql: str, spans: list, tables: tuple[str, ...], where: str
+    ) -> None:
+        if "{{" in sql or "{%" in sql:
+            self.result.review(
+                "not-representable",
+                f"{where}: the expression holds a template ({sql!r}); a formula is one "
+                "PostgreSQL expression, so it is not imported: write it without the template",
+                uid,
+            )
+            return
+        self.units.add(uid, name, FormulaPayload(name, sql), spans, tables=tables, where=where)
+
+    def read_cube(self, f: SourceFile) -> None:
+        doc, root = self.load(f), self.mapping(f)
+        name = named(root, f.path)
+        where = f"wrenai cube {name}"
+        base = root.text("base_object")
+        model = self.models.get(base or "")
+        tables = (model.table_name(),) if model else ()
+        self.describe(doc, root, element_id(PREFIX, "cube", name), name, where, tables=tables)
+        for m in doc.items(root, "measures"):
+            mname, expression = m.text("name"), m.text("expression")
+            if mname is None or expression is None:
+                raise malformed(doc.path, m.line, "a cube measure needs a name and an expression")
+            spans = [doc.span(m.value["name"]), doc.span(m.value["expression"])]
+            self.formula(
+                element_id(PREFIX, "cube", name, mname),
+                f"{name}.{mname}",
+                expression,
+                spans,
+                tables,
+                f"{where} measure {mname}",
+            )
+            if "type" in m.value:
+                self.result.not_imported.append(
+                    NotImported(f"{where} measure {mname}", "type", doc.span(m.value["type"]))
+                )
+        for key in ("dimensions", "time_dimensions", "hierarchies", "refresh_time"):
+            if key in root.value:
+                what = {"time_dimensions": "time dimensions (and their time grains)"}.get(
+                    key, key.replace("_", " ")
+                )
+                self.result.not_imported.append(NotImported(where, what, doc.span(root.value[key])))
+
+    def read_relationships(self, f: SourceFile) -> None:
+        doc, root = self.load(f), self.mapping(f)
+        for rel in doc.items(root, "relationships"):
+            name, models = rel.text("name"), rel.get("models")
+            names = [str(m.value) for m in models.items()] if models is not None else []
+            if name is None or len(names) != 2:
+                raise malformed(doc.path, rel.line, "a relationship needs a name and two models")
+            self.read_relationship(doc, rel, name, names)
+
+    def read_relationship(
+        self, doc: ys.YamlFile, rel: ys.Node, name: str, names: list[str]
+    ) -> None:
+        uid = element_id(PREFIX, "relationship", name)
+        where = f"wrenai relationship {name}"
+        missing = [n for n in names if n not in self.models]
+        if missing:
+            self.result.review(
+                "invalid-element",
+                f"{where} joins {', '.join(repr(n) for n in missing)}, which the project has no "
+                "model folder for; correct the name (or add the model) and refresh",
+                uid,
+            )
+            return
+        known = [self.models[n] for n in names]
+        condition = rel.text("condition") or ""
+        columns = condition_columns(condition, {m.name: m for m in known})
+        if columns is None:
+            self.result.review(
+                "not-representable",
+                f"{where}: the condition {condition!r} is not column equalities between "
+                f"{names[0]} and {names[1]}; the mapping keeps the tables only",
+                uid,
+            )
+            columns = []
+        if "join_type" in rel.value:
+            self.result.not_imported.append(
+                NotImported(where, "join_type", doc.span(rel.value["join_type"]))
+            )
+        payload = MappingPayload(name, tuple(m.table_name() for m in known), tuple(columns))
+        self.units.add(
+            uid,
+            name,
+            payload,
+            [doc.span(rel)],
+            tables=payload.tables,
+            columns=payload.columns,
+            where=where,
+        )
