@@ -14,7 +14,12 @@ from typing import Any
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.local import (
+    Activate,
+    ConsolidateResult,
+    ConsolidateStatus,
+    LocalEvidenceArchive,
+)
 from evidence_tool.archive.records import DeletionReason, DocumentDeclaration
 from evidence_tool.errors import (
     Diagnostic,
@@ -159,7 +164,7 @@ def _finish(
     decision = registry["sources"][sid]["decision"]
     # "unchanged" when a re-run finds the decision's snapshot already active.
     active = archive.state().active == result.revision
-    decision["status"] = "activated" if active else result.status
+    decision["status"] = ConsolidateStatus.ACTIVATED.value if active else result.status.value
     decision["activation_error"] = result.activation_error
     decision["snapshot"] = result.revision
     store.write(archive.layout, registry)

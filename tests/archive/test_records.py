@@ -15,7 +15,7 @@ from archive_helpers import ACTOR, UNIT, UNIT_PATH, edit_visibly, stage_document
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.local import ConsolidateStatus, LocalEvidenceArchive
 from evidence_tool.archive.records import (
     Deletion,
     DeletionReason,
@@ -130,3 +130,19 @@ def test_real_manifests_read_back_exactly(consolidated: Path) -> None:
     assert seen["manual"] > seen["original"], seen
     newest = archive.newest_snapshot()
     assert newest is not None and newest.entry(UNIT) is None
+
+
+def test_consolidate_status_is_an_enum_written_as_plain_text(consolidated: Path) -> None:
+    archive = LocalEvidenceArchive(consolidated)
+    edit_visibly(consolidated / UNIT_PATH)
+    results = [archive.consolidate(ACTOR, dry_run=True), archive.consolidate(ACTOR)]
+    results.append(archive.initialize(ACTOR))
+    statuses = [r.status for r in results]
+    assert statuses == [
+        ConsolidateStatus.WOULD_STAY_PENDING,
+        ConsolidateStatus.PENDING_ACTIVATION,
+        ConsolidateStatus.ALREADY_INITIALIZED,
+    ]
+    for result in results:
+        value = result.to_json()["status"]
+        assert type(value) is str and value == result.status
