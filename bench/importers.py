@@ -61,15 +61,143 @@ def vanna(folder: Path, n: int) -> tuple[str, int]:
     return "imports/vanna", n
 
 
+def dbt(folder: Path, n: int) -> tuple[str, int]:
+    """A dbt project with n documented columns: 20 per model, 50 models per property file;
+    every fifth column an accepted_values test whose meanings a bullet list gives, every
+    model a docs block, a legacy semantic model with two measures and a ratio metric."""
+    per_model, per_file = 20, 50
+    models = (n + per_model - 1) // per_model
+    (folder / "models").mkdir(parents=True, exist_ok=True)
+    (folder / "dbt_project.yml").write_text("name: bench_clinic\nmodel-paths: [models]\n")
+    docs, column = [], 0
+    for f in range((models + per_file - 1) // per_file):
+        lines = ["version: 2", "models:"]
+        sm = ["semantic_models:"]
+        metrics = ["metrics:"]
+        for m in range(f * per_file, min(models, (f + 1) * per_file)):
+            docs.append(
+                f"{{% docs model_{m} %}}\nStays of ward group {m}, one row per night.\n{{% enddocs %}}\n"
+            )
+            lines += [
+                f"  - name: stays_{m}",
+                f"    description: \"{{{{ doc('model_{m}') }}}}\"",
+                "    columns:",
+            ]
+            for c in range(per_model):
+                if column >= n:
+                    break
+                column += 1
+                lines.append(f"      - name: col_{c}")
+                if c % 5 == 0:
+                    lines += [
+                        "        description: |",
+                        f"          Bed state of column {c} in model {m}.",
+                        "          - `O`: occupied",
+                        "          - `F`: free",
+                        "        data_tests:",
+                        "          - accepted_values:",
+                        "              values: ['O', 'F']",
+                    ]
+                else:
+                    lines.append(
+                        f"        description: Measured value {c} of ward group {m}, in days."
+                    )
+            sm += [
+                f"  - name: sm_{m}",
+                f"    model: ref('stays_{m}')",
+                "    entities:",
+                "      - name: stay",
+                "        type: primary",
+                "        expr: col_1",
+                "    measures:",
+                f"      - name: nights_{m}",
+                "        agg: sum",
+                "        expr: col_2",
+                f"      - name: stays_count_{m}",
+                "        agg: count",
+                "        expr: col_1",
+            ]
+            metrics += [
+                f"  - name: nights_per_stay_{m}",
+                "    type: ratio",
+                "    type_params:",
+                f"      numerator: nights_metric_{m}",
+                f"      denominator: stays_metric_{m}",
+                f"  - name: nights_metric_{m}",
+                "    type: simple",
+                "    type_params:",
+                f"      measure: nights_{m}",
+                f"  - name: stays_metric_{m}",
+                "    type: simple",
+                "    type_params:",
+                f"      measure: stays_count_{m}",
+            ]
+        (folder / "models" / f"part_{f:03d}.yml").write_text("\n".join(lines + sm + metrics) + "\n")
+    (folder / "models" / "docs.md").write_text("\n".join(docs))
+    return "imports/dbt", n
+
+
+def dbt_manifest(folder: Path, n: int, size: int = 95 * 10**6) -> tuple[str, int]:
+    """A manifest.json (v12) of n documented columns (20 per model, every fifth with an
+    accepted_values test), padded with macros to ``size`` bytes as real manifests are
+    (macros and compiled SQL are most of one); written node by node."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "manifest.json"
+    models = (n + 19) // 20
+    with path.open("w", encoding="utf-8") as out:
+        out.write('{"metadata": {"dbt_schema_version": ')
+        out.write('"https://schemas.getdbt.com/dbt/manifest/v12.json"}, "nodes": {')
+        first = True
+        for m in range(models):
+            cols = range(m * 20, min(n, m * 20 + 20))
+            node = {
+                "resource_type": "model",
+                "name": f"stays_{m}",
+                "schema": "clinical",
+                "alias": f"stays_{m}",
+                "description": f"Stays of ward group {m}, one row per night.",
+                "raw_code": "select * from {{ ref('src') }} -- " + "x" * 3000,
+                "columns": {
+                    f"col_{c}": {
+                        "name": f"col_{c}",
+                        "description": f"Value {c} of group {m}."
+                        + ("\n- `O`: occupied\n- `F`: free" if c % 5 == 0 else ""),
+                    }
+                    for c in cols
+                },
+            }
+            out.write(("" if first else ",") + f'"model.bench.stays_{m}": ' + json.dumps(node))
+            first = False
+            for c in cols[::5]:
+                test = {
+                    "resource_type": "test",
+                    "attached_node": f"model.bench.stays_{m}",
+                    "column_name": f"col_{c}",
+                    "test_metadata": {"name": "accepted_values", "kwargs": {"values": ["O", "F"]}},
+                }
+                out.write(f',"test.bench.av_{m}_{c}": ' + json.dumps(test))
+        out.write('}, "macros": {')
+        body = json.dumps("{% macro m() %} select 1 {% endmacro %} " * 100)
+        k = 0
+        while out.tell() < size - 10_000:
+            out.write(("," if k else "") + f'"macro.bench.m{k}": {{"macro_sql": {body}}}')
+            k += 1
+        out.write("}}")
+    return "imports/dbt-manifest/manifest.json", n
+
+
 from importers_bird import csv_rows as bird_csv  # noqa: E402 (bench/ is sys.path[0])
 from importers_bird import questions as bird  # noqa: E402
 
 GENERATORS: dict[str, Callable[[Path, int], tuple[str, int]]] = {
     "vanna": vanna,
+    "dbt": dbt,
+    "dbt-manifest": dbt_manifest,
     "bird": bird,
     "bird-csv": bird_csv,
 }
-DEFAULT_N = {"vanna": 20_000, "bird": 1534, "bird-csv": 200_000}
+DEFAULT_N = {"vanna": 20_000, "dbt": 10_000, "dbt-manifest": 10_000, "bird": 1534, "bird-csv": 200_000}
+FORMAT_OF = {"dbt-manifest": "dbt", "bird-csv": "bird"}  # a generator named apart from the format it writes
 
 
 def tht(ws: Path, *args: str) -> dict[str, object]:
@@ -100,7 +228,7 @@ def prepare(fmt: str, n: int) -> tuple[Path, str, int]:
         shutil.rmtree(ws)
     shutil.copytree(FIXTURE, ws, ignore=shutil.ignore_patterns(".evidence-cache"))
     rel, elements = GENERATORS[fmt](ws / "imports" / fmt, n)
-    added = tht(ws, "sources", "add", "--format", fmt, str(ws / rel))
+    added = tht(ws, "sources", "add", "--format", FORMAT_OF.get(fmt, fmt), str(ws / rel))
     return ws, str(added["result"]["source_id"]), elements  # type: ignore[index]
 
 

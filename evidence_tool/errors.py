@@ -353,6 +353,18 @@ CODES: dict[str, CodeInfo] = {
         "Run the command the message names first (such as 'tht workspace evidence init' or "
         "'tht workspace evidence consolidate'), then this one again.",
     ),
+    "E910": CodeInfo(
+        2,
+        "invalid question set",
+        "Correct the question set at the line the message names: YAML {questions: [...]} or "
+        "JSON lines, each with 'question' and 'expected' ids (docs/retrieval.md).",
+    ),
+    "E911": CodeInfo(
+        2,
+        "unknown expected id",
+        "Correct the id at the line named (the archive never held it), or drop it; a deleted "
+        "id is fine: eval reports it as retired.",
+    ),
     "E999": CodeInfo(
         70,
         "internal error",

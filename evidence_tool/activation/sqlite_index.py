@@ -7,16 +7,19 @@ snapshot (checked id by content hash), the new file starts as a copy of it and
 only the units whose manifest entries changed are deleted and inserted: a
 one-unit change costs a file copy, not a parse of every unit.  Anything else
 (no index, another format, drift) builds from scratch.  BM25 ranks title,
-field text and applies_to.
+field text and applies_to, stored as stems with stop words dropped (analysis.py):
+a question's content words match their inflections, in English and Italian.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
+from evidence_tool.activation.analysis import analyse, query_terms
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.errors import (
     ActivationError,
@@ -36,10 +40,19 @@ from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
+# Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
+# that was last proven, so a no-op consolidate need not read every row (see holds()).
+STAMP_NAME = "index.sqlite.stamp"
+RACY_NS = 1_000_000_000  # a stamp taken this soon after the file changed is not trusted
 # Format 2: an fts row shares its unit's rowid and the side tables are indexed by id, so
 # one unit's rows can be replaced without scanning; records hold no revision (the meta
 # row does), so unchanged rows stay valid from one revision to the next.
-FORMAT = "2"
+# Format 3: the fts columns hold analysed text (stems, no stop words), so an index of
+# format 2 (exact tokens) would be misread by a stemmed query: it is rebuilt, never read.
+FORMAT = "3"
+# "stem" is the index every command builds; "exact" is format 2's analysis (unicode61
+# tokens, AND then OR), kept so that eval can measure what stemming changed.
+ANALYZERS = ("stem", "exact")
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE units(id TEXT PRIMARY KEY, kind TEXT NOT NULL, language TEXT NOT NULL,
@@ -87,8 +100,13 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         con.close()
 
 
-def _insert(con: sqlite3.Connection, r: dict[str, Any]) -> None:
+def _fts_text(text: str, language: str, analyzer: str) -> str:
+    return analyse(text, language) if analyzer == "stem" else text
+
+
+def _insert(con: sqlite3.Connection, r: dict[str, Any], analyzer: str = "stem") -> None:
     meta = r["metadata"]
+    lang = r["language"]
     record = {k: v for k, v in r.items() if k != "revision"}
     cur = con.execute(
         "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
@@ -113,9 +131,9 @@ def _insert(con: sqlite3.Connection, r: dict[str, Any]) -> None:
         (
             cur.lastrowid,
             r["id"],
-            r["title"],
-            "\n".join(_flatten(r["payload"])),
-            " ".join(_flatten(meta.get("applies_to", {}))),
+            _fts_text(r["title"], lang, analyzer),
+            _fts_text("\n".join(_flatten(r["payload"])), lang, analyzer),
+            _fts_text(" ".join(_flatten(meta.get("applies_to", {}))), lang, analyzer),
         ),
     )
 
@@ -130,19 +148,27 @@ def _delete(con: sqlite3.Connection, unit_id: str) -> None:
     con.execute("DELETE FROM unit_tables WHERE id = ?", (unit_id,))
 
 
-def _stamp(con: sqlite3.Connection, revision: str) -> int:
+def _stamp(con: sqlite3.Connection, revision: str, analyzer: str = "stem") -> int:
     n = int(con.execute("SELECT count(*) FROM units").fetchone()[0])
     con.executemany(
         "INSERT OR REPLACE INTO meta VALUES (?,?)",
         # The tool version too: records made by another version are never carried over.
-        [("revision", revision), ("format", FORMAT), ("tool", __version__), ("units", str(n))],
+        [
+            ("revision", revision),
+            ("format", FORMAT),
+            ("tool", __version__),
+            ("units", str(n)),
+            ("analyzer", analyzer),
+        ],
     )
     return n
 
 
-def build_index(path: Path, revision: str, records: Iterable[dict[str, Any]]) -> int:
+def build_index(
+    path: Path, revision: str, records: Iterable[dict[str, Any]], analyzer: str = "stem"
+) -> int:
     """Write a complete index for ``revision`` at ``path`` (a new file)."""
-    return _write(path, revision, records, lambda con: con.executescript(_SCHEMA))
+    return _write(path, revision, records, lambda con: con.executescript(_SCHEMA), analyzer)
 
 
 def update_index(
@@ -165,6 +191,7 @@ def _write(
     revision: str,
     records: Iterable[dict[str, Any]],
     start: Callable[[sqlite3.Connection], object],
+    analyzer: str = "stem",
 ) -> int:
     con = sqlite3.connect(path)
     try:
@@ -174,8 +201,8 @@ def _write(
         con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
         start(con)
         for r in records:
-            _insert(con, r)
-        n = _stamp(con, revision)
+            _insert(con, r, analyzer)
+        n = _stamp(con, revision, analyzer)
         con.commit()
         return n
     finally:
@@ -196,11 +223,55 @@ class SqliteBackend:
         """True when the index is this revision's and holds its units, id by content hash.
 
         Checking the rows, not only the revision stamp, lets ``consolidate`` repair
-        an index that ``verify --index`` reports as drifted (E702).
+        an index that ``verify --index`` reports as drifted (E702).  Rows once proven
+        are not read again while the file keeps its size, times and inode, as the stat
+        cache trusts curated files: any write to the file (a tampered row) moves them.
         """
-        if index_revision(self.path) != snapshot.revision:
-            return False
-        return index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
+        if self._stamped() == snapshot.revision:
+            return True
+        meta = index_meta(self.path) or {}
+        if (meta.get("revision"), meta.get("format")) != (snapshot.revision, FORMAT):
+            return False  # another revision, or a format this version must not read
+        held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
+        file_id = self._file_id()
+        if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
+            # Only a stamp the next run will trust is worth writing: a no-op writes nothing
+            # until then, and once after (as the stat cache promotes racily clean files).
+            self._stamp(snapshot.revision)
+        return held
+
+    @property
+    def stamp_path(self) -> Path:
+        return self.layout.cache / STAMP_NAME
+
+    def _file_id(self) -> list[int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+    def _stamped(self) -> str | None:
+        """The revision the stamp vouches for, if the index file is the one stamped and the
+        stamp was taken well after the file's last change (a racily clean file is read)."""
+        try:
+            stamp = json.loads(self.stamp_path.read_bytes())
+            revision, file_id, taken = stamp["revision"], stamp["file"], stamp["taken_ns"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        # The format too: an index stamped by a build of another format is read again.
+        if (stamp.get("tool"), stamp.get("format")) != (__version__, FORMAT) or (
+            file_id != self._file_id()
+        ):
+            return None
+        return revision if isinstance(revision, str) and file_id[2] < taken - RACY_NS else None
+
+    def _stamp(self, revision: str) -> None:
+        file_id = self._file_id()
+        if file_id is not None:
+            stamp = {"revision": revision, "file": file_id, "taken_ns": time.time_ns()}
+            data = json.dumps({**stamp, "tool": __version__, "format": FORMAT}).encode()
+            fsio.write_atomic(self.stamp_path, data, durable=False)  # derived: never fsynced
 
     def __call__(self, snapshot: Snapshot) -> None:
         # SQLite writes its file itself, past fsio's containment: the one rule (E108) again,
@@ -220,7 +291,9 @@ class SqliteBackend:
                 now = {e.id for e in snapshot.entries()}
                 records = snapshot.records(drop & now)
                 update_index(self.path, tmp, snapshot.revision, drop, records)
+            fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
             fsio.publish(tmp, self.path)
+            self._stamp(snapshot.revision)
         except sqlite3.Error as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
@@ -233,15 +306,21 @@ class SqliteBackend:
         meta = index_meta(self.path)
         if (
             meta is None
-            or (meta.get("format"), meta.get("tool")) != (FORMAT, __version__)
+            or (meta.get("format"), meta.get("tool"), meta.get("analyzer"))
+            != (FORMAT, __version__, "stem")
             or meta.get("revision") in (None, snapshot.revision)  # asked to rebuild it
         ):
             return None
-        try:
-            prev = load_snapshot(self.layout.snapshots, snapshot.objects, meta["revision"])
-        except (EvidenceError, ValueError):
-            return None
-        if index_entries(self.path) != {e.id: e.content_hash for e in prev.entries()}:
+        prev = snapshot.previous
+        if prev is None or prev.revision != meta["revision"]:
+            try:
+                prev = load_snapshot(self.layout.snapshots, snapshot.objects, meta["revision"])
+            except (EvidenceError, ValueError):
+                return None
+        # A stamp proves the rows as holds() does; else they are read and compared.
+        if self._stamped() != prev.revision and index_entries(self.path) != {
+            e.id: e.content_hash for e in prev.entries()
+        }:
             return None  # drifted from its snapshot: never carry a drift forward
         before = {e["id"]: e for e in prev.manifest["units"]}
         after = {e["id"]: e for e in snapshot.manifest["units"]}
@@ -287,9 +366,21 @@ class Filters:
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def _fts_query(text: str, mode: str) -> str:
+def _exact_query(text: str, mode: str) -> str:
+    """Format 2's query: every word, joined by ``mode`` (AND, then OR if none match)."""
     words = _WORD.findall(text)
-    return f" {mode} ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return f" {mode} ".join(_quoted(w) for w in words)
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _stem_query(text: str) -> str:
+    """Any content word, in any analysed language's stem: BM25 weighs the matches, so a
+    unit holding the question's rarer words ranks first (no all-words-first pass)."""
+    groups = query_terms(text)
+    return " OR ".join("(" + " OR ".join(map(_quoted, sorted(g))) + ")" for g in groups)
 
 
 def _where(filters: Filters) -> tuple[list[str], list[Any]]:
@@ -330,16 +421,33 @@ def _check_current(layout: Layout, revision: str, path: Path) -> None:
         )
 
 
-def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dict[str, Any]:
-    """BM25-ranked active units; all query words first, any word if none match them all."""
-    path = layout.cache / INDEX_NAME
-    if not path.is_file():
-        raise NotReadyError(
-            "no search index yet: run 'tht workspace evidence consolidate' "
-            "with the sqlite backend (the default)"
+def bm25_search(path: Path, query: str, filters: Filters, limit: int) -> dict[str, Any]:
+    """BM25-ranked units of the index at ``path`` that pass ``filters``.
+
+    The filters are conditions of the same SQL statement as the ranking, so ``limit``
+    counts only units that pass them: a filter never empties a truncated list.
+    """
+    meta = index_meta(path) or {}
+    if meta.get("format") != FORMAT:
+        raise IntegrityError(
+            f"the search index {path} has format {meta.get('format', 'unknown')}, this "
+            f"version reads format {FORMAT}; rebuild it with 'tht workspace evidence consolidate'",
+            code="E702",
+            path=str(path),
         )
+    analyzer = meta.get("analyzer", "stem")
+    texts = (
+        [_stem_query(query)]
+        if analyzer == "stem"
+        else [_exact_query(query, mode) for mode in ("AND", "OR")]
+    )
     if not _WORD.search(query):
         raise UsageError("the query has no words to search for")
+    if not texts[0]:
+        raise UsageError(
+            "the query holds only stop words (such as 'the', 'di', 'what'): "
+            "add the words that name what you look for"
+        )
     where, args = _where(filters)
     # highlight() marks the matched words of each column: which fields a hit matched.
     marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
@@ -351,32 +459,77 @@ def search(layout: Layout, query: str, filters: Filters, limit: int = 10) -> dic
     )
     try:
         with open_readonly(path) as con:
-            revision = con.execute("SELECT value FROM meta WHERE key='revision'").fetchone()[0]
             rows: list[Any] = []
-            for mode in ("AND", "OR"):
-                rows = con.execute(sql, [_fts_query(query, mode), *args, limit]).fetchall()
+            for text in texts:
+                rows = con.execute(sql, [text, *args, limit]).fetchall()
                 if rows:
                     break
-    except (sqlite3.Error, TypeError) as exc:  # TypeError: no revision row
+    except sqlite3.Error as exc:
         raise IntegrityError(
             f"the search index {path} is unreadable ({exc}); rebuild it with "
             "'tht workspace evidence consolidate'",
             code="E702",
             path=str(path),
         ) from None
-    _check_current(layout, revision, path)
+    revision = meta.get("revision", "")
     # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
     # its raw BM25 values are all near zero although their ratios still rank the hits.
     best = -rows[0][1] if rows else 0.0
     return {
         "revision": revision,
         "query": query,
-        "hits": [_hit(row[0], -row[1], best, row[2:], revision) for row in rows],
+        "hits": [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows],
     }
 
 
+# Search modes by name: a mode reads the index file at a path.  A mode that needs an
+# optional part (dense vectors) is added here when its code is present.
+SEARCH_MODES: dict[str, Callable[[Path, str, Filters, int], dict[str, Any]]] = {
+    "bm25": bm25_search,
+}
+ALL_MODES = ("bm25", "dense", "hybrid")
+
+
+def search_modes() -> list[str]:
+    """The modes this installation can search with."""
+    return list(SEARCH_MODES)
+
+
+def search_path(
+    path: Path, query: str, filters: Filters, limit: int = 10, mode: str = "bm25"
+) -> dict[str, Any]:
+    """Search the index file at ``path`` with ``mode`` (no check of which revision it holds)."""
+    fn = SEARCH_MODES.get(mode)
+    if fn is None:
+        raise UsageError(
+            f"search mode '{mode}' is not available in this installation; available: "
+            f"{', '.join(search_modes())}"
+        )
+    return fn(path, query, filters, limit)
+
+
+def search(
+    layout: Layout, query: str, filters: Filters, limit: int = 10, mode: str = "bm25"
+) -> dict[str, Any]:
+    """Ranked active units: BM25 over stems, stop words dropped; typed filters first."""
+    path = layout.cache / INDEX_NAME
+    if not path.is_file():
+        raise NotReadyError(
+            "no search index yet: run 'tht workspace evidence consolidate' "
+            "with the sqlite backend (the default)"
+        )
+    data = search_path(path, query, filters, limit, mode)
+    _check_current(layout, data["revision"], path)
+    return data
+
+
 def _hit(
-    record_json: str, bm25: float, best: float, marked: tuple[str, ...], revision: str
+    record_json: str,
+    bm25: float,
+    best: float,
+    marked: tuple[str, ...],
+    revision: str,
+    analyzer: str = "stem",
 ) -> dict[str, Any]:
     r = {"revision": revision, **json.loads(record_json)}
     return {
@@ -386,7 +539,7 @@ def _hit(
         "title": r["title"],
         "score": round(bm25 / best, 4) if best > 0 else 0.0,
         "bm25": bm25,
-        "matched": _matched(r, *marked),
+        "matched": _matched(r, analyzer, *marked),
         "path": r["path"],
         "provenance": r["provenance_kind"],
         "purposes": r["metadata"]["purposes"],
@@ -402,10 +555,21 @@ def _holds(text: str, words: set[str]) -> bool:
     return any(re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", text, re.I) for w in words if w)
 
 
-def _matched(record: dict[str, Any], title: str, body: str, applies_to: str) -> list[str]:
+def _holds_stem(text: str, stems: set[str], language: str) -> bool:
+    """Does ``text``, analysed for ``language``, hold one of ``stems``?"""
+    return not stems.isdisjoint(analyse(text, language).split())
+
+
+def _matched(
+    record: dict[str, Any], analyzer: str, title: str, body: str, applies_to: str
+) -> list[str]:
     """The fields a hit matched: ``title``, payload fields (``rule``, ``sql``, ...) and
     ``applies_to.*`` lists, named as in the unit's JSON record."""
     out = ["title"] if "\x01" in title else []
+    lang = record["language"]
+    holds: Callable[[str, set[str]], bool] = (
+        (lambda text, words: _holds_stem(text, words, lang)) if analyzer == "stem" else _holds
+    )
     for column, section, prefix in (
         (body, record["payload"], ""),
         (applies_to, record["metadata"].get("applies_to", {}), "applies_to."),
@@ -414,6 +578,6 @@ def _matched(record: dict[str, Any], title: str, body: str, applies_to: str) -> 
         out += [
             prefix + key
             for key, value in section.items()
-            if words and _holds("\n".join(_flatten(value)), words)
+            if words and holds("\n".join(_flatten(value)), words)
         ]
     return out

@@ -6,13 +6,13 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evidence_tool import __version__, fsio
-from evidence_tool.archive import eventlog
+from evidence_tool.archive import eventlog, unitrecords
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import changed_at
 from evidence_tool.archive.derive import Derivation, derive
@@ -33,6 +33,7 @@ from evidence_tool.errors import (
     InvalidFilesError,
     refuse_warnings,
 )
+from evidence_tool.unit import Unit
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -291,7 +292,10 @@ class LocalEvidenceArchive:
                 return ConsolidateResult(
                     ConsolidateStatus.ALREADY_INITIALIZED, state.baseline, None, {}, False
                 )
-            report = self._valid_files()
+            # Recorded as consolidate records it: the first consolidate after init then
+            # reads no file init already read.
+            cache = StatCache.load(self.layout)
+            report = self._valid_files(cache)
             staged = staging.merge(self.staged(), carried or {})
             d = derive(
                 None,
@@ -306,7 +310,10 @@ class LocalEvidenceArchive:
             )
             if d.errors:
                 raise InvalidFilesError(d.errors)
+            cache.save()
             revision = self._write_snapshot(d, report)
+            # The first activation indexes every unit: hand it what this scan parsed.
+            unitrecords.save(self.layout, self._parsed_units(report).items())
             write_state(self.layout.state, State(baseline=revision))
             staging.write(self.layout.local / "staged.json", staging.empty())
             eventlog.append(
@@ -447,17 +454,14 @@ class LocalEvidenceArchive:
         self._mend_mirror(prev, revision, state.newest, result)
         if revision == state.active and state.pending is None:
             holds = getattr(activate, "holds", None)
-            if (
-                not dry_run
-                and activate is not None
-                and holds is not None
-                and not holds(self.snapshot(revision))
-            ):
-                # The derived index is missing or older (a fresh clone, a cleared cache):
-                # rebuild it for the active revision; the pointers do not move.
-                with gcpause.resumed():
-                    activate(self.snapshot(revision))
-                result.status = ConsolidateStatus.REINDEXED
+            if not dry_run and activate is not None and holds is not None:
+                candidate = self._candidate(revision, d, prev, report)
+                if not holds(candidate):
+                    # The derived index is missing or older (a fresh clone, a cleared
+                    # cache): rebuild it for the active revision; the pointers do not move.
+                    with gcpause.resumed():
+                        activate(candidate)
+                    result.status = ConsolidateStatus.REINDEXED
             return result
         if dry_run:
             result.status = (
@@ -487,7 +491,26 @@ class LocalEvidenceArchive:
                 changes=d.summary(),
                 closed_review_items=d.closed_items,
             )
-        return self._activate(actor, revision, activate, result)
+        if activate is None:
+            result.status = ConsolidateStatus.PENDING_ACTIVATION
+            return result
+        candidate = self._candidate(revision, d, prev, report)
+        return self._activate(actor, candidate, activate, result)
+
+    def _candidate(
+        self, revision: str, d: Derivation, prev: Snapshot | None, report: ValidationReport
+    ) -> Snapshot:
+        """Snapshot ``revision`` as this consolidation holds it, with the units its scan
+        parsed: activation neither reloads the manifest nor parses a unit a second time."""
+        if prev is not None and prev.revision == revision:
+            snap = prev
+        elif d.revision == revision:  # the manifest just written: its bytes hash to revision
+            snap = Snapshot(revision, d.manifest, self.objects, d.manifest_bytes)
+        else:
+            snap = self.snapshot(revision)
+        parsed = self._parsed_units(report)
+        known = unitrecords.KnownRecords(self.layout)
+        return replace(snap, parsed=parsed, known=known, previous=prev)
 
     def _mend_mirror(
         self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult
@@ -541,15 +564,23 @@ class LocalEvidenceArchive:
         prev_units = {e["id"]: e for e in prev.manifest["units"]}
         return likely_id_changes(deleted, added, prev_units, files, blob)
 
+    @staticmethod
+    def _parsed_units(report: ValidationReport) -> dict[str, Unit]:
+        """The units this scan parsed (not those the stat cache vouched for), by file hash."""
+        return {
+            f.file_hash: f.parsed.unit
+            for f in report.files
+            if f.parsed is not None and f.parsed.unit is not None
+        }
+
     def _activate(
-        self, actor: str, revision: str, activate: Activate | None, result: ConsolidateResult
+        self, actor: str, candidate: Snapshot, activate: Activate, result: ConsolidateResult
     ) -> ConsolidateResult:
         result.status = ConsolidateStatus.PENDING_ACTIVATION
-        if activate is None:
-            return result
+        revision = candidate.revision
         try:
             with gcpause.resumed():
-                activate(self.snapshot(revision))
+                activate(candidate)
         except IntegrityError as exc:
             # A damaged archive (a corrupted object), not a failing backend: report it as
             # E701 naming the file to restore, not as a retryable activation failure.

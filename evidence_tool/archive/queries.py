@@ -74,7 +74,7 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> dict[str, Any]:
             "revision": newest.revision,
             "warnings": [],
         }
-    unit_text = render(next(u for e, u in newest.units() if e.id == unit_id))
+    unit_text = render(newest.unit(entry))  # this unit's blob only, not every unit's
     return {
         "id": unit_id,
         "path": entry.path,

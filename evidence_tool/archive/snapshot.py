@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,14 @@ class Snapshot:
     manifest: dict[str, Any]
     objects: ObjectStore
     data: bytes = b""  # the manifest's bytes: the next snapshot reuses their unchanged lines
+    # Units this process already parsed, by file hash (a blob is named by its hash, so the
+    # unit parsed from the same bytes is the same): activation takes them, never a reparse.
+    parsed: dict[str, Unit] = field(default_factory=dict, compare=False, repr=False)
+    # Unit fields recorded by 'init' (archive.unitrecords), by file hash: a lookup, no parse.
+    known: Any = field(default=None, compare=False, repr=False)
+    # The newest snapshot before this one, when the consolidation that made it had it
+    # loaded: an index update starts from it without loading its manifest again.
+    previous: Snapshot | None = field(default=None, compare=False, repr=False)
 
     def entries(self) -> list[UnitEntry]:
         return [UnitEntry(e) for e in self.manifest["units"]]
@@ -39,10 +47,15 @@ class Snapshot:
     def unit_bytes(self, entry: UnitEntry) -> bytes:
         return self.objects.get(entry.file_hash)
 
+    def unit(self, entry: UnitEntry) -> Unit:
+        """The entry's unit: parsed already by this process, or now from its blob."""
+        known = self.parsed.get(entry.file_hash)
+        return known if known is not None else parse(self.unit_bytes(entry), path=entry.path)
+
     def units(self) -> Iterator[tuple[UnitEntry, Unit]]:
         """Each unit of the snapshot, parsed from its blob."""
         for entry in self.entries():
-            yield entry, parse(self.unit_bytes(entry), path=entry.path)
+            yield entry, self.unit(entry)
 
     def records(self, ids: set[str] | None = None) -> Iterator[dict[str, Any]]:
         """Export records: the typed unit with its provenance and review items (of the
@@ -50,22 +63,38 @@ class Snapshot:
         for entry in self.entries():
             if ids is not None and entry.id not in ids:
                 continue
-            unit = parse(self.unit_bytes(entry), path=entry.path)
+            uid, kind, language, title, metadata, payload = self._fields(entry)
             yield {
                 "revision": self.revision,
-                "id": unit.id,
+                "id": uid,
                 "path": entry.path,
-                "kind": unit.kind,
-                "language": unit.language,
-                "title": unit.title,
-                "metadata": unit.metadata.to_json(),
-                "payload": unit.payload.to_json(),
+                "kind": kind,
+                "language": language,
+                "title": title,
+                "metadata": metadata,
+                "payload": payload,
                 "content_hash": entry.content_hash,
                 "file_hash": entry.file_hash,
                 "provenance": entry.provenance,
                 "provenance_kind": entry.provenance.get("kind"),
                 "review_items": entry.review_items,
             }
+
+    def _fields(self, entry: UnitEntry) -> tuple[Any, ...]:
+        """(id, kind, language, title, metadata JSON, payload JSON) of the entry's unit."""
+        if entry.file_hash not in self.parsed and self.known is not None:
+            found = self.known.get(entry.file_hash)
+            if found is not None:
+                return tuple(found)
+        unit = self.unit(entry)
+        return (
+            unit.id,
+            unit.kind,
+            unit.language,
+            unit.title,
+            unit.metadata.to_json(),
+            unit.payload.to_json(),
+        )
 
     @property
     def deletions(self) -> list[dict[str, Any]]:

@@ -322,6 +322,18 @@ def search_body(
     return Report(result=data, text=lines)
 
 
+def eval_body(
+    s: Any, questions: str, k: int, modes: tuple[str, ...], compare: str | None
+) -> Report:
+    """Measure retrieval on a question set: recall@k, MRR and nDCG per mode; expected ids
+    the archive deleted are reported as retired, never as misses."""
+    from evidence_tool.activation.evaluation import evaluate
+    from evidence_tool.cli.reporters import eval_lines
+
+    data = evaluate(s.archive, questions, k=k, modes=modes, compare=compare)
+    return Report(result=data, text=eval_lines(data))
+
+
 def export_body(s: Any, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:
     """Export the active corpus (typed units with provenance) as JSON lines."""
     import json
@@ -412,6 +424,22 @@ register(
         show_default=True,
         help="At most this many hits.",
     ),
+)
+register(
+    "eval",
+    eval_body,
+    click.argument("questions", type=click.Path(dir_okay=False, exists=True)),
+    click.option(
+        "--k", type=click.IntRange(1, 100), default=5, show_default=True, help="Hits scored."
+    ),
+    click.option(
+        "--mode",
+        "modes",
+        multiple=True,
+        type=click.Choice(["bm25", "dense", "hybrid"]),
+        help="A search mode (repeat; default: every mode, unavailable ones said so).",
+    ),
+    click.option("--compare", metavar="REV", help="Also run on this revision's index."),
 )
 register(
     "export",

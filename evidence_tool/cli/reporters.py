@@ -92,6 +92,30 @@ def search_lines(hits: list[dict[str, Any]]) -> list[str]:
     ] or ["no match"]
 
 
+def eval_lines(data: dict[str, Any]) -> list[str]:
+    """``eval``: a line of figures per revision and mode, then each question's misses
+    and retired ids."""
+    lines = [f"{data['questions']} question(s), k={data['k']}"]
+    for run in data["runs"]:
+        for m in run["modes"]:
+            head = f"{run['label']} {run['revision'][:12]} {run['backend']}/{m['mode']}:"
+            if not m["available"]:
+                lines.append(f"{head} unavailable ({m['reason']})")
+                continue
+            lines.append(
+                f"{head} recall@{data['k']} {m['recall']}  MRR {m['mrr']}  nDCG {m['ndcg']}"
+                f"  ({m['evaluated']} scored, {m['retired_only']} only retired ids)"
+            )
+            for q in m["questions"]:
+                lines += [f"  line {q['line']}: miss {uid}" for uid in q.get("misses", [])]
+                lines += [
+                    f"  line {q['line']}: retired {r['id']} ({r['reason']} by {r['actor']} "
+                    f"at {r['deleted_at']})"
+                    for r in q["retired"]
+                ]
+    return lines
+
+
 def refresh_lines(
     data: dict[str, Any], commands: Callable[[str, str], dict[str, str]] | None
 ) -> list[str]:

@@ -12,11 +12,10 @@ query values are also scrubbed from every library message.
 from __future__ import annotations
 
 import os
-import ssl
 import time
 import zlib
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from evidence_tool.archive.clock import now
@@ -114,7 +113,13 @@ def _read_body(resp: Any, limit: int, deadline: float, shown: str) -> bytes:
     return bytes(out)
 
 
+if TYPE_CHECKING:
+    import ssl
+
+
 def _tls_context() -> ssl.SSLContext:
+    import ssl  # on the first https fetch: every command that starts imports this module
+
     return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or None)
 
 

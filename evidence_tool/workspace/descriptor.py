@@ -18,6 +18,7 @@ from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 from evidence_tool.workspace.layout import Layout
+from evidence_tool.workspace.schemacheck import conforms
 
 _MAX_DESCRIPTOR = 1024 * 1024
 
@@ -95,6 +96,8 @@ def _best_message(error: Any) -> tuple[str, str]:
 
 def validate_descriptor(data: Any, schema_name: str, source: str) -> None:
     """Raise ``DescriptorError`` (E902) naming the first offending key path."""
+    if conforms(data, schema_name):
+        return  # valid: jsonschema is only imported to find and word an error
     errors = sorted(_validator(schema_name).iter_errors(data), key=lambda e: list(e.path))
     if errors:
         path, message = _best_message(errors[0])

@@ -153,10 +153,11 @@ def active_records(root: Path) -> list[dict[str, Any]]:
 
 
 def cache_leftovers(root: Path) -> list[str]:
-    """Files in .evidence-cache/ other than the published index, the stat cache and the
-    .gitignore."""
+    """Files in .evidence-cache/ other than the published index (and its stamp), the stat
+    cache, the mirror seal and the .gitignore."""
     cache = root / ".evidence-cache"
-    keep = {".gitignore", "index.sqlite", "stat-cache.bin", "local-manifest.sha256"}
+    keep = {".gitignore", "index.sqlite", "index.sqlite.stamp", "stat-cache.bin"}
+    keep.add("local-manifest.sha256")
     return sorted(p.name for p in cache.iterdir() if p.name not in keep) if cache.is_dir() else []
 
 

@@ -144,16 +144,19 @@ def test_an_index_of_another_format_or_tool_version_is_rebuilt(
 def test_an_update_parses_only_the_changed_units(
     indexed: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import evidence_tool.archive.snapshot as snapshot_module
+    """The whole command parses the changed unit once: the scan parses it and the index
+    update takes that unit, it does not parse the blob again (issue 20)."""
+    import importlib
 
+    parse_module = importlib.import_module("evidence_tool.unit.parse")
     parsed: list[str] = []
-    real = snapshot_module.parse
+    real = parse_module.parse_body
 
-    def counting(data: bytes, path: str | None = None) -> Any:
-        parsed.append(path or "")
-        return real(data, path=path)
+    def counting(body: str, *args: Any) -> Any:
+        parsed.append(body)
+        return real(body, *args)
 
-    monkeypatch.setattr(snapshot_module, "parse", counting)
+    monkeypatch.setattr(parse_module, "parse_body", counting)
     add_word(indexed / FORMULA_PATH, "zanzibarite")
     assert tht("consolidate").json["result"]["status"] == "activated"
-    assert parsed == [FORMULA_PATH]
+    assert len(parsed) == 1 and "zanzibarite" in parsed[0]

@@ -70,10 +70,13 @@ def focused(tmp_path: Path, tht: Tht) -> Path:
 
 def _sqlite_bm25(root: Path, word: str) -> dict[str, float]:
     """-bm25() per unit id, as SQLite computes it with the index's column weights."""
+    from evidence_tool.activation.analysis import stem
+
     with sqlite3.connect(root / ".evidence-cache/index.sqlite") as con:
         rows = con.execute(
             "SELECT id, bm25(fts, 0.0, 4.0, 1.0, 2.0) FROM fts WHERE fts MATCH ?",
-            (f'"{word}"',),
+            # The index holds stems: the word's English or Italian one.
+            (" OR ".join(f'"{s}"' for s in {stem(word, lang) for lang in ("en", "it")}),),
         ).fetchall()
     return {uid: -value for uid, value in rows}
 

@@ -252,3 +252,22 @@ def test_strict_verify_reads_every_file_despite_a_warm_cache(
     assert reads == [], "a plain scan trusts the stat cache"
     verify_strict(LocalEvidenceArchive(workspace))
     assert sorted(set(reads)) == [os.fspath(p) for p in curated]
+
+
+def test_init_leaves_a_warm_stat_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first consolidate after 'init' reads no file that init already read (issue 20)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from bench.generate import generate
+
+    root = generate(33, tmp_path / "fresh", seed=11)
+    _age_everything(root, 30.0)
+    result = LocalEvidenceArchive(root).initialize("tester")
+    assert result.status == "initialized"
+    reads = _reads(monkeypatch)
+    after = _consolidate(root)
+    unchanged = after.changes["unchanged"]  # type: ignore[attr-defined]
+    assert unchanged == 33, after.changes  # type: ignore[attr-defined]
+    assert reads == [], f"{len(reads)} files read again after init, e.g. {reads[:2]}"
+    assert len(StatCache.load(Layout.at(root)).entries) == 33

@@ -50,6 +50,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ): "SQLite writes the index file itself, into a fresh temp file in .evidence-cache/ "
     "that fsio.publish fsyncs and renames into place; readers open it mode=ro",
     (
+        "evidence_tool/activation/evaluation.py",
+        "tempfile.TemporaryDirectory",
+    ): "eval --compare builds another revision's index in a private temp folder outside "
+    "the workspace, removed on exit: nothing of the workspace is written",
+    (
         "evidence_tool/activation/backends.py",
         "subprocess.Popen",
     ): "the operator's activation command: its writes are its own; it gets a corpus file "

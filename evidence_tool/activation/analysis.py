@@ -1,0 +1,89 @@
+"""Text analysis for the lexical index: fold, drop stop words, stem by language.
+
+FTS5 has one tokenizer per table and no Italian stemmer, so the analysis runs
+here, in Python, on the indexed text (by the unit's language) and on the query
+(by every analysed language: a query does not say its language).  The index
+then stores stems, tokenized by ``unicode61``.  English uses the Porter
+stemmer and Italian the Snowball Italian stemmer, both from the pure-Python
+``snowballstemmer`` package (docs/retrieval.md, "Lexical search").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+from typing import Any
+
+import snowballstemmer
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # "_" separates, as in unicode61
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Function words only: a stop word never names a clinical concept.
+STOP_WORDS: dict[str, frozenset[str]] = {
+    "en": _words(
+        "a about all an and any are as at be been by can could did do does each for from "
+        "has have how i if in into is it its me my of on or our per should so than that "
+        "the their them then there these they this those to use used was we were what "
+        "when where which who whom why will with would you your"
+    ),
+    "it": _words(
+        "a ad al alla alle agli ai allo anche che chi come con cosa cui da dal dalla dalle "
+        "dai degli dei del della delle dello di e ed gli ha hanno i il in la le lo ma mi "
+        "ci vi ne negli nei nel nella nelle nello non o per piu qual quale quali quando quanti "
+        "quante quanto quanta se si sono su sul sulla sulle sui tra fra un una uno va "
+        "viene vengono essere"
+    ),
+}
+_STEMMERS = {"en": "porter", "it": "italian"}
+ANALYSED = tuple(_STEMMERS)
+
+
+def fold(word: str) -> str:
+    """Case- and accent-folded, as FTS5's ``unicode61 remove_diacritics 2`` folds."""
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def base_language(tag: str) -> str:
+    """``it-CH`` -> ``it``; the analysed languages are keyed by primary subtag."""
+    return tag.split("-", 1)[0].lower()
+
+
+@cache
+def _stemmer(language: str) -> Any:
+    return snowballstemmer.stemmer(_STEMMERS[language])
+
+
+def stem(word: str, language: str) -> str:
+    """``word`` folded and stemmed for ``language`` (folded only for other languages)."""
+    folded = fold(word)
+    lang = base_language(language)
+    if lang not in _STEMMERS or not folded.isalpha():
+        return folded  # codes, numbers and identifiers keep their exact form
+    return str(_stemmer(lang).stemWord(folded))
+
+
+def analyse(text: str, language: str) -> str:
+    """Indexed form of ``text``: its words stemmed for ``language``, stop words dropped."""
+    stops = STOP_WORDS.get(base_language(language), frozenset())
+    return " ".join(stem(w, language) for w in _WORD.findall(text) if fold(w) not in stops)
+
+
+def query_terms(text: str) -> list[set[str]]:
+    """One set of alternatives per content word of a query: its stem in each analysed
+    language.  A word that is a stop word in any analysed language is dropped."""
+    stops = frozenset().union(*STOP_WORDS.values())
+    terms: list[set[str]] = []
+    for word in _WORD.findall(text):
+        if fold(word) in stops:
+            continue
+        alternatives = {stem(word, lang) for lang in ANALYSED}
+        if alternatives not in terms:
+            terms.append(alternatives)
+    return terms

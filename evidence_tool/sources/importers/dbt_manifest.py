@@ -1,0 +1,358 @@
+"""dbt's ``manifest.json`` (v12), read node by node.
+
+A manifest can be 100 MB, most of it macros and compiled SQL.  The file is
+memory-mapped and a small scanner finds the byte range of each member of the
+top-level objects (strings are skipped by one regular expression, brackets
+counted), so only the nodes the importer needs (models, tests, semantic
+models, metrics) are parsed, one at a time, with ``json.loads``.  A span is
+the exact bytes of the JSON value it cites (a description string with its
+quotes, a test node, a measure).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from evidence_tool.errors import SourceError
+from evidence_tool.sources.importers.base import (
+    ImportInput,
+    ImportResult,
+    NotImported,
+    SourceFile,
+    Span,
+    malformed,
+)
+from evidence_tool.sources.importers.dbt import (
+    Column,
+    EnumTest,
+    Model,
+    Text,
+    qualify,
+    ref_model,
+)
+from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
+
+_WS = re.compile(rb"[ \t\r\n]*")
+_STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_STRUCT = re.compile(rb'[\[\]{}"]')
+_SCALAR = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
+_JINJA = re.compile(r"\{\{|\{%|\{#")
+_VERSION = re.compile(r"/manifest/v(\d+)\.json")
+_SUPPORTED = 12
+# Members of the top level whose entries are counted as not imported (descriptions dbt
+# holds for things that are not models).
+_COUNTED = {"sources": "source", "exposures": "exposure", "saved_queries": "saved query"}
+_BUFFERED = ("model.", "test.")
+
+
+class Scanner:
+    """Byte ranges of JSON values in ``buf`` without parsing what lies between."""
+
+    def __init__(self, buf: Any, shown: str) -> None:
+        self.buf, self.shown = buf, shown
+        self._line = (0, 1)  # (offset, line) last counted
+
+    def line(self, offset: int) -> int:
+        at, line = self._line
+        if offset < at:
+            at, line = 0, 1
+        for start in range(at, offset, 1 << 20):
+            line += self.buf[start : min(offset, start + (1 << 20))].count(b"\n")
+        self._line = (offset, line)
+        return line
+
+    def fail(self, offset: int, why: str) -> SourceError:
+        return malformed(self.shown, self.line(offset), f"invalid JSON: {why}")
+
+    def ws(self, i: int) -> int:
+        match = _WS.match(self.buf, i)
+        return match.end() if match else i
+
+    def expect(self, i: int, char: bytes) -> int:
+        i = self.ws(i)
+        if self.buf[i : i + 1] != char:
+            raise self.fail(i, f"expected '{char.decode()}'")
+        return self.ws(i + 1)
+
+    def string_end(self, i: int) -> int:
+        match = _STR.match(self.buf, i)
+        if match is None:
+            raise self.fail(i, "a string is not closed")
+        return match.end()
+
+    def value_end(self, i: int) -> int:
+        first = self.buf[i : i + 1]
+        if first == b'"':
+            return self.string_end(i)
+        if first in (b"{", b"["):
+            depth = 0
+            while True:
+                match = _STRUCT.search(self.buf, i)
+                if match is None:
+                    raise self.fail(i, "an object or array is not closed")
+                char = match.group()
+                if char == b'"':
+                    i = self.string_end(match.start())
+                    continue
+                depth += 1 if char in (b"{", b"[") else -1
+                i = match.end()
+                if depth == 0:
+                    return i
+        match = _SCALAR.match(self.buf, i)
+        if match is None:
+            raise self.fail(i, "expected a value")
+        return match.end()
+
+    def members(self, i: int) -> Iterator[tuple[str, int, int]]:
+        """(key, value start, value end) of the object at ``i``."""
+        i = self.expect(i, b"{")
+        if self.buf[i : i + 1] == b"}":
+            return
+        while True:
+            end = self.string_end(i) if self.buf[i : i + 1] == b'"' else None
+            if end is None:
+                raise self.fail(i, "expected a member name")
+            key = json.loads(bytes(self.buf[i:end]))
+            start = self.expect(end, b":")
+            stop = self.value_end(start)
+            yield key, start, stop
+            i = self.ws(stop)
+            if self.buf[i : i + 1] == b"}":
+                return
+            i = self.expect(i, b",")
+
+    def elements(self, i: int) -> Iterator[tuple[int, int]]:
+        """(start, end) of each element of the array at ``i``."""
+        i = self.expect(i, b"[")
+        if self.buf[i : i + 1] == b"]":
+            return
+        while True:
+            stop = self.value_end(i)
+            yield i, stop
+            i = self.ws(stop)
+            if self.buf[i : i + 1] == b"]":
+                return
+            i = self.expect(i, b",")
+
+    def load(self, start: int, end: int, max_bytes: int) -> Any:
+        if end - start > max_bytes:
+            raise SourceError(
+                f"{self.shown}: one manifest entry (line {self.line(start)}) is larger than "
+                f"{max_bytes} bytes, the refresh's per-file bound",
+                code="E503",
+                path=self.shown,
+            )
+        try:
+            return json.loads(bytes(self.buf[start:end]))
+        except (ValueError, RecursionError) as exc:
+            raise self.fail(start, str(exc).split(":")[0]) from None
+
+
+class _Manifest:
+    def __init__(
+        self, source: ImportInput, f: SourceFile, schema: str | None, result: ImportResult
+    ) -> None:
+        self.source, self.file, self.schema, self.result = source, f, schema, result
+        self.shown = source.shown(f.path)
+        self.models: dict[str, Model] = {}  # by unique_id
+        # accepted_values tests: (attached node, column, values, span, where); others counted
+        self.tests: list[tuple[str, str, Any, Span, str]] = []
+        self.sem = Semantic()
+        self.counts: dict[str, int] = {}
+        self.sm_tables: dict[str, str] = {}  # semantic model name -> its table
+
+    def read(self, buf: Any) -> None:
+        scan = Scanner(buf, self.shown)
+        start = 3 if bytes(buf[:3]) == b"\xef\xbb\xbf" else 0
+        seen_metadata = False
+        for key, s, e in scan.members(start):
+            if key == "metadata":
+                self.metadata(scan.load(s, e, self.source.max_bytes), scan.line(s))
+                seen_metadata = True
+            elif key == "nodes":
+                for uid, ns, ne in scan.members(s):
+                    self.node(scan, uid, ns, ne)
+            elif key == "semantic_models":
+                for _, ns, ne in scan.members(s):
+                    self.semantic_model(scan, ns, ne)
+            elif key == "metrics":
+                for _, ns, ne in scan.members(s):
+                    self.metric(scan, ns, ne)
+            elif key in _COUNTED:
+                self.counts[_COUNTED[key]] = sum(1 for _ in scan.members(s))
+        if not seen_metadata:
+            raise malformed(self.shown, 1, "has no 'metadata': it is not a dbt manifest.json")
+        self.attach_tests()
+        self.link_metrics()
+        for what, count in sorted({**self.counts}.items()):
+            if count:
+                self.result.not_imported.append(
+                    NotImported(f"manifest {self.shown}", f"{what} ({count})")
+                )
+
+    def link_metrics(self) -> None:
+        """A 1.12 simple metric names its semantic model: it computes on that model's table."""
+        for metric in self.sem.metrics.values():
+            params = (metric.data.get("type_params") or {}).get("metric_aggregation_params")
+            if isinstance(params, dict) and metric.table is None:
+                metric.table = self.sm_tables.get(str(params.get("semantic_model")))
+
+    def metadata(self, meta: Any, line: int) -> None:
+        version = meta.get("dbt_schema_version", "") if isinstance(meta, dict) else ""
+        match = _VERSION.search(str(version))
+        if match is None or int(match.group(1)) != _SUPPORTED:
+            raise malformed(
+                self.shown,
+                line,
+                f"dbt_schema_version {version!r} is not manifest v{_SUPPORTED} "
+                "(dbt 1.8 and later write v12; run 'dbt parse' with a current dbt)",
+            )
+
+    def span(self, scan: Scanner, start: int, end: int) -> Span:
+        return Span(self.file.path, start, end, bytes(scan.buf[start:end]).decode("utf-8"))
+
+    def node(self, scan: Scanner, uid: str, start: int, end: int) -> None:
+        if not uid.startswith(_BUFFERED):
+            kind = uid.split(".", 1)[0]
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            return
+        data = scan.load(start, end, self.source.max_bytes)
+        if not isinstance(data, dict):
+            raise scan.fail(start, f"the node {uid} is not an object")
+        if uid.startswith("test."):
+            self.test(scan, data, start, end)
+            return
+        self.model(scan, uid, data, start)
+
+    def text(self, scan: Scanner, value: Any, start: int, end: int) -> Text | None:
+        if not isinstance(value, str) or not value.strip():
+            return None
+        where = f"{self.shown}:{scan.line(start)}"
+        return Text(value.strip(), [self.span(scan, start, end)], bool(_JINJA.search(value)), where)
+
+    def model(self, scan: Scanner, uid: str, data: dict[str, Any], start: int) -> None:
+        name = str(data.get("name") or uid.rsplit(".", 1)[-1])
+        if data.get("version") not in (None, ""):
+            # Each version of a versioned model is its own relation: one id per version.
+            name = f"{name}_v{data['version']}"
+        schema = self.schema or str(data.get("schema") or "public")
+        table = qualify(schema, str(data.get("alias") or name))
+        model = Model(name, table, None, where=f"{self.shown}:{scan.line(start)}")
+        for key, s, e in scan.members(start):
+            if key == "description":
+                model.description = self.text(scan, data.get("description"), s, e)
+            elif key == "columns":
+                self.columns(scan, model, data.get("columns"), s)
+        for what in ("tags", "meta", "constraints"):
+            if data.get(what):
+                self.result.not_imported.append(NotImported(f"dbt model {name}", what))
+        self.models[uid] = model
+
+    def columns(self, scan: Scanner, model: Model, columns: Any, start: int) -> None:
+        if not isinstance(columns, dict):
+            return
+        for name, cs, _ in scan.members(start):
+            data = columns.get(name)
+            if not isinstance(data, dict):
+                continue
+            column = Column(name, None)
+            if data.get("description"):
+                for key, s, e in scan.members(cs):
+                    if key == "description":
+                        column.description = self.text(scan, data["description"], s, e)
+            for what in ("tags", "meta", "constraints", "granularity"):
+                if data.get(what):
+                    self.result.not_imported.append(
+                        NotImported(f"dbt model {model.name} column {name}", what)
+                    )
+            model.columns[name] = column
+
+    def test(self, scan: Scanner, data: dict[str, Any], start: int, end: int) -> None:
+        meta = data.get("test_metadata") or {}
+        attached, column = str(data.get("attached_node")), data.get("column_name")
+        if meta.get("name") != "accepted_values" or not isinstance(column, str) or not column:
+            name = meta.get("name") or data.get("name")
+            key = f"test {name} on {attached.rsplit('.', 1)[-1]}"
+            self.counts[key] = self.counts.get(key, 0) + 1
+            return
+        values = (meta.get("kwargs") or {}).get("values")
+        where = f"{self.shown}:{scan.line(start)}"
+        self.tests.append((attached, column, values, self.span(scan, start, end), where))
+
+    def attach_tests(self) -> None:
+        for attached, column, values, span, where in self.tests:
+            model = self.models.get(attached)
+            if model is None:
+                self.result.not_imported.append(
+                    NotImported(f"dbt node {attached}", "test accepted_values", span)
+                )
+                continue
+            col = model.columns.setdefault(column, Column(column, None))
+            if isinstance(values, list) and all(
+                isinstance(v, str | int | float | bool) for v in values
+            ):
+                texts = [json.dumps(v) if isinstance(v, bool) else str(v) for v in values]
+                jinja = any(_JINJA.search(t) for t in texts)
+                col.tests.append(EnumTest(None if jinja else texts, span, where))
+            else:
+                col.tests.append(EnumTest(None, span, where))
+
+    def semantic_model(self, scan: Scanner, start: int, end: int) -> None:
+        data = scan.load(start, end, self.source.max_bytes)
+        if not isinstance(data, dict):
+            raise scan.fail(start, "a semantic model is not an object")
+        relation = data.get("node_relation") or {}
+        model_name = ref_model(data.get("model")) or str(relation.get("alias") or data.get("name"))
+        schema = self.schema or relation.get("schema_name")
+        table = qualify(str(schema), str(relation.get("alias") or model_name)) if schema else None
+        if table is not None and isinstance(data.get("name"), str):
+            self.sm_tables[data["name"]] = table
+        if data.get("dimensions"):
+            self.result.not_imported.append(
+                NotImported(f"dbt semantic model {data.get('name')}", "dimensions")
+            )
+        for key, s, _ in scan.members(start):
+            if key not in ("entities", "measures") or not isinstance(data.get(key), list):
+                continue
+            for item, (es, ee) in zip(data[key], scan.elements(s), strict=False):
+                if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                    continue
+                found = Element(
+                    item["name"],
+                    item,
+                    table,
+                    [self.span(scan, es, ee)],
+                    f"{self.shown}:{scan.line(es)}",
+                    model_name,
+                )
+                if key == "measures":
+                    self.sem.measures[item["name"]] = found
+                else:
+                    self.sem.entities.append(found)
+
+    def metric(self, scan: Scanner, start: int, end: int) -> None:
+        data = scan.load(start, end, self.source.max_bytes)
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            raise scan.fail(start, "a metric is not an object with a name")
+        where = f"{self.shown}:{scan.line(start)}"
+        self.sem.metrics[data["name"]] = Element(
+            data["name"], data, None, [self.span(scan, start, end)], where
+        )
+
+
+def read_manifest(
+    source: ImportInput, f: SourceFile, schema: str | None, result: ImportResult
+) -> tuple[list[Model], Semantic]:
+    manifest = _Manifest(source, f, schema, result)
+    if f.size == 0:
+        raise malformed(manifest.shown, None, "is empty; a dbt manifest.json is one JSON object")
+    with f.open() as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        try:
+            manifest.read(buf)
+        except UnicodeDecodeError as exc:
+            raise malformed(manifest.shown, None, f"is not UTF-8 text ({exc.reason})") from None
+    return list(manifest.models.values()), manifest.sem

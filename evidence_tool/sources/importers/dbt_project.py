@@ -1,0 +1,339 @@
+"""A dbt project folder: ``dbt_project.yml``, property files under the model paths, docs blocks.
+
+Property files are read in path order, each node with its byte range; docs
+blocks come from the ``.md`` files under ``docs-paths`` (default: the model
+paths).  Names (models, columns, metrics) are never rendered: Jinja in one is
+E504; Jinja in a description other than ``doc()`` is a review item.
+"""
+
+from __future__ import annotations
+
+from evidence_tool.sources.importers.base import ImportInput, ImportResult, NotImported, malformed
+from evidence_tool.sources.importers.dbt import (
+    DEFAULT_SCHEMA,
+    Column,
+    EnumTest,
+    Model,
+    Text,
+    _under,
+    docs_of,
+    element,
+    no_jinja,
+    qualify,
+    ref_model,
+    render_text,
+    rest,
+    yaml_file,
+)
+from evidence_tool.sources.importers.dbt_docs import DocsBlock
+from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
+from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode
+
+_TOP = frozenset({"version", "models", "semantic_models", "metrics"})
+_MODEL = frozenset(
+    {
+        "name",
+        "description",
+        "columns",
+        "data_tests",
+        "tests",
+        "semantic_model",
+        "metrics",
+        "derived_semantics",
+        "config",
+    }
+)
+_COLUMN = frozenset({"name", "description", "data_tests", "tests", "entity"})
+_LEGACY_SM = frozenset({"name", "model", "entities", "measures"})
+_MEASURE = frozenset({"name", "agg", "expr", "description", "label", "agg_params"})
+_METRIC = frozenset(
+    {
+        "name",
+        "type",
+        "label",
+        "description",
+        "type_params",
+        "agg",
+        "expr",
+        "percentile",
+        "percentile_type",
+        "numerator",
+        "denominator",
+        "input_metrics",
+        "filter",
+    }
+)
+_TESTS = ("data_tests", "tests")
+
+
+class _Project:
+    def __init__(self, source: ImportInput, schema: str | None, result: ImportResult) -> None:
+        self.source, self.schema, self.result = source, schema or DEFAULT_SCHEMA, result
+        self.models: dict[str, Model] = {}
+        self.sem = Semantic()
+        self.legacy: list[tuple[YNode, YamlFile]] = []  # semantic models, tables resolved last
+        self.blocks: dict[str, DocsBlock] = {}
+
+    def settings(self) -> tuple[list[str], list[str]]:
+        doc = yaml_file(self.source, "dbt_project.yml")
+        root = doc.root
+        if root is None or not isinstance(root.value, dict):
+            raise malformed(doc.shown, 1, "is not a mapping of dbt project settings")
+        models = self._paths(root, "model-paths", ["models"], doc)
+        return models, self._paths(root, "docs-paths", models, doc)
+
+    def _paths(self, root: YNode, key: str, default: list[str], doc: YamlFile) -> list[str]:
+        node = root.get(key)
+        if node is None:
+            return default
+        values = [n.value for n in node.seq()]
+        if not isinstance(node.value, list) or not all(isinstance(v, str) for v in values):
+            raise malformed(doc.shown, node.line, f"{key} is not a list of folder names")
+        return [v.strip("/") for v in values]
+
+    def read(self) -> None:
+        model_paths, docs_paths = self.settings()
+        self.blocks = docs_of(self.source, docs_paths)
+        for f in self.source.files:
+            if f.path.lower().endswith((".yml", ".yaml")) and _under(f.path, model_paths):
+                self.file(yaml_file(self.source, f.path))
+        for node, doc in self.legacy:
+            self.legacy_semantic_model(node, doc)
+
+    def file(self, doc: YamlFile) -> None:
+        root = doc.root
+        if root is None:
+            return
+        if not isinstance(root.value, dict):
+            raise malformed(doc.shown, root.line, "is not a mapping of dbt properties")
+        rest(self.result, f"file {doc.shown}", root, _TOP)
+        for node in self._list(root, "models", doc):
+            self.model(node, doc)
+        for node in self._list(root, "semantic_models", doc):
+            self.legacy.append((node, doc))
+        for node in self._list(root, "metrics", doc):
+            self.metric(node, None, doc)
+
+    def _list(self, node: YNode, key: str, doc: YamlFile) -> list[YNode]:
+        child = node.get(key)
+        if child is None or child.value is None:
+            return []
+        if not isinstance(child.value, list) or not all(
+            isinstance(i.value, dict) for i in child.seq()
+        ):
+            raise malformed(doc.shown, child.line, f"'{key}' is not a list of mappings")
+        return child.seq()
+
+    def model(self, node: YNode, doc: YamlFile) -> None:
+        name = no_jinja(node.get("name"), doc.shown, "a model")
+        if name in self.models:
+            raise malformed(
+                doc.shown,
+                node.line,
+                f"the model {name} is also described at {self.models[name].where}",
+            )
+        config = node.get("config")
+        alias = config.text("alias") if config is not None else None
+        table = qualify(self.schema, alias or name)
+        model = Model(name, table, self.text(node, doc), where=f"{doc.shown}:{node.line}")
+        self.models[name] = model
+        label = f"dbt model {name}"
+        rest(self.result, label, node, _MODEL)
+        if config is not None:
+            rest(self.result, label, config, frozenset({"alias"}))
+        for col in self._list(node, "columns", doc):
+            self.column(model, col, doc)
+        for test in self._tests(node, doc):
+            self.model_test(model, test, doc)
+        self.embedded(model, node, doc)
+
+    def text(self, node: YNode, doc: YamlFile) -> Text | None:
+        return render_text(node.get("description"), self.blocks, doc.shown)
+
+    def column(self, model: Model, node: YNode, doc: YamlFile) -> None:
+        name = no_jinja(node.get("name"), doc.shown, f"a column of {model.name}")
+        column = model.columns.setdefault(name, Column(name, None))
+        column.description = self.text(node, doc) or column.description
+        label = f"dbt model {model.name} column {name}"
+        rest(self.result, label, node, _COLUMN)
+        for test in self._tests(node, doc):
+            self.test(column, label, test, doc)
+
+    def _tests(self, node: YNode, doc: YamlFile) -> list[YNode]:
+        out: list[YNode] = []
+        for key in _TESTS:
+            child = node.get(key)
+            if child is not None and child.value is not None:
+                if not isinstance(child.value, list):
+                    raise malformed(doc.shown, child.line, f"'{key}' is not a list of tests")
+                out.extend(child.seq())
+        return out
+
+    def test(self, column: Column, label: str, node: YNode, doc: YamlFile) -> None:
+        args = _accepted_values(node)
+        if args is None:
+            self.result.not_imported.append(
+                NotImported(label, f"test {_test_name(node)}", node.span())
+            )
+            return
+        column.tests.append(self.enum_test(args, node, doc))
+
+    def model_test(self, model: Model, node: YNode, doc: YamlFile) -> None:
+        """A model-level accepted_values names its column in column_name."""
+        args = _accepted_values(node)
+        column_name = args.text("column_name") if args is not None else None
+        if args is None or column_name is None:
+            self.result.not_imported.append(
+                NotImported(f"dbt model {model.name}", f"test {_test_name(node)}", node.span())
+            )
+            return
+        column = model.columns.setdefault(column_name, Column(column_name, None))
+        column.tests.append(self.enum_test(args, node, doc))
+
+    def enum_test(self, args: YNode, node: YNode, doc: YamlFile) -> EnumTest:
+        values = args.get("values")
+        where = f"{doc.shown}:{node.line}"
+        if values is None:
+            raise malformed(doc.shown, node.line, "accepted_values has no 'values' list")
+        if isinstance(values.value, str) and "{{" in values.value:
+            return EnumTest(None, node.span(), where)
+        if not isinstance(values.value, list) or any(
+            isinstance(v.value, dict | list) for v in values.seq()
+        ):
+            raise malformed(
+                doc.shown, values.line, "accepted_values 'values' is not a list of values"
+            )
+        texts = [v.raw if v.raw is not None else str(v.value) for v in values.seq()]
+        if any("{{" in t or "{%" in t for t in texts):
+            return EnumTest(None, node.span(), where)
+        return EnumTest(texts, node.span(), where)
+
+    def embedded(self, model: Model, node: YNode, doc: YamlFile) -> None:
+        """The 1.12 form: entities on columns and in derived_semantics, metrics on the model."""
+        if _disabled(node.get("semantic_model")):
+            self.disabled(model, node, doc)
+            return
+        for col in self._list(node, "columns", doc):
+            entity = col.get("entity")
+            if entity is None or entity.value in (None, False):
+                continue
+            column = no_jinja(col.get("name"), doc.shown, "a column")
+            name = entity.text("name") if isinstance(entity.value, dict) else None
+            self.entity(entity, name or column, column, model.name, model.table, doc)
+        derived = node.get("derived_semantics")
+        if derived is not None and isinstance(derived.value, dict):
+            rest(
+                self.result,
+                f"dbt model {model.name} derived_semantics",
+                derived,
+                frozenset({"entities"}),
+            )
+            for ent in self._list(derived, "entities", doc):
+                name = no_jinja(ent.get("name"), doc.shown, "an entity")
+                self.entity(ent, name, ent.text("expr") or name, model.name, model.table, doc)
+        for metric in self._list(node, "metrics", doc):
+            self.metric(metric, model.table, doc)
+
+    def disabled(self, model: Model, node: YNode, doc: YamlFile) -> None:
+        """dbt ignores the semantic annotations of a model whose semantic model is off."""
+        off = "(semantic model disabled)"
+        for col in self._list(node, "columns", doc):
+            entity = col.get("entity")
+            if entity is not None and entity.value not in (None, False):
+                column = no_jinja(col.get("name"), doc.shown, "a column")
+                label = f"dbt model {model.name} column {column}"
+                self.result.not_imported.append(NotImported(label, f"entity {off}", entity.span()))
+        for key in ("metrics", "derived_semantics"):
+            child = node.get(key)
+            if child is not None and child.value not in (None, [], {}):
+                self.result.not_imported.append(
+                    NotImported(f"dbt model {model.name}", f"{key} {off}", child.span())
+                )
+
+    def entity(
+        self, node: YNode, name: str, expr: str, model: str, table: str | None, doc: YamlFile
+    ) -> None:
+        found = element(node, name, table, doc.shown, model)
+        found.data = {"expr": expr}
+        self.sem.entities.append(found)
+
+    def metric(self, node: YNode, table: str | None, doc: YamlFile) -> None:
+        name = no_jinja(node.get("name"), doc.shown, "a metric")
+        if name in self.sem.metrics:
+            raise malformed(
+                doc.shown,
+                node.line,
+                f"the metric {name} is also defined at {self.sem.metrics[name].where}",
+            )
+        found = element(node, name, table, doc.shown)
+        self._describe(found, node, doc)
+        rest(self.result, f"dbt metric {name}", node, _METRIC)
+        self.sem.metrics[name] = found
+
+    def _describe(self, found: Element, node: YNode, doc: YamlFile) -> None:
+        text = self.text(node, doc)
+        if text is not None:
+            found.data["description"] = text.text
+            found.spans.extend(text.spans[1:])  # the node's own span already holds it
+
+    def legacy_semantic_model(self, node: YNode, doc: YamlFile) -> None:
+        name = no_jinja(node.get("name"), doc.shown, "a semantic model")
+        ref = ref_model(node.text("model"))
+        model = self.models.get(ref) if ref else None
+        table = model.table if model else (qualify(self.schema, ref) if ref else None)
+        rest(self.result, f"dbt semantic model {name}", node, _LEGACY_SM)
+        for ent in self._list(node, "entities", doc):
+            ent_name = no_jinja(ent.get("name"), doc.shown, "an entity")
+            self.entity(ent, ent_name, ent.text("expr") or ent_name, ref or name, table, doc)
+        for meas in self._list(node, "measures", doc):
+            mname = no_jinja(meas.get("name"), doc.shown, "a measure")
+            if mname in self.sem.measures:
+                raise malformed(
+                    doc.shown,
+                    meas.line,
+                    f"the measure {mname} is also defined at {self.sem.measures[mname].where}",
+                )
+            found = element(meas, mname, table, doc.shown)
+            self._describe(found, meas, doc)
+            rest(self.result, f"dbt measure {mname}", meas, _MEASURE)
+            self.sem.measures[mname] = found
+
+
+def _disabled(node: YNode | None) -> bool:
+    """``semantic_model: false`` or ``semantic_model: {enabled: false}``."""
+    if node is None:
+        return False
+    if isinstance(node.value, dict):
+        enabled = node.get("enabled")
+        return enabled is not None and enabled.value is False
+    return node.value is False
+
+
+def _accepted_values(node: YNode) -> YNode | None:
+    """The arguments of an accepted_values test (top level or under ``arguments:``)."""
+    if not isinstance(node.value, dict):
+        return None
+    args: YNode | None = node
+    if node.text("test_name") != "accepted_values":
+        args = node.get("accepted_values") or node.get("dbt.accepted_values")
+    if args is None or not isinstance(args.value, dict):
+        return None
+    nested = args.get("arguments")
+    if nested is not None and isinstance(nested.value, dict):
+        return nested
+    return args
+
+
+def _test_name(node: YNode) -> str:
+    if isinstance(node.value, dict):
+        named = node.text("test_name")
+        return named or next(iter(node.value), "?")
+    return node.raw if node.raw is not None else str(node.value)
+
+
+def read_project(
+    source: ImportInput, schema: str | None, result: ImportResult
+) -> tuple[list[Model], Semantic]:
+    project = _Project(source, schema, result)
+    project.read()
+    return list(project.models.values()), project.sem

@@ -1,0 +1,116 @@
+"""What the per-unit hot path does not do: log, or import what a command does not use.
+
+Counts of calls and of imported modules, never time (issue 20).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evidence_tool.unit import parse_unit
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "fixtures" / "workspace"
+
+
+def test_parsing_units_makes_no_logging_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """markdown-it's block rules log a debug line per rule and line even with logging off:
+    none of those calls may remain on the parse path."""
+    files = sorted((FIXTURE / "evidence" / "curated").rglob("*.md"))
+    assert len(files) >= 20
+    calls = [0]
+    real = logging.Logger.debug
+
+    def counting(self: logging.Logger, *args: object, **kwargs: object) -> None:
+        calls[0] += 1
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(logging.Logger, "debug", counting)
+    parsed = [parse_unit(f.read_bytes(), path=f.name) for f in files]
+    assert sum(1 for r in parsed if r.unit is not None) >= 20
+    assert calls[0] == 0
+
+
+def test_debug_logging_of_markdown_it_still_works_when_enabled() -> None:
+    """Who turns markdown-it's debug logging on before the first parse still gets it."""
+    code = (
+        "import logging, sys\n"
+        "logging.basicConfig(level=logging.DEBUG, stream=sys.stdout)\n"
+        "from evidence_tool.unit import parse_unit\n"
+        "parse_unit(open(sys.argv[1], 'rb').read())\n"
+    )
+    unit = next((FIXTURE / "evidence" / "curated").rglob("*.md"))
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(unit)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert "entering heading" in out.stdout
+
+
+_REPORT_MODULES = (
+    "import sys\n"
+    "from evidence_tool.cli.main import main\n"
+    "try:\n"
+    "    main(sys.argv[1:])\n"
+    "except SystemExit as exc:\n"
+    "    assert exc.code == 0, exc.code\n"
+    "print('\\n' + __import__('json').dumps(sorted(sys.modules)))\n"
+)
+# Imported only by the commands that need them: start-up is what every command pays.
+_HEAVY = (
+    "jsonschema",
+    "referencing",
+    "markdown_it",
+    "multiprocessing",
+    "concurrent.futures",
+    "ssl",
+    "evidence_tool.report",
+    "evidence_tool.unit.html",
+    "boto3",
+    "qdrant_client",
+    "pglast",
+)
+
+
+def _modules_of(cwd: Path, *args: str) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", _REPORT_MODULES, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "PYTHONPATH": str(REPO)},
+    )
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_library_module_it_does_not_show(tmp_path: Path) -> None:
+    loaded = _modules_of(tmp_path, "--help")
+    assert "click" in loaded  # the check really saw the run
+    heavy = [
+        m for m in (*_HEAVY, "ruamel", "sqlite3", "evidence_tool.archive.local") if m in loaded
+    ]
+    assert heavy == []
+
+
+def test_a_noop_consolidate_imports_no_parser_or_validator(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO))
+    from bench.generate import generate
+
+    root = generate(29, tmp_path / "ws", seed=5)
+    first = _modules_of(root, "workspace", "evidence", "consolidate")
+    assert {"markdown_it", "sqlite3"} <= first  # the first one parses and activates
+    loaded = _modules_of(root, "workspace", "evidence", "consolidate")
+    assert "evidence_tool.archive.local" in loaded and "ruamel" in loaded
+    assert [m for m in _HEAVY if m in loaded] == []
