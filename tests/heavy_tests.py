@@ -32,4 +32,6 @@ HEAVY_MODULES = frozenset(
 HEAVY_TESTS = (
     "tests/test_docs.py::test_shell_example_runs",
     "tests/test_docs.py::test_quickstart_runs_from_nothing",
+    # A cold mypy --strict over the package takes tens of seconds.
+    "tests/test_typing.py::test_package_is_clean_under_mypy_strict",
 )

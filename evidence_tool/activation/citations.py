@@ -16,6 +16,7 @@ from typing import Any
 from evidence_tool.activation.reader import open_active_corpus
 from evidence_tool.archive.derive import source_of
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.records import DeletionReason
 from evidence_tool.errors import Diagnostic
 
 
@@ -88,7 +89,7 @@ def classify(
         if uid in deletions:
             reason = deletions[uid]["reason"]
             flags.append(
-                {"id": uid, "flag": "retired" if reason == "retired-by-replace" else "deleted"}
+                {"id": uid, "flag": "retired" if reason == DeletionReason.RETIRED else "deleted"}
             )
         elif uid not in active:
             flags.append({"id": uid, "flag": "unknown"})

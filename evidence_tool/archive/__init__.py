@@ -12,14 +12,26 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evidence_tool.archive.edits import WorkingUnit
-    from evidence_tool.archive.local import ConsolidateResult, LocalEvidenceArchive
+    from evidence_tool.archive.local import (
+        ConsolidateResult,
+        ConsolidateStatus,
+        LocalEvidenceArchive,
+    )
     from evidence_tool.archive.snapshot import Snapshot
     from evidence_tool.archive.state import State
 
-__all__ = ["ConsolidateResult", "LocalEvidenceArchive", "Snapshot", "State", "WorkingUnit"]
+__all__ = [
+    "ConsolidateResult",
+    "ConsolidateStatus",
+    "LocalEvidenceArchive",
+    "Snapshot",
+    "State",
+    "WorkingUnit",
+]
 
 _HOME = {
     "ConsolidateResult": "local",
+    "ConsolidateStatus": "local",
     "LocalEvidenceArchive": "local",
     "Snapshot": "snapshot",
     "State": "state",

@@ -12,6 +12,13 @@ from typing import Any
 
 from evidence_tool.archive.clock import Stamp
 from evidence_tool.archive.manifest import FORMAT, PreviousJson, manifest_bytes
+from evidence_tool.archive.records import (
+    Deletion,
+    DeletionReason,
+    DocumentDeclaration,
+    ManualDeclaration,
+    declaration_from_json,
+)
 from evidence_tool.errors import Diagnostic
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import CuratedFile
@@ -20,22 +27,17 @@ CLASSES = ("added", "modified", "reformatted", "renamed", "restored", "deleted",
 
 
 def manual(actor: str, at: str, original: dict[str, Any] | None = None) -> dict[str, Any]:
-    decl: dict[str, Any] = {"kind": "manual", "curator": actor, "declared_at": at}
-    if original is not None:
-        decl["original"] = original
-    return decl
+    """A manual declaration's manifest object, keeping ``original`` (a lineage object)."""
+    lineage = DocumentDeclaration.from_json(original) if original is not None else None
+    return ManualDeclaration(actor, at, lineage).to_json()
 
 
 def lineage_of(provenance: dict[str, Any]) -> dict[str, Any] | None:
     """The documentary lineage to keep under ``original`` when a unit changes visibly."""
-    if provenance.get("kind") == "document":
-        return {
-            k: provenance[k]
-            for k in ("kind", "source_id", "source_path", "source_hash", "excerpts")
-            if k in provenance
-        }
-    original = provenance.get("original")
-    return dict(original) if original else None
+    decl = declaration_from_json(provenance)
+    if isinstance(decl, DocumentDeclaration):
+        return decl.lineage().to_json()
+    return decl.original.to_json() if decl.original is not None else None
 
 
 def source_of(provenance: dict[str, Any]) -> str | None:
@@ -154,6 +156,12 @@ def derive(
     *,
     block_on_review: bool = True,
 ) -> Derivation:
+    """The candidate manifest of ``files`` against the previous snapshot ``prev``.
+
+    Per unit: kept as it was (the common case, by identity), or a new entry whose
+    declaration ``_declaration`` decides; then deletion records for the units gone
+    (``_record_deletions``) and, with ``block_on_review``, E140 for open review items.
+    """
     prev_json = PreviousJson(prev_data, prev) if prev and prev_data else None
     prev = prev or {"units": [], "deletions": [], "sources": []}
     prev_units = {e["id"]: e for e in prev["units"]}
@@ -186,51 +194,10 @@ def derive(
             unchanged.append(uid)
             units.append(p)
             continue
-        staged_decl = staged["declarations"].get(uid)
-        staged_prov = (
-            staged_decl["provenance"]
-            if staged_decl and staged_decl.get("content_hash") == ch
-            else None
-        )
-        if p is None:
-            restoration = staged["restorations"].get(uid)
-            if uid in deletions and restoration is None:
-                out.errors.append(
-                    Diagnostic(
-                        "E121",
-                        f"id '{uid}' belongs to a deleted unit and stays reserved; choose a "
-                        f"new id, or bring it back with 'tht workspace evidence restore {uid}'",
-                        f.rel,
-                        f.key_line("id") or 1,
-                        1,
-                        uid,
-                    )
-                )
-                continue
-            if restoration is not None and uid in deletions:
-                deletions.pop(uid)
-                if restoration.get("content_hash") == ch:
-                    prov = restoration["provenance"]
-                else:
-                    prov = manual(actor, at(f.rel), lineage_of(restoration["provenance"]))
-                out.classes["restored"].append(uid)
-            else:
-                prov = staged_prov or manual(actor, at(f.rel))
-                out.classes["added"].append(uid)
-            prior_items: list[dict[str, Any]] = []
-        elif p["content_hash"] == ch:
-            prov = staged_prov or p["provenance"]
-            if p["path"] != f.rel:
-                out.classes["renamed"].append(uid)
-            elif p["file_hash"] != fh:
-                out.classes["reformatted"].append(uid)
-            else:
-                out.classes["unchanged"].append(uid)
-            prior_items = list(p.get("review_items", []))
-        else:
-            prov = staged_prov or manual(actor, at(f.rel), lineage_of(p["provenance"]))
-            out.classes["modified"].append(uid)
-            prior_items = list(p.get("review_items", []))
+        declaration = _declaration(f, p, staged, deletions, actor, at, out)
+        if declaration is None:
+            continue
+        prov, prior_items = declaration
         if prov.get("kind") == "document":
             _check_document(
                 prov, sources, f, out, checked=p is not None and prov is p["provenance"]
@@ -260,38 +227,12 @@ def derive(
         }
         units.append(entry)
         out.fresh.append(entry)
-    for uid, p in prev_units.items():
-        if uid in live or uid in deletions:
-            continue
-        retirement = staged["retirements"].get(uid) or {}
-        deletions[uid] = {
-            "id": uid,
-            "deleted_at": at(p["path"]),
-            "last_revision": prev_revision,
-            "actor": retirement.get("actor", actor),
-            "reason": retirement.get("reason", "removed"),
-            "last_content_hash": p["content_hash"],
-            "source_id": source_of(p["provenance"]),
-        }
-        out.classes["deleted"].append(uid)
-        # Retiring a unit closes its items, recorded or raised since the last snapshot.
-        for item in _union(p.get("review_items", []), staged["review_items"].get(uid, [])):
-            out.closed_items.append({"id": uid, "item": item, "closed_by": "retirement"})
+    missing = {uid: p for uid, p in prev_units.items() if uid not in live and uid not in deletions}
+    if missing:
+        assert prev_revision is not None  # units of a previous snapshot imply its revision
+        _record_deletions(missing, staged, prev_revision, actor, at, deletions, out)
     if block_on_review:
-        for entry in units:
-            if entry["review_items"]:
-                first = entry["review_items"][0]
-                out.errors.append(
-                    Diagnostic(
-                        "E140",
-                        f"unit '{entry['id']}' has {len(entry['review_items'])} open review "
-                        f"item(s), first: {first.get('message', '')}",
-                        entry["path"],
-                        1,
-                        1,
-                        entry["id"],
-                    )
-                )
+        out.errors.extend(_review_blocks(units))
     out.manifest = {
         "format": FORMAT,
         "units": sorted(units, key=lambda e: e["id"]),
@@ -306,6 +247,116 @@ def derive(
         "sources": _sources_section(units, prev, out),
     }
     return out
+
+
+def _declaration(
+    f: CuratedFile,
+    p: dict[str, Any] | None,
+    staged: dict[str, Any],
+    deletions: dict[str, dict[str, Any]],
+    actor: str,
+    at: Stamp,
+    out: Derivation,
+) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """Which declaration a unit gets (SPEC 5.1) and its prior items; its class is recorded.
+
+    None when its id is reserved by a deletion (E121, recorded in ``out``); a restored
+    unit's deletion record is taken out of ``deletions``.
+    """
+    uid, ch = f.unit_id, f.content_hash
+    assert uid is not None and ch is not None
+    staged_decl = staged["declarations"].get(uid)
+    staged_prov = (
+        staged_decl["provenance"] if staged_decl and staged_decl.get("content_hash") == ch else None
+    )
+    if p is None:
+        restoration = staged["restorations"].get(uid)
+        if uid in deletions and restoration is None:
+            out.errors.append(_reserved(f, uid))
+            return None
+        if restoration is not None and uid in deletions:
+            deletions.pop(uid)
+            if restoration.get("content_hash") == ch:
+                prov = restoration["provenance"]
+            else:
+                prov = manual(actor, at(f.rel), lineage_of(restoration["provenance"]))
+            out.classes["restored"].append(uid)
+        else:
+            prov = staged_prov or manual(actor, at(f.rel))
+            out.classes["added"].append(uid)
+        return prov, []
+    if p["content_hash"] == ch:
+        prov = staged_prov or p["provenance"]
+        if p["path"] != f.rel:
+            out.classes["renamed"].append(uid)
+        elif p["file_hash"] != f.file_hash:
+            out.classes["reformatted"].append(uid)
+        else:
+            out.classes["unchanged"].append(uid)
+    else:
+        prov = staged_prov or manual(actor, at(f.rel), lineage_of(p["provenance"]))
+        out.classes["modified"].append(uid)
+    return prov, list(p.get("review_items", []))
+
+
+def _reserved(f: CuratedFile, uid: str) -> Diagnostic:
+    """E121: a new file took the id of a deleted unit."""
+    return Diagnostic(
+        "E121",
+        f"id '{uid}' belongs to a deleted unit and stays reserved; choose a "
+        f"new id, or bring it back with 'tht workspace evidence restore {uid}'",
+        f.rel,
+        f.key_line("id") or 1,
+        1,
+        uid,
+    )
+
+
+def _record_deletions(
+    missing: dict[str, dict[str, Any]],
+    staged: dict[str, Any],
+    prev_revision: str,
+    actor: str,
+    at: Stamp,
+    deletions: dict[str, dict[str, Any]],
+    out: Derivation,
+) -> None:
+    """A deletion record for each previous unit gone from the tree; their items close."""
+    for uid, p in missing.items():
+        retirement = staged["retirements"].get(uid) or {}
+        deletions[uid] = Deletion(
+            id=uid,
+            deleted_at=at(p["path"]),
+            last_revision=prev_revision,
+            actor=retirement.get("actor", actor),
+            reason=DeletionReason(retirement.get("reason", DeletionReason.REMOVED)),
+            last_content_hash=p["content_hash"],
+            source_id=source_of(p["provenance"]),
+        ).to_json()
+        out.classes["deleted"].append(uid)
+        # Retiring a unit closes its items, recorded or raised since the last snapshot.
+        for item in _union(p.get("review_items", []), staged["review_items"].get(uid, [])):
+            out.closed_items.append({"id": uid, "item": item, "closed_by": "retirement"})
+
+
+def _review_blocks(units: list[dict[str, Any]]) -> list[Diagnostic]:
+    """E140 for each unit with open review items: consolidation waits for them."""
+    blocks = []
+    for entry in units:
+        if entry["review_items"]:
+            first = entry["review_items"][0]
+            blocks.append(
+                Diagnostic(
+                    "E140",
+                    f"unit '{entry['id']}' has {len(entry['review_items'])} open review "
+                    f"item(s), first: {first.get('message', '')}",
+                    entry["path"],
+                    1,
+                    1,
+                    entry["id"],
+                )
+            )
+    return blocks
 
 
 def _union(recorded: list[dict[str, Any]], raised: list[dict[str, Any]]) -> list[dict[str, Any]]:

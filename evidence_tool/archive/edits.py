@@ -283,7 +283,9 @@ class ArchiveEditor:
             newest = self.archive.newest_snapshot()
             entry = newest.entry(unit_id) if newest else None
             staged = self.archive.staged()
-            items = (entry.review_items if entry else []) + staged["review_items"].get(unit_id, [])
+            items: list[dict[str, Any]] = (entry.review_items if entry else []) + staged[
+                "review_items"
+            ].get(unit_id, [])
             if not items:
                 raise UnknownNameError(
                     f"unit '{unit_id}' has no open review items; 'tht workspace evidence "

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,11 +122,23 @@ def write_failed(
     return AvailabilityError(message, code="E604", path=where)
 
 
+class ConsolidateStatus(StrEnum):
+    """What initialize or consolidate did (for a dry run: what it would do)."""
+
+    INITIALIZED = "initialized"
+    ALREADY_INITIALIZED = "already_initialized"
+    UNCHANGED = "unchanged"
+    REINDEXED = "reindexed"  # active revision kept, its missing index rebuilt
+    ACTIVATED = "activated"
+    PENDING_ACTIVATION = "pending_activation"
+    WOULD_ACTIVATE = "would_activate"
+    WOULD_STAY_PENDING = "would_stay_pending"
+    WOULD_MIGRATE = "would_migrate"  # a legacy workspace's dry run: conversion comes first
+
+
 @dataclass
 class ConsolidateResult:
-    # initialize: initialized | already_initialized; consolidate: unchanged | reindexed |
-    # activated | pending_activation, and for a dry run: would_activate | would_stay_pending
-    status: str
+    status: ConsolidateStatus
     revision: str
     previous: str | None
     changes: dict[str, Any]
@@ -139,7 +152,7 @@ class ConsolidateResult:
     def to_json(self) -> dict[str, Any]:
         extra = {"catalog": self.catalog} if self.catalog is not None else {}
         return {
-            "status": self.status,
+            "status": self.status.value,  # a plain str in JSON
             "revision": self.revision,
             "previous": self.previous,
             "changes": self.changes,
@@ -276,7 +289,9 @@ class LocalEvidenceArchive:
             state = self.state()
             if state.initialized:
                 assert state.baseline is not None
-                return ConsolidateResult("already_initialized", state.baseline, None, {}, False)
+                return ConsolidateResult(
+                    ConsolidateStatus.ALREADY_INITIALIZED, state.baseline, None, {}, False
+                )
             # Recorded as consolidate records it: the first consolidate after init then
             # reads no file init already read.
             cache = StatCache.load(self.layout)
@@ -309,7 +324,12 @@ class LocalEvidenceArchive:
                 units=len(d.manifest["units"]),
             )
             return ConsolidateResult(
-                "initialized", revision, None, d.summary(), True, warnings=report.warnings
+                ConsolidateStatus.INITIALIZED,
+                revision,
+                None,
+                d.summary(),
+                True,
+                warnings=report.warnings,
             )
 
     # -- consolidate ---------------------------------------------------------
@@ -419,7 +439,7 @@ class LocalEvidenceArchive:
         same = prev is not None and d.manifest == _compared(prev.manifest, catalog)
         revision = state.newest if same and state.newest else d.revision
         result = ConsolidateResult(
-            "unchanged",
+            ConsolidateStatus.UNCHANGED,
             revision,
             state.active,
             d.summary(),
@@ -441,10 +461,14 @@ class LocalEvidenceArchive:
                     # cache): rebuild it for the active revision; the pointers do not move.
                     with gcpause.resumed():
                         activate(candidate)
-                    result.status = "reindexed"
+                    result.status = ConsolidateStatus.REINDEXED
             return result
         if dry_run:
-            result.status = "would_stay_pending" if activate is None else "would_activate"
+            result.status = (
+                ConsolidateStatus.WOULD_STAY_PENDING
+                if activate is None
+                else ConsolidateStatus.WOULD_ACTIVATE
+            )
             return result
         if revision != state.newest:
             self._write_snapshot(d, report)
@@ -468,7 +492,7 @@ class LocalEvidenceArchive:
                 closed_review_items=d.closed_items,
             )
         if activate is None:
-            result.status = "pending_activation"
+            result.status = ConsolidateStatus.PENDING_ACTIVATION
             return result
         candidate = self._candidate(revision, d, prev, report)
         return self._activate(actor, candidate, activate, result)
@@ -552,7 +576,7 @@ class LocalEvidenceArchive:
     def _activate(
         self, actor: str, candidate: Snapshot, activate: Activate, result: ConsolidateResult
     ) -> ConsolidateResult:
-        result.status = "pending_activation"
+        result.status = ConsolidateStatus.PENDING_ACTIVATION
         revision = candidate.revision
         try:
             with gcpause.resumed():
@@ -579,7 +603,7 @@ class LocalEvidenceArchive:
         eventlog.append(
             self.layout.log, "activated", actor, revision=revision, previous=state.active
         )
-        result.status = "activated"
+        result.status = ConsolidateStatus.ACTIVATED
         result.wrote = True
         return result
 

@@ -51,6 +51,7 @@ def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
     @click.pass_context
     def command(
         cctx: click.Context,
+        /,
         workspace_root: str | None,
         workspace_id: str | None,
         as_json: bool,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -17,8 +16,9 @@ from evidence_tool.cli import (  # register commands
 )
 from evidence_tool.cli.activation_cmds import config
 from evidence_tool.cli.evidence_cmds import evidence
+from evidence_tool.cli.output import Context, Report, envelope_line
 from evidence_tool.cli.workspace_cmds import workspace
-from evidence_tool.errors import CODES
+from evidence_tool.errors import Diagnostic
 
 _REGISTERED = (archive_cmds, catalog_cmds, migrate_cmds, report_cmds, sources_cmds)
 
@@ -68,29 +68,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         # Usage errors keep the --json promise: one JSON object on stdout.
         if _wants_json(args):
-            sys.stdout.write(
-                json.dumps(
-                    {
-                        "ok": False,
-                        "command": _command_path(args),
-                        "workspace": None,
-                        "result": None,
-                        "errors": [
-                            {
-                                "code": "E901",
-                                "message": exc.format_message(),
-                                "path": None,
-                                "line": None,
-                                "column": None,
-                                "unit_id": None,
-                                "hint": CODES["E901"].fix,  # the one table, never a copy
-                            }
-                        ],
-                        "warnings": [],
-                    }
-                )
-                + "\n"
-            )
+            usage = Report(errors=[Diagnostic("E901", exc.format_message())])
+            sys.stdout.write(envelope_line(Context(True, _command_path(args)), usage, ok=False))
         else:
             exc.show()
         raise SystemExit(exc.exit_code) from None

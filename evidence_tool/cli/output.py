@@ -57,8 +57,13 @@ class Context:
     format: str = "text"  # text | json | github | sarif (github and sarif: cli.formats)
 
 
-def _envelope(ctx: Context, report: Report, ok: bool) -> dict[str, Any]:
-    return {
+def envelope_line(ctx: Context, report: Report, ok: bool) -> str:
+    """The one --json object (schemas/cli/envelope.schema.json) as its line on stdout.
+
+    Every envelope is built here, a crash's and a usage error's too, so each error
+    carries its code's hint the same way.
+    """
+    envelope = {  # JSON boundary: the envelope schema's object
         "ok": ok,
         "command": ctx.command,
         "workspace": ctx.workspace,
@@ -66,6 +71,7 @@ def _envelope(ctx: Context, report: Report, ok: bool) -> dict[str, Any]:
         "errors": [d.to_dict() for d in report.errors],
         "warnings": [w.to_dict() for w in report.warnings],
     }
+    return json.dumps(envelope, ensure_ascii=False, indent=None) + "\n"
 
 
 def _print_human(report: Report) -> None:
@@ -101,9 +107,7 @@ def finish(ctx: Context, report: Report) -> NoReturn:
         for line in report.text:
             print(line, file=sys.stderr)
     elif ctx.as_json:
-        sys.stdout.write(
-            json.dumps(_envelope(ctx, report, code == 0), ensure_ascii=False, indent=None) + "\n"
-        )
+        sys.stdout.write(envelope_line(ctx, report, code == 0))
     else:
         _print_human(report)
     sys.stdout.flush()
@@ -143,28 +147,8 @@ def run(ctx: Context, body: Callable[[], Report]) -> NoReturn:
             "evidence-tool: please report it with the traceback above"
         )
         if ctx.as_json:
-            sys.stdout.write(
-                json.dumps(
-                    {
-                        "ok": False,
-                        "command": ctx.command,
-                        "workspace": ctx.workspace,
-                        "result": None,
-                        "errors": [
-                            {
-                                "code": "E999",
-                                "message": message,
-                                "path": None,
-                                "line": None,
-                                "column": None,
-                                "unit_id": None,
-                            }
-                        ],
-                        "warnings": [],
-                    }
-                )
-                + "\n"
-            )
+            crash = Report(errors=[E.Diagnostic("E999", message)])
+            sys.stdout.write(envelope_line(ctx, crash, ok=False))
         else:
             print(f"error: {message}", file=sys.stderr)
         raise SystemExit(E.EXIT_BUG) from None

@@ -11,6 +11,7 @@ from evidence_tool.archive.local import (
     Activate,
     CatalogRecord,
     ConsolidateResult,
+    ConsolidateStatus,
     LocalEvidenceArchive,
 )
 from evidence_tool.errors import EvidenceError, EvidenceWarning
@@ -69,7 +70,14 @@ def consolidate(
     if dry_run and migration.plan is not None and migration.plan.mode == "convert":
         # The v4 files do not exist yet, so there is nothing to validate against: report the plan.
         state = archive.state()
-        pending = ConsolidateResult("would_migrate", None, state.active, {}, False, True)  # type: ignore[arg-type]
+        pending = ConsolidateResult(
+            ConsolidateStatus.WOULD_MIGRATE,
+            None,  # type: ignore[arg-type]  # no revision: a dry run converts nothing
+            state.active,
+            {},
+            False,
+            True,
+        )
         return _with_migration(pending, migration)
     try:
         result = archive.consolidate(actor, activate, dry_run, **strict)

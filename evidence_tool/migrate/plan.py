@@ -71,7 +71,7 @@ class Planner:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self._cache: dict[str, tuple[bytes, Any]] = {}
+        self._cache: dict[str, tuple[bytes, Converted | list[Problem]]] = {}
 
     def _convert(self, entry: ManifestUnit) -> Converted | list[Problem]:
         legacy = read_unit(self.layout, entry)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from evidence_tool.archive.records import DocumentDeclaration
 from evidence_tool.migrate.content import describe
 from evidence_tool.migrate.convert import Converted
 from evidence_tool.migrate.manifest import LegacyManifest
@@ -182,15 +183,14 @@ def _document(
     if failed:
         return None
     out.sources[rel] = source
-    return {
-        "kind": "document",
-        "source_id": source.source_id,
-        "source_path": source.target,
-        "source_hash": digest,
-        "excerpts": list(excerpts),
-        "declared_at": prov["declared_at"],
-        "actor": prov["actor"],
-    }
+    return DocumentDeclaration(
+        source_id=source.source_id,
+        source_path=source.target,
+        source_hash=digest,
+        excerpts=tuple(excerpts),
+        declared_at=prov["declared_at"],
+        actor=prov["actor"],
+    ).to_json()
 
 
 def _review_items(c: Converted, items: Any, problems: list[Problem]) -> list[dict[str, Any]]:

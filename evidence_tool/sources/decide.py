@@ -14,7 +14,13 @@ from typing import Any
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.local import (
+    Activate,
+    ConsolidateResult,
+    ConsolidateStatus,
+    LocalEvidenceArchive,
+)
+from evidence_tool.archive.records import DeletionReason, DocumentDeclaration
 from evidence_tool.errors import (
     Diagnostic,
     EvidenceError,
@@ -26,7 +32,7 @@ from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.registry import resolve_id
 
-RETIRED = "retired-by-replace"
+RETIRED = DeletionReason.RETIRED.value
 
 
 def _stale(
@@ -44,7 +50,7 @@ def _comparison(
     archive: LocalEvidenceArchive, registry: dict[str, Any], sid: str, rev: str
 ) -> dict[str, Any]:
     record = registry["sources"].get(sid)
-    comparison = (record or {}).get("comparison")
+    comparison: dict[str, Any] | None = (record or {}).get("comparison")
     if not comparison or comparison["revision"] != rev:
         raise _stale(comparison or {}, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
     stale = compare.stale_paths(
@@ -126,13 +132,7 @@ def _replace(
             changes.append((old["path"], None))  # the kind changed: the file moves
         declarations[p["id"]] = {
             "content_hash": p["content_hash"],
-            "provenance": {
-                "kind": "document",
-                "source_id": sid,
-                "source_path": acquired,
-                "source_hash": chash,
-                "excerpts": p["excerpts"],
-            },
+            "provenance": DocumentDeclaration(sid, acquired, chash, tuple(p["excerpts"])).to_json(),
         }
     retirements = {}
     for uid in comparison["retire"]:
@@ -164,7 +164,7 @@ def _finish(
     decision = registry["sources"][sid]["decision"]
     # "unchanged" when a re-run finds the decision's snapshot already active.
     active = archive.state().active == result.revision
-    decision["status"] = "activated" if active else result.status
+    decision["status"] = ConsolidateStatus.ACTIVATED.value if active else result.status.value
     decision["activation_error"] = result.activation_error
     decision["snapshot"] = result.revision
     store.write(archive.layout, registry)

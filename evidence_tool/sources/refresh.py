@@ -120,7 +120,7 @@ def _cache_what_was_paid_for(
 
 
 def _record(registry: dict[str, Any], doc: Acquired, meta: DocumentMeta, at: str) -> dict[str, Any]:
-    record = registry["sources"].setdefault(
+    record: dict[str, Any] = registry["sources"].setdefault(
         doc.source_id,
         {
             "source_id": doc.source_id,

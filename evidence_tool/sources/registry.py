@@ -27,9 +27,10 @@ _LISTED = 10  # candidates named in the message; 'sources list' shows the rest
 
 def resolve_id(registry: dict[str, Any], given: str) -> str:
     """A full source id, or a unique prefix of at least 6 hex characters (else E904)."""
-    if given in registry["sources"]:
+    known: dict[str, Any] = registry["sources"]
+    if given in known:
         return given
-    matches = [s for s in registry["sources"] if s.startswith(given)]
+    matches = [s for s in known if s.startswith(given)]
     if len(given) >= MIN_PREFIX and len(matches) == 1:
         return matches[0]
     if len(given) < MIN_PREFIX:

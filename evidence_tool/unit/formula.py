@@ -114,7 +114,7 @@ def _find_nodes(node: Any) -> str | None:
         if isinstance(item, dict):
             for key, value in item.items():
                 if key in _REFUSED_NODES:
-                    return key
+                    return str(key)
                 stack.append(value)
         elif isinstance(item, list):
             stack.extend(item)

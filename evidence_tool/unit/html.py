@@ -68,4 +68,6 @@ def render_markdown_html(text: str, *, heading_offset: int = 0) -> str:
     ``heading_offset`` demotes headings (``# T`` becomes ``<h3>`` with 2) so a
     unit's title nests under the page's own headings.
     """
-    return _markdown(max(0, min(5, heading_offset))).render(text)
+    # markdown-it types render() as Any; its HTML renderer returns the page as a str.
+    html: str = _markdown(max(0, min(5, heading_offset))).render(text)
+    return html

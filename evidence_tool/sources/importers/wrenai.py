@@ -21,6 +21,7 @@ from evidence_tool.sources.importers.base import (
     ImportResult,
     NotImported,
     SourceFile,
+    Span,
     element_id,
     malformed,
 )
@@ -226,7 +227,7 @@ class _Reader:
         )
 
     def formula(
-        self, uid: str, name: str, sql: str, spans: list, tables: tuple[str, ...], where: str
+        self, uid: str, name: str, sql: str, spans: list[Span], tables: tuple[str, ...], where: str
     ) -> None:
         if "{{" in sql or "{%" in sql:
             self.result.review(

@@ -1,0 +1,153 @@
+"""Typed records of a manifest's declarations and deletions (SPEC.md 5.1, 5.2).
+
+Manifests stay plain JSON objects (their bytes are spliced line by line and
+compared by identity in derive.py); these records are how code builds and reads
+one entry's parts. Each has one ``to_json`` / ``from_json`` pair, checked
+against ``schemas/manifest-records.schema.json`` by tests/archive/test_records.py.
+``to_json`` writes plain ``str`` values, never enum members, so the bytes and
+the YAML mirror's fast path are those of a hand-built dict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class DeclarationKind(StrEnum):
+    MANUAL = "manual"
+    DOCUMENT = "document"
+
+
+class DeletionReason(StrEnum):
+    REMOVED = "removed"  # the file was deleted (or `tht ... remove`)
+    RETIRED = "retired-by-replace"  # a `decide replace` retired the unit
+
+
+# Plain strings read once: an enum's .value costs microseconds, and manual() runs for
+# every new unit of a 50,000-unit initialize.
+_MANUAL, _DOCUMENT = DeclarationKind.MANUAL.value, DeclarationKind.DOCUMENT.value
+_REASON_TEXT = {reason: reason.value for reason in DeletionReason}
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentDeclaration:
+    """The unit says what excerpts of an acquired source say (or did: as ``original``).
+
+    ``declared_at`` and ``actor`` are set only on declarations migrated from v3 files.
+    """
+
+    source_id: str
+    source_path: str
+    source_hash: str
+    excerpts: tuple[str, ...]
+    declared_at: str | None = None
+    actor: str | None = None
+
+    def to_json(self) -> dict[str, Any]:  # JSON boundary: a manifest object
+        out: dict[str, Any] = {
+            "kind": _DOCUMENT,
+            "source_id": self.source_id,
+            "source_path": self.source_path,
+            "source_hash": self.source_hash,
+            "excerpts": list(self.excerpts),
+        }
+        if self.declared_at is not None:
+            out["declared_at"] = self.declared_at
+        if self.actor is not None:
+            out["actor"] = self.actor
+        return out
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> DocumentDeclaration:  # JSON boundary
+        return cls(
+            source_id=value["source_id"],
+            source_path=value["source_path"],
+            source_hash=value["source_hash"],
+            excerpts=tuple(value["excerpts"]),
+            declared_at=value.get("declared_at"),
+            actor=value.get("actor"),
+        )
+
+    def lineage(self) -> DocumentDeclaration:
+        """What is kept under ``original`` when the unit's wording changes: no who/when."""
+        return DocumentDeclaration(
+            self.source_id, self.source_path, self.source_hash, self.excerpts
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ManualDeclaration:
+    """A person vouches for the unit; ``original`` keeps the document it came from."""
+
+    curator: str
+    declared_at: str
+    original: DocumentDeclaration | None = None
+
+    def to_json(self) -> dict[str, Any]:  # JSON boundary: a manifest object
+        out: dict[str, Any] = {
+            "kind": _MANUAL,
+            "curator": self.curator,
+            "declared_at": self.declared_at,
+        }
+        if self.original is not None:
+            out["original"] = self.original.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> ManualDeclaration:  # JSON boundary
+        original = value.get("original")
+        return cls(
+            curator=value["curator"],
+            declared_at=value["declared_at"],
+            original=DocumentDeclaration.from_json(original) if original else None,
+        )
+
+
+Declaration = ManualDeclaration | DocumentDeclaration
+
+
+def declaration_from_json(value: dict[str, Any]) -> Declaration:  # JSON boundary
+    """The record of a manifest's ``provenance`` object, by its ``kind``."""
+    if value["kind"] == _DOCUMENT:
+        return DocumentDeclaration.from_json(value)
+    if value["kind"] == _MANUAL:
+        return ManualDeclaration.from_json(value)
+    raise ValueError(f"unknown declaration kind {value['kind']!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Deletion:
+    """An id that left the curated tree; it stays reserved (SPEC.md 5.2)."""
+
+    id: str
+    deleted_at: str
+    last_revision: str
+    actor: str
+    reason: DeletionReason
+    last_content_hash: str
+    source_id: str | None
+
+    def to_json(self) -> dict[str, Any]:  # JSON boundary: a manifest object
+        return {
+            "id": self.id,
+            "deleted_at": self.deleted_at,
+            "last_revision": self.last_revision,
+            "actor": self.actor,
+            "reason": _REASON_TEXT[self.reason],
+            "last_content_hash": self.last_content_hash,
+            "source_id": self.source_id,
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Deletion:  # JSON boundary
+        return cls(
+            id=value["id"],
+            deleted_at=value["deleted_at"],
+            last_revision=value["last_revision"],
+            actor=value["actor"],
+            reason=DeletionReason(value["reason"]),
+            last_content_hash=value["last_content_hash"],
+            source_id=value["source_id"],
+        )
