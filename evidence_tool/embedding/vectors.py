@@ -28,4 +28,5 @@ def dot(a: array[float] | list[float], b: array[float] | list[float]) -> float:
     """The dot product; map(mul) runs in C, three times the speed of a generator."""
     if len(a) != len(b):
         raise ValueError(f"vectors of {len(a)} and {len(b)} dimensions")
-    return sum(map(mul, a, b))
+    total: float = sum(map(mul, a, b))
+    return total
