@@ -446,7 +446,7 @@ register(
 register(
     "eval",
     eval_body,
-    click.argument("questions", type=click.Path(dir_okay=False, exists=True)),
+    click.argument("questions", type=click.Path(dir_okay=False)),
     click.option(
         "--k", type=click.IntRange(1, 100), default=5, show_default=True, help="Hits scored."
     ),

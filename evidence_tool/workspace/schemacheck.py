@@ -136,6 +136,12 @@ class _Compiler:
     def k_exclusiveMinimum(self, n: float) -> Check:
         return lambda v: not _number(v) or v > n
 
+    def k_maximum(self, n: float) -> Check:
+        return lambda v: not _number(v) or v <= n
+
+    def k_exclusiveMaximum(self, n: float) -> Check:
+        return lambda v: not _number(v) or v < n
+
     def k_uniqueItems(self, unique: bool) -> Check:
         def check(v: Any) -> bool:
             if not unique or not isinstance(v, list):

@@ -271,6 +271,16 @@ def test_a_hundred_thousand_questions_are_refused_bounded(
     assert os.path.getsize(huge) > 4 * 1024 * 1024 > os.path.getsize(many)
 
 
+def test_a_missing_question_file_is_e910_naming_it(indexed: Path, tht: Tht, tmp_path: Path) -> None:
+    # The file is read by the library after the workspace is found: outside a workspace the
+    # answer is E603, inside it a coded E910, never click's uncoded usage text.
+    missing = tmp_path / "questions-of-last-year.yaml"
+    result = tht("eval", str(missing))
+    assert result.exit_code == 2, result.stdout + result.stderr
+    (error,) = result.json["errors"]
+    assert error["code"] == "E910" and "questions-of-last-year.yaml" in error["message"]
+
+
 # -- filters before ranking ------------------------------------------------------------
 
 
