@@ -39,6 +39,7 @@ from evidence_tool.activation.dense import (
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.embedding import DenseEmbedder
 from evidence_tool.embedding.cache import EmbeddingCache
+from evidence_tool.embedding.text import flatten as _flatten
 from evidence_tool.errors import (
     ActivationError,
     EmbeddingError,
@@ -76,17 +77,6 @@ CREATE INDEX unit_tables_id ON unit_tables(id);
 CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, body, applies_to,
                                     tokenize = 'unicode61 remove_diacritics 2');
 """
-
-
-def _flatten(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _flatten(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _flatten(v)
 
 
 def _tables_of(record: dict[str, Any]) -> set[str]:
