@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
-from evidence_tool.activation.analysis import analyse, query_terms
+from evidence_tool.activation.analysis import analyse, query_language, query_terms
 from evidence_tool.activation.dense import (
     FUSION_DEPTH,
     delete_vector,
@@ -37,7 +37,7 @@ from evidence_tool.activation.dense import (
     write_vectors,
 )
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
-from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.embedding.text import flatten as _flatten
 from evidence_tool.errors import (
@@ -452,13 +452,6 @@ def _check_current(layout: Layout, revision: str, path: Path) -> None:
 
 
 MODES = ("bm25", "dense", "hybrid")
-ALL_MODES = MODES
-
-
-def search_modes() -> list[str]:
-    """The modes ``eval`` can run without an embedder: dense and hybrid rank by the query's
-    embedding, which only ``search`` with the installation's embedding service can make."""
-    return ["bm25"]
 
 
 def search_path(
@@ -504,11 +497,12 @@ def search_path(
             mode = mode or ("hybrid" if index_model(con) else "bm25")
             depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
-            dense = (
-                dense_ranking(con, _query_vector(con, query, embedder), where, args, depth)
-                if mode != "bm25"
-                else []
-            )
+            model = _query_model(con, embedder) if mode != "bm25" else None
+            # Hybrid ranks a question its model does not serve by its words alone.
+            if model is not None and (mode == "dense" or serves(model, query_language(query))):
+                dense = dense_ranking(con, model.embed([query])[0], where, args, depth)
+            else:
+                dense = []
             records = _records(con, [uid for uid, _ in dense if uid not in lexical])
     except sqlite3.Error as exc:
         raise IntegrityError(
@@ -525,7 +519,8 @@ def search_path(
         hits = [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows]
     else:
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
-    return {"revision": revision, "query": query, "mode": mode, "hits": hits}
+    rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if model and dense else [])
+    return {"revision": revision, "query": query, "mode": mode, "rankings": rankings, "hits": hits}
 
 
 def search(
@@ -570,10 +565,10 @@ def _bm25_rows(
     return {row[0]: tuple(row[1:]) for row in rows}
 
 
-def _query_vector(
-    con: sqlite3.Connection, query: str, embedder: Callable[[], DenseEmbedder | None] | None
-) -> list[float]:
-    """The query's embedding by the model that made the index's vectors."""
+def _query_model(
+    con: sqlite3.Connection, embedder: Callable[[], DenseEmbedder | None] | None
+) -> DenseEmbedder:
+    """The installation's embedder, which must be the model that made the index's vectors."""
     held = index_model(con)
     if held is None:
         raise UsageError(
@@ -587,7 +582,7 @@ def _query_vector(
             f"evidence.embedding is {model.model_id if model else 'none'}: run "
             "'tht workspace evidence consolidate' to re-embed, or use --mode bm25"
         )
-    return model.embed([query])[0]
+    return model
 
 
 def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
