@@ -342,8 +342,17 @@ def eval_body(
     from evidence_tool.activation.evaluation import evaluate
     from evidence_tool.cli.reporters import eval_lines
 
-    data = evaluate(s.archive, questions, k=k, modes=modes, compare=compare)
-    return Report(result=data, text=eval_lines(data))
+    inst = s.installation
+    data = evaluate(
+        s.archive,
+        questions,
+        k=k,
+        modes=modes,
+        compare=compare,
+        activation=inst.section("activation"),
+        embedding=inst.section("embedding"),
+    )
+    return Report(result=data.to_json(), text=eval_lines(data))
 
 
 def export_body(s: Any, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:

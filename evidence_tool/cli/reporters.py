@@ -8,7 +8,10 @@ Python repr: no braces, brackets, quotes or ``None``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.evaluation import Evaluation
 
 
 def scalar(value: Any) -> str:
@@ -92,27 +95,34 @@ def search_lines(hits: list[dict[str, Any]]) -> list[str]:
     ] or ["no match"]
 
 
-def eval_lines(data: dict[str, Any]) -> list[str]:
+def eval_lines(data: Evaluation) -> list[str]:
     """``eval``: a line of figures per revision and mode, then each question's misses
-    and retired ids."""
-    lines = [f"{data['questions']} question(s), k={data['k']}"]
-    for run in data["runs"]:
-        for m in run["modes"]:
-            head = f"{run['label']} {run['revision'][:12]} {run['backend']}/{m['mode']}:"
-            if not m["available"]:
-                lines.append(f"{head} unavailable ({m['reason']})")
+    and retired ids; the modes unavailable for one reason share one line saying it."""
+    from evidence_tool.activation.evaluation import Unavailable
+
+    lines = [f"{data.questions} question(s), k={data.k}"]
+    for run in data.runs:
+        head = f"{run.label} {run.revision[:12]} {run.backend}"
+        absent: dict[str, list[str]] = {}
+        for m in run.modes:
+            if isinstance(m, Unavailable):
+                absent.setdefault(m.reason, []).append(m.mode)
                 continue
             lines.append(
-                f"{head} recall@{data['k']} {m['recall']}  MRR {m['mrr']}  nDCG {m['ndcg']}"
-                f"  ({m['evaluated']} scored, {m['retired_only']} only retired ids)"
+                f"{head}/{m.mode}: recall@{data.k} {scalar(m.recall)}  MRR {scalar(m.mrr)}  "
+                f"nDCG {scalar(m.ndcg)}  ({len(m.scored)} scored, "
+                f"{len(m.questions) - len(m.scored)} only retired ids)"
             )
-            for q in m["questions"]:
-                lines += [f"  line {q['line']}: miss {uid}" for uid in q.get("misses", [])]
+            for q in m.questions:
+                misses = q.score.misses if q.score else ()
+                lines += [f"  line {q.line}: miss {uid}" for uid in misses]
                 lines += [
-                    f"  line {q['line']}: retired {r['id']} ({r['reason']} by {r['actor']} "
-                    f"at {r['deleted_at']})"
-                    for r in q["retired"]
+                    f"  line {q.line}: retired {r.id} ({scalar(r.reason)} by {scalar(r.actor)} "
+                    f"at {scalar(r.deleted_at)})"
+                    for r in q.retired
                 ]
+        for reason, modes in absent.items():
+            lines.append(f"{head}/{', '.join(modes)}: unavailable ({reason})")
     return lines
 
 

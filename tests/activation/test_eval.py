@@ -52,7 +52,7 @@ def test_stemming_bm25_is_not_worse_than_exact_tokens_on_the_question_set(
     for analyzer in ("exact", "stem"):
         path = tmp_path / f"{analyzer}.sqlite"
         build_index(path, snap.revision, snap.records(), analyzer)
-        figures[analyzer] = score_index(path, questions, {}, k=5)
+        figures[analyzer] = score_index(path, questions, {}, k=5).to_json()
         assert figures[analyzer]["evaluated"] == len(questions)
     for metric in ("recall", "mrr", "ndcg"):
         assert figures["stem"][metric] >= figures["exact"][metric], metric
@@ -69,18 +69,30 @@ def test_every_expected_id_of_the_shipped_set_is_a_live_unit(indexed: Path, tht:
 
 
 def test_an_unavailable_mode_is_said_never_silently_dropped(indexed: Path, tht: Tht) -> None:
-    from evidence_tool.activation.sqlite_index import search_modes
-
+    # No embedding section (kind none): dense and hybrid are listed, with the reason.
     result = _eval(tht, QUESTIONS)
     modes = {m["mode"]: m for m in result["runs"][0]["modes"]}
     assert set(modes) == {"bm25", "dense", "hybrid"}
-    for name, m in modes.items():
-        assert m["available"] == (name in search_modes())
-        if not m["available"]:
-            assert name in m["reason"]
+    assert modes["bm25"]["available"] and modes["bm25"]["evaluated"] == result["questions"]
+    for name in ("dense", "hybrid"):
+        assert not modes[name]["available"]
+        assert "evidence.embedding is kind none" in modes[name]["reason"]
     text = tht("eval", str(QUESTIONS), as_json=False).stdout
     assert "sqlite/bm25: recall@5" in text
-    assert all(f"sqlite/{m}: unavailable" in text for m in modes if m not in search_modes())
+    (why,) = [line for line in text.splitlines() if "unavailable" in line]
+    assert "sqlite/dense, hybrid: unavailable (evidence.embedding is kind none" in why
+
+
+def test_a_backend_without_a_searchable_index_is_a_usage_error(
+    indexed: Path, tht: Tht, tmp_path: Path
+) -> None:
+    inst = tmp_path / "none.yaml"
+    inst.write_text(
+        json.dumps({"installation_version": 1, "evidence": {"activation": {"kind": "none"}}})
+    )
+    result = tht("eval", str(QUESTIONS), installation=inst)
+    assert result.exit_code == 2, result.stdout
+    assert "sqlite (default) and qdrant" in result.json["errors"][0]["message"]
 
 
 # -- Italian and English stemming ------------------------------------------------------
