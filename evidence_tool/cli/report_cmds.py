@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,8 +10,11 @@ from evidence_tool.cli.archive_cmds import register
 from evidence_tool.cli.options import force_option
 from evidence_tool.cli.output import Report
 
+if TYPE_CHECKING:
+    from evidence_tool.session import Session
 
-def report_body(s: Any, html: str | None, open_page: bool, force: bool) -> Report:
+
+def report_body(s: Session, html: str | None, open_page: bool, force: bool) -> Report:
     """Write the review page: units, file errors, changes, pending comparisons, sources, Git."""
     from pathlib import Path
 
