@@ -42,7 +42,7 @@ def test_every_command_body_takes_a_typed_session() -> None:
     assert len(bodies) >= 23, [n for n, _ in bodies]  # every registered body was seen
     untyped = []
     for name, fn in bodies:
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn, localns={"Session": Session})
         first = next(iter(inspect.signature(fn).parameters))
         if hints.get(first) is not Session:
             untyped.append(f"{name}: {first}: {hints.get(first)}")
