@@ -14,7 +14,7 @@ import inspect
 import typing
 from pathlib import Path
 
-from evidence_tool.cli import main  # noqa: F401 -- registers every command
+from evidence_tool.cli import main  # registers every command
 from evidence_tool.cli.options import FORMATS
 from evidence_tool.session import Session
 

@@ -156,7 +156,7 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
     )
     facts = [
         ("source id", f"<code>{escape(sid)}</code>"),
-        ("title", escape(str(source.get("title") or "—"))),
+        ("title", escape(source.title or "—")),
         ("comparison revision", f'<code class="revision">{escape(comparison["revision"])}</code>'),
         ("created", escape(str(comparison.get("created_at")))),
         ("content hash", f"<code>{escape(comparison['content_hash'])}</code>"),
@@ -165,7 +165,7 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
         (
             "suppressed",
             "yes: the source had a curated deletion, so ids that do not exist today are dropped"
-            if source.get("suppressed")
+            if source.suppressed
             else '<span class="muted">no</span>',
         ),
         (
@@ -181,7 +181,7 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
         )
     )
     by_id = _Ids.of(comparison)
-    warning = f'<p class="warning">{escape(source["warning"])}</p>' if source.get("warning") else ""
+    warning = f'<p class="warning">{escape(source.warning)}</p>' if source.warning else ""
     return (
         f'<article class="comparison" id="comparison-{escape(sid)}" data-source-id="{escape(sid)}" '
         f'data-revision="{escape(comparison["revision"])}"><h3>{escape(comparison["locator"])}</h3>'
