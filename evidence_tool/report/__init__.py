@@ -61,8 +61,7 @@ def write_report(
         units=len(data.units),
         file_errors=len(data.errors),
         comparisons=tuple(
-            ComparisonRef(c.comparison["source_id"], c.comparison["revision"])
-            for c in data.comparisons
+            ComparisonRef(c.comparison.source_id, c.comparison.revision) for c in data.comparisons
         ),
         initialized=data.initialized,
         active=data.state.active,

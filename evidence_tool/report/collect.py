@@ -24,6 +24,7 @@ from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.report.model import (
     CatalogState,
     CatalogStatus,
+    ComparisonPanel,
     GitPanel,
     ReviewRow,
     RevisionState,
@@ -70,8 +71,7 @@ class UnitView:
 @dataclass
 class ComparisonView:
     source: SourceRow
-    # The comparison record of sources.json (sources owns its type; typed there in issue 18).
-    comparison: dict[str, Any]
+    comparison: ComparisonPanel
     local: dict[str, str]  # unit id -> the working file's Markdown
     source_text: str | None
     source_note: str | None
@@ -221,25 +221,26 @@ def _comparison(
     archive: ReportArchive,
     view: ArchiveView,
     summary: SourceRow,
-    comparison: dict[str, Any],
+    comparison: dict[str, Any],  # a sources.json record as stored (sources' JSON boundary)
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
-    sid = comparison["source_id"]
+    panel = ComparisonPanel.of(comparison)
+    sid = panel.source_id
     local = {}
-    for c in comparison["current"]:
-        f = view.files.get(c["id"])
+    for uid in panel.current:
+        f = view.files.get(uid)
         if f is not None:
-            local[c["id"]] = f.data.decode("utf-8")
+            local[uid] = f.data.decode("utf-8")
     stale = stale_paths(layout, comparison, view.carriers)
     text, note = None, None
     try:
         raw = store.load_acquisition(layout, sid, comparison["acquisition"])
-        text = normalize(raw, comparison["locator"])
+        text = normalize(raw, panel.locator)
     except EvidenceError as exc:
         note = str(exc)
-    commands = decide_commands(installation, str(layout.root), sid, comparison["revision"])
-    return ComparisonView(summary, comparison, local, text, note, stale, commands)
+    commands = decide_commands(installation, str(layout.root), sid, panel.revision)
+    return ComparisonView(summary, panel, local, text, note, stale, commands)
 
 
 def _git(archive: ReportArchive) -> GitPanel:

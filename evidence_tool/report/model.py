@@ -134,6 +134,64 @@ class GitPanel:
 
 
 @dataclass(frozen=True, slots=True)
+class ProposedUnit:
+    id: str
+    path: str  # where replace writes it
+    markdown: str
+    excerpts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NotImported:
+    what: str
+    element: str
+    at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonPanel:
+    """A pending comparison as the page shows it (read from its sources.json record)."""
+
+    source_id: str
+    revision: str
+    locator: str
+    created_at: str | None
+    content_hash: str
+    base_hash: str | None
+    current: tuple[str, ...]  # ids of the local units the source yields today
+    proposed: tuple[ProposedUnit, ...]
+    retire: tuple[str, ...]
+    dropped: tuple[tuple[str, str], ...]  # (id, reason)
+    review_items: tuple[ReviewRow, ...]
+    imported: bool  # an import source: what no unit holds, and what was skipped, are shown
+    not_imported: tuple[NotImported, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()  # (what, how many)
+
+    @classmethod
+    def of(cls, record: JsonObject) -> ComparisonPanel:
+        """From a comparison record of sources.json (sources' JSON boundary)."""
+        skipped = record.get("skipped")
+        return cls(
+            source_id=_str(record["source_id"]),
+            revision=_str(record["revision"]),
+            locator=_str(record["locator"]),
+            created_at=_opt_str(record.get("created_at")),
+            content_hash=_str(record["content_hash"]),
+            base_hash=_opt_str(record.get("base_hash")),
+            current=tuple(_str(_obj(c)["id"]) for c in _arr(record["current"])),
+            proposed=tuple(_proposed(p) for p in _arr(record["proposed"])),
+            retire=tuple(_str(uid) for uid in _arr(record["retire"])),
+            dropped=tuple(
+                (_str(_obj(d)["id"]), _str(_obj(d)["reason"])) for d in _arr(record["dropped"])
+            ),
+            review_items=tuple(ReviewRow.of(_obj(i)) for i in _arr(record["review_items"])),
+            imported="not_imported" in record,
+            not_imported=tuple(_not_imported(n) for n in _arr(record.get("not_imported", []))),
+            skipped=tuple((k, str(n)) for k, n in _obj(skipped).items()) if skipped else (),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ComparisonRef:
     source_id: str
     revision: str
@@ -189,6 +247,29 @@ class WrittenReport:
         )
 
 
+def _proposed(value: JsonValue) -> ProposedUnit:
+    p = _obj(value)
+    excerpts = tuple(_str(x) for x in _arr(p["excerpts"]))
+    return ProposedUnit(_str(p["id"]), _str(p["path"]), _str(p["markdown"]), excerpts)
+
+
+def _not_imported(value: JsonValue) -> NotImported:
+    n = _obj(value)
+    return NotImported(_str(n["what"]), _str(n["element"]), _opt_str(n.get("at")) or None)
+
+
+def _obj(value: JsonValue) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _arr(value: JsonValue) -> list[JsonValue]:
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
 def _comparison_ref(value: JsonValue) -> ComparisonRef:
     if not isinstance(value, dict):
         raise ValueError("comparison: expected an object")
@@ -227,8 +308,11 @@ __all__ = [
     "CatalogState",
     "CatalogStatus",
     "CitingUnit",
+    "ComparisonPanel",
     "ComparisonRef",
     "GitPanel",
+    "NotImported",
+    "ProposedUnit",
     "ReviewRow",
     "RevisionState",
     "SourceRow",
