@@ -32,7 +32,11 @@ def _bodies() -> list[tuple[str, typing.Callable[..., object]]]:
     for name in BODY_MODULES:
         module = importlib.import_module(f"evidence_tool.cli.{name}")
         for attr, fn in vars(module).items():
-            if attr.endswith("_body") and inspect.isfunction(fn) and fn.__module__ == module.__name__:
+            if (
+                attr.endswith("_body")
+                and inspect.isfunction(fn)
+                and fn.__module__ == module.__name__
+            ):
                 found.append((f"{name}.{attr}", fn))
     return found
 
