@@ -99,7 +99,8 @@ class ReportData:
     sources: list[SourceRow]
     git: GitPanel
     sources_by_id: dict[str, SourceRow] = field(default_factory=dict)
-    # The last catalog run's record (catalog owns its type; typed there in issue 18).
+    # The last catalog run's record file as read_record returns it: a JSON boundary the
+    # catalog package owns (its typed record replaces this when it exists).
     catalog: dict[str, Any] = field(default_factory=dict)
 
 
@@ -221,7 +222,9 @@ def _comparison(
     archive: ReportArchive,
     view: ArchiveView,
     summary: SourceRow,
-    comparison: dict[str, Any],  # a sources.json record as stored (sources' JSON boundary)
+    # A comparison record of sources.json as store.read returns it (sources' JSON boundary);
+    # stale_paths takes it so; the page reads the ComparisonPanel built from it.
+    comparison: dict[str, Any],
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
@@ -313,7 +316,10 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
 
 def _catalog_status(record: dict[str, Any], view: ArchiveView, cards: list[UnitView]) -> None:
     """Each card's catalog status as the last run left it.  A unit edited since (another
-    content hash) or not valid then was not checked in its present form."""
+    content hash) or not valid then was not checked in its present form.
+
+    ``record`` is the catalog run's record file as ``read_record`` returns it (catalog's
+    JSON boundary): each part is narrowed before it is trusted."""
     checked = _object(record.get("units"))
     items = _object(record.get("review_items"))
     for card in cards:
