@@ -381,3 +381,69 @@ def test_attack_format_2_index_with_a_valid_stamp_is_still_rebuilt(indexed: Path
     (path.parent / STAMP_NAME).write_text(json.dumps(stamp), encoding="utf-8")
     assert tht("consolidate").json["result"]["status"] == "reindexed"
     assert tht("search", "ricovero").exit_code == 0
+
+
+# -- which questions the dense ranking serves ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Quante giornate di degenza ha avuto il paziente?", "it"),
+        ("What is the average length of stay per ward?", "en"),
+        ("Tasso mortalità intraospedaliera", None),  # no function word: not told
+        ("DRG 428 hba1c", None),
+        ("a i in", None),  # stop words both languages share tell nothing
+    ],
+)
+def test_a_question_language_is_told_by_its_own_function_words(
+    question: str, language: str | None
+) -> None:
+    from evidence_tool.activation.analysis import query_language
+
+    assert query_language(question) == language
+
+
+def test_the_model_card_and_the_languages_key_say_what_a_model_serves(tmp_path: Path) -> None:
+    from evidence_tool.embedding import serves
+    from evidence_tool.embedding.http import HttpEmbedder
+    from evidence_tool.embedding.local import card_languages
+
+    cases = {
+        "---\nlicense: mit\nlanguage: en\ntags:\n- x\n---\n# Model\n": frozenset({"en"}),
+        "---\nlanguage:\n- it\n- en-GB\nlicense: mit\n---\n": frozenset({"it", "en"}),
+        "---\nlanguage: [multilingual, de]\n---\n": None,
+        "# a card with no front matter\nlanguage: en\n": None,
+    }
+    for n, (card, expected) in enumerate(cases.items()):
+        folder = tmp_path / f"model-{n}"
+        folder.mkdir()
+        (folder / "README.md").write_text(card, encoding="utf-8")
+        assert card_languages(folder) == expected, card
+    assert card_languages(tmp_path / "missing") is None
+    url = "http://127.0.0.1:9/v1/embeddings"
+    english = HttpEmbedder(
+        {
+            "url": url,
+            "model": "m",
+            "dimensions": 8,
+            "languages": ["EN"],
+            "batch_size": 4,
+            "timeout_s": 1,
+            "retries": 0,
+            "backoff_s": 0,
+        }
+    )
+    assert serves(english, "en") and not serves(english, "it") and serves(english, None)
+    anything = HttpEmbedder(
+        {
+            "url": url,
+            "model": "m",
+            "dimensions": 8,
+            "batch_size": 4,
+            "timeout_s": 1,
+            "retries": 0,
+            "backoff_s": 0,
+        }
+    )
+    assert serves(anything, "it") and serves(anything, "en")
