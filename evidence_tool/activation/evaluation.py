@@ -374,9 +374,7 @@ class _Dense:
     reason: str
 
 
-def _dense(
-    embedding: dict[str, Any], modes: list[str], cache_dir: Path, questions: list[Question]
-) -> _Dense:
+def _dense(embedding: dict[str, Any], modes: list[str], cache_dir: Path) -> _Dense:
     from evidence_tool.embedding import embedder_for
 
     if not any(m != "bm25" for m in modes):
@@ -391,9 +389,7 @@ def _dense(
             "evidence.embedding is kind none: configure an embedding service "
             "(docs/retrieval.md) and run consolidate for dense and hybrid figures",
         )
-    questioner = QuestionEmbedder(inner, EmbeddingCache(cache_dir, inner))
-    questioner.prepare([q.question for q in questions])
-    return _Dense(questioner, "")
+    return _Dense(QuestionEmbedder(inner, EmbeddingCache(cache_dir, inner)), "")
 
 
 # -- the backends ----------------------------------------------------------------------
@@ -476,6 +472,7 @@ def _run(
     retired: dict[str, Retired],
     k: int,
     modes: list[str],
+    questioner: QuestionEmbedder | None = None,
 ) -> Run:
     search, dense_reason = searcher
     out: list[ModeFigures | Unavailable] = []
@@ -483,6 +480,8 @@ def _run(
         if mode != "bm25" and dense_reason is not None:
             out.append(Unavailable(mode, dense_reason))
             continue
+        if mode != "bm25" and questioner is not None:
+            questioner.prepare([q.question for q in questions])  # one batch, once per eval
 
         def one(q: str, f: Filters, n: int, m: str = mode) -> list[str]:
             return search(q, f, n, m)
@@ -518,7 +517,8 @@ def evaluate(
     known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
     _check_ids(questions_path, questions, known)
     chosen = _modes(modes)
-    dense = _dense(embedding or {}, chosen, layout.cache / "embeddings", questions)
+    dense = _dense(embedding or {}, chosen, layout.cache / "embeddings")
+    questioner = dense.embedder
     kind = str(settings["kind"])
     runs = []
     with ExitStack() as stack:
@@ -532,20 +532,25 @@ def evaluate(
                 dense,
                 lambda rev: _check_current(layout, rev, layout.cache / INDEX_NAME),
             )
-        runs.append(_run("active", active.revision, kind, searcher, questions, retired, k, chosen))
+        runs.append(
+            _run(
+                "active", active.revision, kind, searcher, questions, retired, k, chosen, questioner
+            )
+        )
     if compare is not None:
         revision = resolve_revision(archive, compare)
         with tempfile.TemporaryDirectory(prefix="tht-eval-") as tmp, ExitStack() as stack:
             searcher = _rebuilt(stack, archive, revision, Path(tmp), kind, settings, dense)
-            runs.append(_run("compare", revision, kind, searcher, questions, retired, k, chosen))
-    q = dense.embedder
+            runs.append(
+                _run("compare", revision, kind, searcher, questions, retired, k, chosen, questioner)
+            )
     return Evaluation(
         k,
         questions_path,
         len(questions),
         tuple(runs),
-        q.cache.embedded if q else 0,
-        q.cache.hits if q else 0,
+        questioner.cache.embedded if questioner else 0,
+        questioner.cache.hits if questioner else 0,
     )
 
 
