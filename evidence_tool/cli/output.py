@@ -115,9 +115,7 @@ def finish(ctx: Context, report: Report) -> NoReturn:
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
-    report = Report(
-        result=exc.details.get("result"), errors=list(exc.diagnostics), exit_code=exc.exit_code
-    )
+    report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
     if ctx.as_json or ctx.format in formats.RENDERERS:
         finish(ctx, report)
     for d in report.errors:

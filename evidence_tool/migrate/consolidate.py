@@ -83,9 +83,6 @@ def consolidate(
         result = archive.consolidate(actor, activate, dry_run, **strict)
     except EvidenceError as exc:
         # The conversion stands (it is the baseline); say so next to the validation errors.
-        exc.details["result"] = {
-            **(exc.details.get("result") or {}),
-            "migration": migration.to_json(),
-        }
+        exc.add_result(migration=migration.to_json())
         raise
     return _with_migration(result, migration)

@@ -161,7 +161,7 @@ class Planner:
                 f"{', '.join(conflicts)} already exist(s) with other content; migration never "
                 "overwrites a v4 file: move it away (or delete it) and migrate again",
                 path=conflicts[0],
-                details={"result": {"paths": conflicts}},
+                details={"result": {"paths": [*conflicts]}},
             )
         errors = [d for d in (existing.errors if existing else []) if d.path not in targets]
         if errors:

@@ -59,7 +59,7 @@ def descriptor_bytes(workspace_id: str, language: str, name: str) -> bytes:
     try:
         parse_descriptor(data, "workspace.schema.json", DESCRIPTOR)
     except DescriptorError as exc:
-        key = exc.details.get("result", {}).get("key_path", "")
+        key = str((exc.result or {}).get("key_path", ""))
         option = _OPTION_OF.get(key, "an option")
         raise UsageError(f"invalid {option} value: {exc.message}") from None
     return data
