@@ -115,7 +115,7 @@ class Session:
         return {
             **queries.status(self.archive),
             "catalog": catalog_status(self.archive.layout, working),
-            "git": git_state(self.archive),
+            "git": git_state(self.archive).to_json(),
             "warnings": warnings,
         }
 

@@ -259,11 +259,12 @@ def git_commands_body(s: Any) -> Report:
     """POSIX-shell commands to review, stage, commit and push the complete evidence tree."""
     from evidence_tool.gitflow import git_commands
 
-    data = git_commands(s.archive)
-    found = data.pop("warnings")
+    commands = git_commands(s.archive)
+    data = commands.to_json()
+    del data["warnings"]  # shown as the envelope's warnings
     # No path in the comment: a newline in a folder name would end it and run the rest.
     header = "# status, diff, add, commit and push the complete evidence tree"
-    return Report(result=data, warnings=_warnings(found), text=[header, *data["commands"]])
+    return Report(result=data, warnings=list(commands.warnings), text=[header, *commands.commands])
 
 
 def restore_body(s: Any, unit_id: str, actor: str | None) -> Report:

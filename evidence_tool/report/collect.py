@@ -224,7 +224,7 @@ def _git(archive: ReportArchive) -> dict[str, Any]:
     from evidence_tool.gitflow import git_commands
 
     try:
-        return {"available": True, **git_commands(archive)}
+        return {"available": True, **git_commands(archive).to_json()}
     except EvidenceError as exc:
         return {"available": False, "note": str(exc)}
 
