@@ -90,7 +90,7 @@ def catalog_step(
 ) -> StepOutcome | None:
     """Run the step if the installation configures it (None otherwise).  Nothing is
     written here: ``finish`` records the run once the command did its work."""
-    if "catalog" not in installation.evidence:
+    if not installation.has_section("catalog"):
         return None
     settings = catalog_settings(installation)
     try:
