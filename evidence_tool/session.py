@@ -114,7 +114,7 @@ class Session:
             working = {uid: e[0] for uid, e in working_entries(self.archive)[0].items()}
         return {
             **queries.status(self.archive),
-            "catalog": catalog_status(self.archive.layout, working),
+            "catalog": catalog_status(self.archive.layout, working).to_json(),
             "git": git_state(self.archive).to_json(),
             "warnings": warnings,
         }

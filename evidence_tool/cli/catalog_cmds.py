@@ -43,14 +43,7 @@ def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _drift_errors(run: Any) -> list[Any]:
     """The drift review items (E191) as findings on their units."""
-    from evidence_tool.errors import Diagnostic
-
-    items = run.drift.items if run.drift else {}
-    return [
-        Diagnostic(i["code"], i["message"], i["path"], i.get("line"), i.get("column"), uid)
-        for uid in sorted(items)
-        for i in items[uid]
-    ]
+    return run.drift.diagnostics() if run.drift else []
 
 
 @workspace_evidence.command("check")
@@ -183,8 +176,7 @@ def diff_lines(data: dict[str, Any]) -> list[str]:
     lines = [f"catalog {data['recorded'][:12]} (active snapshot) -> {data['current'][:12]} (now)"]
     lines += [f"  {s}" for s in data["settings"]]
     for c in data["changes"]:
-        fields = {k: c.get(k) for k in ("column", "old", "new", "renamed_to")}
-        described = Change(c["change"], c["relation"], **fields).describe()
+        described = Change.from_json(c).describe()
         touched = f"; touches {', '.join(c['units'])}" if c["units"] else ""
         lines.append(f"  {described}{touched}")
     if not data["changes"] and not data["settings"]:
