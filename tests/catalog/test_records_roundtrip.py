@@ -78,3 +78,31 @@ def test_status_without_a_run_prints_only_checked_and_items() -> None:
         "checked", "checked_at", "fingerprint", "base", "note", "changes", "review_items",
         "deleted_since", "edited_since",
     ]  # fmt: skip
+
+
+def test_the_parse_tree_view_reads_what_postgresql_leaves_out_as_empty() -> None:
+    from pglast import parser
+
+    from evidence_tool.catalog.pgtree import Node
+    from evidence_tool.catalog.statements import DdlState, apply_statement
+
+    sql = (
+        "CREATE TABLE s.t (id int4, at timestamptz(3), tags text[]);"
+        "CREATE VIEW s.v (ident) AS WITH w AS (SELECT id, tags FROM s.t) SELECT * FROM w;"
+        "ALTER TABLE s.t RENAME COLUMN tags TO labels;"
+        "DROP VIEW IF EXISTS s.gone;"
+    )
+    state = DdlState(("s",))
+    tree = Node(json.loads(parser.parse_sql_json(sql)))
+    problems = [apply_statement(stmt["stmt"], state) for stmt in tree.nodes("stmts")]
+    assert problems == [None, None, None, None]
+    table, view = state.relations[("s", "t")], state.relations[("s", "v")]
+    assert [(c.name, c.type) for c in table.columns] == [
+        ("id", "integer"),
+        ("at", "timestamp(3) with time zone"),
+        ("labels", "text[]"),
+    ]
+    assert [c.name for c in view.columns] == ["ident", "tags"]
+    missing = Node({"a": 1})
+    assert missing["b"]["c"].raw is None and missing.nodes("b") == [] and not missing.flag("b")
+    assert missing.text("b", "dflt") == "dflt" and missing.int("a") == 1
