@@ -52,8 +52,10 @@ class Metadata:
             "language": self.language,
             "purposes": list(self.purposes),
         }
-        if not self.applies_to.is_empty():
-            out["applies_to"] = {k: [*v] for k, v in self.applies_to.to_json().items()}
+        a = self.applies_to
+        if not a.is_empty():  # the keys AppliesTo.to_json writes, built here as JSON values
+            parts = (("concepts", a.concepts), ("tables", a.tables), ("columns", a.columns))
+            out["applies_to"] = {k: [*v] for k, v in parts if v}
         return out
 
 
