@@ -255,9 +255,9 @@ def _git(archive: ReportArchive) -> GitPanel:
         return GitPanel(available=False, note=str(exc))
     return GitPanel(
         available=True,
-        steps=tuple(found["steps"]),
-        commands=tuple(found["commands"]),
-        warnings=tuple(w["message"] for w in found.get("warnings", [])),
+        steps=found.steps,
+        commands=found.commands,
+        warnings=tuple(w.message for w in found.warnings),
     )
 
 
