@@ -66,12 +66,13 @@ class Session:
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7).  With the
         catalog step configured, the units are checked first, and the snapshot records
         the catalog they were checked against."""
-        from evidence_tool.catalog.step import finish, refuse_blocked
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
 
         step = self.catalog_step()
         if step is not None:
+            from evidence_tool.catalog.step import finish, refuse_blocked
+
             refuse_blocked(step)  # block: true and findings: nothing is written
         # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
         missing = missing_warnings(self.archive)
@@ -94,6 +95,8 @@ class Session:
 
     def catalog_step(self) -> Any:
         """The catalog step's outcome, or None when the installation configures none."""
+        if "catalog" not in self.installation.evidence:
+            return None  # without loading the catalog package (start-up, docs/performance.md)
         from evidence_tool.catalog.step import catalog_step
 
         return catalog_step(self.root, self.installation, self.archive.progress)

@@ -15,8 +15,6 @@ import unicodedata
 from functools import cache
 from typing import Any
 
-import snowballstemmer
-
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # "_" separates, as in unicode61
 
 
@@ -57,6 +55,8 @@ def base_language(tag: str) -> str:
 
 @cache
 def _stemmer(language: str) -> Any:
+    import snowballstemmer  # on first use: a no-op consolidate builds no index rows
+
     return snowballstemmer.stemmer(_STEMMERS[language])
 
 

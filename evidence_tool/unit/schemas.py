@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
+
+# Beside the package's modules in every install; read as files, since importlib.resources
+# loads tempfile, zipfile and the compressors (start-up time, docs/performance.md).
+_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """Load ``schemas/<name>`` (e.g. ``unit-metadata.schema.json`` or ``cli/envelope.schema.json``)."""
-    ref = resources.files("evidence_tool").joinpath("schemas", *name.split("/"))
-    schema: dict[str, Any] = json.loads(ref.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        _SCHEMAS.joinpath(*name.split("/")).read_text(encoding="utf-8")
+    )
     return schema

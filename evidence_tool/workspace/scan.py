@@ -11,15 +11,35 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
-from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
+from evidence_tool.unit.fields import KINDS
+from evidence_tool.unit.hashing import file_hash
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace import statcache as sc
 from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
 from evidence_tool.workspace.statcache import StatCache, StatEntry
 from evidence_tool.workspace.unitnames import not_a_unit
+
+if TYPE_CHECKING:
+    from evidence_tool.unit.model import Unit
+    from evidence_tool.unit.parse import ParseResult
+
+
+def parse_unit(data: bytes, path: str | None = None) -> ParseResult:
+    """The unit parser, loaded by the first file that needs parsing: a scan whose files
+    are all in the stat cache never imports it (start-up, docs/performance.md)."""
+    from evidence_tool.unit.parse import parse_unit as parse
+
+    return parse(data, path=path)
+
+
+def _unread(rel: str, problem: Diagnostic) -> ParseResult:
+    """The result of a file that could not be read: its one diagnostic, no unit."""
+    from evidence_tool.unit.parse import ParseResult
+
+    return ParseResult(None, [problem.with_path(rel)])
 
 
 @dataclass(eq=False, slots=True)
@@ -229,7 +249,7 @@ def _layout_problem(f: CuratedFile) -> Diagnostic | None:
 def _parse_file(path: str | Path, rel: str) -> CuratedFile:
     data = _read(path)
     if isinstance(data, Diagnostic):
-        return CuratedFile(rel, path, b"", ParseResult(None, [data.with_path(rel)]))
+        return CuratedFile(rel, path, b"", _unread(rel, data))
     return CuratedFile(rel, path, data, parse_unit(data, path=rel))
 
 
@@ -446,9 +466,7 @@ def _parse_many(items: list[tuple[str, str]], progress: Progress | None) -> dict
                 for path, data, result in results:
                     rel = rels[path]
                     if isinstance(data, Diagnostic):
-                        out[path] = CuratedFile(
-                            rel, path, b"", ParseResult(None, [data.with_path(rel)])
-                        )
+                        out[path] = CuratedFile(rel, path, b"", _unread(rel, data))
                     else:
                         out[path] = CuratedFile(rel, path, data, result)
                 done += len(results)
