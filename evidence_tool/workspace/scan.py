@@ -309,6 +309,7 @@ def scan_curated(
     # in this first pass (never read); the rest are parsed, on both cores when many.
     slots: list[CuratedFile | None] = []
     todo: list[tuple[int, str, str, Diagnostic | None, os.stat_result | None]] = []
+    racy: set[str] = set()  # recorded, stat unchanged, but too recent to trust unread
     for path, problem in found:
         rel = path[prefix:]
         st_ = None
@@ -322,10 +323,16 @@ def scan_curated(
                 if entry is not None:
                     slots.append(CuratedFile(rel, path, cached=entry))
                     continue
+                if stat_cache.lookup(rel, st_)[0] is not None:
+                    racy.add(path)
         todo.append((len(slots), path, rel, problem, st_))
         slots.append(None)
+    # A racily clean file is confirmed by its hash (_cached_file) and parsed only if its
+    # bytes changed: sending it to the parse workers would parse the whole workspace
+    # again after `init` or a consolidation of files written a moment before.
     parsed = _parse_many(
-        [(path, rel) for _, path, rel, problem, _ in todo if not problem], progress
+        [(path, rel) for _, path, rel, problem, _ in todo if not problem and path not in racy],
+        progress,
     )
     for n, (slot, path, rel, problem, st_) in enumerate(todo):
         if progress and not parsed and n % 64 == 0:
