@@ -47,6 +47,17 @@ class Session:
             inst.section("activation"), self.archive.layout, inst.section("embedding")
         )
 
+    def initialize(self, actor: str) -> ConsolidateResult:
+        """Record the baseline; the configured backend readies its activation if it can
+        (the sqlite index of the baseline, adopted by the first consolidate)."""
+        from evidence_tool.errors import DescriptorError
+
+        try:
+            backend = self.activation()
+        except DescriptorError:
+            backend = None  # init activates nothing: consolidate reports the descriptor
+        return self.archive.initialize(actor, prepare=getattr(backend, "prepare", None))
+
     def index_drift(self) -> tuple[list[Any], dict[str, Any]]:
         from evidence_tool.activation.drift import index_drift
 

@@ -55,6 +55,8 @@ INDEX_NAME = "index.sqlite"
 # Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
 # that was last proven, so a no-op consolidate need not read every row (see holds()).
 STAMP_NAME = "index.sqlite.stamp"
+# The index `init` builds for its baseline, adopted by the activation of that revision.
+PREPARED_NAME = "index.sqlite.prepared"
 RACY_NS = 1_000_000_000  # a stamp taken this soon after the file changed is not trusted
 # Format 2: an fts row shares its unit's rowid and the side tables are indexed by id, so
 # one unit's rows can be replaced without scanning; records hold no revision (the meta
@@ -320,6 +322,8 @@ class SqliteBackend:
         tmp = cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
             self._recover()
+            if self._adopt(snapshot):
+                return
             drop = self._changed_since_index(snapshot)
             fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
             if drop is not None:
@@ -340,6 +344,43 @@ class SqliteBackend:
         finally:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
             fsio.unlink(tmp, missing_ok=True)
+
+    @property
+    def prepared_path(self) -> Path:
+        return self.layout.cache / PREPARED_NAME
+
+    def prepare(self, snapshot: Snapshot) -> None:
+        """Build ``snapshot``'s index beside the published one, for its activation to adopt
+        (``init`` builds its baseline's: work moved, not skipped)."""
+        self.layout.require_contained()
+        tmp = ensure_cache(self.layout) / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
+        try:
+            build_index(tmp, snapshot.revision, snapshot.records())
+            self._embed(tmp)
+            fsio.publish(tmp, self.prepared_path)
+        finally:
+            fsio.unlink(tmp, missing_ok=True)
+
+    def _adopt(self, snapshot: Snapshot) -> bool:
+        """Publish the prepared index if it holds ``snapshot`` exactly: its meta rows (this
+        tool's format and analyser, the model of its vectors) and every unit, id by content
+        hash, as holds() checks the published one.  Any other prepared index is deleted."""
+        prepared = self.prepared_path
+        if not prepared.exists():
+            return False
+        meta = index_meta(prepared) or {}
+        wanted = (snapshot.revision, FORMAT, __version__, "stem", self._model_id())
+        keys = ("revision", "format", "tool", "analyzer", "embedding")
+        adopt = tuple(meta.get(k) for k in keys) == wanted and index_entries(prepared) == {
+            e.id: e.content_hash for e in snapshot.entries()
+        }
+        if adopt:
+            fsio.unlink(self.stamp_path, missing_ok=True)
+            fsio.publish(prepared, self.path)
+            self._stamp(snapshot.revision)
+        else:
+            fsio.unlink(prepared, missing_ok=True)
+        return adopt
 
     def _embed(self, tmp: Path) -> None:
         """Give every unit of the unpublished index its vector (cached by content)."""

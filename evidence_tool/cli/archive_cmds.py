@@ -109,7 +109,7 @@ def _consolidate_report(result: Any) -> Report:
 
 def init_body(s: Any, actor: str | None) -> Report:
     """Record the current files as the baseline snapshot (no activation)."""
-    return _consolidate_report(s.archive.initialize(s.actor(actor)))
+    return _consolidate_report(s.initialize(s.actor(actor)))
 
 
 def consolidate_body(
