@@ -37,27 +37,47 @@ _MARKER = re.compile(r"(>|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))")
 _SPACES = re.compile(r" *")
 
 
+def _starts(line: str) -> tuple[str, int, set[str]] | None:
+    """A line's first character after its indentation and container markers, the longest
+    run of spaces met on the way, and the markers; None for a line with a tab."""
+    if "\t" in line:
+        return None  # tabs stop at columns: not worth following
+    pos, widest, markers = 0, 0, set()
+    while True:
+        run = _SPACES.match(line, pos).end() - pos  # type: ignore[union-attr]
+        widest = max(widest, run)
+        pos += run
+        marker = _MARKER.match(line, pos)
+        if marker is None:
+            return line[pos : pos + 1], widest, markers
+        markers.add(marker.group())
+        pos = marker.end()
+
+
+def may_stay_open(lines: list[str]) -> bool:
+    """Can a block begun in ``lines`` swallow what follows them?  Only a fence or an HTML
+    block can (a blank line ends every other block), and each starts with '`', '~' or '<'."""
+    for line in lines:
+        found = _starts(line)
+        if found is None or found[0] in ("`", "~", "<"):
+            return True
+    return False
+
+
 def needed_rules(text: str) -> frozenset[str]:
     """The block rules beyond ``BASE`` that may apply somewhere in ``text`` (a superset)."""
     needed: set[str] = set()
     for line in text.split("\n"):
-        if "\t" in line:
-            return frozenset(_ALL)  # tabs stop at columns: not worth following
-        pos = 0
-        while True:
-            run = _SPACES.match(line, pos).end() - pos  # type: ignore[union-attr]
-            if run >= 4:
-                needed.add("code")  # indented code, here or in a container
-            pos += run
-            marker = _MARKER.match(line, pos)
-            if marker is None:
-                break
-            found = marker.group()
-            needed.add("blockquote" if found == ">" else "list")
+        found = _starts(line)
+        if found is None:
+            return frozenset(_ALL)
+        first, widest, markers = found
+        if widest >= 4:
+            needed.add("code")  # indented code, here or in a container
+        for marker in markers:
+            needed.add("blockquote" if marker == ">" else "list")
             # A lone '-' or '*' may also be a setext underline or part of a break.
-            needed.update(_BY_FIRST.get(found[0], ()))
-            pos = marker.end()
-        first = line[pos : pos + 1]
+            needed.update(_BY_FIRST.get(marker[0], ()))
         if first.isdigit():
             needed.add("list")
         needed.update(_BY_FIRST.get(first, ()))

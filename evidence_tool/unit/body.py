@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import fields as F
-from evidence_tool.unit.blockrules import parser_for
+from evidence_tool.unit.blockrules import may_stay_open, parser_for
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
@@ -349,6 +349,8 @@ class _BodyParser:
             # Each new item closes the one before, so only the last item can be left open:
             # parsing a 50,000-item list a second time would double the cost of the file.
             first = max([line for line in self.items if first <= line < end] or [first])
+        if not may_stay_open(self.lines[first:end]):
+            return  # no fence or HTML block begins here: a blank line closes the rest
         n = end - first
         text = "\n".join(self.lines[first:end]) + "\n\n# end\n"
         tokens = _markdown_for(text).parse(text)

@@ -147,3 +147,41 @@ def test_units_parsed_with_either_parser_are_the_same(body: str, kind: str) -> N
     assert reduced.errors == full.errors
     assert reduced.warnings == full.warnings
     assert reduced.unit == full.unit
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=_BODIES, kind=st.sampled_from(["glossary", "formula", "example", "reference"]))
+def test_the_open_block_check_skips_only_bodies_it_cannot_concern(body: str, kind: str) -> None:
+    """check_closed reparses the last block of a field unless the line scan proves no
+    fence or HTML block begins in it: E114 must come out the same either way."""
+    text = (
+        f"---\nid: evidence:t:{kind}-y\nkind: {kind}\nlanguage: en\npurposes: [disambiguation]\n"
+        "---\n\n# Title\n\n" + body + "\n"
+    )
+    scanned = parse_module.parse_unit(text)
+    real = body_module.may_stay_open
+    body_module.may_stay_open = lambda _lines: True
+    try:
+        always = parse_module.parse_unit(text)
+    finally:
+        body_module.may_stay_open = real
+    assert scanned.errors == always.errors
+    assert scanned.unit == always.unit
+
+
+def test_an_open_fence_or_html_block_is_still_found() -> None:
+    for opener, closer in (
+        ("```sql", "```"),
+        ("~~~", "~~~"),
+        ("<pre>", "</pre>"),
+        ("<!-- note", "-->"),
+    ):
+        text = (
+            "---\nid: evidence:t:example-z\nkind: example\nlanguage: en\n"
+            "purposes: [disambiguation]\n---\n\n# T\n\n## Question\n\nQ?\n\n"
+            f"## Interpretation\n\nI.\n\n{opener}\nSELECT 1\n"
+        )
+        codes = [d.code for d in parse_module.parse_unit(text).errors]
+        assert "E114" in codes, (opener, codes)
+        closed = parse_module.parse_unit(text + closer + "\n")
+        assert "E114" not in [d.code for d in closed.errors], opener
