@@ -352,6 +352,8 @@ class SqliteBackend:
     def prepare(self, snapshot: Snapshot) -> None:
         """Build ``snapshot``'s index beside the published one, for its activation to adopt
         (``init`` builds its baseline's: work moved, not skipped)."""
+        if self.embedder is not None:
+            return  # init stays offline: the activation calls the embedding service
         self.layout.require_contained()
         tmp = ensure_cache(self.layout) / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
