@@ -42,7 +42,8 @@ def _starts(line: str) -> tuple[str, int, set[str]] | None:
     run of spaces met on the way, and the markers; None for a line with a tab."""
     if "\t" in line:
         return None  # tabs stop at columns: not worth following
-    pos, widest, markers = 0, 0, set()
+    pos, widest = 0, 0
+    markers: set[str] = set()
     while True:
         run = _SPACES.match(line, pos).end() - pos  # type: ignore[union-attr]
         widest = max(widest, run)
