@@ -80,6 +80,17 @@ class Session:
             inst.section("activation"), self.archive.layout, inst.section("embedding")
         )
 
+    def initialize(self, actor: str) -> ConsolidateResult:
+        """Record the baseline; the configured backend readies its activation if it can
+        (the sqlite index of the baseline, adopted by the first consolidate)."""
+        from evidence_tool.errors import DescriptorError
+
+        try:
+            backend = self.activation()
+        except DescriptorError:
+            backend = None  # init activates nothing: consolidate reports the descriptor
+        return self.archive.initialize(actor, prepare=getattr(backend, "prepare", None))
+
     def index_drift(self) -> tuple[list[Diagnostic], JsonObject]:
         """E702 per index entry that differs from the active snapshot, and the --json facts."""
         from evidence_tool.activation.drift import index_drift
@@ -100,12 +111,13 @@ class Session:
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7).  With the
         catalog step configured, the units are checked first, and the snapshot records
         the catalog they were checked against."""
-        from evidence_tool.catalog.step import finish, refuse_blocked
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
 
         step = self.catalog_step()
         if step is not None:
+            from evidence_tool.catalog.step import finish, refuse_blocked
+
             refuse_blocked(step)  # block: true and findings: nothing is written
         # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
         missing = missing_warnings(self.archive)
@@ -128,6 +140,8 @@ class Session:
 
     def catalog_step(self) -> StepOutcome | None:
         """The catalog step's outcome, or None when the installation configures none."""
+        if "catalog" not in self.installation.evidence:
+            return None  # without loading the catalog package (start-up, docs/performance.md)
         from evidence_tool.catalog.step import catalog_step
 
         return catalog_step(self.root, self.installation, self.archive.progress)
@@ -246,9 +260,6 @@ class Session:
     @property
     def layout(self) -> Layout:
         return self.archive.layout
-
-    def initialize(self, actor: str) -> ConsolidateResult:
-        return self.archive.initialize(actor)
 
     def diff(self, revisions: tuple[str, ...]) -> JsonObject:
         from evidence_tool.archive.diffing import diff

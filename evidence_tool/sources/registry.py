@@ -8,14 +8,16 @@ is edited, retired or its item resolved.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceWarning, UnknownNameError, UsageError
 from evidence_tool.sources import store
-from evidence_tool.sources.compare import ArchiveView
+
+if TYPE_CHECKING:
+    from evidence_tool.sources.compare import ArchiveView
 
 RETRACTED = "source-retracted"
 MISSING = "W151"  # a live unit derived from a source that refresh marked missing
@@ -55,6 +57,14 @@ def _candidates(registry: dict[str, Any], matches: list[str]) -> str:
     )
 
 
+def _view(archive: LocalEvidenceArchive) -> ArchiveView:
+    """The archive's units by source; loaded here, so that W151's common case (no source
+    missing) does not import the comparison (start-up, docs/performance.md)."""
+    from evidence_tool.sources.compare import ArchiveView
+
+    return ArchiveView.load(archive)
+
+
 def _citing(view: ArchiveView, sid: str) -> list[dict[str, Any]]:
     return [
         {"id": uid, "as": role, "path": view.files[uid].rel}
@@ -84,7 +94,7 @@ def _summary(record: dict[str, Any], view: ArchiveView) -> dict[str, Any]:
 
 def list_sources(archive: LocalEvidenceArchive) -> list[dict[str, Any]]:
     registry = store.read(archive.layout)
-    view = ArchiveView.load(archive)
+    view = _view(archive)
     return [_summary(r, view) for _, r in sorted(registry["sources"].items())]
 
 
@@ -102,7 +112,7 @@ def show_source(archive: LocalEvidenceArchive, given: str) -> dict[str, Any]:
     registry = store.read(archive.layout)
     sid = resolve_id(registry, given)
     record = registry["sources"][sid]
-    out = _summary(record, ArchiveView.load(archive))
+    out = _summary(record, _view(archive))
     out["comparison"] = record.get("comparison")
     warning = warning_for(record)
     out["warnings"] = [warning] if warning else []
@@ -139,7 +149,7 @@ def missing_warnings(
     missing = {s: r for s, r in registry["sources"].items() if r.get("status") == "missing"}
     if not missing:
         return []  # the common case costs one small read, no scan
-    view = view if view is not None else ArchiveView.load(archive)
+    view = view if view is not None else _view(archive)
     out = []
     for sid, record in sorted(missing.items()):
         since = record.get("missing_since") or "the last refresh"
@@ -168,7 +178,7 @@ def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) ->
             record["retraction"] = {"note": note, "actor": actor, "at": now()}
             store.write(layout, registry)
         retraction = record["retraction"]
-        view = ArchiveView.load(archive)
+        view = _view(archive)
         citing = _citing(view, sid)
         items = {}
         for c in citing:
