@@ -22,6 +22,7 @@ from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.sources import list_sources, missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
+from evidence_tool.sources.records import Comparison
 from evidence_tool.sources.registry import warning_for
 from evidence_tool.unit import Unit, parse
 from evidence_tool.workspace.descriptor import load_workspace_descriptor
@@ -199,17 +200,18 @@ def _comparison(
     archive: ReportArchive,
     view: ArchiveView,
     summary: dict[str, Any],
-    comparison: dict[str, Any],
+    pending: Comparison,
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
+    comparison: dict[str, Any] = pending.to_json()  # the page renders its JSON
     sid = comparison["source_id"]
     local = {}
     for c in comparison["current"]:
         f = view.files.get(c["id"])
         if f is not None:
             local[c["id"]] = f.data.decode("utf-8")
-    stale = stale_paths(layout, comparison, view.carriers)
+    stale = stale_paths(layout, pending, view.carriers)
     text, note = None, None
     try:
         raw = store.load_acquisition(layout, sid, comparison["acquisition"])
@@ -238,7 +240,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     base, label = _base(archive, state)
     view = ArchiveView.load(archive)
     registry = store.read(archive.layout)
-    sources = list_sources(archive)
+    sources: list[dict[str, Any]] = list_sources(archive)
     retracted = {}
     for s in sources:
         s["warning"] = warning_for(s)
@@ -257,9 +259,9 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     comparisons = []
     for s in sources:
         # From the one registry read above: a refresh may replace sources.json meanwhile.
-        comparison = (registry["sources"].get(s["source_id"]) or {}).get("comparison")
-        if comparison:
-            comparisons.append(_comparison(archive, view, s, comparison, installation))
+        record = registry.sources.get(s["source_id"])
+        if record and record.comparison:
+            comparisons.append(_comparison(archive, view, s, record.comparison, installation))
     ws_id, ws_name = _workspace_names(archive.layout.root)
     return ReportData(
         root=str(archive.layout.root),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidence_tool.sources.records import DocumentFacts, Identifier
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 
 IDENTIFIER_TYPES = ("doi", "url", "isbn", "issn", "arxiv", "urn")
@@ -44,12 +45,13 @@ class Acquired:
 @dataclass
 class DocumentMeta:
     title: str | None = None
-    identifier: dict[str, str] | None = None
+    identifier: Identifier | None = None
     language: str | None = None
     problems: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"title": self.title, "identifier": self.identifier}
+    def facts(self) -> DocumentFacts:
+        """What a comparison and a refiner request record of the document."""
+        return DocumentFacts(self.title, self.identifier)
 
 
 def unit_starts(lines: list[str]) -> list[int]:
@@ -98,6 +100,6 @@ def document_meta(text: str) -> DocumentMeta:
         meta.language = value["language"]
     for kind in IDENTIFIER_TYPES:
         if isinstance(value.get(kind), str | int | float) and str(value[kind]).strip():
-            meta.identifier = {"type": kind, "value": str(value[kind])}
+            meta.identifier = Identifier(kind, str(value[kind]))
             break
     return meta
