@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypeVar
 
 from evidence_tool.archive.local import ConsolidateStatus
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+E = TypeVar("E", bound=StrEnum)
 
 
 class RecordError(ValueError):
@@ -92,6 +95,14 @@ def _opt_str(obj: JsonObject, key: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise RecordError(f"{key!r} is not a string or null")
     return value
+
+
+def _enum(cls: type[E], obj: JsonObject, key: str) -> E:
+    value = _str(obj, key)
+    try:
+        return cls(value)
+    except ValueError:
+        raise RecordError(f"{key!r} is not one of {', '.join(cls)}") from None
 
 
 def _list(obj: JsonObject, key: str) -> list[JsonValue]:
@@ -293,7 +304,7 @@ class Dropped:
     @classmethod
     def from_json(cls, value: JsonValue) -> Dropped:
         obj = _obj(value, "a dropped unit")
-        return cls(_str(obj, "id"), DropReason(_str(obj, "reason")))
+        return cls(_str(obj, "id"), _enum(DropReason, obj, "reason"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,18 +433,19 @@ class Decision:
     def from_json(cls, value: JsonValue) -> Decision:
         obj = _obj(value, "a decision")
         status = _str(obj, "status")
+        progress = (
+            DecisionProgress.SAVED
+            if status == DecisionProgress.SAVED
+            else _enum(ConsolidateStatus, obj, "status")
+        )
         snapshot = _opt_str(obj, "snapshot")
         return cls(
-            decision=DecisionValue(_str(obj, "decision")),
+            decision=_enum(DecisionValue, obj, "decision"),
             revision=_str(obj, "revision"),
             content_hash=_str(obj, "content_hash"),
             actor=_str(obj, "actor"),
             at=_str(obj, "at"),
-            status=(
-                DecisionProgress.SAVED
-                if status == DecisionProgress.SAVED
-                else ConsolidateStatus(status)
-            ),
+            status=progress,
             retired=_strs(obj, "retired") if "retired" in obj else (),
             outcome=Outcome(snapshot, _opt_str(obj, "activation_error")) if snapshot else None,
         )
@@ -506,9 +518,9 @@ class SourceRecord:
         return cls(
             source_id=_str(obj, "source_id"),
             locator=_str(obj, "locator"),
-            kind=SourceKind(_str(obj, "kind")),
+            kind=_enum(SourceKind, obj, "kind"),
             first_seen_at=_str(obj, "first_seen_at"),
-            status=SourceStatus(_str(obj, "status") if "status" in obj else SourceStatus.ACTIVE),
+            status=_enum(SourceStatus, obj, "status") if "status" in obj else SourceStatus.ACTIVE,
             last_hash=_opt_str(obj, "last_hash"),
             title=_opt_str(obj, "title"),
             identifier=Identifier.from_json(obj.get("identifier")),
