@@ -194,7 +194,9 @@ class Session:
     ) -> dict[str, Any]:
         from evidence_tool.sources import add_import, parse_options
 
-        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
+        return add_import(
+            self.root, fmt, path, language, parse_options(options), Path.cwd()
+        ).to_json()
 
     def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retract

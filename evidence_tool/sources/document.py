@@ -8,8 +8,8 @@ starting at a line ``---`` directly followed by a line ``schema_version:...``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.records import DocumentFacts, Identifier
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 
@@ -26,7 +26,8 @@ class Acquired:
     raw: bytes
     text: str
     content_hash: str
-    provenance: dict[str, Any]
+    # Credential-free provenance, written verbatim beside the bytes (a JSON boundary).
+    provenance: JsonObject
     language: str | None = None
     title: str | None = None  # from the descriptor, when it names one
 

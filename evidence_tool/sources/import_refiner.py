@@ -24,7 +24,7 @@ from evidence_tool.sources.import_record import Located
 from evidence_tool.sources.import_source import ImportAcquired
 from evidence_tool.sources.importers.base import ImportInput, ImportResult, Span
 from evidence_tool.sources.importers.formats import importer_for
-from evidence_tool.sources.records import NotImportedItem
+from evidence_tool.sources.records import NotImportedItem, ReviewCode
 from evidence_tool.sources.refiner import Proposal, RefinerRequest, _add_markdown
 from evidence_tool.unit import render
 
@@ -153,13 +153,13 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
         try:
             markdown = render(item.unit)
         except (EvidenceError, ValueError, TypeError) as exc:
-            proposal.raise_item("invalid-unit", f"unit from {first}: {exc}", uid)
+            proposal.raise_item(ReviewCode.INVALID_UNIT, f"unit from {first}: {exc}", uid)
             continue
         excerpts = list(dict.fromkeys(g.text for g in good))
         _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid)
         cited += good
     proposal.record = import_record.render(
-        doc.format, doc.provenance["path"], doc.content_hash, cited
+        doc.format, str(doc.provenance["path"]), doc.content_hash, cited
     )
     proposal.not_imported = [
         NotImportedItem(n.element, n.what, _where(located, n.span)) for n in result.not_imported

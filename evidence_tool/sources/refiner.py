@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -302,15 +302,20 @@ def _response_validator() -> Any:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-def refiner_for(settings: dict[str, Any], cwd: str | None = None) -> UnitsRefiner | CommandRefiner:
-    """The refiner of the installation's ``evidence.refiner`` section (default: ``units``)."""
+def refiner_for(
+    settings: Mapping[str, JsonValue], cwd: str | None = None
+) -> UnitsRefiner | CommandRefiner:
+    """The refiner of the installation's ``evidence.refiner`` section (default: ``units``;
+    the section is schema-checked when the installation is loaded)."""
     kind = settings.get("kind", "units")
     if kind == "units":
         return UnitsRefiner()
     command = settings.get("command")
-    if not command:
+    if not command or not isinstance(command, list):
         raise EvidenceError("evidence.refiner.command is required for kind 'command'", code="E902")
-    return CommandRefiner(list(command), float(settings.get("timeout_s", 300)), cwd)
+    timeout = settings.get("timeout_s", 300)
+    seconds = float(timeout) if isinstance(timeout, int | float) else 300.0
+    return CommandRefiner([str(a) for a in command], seconds, cwd)
 
 
 def build_request(

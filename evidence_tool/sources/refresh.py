@@ -11,15 +11,15 @@ follows the same path and writes nothing.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.candidates import Candidate
@@ -42,6 +42,7 @@ from evidence_tool.sources.refiner import (
     check_excerpts,
 )
 from evidence_tool.sources.registry import locators, resolve_id
+from evidence_tool.sources.specs import specs_of
 
 
 @dataclass
@@ -248,7 +249,7 @@ def _apply(
 
 def refresh(
     archive: LocalEvidenceArchive,
-    descriptor_sources: list[dict[str, Any]],  # the descriptor's entries, as discover reads them
+    descriptor_sources: Sequence[Mapping[str, JsonValue]],  # evidence.sources, as loaded
     policy: NetworkPolicy,
     refiner: UnitsRefiner | CommandRefiner,
     default_language: str,
@@ -260,7 +261,7 @@ def refresh(
 ) -> RefreshResult:
     layout = archive.layout
     registry = store.read(layout)
-    candidates = discover(layout, descriptor_sources, policy)
+    candidates = discover(layout, specs_of(descriptor_sources), policy)
     selected, scope = _select(candidates, only, registry)
     check_count(selected, policy)
     docs = acquire(selected, policy, progress)
