@@ -9,13 +9,21 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool.activation import backend_for
 from evidence_tool.archive import queries
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.citations import CitationContext
+    from evidence_tool.activation.sqlite_index import Filters
+    from evidence_tool.errors import Diagnostic
+    from evidence_tool.gitflow.strict import StrictReport
+    from evidence_tool.jsonvalue import JsonObject
+    from evidence_tool.workspace.layout import Layout
 
 
 @dataclass
@@ -202,3 +210,69 @@ class Session:
         from evidence_tool.sources import retract
 
         return retract(self.archive, source_id, note, actor).to_json()
+
+    # -- one call per CLI command (issue 18: a body never reaches past the Session) --
+    # Results typed JsonObject are the command's --json result as the library builds it.
+    @property
+    def layout(self) -> Layout:
+        return self.archive.layout
+
+    def initialize(self, actor: str) -> ConsolidateResult:
+        return self.archive.initialize(actor)
+
+    def diff(self, revisions: tuple[str, ...]) -> JsonObject:
+        from evidence_tool.archive.diffing import diff
+
+        return diff(self.archive, *revisions)
+
+    def events(self) -> list[JsonObject]:
+        return self.archive.events()
+
+    def verify(self) -> tuple[list[Diagnostic], JsonObject]:
+        from evidence_tool.archive.integrity import verify
+
+        return verify(self.archive)
+
+    def verify_strict(self) -> StrictReport:
+        from evidence_tool.gitflow import verify_strict
+
+        return verify_strict(self.archive)
+
+    def git_commands(self) -> JsonObject:
+        from evidence_tool.gitflow import git_commands
+
+        return git_commands(self.archive)
+
+    def restore(self, unit_id: str, actor: str) -> ConsolidateResult:
+        from evidence_tool.archive.edits import ArchiveEditor
+
+        return ArchiveEditor(self.archive).restore(unit_id, actor, self.activation())
+
+    def resolve_review(self, unit_id: str, note: str, actor: str) -> list[JsonObject]:
+        from evidence_tool.archive.edits import ArchiveEditor
+
+        return ArchiveEditor(self.archive).resolve_review(unit_id, note, actor)
+
+    def recover(self, abandon: bool, actor: str) -> list[JsonObject]:
+        from evidence_tool.archive.edits import ArchiveEditor
+
+        return ArchiveEditor(self.archive).recover(abandon, actor)
+
+    def search(self, query: str, filters: Filters, limit: int, mode: str | None) -> JsonObject:
+        from evidence_tool.activation.search import search_active
+
+        inst = self.installation
+        activation, embedding = inst.section("activation"), inst.section("embedding")
+        return search_active(self.layout, activation, embedding, query, filters, limit, mode)
+
+    def evaluate(
+        self, questions: str, k: int, modes: tuple[str, ...], compare: str | None
+    ) -> JsonObject:
+        from evidence_tool.activation.evaluation import evaluate
+
+        return evaluate(self.archive, questions, k=k, modes=modes, compare=compare)
+
+    def citation_context(self) -> CitationContext:
+        from evidence_tool.activation.citations import citation_context
+
+        return citation_context(self.archive)
