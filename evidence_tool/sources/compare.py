@@ -35,7 +35,7 @@ from evidence_tool.workspace.scan import CuratedFile
 
 
 # Manifest provenance objects (the archive's record, read by key until the archive
-# offers typed accessors): the last dict[str, Any] of sources, here and in imported_from.
+# offers typed accessors): the last untyped dicts of sources, here and in imported_from.
 def cites(provenance: dict[str, Any] | None, sid: str) -> bool:
     """True when a declaration names ``sid`` as its document source or as its ``original``."""
     if not provenance:
