@@ -211,7 +211,7 @@ class Session:
             only=only,
             dry_run=dry_run,
             progress=progress,
-        )
+        ).to_json()
 
     def decide(
         self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
@@ -226,12 +226,12 @@ class Session:
             actor,
             self.activation(),
             allow_mass_retire=allow_mass_retire,
-        )
+        ).to_json()
 
     def decide_retry(self, source_id: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retry
 
-        return retry(self.archive, source_id, actor, self.activation())
+        return retry(self.archive, source_id, actor, self.activation()).to_json()
 
     def sources_list(self) -> list[dict[str, Any]]:
         from evidence_tool.sources import list_sources
@@ -241,19 +241,21 @@ class Session:
     def sources_show(self, source_id: str) -> dict[str, Any]:
         from evidence_tool.sources import show_source
 
-        return show_source(self.archive, source_id)
+        return show_source(self.archive, source_id).to_json()
 
     def sources_add(
         self, fmt: str, path: str, language: str | None, options: list[str]
     ) -> dict[str, Any]:
         from evidence_tool.sources import add_import, parse_options
 
-        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
+        return add_import(
+            self.root, fmt, path, language, parse_options(options), Path.cwd()
+        ).to_json()
 
     def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retract
 
-        return retract(self.archive, source_id, note, actor)
+        return retract(self.archive, source_id, note, actor).to_json()
 
     # -- one call per CLI command (issue 18: a body never reaches past the Session) --
     # Results typed JsonObject are the command's --json result as the library builds it.

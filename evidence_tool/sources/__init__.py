@@ -13,12 +13,21 @@ from typing import TYPE_CHECKING
 from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
-    from evidence_tool.sources.decide import decide, retry
+    from evidence_tool.sources.decide import DecideResult, DecisionRequest, decide, decide_on, retry
     from evidence_tool.sources.import_add import add_import, parse_options
     from evidence_tool.sources.import_record import imported_from
     from evidence_tool.sources.policy import NetworkPolicy
+    from evidence_tool.sources.records import (
+        Comparison,
+        Decision,
+        DecisionValue,
+        LineStatus,
+        Registry,
+        SourceRecord,
+        SourceStatus,
+    )
     from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner, refiner_for
-    from evidence_tool.sources.refresh import refresh
+    from evidence_tool.sources.refresh import RefreshResult, SourceLine, refresh
     from evidence_tool.sources.registry import (
         list_sources,
         missing_warnings,
@@ -29,10 +38,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CommandRefiner",
+    "Comparison",
+    "DecideResult",
+    "Decision",
+    "DecisionRequest",
+    "DecisionValue",
+    "LineStatus",
     "NetworkPolicy",
+    "RefreshResult",
+    "Registry",
+    "SourceLine",
+    "SourceRecord",
+    "SourceStatus",
     "UnitsRefiner",
     "add_import",
     "decide",
+    "decide_on",
     "imported_from",
     "list_sources",
     "missing_warnings",
@@ -49,6 +70,18 @@ lazy_face(
     __name__,
     {
         "CommandRefiner": "refiner",
+        "Comparison": "records",
+        "DecideResult": "decide",
+        "Decision": "records",
+        "DecisionRequest": "decide",
+        "DecisionValue": "records",
+        "LineStatus": "records",
+        "RefreshResult": "refresh",
+        "Registry": "records",
+        "SourceLine": "refresh",
+        "SourceRecord": "records",
+        "SourceStatus": "records",
+        "decide_on": "decide",
         "NetworkPolicy": "policy",
         "UnitsRefiner": "refiner",
         "add_import": "import_add",
