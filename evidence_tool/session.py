@@ -101,12 +101,16 @@ class Session:
     def status(self) -> dict[str, Any]:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)
         and the last catalog run's review items (never a warehouse connection)."""
+        from evidence_tool.activation.sqlite_index import INDEX_NAME
+        from evidence_tool.activation.vec import dense_status
         from evidence_tool.archive.diffing import working_entries
         from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
 
         warnings = [w.to_dict() for w in missing_warnings(self.archive)]  # W151
+        dense, vec_warning = dense_status(self.archive.layout.cache / INDEX_NAME)
+        warnings += [vec_warning.to_dict()] if vec_warning else []  # W702
         # The working units, so items of units deleted since the catalog run are dropped
         # (the scan is the stat-cached one diff makes; only when there are items at all).
         working = None
@@ -116,6 +120,7 @@ class Session:
             **queries.status(self.archive),
             "catalog": catalog_status(self.archive.layout, working),
             "git": git_state(self.archive),
+            "search_index": dense.to_json(),
             "warnings": warnings,
         }
 

@@ -27,12 +27,13 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
+from evidence_tool.activation import vec
 from evidence_tool.activation.analysis import analyse, query_terms
 from evidence_tool.activation.dense import (
     FUSION_DEPTH,
     delete_vector,
-    dense_ranking,
     index_model,
+    ranked,
     rrf,
     write_vectors,
 )
@@ -92,9 +93,11 @@ def _tables_of(record: dict[str, Any]) -> set[str]:
 
 
 @contextlib.contextmanager
-def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
+def open_readonly(
+    path: Path, connect: Callable[..., sqlite3.Connection] = sqlite3.connect
+) -> Iterator[sqlite3.Connection]:
     """A read-only connection; the path is URI-quoted, so '#', '?' or '%' in it are names."""
-    con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+    con = connect(f"file:{quote(str(path))}?mode=ro", uri=True)
     try:
         yield con
     finally:
@@ -180,7 +183,7 @@ def update_index(
     ``drop`` names with ``records`` and stamp ``revision``."""
 
     def start(con: sqlite3.Connection) -> None:
-        with open_readonly(source) as src:
+        with open_readonly(source, vec.connect) as src:  # backup() wants one driver
             src.backup(con)
         for unit_id in sorted(drop):
             _delete(con, unit_id)
@@ -195,7 +198,7 @@ def _write(
     start: Callable[[sqlite3.Connection], object],
     analyzer: str = "stem",
 ) -> int:
-    con = sqlite3.connect(path)
+    con = vec.connect(path)
     try:
         # No rollback journal: the file is unpublished until complete, and a killed
         # build must leave nothing but its one temp file (which the next build removes).
@@ -238,6 +241,8 @@ class SqliteBackend:
             return False  # another revision, or a format this version must not read
         if meta.get("embedding") != self._model_id():
             return False  # vectors of another model (or none wanted): re-activate
+        if meta.get(vec.META_KEY) != vec.wanted(self._model_id()):
+            return False  # sqlite-vec came or went: the index gains or loses vec_units
         held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
         file_id = self._file_id()
         if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
@@ -272,6 +277,8 @@ class SqliteBackend:
             return None
         if stamp.get("embedding") != self._model_id():
             return None  # it vouched for the vectors of another model
+        if stamp.get(vec.META_KEY) != vec.wanted(self._model_id()):
+            return None
         return revision if isinstance(revision, str) and file_id[2] < taken - RACY_NS else None
 
     def _stamp(self, revision: str) -> None:
@@ -279,6 +286,7 @@ class SqliteBackend:
         if file_id is not None:
             stamp = {"revision": revision, "file": file_id, "taken_ns": time.time_ns()}
             stamp["embedding"] = self._model_id()
+            stamp[vec.META_KEY] = vec.wanted(self._model_id())
             data = json.dumps({**stamp, "tool": __version__, "format": FORMAT}).encode()
             fsio.write_atomic(self.stamp_path, data, durable=False)  # derived: never fsynced
 
@@ -310,7 +318,7 @@ class SqliteBackend:
             self._stamp(snapshot.revision)
         except EmbeddingError as exc:
             raise ActivationError(f"embedding the units failed: {exc}") from None
-        except sqlite3.Error as exc:
+        except vec.errors() as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
@@ -323,7 +331,7 @@ class SqliteBackend:
             if self.embedder
             else None
         )
-        con = sqlite3.connect(tmp)
+        con = vec.connect(tmp)
         try:
             write_vectors(con, self.embedder, self.cache)
             con.commit()
@@ -339,6 +347,7 @@ class SqliteBackend:
             or (meta.get("format"), meta.get("tool"), meta.get("analyzer"))
             != (FORMAT, __version__, "stem")
             or meta.get("revision") in (None, snapshot.revision)  # asked to rebuild it
+            or not vec.can_update(meta)
         ):
             return None
         prev = snapshot.previous
@@ -499,18 +508,20 @@ def search_path(
         )
     where, args = _where(filters)
     revision = meta.get("revision", "")
+    dense_path: str | None = None  # which dense ranking served: "vec" or "python"
+    # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
+    connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
-        with open_readonly(path) as con:
+        with open_readonly(path, connect) as con:
             mode = mode or ("hybrid" if index_model(con) else "bm25")
             depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
-            dense = (
-                dense_ranking(con, _query_vector(con, query, embedder), where, args, depth)
-                if mode != "bm25"
-                else []
-            )
+            dense: list[tuple[str, float]] = []
+            if mode != "bm25":
+                query_vector = _query_vector(con, query, embedder)
+                dense, dense_path = ranked(con, query_vector, where, args, depth)
             records = _records(con, [uid for uid, _ in dense if uid not in lexical])
-    except sqlite3.Error as exc:
+    except vec.errors() as exc:
         raise IntegrityError(
             f"the search index {path} is unreadable ({exc}); rebuild it with "
             "'tht workspace evidence consolidate'",
@@ -525,7 +536,15 @@ def search_path(
         hits = [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows]
     else:
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
-    return {"revision": revision, "query": query, "mode": mode, "hits": hits}
+    warning = vec.probe().warning() if dense_path else None
+    return {
+        "revision": revision,
+        "query": query,
+        "mode": mode,
+        "dense_path": dense_path,
+        "hits": hits,
+        "warnings": [warning.to_dict()] if warning else [],
+    }
 
 
 def search(

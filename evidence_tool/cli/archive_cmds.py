@@ -137,6 +137,9 @@ def status_body(s: Any) -> Report:
     for uid, items in data["catalog"]["review_items"].items():
         since = " (edited since the catalog check)" if uid in edited else ""
         lines += [f"catalog review item on {uid}{since}: {i['code']} {i['message']}" for i in items]
+    index = data["search_index"]
+    if index["model"]:
+        lines.append(f"search index: vectors of {index['model']}, ranked by {index['dense_path']}")
     git = data["git"]
     lines += _git_lines(git)
     found = data["warnings"] + data["id_changes"] + git["warnings"]
@@ -331,7 +334,8 @@ def search_body(
     lines = search_lines(data["hits"])
     for h in data["hits"]:
         del h["record"]
-    return Report(result=data, text=lines)
+    found = data.pop("warnings", [])  # W702: sqlite-vec installed but not loading
+    return Report(result=data, text=lines, warnings=_warnings(found))
 
 
 def eval_body(
