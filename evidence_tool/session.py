@@ -66,6 +66,7 @@ class Session:
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7).  With the
         catalog step configured, the units are checked first, and the snapshot records
         the catalog they were checked against."""
+        from evidence_tool.activation.sqlite_index import SqliteBackend
         from evidence_tool.catalog.step import finish, refuse_blocked
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
@@ -90,6 +91,8 @@ class Session:
                 finish(step, self.archive)
             result.catalog = step.summary()
         result.warnings = [*result.warnings, *missing, *(step.warnings if step else [])]
+        if isinstance(activate, SqliteBackend) and not dry_run:
+            result.warnings += activate.warnings()  # W702: sqlite-vec installed, not loading
         return result
 
     def catalog_step(self) -> Any:

@@ -45,6 +45,7 @@ from evidence_tool.errors import (
     ActivationError,
     EmbeddingError,
     EvidenceError,
+    EvidenceWarning,
     IntegrityError,
     NotReadyError,
     UsageError,
@@ -289,6 +290,11 @@ class SqliteBackend:
             stamp[vec.META_KEY] = vec.wanted(self._model_id())
             data = json.dumps({**stamp, "tool": __version__, "format": FORMAT}).encode()
             fsio.write_atomic(self.stamp_path, data, durable=False)  # derived: never fsynced
+
+    def warnings(self) -> list[EvidenceWarning]:
+        """W702 when the index is to hold vectors and the installed sqlite-vec cannot load."""
+        found = vec.probe().warning() if self.embedder else None
+        return [found] if found else []
 
     def _model_id(self) -> str | None:
         """The model whose vectors the index must hold (None: no vectors)."""

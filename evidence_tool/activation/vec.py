@@ -11,6 +11,7 @@ answers every mode from the same file: it never touches ``vec_units``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import sqlite3
@@ -81,10 +82,8 @@ def _modules() -> list[Any]:
     found: list[Any] = []
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         found.append(sqlite3)
-    try:
+    with contextlib.suppress(ImportError):
         found.append(importlib.import_module("pysqlite3.dbapi2"))
-    except ImportError:
-        pass
     return found
 
 

@@ -17,7 +17,7 @@ from helpers import envelope
 
 from evidence_tool.activation import dense, vec
 from evidence_tool.activation.sqlite_index import _SCHEMA, INDEX_NAME, Filters, _where
-from evidence_tool.embedding.vectors import normalized, to_blob
+from evidence_tool.embedding.vectors import from_blob, normalized, to_blob
 
 QUERIES = ("how long did the patient stay in hospital", "codice fiscale del paziente")
 
@@ -158,7 +158,7 @@ def test_vec_and_python_paths_rank_the_same_top_k_ties_by_id(
         queries = [normalized([rng.uniform(-1, 1) for _ in range(dim)]) for _ in range(4)]
         # A query equal to a shared vector: its duplicates tie at similarity 1.
         queries.append(
-            list(dense.from_blob(con.execute("SELECT vec FROM vectors ORDER BY id").fetchone()[0]))
+            list(from_blob(con.execute("SELECT vec FROM vectors ORDER BY id").fetchone()[0]))
         )
         for query in queries:
             for filters in (Filters(), Filters(kind="formula"), Filters(kind="nothing")):
