@@ -13,8 +13,7 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from evidence_tool.activation import vec
 from evidence_tool.embedding import DenseEmbedder
@@ -70,7 +69,7 @@ def index_model(con: sqlite3.Connection) -> str | None:
 
 
 def ranked(
-    con: sqlite3.Connection, query: list[float], where: list[str], args: list[Any], k: int
+    con: sqlite3.Connection, query: list[float], where: list[str], args: Sequence[str | int], k: int
 ) -> tuple[list[tuple[str, float]], str]:
     """``dense_ranking``'s hits and the path that served them: ``vec`` (a KNN in SQLite)
     or ``python``; both give the same hits for the same vectors."""
@@ -82,7 +81,7 @@ def ranked(
 
 
 def dense_ranking(
-    con: sqlite3.Connection, query: list[float], where: list[str], args: list[Any], k: int
+    con: sqlite3.Connection, query: list[float], where: list[str], args: Sequence[str | int], k: int
 ) -> list[tuple[str, float]]:
     """The ``k`` units most similar to ``query`` (cosine) among those ``where`` keeps,
     in plain Python over the ``vectors`` table."""

@@ -54,6 +54,7 @@ from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
+SqlArg = str | int  # a bound parameter of the filters' SQL
 # Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
 # that was last proven, so a no-op consolidate need not read every row (see holds()).
 STAMP_NAME = "index.sqlite.stamp"
@@ -401,6 +402,22 @@ def index_entries(path: Path) -> dict[str, str] | None:
 
 
 @dataclass(frozen=True)
+class LexicalRow:
+    """One BM25 hit: the unit's JSON record, its BM25 (higher is better) and its three
+    FTS columns with the matched words marked by ``\x01...\x02``."""
+
+    record: str
+    bm25: float
+    title: str
+    body: str
+    applies_to: str
+
+    @property
+    def marked(self) -> tuple[str, str, str]:
+        return (self.title, self.body, self.applies_to)
+
+
+@dataclass(frozen=True)
 class Filters:
     kind: str | None = None
     purpose: str | None = None
@@ -428,10 +445,10 @@ def _stem_query(text: str) -> str:
     return " OR ".join("(" + " OR ".join(map(_quoted, sorted(g))) + ")" for g in groups)
 
 
-def _where(filters: Filters) -> tuple[list[str], list[Any]]:
+def _where(filters: Filters) -> tuple[list[str], list[SqlArg]]:
     """SQL conditions and their arguments for the typed filters."""
     where: list[str] = []
-    args: list[Any] = []
+    args: list[SqlArg] = []
     if filters.kind:
         where.append("u.kind = ?")
         args.append(filters.kind)
@@ -538,8 +555,8 @@ def search_path(
         rows = list(lexical.values())
         # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
         # its raw BM25 values are all near zero although their ratios still rank the hits.
-        best = -rows[0][1] if rows else 0.0
-        hits = [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows]
+        best = rows[0].bm25 if rows else 0.0
+        hits = [_hit(row.record, row.bm25, best, row.marked, revision, analyzer) for row in rows]
     else:
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
     warning = vec.probe().warning() if dense_path else None
@@ -575,10 +592,10 @@ def search(
 
 
 def _bm25_rows(
-    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[Any], k: int
-) -> dict[str, tuple[Any, ...]]:
-    """Unit id -> (record, bm25, marked title, body, applies_to), best first; the first of
-    ``texts`` (FTS queries, strictest first) that matches anything."""
+    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
+) -> dict[str, LexicalRow]:
+    """Unit id -> its BM25 hit, best first; the first of ``texts`` (FTS queries, strictest
+    first) that matches anything."""
     # highlight() marks the matched words of each column: which fields a hit matched.
     marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
     sql = (
@@ -587,12 +604,13 @@ def _bm25_rows(
         + "".join(f" AND {w}" for w in where)
         + " ORDER BY score LIMIT ?"
     )
-    rows: list[Any] = []
+    rows: list[tuple[str, str, float, str, str, str]] = []
     for text in texts:
         rows = con.execute(sql, [text, *args, k]).fetchall()
         if rows:
             break
-    return {row[0]: tuple(row[1:]) for row in rows}
+    # SQLite's bm25() is lower-is-better: negated here, once.
+    return {uid: LexicalRow(rec, -score, *marked) for uid, rec, score, *marked in rows}
 
 
 def _query_vector(
@@ -625,7 +643,7 @@ def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
 
 
 def _fused_hits(
-    lexical: dict[str, tuple[Any, ...]],
+    lexical: dict[str, LexicalRow],
     dense: list[tuple[str, float]],
     records: dict[str, str],
     limit: int,
@@ -642,10 +660,10 @@ def _fused_hits(
     hits = []
     for uid, score in fused:
         row = lexical.get(uid)
-        marked = tuple(row[2:]) if row else ("", "", "")
-        hit = _hit(row[0] if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
+        marked = row.marked if row else ("", "", "")
+        hit = _hit(row.record if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
         hit["score"] = round(score / best, 4) if best > 0 else 0.0
-        hit["bm25"] = -row[1] if row else None
+        hit["bm25"] = row.bm25 if row else None
         hit["dense"] = round(similarity[uid], 4) if uid in similarity else None
         hits.append(hit)
     return hits

@@ -15,10 +15,10 @@ import contextlib
 import functools
 import importlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 from urllib.parse import quote
 
 from evidence_tool.embedding.vectors import dot, from_blob, to_blob
@@ -28,9 +28,11 @@ from evidence_tool.jsonvalue import JsonObject
 TABLE = "vec_units"
 META_KEY = "vec"  # meta row: the sqlite-vec version that wrote vec_units (absent: none)
 KNN_MAX = 4096  # sqlite-vec refuses a larger k
-# float32 cosine in C and the float64 dot of dense.py may differ by ~1e-6: candidates this
-# close to the k-th are fetched too, then all are rescored exactly, so both paths agree.
-TIE_MARGIN = 1e-4
+# float32 cosine in C and the float64 dot of dense.py differ by ~1e-7 on unit vectors:
+# candidates this close to the k-th are fetched too, then all are rescored exactly, so
+# both paths agree on the order and on the ties (broken by id).
+TIE_MARGIN = 1e-5
+LOOK_PAST = 16  # candidates fetched past the k-th, to see where its ties end
 WARNING_CODE = "W702"
 
 
@@ -40,8 +42,8 @@ class Driver:
 
     name: str  # "sqlite3" or "pysqlite3"
     version: str  # sqlite-vec's, as vec_version() says
-    module: Any
-    load: Callable[[Any], None]
+    module: ModuleType
+    load: Callable[[sqlite3.Connection], None]
 
     @property
     def errors(self) -> tuple[type[Exception], ...]:
@@ -77,9 +79,9 @@ class Probe:
         )
 
 
-def _modules() -> list[Any]:
+def _modules() -> list[ModuleType]:
     """Candidate driver modules, the stdlib first (no second SQLite when it can load)."""
-    found: list[Any] = []
+    found: list[ModuleType] = []
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         found.append(sqlite3)
     with contextlib.suppress(ImportError):
@@ -94,12 +96,15 @@ def probe() -> Probe:
         sqlite_vec = importlib.import_module("sqlite_vec")
     except ImportError:
         return Probe(None, None)  # the default install: the plain-Python path, silently
+    load = getattr(sqlite_vec, "load", None)
+    if not callable(load):
+        return Probe(None, f"the sqlite_vec module at {sqlite_vec.__file__} has no load()")
     modules = _modules()
     if not modules:
         return Probe(None, "no SQLite driver here can load extensions: install pysqlite3")
     problems = []
     for module in modules:
-        driver = Driver(module.__name__.split(".")[0], "", module, sqlite_vec.load)
+        driver = Driver(module.__name__.split(".")[0], "", module, load)
         try:
             con = driver.connect(":memory:")
             try:
@@ -110,7 +115,7 @@ def probe() -> Probe:
         except Exception as exc:  # a broken build raises whatever its loader raises
             problems.append(f"{driver.name}: {exc}")
             continue
-        return Probe(Driver(driver.name, str(version), module, sqlite_vec.load), None)
+        return Probe(Driver(driver.name, str(version), module, load), None)
     return Probe(None, "; ".join(problems))
 
 
@@ -196,18 +201,20 @@ def serves(con: sqlite3.Connection) -> bool:
 
 
 def ranking(
-    con: sqlite3.Connection, query: list[float], where: list[str], args: list[Any], k: int
+    con: sqlite3.Connection, query: list[float], where: list[str], args: Sequence[str | int], k: int
 ) -> list[tuple[str, float]] | None:
     """The ``k`` units most similar to ``query`` among those ``where`` keeps, by a KNN of
     ``vec_units``; rescored and ordered as dense.py orders them ((-similarity, id)).
     None when the ties at the k-th go past sqlite-vec's largest k (rank in Python)."""
+    if k <= 0:
+        return []
     # The filters are a pre-filter of the KNN (id IN ...), never applied after it.
     keep = (
         " AND id IN (SELECT u.id FROM units u WHERE " + " AND ".join(where) + ")" if where else ""
     )
     sql = f"SELECT id, distance FROM {TABLE} WHERE embedding MATCH ? AND k = ?{keep}"
     blob = to_blob(query)
-    n = k
+    n = k + LOOK_PAST
     while True:
         rows = con.execute(sql, [blob, min(n, KNN_MAX), *args]).fetchall()
         if len(rows) < min(n, KNN_MAX) or rows[-1][1] > rows[k - 1][1] + TIE_MARGIN:
