@@ -14,16 +14,44 @@ from typing import TYPE_CHECKING, Any
 from evidence_tool.activation import backend_for
 from evidence_tool.archive import queries
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.errors import Diagnostic, EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
+from evidence_tool.workspace.scan import Progress
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
     from evidence_tool.activation.sqlite_index import Filters
-    from evidence_tool.errors import Diagnostic
+    from evidence_tool.activation.vec import DenseStatus
+    from evidence_tool.catalog.review import CatalogStatus
+    from evidence_tool.catalog.step import StepOutcome
+    from evidence_tool.gitflow.records import GitCommands, GitState
     from evidence_tool.gitflow.strict import StrictReport
-    from evidence_tool.jsonvalue import JsonObject
+    from evidence_tool.sources import NetworkPolicy
+    from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner
     from evidence_tool.workspace.layout import Layout
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceStatus:
+    """``status``: the archive's status, the last catalog run's part, the Git state and
+    the warnings about missing sources (W151)."""
+
+    archive: JsonObject  # queries.status, as the archive reports it
+    catalog: CatalogStatus
+    git: GitState
+    warnings: tuple[EvidenceWarning, ...]
+    search_index: DenseStatus  # the sqlite index's vectors and which path ranks them
+
+    def to_json(self) -> JsonObject:
+        return {
+            **self.archive,
+            "catalog": self.catalog.to_json(),
+            "git": self.git.to_json(),
+            "search_index": self.search_index.to_json(),
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
 
 
 @dataclass
@@ -38,7 +66,7 @@ class Session:
         root: str | os.PathLike[str],
         installation: str | None,
         wait: float = 0.0,
-        progress: Any = None,
+        progress: Progress | None = None,
     ) -> Session:
         inst = load_installation(installation)
         # A workspace has a descriptor: without one, readers would report an empty
@@ -55,7 +83,19 @@ class Session:
             inst.section("activation"), self.archive.layout, inst.section("embedding")
         )
 
-    def index_drift(self) -> tuple[list[Any], dict[str, Any]]:
+    def initialize(self, actor: str) -> ConsolidateResult:
+        """Record the baseline; the configured backend readies its activation if it can
+        (the sqlite index of the baseline, adopted by the first consolidate)."""
+        from evidence_tool.errors import DescriptorError
+
+        try:
+            backend = self.activation()
+        except DescriptorError:
+            backend = None  # init activates nothing: consolidate reports the descriptor
+        return self.archive.initialize(actor, prepare=getattr(backend, "prepare", None))
+
+    def index_drift(self) -> tuple[list[Diagnostic], JsonObject]:
+        """E702 per index entry that differs from the active snapshot, and the --json facts."""
         from evidence_tool.activation.drift import index_drift
 
         settings = self.installation.section("activation")
@@ -74,12 +114,13 @@ class Session:
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7).  With the
         catalog step configured, the units are checked first, and the snapshot records
         the catalog they were checked against."""
-        from evidence_tool.catalog.step import finish, refuse_blocked
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
 
         step = self.catalog_step()
         if step is not None:
+            from evidence_tool.catalog.step import finish, refuse_blocked
+
             refuse_blocked(step)  # block: true and findings: nothing is written
         # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
         missing = missing_warnings(self.archive)
@@ -98,36 +139,53 @@ class Session:
                 finish(step, self.archive)
             result.catalog = step.summary()
         result.warnings = [*result.warnings, *missing, *(step.warnings if step else [])]
+        if activate is not None and not dry_run:
+            from evidence_tool.activation.sqlite_index import SqliteBackend  # loaded if in use
+
+            if isinstance(activate, SqliteBackend):
+                result.warnings += activate.warnings()  # W702: sqlite-vec installed, not loading
         return result
 
-    def catalog_step(self) -> Any:
+    def catalog_step(self) -> StepOutcome | None:
         """The catalog step's outcome, or None when the installation configures none."""
+        if "catalog" not in self.installation.evidence:
+            return None  # without loading the catalog package (start-up, docs/performance.md)
         from evidence_tool.catalog.step import catalog_step
 
         return catalog_step(self.root, self.installation, self.archive.progress)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> JsonObject:
+        """``status_report`` as the --json result."""
+        return self.status_report().to_json()
+
+    def status_report(self) -> WorkspaceStatus:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)
         and the last catalog run's review items (never a warehouse connection)."""
+        from evidence_tool.activation.sqlite_index import INDEX_NAME
+        from evidence_tool.activation.vec import dense_status
         from evidence_tool.archive.diffing import working_entries
         from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
 
-        warnings = [w.to_dict() for w in missing_warnings(self.archive)]  # W151
+        warnings = tuple(missing_warnings(self.archive))  # W151
+        dense, vec_warning = dense_status(self.archive.layout.cache / INDEX_NAME)
         # The working units, so items of units deleted since the catalog run are dropped
         # (the scan is the stat-cached one diff makes; only when there are items at all).
         working = None
         if review_items(self.archive.layout):
             working = {uid: e[0] for uid, e in working_entries(self.archive)[0].items()}
-        return {
-            **queries.status(self.archive),
-            "catalog": catalog_status(self.archive.layout, working),
-            "git": git_state(self.archive),
-            "warnings": warnings,
-        }
+        return WorkspaceStatus(
+            queries.status(self.archive),
+            catalog_status(self.archive.layout, working),
+            git_state(self.archive),
+            (*warnings, *([vec_warning] if vec_warning else [])),  # W702
+            dense,
+        )
 
-    def show(self, unit_id: str) -> dict[str, Any]:
+    def show(self, unit_id: str) -> JsonObject:
+        """The unit as the newest snapshot holds it (``show --json``), with the warnings
+        about its sources and, for an imported unit, where each excerpt came from."""
         from evidence_tool.sources import imported_from, unit_warnings
 
         data = queries.show(self.archive, unit_id)
@@ -138,12 +196,12 @@ class Session:
         return data
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------
-    def refiner(self) -> Any:
+    def refiner(self) -> UnitsRefiner | CommandRefiner:
         from evidence_tool.sources import refiner_for
 
         return refiner_for(self.installation.section("refiner"), str(self.root))
 
-    def network(self) -> Any:
+    def network(self) -> NetworkPolicy:
         from evidence_tool.sources import NetworkPolicy
 
         return NetworkPolicy.from_settings(self.installation.section("network"))
@@ -165,7 +223,7 @@ class Session:
             only=only,
             dry_run=dry_run,
             progress=progress,
-        )
+        ).to_json()
 
     def decide(
         self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
@@ -180,12 +238,12 @@ class Session:
             actor,
             self.activation(),
             allow_mass_retire=allow_mass_retire,
-        )
+        ).to_json()
 
     def decide_retry(self, source_id: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retry
 
-        return retry(self.archive, source_id, actor, self.activation())
+        return retry(self.archive, source_id, actor, self.activation()).to_json()
 
     def sources_list(self) -> list[dict[str, Any]]:
         from evidence_tool.sources import list_sources
@@ -195,28 +253,27 @@ class Session:
     def sources_show(self, source_id: str) -> dict[str, Any]:
         from evidence_tool.sources import show_source
 
-        return show_source(self.archive, source_id)
+        return show_source(self.archive, source_id).to_json()
 
     def sources_add(
         self, fmt: str, path: str, language: str | None, options: list[str]
     ) -> dict[str, Any]:
         from evidence_tool.sources import add_import, parse_options
 
-        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
+        return add_import(
+            self.root, fmt, path, language, parse_options(options), Path.cwd()
+        ).to_json()
 
     def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retract
 
-        return retract(self.archive, source_id, note, actor)
+        return retract(self.archive, source_id, note, actor).to_json()
 
     # -- one call per CLI command (issue 18: a body never reaches past the Session) --
     # Results typed JsonObject are the command's --json result as the library builds it.
     @property
     def layout(self) -> Layout:
         return self.archive.layout
-
-    def initialize(self, actor: str) -> ConsolidateResult:
-        return self.archive.initialize(actor)
 
     def diff(self, revisions: tuple[str, ...]) -> JsonObject:
         from evidence_tool.archive.diffing import diff
@@ -236,7 +293,7 @@ class Session:
 
         return verify_strict(self.archive)
 
-    def git_commands(self) -> JsonObject:
+    def git_commands(self) -> GitCommands:
         from evidence_tool.gitflow import git_commands
 
         return git_commands(self.archive)

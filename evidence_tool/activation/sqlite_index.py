@@ -27,12 +27,13 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
+from evidence_tool.activation import vec
 from evidence_tool.activation.analysis import analyse, query_language, query_terms
 from evidence_tool.activation.dense import (
     FUSION_DEPTH,
     delete_vector,
-    dense_ranking,
     index_model,
+    ranked,
     rrf,
     write_vectors,
 )
@@ -44,6 +45,7 @@ from evidence_tool.errors import (
     ActivationError,
     EmbeddingError,
     EvidenceError,
+    EvidenceWarning,
     IntegrityError,
     NotReadyError,
     UsageError,
@@ -52,9 +54,12 @@ from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
+SqlArg = str | int  # a bound parameter of the filters' SQL
 # Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
 # that was last proven, so a no-op consolidate need not read every row (see holds()).
 STAMP_NAME = "index.sqlite.stamp"
+# The index `init` builds for its baseline, adopted by the activation of that revision.
+PREPARED_NAME = "index.sqlite.prepared"
 RACY_NS = 1_000_000_000  # a stamp taken this soon after the file changed is not trusted
 # Format 2: an fts row shares its unit's rowid and the side tables are indexed by id, so
 # one unit's rows can be replaced without scanning; records hold no revision (the meta
@@ -92,9 +97,11 @@ def _tables_of(record: dict[str, Any]) -> set[str]:
 
 
 @contextlib.contextmanager
-def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
+def open_readonly(
+    path: Path, connect: Callable[..., sqlite3.Connection] = sqlite3.connect
+) -> Iterator[sqlite3.Connection]:
     """A read-only connection; the path is URI-quoted, so '#', '?' or '%' in it are names."""
-    con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+    con = connect(f"file:{quote(str(path))}?mode=ro", uri=True)
     try:
         yield con
     finally:
@@ -173,19 +180,42 @@ def build_index(
     return _write(path, revision, records, lambda con: con.executescript(_SCHEMA), analyzer)
 
 
-def update_index(
-    source: Path, path: Path, revision: str, drop: set[str], records: Iterable[dict[str, Any]]
+def update_in_place(
+    path: Path,
+    revision: str,
+    drop: set[str],
+    records: Iterable[dict[str, Any]],
+    finish: Callable[[sqlite3.Connection], object],
 ) -> int:
-    """Copy the index at ``source`` to ``path`` (a new file), then replace the units
-    ``drop`` names with ``records`` and stamp ``revision``."""
+    """Turn the published index at ``path`` into ``revision``'s in one transaction: the
+    rows of the units ``drop`` names are deleted (``_delete``), ``records`` inserted
+    (``_insert``: every row of one unit), ``finish`` brings the rest along (vectors).
 
-    def start(con: sqlite3.Connection) -> None:
-        with open_readonly(source) as src:
-            src.backup(con)
-        for unit_id in sorted(drop):
-            _delete(con, unit_id)
-
-    return _write(path, revision, records, start)
+    SQLite's rollback journal makes it all or nothing: readers see the previous revision
+    until the commit, and a process killed halfway leaves a hot journal, which the next
+    activation rolls back (``SqliteBackend._recover``) before it updates again.
+    """
+    con = vec.connect(path)  # the driver that loads sqlite-vec when vec_units exists
+    con.isolation_level = None
+    try:
+        con.execute("PRAGMA journal_mode=DELETE")
+        con.execute("PRAGMA synchronous=FULL")  # the journal, then the file, reach the disk
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for unit_id in sorted(drop):
+                _delete(con, unit_id)
+            for r in records:
+                _insert(con, r)
+            finish(con)
+            n = _stamp(con, revision)
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        return n
+    finally:
+        con.close()
 
 
 def _write(
@@ -195,7 +225,7 @@ def _write(
     start: Callable[[sqlite3.Connection], object],
     analyzer: str = "stem",
 ) -> int:
-    con = sqlite3.connect(path)
+    con = vec.connect(path)
     try:
         # No rollback journal: the file is unpublished until complete, and a killed
         # build must leave nothing but its one temp file (which the next build removes).
@@ -238,6 +268,8 @@ class SqliteBackend:
             return False  # another revision, or a format this version must not read
         if meta.get("embedding") != self._model_id():
             return False  # vectors of another model (or none wanted): re-activate
+        if meta.get(vec.META_KEY) != vec.wanted(self._model_id()):
+            return False  # sqlite-vec came or went: the index gains or loses vec_units
         held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
         file_id = self._file_id()
         if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
@@ -272,6 +304,8 @@ class SqliteBackend:
             return None
         if stamp.get("embedding") != self._model_id():
             return None  # it vouched for the vectors of another model
+        if stamp.get(vec.META_KEY) != vec.wanted(self._model_id()):
+            return None
         return revision if isinstance(revision, str) and file_id[2] < taken - RACY_NS else None
 
     def _stamp(self, revision: str) -> None:
@@ -279,8 +313,14 @@ class SqliteBackend:
         if file_id is not None:
             stamp = {"revision": revision, "file": file_id, "taken_ns": time.time_ns()}
             stamp["embedding"] = self._model_id()
+            stamp[vec.META_KEY] = vec.wanted(self._model_id())
             data = json.dumps({**stamp, "tool": __version__, "format": FORMAT}).encode()
             fsio.write_atomic(self.stamp_path, data, durable=False)  # derived: never fsynced
+
+    def warnings(self) -> list[EvidenceWarning]:
+        """W702 when the index is to hold vectors and the installed sqlite-vec cannot load."""
+        found = vec.probe().warning() if self.embedder else None
+        return [found] if found else []
 
     def _model_id(self) -> str | None:
         """The model whose vectors the index must hold (None: no vectors)."""
@@ -297,38 +337,103 @@ class SqliteBackend:
             fsio.unlink(stale, missing_ok=True)
         tmp = cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
+            self._recover()
+            if self._adopt(snapshot):
+                return
             drop = self._changed_since_index(snapshot)
-            if drop is None:
-                build_index(tmp, snapshot.revision, snapshot.records())
-            else:
+            fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
+            if drop is not None:
+                # The changed units' rows, in the published file: the cost of the change,
+                # not a copy of the whole index.
                 now = {e.id for e in snapshot.entries()}
                 records = snapshot.records(drop & now)
-                update_index(self.path, tmp, snapshot.revision, drop, records)
-            self._embed(tmp)
-            fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
-            fsio.publish(tmp, self.path)
+                update_in_place(self.path, snapshot.revision, drop, records, self._vectors)
+            else:
+                build_index(tmp, snapshot.revision, snapshot.records())
+                self._embed(tmp)
+                fsio.publish(tmp, self.path)
             self._stamp(snapshot.revision)
         except EmbeddingError as exc:
             raise ActivationError(f"embedding the units failed: {exc}") from None
-        except sqlite3.Error as exc:
+        except vec.errors() as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
             fsio.unlink(tmp, missing_ok=True)
 
+    @property
+    def prepared_path(self) -> Path:
+        return self.layout.cache / PREPARED_NAME
+
+    def prepare(self, snapshot: Snapshot) -> None:
+        """Build ``snapshot``'s index beside the published one, for its activation to adopt
+        (``init`` builds its baseline's: work moved, not skipped)."""
+        if self.embedder is not None:
+            return  # init stays offline: the activation calls the embedding service
+        self.layout.require_contained()
+        tmp = ensure_cache(self.layout) / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
+        try:
+            build_index(tmp, snapshot.revision, snapshot.records())
+            self._embed(tmp)
+            fsio.publish(tmp, self.prepared_path)
+        finally:
+            fsio.unlink(tmp, missing_ok=True)
+
+    def _adopt(self, snapshot: Snapshot) -> bool:
+        """Publish the prepared index if it holds ``snapshot`` exactly: its meta rows (this
+        tool's format and analyser, the model of its vectors) and every unit, id by content
+        hash, as holds() checks the published one.  Any other prepared index is deleted."""
+        prepared = self.prepared_path
+        if not prepared.exists():
+            return False
+        meta = index_meta(prepared) or {}
+        wanted = (snapshot.revision, FORMAT, __version__, "stem", self._model_id())
+        keys = ("revision", "format", "tool", "analyzer", "embedding")
+        adopt = tuple(meta.get(k) for k in keys) == wanted and index_entries(prepared) == {
+            e.id: e.content_hash for e in snapshot.entries()
+        }
+        if adopt:
+            fsio.unlink(self.stamp_path, missing_ok=True)
+            fsio.publish(prepared, self.path)
+            self._stamp(snapshot.revision)
+        else:
+            fsio.unlink(prepared, missing_ok=True)
+        return adopt
+
     def _embed(self, tmp: Path) -> None:
         """Give every unit of the unpublished index its vector (cached by content)."""
+        con = vec.connect(tmp)
+        try:
+            self._vectors(con)
+            con.commit()
+        finally:
+            con.close()
+
+    def _vectors(self, con: sqlite3.Connection) -> None:
+        """The vectors of the units that have none (or none of this model), by content."""
         self.cache = (
             EmbeddingCache(self.layout.cache / "embeddings", self.embedder)
             if self.embedder
             else None
         )
-        con = sqlite3.connect(tmp)
+        write_vectors(con, self.embedder, self.cache)
+
+    def _recover(self) -> None:
+        """A journal beside the index is an in-place update killed halfway: a read-write
+        open rolls it back (read-only readers cannot).  An index that cannot be recovered
+        goes, journal last, so that no journal outlives the file it belongs to."""
+        journal = self.path.with_name(self.path.name + "-journal")
+        if not journal.exists():
+            return
         try:
-            write_vectors(con, self.embedder, self.cache)
-            con.commit()
-        finally:
-            con.close()
+            con = sqlite3.connect(self.path)
+            try:
+                con.execute("SELECT count(*) FROM meta").fetchone()
+            finally:
+                con.close()
+        except sqlite3.Error:
+            fsio.unlink(self.path, missing_ok=True)
+        fsio.unlink(journal, missing_ok=True)
 
     def _changed_since_index(self, snapshot: Snapshot) -> set[str] | None:
         """Ids whose rows must be replaced to turn the published index into
@@ -339,6 +444,7 @@ class SqliteBackend:
             or (meta.get("format"), meta.get("tool"), meta.get("analyzer"))
             != (FORMAT, __version__, "stem")
             or meta.get("revision") in (None, snapshot.revision)  # asked to rebuild it
+            or not vec.can_update(meta)
         ):
             return None
         prev = snapshot.previous
@@ -386,6 +492,22 @@ def index_entries(path: Path) -> dict[str, str] | None:
 
 
 @dataclass(frozen=True)
+class LexicalRow:
+    """One BM25 hit: the unit's JSON record, its BM25 (higher is better) and its three
+    FTS columns with the matched words marked by ``\x01...\x02``."""
+
+    record: str
+    bm25: float
+    title: str
+    body: str
+    applies_to: str
+
+    @property
+    def marked(self) -> tuple[str, str, str]:
+        return (self.title, self.body, self.applies_to)
+
+
+@dataclass(frozen=True)
 class Filters:
     kind: str | None = None
     purpose: str | None = None
@@ -413,10 +535,10 @@ def _stem_query(text: str) -> str:
     return " OR ".join("(" + " OR ".join(map(_quoted, sorted(g))) + ")" for g in groups)
 
 
-def _where(filters: Filters) -> tuple[list[str], list[Any]]:
+def _where(filters: Filters) -> tuple[list[str], list[SqlArg]]:
     """SQL conditions and their arguments for the typed filters."""
     where: list[str] = []
-    args: list[Any] = []
+    args: list[SqlArg] = []
     if filters.kind:
         where.append("u.kind = ?")
         args.append(filters.kind)
@@ -492,19 +614,21 @@ def search_path(
         )
     where, args = _where(filters)
     revision = meta.get("revision", "")
+    dense_path: str | None = None  # which dense ranking served: "vec" or "python"
+    # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
+    connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
-        with open_readonly(path) as con:
+        with open_readonly(path, connect) as con:
             mode = mode or ("hybrid" if index_model(con) else "bm25")
             depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
+            dense: list[tuple[str, float]] = []
             model = _query_model(con, embedder) if mode != "bm25" else None
             # Hybrid ranks a question its model does not serve by its words alone.
             if model is not None and (mode == "dense" or serves(model, query_language(query))):
-                dense = dense_ranking(con, model.embed([query])[0], where, args, depth)
-            else:
-                dense = []
+                dense, dense_path = ranked(con, model.embed([query])[0], where, args, depth)
             records = _records(con, [uid for uid, _ in dense if uid not in lexical])
-    except sqlite3.Error as exc:
+    except vec.errors() as exc:
         raise IntegrityError(
             f"the search index {path} is unreadable ({exc}); rebuild it with "
             "'tht workspace evidence consolidate'",
@@ -515,12 +639,21 @@ def search_path(
         rows = list(lexical.values())
         # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
         # its raw BM25 values are all near zero although their ratios still rank the hits.
-        best = -rows[0][1] if rows else 0.0
-        hits = [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows]
+        best = rows[0].bm25 if rows else 0.0
+        hits = [_hit(row.record, row.bm25, best, row.marked, revision, analyzer) for row in rows]
     else:
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
-    rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if model and dense else [])
-    return {"revision": revision, "query": query, "mode": mode, "rankings": rankings, "hits": hits}
+    warning = vec.probe().warning() if dense_path else None
+    rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
+    return {
+        "revision": revision,
+        "query": query,
+        "mode": mode,
+        "rankings": rankings,
+        "dense_path": dense_path,
+        "hits": hits,
+        "warnings": [warning.to_dict()] if warning else [],
+    }
 
 
 def search(
@@ -545,10 +678,10 @@ def search(
 
 
 def _bm25_rows(
-    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[Any], k: int
-) -> dict[str, tuple[Any, ...]]:
-    """Unit id -> (record, bm25, marked title, body, applies_to), best first; the first of
-    ``texts`` (FTS queries, strictest first) that matches anything."""
+    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
+) -> dict[str, LexicalRow]:
+    """Unit id -> its BM25 hit, best first; the first of ``texts`` (FTS queries, strictest
+    first) that matches anything."""
     # highlight() marks the matched words of each column: which fields a hit matched.
     marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
     sql = (
@@ -557,12 +690,13 @@ def _bm25_rows(
         + "".join(f" AND {w}" for w in where)
         + " ORDER BY score LIMIT ?"
     )
-    rows: list[Any] = []
+    rows: list[tuple[str, str, float, str, str, str]] = []
     for text in texts:
         rows = con.execute(sql, [text, *args, k]).fetchall()
         if rows:
             break
-    return {row[0]: tuple(row[1:]) for row in rows}
+    # SQLite's bm25() is lower-is-better: negated here, once.
+    return {uid: LexicalRow(rec, -score, *marked) for uid, rec, score, *marked in rows}
 
 
 def _query_model(
@@ -595,7 +729,7 @@ def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
 
 
 def _fused_hits(
-    lexical: dict[str, tuple[Any, ...]],
+    lexical: dict[str, LexicalRow],
     dense: list[tuple[str, float]],
     records: dict[str, str],
     limit: int,
@@ -612,10 +746,10 @@ def _fused_hits(
     hits = []
     for uid, score in fused:
         row = lexical.get(uid)
-        marked = tuple(row[2:]) if row else ("", "", "")
-        hit = _hit(row[0] if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
+        marked = row.marked if row else ("", "", "")
+        hit = _hit(row.record if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
         hit["score"] = round(score / best, 4) if best > 0 else 0.0
-        hit["bm25"] = -row[1] if row else None
+        hit["bm25"] = row.bm25 if row else None
         hit["dense"] = round(similarity[uid], 4) if uid in similarity else None
         hits.append(hit)
     return hits

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool.errors import EvidenceWarning
-from evidence_tool.unit import Unit, canonical_json, parse_unit, sha256_hex
-from evidence_tool.workspace.scan import CuratedFile
+from evidence_tool.unit.hashing import canonical_json, sha256_hex
+from evidence_tool.workspace.scan import CuratedFile, parse_unit
+
+if TYPE_CHECKING:
+    from evidence_tool.unit.model import Unit
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,8 @@ class IdChange:
 
 def _without_id(unit: Unit) -> str:
     """A hash of what the unit says, its id left out."""
-    value = unit.to_json()
-    value["metadata"] = {k: v for k, v in value["metadata"].items() if k != "id"}
+    value, metadata = unit.to_json(), unit.metadata.to_json()
+    value["metadata"] = {k: v for k, v in metadata.items() if k != "id"}
     return sha256_hex(canonical_json(value))
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from evidence_tool.cli import narrow
 from evidence_tool.cli.archive_cmds import register
 from evidence_tool.cli.output import Report
 from evidence_tool.jsonvalue import JsonObject, JsonValue
@@ -94,18 +95,18 @@ def config_body(s: Session) -> Report:
         "workspace_root": str(s.root),
         "actor": s.actor(),
         "refiner": evidence.get("refiner", {"kind": "units"}),
-        "activation": effective_activation(evidence.get("activation", {}), s.layout),
+        "activation": effective_activation(narrow.obj(evidence.get("activation", {})), s.layout),
         # Defaults merged under what the installation sets, key by key.
-        "network": {**NETWORK_DEFAULTS, **evidence.get("network", {})},
+        "network": {**NETWORK_DEFAULTS, **narrow.obj(evidence.get("network", {}))},
     }
     if "embedding" in evidence:  # the key's variable is named, never read here
         from evidence_tool.embedding import effective_embedding
 
-        effective["embedding"] = effective_embedding(evidence["embedding"])
+        effective["embedding"] = effective_embedding(narrow.obj(evidence["embedding"]))
     if "catalog" in evidence:  # the DSN's variable is named, never read here
         from evidence_tool.catalog.settings import CATALOG_DEFAULTS
 
-        effective["catalog"] = {**CATALOG_DEFAULTS, **evidence["catalog"]}
+        effective["catalog"] = {**CATALOG_DEFAULTS, **narrow.obj(evidence["catalog"])}
     ws = load_workspace_descriptor(s.root)  # a workspace has one (Session.open checks)
     effective["workspace"] = {
         "id": ws.id,

@@ -130,24 +130,33 @@ def consolidate_body(
 
 def status_body(s: Session) -> Report:
     """Revisions, unconsolidated edits, open review items and interrupted operations."""
-    data = s.status()
-    lines = [f"{k}: {data['state'][k] or '-'}" for k in ("baseline", "active", "pending")]
-    edits = data["unconsolidated"]
+    rep = s.status_report()
+    data = rep.archive
+    state = narrow.obj(data["state"])
+    lines = [f"{k}: {state[k] or '-'}" for k in ("baseline", "active", "pending")]
+    edits = narrow.obj(data["unconsolidated"])
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         if edits.get(cls):
-            lines.append(f"unconsolidated {cls}: {', '.join(edits[cls])}")
+            lines.append(f"unconsolidated {cls}: {', '.join(narrow.strs(edits[cls]))}")
     if data["journal"]:
-        lines.append(f"interrupted operations: {len(data['journal'])} (see 'recover')")
-    for uid, items in data["review_items"].items():
-        lines.append(f"review items on {uid}: {len(items)}")
-    edited = set(data["catalog"].get("edited_since", ()))
-    for uid, items in data["catalog"]["review_items"].items():
+        lines.append(f"interrupted operations: {len(narrow.arr(data['journal']))} (see 'recover')")
+    for uid, items in narrow.obj(data["review_items"]).items():
+        lines.append(f"review items on {uid}: {len(narrow.arr(items))}")
+    edited = set(rep.catalog.edited_since)
+    for uid, found_items in rep.catalog.review_items.items():
         since = " (edited since the catalog check)" if uid in edited else ""
-        lines += [f"catalog review item on {uid}{since}: {i['code']} {i['message']}" for i in items]
-    git = data["git"]
+        lines += [
+            f"catalog review item on {uid}{since}: {i['code']} {i['message']}"
+            for i in map(narrow.obj, found_items)
+        ]
+    index = rep.search_index
+    if index.model:
+        lines.append(f"search index: vectors of {index.model}, ranked by {index.path}")
+    git = rep.git.to_json()
     lines += _git_lines(git)
-    found = data["warnings"] + data["id_changes"] + git["warnings"]
-    return Report(result=data, text=lines, warnings=_warnings(found))
+    found = narrow.objs(data["id_changes"])
+    warnings = [*rep.warnings, *_warnings(found), *rep.git.warnings]
+    return Report(result=rep.to_json(), text=lines, warnings=warnings)
 
 
 def _warnings(found: list[JsonObject]) -> list[EvidenceWarning]:
@@ -233,7 +242,7 @@ def verify_body(s: Session, strict: bool, index: bool, warnings_as_errors: bool)
         rep = s.verify_strict()
         problems = list(rep.problems)
         result: JsonObject = {
-            "checked": rep.checked,
+            "checked": {k: v for k, v in rep.checked.items()},
             "problems": len(problems),
             "notes": [*rep.notes],
         }
@@ -266,12 +275,12 @@ def verify_body(s: Session, strict: bool, index: bool, warnings_as_errors: bool)
 
 def git_commands_body(s: Session) -> Report:
     """POSIX-shell commands to review, stage, commit and push the complete evidence tree."""
-    data = s.git_commands()
-    found = narrow.objs(data.pop("warnings"))
+    commands = s.git_commands()
+    data = commands.to_json()
+    del data["warnings"]  # shown as the envelope's warnings
     # No path in the comment: a newline in a folder name would end it and run the rest.
     header = "# status, diff, add, commit and push the complete evidence tree"
-    commands = narrow.strs(data["commands"])
-    return Report(result=data, warnings=_warnings(found), text=[header, *commands])
+    return Report(result=data, warnings=list(commands.warnings), text=[header, *commands.commands])
 
 
 def restore_body(s: Session, unit_id: str, actor: str | None) -> Report:
@@ -323,7 +332,8 @@ def search_body(
     lines = search_lines(hits)
     for h in hits:
         del h["record"]
-    return Report(result=data, text=lines)
+    found = narrow.objs(data.pop("warnings", []))  # W702: sqlite-vec installed, not loading
+    return Report(result=data, text=lines, warnings=_warnings(found))
 
 
 def eval_body(

@@ -48,12 +48,7 @@ def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _drift_errors(run: CatalogRun) -> list[Diagnostic]:
     """The drift review items (E191) as findings on their units."""
-    items = run.drift.items if run.drift else {}
-    return [
-        Diagnostic(i["code"], i["message"], i["path"], i.get("line"), i.get("column"), uid)
-        for uid in sorted(items)
-        for i in items[uid]
-    ]
+    return run.drift.diagnostics() if run.drift else []
 
 
 @workspace_evidence.command("check")

@@ -93,9 +93,7 @@ def finish(ctx: Context, report: Report) -> NoReturn:
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
     """A coded error, written by the chosen format's reporter."""
-    report = Report(
-        result=exc.details.get("result"), errors=list(exc.diagnostics), exit_code=exc.exit_code
-    )
+    report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
     reporter_for(ctx.format).failure(ctx, report, exc)
     sys.stdout.flush()
     raise SystemExit(exc.exit_code)
