@@ -325,7 +325,16 @@ class Session:
     ) -> JsonObject:
         from evidence_tool.activation.evaluation import evaluate
 
-        return evaluate(self.archive, questions, k=k, modes=modes, compare=compare)
+        inst = self.installation
+        return evaluate(
+            self.archive,
+            questions,
+            k=k,
+            modes=modes,
+            compare=compare,
+            activation=inst.section("activation"),
+            embedding=inst.section("embedding"),
+        ).to_json()
 
     def citation_context(self) -> CitationContext:
         from evidence_tool.activation.citations import citation_context

@@ -26,6 +26,8 @@ HEAVY_MODULES = frozenset(
         "tests/sources/test_sources_scale.py",
         "tests/sources/test_sources_docs.py",
         "tests/unit/test_unit_properties.py",
+        # Loads all-MiniLM-L6-v2 and embeds the fixture workspace several times (minutes).
+        "tests/activation/test_eval_dense.py",
     }
 )
 # Docs examples that run shell commands are heavy too; the YAML/JSON checks stay fast.

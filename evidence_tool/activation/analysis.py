@@ -105,3 +105,24 @@ def query_terms(text: str) -> list[set[str]]:
         if alternatives not in terms:
             terms.append(alternatives)
     return terms
+
+
+def query_language(text: str) -> str | None:
+    """The analysed language a query is written in, told by its function words: the one
+    with more stop words of its own (not shared) in the text; None when none or a tie."""
+    words = [fold(w) for w in _WORD.findall(text)]
+    counts = {
+        lang: sum(w in own for w in words)
+        for lang, own in ((lang, _own_stop_words(lang)) for lang in ANALYSED)
+    }
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    if ranked[0][1] == 0 or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return None
+    return ranked[0][0]
+
+
+@cache
+def _own_stop_words(language: str) -> frozenset[str]:
+    """Stop words of ``language`` that no other analysed language shares ('a', 'i', 'in')."""
+    others = frozenset().union(*(STOP_WORDS[x] for x in ANALYSED if x != language))
+    return STOP_WORDS[language] - others

@@ -5,6 +5,11 @@ Deletion-aware: an expected id the archive deleted or retired is reported as
 figures; an id the archive never held is an error of the question set (E911).
 ``--compare REV`` rebuilds REV's index in a temporary folder outside the
 workspace and runs the same questions on it.
+
+Every mode the workspace can serve is run, per backend: ``bm25`` always; ``dense`` and
+``hybrid`` when ``evidence.embedding`` names a service and the index holds its vectors,
+each question embedded once through the activation's embedder and cache.  A mode that
+cannot run is listed with the reason, never silently dropped.
 """
 
 from __future__ import annotations
@@ -12,24 +17,22 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from evidence_tool.activation.sqlite_index import (
-    ALL_MODES,
-    INDEX_NAME,
-    Filters,
-    build_index,
-    search,
-    search_modes,
-    search_path,
-)
+from evidence_tool.activation.search import MODES, searchable_backend
+from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import Diagnostic, NotReadyError, UsageError
+from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding.cache import EmbeddingCache, question_key
+from evidence_tool.embedding.vectors import from_blob
+from evidence_tool.errors import DescriptorError, Diagnostic, NotReadyError, UsageError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 
@@ -56,7 +59,7 @@ def _invalid(path: str, message: str, line: int | None = None) -> UsageError:
     )
 
 
-def _records(path: str, text: str) -> Iterator[tuple[int, Any]]:
+def _records(path: str, text: str) -> Iterator[tuple[int, JsonValue]]:
     """(line, question object) pairs of a JSONL or YAML question set."""
     if path.endswith(".jsonl"):
         for n, line in enumerate(text.splitlines(), 1):
@@ -101,11 +104,20 @@ def load_questions(path: str) -> list[Question]:
         if errors:
             where = "/".join(map(str, errors[0].absolute_path)) or "question"
             raise _invalid(path, f"{where}: {errors[0].message}", line)
-        filters = dict(item.get("filters") or {})
-        out.append(Question(line, item["question"], tuple(item["expected"]), Filters(**filters)))
+        out.append(_question(line, item))
     if not out:
         raise _invalid(path, "no questions")
     return out
+
+
+def _question(line: int, item: JsonValue) -> Question:
+    """A question the schema accepted: an object with a string, a list of strings and an
+    object of string filters (narrowed again here, for the type checker)."""
+    assert isinstance(item, dict)
+    text, expected, filters = item["question"], item["expected"], item.get("filters") or {}
+    assert isinstance(text, str) and isinstance(expected, list) and isinstance(filters, dict)
+    typed = {k: v for k, v in filters.items() if isinstance(v, str)}
+    return Question(line, text, tuple(str(x) for x in expected), Filters(**typed))
 
 
 def _check_ids(path: str, questions: list[Question], known: set[str]) -> None:
@@ -128,85 +140,354 @@ def _check_ids(path: str, questions: list[Question], known: set[str]) -> None:
         )
 
 
-def _metrics(ranked: list[str], relevant: set[str], k: int) -> dict[str, float]:
+# -- records ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retired:
+    """An expected id the archive deleted or retired: its deletion record."""
+
+    id: str
+    actor: str | None
+    deleted_at: str | None
+    reason: str | None
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Retired:
+        def text(key: str) -> str | None:
+            value = record.get(key)
+            return None if value is None else str(value)
+
+        return cls(str(record["id"]), text("actor"), text("deleted_at"), text("reason"))
+
+    def to_json(self) -> JsonObject:
+        return {
+            "id": self.id,
+            "actor": self.actor,
+            "deleted_at": self.deleted_at,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Score:
+    """One question's figures at k: recall, reciprocal rank, nDCG, and its misses."""
+
+    recall: float
+    rr: float
+    ndcg: float
+    misses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    line: int
+    question: str
+    retired: tuple[Retired, ...]
+    score: Score | None  # None: every expected id is retired (listed, not scored)
+    note: str | None = None  # why nothing was found (e.g. only stop words)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "line": self.line,
+            "question": self.question,
+            "retired": [r.to_json() for r in self.retired],
+        }
+        if self.score is not None:
+            out |= {
+                "recall": self.score.recall,
+                "rr": self.score.rr,
+                "ndcg": self.score.ndcg,
+                "misses": list(self.score.misses),
+            }
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class ModeFigures:
+    """A mode's figures, averaged over the questions with a live expected id."""
+
+    mode: str
+    questions: tuple[QuestionResult, ...]
+
+    @property
+    def scored(self) -> list[Score]:
+        return [q.score for q in self.questions if q.score is not None]
+
+    def _mean(self, values: list[float]) -> float | None:
+        return round(sum(values) / len(values), 4) if values else None
+
+    @property
+    def recall(self) -> float | None:
+        return self._mean([s.recall for s in self.scored])
+
+    @property
+    def mrr(self) -> float | None:
+        return self._mean([s.rr for s in self.scored])
+
+    @property
+    def ndcg(self) -> float | None:
+        return self._mean([s.ndcg for s in self.scored])
+
+    def to_json(self) -> JsonObject:
+        n = len(self.scored)
+        return {
+            "mode": self.mode,
+            "available": True,
+            "evaluated": n,
+            "retired_only": len(self.questions) - n,
+            "recall": self.recall,
+            "mrr": self.mrr,
+            "ndcg": self.ndcg,
+            "questions": [q.to_json() for q in self.questions],
+        }
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A mode this backend cannot run here, and why (one line, not an error)."""
+
+    mode: str
+    reason: str
+
+    def to_json(self) -> JsonObject:
+        return {"mode": self.mode, "available": False, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str  # "active" or "compare"
+    revision: str
+    backend: str
+    modes: tuple[ModeFigures | Unavailable, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "label": self.label,
+            "revision": self.revision,
+            "backend": self.backend,
+            "modes": [m.to_json() for m in self.modes],
+        }
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    k: int
+    path: str
+    questions: int
+    runs: tuple[Run, ...]
+    embedded: int  # question texts sent to the embedding service by this eval
+    cached: int  # question vectors read from the embedding cache
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "k": self.k,
+            "questions": self.questions,
+            "path": self.path,
+            "runs": [r.to_json() for r in self.runs],
+        }
+        if self.embedded or self.cached:
+            out["question_vectors"] = {"embedded": self.embedded, "cached": self.cached}
+        return out
+
+
+# -- scoring ---------------------------------------------------------------------------
+
+# (question, filters, k, mode) -> the ids of the ranked hits, best first
+Searcher = Callable[[str, Filters, int, str], list[str]]
+
+
+def _score(ranked: list[str], relevant: set[str], k: int) -> Score:
     top = ranked[:k]
     ranks = [n for n, uid in enumerate(top, 1) if uid in relevant]
     ideal = sum(1 / math.log2(n + 1) for n in range(1, min(len(relevant), k) + 1))
-    return {
-        "recall": len(ranks) / len(relevant),
-        "rr": 1 / ranks[0] if ranks else 0.0,
-        "ndcg": sum(1 / math.log2(n + 1) for n in ranks) / ideal,
-    }
+    return Score(
+        recall=len(ranks) / len(relevant),
+        rr=1 / ranks[0] if ranks else 0.0,
+        ndcg=sum(1 / math.log2(n + 1) for n in ranks) / ideal,
+        misses=tuple(sorted(relevant - set(top))),
+    )
 
 
 def _run_mode(
-    search_fn: Any, questions: list[Question], retired: dict[str, dict[str, Any]], k: int
-) -> dict[str, Any]:
+    search: Callable[[str, Filters, int], list[str]],
+    questions: list[Question],
+    retired: dict[str, Retired],
+    k: int,
+) -> tuple[QuestionResult, ...]:
     rows = []
     for q in questions:
-        gone = [uid for uid in q.expected if uid in retired]
-        relevant = set(q.expected) - set(gone)
-        row: dict[str, Any] = {
-            "line": q.line,
-            "question": q.question,
-            "retired": [_retired(retired[uid]) for uid in gone],
-        }
-        if relevant:
-            try:
-                ranked = [h["id"] for h in search_fn(q.question, q.filters, k)["hits"]]
-            except UsageError as exc:  # e.g. only stop words: nothing found, said why
-                ranked, row["note"] = [], exc.message
-            row.update(_metrics(ranked, relevant, k))
-            row["misses"] = sorted(relevant - set(ranked[:k]))
-        rows.append(row)
-    scored = [r for r in rows if "recall" in r]
-    n = len(scored)
-    return {
-        "available": True,
-        "evaluated": n,
-        "retired_only": len(rows) - n,
-        **{
-            name: round(sum(r[key] for r in scored) / n, 4) if n else None
-            for name, key in (("recall", "recall"), ("mrr", "rr"), ("ndcg", "ndcg"))
-        },
-        "questions": rows,
-    }
-
-
-def _retired(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: record.get(k) for k in ("id", "actor", "deleted_at", "reason")}
+        gone = tuple(retired[uid] for uid in q.expected if uid in retired)
+        relevant = set(q.expected) - {r.id for r in gone}
+        if not relevant:
+            rows.append(QuestionResult(q.line, q.question, gone, None))
+            continue
+        note = None
+        try:
+            ranked = search(q.question, q.filters, k)
+        except UsageError as exc:  # e.g. only stop words: nothing found, said why
+            ranked, note = [], exc.message
+        rows.append(QuestionResult(q.line, q.question, gone, _score(ranked, relevant, k), note))
+    return tuple(rows)
 
 
 def _modes(asked: tuple[str, ...]) -> list[str]:
-    unknown = [m for m in asked if m not in ALL_MODES]
+    unknown = [m for m in asked if m not in MODES]
     if unknown:
-        raise UsageError(f"unknown mode '{unknown[0]}': use one of {', '.join(ALL_MODES)}")
-    return list(asked or ALL_MODES)
+        raise UsageError(f"unknown mode '{unknown[0]}': use one of {', '.join(MODES)}")
+    return list(dict.fromkeys(asked)) or list(MODES)
+
+
+# -- the question embedder --------------------------------------------------------------
+
+
+class QuestionEmbedder:
+    """The installation's embedder for questions: each text embedded once per eval (in one
+    batch, ahead of the searches) and cached by its hash beside the units' vectors."""
+
+    def __init__(self, inner: DenseEmbedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.languages = getattr(inner, "languages", None)
+        self.cache = cache
+        self._vectors: dict[str, list[float]] = {}
+
+    def prepare(self, texts: list[str]) -> None:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        blobs = self.cache.vectors([(question_key(t), t) for t in todo])
+        for text in todo:
+            self._vectors[text] = list(from_blob(blobs[question_key(text)]))
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.prepare(texts)
+        return [self._vectors[t] for t in texts]
+
+
+@dataclass(frozen=True)
+class _Dense:
+    """What the dense modes need: the question embedder, or why they cannot run."""
+
+    embedder: QuestionEmbedder | None
+    reason: str
+
+
+def _dense(embedding: dict[str, Any], modes: list[str], cache_dir: Path) -> _Dense:
+    from evidence_tool.embedding import embedder_for
+
+    if not any(m != "bm25" for m in modes):
+        return _Dense(None, "")
+    try:
+        inner = embedder_for(embedding)
+    except DescriptorError as exc:  # e.g. the embeddings extra or the model not installed
+        return _Dense(None, exc.message)
+    if inner is None:
+        return _Dense(
+            None,
+            "evidence.embedding is kind none: configure an embedding service "
+            "(docs/retrieval.md) and run consolidate for dense and hybrid figures",
+        )
+    return _Dense(QuestionEmbedder(inner, EmbeddingCache(cache_dir, inner)), "")
+
+
+# -- the backends ----------------------------------------------------------------------
+
+
+def _stale_reason(held: str | None, wanted: str) -> str:
+    what = f"vectors of {held}" if held else "no vectors"
+    return (
+        f"the index holds {what}, not of {wanted}: run 'tht workspace evidence consolidate' "
+        "with this installation to embed the units"
+    )
+
+
+def _sqlite_searcher(
+    path: Path, dense: _Dense, check: Callable[[str], None] | None = None
+) -> tuple[Searcher, str | None]:
+    """A searcher over the sqlite index at ``path``, and why its dense modes cannot run
+    (None: they can).  ``check`` vets the revision the index answered for."""
+    from evidence_tool.activation.dense import index_model
+    from evidence_tool.activation.sqlite_index import open_readonly
+
+    if not path.is_file():
+        raise NotReadyError(
+            "no search index yet: run 'tht workspace evidence consolidate' "
+            "with the sqlite backend (the default)"
+        )
+    reason = dense.reason or None
+    if dense.embedder is not None:
+        with open_readonly(path) as con:
+            held = index_model(con)
+        if held != dense.embedder.model_id:
+            reason = _stale_reason(held, dense.embedder.model_id)
+
+    def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
+        data = search_path(path, query, filters, k, mode, lambda: dense.embedder)
+        if check is not None:
+            check(data["revision"])
+        return [h["id"] for h in data["hits"]]
+
+    return searcher, reason
+
+
+def _qdrant_searcher(
+    stack: ExitStack, layout: Any, settings: dict[str, Any], dense: _Dense
+) -> tuple[Searcher, str | None]:
+    from evidence_tool.activation.qdrant_index import QdrantBackend
+
+    backend = QdrantBackend(layout, settings, dense=dense.embedder)
+    stack.callback(backend.close)
+    if not backend.client.collection_exists(backend.collection):
+        raise NotReadyError(
+            f"the qdrant collection '{backend.collection}' does not exist yet: run "
+            "'tht workspace evidence consolidate'"
+        )
+    reason = dense.reason or None
+    if dense.embedder is not None and not backend._shape_matches():
+        reason = _stale_reason(None, dense.embedder.model_id)
+
+    def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
+        points = backend.search(
+            query,
+            kind=filters.kind,
+            purpose=filters.purpose,
+            language=filters.language,
+            table=filters.table,
+            limit=k,
+            mode=mode,
+        )
+        return [str(p["id"]) for p in points]
+
+    return searcher, reason
 
 
 def _run(
     label: str,
     revision: str,
-    search_at: Any,
+    backend: str,
+    searcher: tuple[Searcher, str | None],
     questions: list[Question],
-    retired: Any,
+    retired: dict[str, Retired],
     k: int,
     modes: list[str],
-) -> dict[str, Any]:
-    out = []
+    questioner: QuestionEmbedder | None = None,
+) -> Run:
+    search, dense_reason = searcher
+    out: list[ModeFigures | Unavailable] = []
     for mode in modes:
-        if mode not in search_modes():
-            out.append(
-                {
-                    "mode": mode,
-                    "available": False,
-                    "reason": f"mode '{mode}' needs the embedding extra, not installed here",
-                }
-            )
+        if mode != "bm25" and dense_reason is not None:
+            out.append(Unavailable(mode, dense_reason))
             continue
-        run = _run_mode(lambda q, f, n, m=mode: search_at(q, f, n, m), questions, retired, k)
-        out.append({"mode": mode, **run})
-    return {"label": label, "revision": revision, "backend": "sqlite", "modes": out}
+        if mode != "bm25" and questioner is not None:
+            questioner.prepare([q.question for q in questions])  # one batch, once per eval
+
+        def one(q: str, f: Filters, n: int, m: str = mode) -> list[str]:
+            return search(q, f, n, m)
+
+        out.append(ModeFigures(mode, _run_mode(one, questions, retired, k)))
+    return Run(label, revision, backend, tuple(out))
 
 
 def evaluate(
@@ -216,10 +497,15 @@ def evaluate(
     k: int = 5,
     modes: tuple[str, ...] = (),
     compare: str | None = None,
-) -> dict[str, Any]:
-    """Figures of the active index, and of ``compare``'s index rebuilt in a temp folder."""
+    activation: dict[str, Any] | None = None,
+    embedding: dict[str, Any] | None = None,
+) -> Evaluation:
+    """Figures of the configured backend's index in each mode it can serve, and of
+    ``compare``'s index rebuilt in a temp folder."""
     from evidence_tool.archive.diffing import resolve_revision
 
+    layout = archive.layout
+    settings = searchable_backend(activation or {}, layout)
     questions = load_questions(questions_path)
     newest = archive.newest_snapshot()
     active = archive.active_snapshot()
@@ -227,59 +513,102 @@ def evaluate(
         raise NotReadyError(
             "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
         )
-    retired = {d["id"]: d for d in newest.deletions}
+    retired = {d["id"]: Retired.of(d) for d in newest.deletions}
     known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
     _check_ids(questions_path, questions, known)
     chosen = _modes(modes)
-    layout = archive.layout
-    runs = [
-        _run(
-            "active",
-            active.revision,
-            lambda q, f, n, m: search(layout, q, f, n, m),
-            questions,
-            retired,
-            k,
-            chosen,
-        )
-    ]
-    if compare is not None:
+    dense = _dense(embedding or {}, chosen, layout.cache / "embeddings")
+    questioner = dense.embedder
+    kind = str(settings["kind"])
+    runs = []
+    with ExitStack() as stack:
+        if kind == "qdrant":
+            searcher = _qdrant_searcher(stack, layout, settings, dense)
+        else:
+            from evidence_tool.activation.sqlite_index import INDEX_NAME, _check_current
+
+            searcher = _sqlite_searcher(
+                layout.cache / INDEX_NAME,
+                dense,
+                lambda rev: _check_current(layout, rev, layout.cache / INDEX_NAME),
+            )
         runs.append(
-            _compare(archive, resolve_revision(archive, compare), questions, retired, k, chosen)
+            _run(
+                "active", active.revision, kind, searcher, questions, retired, k, chosen, questioner
+            )
         )
-    return {"k": k, "questions": len(questions), "path": questions_path, "runs": runs}
+    if compare is not None:
+        revision = resolve_revision(archive, compare)
+        with tempfile.TemporaryDirectory(prefix="tht-eval-") as tmp, ExitStack() as stack:
+            searcher = _rebuilt(stack, archive, revision, Path(tmp), kind, settings, dense)
+            runs.append(
+                _run("compare", revision, kind, searcher, questions, retired, k, chosen, questioner)
+            )
+    return Evaluation(
+        k,
+        questions_path,
+        len(questions),
+        tuple(runs),
+        questioner.cache.embedded if questioner else 0,
+        questioner.cache.hits if questioner else 0,
+    )
 
 
-def _compare(
+def _rebuilt(
+    stack: ExitStack,
     archive: LocalEvidenceArchive,
     revision: str,
-    questions: list[Question],
-    retired: dict[str, dict[str, Any]],
-    k: int,
-    modes: list[str],
-) -> dict[str, Any]:
-    """The same questions on ``revision``'s index, built outside the workspace."""
+    tmp: Path,
+    kind: str,
+    settings: dict[str, Any],
+    dense: _Dense,
+) -> tuple[Searcher, str | None]:
+    """A searcher over ``revision``'s index built in ``tmp``, outside the workspace: unit
+    vectors the workspace's cache lacks are embedded into ``tmp`` too."""
     snapshot = archive.snapshot(revision)
-    with tempfile.TemporaryDirectory(prefix="tht-eval-") as tmp:
-        path = Path(tmp) / INDEX_NAME
-        build_index(path, revision, snapshot.records())
-        return _run(
-            "compare",
-            revision,
-            lambda q, f, n, m: search_path(path, q, f, n, m),
-            questions,
-            retired,
-            k,
-            modes,
-        )
+    inner = dense.embedder.inner if dense.embedder else None
+    cache = (
+        EmbeddingCache(tmp / "embeddings", inner, also_read=archive.layout.cache / "embeddings")
+        if inner
+        else None
+    )
+    if kind == "qdrant":
+        from evidence_tool.activation.qdrant_index import QdrantBackend
+
+        local = {**settings, "url": None, "path": str(tmp / "qdrant"), "collection": "evidence"}
+        builder = QdrantBackend(archive.layout, local, dense=inner)
+        builder.cache = cache
+        try:
+            builder(snapshot)
+        finally:
+            builder.close()
+        return _qdrant_searcher(stack, archive.layout, local, dense)
+    import sqlite3
+
+    from evidence_tool.activation.dense import write_vectors
+    from evidence_tool.activation.sqlite_index import INDEX_NAME, build_index
+
+    path = tmp / INDEX_NAME
+    build_index(path, revision, snapshot.records())
+    con = sqlite3.connect(path)
+    try:
+        write_vectors(con, inner, cache)
+        con.commit()
+    finally:
+        con.close()
+    return _sqlite_searcher(path, dense)
 
 
 def score_index(
     path: Path,
     questions: list[Question],
-    retired: dict[str, dict[str, Any]],
+    retired: dict[str, Retired],
     k: int = 5,
     mode: str = "bm25",
-) -> dict[str, Any]:
+) -> ModeFigures:
     """One mode's figures on the index file at ``path`` (used to compare analyzers)."""
-    return _run_mode(lambda q, f, n: search_path(path, q, f, n, mode), questions, retired, k)
+
+    def one(q: str, f: Filters, n: int) -> list[str]:
+        return [h["id"] for h in search_path(path, q, f, n, mode)["hits"]]
+
+    return ModeFigures(mode, _run_mode(one, questions, retired, k))

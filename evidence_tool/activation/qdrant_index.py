@@ -14,10 +14,11 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from evidence_tool.activation.analysis import query_language
 from evidence_tool.activation.dense import FUSION_DEPTH
 from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.snapshot import Snapshot
-from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.embedding.text import unit_text
 from evidence_tool.embedding.vectors import from_blob
@@ -369,6 +370,8 @@ class QdrantBackend:
                 f"--mode {mode} needs dense vectors: configure evidence.embedding in the "
                 "installation and run 'tht workspace evidence consolidate', or use --mode bm25"
             )
+        if mode == "hybrid" and self.dense and not serves(self.dense, query_language(query)):
+            mode = "bm25"  # a question its model does not serve is ranked by its words alone
         flt = _filter(kind, purpose, language, table)
         vec: Any = self.embedder.embed([query])[0]
         sparse = _vector(self.embedder, vec)

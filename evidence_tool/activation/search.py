@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from evidence_tool.activation.backends import effective_activation
-from evidence_tool.activation.sqlite_index import Filters
+from evidence_tool.activation.sqlite_index import MODES, Filters
 from evidence_tool.embedding import embedder_for
 from evidence_tool.errors import NotReadyError, UsageError
 from evidence_tool.workspace.layout import Layout
+
+__all__ = ["MODES", "search_active", "searchable_backend"]
 
 
 def search_active(
@@ -25,18 +27,25 @@ def search_active(
     mode: str | None = None,
 ) -> dict[str, Any]:
     """Search the index of the installation's ``evidence.activation`` backend."""
+    settings = searchable_backend(activation, layout)
+    if settings["kind"] == "qdrant":
+        return _qdrant(layout, settings, embedding, query, filters, limit, mode)
+    from evidence_tool.activation.sqlite_index import search
+
+    return search(layout, query, filters, limit, mode, lambda: embedder_for(embedding))
+
+
+def searchable_backend(activation: dict[str, Any], layout: Layout) -> dict[str, Any]:
+    """The effective ``evidence.activation`` settings of a backend whose index this tool
+    can search and evaluate (sqlite, qdrant); another kind is a usage error."""
     settings = effective_activation(activation, layout)
     kind = settings["kind"]
-    if kind == "sqlite":
-        from evidence_tool.activation.sqlite_index import search
-
-        return search(layout, query, filters, limit, mode, lambda: embedder_for(embedding))
-    if kind == "qdrant":
-        return _qdrant(layout, settings, embedding, query, filters, limit, mode)
-    raise UsageError(
-        f"the {kind} backend keeps no index this tool can search: search works with the "
-        "sqlite (default) and qdrant backends"
-    )
+    if kind not in ("sqlite", "qdrant"):
+        raise UsageError(
+            f"the {kind} backend keeps no index this tool can search: search and eval work "
+            "with the sqlite (default) and qdrant backends"
+        )
+    return settings
 
 
 def _qdrant(

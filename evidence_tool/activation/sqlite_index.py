@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
 from evidence_tool.activation import vec
-from evidence_tool.activation.analysis import analyse, query_terms
+from evidence_tool.activation.analysis import analyse, query_language, query_terms
 from evidence_tool.activation.dense import (
     FUSION_DEPTH,
     delete_vector,
@@ -38,7 +38,7 @@ from evidence_tool.activation.dense import (
     write_vectors,
 )
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
-from evidence_tool.embedding import DenseEmbedder
+from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.embedding.text import flatten as _flatten
 from evidence_tool.errors import (
@@ -574,13 +574,6 @@ def _check_current(layout: Layout, revision: str, path: Path) -> None:
 
 
 MODES = ("bm25", "dense", "hybrid")
-ALL_MODES = MODES
-
-
-def search_modes() -> list[str]:
-    """The modes ``eval`` can run without an embedder: dense and hybrid rank by the query's
-    embedding, which only ``search`` with the installation's embedding service can make."""
-    return ["bm25"]
 
 
 def search_path(
@@ -630,9 +623,10 @@ def search_path(
             depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
             dense: list[tuple[str, float]] = []
-            if mode != "bm25":
-                query_vector = _query_vector(con, query, embedder)
-                dense, dense_path = ranked(con, query_vector, where, args, depth)
+            model = _query_model(con, embedder) if mode != "bm25" else None
+            # Hybrid ranks a question its model does not serve by its words alone.
+            if model is not None and (mode == "dense" or serves(model, query_language(query))):
+                dense, dense_path = ranked(con, model.embed([query])[0], where, args, depth)
             records = _records(con, [uid for uid, _ in dense if uid not in lexical])
     except vec.errors() as exc:
         raise IntegrityError(
@@ -650,10 +644,12 @@ def search_path(
     else:
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
     warning = vec.probe().warning() if dense_path else None
+    rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
     return {
         "revision": revision,
         "query": query,
         "mode": mode,
+        "rankings": rankings,
         "dense_path": dense_path,
         "hits": hits,
         "warnings": [warning.to_dict()] if warning else [],
@@ -703,10 +699,10 @@ def _bm25_rows(
     return {uid: LexicalRow(rec, -score, *marked) for uid, rec, score, *marked in rows}
 
 
-def _query_vector(
-    con: sqlite3.Connection, query: str, embedder: Callable[[], DenseEmbedder | None] | None
-) -> list[float]:
-    """The query's embedding by the model that made the index's vectors."""
+def _query_model(
+    con: sqlite3.Connection, embedder: Callable[[], DenseEmbedder | None] | None
+) -> DenseEmbedder:
+    """The installation's embedder, which must be the model that made the index's vectors."""
     held = index_model(con)
     if held is None:
         raise UsageError(
@@ -720,7 +716,7 @@ def _query_vector(
             f"evidence.embedding is {model.model_id if model else 'none'}: run "
             "'tht workspace evidence consolidate' to re-embed, or use --mode bm25"
         )
-    return model.embed([query])[0]
+    return model
 
 
 def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from evidence_tool.errors import DescriptorError
 
-__all__ = ["DenseEmbedder", "effective_embedding", "embedder_for"]
+__all__ = ["DenseEmbedder", "effective_embedding", "embedder_for", "serves"]
 
 HTTP_DEFAULTS: dict[str, Any] = {
     "batch_size": 64,
@@ -34,6 +34,16 @@ class DenseEmbedder(Protocol):
     dim: int
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+def serves(embedder: DenseEmbedder, language: str | None) -> bool:
+    """Does ``embedder``'s model serve ``language`` (a primary subtag; None: not known)?
+
+    An embedder may name its ``languages`` (a frozenset; absent or None: any language).
+    Hybrid search leaves the dense ranking out of a query in a language the model was
+    not trained on: an English model ranks Italian questions worse than their words do."""
+    languages = getattr(embedder, "languages", None)
+    return language is None or not languages or language in languages
 
 
 def effective_embedding(settings: dict[str, Any]) -> dict[str, Any]:

@@ -30,28 +30,35 @@ class EmbeddingCache:
     embedder: DenseEmbedder
     embedded: int = 0  # texts sent to the embedder by this cache (tests count them)
     hits: int = 0
+    # Another cache folder, read (never written) on a miss: eval --compare embeds what the
+    # workspace's cache lacks into a temporary folder and leaves the workspace untouched.
+    also_read: Path | None = None
     _model_dir: Path = field(init=False)
 
     def __post_init__(self) -> None:
         key = hashlib.sha256(self.embedder.model_id.encode()).hexdigest()[:24]
         self._model_dir = self.folder / key
 
-    def _path(self, content_hash: str) -> Path:
+    def _path(self, content_hash: str, model_dir: Path | None = None) -> Path:
         name = content_hash.replace(":", "-")
-        return self._model_dir / name[-2:] / name
+        return (model_dir or self._model_dir) / name[-2:] / name
 
     def get(self, content_hash: str) -> bytes | None:
         """The cached float32 vector bytes, or None (absent, torn or edited)."""
-        try:
-            data = self._path(content_hash).read_bytes()
-        except OSError:
-            return None
-        digest, blob = data[:_DIGEST], data[_DIGEST:]
-        if len(blob) != 4 * self.embedder.dim:
-            return None
-        if digest != _check(self.embedder.model_id, content_hash, blob):
-            return None
-        return blob
+        dirs = [self._model_dir]
+        if self.also_read is not None:
+            dirs.append(self.also_read / self._model_dir.name)
+        for model_dir in dirs:
+            try:
+                data = self._path(content_hash, model_dir).read_bytes()
+            except OSError:
+                continue
+            digest, blob = data[:_DIGEST], data[_DIGEST:]
+            if len(blob) != 4 * self.embedder.dim:
+                continue
+            if digest == _check(self.embedder.model_id, content_hash, blob):
+                return blob
+        return None
 
     def put(self, content_hash: str, blob: bytes) -> None:
         digest = _check(self.embedder.model_id, content_hash, blob)
@@ -78,3 +85,9 @@ class EmbeddingCache:
                 self.put(content_hash, blob)
                 out[content_hash] = blob
         return out
+
+
+def question_key(text: str) -> str:
+    """The cache key of a question's vector (eval): its text's hash, in a name space no
+    unit's content hash can take."""
+    return "question-" + hashlib.sha256(text.encode("utf-8")).hexdigest()

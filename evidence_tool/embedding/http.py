@@ -39,6 +39,8 @@ class HttpEmbedder:
         self.backoff_s = float(settings["backoff_s"])
         self.key_env = settings.get("api_key_env")
         self.model_id = f"http:{self.model}:{self.dim}"
+        # Not part of model_id: the languages change which queries use the vectors, not them.
+        self.languages = frozenset(x.lower() for x in settings.get("languages") or ()) or None
         self.requests = 0  # POSTs sent, retries included (tests count them)
 
     def _key(self) -> str | None:

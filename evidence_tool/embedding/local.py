@@ -17,6 +17,10 @@ from typing import Any
 from evidence_tool.embedding.vectors import normalized
 from evidence_tool.errors import DescriptorError, EmbeddingError
 
+# Loaded models by folder: one process (a test session, an eval after a consolidate)
+# loads each model once.
+_LOADED: dict[Path, Any] = {}
+
 
 def model_folder(spec: str) -> Path:
     """The folder of the model ``spec`` names (a path, or ``module:attribute``)."""
@@ -53,6 +57,10 @@ class LocalEmbedder:
         self.model_id = f"local:{name}"
         self.dim = int(dim) if dim else self._dimension()
         self.model_id += f":{self.dim}"
+        configured = settings.get("languages")
+        self.languages = (
+            frozenset(x.lower() for x in configured) if configured else card_languages(self.folder)
+        )
 
     def _load(self) -> Any:
         if self._model is None:
@@ -65,7 +73,9 @@ class LocalEmbedder:
                     "evidence.embedding kind 'local' needs the 'embeddings' extra: "
                     "pip install 'evidence-tool[embeddings]'"
                 ) from None
-            self._model = SentenceTransformer(str(self.folder), device="cpu")
+            if self.folder not in _LOADED:
+                _LOADED[self.folder] = SentenceTransformer(str(self.folder), device="cpu")
+            self._model = _LOADED[self.folder]
         return self._model
 
     def _dimension(self) -> int:
@@ -84,3 +94,28 @@ class LocalEmbedder:
         except Exception as exc:  # torch and tokenizers raise many types
             raise EmbeddingError(f"the local model {self.folder.name} failed: {exc}") from None
         return [normalized([float(x) for x in v]) for v in vectors]
+
+
+def card_languages(folder: Path) -> frozenset[str] | None:
+    """The ``language`` of the model card's front matter (README.md), as primary subtags;
+    None when the card is absent, names none, or says ``multilingual``."""
+    try:
+        text = (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("---"):
+        return None
+    head = text[3:].split("\n---", 1)[0].splitlines()
+    found: list[str] = []
+    for n, line in enumerate(head):
+        if not line.startswith("language:"):
+            continue
+        value = line.partition(":")[2].strip().strip("[]")
+        found = [v.strip().strip("'\"") for v in value.split(",") if v.strip()]
+        for item in head[n + 1 :] if not found else ():
+            if not item.lstrip().startswith("- "):
+                break
+            found.append(item.strip()[2:].strip().strip("'\""))
+        break
+    tags = {tag.split("-")[0].lower() for tag in found if tag}
+    return frozenset(tags) if tags and "multilingual" not in tags else None

@@ -52,7 +52,7 @@ def test_stemming_bm25_is_not_worse_than_exact_tokens_on_the_question_set(
     for analyzer in ("exact", "stem"):
         path = tmp_path / f"{analyzer}.sqlite"
         build_index(path, snap.revision, snap.records(), analyzer)
-        figures[analyzer] = score_index(path, questions, {}, k=5)
+        figures[analyzer] = score_index(path, questions, {}, k=5).to_json()
         assert figures[analyzer]["evaluated"] == len(questions)
     for metric in ("recall", "mrr", "ndcg"):
         assert figures["stem"][metric] >= figures["exact"][metric], metric
@@ -69,18 +69,30 @@ def test_every_expected_id_of_the_shipped_set_is_a_live_unit(indexed: Path, tht:
 
 
 def test_an_unavailable_mode_is_said_never_silently_dropped(indexed: Path, tht: Tht) -> None:
-    from evidence_tool.activation.sqlite_index import search_modes
-
+    # No embedding section (kind none): dense and hybrid are listed, with the reason.
     result = _eval(tht, QUESTIONS)
     modes = {m["mode"]: m for m in result["runs"][0]["modes"]}
     assert set(modes) == {"bm25", "dense", "hybrid"}
-    for name, m in modes.items():
-        assert m["available"] == (name in search_modes())
-        if not m["available"]:
-            assert name in m["reason"]
+    assert modes["bm25"]["available"] and modes["bm25"]["evaluated"] == result["questions"]
+    for name in ("dense", "hybrid"):
+        assert not modes[name]["available"]
+        assert "evidence.embedding is kind none" in modes[name]["reason"]
     text = tht("eval", str(QUESTIONS), as_json=False).stdout
     assert "sqlite/bm25: recall@5" in text
-    assert all(f"sqlite/{m}: unavailable" in text for m in modes if m not in search_modes())
+    (why,) = [line for line in text.splitlines() if "unavailable" in line]
+    assert "sqlite/dense, hybrid: unavailable (evidence.embedding is kind none" in why
+
+
+def test_a_backend_without_a_searchable_index_is_a_usage_error(
+    indexed: Path, tht: Tht, tmp_path: Path
+) -> None:
+    inst = tmp_path / "none.yaml"
+    inst.write_text(
+        json.dumps({"installation_version": 1, "evidence": {"activation": {"kind": "none"}}})
+    )
+    result = tht("eval", str(QUESTIONS), installation=inst)
+    assert result.exit_code == 2, result.stdout
+    assert "sqlite (default) and qdrant" in result.json["errors"][0]["message"]
 
 
 # -- Italian and English stemming ------------------------------------------------------
@@ -369,3 +381,69 @@ def test_attack_format_2_index_with_a_valid_stamp_is_still_rebuilt(indexed: Path
     (path.parent / STAMP_NAME).write_text(json.dumps(stamp), encoding="utf-8")
     assert tht("consolidate").json["result"]["status"] == "reindexed"
     assert tht("search", "ricovero").exit_code == 0
+
+
+# -- which questions the dense ranking serves ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Quante giornate di degenza ha avuto il paziente?", "it"),
+        ("What is the average length of stay per ward?", "en"),
+        ("Tasso mortalità intraospedaliera", None),  # no function word: not told
+        ("DRG 428 hba1c", None),
+        ("a i in", None),  # stop words both languages share tell nothing
+    ],
+)
+def test_a_question_language_is_told_by_its_own_function_words(
+    question: str, language: str | None
+) -> None:
+    from evidence_tool.activation.analysis import query_language
+
+    assert query_language(question) == language
+
+
+def test_the_model_card_and_the_languages_key_say_what_a_model_serves(tmp_path: Path) -> None:
+    from evidence_tool.embedding import serves
+    from evidence_tool.embedding.http import HttpEmbedder
+    from evidence_tool.embedding.local import card_languages
+
+    cases = {
+        "---\nlicense: mit\nlanguage: en\ntags:\n- x\n---\n# Model\n": frozenset({"en"}),
+        "---\nlanguage:\n- it\n- en-GB\nlicense: mit\n---\n": frozenset({"it", "en"}),
+        "---\nlanguage: [multilingual, de]\n---\n": None,
+        "# a card with no front matter\nlanguage: en\n": None,
+    }
+    for n, (card, expected) in enumerate(cases.items()):
+        folder = tmp_path / f"model-{n}"
+        folder.mkdir()
+        (folder / "README.md").write_text(card, encoding="utf-8")
+        assert card_languages(folder) == expected, card
+    assert card_languages(tmp_path / "missing") is None
+    url = "http://127.0.0.1:9/v1/embeddings"
+    english = HttpEmbedder(
+        {
+            "url": url,
+            "model": "m",
+            "dimensions": 8,
+            "languages": ["EN"],
+            "batch_size": 4,
+            "timeout_s": 1,
+            "retries": 0,
+            "backoff_s": 0,
+        }
+    )
+    assert serves(english, "en") and not serves(english, "it") and serves(english, None)
+    anything = HttpEmbedder(
+        {
+            "url": url,
+            "model": "m",
+            "dimensions": 8,
+            "batch_size": 4,
+            "timeout_s": 1,
+            "retries": 0,
+            "backoff_s": 0,
+        }
+    )
+    assert serves(anything, "it") and serves(anything, "en")

@@ -103,25 +103,29 @@ def _number(value: JsonValue) -> float:
 
 def eval_lines(data: JsonObject) -> list[str]:
     """``eval``: a line of figures per revision and mode, then each question's misses
-    and retired ids."""
+    and retired ids; the modes unavailable for one reason share one line saying it."""
     lines = [f"{data['questions']} question(s), k={data['k']}"]
     for run in objs(data["runs"]):
+        head = f"{run['label']} {text(run['revision'])[:12]} {run['backend']}"
+        absent: dict[str, list[str]] = {}
         for m in objs(run["modes"]):
-            head = f"{run['label']} {text(run['revision'])[:12]} {run['backend']}/{m['mode']}:"
             if not m["available"]:
-                lines.append(f"{head} unavailable ({m['reason']})")
+                absent.setdefault(text(m["reason"]), []).append(text(m["mode"]))
                 continue
             lines.append(
-                f"{head} recall@{data['k']} {m['recall']}  MRR {m['mrr']}  nDCG {m['ndcg']}"
+                f"{head}/{m['mode']}: recall@{data['k']} {scalar(m['recall'])}  "
+                f"MRR {scalar(m['mrr'])}  nDCG {scalar(m['ndcg'])}"
                 f"  ({m['evaluated']} scored, {m['retired_only']} only retired ids)"
             )
             for q in objs(m["questions"]):
                 lines += [f"  line {q['line']}: miss {uid}" for uid in arr(q.get("misses", []))]
                 lines += [
-                    f"  line {q['line']}: retired {r['id']} ({r['reason']} by {r['actor']} "
-                    f"at {r['deleted_at']})"
+                    f"  line {q['line']}: retired {r['id']} ({scalar(r['reason'])} by "
+                    f"{scalar(r['actor'])} at {scalar(r['deleted_at'])})"
                     for r in objs(q["retired"])
                 ]
+        for reason, modes in absent.items():
+            lines.append(f"{head}/{', '.join(modes)}: unavailable ({reason})")
     return lines
 
 
