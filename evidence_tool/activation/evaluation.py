@@ -29,6 +29,7 @@ from evidence_tool.activation.sqlite_index import (
     search_path,
 )
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.records import Deletion
 from evidence_tool.errors import Diagnostic, NotReadyError, UsageError
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load
@@ -140,7 +141,7 @@ def _metrics(ranked: list[str], relevant: set[str], k: int) -> dict[str, float]:
 
 
 def _run_mode(
-    search_fn: Any, questions: list[Question], retired: dict[str, dict[str, Any]], k: int
+    search_fn: Any, questions: list[Question], retired: dict[str, Deletion], k: int
 ) -> dict[str, Any]:
     rows = []
     for q in questions:
@@ -173,8 +174,10 @@ def _run_mode(
     }
 
 
-def _retired(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: record.get(k) for k in ("id", "actor", "deleted_at", "reason")}
+def _retired(record: Deletion) -> dict[str, Any]:
+    return {
+        k: v for k, v in record.to_json().items() if k in ("id", "actor", "deleted_at", "reason")
+    }
 
 
 def _modes(asked: tuple[str, ...]) -> list[str]:
@@ -227,7 +230,7 @@ def evaluate(
         raise NotReadyError(
             "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
         )
-    retired = {d["id"]: d for d in newest.deletions}
+    retired = {d.id: d for d in newest.deletions}
     known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
     _check_ids(questions_path, questions, known)
     chosen = _modes(modes)
@@ -254,7 +257,7 @@ def _compare(
     archive: LocalEvidenceArchive,
     revision: str,
     questions: list[Question],
-    retired: dict[str, dict[str, Any]],
+    retired: dict[str, Deletion],
     k: int,
     modes: list[str],
 ) -> dict[str, Any]:
@@ -277,7 +280,7 @@ def _compare(
 def score_index(
     path: Path,
     questions: list[Question],
-    retired: dict[str, dict[str, Any]],
+    retired: dict[str, Deletion],
     k: int = 5,
     mode: str = "bm25",
 ) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import UnknownNameError
 
 
@@ -29,8 +30,8 @@ def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:
     return hits[0]
 
 
-def _entries(manifest: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
-    return {e["id"]: (e["content_hash"], e["file_hash"], e["path"]) for e in manifest["units"]}
+def _entries(snapshot: Snapshot) -> dict[str, tuple[str, str, str]]:
+    return snapshot.view.identities()
 
 
 def compare(
@@ -78,11 +79,11 @@ def diff(
     if rev_a is None:
         state = archive.state()
         base = state.active or state.newest
-        old = _entries(archive.snapshot(base).manifest) if base else {}
+        old = _entries(archive.snapshot(base)) if base else {}
         new, invalid = working_entries(archive)
         return {"from": base, "to": "working files", **compare(old, new), "invalid": invalid}
     a = resolve_revision(archive, rev_a)
-    old = _entries(archive.snapshot(a).manifest)
+    old = _entries(archive.snapshot(a))
     if rev_b is None:
         new, invalid = working_entries(archive)
         return {"from": a, "to": "working files", **compare(old, new), "invalid": invalid}
@@ -90,6 +91,6 @@ def diff(
     return {
         "from": a,
         "to": b,
-        **compare(old, _entries(archive.snapshot(b).manifest)),
+        **compare(old, _entries(archive.snapshot(b))),
         "invalid": [],
     }

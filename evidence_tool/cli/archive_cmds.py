@@ -294,11 +294,12 @@ def recover_body(s: Any, abandon: bool, actor: str | None) -> Report:
 
     entries = ArchiveEditor(s.archive).recover(abandon, s.actor(actor))
     lines = [
-        f"{e['entry']}: {e['op']} by {e['actor']} at {e['at']}; conflicts: "
-        f"{', '.join(e['conflicts']) or 'none'}"
+        f"{e.name}: {e.entry.op} by {e.entry.actor} at {e.entry.at}; conflicts: "
+        f"{', '.join(e.conflicts) or 'none'}"
         for e in entries
     ] or ["no journal entries"]
-    return Report(result={"entries": entries, "abandoned": abandon}, text=lines)
+    result = {"entries": [e.to_json() for e in entries], "abandoned": abandon}
+    return Report(result=result, text=lines)
 
 
 def search_body(

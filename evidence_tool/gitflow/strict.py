@@ -21,6 +21,7 @@ from evidence_tool.archive.diffing import compare
 from evidence_tool.archive.integrity import verify
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.objects import HEX64
+from evidence_tool.archive.records import Deletion
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.gitflow import roles
 from evidence_tool.gitflow.repository import EvidenceRepo, Unavailable, open_repo
@@ -123,13 +124,13 @@ def _unconsolidated(
         return []
     if state.pending:
         notes.append(f"revision {state.pending} is consolidated but pending activation")
-    old = {e["id"]: (e["content_hash"], e["file_hash"], e["path"]) for e in snap.manifest["units"]}
+    old = snap.view.identities()
     new = {
         i[0]: i[1:]
         for f in report.files
         if f.rel not in invalid and (i := f.identity()) is not None
     }
-    out = _missing_last_revisions(archive, snap.manifest["deletions"])
+    out = _missing_last_revisions(archive, snap.deletions)
     changes = compare(old, new)
     rev = newest[:12] + "…"
     for kind, template in _UNCONSOLIDATED.items():
@@ -189,12 +190,12 @@ def _managed_edits(repo: EvidenceRepo, notes: list[str]) -> list[Diagnostic]:
 
 
 def _missing_last_revisions(
-    archive: LocalEvidenceArchive, deletions: list[dict[str, Any]]
+    archive: LocalEvidenceArchive, deletions: list[Deletion]
 ) -> list[Diagnostic]:
     """Deletion records name the last snapshot holding the unit: show and restore read it."""
     out = []
     for record in deletions:
-        rev = str(record.get("last_revision"))
+        rev = record.last_revision
         if not HEX64.fullmatch(rev):
             continue  # the snapshot's own manifest check owns malformed records
         folder = archive.layout.snapshots / rev
@@ -202,9 +203,9 @@ def _missing_last_revisions(
             out.append(
                 _e(
                     f"snapshot {rev[:12]}…, the last revision of deleted unit "
-                    f"{record['id']}, is missing; restore the folder from Git",
+                    f"{record.id}, is missing; restore the folder from Git",
                     archive.layout.rel(folder),
-                    record["id"],
+                    record.id,
                 )
             )
     return out

@@ -14,6 +14,7 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceWarning, UnknownNameError, UsageError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import store
 from evidence_tool.sources.compare import ArchiveView
 
@@ -170,7 +171,7 @@ def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) ->
         retraction = record["retraction"]
         view = ArchiveView.load(archive)
         citing = _citing(view, sid)
-        items = {}
+        items: JsonObject = {}  # staged.json's review_items section
         for c in citing:
             unit = view.files[c["id"]].unit
             assert unit is not None
