@@ -243,7 +243,7 @@ class PreviousYaml:
             verify=False,  # the seal proved these bytes are the rendering of ``manifest``
         )
         try:
-            return section.splice(splice.plan(prev, new, "id"), lambda e: block(e)[:-1])
+            return section.splice(splice.plan(prev, new, "id"), lambda e: block(_object(e))[:-1])
         except (KeyError, TypeError, ValueError):
             return None
 

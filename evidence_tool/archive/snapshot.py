@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from evidence_tool.archive.manifest import Manifest, UnitEntry, parse_manifest
 from evidence_tool.archive.objects import HEX64, ObjectStore
 from evidence_tool.archive.records import Deletion
+from evidence_tool.archive.unitrecords import Fields, KnownRecords
 from evidence_tool.errors import IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit import Unit, parse
@@ -28,7 +28,7 @@ class Snapshot:
     # unit parsed from the same bytes is the same): activation takes them, never a reparse.
     parsed: dict[str, Unit] = field(default_factory=dict, compare=False, repr=False)
     # Unit fields recorded by 'init' (archive.unitrecords), by file hash: a lookup, no parse.
-    known: Any = field(default=None, compare=False, repr=False)
+    known: KnownRecords | None = field(default=None, compare=False, repr=False)
     # The newest snapshot before this one, when the consolidation that made it had it
     # loaded: an index update starts from it without loading its manifest again.
     previous: Snapshot | None = field(default=None, compare=False, repr=False)
@@ -86,12 +86,12 @@ class Snapshot:
                 "review_items": list[JsonValue](entry.review_items),
             }
 
-    def _fields(self, entry: UnitEntry) -> tuple[Any, ...]:
+    def _fields(self, entry: UnitEntry) -> Fields:
         """(id, kind, language, title, metadata JSON, payload JSON) of the entry's unit."""
         if entry.file_hash not in self.parsed and self.known is not None:
             found = self.known.get(entry.file_hash)
             if found is not None:
-                return tuple(found)
+                return found
         unit = self.unit(entry)
         return (
             unit.id,

@@ -185,13 +185,13 @@ def diff_body(s: Any, revisions: tuple[str, ...]) -> Report:
 
         raise UsageError("diff takes at most two revisions")
     data = diff(s.archive, *revisions)
-    lines = [f"from {data['from']} to {data['to']}"]
+    lines = [f"from {data.source} to {data.target}"]
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         lines += [
             f"  {cls[0].upper()} {uid}" if cls != "invalid" else f"  invalid {uid}"
-            for uid in data[cls]
+            for uid in data.ids(cls)
         ]
-    return Report(result=data, text=lines)
+    return Report(result=data.to_json(), text=lines)
 
 
 def log_body(s: Any) -> Report:
