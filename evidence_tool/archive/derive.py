@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import Stamp
-from evidence_tool.archive.manifest import FORMAT, PreviousJson, UnitEntry, manifest_bytes
+from evidence_tool.archive.manifest import (
+    FORMAT,
+    PreviousJson,
+    UnitEntry,
+    cited_source_paths,
+    has_review_items,
+    kept_as_is,
+    manifest_bytes,
+)
 from evidence_tool.archive.records import (
     ClosedBy,
     ClosedItem,
@@ -188,7 +197,27 @@ def derive(request: DeriveRequest) -> Derivation:
     and, with ``block_on_review``, E140 for open review items.
     """
     run = _Run(request)
-    units = [entry for f in request.files if (entry := run.unit(f)) is not None]
+    prev_units, declared, raised = run.prev_units, run.declared, run.raised
+    live, unchanged = run.live, run.out.classes["unchanged"]
+    units: list[JsonObject] = []
+    for f in request.files:
+        uid, kind, ch = f.unit_id, f.kind, f.content_hash
+        assert uid is not None and kind is not None and ch is not None
+        raw = prev_units.get(uid)
+        if (
+            raw is not None
+            and kept_as_is(raw, f.rel, kind, ch, f.file_hash)
+            and uid not in declared
+            and uid not in raised
+        ):
+            # The common case, decided first (inline: it runs once per unit of every
+            # no-op consolidate): the previous entry itself is kept, which also makes
+            # comparing the manifests cheap (equal by identity).
+            live.add(uid)
+            unchanged.append(uid)
+            units.append(raw)
+        elif (entry := run.unit(f, raw)) is not None:
+            units.append(entry)
     run.record_deletions()
     if request.block_on_review:
         run.out.errors.extend(_review_blocks(units))
@@ -209,7 +238,7 @@ class _Run:
             manifest={}, prev_revision=prev.revision if prev else None, prev_json=prev_json
         )
         self.sources = _Sources(request.layout)
-        self.prev_units: dict[str, UnitEntry] = prev.view.by_id() if prev else {}
+        self.prev_units: dict[str, JsonObject] = prev.view.objects_by_id() if prev else {}
         self.deletions: dict[str, JsonObject] = (
             {str(d["id"]): d for d in prev.view.deletion_objects()} if prev else {}
         )
@@ -218,17 +247,13 @@ class _Run:
         self.declared = staging.section(staged, "declarations")
         self.raised = staging.section(staged, "review_items")
 
-    def unit(self, f: CuratedFile) -> UnitEntry | None:
-        """The entry of one working file: the previous one kept, a new one, or None (E121)."""
-        uid, kind = f.unit_id, f.kind
-        assert uid is not None and kind is not None and f.content_hash is not None
+    def unit(self, f: CuratedFile, raw: JsonObject | None) -> JsonObject | None:
+        """The entry of a working file that is not simply kept (``raw``: its previous
+        entry, if any): the previous one after all, a new one, or None (E121)."""
+        uid, kind, ch = f.unit_id, f.kind, f.content_hash
+        assert uid is not None and kind is not None and ch is not None
         self.live.add(uid)
-        p = self.prev_units.get(uid)
-        if p is not None and self._untouched(p, f):
-            # The common case, decided first: nothing about this unit changed, so the
-            # previous entry itself is kept (which also makes comparing manifests cheap).
-            self.out.classes["unchanged"].append(uid)
-            return p
+        p = UnitEntry(raw) if raw is not None else None
         declaration = self.declaration(f, p)
         if declaration is None:
             return None
@@ -245,32 +270,19 @@ class _Run:
         ):
             # Nothing about this unit changed but what was checked: keep the previous
             # entry itself, which also makes comparing the manifests cheap (identity).
-            return p
-        items = self._review_items(uid, f.content_hash, prior_items)
+            return p.raw
+        items = self._review_items(uid, ch, prior_items)
         entry = UnitEntry.build(
             unit_id=uid,
             path=f.rel,
             kind=kind,
-            content_hash=f.content_hash,
+            content_hash=ch,
             file_hash=f.file_hash,
             provenance=prov,
             review_items=list[JsonValue](items),
         )
         self.out.fresh.append(entry)
-        return entry
-
-    def _untouched(self, p: UnitEntry, f: CuratedFile) -> bool:
-        """Whether the previous entry stands as it is: same file, nothing staged or open.
-
-        Document-derived units take the long way: their sources are re-checked."""
-        uid = f.unit_id
-        return (
-            p.same_file(f.rel, f.kind, f.content_hash, f.file_hash)
-            and not p.has_review_items
-            and uid not in self.declared
-            and uid not in self.raised
-            and p.provenance_json.get("kind") != "document"
-        )
+        return entry.raw
 
     def declaration(
         self, f: CuratedFile, p: UnitEntry | None
@@ -324,8 +336,8 @@ class _Run:
     def record_deletions(self) -> None:
         """A deletion record for each previous unit gone from the tree; their items close."""
         missing = [
-            p
-            for uid, p in self.prev_units.items()
+            UnitEntry(raw)
+            for uid, raw in self.prev_units.items()
             if uid not in self.live and uid not in self.deletions
         ]
         if not missing:
@@ -368,7 +380,7 @@ class _Run:
                 keep.append(item)
         return sorted(keep, key=item_key)
 
-    def manifest(self, units: list[UnitEntry]) -> JsonObject:
+    def manifest(self, units: list[JsonObject]) -> JsonObject:
         """The candidate manifest: units by id, deletions, suppressed sources, source blobs."""
         deletions = self.deletions
         suppressed = {
@@ -378,22 +390,19 @@ class _Run:
             and isinstance(d["source_id"], str)
             and d["source_id"]
         }
+        by_id = sorted(units, key=itemgetter("id"))
+        ordered = list[JsonValue](by_id)
         return {
             "format": FORMAT,
-            "units": [e.raw for e in sorted(units, key=lambda e: e.id)],
+            "units": ordered,
             "deletions": [deletions[k] for k in sorted(deletions)],
             "suppressed_sources": list[JsonValue](sorted(suppressed)),
             "sources": self._sources_section(units),
         }
 
-    def _sources_section(self, units: list[UnitEntry]) -> list[JsonValue]:
+    def _sources_section(self, units: list[JsonObject]) -> list[JsonValue]:
         """Source bytes that live declarations and their lineage point at, as blobs."""
-        wanted: set[str] = set()
-        for e in units:
-            decl = e.provenance_json
-            for d in (decl, decl.get("original")):
-                if isinstance(d, dict) and d.get("kind") == "document":
-                    wanted.add(str(d["source_path"]))
+        wanted = cited_source_paths(units)
         prev_sources = (
             {str(s["path"]): s for s in self.prev.view.source_objects()} if self.prev else {}
         )
@@ -424,11 +433,12 @@ def _reserved(f: CuratedFile, uid: str) -> Diagnostic:
     )
 
 
-def _review_blocks(units: list[UnitEntry]) -> list[Diagnostic]:
+def _review_blocks(units: list[JsonObject]) -> list[Diagnostic]:
     """E140 for each unit with open review items: consolidation waits for them."""
     blocks = []
-    for entry in units:
-        if entry.has_review_items:
+    for raw in units:
+        if has_review_items(raw):
+            entry = UnitEntry(raw)
             items = entry.review_items
             blocks.append(
                 Diagnostic(

@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from evidence_tool.archive import splice
 from evidence_tool.archive.records import (
@@ -341,6 +342,52 @@ def _array(value: JsonValue) -> list[JsonValue]:
     return value
 
 
+# Derive's hot path: plain functions over an entry's own object, no view built (a no-op
+# consolidate runs them once per unit of a 50,000-unit manifest).
+
+
+def kept_as_is(raw: JsonObject, path: str, kind: str, content_hash: str, file_hash: str) -> bool:
+    """Whether a working file is exactly this entry, with no open review items and a
+    declaration that needs no re-check (document-derived ones re-check their source)."""
+    provenance = raw["provenance"]
+    return (
+        raw["file_hash"] == file_hash
+        and raw["path"] == path
+        and raw["content_hash"] == content_hash
+        and raw["kind"] == kind
+        and not raw.get("review_items")
+        and isinstance(provenance, dict)
+        and provenance.get("kind") != "document"
+    )
+
+
+def has_review_items(raw: JsonObject) -> bool:
+    return bool(raw.get("review_items"))
+
+
+def cited_source_paths(units: list[JsonObject]) -> set[str]:
+    """The source paths the entries' declarations and their lineage (``original``) cite."""
+    out = set()
+    for raw in units:
+        provenance = raw["provenance"]
+        if not isinstance(provenance, dict):
+            continue
+        if provenance.get("kind") == "document":
+            out.add(_text(provenance, "source_path"))
+        original = provenance.get("original")
+        if isinstance(original, dict) and original.get("kind") == "document":
+            out.add(_text(original, "source_path"))
+    return out
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    """An array of objects, narrowed without a copy (entries are kept by identity)."""
+    items = _array(value)
+    if not all(isinstance(e, dict) for e in items):
+        raise ValueError("manifest: expected an array of objects")
+    return cast(list[JsonObject], items)  # every element checked just above
+
+
 class UnitEntry:
     """A typed, read-only view of one unit entry of a manifest.
 
@@ -503,8 +550,8 @@ class Manifest:
         return self._raw
 
     def unit_objects(self) -> list[JsonObject]:
-        """The unit entries' own objects, in manifest (id) order."""
-        return [_object(e) for e in _array(self._raw.get("units", []))]
+        """The unit entries' own objects, in manifest (id) order (the manifest's own list)."""
+        return _objects(self._raw.get("units", []))
 
     def units(self) -> list[UnitEntry]:
         return [UnitEntry(e) for e in self.unit_objects()]
@@ -515,12 +562,19 @@ class Manifest:
     def by_id(self) -> dict[str, UnitEntry]:
         return {entry.id: entry for entry in self.units()}
 
+    def objects_by_id(self) -> dict[str, JsonObject]:
+        """id -> the unit entry's own object (derive keeps unchanged ones by identity)."""
+        by_id = {e["id"]: e for e in self.unit_objects()}
+        if not all(type(k) is str for k in by_id):
+            raise ValueError("manifest: a unit entry without a string id")
+        return cast(dict[str, JsonObject], by_id)  # every key checked just above
+
     def identities(self) -> dict[str, tuple[str, str, str]]:
         """id -> (content hash, file hash, path) of every unit."""
         return {entry.id: entry.identity() for entry in self.units()}
 
     def deletion_objects(self) -> list[JsonObject]:
-        return [_object(d) for d in _array(self._raw.get("deletions", []))]
+        return _objects(self._raw.get("deletions", []))
 
     def deletions(self) -> list[Deletion]:
         return [Deletion.from_json(d) for d in self.deletion_objects()]
