@@ -9,7 +9,8 @@ CLI maps an ``EvidenceError`` to its exit code and JSON object in one place
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 # The public face; tests/test_public_api.py fails if an error class is left out.
 __all__ = [
@@ -407,7 +408,7 @@ class Diagnostic:
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path or "", self.line or 0, self.column or 0, self.code)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "code": self.code,
             "message": self.message,
@@ -439,8 +440,13 @@ class EvidenceWarning:
     code: str | None = None
     column: int | None = None  # where known (the catalog's findings); in JSON only then
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {
+            "code": self.code,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+        }
         if self.column is not None:
             out["column"] = self.column
         return out
@@ -485,7 +491,7 @@ class EvidenceError(Exception):
         column: int | None = None,
         unit_id: str | None = None,
         diagnostics: list[Diagnostic] | None = None,
-        details: dict[str, Any] | None = None,
+        details: JsonObject | None = None,  # the --json envelope's "result" and fields
     ) -> None:
         super().__init__(message)
         if code is not None:
@@ -495,10 +501,20 @@ class EvidenceError(Exception):
         self.line = line
         self.column = column
         self.unit_id = unit_id
-        self.details = details or {}
+        self.details: JsonObject = details or {}
         self.diagnostics: list[Diagnostic] = diagnostics or [
             Diagnostic(self.code, message, path, line, column, unit_id)
         ]
+
+    @property
+    def result(self) -> JsonObject | None:
+        """The envelope's "result" the raiser attached (None when it attached none)."""
+        found = self.details.get("result")
+        return found if isinstance(found, dict) else None
+
+    def add_result(self, **fields: JsonValue) -> None:
+        """Add fields to the envelope's "result", keeping what the raiser put there."""
+        self.details["result"] = {**(self.result or {}), **fields}
 
     @property
     def exit_code(self) -> int:

@@ -9,13 +9,46 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool.activation import backend_for
 from evidence_tool.archive import queries
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.errors import Diagnostic, EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
+from evidence_tool.workspace.scan import Progress
+
+if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
+    from evidence_tool.activation.citations import CitationContext
+    from evidence_tool.activation.sqlite_index import Filters
+    from evidence_tool.catalog.review import CatalogStatus
+    from evidence_tool.catalog.step import StepOutcome
+    from evidence_tool.gitflow.records import GitCommands, GitState
+    from evidence_tool.gitflow.strict import StrictReport
+    from evidence_tool.sources import NetworkPolicy
+    from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner
+    from evidence_tool.workspace.layout import Layout
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceStatus:
+    """``status``: the archive's status, the last catalog run's part, the Git state and
+    the warnings about missing sources (W151)."""
+
+    archive: JsonObject  # queries.status, as the archive reports it
+    catalog: CatalogStatus
+    git: GitState
+    warnings: tuple[EvidenceWarning, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            **self.archive,
+            "catalog": self.catalog.to_json(),
+            "git": self.git.to_json(),
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
 
 
 @dataclass
@@ -30,7 +63,7 @@ class Session:
         root: str | os.PathLike[str],
         installation: str | None,
         wait: float = 0.0,
-        progress: Any = None,
+        progress: Progress | None = None,
     ) -> Session:
         inst = load_installation(installation)
         # A workspace has a descriptor: without one, readers would report an empty
@@ -47,7 +80,8 @@ class Session:
             inst.section("activation"), self.archive.layout, inst.section("embedding")
         )
 
-    def index_drift(self) -> tuple[list[Any], dict[str, Any]]:
+    def index_drift(self) -> tuple[list[Diagnostic], JsonObject]:
+        """E702 per index entry that differs from the active snapshot, and the --json facts."""
         from evidence_tool.activation.drift import index_drift
 
         settings = self.installation.section("activation")
@@ -92,13 +126,17 @@ class Session:
         result.warnings = [*result.warnings, *missing, *(step.warnings if step else [])]
         return result
 
-    def catalog_step(self) -> Any:
+    def catalog_step(self) -> StepOutcome | None:
         """The catalog step's outcome, or None when the installation configures none."""
         from evidence_tool.catalog.step import catalog_step
 
         return catalog_step(self.root, self.installation, self.archive.progress)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> JsonObject:
+        """``status_report`` as the --json result."""
+        return self.status_report().to_json()
+
+    def status_report(self) -> WorkspaceStatus:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)
         and the last catalog run's review items (never a warehouse connection)."""
         from evidence_tool.archive.diffing import working_entries
@@ -106,20 +144,22 @@ class Session:
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
 
-        warnings = [w.to_dict() for w in missing_warnings(self.archive)]  # W151
+        warnings = tuple(missing_warnings(self.archive))  # W151
         # The working units, so items of units deleted since the catalog run are dropped
         # (the scan is the stat-cached one diff makes; only when there are items at all).
         working = None
         if review_items(self.archive.layout):
             working = {uid: e[0] for uid, e in working_entries(self.archive)[0].items()}
-        return {
-            **queries.status(self.archive),
-            "catalog": catalog_status(self.archive.layout, working),
-            "git": git_state(self.archive),
-            "warnings": warnings,
-        }
+        return WorkspaceStatus(
+            queries.status(self.archive),
+            catalog_status(self.archive.layout, working),
+            git_state(self.archive),
+            warnings,
+        )
 
-    def show(self, unit_id: str) -> dict[str, Any]:
+    def show(self, unit_id: str) -> JsonObject:
+        """The unit as the newest snapshot holds it (``show --json``), with the warnings
+        about its sources and, for an imported unit, where each excerpt came from."""
         from evidence_tool.sources import imported_from, unit_warnings
 
         data = queries.show(self.archive, unit_id)
@@ -130,12 +170,12 @@ class Session:
         return data
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------
-    def refiner(self) -> Any:
+    def refiner(self) -> UnitsRefiner | CommandRefiner:
         from evidence_tool.sources import refiner_for
 
         return refiner_for(self.installation.section("refiner"), str(self.root))
 
-    def network(self) -> Any:
+    def network(self) -> NetworkPolicy:
         from evidence_tool.sources import NetworkPolicy
 
         return NetworkPolicy.from_settings(self.installation.section("network"))
@@ -200,3 +240,70 @@ class Session:
         from evidence_tool.sources import retract
 
         return retract(self.archive, source_id, note, actor)
+
+    # -- one call per CLI command (issue 18: a body never reaches past the Session) --
+    # Results typed JsonObject are the command's --json result as the library builds it.
+    @property
+    def layout(self) -> Layout:
+        return self.archive.layout
+
+    def initialize(self, actor: str) -> ConsolidateResult:
+        return self.archive.initialize(actor)
+
+    def diff(self, revisions: tuple[str, ...]) -> JsonObject:
+        from evidence_tool.archive.diffing import diff
+
+        return diff(self.archive, *revisions).to_json()
+
+    def events(self) -> list[JsonObject]:
+        return self.archive.events()
+
+    def verify(self) -> tuple[list[Diagnostic], JsonObject]:
+        from evidence_tool.archive.integrity import verify
+
+        problems, counts = verify(self.archive)
+        return problems, {k: v for k, v in counts.items()}
+
+    def verify_strict(self) -> StrictReport:
+        from evidence_tool.gitflow import verify_strict
+
+        return verify_strict(self.archive)
+
+    def git_commands(self) -> GitCommands:
+        from evidence_tool.gitflow import git_commands
+
+        return git_commands(self.archive)
+
+    def restore(self, unit_id: str, actor: str) -> ConsolidateResult:
+        from evidence_tool.archive.edits import ArchiveEditor
+
+        return ArchiveEditor(self.archive).restore(unit_id, actor, self.activation())
+
+    def resolve_review(self, unit_id: str, note: str, actor: str) -> list[JsonObject]:
+        from evidence_tool.archive.edits import ArchiveEditor
+
+        return ArchiveEditor(self.archive).resolve_review(unit_id, note, actor)
+
+    def recover(self, abandon: bool, actor: str) -> list[JsonObject]:
+        from evidence_tool.archive.edits import ArchiveEditor
+
+        return [e.to_json() for e in ArchiveEditor(self.archive).recover(abandon, actor)]
+
+    def search(self, query: str, filters: Filters, limit: int, mode: str | None) -> JsonObject:
+        from evidence_tool.activation.search import search_active
+
+        inst = self.installation
+        activation, embedding = inst.section("activation"), inst.section("embedding")
+        return search_active(self.layout, activation, embedding, query, filters, limit, mode)
+
+    def evaluate(
+        self, questions: str, k: int, modes: tuple[str, ...], compare: str | None
+    ) -> JsonObject:
+        from evidence_tool.activation.evaluation import evaluate
+
+        return evaluate(self.archive, questions, k=k, modes=modes, compare=compare)
+
+    def citation_context(self) -> CitationContext:
+        from evidence_tool.activation.citations import citation_context
+
+        return citation_context(self.archive)

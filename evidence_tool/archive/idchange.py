@@ -45,8 +45,8 @@ class IdChange:
 
 def _without_id(unit: Unit) -> str:
     """A hash of what the unit says, its id left out."""
-    value = unit.to_json()
-    value["metadata"] = {k: v for k, v in value["metadata"].items() if k != "id"}
+    value, metadata = unit.to_json(), unit.metadata.to_json()
+    value["metadata"] = {k: v for k, v in metadata.items() if k != "id"}
     return sha256_hex(canonical_json(value))
 
 

@@ -249,7 +249,7 @@ class Journal:
             "what you want in that file, delete the kept copy, then run the command again",
             code="E302",
             path=kept[0],
-            details={"result": {"paths": kept}},
+            details={"result": {"paths": [*kept]}},
         )
 
     @staticmethod
@@ -264,7 +264,7 @@ class Journal:
             "evidence recover' and abandon the journal with --abandon",
             code="E302",
             path=paths[0],
-            details={"result": {"paths": paths}},
+            details={"result": {"paths": [*paths]}},
         )
 
     def abandon(self, path: Path) -> None:

@@ -202,41 +202,65 @@ def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, li
 def _resolve_ref(
     f: _Finder, names: list[str], written: str, tables: list[Relation], pos: Position
 ) -> Diagnostic | None:
-    fold = f.catalog.fold_case
-    column = names[-1]
+    """Resolve one column reference of a formula; the finding when it does not resolve."""
     what = f"the formula's column reference {written}"
     if len(names) == 1:
-        having = [r for r in tables if r.column(column, fold_case=fold) is not None]
-        if len(having) == 1:
-            f.used(having[0], _name(having[0], column, fold), pos)
-            return None
-        whole = [r for r in tables if _eq(r.name, column, fold)]
-        if not having and whole:
-            f.used(whole[0], None, pos)
-            return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
-        if len(having) > 1:
-            return f.finding(
-                "E182",
-                f"{what} is ambiguous: {', '.join(r.qualified for r in having)} all have a "
-                f"column {quote_ident(column)}; qualify it with its table",
-                pos,
-            )
-        if not tables:
-            return f.finding(
-                "E183",
-                f"{what} cannot be resolved: the unit names no table "
-                "(applies_to.tables) to find it in",
-                pos,
-            )
-        near = sorted({n for r in tables for n in r.near_columns(column)})
+        return _resolve_bare(f, names[0], what, tables, pos)
+    schema = names[-3] if len(names) >= 3 else None
+    found = _qualifying_table(f, names, schema, what, tables, pos)
+    if isinstance(found, Diagnostic):
+        return found
+    return _resolve_in_table(f, found, names[-1], what, pos)
+
+
+def _resolve_bare(
+    f: _Finder, column: str, what: str, tables: list[Relation], pos: Position
+) -> Diagnostic | None:
+    """An unqualified name: the one unit table having that column, else a whole-row
+    reference to a table of that name, else why it resolves to nothing (or to several)."""
+    fold = f.catalog.fold_case
+    having = [r for r in tables if r.column(column, fold_case=fold) is not None]
+    if len(having) == 1:
+        f.used(having[0], _name(having[0], column, fold), pos)
+        return None
+    whole = [r for r in tables if _eq(r.name, column, fold)]
+    if not having and whole:
+        f.used(whole[0], None, pos)
+        return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
+    if len(having) > 1:
         return f.finding(
-            "E181",
-            f"{what}: none of the unit's tables ({', '.join(r.qualified for r in tables)}) "
-            f"has a column {quote_ident(column)}" + _did_you_mean(near[:3]),
+            "E182",
+            f"{what} is ambiguous: {', '.join(r.qualified for r in having)} all have a "
+            f"column {quote_ident(column)}; qualify it with its table",
             pos,
         )
+    if not tables:
+        return f.finding(
+            "E183",
+            f"{what} cannot be resolved: the unit names no table (applies_to.tables) to find it in",
+            pos,
+        )
+    near = sorted({n for r in tables for n in r.near_columns(column)})
+    return f.finding(
+        "E181",
+        f"{what}: none of the unit's tables ({', '.join(r.qualified for r in tables)}) "
+        f"has a column {quote_ident(column)}" + _did_you_mean(near[:3]),
+        pos,
+    )
+
+
+def _qualifying_table(
+    f: _Finder,
+    names: list[str],
+    schema: str | None,
+    what: str,
+    tables: list[Relation],
+    pos: Position,
+) -> Relation | Diagnostic:
+    """The one unit table a qualified reference names, or why there is not exactly one
+    (not in the catalog E180, not a unit table E183, ambiguous E182)."""
+    fold = f.catalog.fold_case
     table = names[-2]
-    schema = names[-3] if len(names) >= 3 else None
     same = [
         r
         for r in tables
@@ -265,7 +289,14 @@ def _resolve_ref(
             f"named {quote_ident(table)}; qualify it with its schema",
             pos,
         )
-    rel = same[0]
+    return same[0]
+
+
+def _resolve_in_table(
+    f: _Finder, rel: Relation, column: str, what: str, pos: Position
+) -> Diagnostic | None:
+    """The column of the table a qualified reference named, or E181 if it has none."""
+    fold = f.catalog.fold_case
     if rel.column(column, fold_case=fold) is None:
         return f.finding(
             "E181",

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from evidence_tool.catalog.model import Catalog
+from evidence_tool.catalog.pgtree import Node
 from evidence_tool.catalog.statements import DdlState, apply_statement, type_name
 from evidence_tool.errors import AvailabilityError, Diagnostic
 
@@ -170,7 +171,7 @@ def _read_statement(path: Path, text: str, start: int, sql: str, state: DdlState
         return
     for stmt in tree.get("stmts", []):
         node = stmt.get("stmt", {})
-        problem = apply_statement(node, state)
+        problem = apply_statement(Node(node), state)
         if problem:
             # Counted only for a finding (at most MAX_FINDINGS_PER_FILE a file): counting
             # for every statement made a large file quadratic.

@@ -10,46 +10,122 @@ names, and a type change of a column its formula uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from functools import cached_property
-from typing import Any
 
 from evidence_tool.catalog.check import Use
-from evidence_tool.catalog.fingerprint import Fingerprint
+from evidence_tool.catalog.fingerprint import Fingerprint, RelationPrint
 from evidence_tool.catalog.model import quote_ident
+from evidence_tool.errors import Diagnostic
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 DRIFT_CODE = "E191"
 
 
-@dataclass(frozen=True)
+class ChangeKind(StrEnum):
+    RELATION_ADDED = "relation_added"
+    RELATION_DROPPED = "relation_dropped"
+    COLUMN_ADDED = "column_added"
+    COLUMN_DROPPED = "column_dropped"
+    TYPE_CHANGED = "type_changed"
+    KIND_CHANGED = "kind_changed"
+
+
+def _opt(value: JsonValue) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True)
 class Change:
     """One difference between the recorded and the current catalog."""
 
-    change: str  # relation_added | relation_dropped | column_added | column_dropped | type_changed | kind_changed
+    change: ChangeKind
     relation: str  # qualified name
     column: str | None = None
     old: str | None = None  # the recorded type (or relation kind)
     new: str | None = None
     renamed_to: str | None = None  # a dropped relation whose columns reappear under this name
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"change": self.change, "relation": self.relation}
-        for key in ("column", "old", "new", "renamed_to"):
-            value = getattr(self, key)
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"change": str(self.change), "relation": self.relation}
+        for key, value in (
+            ("column", self.column),
+            ("old", self.old),
+            ("new", self.new),
+            ("renamed_to", self.renamed_to),
+        ):
             if value is not None:
                 out[key] = value
         return out
 
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Change:
+        return cls(
+            ChangeKind(str(data["change"])),
+            str(data["relation"]),
+            _opt(data.get("column")),
+            _opt(data.get("old")),
+            _opt(data.get("new")),
+            _opt(data.get("renamed_to")),
+        )
+
     def describe(self) -> str:
         where = self.relation + (f".{quote_ident(self.column)}" if self.column else "")
-        if self.change == "type_changed":
+        if self.change == ChangeKind.TYPE_CHANGED:
             return f"{where} changed type from {self.old} to {self.new}"
-        if self.change == "kind_changed":
+        if self.change == ChangeKind.KIND_CHANGED:
             return f"{where} changed from a {self.old} to a {self.new}"
         verb = self.change.split("_")[1]
         what = "column" if self.column else "relation"
         more = f" (its columns reappear as {self.renamed_to})" if self.renamed_to else ""
         return f"{what} {where} {verb}{more}"
+
+
+@dataclass(frozen=True, slots=True)
+class DriftItem:
+    """A drift review item (E191) on one unit: the change that makes the unit wrong."""
+
+    message: str
+    path: str
+    line: int | None
+    column: int | None
+    change: Change
+    raised_at: str
+
+    def to_json(self) -> JsonObject:
+        return {
+            "code": DRIFT_CODE,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "change": self.change.to_json(),
+            "raised_by": "catalog",
+            "raised_at": self.raised_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> DriftItem:
+        change, line, column = data["change"], data["line"], data["column"]
+        if not isinstance(change, dict):
+            raise ValueError("a drift review item names its change")
+        return cls(
+            str(data["message"]),
+            str(data["path"]),
+            line if isinstance(line, int) else None,
+            column if isinstance(column, int) else None,
+            Change.from_json(change),
+            str(data["raised_at"]),
+        )
+
+    def diagnostic(self, unit_id: str) -> Diagnostic:
+        """The item as a finding on its unit."""
+        return Diagnostic(DRIFT_CODE, self.message, self.path, self.line, self.column, unit_id)
+
+    def raised_before(self, at: str) -> DriftItem:
+        """The same item, keeping the time it was first raised."""
+        return replace(self, raised_at=at)
 
 
 @dataclass
@@ -59,7 +135,7 @@ class Drift:
     changes: list[Change] = field(default_factory=list)
     settings: list[str] = field(default_factory=list)  # kind or search path changed
     touched: dict[str, list[int]] = field(default_factory=dict)  # unit id -> change indexes
-    items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # unit id -> items
+    items: dict[str, list[DriftItem]] = field(default_factory=dict)  # unit id -> items
 
     @cached_property
     def by_relation(self) -> dict[str, list[int]]:
@@ -67,7 +143,7 @@ class Drift:
         not once per unit (10,000 units against 500 changes)."""
         out: dict[str, list[int]] = {}
         for i, c in enumerate(self.changes):
-            if c.change in ("relation_dropped", "kind_changed"):
+            if c.change in (ChangeKind.RELATION_DROPPED, ChangeKind.KIND_CHANGED):
                 out.setdefault(c.relation, []).append(i)
         return out
 
@@ -76,22 +152,31 @@ class Drift:
         return {
             (c.relation, c.column): i
             for i, c in enumerate(self.changes)
-            if c.column is not None and c.change in ("column_dropped", "type_changed")
+            if c.column is not None
+            and c.change in (ChangeKind.COLUMN_DROPPED, ChangeKind.TYPE_CHANGED)
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every review item as a finding on its unit (E191), by unit id."""
+        return [i.diagnostic(uid) for uid in sorted(self.items) for i in self.items[uid]]
+
+    def items_json(self) -> JsonObject:
+        """The review items by unit id, as the catalog record stores them."""
+        return {uid: [i.to_json() for i in items] for uid, items in self.items.items()}
+
+    def to_json(self) -> JsonObject:
         return {
             "recorded": self.recorded.digest,
             "current": self.current.digest,
-            "settings": self.settings,
+            "settings": [*self.settings],
             "changes": [
                 {
                     **c.to_json(),
-                    "units": sorted(u for u, idx in self.touched.items() if i in idx),
+                    "units": [*sorted(u for u, idx in self.touched.items() if i in idx)],
                 }
                 for i, c in enumerate(self.changes)
             ],
-            "review_items": self.items,
+            "review_items": self.items_json(),
         }
 
 
@@ -109,32 +194,31 @@ def compare(recorded: Fingerprint, current: Fingerprint) -> Drift:
     added = sorted(set(new) - set(old))
     by_hash: dict[str, list[str]] = {}
     for name in added:
-        by_hash.setdefault(str(new[name]["hash"]), []).append(name)
+        by_hash.setdefault(new[name].hash, []).append(name)
     for name in sorted(set(old) | set(new)):
         if name not in new:
-            twins = by_hash.get(str(old[name]["hash"]), [])
+            twins = by_hash.get(old[name].hash, [])
             renamed = twins[0] if len(twins) == 1 else None
-            out.changes.append(Change("relation_dropped", name, renamed_to=renamed))
+            out.changes.append(Change(ChangeKind.RELATION_DROPPED, name, renamed_to=renamed))
         elif name not in old:
-            out.changes.append(Change("relation_added", name))
-        elif old[name]["hash"] != new[name]["hash"]:
+            out.changes.append(Change(ChangeKind.RELATION_ADDED, name))
+        elif old[name].hash != new[name].hash:
             out.changes += _columns(name, old[name], new[name])
     return out
 
 
-def _columns(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+def _columns(name: str, old: RelationPrint, new: RelationPrint) -> list[Change]:
     out = []
-    if old["kind"] != new["kind"]:
-        out.append(Change("kind_changed", name, old=str(old["kind"]), new=str(new["kind"])))
-    before = {str(c): str(t) for c, t in old["columns"]}
-    after = {str(c): str(t) for c, t in new["columns"]}
+    if old.kind != new.kind:
+        out.append(Change(ChangeKind.KIND_CHANGED, name, old=old.kind, new=new.kind))
+    before, after = dict(old.columns), dict(new.columns)
     for col in sorted(set(before) | set(after)):
         if col not in after:
-            out.append(Change("column_dropped", name, col, old=before[col]))
+            out.append(Change(ChangeKind.COLUMN_DROPPED, name, col, old=before[col]))
         elif col not in before:
-            out.append(Change("column_added", name, col, new=after[col]))
+            out.append(Change(ChangeKind.COLUMN_ADDED, name, col, new=after[col]))
         elif before[col] != after[col]:
-            out.append(Change("type_changed", name, col, old=before[col], new=after[col]))
+            out.append(Change(ChangeKind.TYPE_CHANGED, name, col, old=before[col], new=after[col]))
     return out
 
 
@@ -144,18 +228,18 @@ def touch(drift: Drift, unit_id: str, path: str, uses: list[Use], at: str) -> No
     if not drift.changes:
         return
     hit: set[int] = set()
-    items: dict[int, dict[str, Any]] = {}
+    items: dict[int, DriftItem] = {}
     for use in uses:
         rel = f"{quote_ident(use.schema)}.{quote_ident(use.relation)}"
         for i in drift.by_relation.get(rel, ()):
             hit.add(i)
-            if drift.changes[i].change == "relation_dropped":
+            if drift.changes[i].change == ChangeKind.RELATION_DROPPED:
                 items.setdefault(i, _item(drift.changes[i], use, path, at))
         j = drift.by_column.get((rel, use.column)) if use.column is not None else None
         if j is not None:
             hit.add(j)
             c = drift.changes[j]
-            if c.change == "column_dropped" or use.formula:
+            if c.change == ChangeKind.COLUMN_DROPPED or use.formula:
                 items.setdefault(j, _item(c, use, path, at))
     if hit:
         drift.touched[unit_id] = sorted(hit)
@@ -163,18 +247,10 @@ def touch(drift: Drift, unit_id: str, path: str, uses: list[Use], at: str) -> No
         drift.items[unit_id] = [items[i] for i in sorted(items)]
 
 
-def _item(c: Change, use: Use, path: str, at: str) -> dict[str, Any]:
-    if c.change == "type_changed":
+def _item(c: Change, use: Use, path: str, at: str) -> DriftItem:
+    if c.change == ChangeKind.TYPE_CHANGED:
         why = "its formula uses it: check the formula still computes what it says"
     else:
         why = "the unit names it: correct or remove the name"
-    return {
-        "code": DRIFT_CODE,
-        "message": f"catalog drift: {c.describe()} since the last consolidation; {why}",
-        "path": path,
-        "line": use.pos[0],
-        "column": use.pos[1],
-        "change": c.to_json(),
-        "raised_by": "catalog",
-        "raised_at": at,
-    }
+    message = f"catalog drift: {c.describe()} since the last consolidation; {why}"
+    return DriftItem(message, path, use.pos[0], use.pos[1], c, at)

@@ -13,12 +13,69 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 from evidence_tool.catalog.model import Catalog, Column, Relation, split_name
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.hashing import canonical_json
 
 FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RelationPrint:
+    """One relation as a fingerprint records it; ``schema`` and ``name`` are None in a
+    fingerprint written before they were recorded (the qualified name says them)."""
+
+    kind: str
+    columns: tuple[tuple[str, str], ...]  # (name, type) in order
+    hash: str
+    schema: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def of(cls, r: Relation) -> RelationPrint:
+        return cls(
+            r.kind, tuple((c.name, c.type) for c in r.columns), r.fingerprint, r.schema, r.name
+        )
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {}
+        if self.schema is not None and self.name is not None:
+            out = {"schema": self.schema, "name": self.name}
+        out.update(
+            {"kind": self.kind, "columns": [[n, t] for n, t in self.columns], "hash": self.hash}
+        )
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonValue) -> RelationPrint:
+        if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
+            raise ValueError("a fingerprint relation is an object with columns")
+        columns = data["columns"]
+        assert isinstance(columns, list)
+        pairs = tuple(_pair(c) for c in columns)
+        schema, name = data.get("schema"), data.get("name")
+        named = "schema" in data and "name" in data
+        return cls(
+            str(data["kind"]),
+            pairs,
+            str(data["hash"]),
+            str(schema) if named else None,
+            str(name) if named else None,
+        )
+
+    def names(self, qualified: str) -> tuple[str, str]:
+        """(schema, name): recorded, else split from the qualified name."""
+        if self.schema is not None and self.name is not None:
+            return self.schema, self.name
+        parts = split_name(qualified) or ["", qualified]
+        return parts[0], parts[-1]
+
+
+def _pair(column: JsonValue) -> tuple[str, str]:
+    if not isinstance(column, list) or len(column) != 2:
+        raise ValueError("a fingerprint column is a [name, type] pair")
+    return str(column[0]), str(column[1])
 
 
 @dataclass(frozen=True)
@@ -26,28 +83,23 @@ class Fingerprint:
     kind: str
     search_path: tuple[str, ...]
     fold_case: bool
-    relations: dict[str, dict[str, Any]]  # qualified name -> {kind, columns, hash}
+    relations: dict[str, RelationPrint]  # by qualified name, sorted
 
     @classmethod
     def of(cls, catalog: Catalog) -> Fingerprint:
-        rels = {}
-        for r in sorted(catalog.relations, key=lambda r: (r.schema, r.name)):
-            rels[r.qualified] = {
-                "schema": r.schema,
-                "name": r.name,
-                "kind": r.kind,
-                "columns": [[c.name, c.type] for c in r.columns],
-                "hash": r.fingerprint,
-            }
+        rels = {
+            r.qualified: RelationPrint.of(r)
+            for r in sorted(catalog.relations, key=lambda r: (r.schema, r.name))
+        }
         return cls(catalog.kind, tuple(catalog.search_path), catalog.fold_case, rels)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "format": FORMAT,
             "kind": self.kind,
             "search_path": list(self.search_path),
             "fold_case": self.fold_case,
-            "relations": self.relations,
+            "relations": {q: r.to_json() for q, r in self.relations.items()},
         }
 
     @cached_property
@@ -60,25 +112,19 @@ class Fingerprint:
         """The whole-catalog hash: sha256 of the canonical bytes."""
         return hashlib.sha256(self.data).hexdigest()
 
-    def record(self) -> dict[str, Any]:
-        """What a snapshot manifest says about the catalog it was checked against."""
+    def record(self) -> JsonObject:
+        """What a snapshot manifest says about the catalog it was checked against (the
+        manifest's catalog object, written by the archive as it is)."""
         return {"fingerprint": self.digest, "kind": self.kind, "relations": len(self.relations)}
 
     def catalog(self, model: type[Catalog] = Catalog) -> Catalog:
         """The recorded catalog as a model again, to resolve names as they were."""
         rels = []
         for qualified, r in self.relations.items():
-            schema, name = _names(qualified, r)
-            cols = tuple(Column(str(n), str(t)) for n, t in r["columns"])
-            rels.append(Relation(schema, name, str(r["kind"]), cols))
+            schema, name = r.names(qualified)
+            cols = tuple(Column(n, t) for n, t in r.columns)
+            rels.append(Relation(schema, name, r.kind, cols))
         return model(self.kind, tuple(rels), self.search_path, self.fold_case)
-
-
-def _names(qualified: str, r: dict[str, Any]) -> tuple[str, str]:
-    if "schema" in r and "name" in r:
-        return str(r["schema"]), str(r["name"])
-    parts = split_name(qualified) or ["", qualified]
-    return parts[0], parts[-1]
 
 
 def parse_fingerprint(data: bytes) -> Fingerprint:
@@ -89,9 +135,13 @@ def parse_fingerprint(data: bytes) -> Fingerprint:
     rels = value.get("relations")
     if not isinstance(rels, dict):
         raise ValueError("a catalog fingerprint without relations")
-    return Fingerprint(
-        str(value["kind"]),
-        tuple(str(s) for s in value.get("search_path", ["public"])),
-        bool(value.get("fold_case", False)),
-        rels,
-    )
+    try:
+        relations = {str(q): RelationPrint.from_json(r) for q, r in rels.items()}
+        return Fingerprint(
+            str(value["kind"]),
+            tuple(str(s) for s in value.get("search_path", ["public"])),
+            bool(value.get("fold_case", False)),
+            relations,
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"a malformed catalog fingerprint ({exc})") from None

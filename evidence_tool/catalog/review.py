@@ -17,19 +17,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.catalog.check import Use, check_unit
-from evidence_tool.catalog.drift import Drift, compare, touch
+from evidence_tool.catalog.drift import Drift, DriftItem, compare, touch
 from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
 from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, IntegrityError, LockHeldError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -48,6 +48,58 @@ def store_path(layout: Layout) -> Path:
     return layout.cache / STORE
 
 
+@dataclass(frozen=True, slots=True)
+class CheckedUnit:
+    """One unit as a catalog run checked it: its file, content hash and finding codes."""
+
+    path: str
+    content_hash: str | None
+    codes: tuple[str, ...]
+
+    def to_json(self) -> JsonObject:
+        return {"path": self.path, "content_hash": self.content_hash, "codes": [*self.codes]}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CheckedUnit:
+        codes = data["codes"]
+        return cls(
+            str(data["path"]),
+            None if data["content_hash"] is None else str(data["content_hash"]),
+            tuple(str(c) for c in codes) if isinstance(codes, list) else (),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogStatus:
+    """What ``status`` says about the catalog, read from the last run's record."""
+
+    checked: bool
+    review_items: dict[str, list[JsonValue]]  # by unit id, as the record holds them
+    checked_at: JsonValue = None
+    fingerprint: JsonValue = None
+    base: JsonValue = None
+    note: JsonValue = None
+    changes: int = 0
+    deleted_since: tuple[str, ...] = ()
+    edited_since: tuple[str, ...] = ()
+
+    def to_json(self) -> JsonObject:
+        items: JsonObject = {uid: [*v] for uid, v in self.review_items.items()}
+        if not self.checked:
+            return {"checked": False, "review_items": items}
+        return {
+            "checked": True,
+            "checked_at": self.checked_at,
+            "fingerprint": self.fingerprint,
+            "base": self.base,
+            "note": self.note,
+            "changes": self.changes,
+            "review_items": items,
+            "deleted_since": [*self.deleted_since],
+            "edited_since": [*self.edited_since],
+        }
+
+
 @dataclass
 class CatalogRun:
     check: CatalogCheck
@@ -55,19 +107,20 @@ class CatalogRun:
     base: str | None  # the active revision whose fingerprint was compared
     drift: Drift | None
     note: str | None  # why there is no drift to show
-    units: dict[str, dict[str, Any]]  # unit id -> path, content hash, finding codes
+    units: dict[str, CheckedUnit]  # by unit id
     warnings: list[EvidenceWarning] = field(default_factory=list)  # about the run itself
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
+        """The record file's JSON (``catalog-review.json``)."""
         return {
             "format": FORMAT,
             "checked_at": now(),
             "catalog": self.fingerprint.record(),
             "base": self.base,
             "note": self.note,
-            "units": self.units,
+            "units": {uid: u.to_json() for uid, u in self.units.items()},
             "drift": self.drift.to_json() if self.drift else None,
-            "review_items": self.drift.items if self.drift else {},
+            "review_items": self.drift.items_json() if self.drift else {},
         }
 
 
@@ -116,13 +169,13 @@ def run_catalog(
     archive = LocalEvidenceArchive(root)
     base, recorded = recorded_fingerprint(archive)
     old_catalog = recorded.catalog(_Resolving) if recorded is not None else None
-    units: dict[str, dict[str, Any]] = {}
+    units: dict[str, CheckedUnit] = {}
     uses: dict[str, tuple[str, list[Use]]] = {}
 
     def visit(f: CuratedFile, codes: list[str]) -> None:
         unit = f.unit
         assert unit is not None
-        units[unit.id] = {"path": f.rel, "content_hash": f.content_hash, "codes": codes}
+        units[unit.id] = CheckedUnit(f.rel, f.content_hash, tuple(codes))
         if old_catalog is not None:
             found: list[Use] = []
             check_unit(old_catalog, unit, f.data.decode("utf-8"), f.rel, found)
@@ -178,19 +231,27 @@ def _not_updated(run: CatalogRun, why: str) -> None:
 
 
 def _replace(layout: Layout, run: CatalogRun) -> None:
-    data = run.record()
-    before = read_record(layout).get("review_items", {})
-    for uid, items in data["review_items"].items():
-        old = {canonical_json(i["change"]): i for i in before.get(uid, [])}
-        for item in items:
-            kept = old.get(canonical_json(item["change"]))
-            if kept is not None:
-                item["raised_at"] = kept.get("raised_at", item["raised_at"])
-    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    if run.drift is not None:
+        before = review_items(layout)
+        run.drift.items = {
+            uid: [_keep_time(item, before.get(uid, [])) for item in items]
+            for uid, items in run.drift.items.items()
+        }
+    text = json.dumps(run.record(), ensure_ascii=False, indent=1, sort_keys=True) + "\n"
     fsio.write_atomic(ensure_cache(layout) / STORE, text.encode("utf-8"), durable=False)
 
 
-def read_record(layout: Layout) -> dict[str, Any]:
+def _keep_time(item: DriftItem, before: list[JsonValue]) -> DriftItem:
+    """The item with the time it was first raised, when the last record holds it."""
+    change = canonical_json(item.change.to_json())
+    for old in before:
+        if isinstance(old, dict) and canonical_json(old.get("change")) == change:
+            at = old.get("raised_at", item.raised_at)
+            return item.raised_before(at) if isinstance(at, str) else item
+    return item
+
+
+def read_record(layout: Layout) -> JsonObject:
     """The last run's record, or {} when no run left one (or it cannot be read: it is
     rewritten by the next run, and a reader must not fail over a derived file)."""
     path = store_path(layout)
@@ -203,13 +264,15 @@ def read_record(layout: Layout) -> dict[str, Any]:
     return value if isinstance(value, dict) and value.get("format") == FORMAT else {}
 
 
-def review_items(layout: Layout) -> dict[str, list[Any]]:
+def review_items(layout: Layout) -> dict[str, list[JsonValue]]:
     """The recorded drift review items, by unit id."""
     items = read_record(layout).get("review_items") or {}
-    return {uid: list(v) for uid, v in items.items()} if isinstance(items, dict) else {}
+    if not isinstance(items, dict):
+        return {}
+    return {uid: list(v) if isinstance(v, list) else [] for uid, v in items.items()}
 
 
-def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> dict[str, Any]:
+def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> CatalogStatus:
     """What ``status`` says about the catalog: the last run's time, catalog, drift
     review items by unit (from the record; nothing connects to a warehouse).
 
@@ -219,29 +282,34 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
     the edit settled them."""
     rec = read_record(layout)
     if not rec:
-        return {"checked": False, "review_items": {}}
-    drift = rec.get("drift") or {}
+        return CatalogStatus(False, {})
+    drift, catalog = rec.get("drift"), rec.get("catalog")
+    changes = drift.get("changes") if isinstance(drift, dict) else None
     items = review_items(layout)
     gone: list[str] = []
     edited: list[str] = []
     if working is not None:
         gone = sorted(uid for uid in items if uid not in working)
         recorded = rec.get("units")
-        units: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        units = recorded if isinstance(recorded, dict) else {}
         edited = sorted(
-            uid
-            for uid in items
-            if uid in working and (units.get(uid) or {}).get("content_hash") != working[uid]
+            uid for uid in items if uid in working and _hash_of(units, uid) != working[uid]
         )
         items = {uid: v for uid, v in items.items() if uid in working}
-    return {
-        "checked": True,
-        "checked_at": rec.get("checked_at"),
-        "fingerprint": (rec.get("catalog") or {}).get("fingerprint"),
-        "base": rec.get("base"),
-        "note": rec.get("note"),
-        "changes": len(drift.get("changes", [])),
-        "review_items": items,
-        "deleted_since": gone,
-        "edited_since": edited,
-    }
+    return CatalogStatus(
+        True,
+        items,
+        rec.get("checked_at"),
+        catalog.get("fingerprint") if isinstance(catalog, dict) else None,
+        rec.get("base"),
+        rec.get("note"),
+        len(changes) if isinstance(changes, list) else 0,
+        tuple(gone),
+        tuple(edited),
+    )
+
+
+def _hash_of(units: JsonObject, uid: str) -> JsonValue:
+    """The content hash the record holds for a unit (None when it holds none)."""
+    unit = units.get(uid)
+    return unit.get("content_hash") if isinstance(unit, dict) else None

@@ -57,18 +57,26 @@ def catalog_settings(
         if values and chosen != kind_of:
             raise UsageError(f"{option} names a {kind_of} catalog, but the catalog is {chosen}")
     given = ddl if chosen == "ddl" else sqlite if chosen == "sqlite" else ()
-    paths = tuple(given) or _descriptor_paths(installation, list(section.get("paths", [])), chosen)
+    chosen = str(chosen)  # the schema allows only the KINDS here
+    paths = tuple(given) or _descriptor_paths(installation, _strs(section.get("paths")), chosen)
     merged = {**CATALOG_DEFAULTS, **section}
     return CatalogSettings(
         chosen,
         paths,
-        tuple(merged["search_path"]),
+        _strs(merged["search_path"]),
         bool(merged["block"]),
         str(merged["dsn_env"]),
     )
 
 
-def _descriptor_paths(installation: Installation, paths: list[str], kind: str) -> tuple[str, ...]:
+def _strs(value: object) -> tuple[str, ...]:
+    """A list of strings from the descriptor (the schema checked it; absent is empty)."""
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _descriptor_paths(
+    installation: Installation, paths: tuple[str, ...], kind: str
+) -> tuple[str, ...]:
     base = Path(installation.path).parent if installation.path else Path.cwd()
     out = []
     for p in paths:

@@ -8,9 +8,9 @@ relation or a column, DROP TABLE / VIEW.  Anything else leaves them as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from evidence_tool.catalog.model import Column, Relation
+from evidence_tool.catalog.pgtree import Node
 from evidence_tool.catalog.views import view_columns
 from evidence_tool.errors import Diagnostic
 
@@ -30,13 +30,13 @@ _TYPE_NAMES = {
 }
 
 
-def type_name(node: dict[str, Any]) -> str:
+def type_name(node: Node) -> str:
     """A pglast TypeName as PostgreSQL's format_type prints it (int4 -> integer)."""
-    names = [n.get("String", {}).get("sval", "") for n in node.get("names", [])]
+    names = [n.sval for n in node.nodes("names")]
     if len(names) == 2 and names[0] == "pg_catalog":
         names = names[1:]
     text = _TYPE_NAMES.get(names[0], names[0]) if len(names) == 1 else ".".join(names)
-    mods = [m["A_Const"]["ival"].get("ival", 0) for m in node.get("typmods", []) if _is_int(m)]
+    mods = [m["A_Const"]["ival"].int("ival") for m in node.nodes("typmods") if _is_int(m)]
     if mods:
         spec = "(" + ",".join(str(m) for m in mods) + ")"
         if text.startswith(("timestamp ", "time ")):  # timestamp(3) without time zone
@@ -44,11 +44,11 @@ def type_name(node: dict[str, Any]) -> str:
             text = f"{head}{spec} {zone}"
         else:
             text += spec
-    return text + "[]" * len(node.get("arrayBounds", []))
+    return text + "[]" * len(node.nodes("arrayBounds"))
 
 
-def _is_int(mod: dict[str, Any]) -> bool:
-    return "ival" in mod.get("A_Const", {})
+def _is_int(mod: Node) -> bool:
+    return "ival" in mod["A_Const"]
 
 
 @dataclass
@@ -57,33 +57,33 @@ class DdlState:
     relations: dict[tuple[str, str], Relation] = field(default_factory=dict)
     findings: list[Diagnostic] = field(default_factory=list)
 
-    def find(self, rv: dict[str, Any]) -> Relation | None:
-        schema = rv.get("schemaname")
+    def find(self, rv: Node) -> Relation | None:
+        schema, name = rv.opt("schemaname"), rv.text("relname")
         if schema:
-            return self.relations.get((schema, rv["relname"]))
+            return self.relations.get((schema, name))
         for s in self.search_path:
-            if (s, rv["relname"]) in self.relations:
-                return self.relations[(s, rv["relname"])]
+            if (s, name) in self.relations:
+                return self.relations[(s, name)]
         return None
 
-    def key(self, rv: dict[str, Any]) -> tuple[str, str]:
-        return (rv.get("schemaname") or self.search_path[0], rv["relname"])
+    def key(self, rv: Node) -> tuple[str, str]:
+        return (rv.opt("schemaname") or self.search_path[0], rv.text("relname"))
 
 
-def apply_statement(node: dict[str, Any], state: DdlState) -> str | None:
+def apply_statement(node: Node, state: DdlState) -> str | None:
     """Apply one statement to the relations; a reason when it cannot be applied."""
     if "CreateStmt" in node:
         return _create_table(node["CreateStmt"], state)
     if "ViewStmt" in node:
         v = node["ViewStmt"]
-        return _define_view(v["view"], v.get("aliases", []), v["query"], v.get("replace"), state)
+        return _define_view(v["view"], v.nodes("aliases"), v["query"], v.flag("replace"), state)
     if "CreateTableAsStmt" in node:
         c = node["CreateTableAsStmt"]
         into = c["into"]
-        kind = "view" if c.get("objtype") == "OBJECT_MATVIEW" else "table"
-        if c.get("if_not_exists") and state.key(into["rel"]) in state.relations:
+        kind = "view" if c.opt("objtype") == "OBJECT_MATVIEW" else "table"
+        if c.flag("if_not_exists") and state.key(into["rel"]) in state.relations:
             return None  # CREATE ... AS ... IF NOT EXISTS: the existing one stays, as in PostgreSQL
-        return _define_view(into["rel"], into.get("colNames", []), c["query"], False, state, kind)
+        return _define_view(into["rel"], into.nodes("colNames"), c["query"], False, state, kind)
     if "AlterTableStmt" in node:
         return _alter(node["AlterTableStmt"], state)
     if "RenameStmt" in node:
@@ -93,23 +93,23 @@ def apply_statement(node: dict[str, Any], state: DdlState) -> str | None:
     return None
 
 
-def _create_table(c: dict[str, Any], state: DdlState) -> str | None:
+def _create_table(c: Node, state: DdlState) -> str | None:
     rv = c["relation"]
     key = state.key(rv)
     if key in state.relations:
-        if c.get("if_not_exists"):
+        if c.flag("if_not_exists"):
             return None
         return f"relation {key[0]}.{key[1]} is created twice; the first definition is kept (PostgreSQL refuses the second)"
     columns: list[Column] = []
-    for parent in c.get("inhRelations", []):
+    for parent in c.nodes("inhRelations"):
         found = state.find(parent["RangeVar"])
         if found is None:
-            return f"CREATE TABLE {key[0]}.{key[1]} inherits from {parent['RangeVar']['relname']}, which is not defined before it"
+            return f"CREATE TABLE {key[0]}.{key[1]} inherits from {parent['RangeVar'].text('relname')}, which is not defined before it"
         columns.extend(found.columns)
-    for elt in c.get("tableElts", []):
+    for elt in c.nodes("tableElts"):
         if "ColumnDef" in elt:
             d = elt["ColumnDef"]
-            columns.append(Column(d["colname"], type_name(d["typeName"])))
+            columns.append(Column(d.text("colname"), type_name(d["typeName"])))
         elif "TableLikeClause" in elt:
             found = state.find(elt["TableLikeClause"]["relation"])
             if found is None:
@@ -120,10 +120,10 @@ def _create_table(c: dict[str, Any], state: DdlState) -> str | None:
 
 
 def _define_view(
-    rv: dict[str, Any],
-    aliases: list[Any],
-    query: dict[str, Any],
-    replace: Any,
+    rv: Node,
+    aliases: list[Node],
+    query: Node,
+    replace: bool,
     state: DdlState,
     kind: str = "view",
 ) -> str | None:
@@ -131,7 +131,7 @@ def _define_view(
     if key in state.relations and not replace:
         return f"relation {key[0]}.{key[1]} is created twice; the first definition is kept (PostgreSQL refuses the second)"
     columns, problem = view_columns(query, state.find)
-    names = [a["String"]["sval"] for a in aliases]
+    names = [a.sval for a in aliases]
     if names:
         if len(names) > len(columns):
             return f"{kind} {key[0]}.{key[1]} names {len(names)} columns but its query has {len(columns)}"
@@ -142,71 +142,71 @@ def _define_view(
     return problem
 
 
-def _alter(a: dict[str, Any], state: DdlState) -> str | None:
+def _alter(a: Node, state: DdlState) -> str | None:
     rv = a["relation"]
     rel = state.find(rv)
     if rel is None:
-        return None if a.get("missing_ok") else _unknown(rv, "ALTER TABLE")
+        return None if a.flag("missing_ok") else _unknown(rv, "ALTER TABLE")
     columns = list(rel.columns)
-    for cmd in (c["AlterTableCmd"] for c in a.get("cmds", []) if "AlterTableCmd" in c):
-        sub = cmd.get("subtype")
+    for cmd in (c["AlterTableCmd"] for c in a.nodes("cmds") if "AlterTableCmd" in c):
+        sub, name = cmd.opt("subtype"), cmd.text("name")
         names = [c.name for c in columns]
         if sub == "AT_AddColumn":
             d = cmd["def"]["ColumnDef"]
-            if d["colname"] in names:
-                if cmd.get("missing_ok"):
+            if d.text("colname") in names:
+                if cmd.flag("missing_ok"):
                     continue
-                return f"ALTER TABLE adds column {d['colname']}, which {rel.qualified} already has"
-            columns.append(Column(d["colname"], type_name(d["typeName"])))
+                return f"ALTER TABLE adds column {d.text('colname')}, which {rel.qualified} already has"
+            columns.append(Column(d.text("colname"), type_name(d["typeName"])))
         elif sub == "AT_DropColumn":
-            if cmd["name"] not in names:
-                if cmd.get("missing_ok"):
+            if name not in names:
+                if cmd.flag("missing_ok"):
                     continue
-                return (
-                    f"ALTER TABLE drops column {cmd['name']}, which {rel.qualified} does not have"
-                )
-            columns = [c for c in columns if c.name != cmd["name"]]
+                return f"ALTER TABLE drops column {name}, which {rel.qualified} does not have"
+            columns = [c for c in columns if c.name != name]
         elif sub == "AT_AlterColumnType":
-            if cmd["name"] not in names:
-                return f"ALTER TABLE changes the type of column {cmd['name']}, which {rel.qualified} does not have"
+            if name not in names:
+                return f"ALTER TABLE changes the type of column {name}, which {rel.qualified} does not have"
             new = type_name(cmd["def"]["ColumnDef"]["typeName"])
-            columns = [Column(c.name, new) if c.name == cmd["name"] else c for c in columns]
+            columns = [Column(c.name, new) if c.name == name else c for c in columns]
     _replace(state, rel, Relation(rel.schema, rel.name, rel.kind, tuple(columns)))
     return None
 
 
-def _rename(r: dict[str, Any], state: DdlState) -> str | None:
-    rv = r.get("relation")
-    kind = r.get("renameType")
-    if rv is None or kind not in ("OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_COLUMN", "OBJECT_MATVIEW"):
+def _rename(r: Node, state: DdlState) -> str | None:
+    rv = r["relation"]
+    kind = r.opt("renameType")
+    if rv.raw is None or kind not in (
+        "OBJECT_TABLE",
+        "OBJECT_VIEW",
+        "OBJECT_COLUMN",
+        "OBJECT_MATVIEW",
+    ):
         return None
     rel = state.find(rv)
     if rel is None:
-        return None if r.get("missing_ok") else _unknown(rv, "ALTER ... RENAME")
+        return None if r.flag("missing_ok") else _unknown(rv, "ALTER ... RENAME")
+    old, new = r.text("subname"), r.text("newname")
     if kind == "OBJECT_COLUMN":
-        if rel.column(r["subname"]) is None:
-            return f"RENAME COLUMN {r['subname']}: {rel.qualified} has no such column"
-        cols = tuple(
-            Column(r["newname"], c.type) if c.name == r["subname"] else c for c in rel.columns
-        )
+        if rel.column(old) is None:
+            return f"RENAME COLUMN {old}: {rel.qualified} has no such column"
+        cols = tuple(Column(new, c.type) if c.name == old else c for c in rel.columns)
         _replace(state, rel, Relation(rel.schema, rel.name, rel.kind, cols))
     else:
         del state.relations[(rel.schema, rel.name)]
-        state.relations[(rel.schema, r["newname"])] = Relation(
-            rel.schema, r["newname"], rel.kind, rel.columns
-        )
+        state.relations[(rel.schema, new)] = Relation(rel.schema, new, rel.kind, rel.columns)
     return None
 
 
-def _drop(d: dict[str, Any], state: DdlState) -> str | None:
-    if d.get("removeType") not in ("OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_MATVIEW"):
+def _drop(d: Node, state: DdlState) -> str | None:
+    if d.opt("removeType") not in ("OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_MATVIEW"):
         return None
-    for obj in d.get("objects", []):
-        names = [n["String"]["sval"] for n in obj.get("List", {}).get("items", [])]
-        rv = {"schemaname": names[-2] if len(names) > 1 else None, "relname": names[-1]}
+    for obj in d.nodes("objects"):
+        names = [n.sval for n in obj["List"].nodes("items")]
+        rv = Node({"schemaname": names[-2] if len(names) > 1 else None, "relname": names[-1]})
         rel = state.find(rv)
         if rel is None:
-            if not d.get("missing_ok"):
+            if not d.flag("missing_ok"):
                 return _unknown(rv, "DROP")
             continue
         del state.relations[(rel.schema, rel.name)]
@@ -217,6 +217,5 @@ def _replace(state: DdlState, old: Relation, new: Relation) -> None:
     state.relations[(old.schema, old.name)] = new
 
 
-def _unknown(rv: dict[str, Any], what: str) -> str:
-    name = f"{rv['schemaname']}.{rv['relname']}" if rv.get("schemaname") else rv["relname"]
-    return f"{what} names {name}, which no earlier statement defines"
+def _unknown(rv: Node, what: str) -> str:
+    return f"{what} names {rv.relname()}, which no earlier statement defines"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from evidence_tool.archive.local import CatalogRecord, LocalEvidenceArchive
 from evidence_tool.catalog.drift import DRIFT_CODE, compare
@@ -25,6 +24,7 @@ from evidence_tool.errors import (
     InvalidFilesError,
     with_warnings_refused,
 )
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation
 from evidence_tool.workspace.scan import Progress
 
@@ -49,12 +49,13 @@ class StepOutcome:
         if self.run is None:
             return None
         fp = self.run.fingerprint
-        checked = {uid: str(u["content_hash"]) for uid, u in self.run.units.items()}
+        checked = {uid: str(u.content_hash) for uid, u in self.run.units.items()}
         return fp.record(), fp.data, checked
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
+        """The step's part of a command's --json result (``summary_line`` words it)."""
         run = self.run
-        out: dict[str, Any] = {"kind": self.settings.kind, "block": self.settings.block}
+        out: JsonObject = {"kind": self.settings.kind, "block": self.settings.block}
         if run is None:
             out["checked"] = False
             return out
@@ -65,7 +66,7 @@ class StepOutcome:
             {
                 "checked": True,
                 "units_checked": run.check.units,
-                "findings": codes,
+                "findings": {**codes},
                 "fingerprint": run.fingerprint.digest,
                 "drift": run.drift.to_json() if run.drift else None,
                 "note": run.note,
@@ -90,7 +91,7 @@ def catalog_step(
 ) -> StepOutcome | None:
     """Run the step if the installation configures it (None otherwise).  Nothing is
     written here: ``finish`` records the run once the command did its work."""
-    if "catalog" not in installation.evidence:
+    if not installation.has_section("catalog"):
         return None
     settings = catalog_settings(installation)
     try:
@@ -101,13 +102,7 @@ def catalog_step(
         # The catalog cannot be read: the step reports it, and the command goes on.
         return StepOutcome(settings, None, warnings=[_warning(d) for d in exc.diagnostics])
     found = [d for d in run.check.errors if is_catalog_code(d.code)]
-    drift = [
-        Diagnostic(
-            DRIFT_CODE, item["message"], item["path"], item.get("line"), item.get("column"), uid
-        )
-        for uid, items in sorted((run.drift.items if run.drift else {}).items())
-        for item in items
-    ]
+    drift = run.drift.diagnostics() if run.drift else []
     if settings.block:
         return StepOutcome(settings, run, found, [_warning(d) for d in drift])
     return StepOutcome(settings, run, [], [_warning(d) for d in [*found, *drift]])
@@ -151,12 +146,16 @@ def merged(
     return sorted([*errors, *mine_e], key=Diagnostic.sort_key), [*warnings, *mine_w]
 
 
-def summary_line(s: dict[str, Any]) -> str:
-    """The step's summary (``StepOutcome.summary``) as one line for people."""
+def summary_line(s: JsonObject) -> str:
+    """The step's summary (``StepOutcome.summary``, read back from a --json result) as one
+    line for people."""
     if not s["checked"]:
         return f"catalog step ({s['kind']}): the catalog could not be read (see the warnings)"
-    found = sum(n for code, n in s["findings"].items() if code != DRIFT_CODE)
-    drift = s["drift"]
-    items = sum(len(v) for v in drift["review_items"].values()) if drift else 0
+    findings, drift = s["findings"], s["drift"]
+    counts = findings if isinstance(findings, dict) else {}
+    found = sum(n for code, n in counts.items() if code != DRIFT_CODE and isinstance(n, int))
+    listed = drift.get("review_items") if isinstance(drift, dict) else None
+    by_unit = listed if isinstance(listed, dict) else {}
+    items = sum(len(v) for v in by_unit.values() if isinstance(v, list))
     tail = f", {items} drift review item(s)" if drift else f"; {s['note']}" if s["note"] else ""
     return f"catalog step ({s['kind']}): {s['units_checked']} unit(s) checked, {found} finding(s){tail}"

@@ -10,29 +10,34 @@ PostgreSQL path will report real types).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from evidence_tool.catalog.model import Column, Relation
+from evidence_tool.catalog.pgtree import Node
 
-Finder = Callable[[dict[str, Any]], Relation | None]
+Finder = Callable[[Node], Relation | None]
 
 
-def view_columns(query: dict[str, Any], find: Finder) -> tuple[list[Column], str | None]:
-    select = query.get("SelectStmt", query)
+def _select(node: Node) -> Node:
+    """The SelectStmt a query node wraps (the node itself when it wraps none)."""
+    return node.get("SelectStmt", node)
+
+
+def view_columns(query: Node, find: Finder) -> tuple[list[Column], str | None]:
+    select = _select(query)
     if "targetList" not in select and "op" not in select and "valuesLists" not in select:
         return [], "the view's query is not a SELECT; its columns are unknown"
     find = _with_ctes(select, find)
     # UNION & co. name their columns by the left arm.
-    while select.get("op", "SETOP_NONE") != "SETOP_NONE" and "larg" in select:
-        select = select["larg"].get("SelectStmt", select["larg"])
+    while select.text("op", "SETOP_NONE") != "SETOP_NONE" and "larg" in select:
+        select = _select(select["larg"])
     if "valuesLists" in select:
-        width = len(select["valuesLists"][0].get("List", {}).get("items", []))
+        width = len(select.nodes("valuesLists")[0]["List"].nodes("items"))
         return [Column(f"column{i + 1}", "unknown") for i in range(width)], None
-    scope, missing = _from_scope(select.get("fromClause", []), find)
+    scope, missing = _from_scope(select.nodes("fromClause"), find)
     columns: list[Column] = []
-    for target in select.get("targetList", []):
-        res = target.get("ResTarget", {})
-        val = res.get("val", {})
+    for target in select.nodes("targetList"):
+        res = target["ResTarget"]
+        val = res["val"]
         star = _star(val)
         if star is not None:
             expanded = _expand(star, scope)
@@ -43,13 +48,13 @@ def view_columns(query: dict[str, Any], find: Finder) -> tuple[list[Column], str
                 )
             columns.extend(expanded)
             continue
-        columns.append(Column(res.get("name") or _name(val), _type(val, scope)))
+        columns.append(Column(res.opt("name") or _name(val), _type(val, scope)))
     if missing:
         return columns, f"the view reads {', '.join(missing)}, which no earlier statement defines"
     return columns, None
 
 
-def _from_scope(items: list[Any], find: Finder) -> tuple[list[tuple[str, Relation]], list[str]]:
+def _from_scope(items: list[Node], find: Finder) -> tuple[list[tuple[str, Relation]], list[str]]:
     """(alias or name, relation) of every FROM item in order; names of unknown ones."""
     scope: list[tuple[str, Relation]] = []
     missing: list[str] = []
@@ -60,18 +65,16 @@ def _from_scope(items: list[Any], find: Finder) -> tuple[list[tuple[str, Relatio
             rv = item["RangeVar"]
             rel = find(rv)
             if rel is None:
-                missing.append(
-                    f"{rv['schemaname']}.{rv['relname']}" if rv.get("schemaname") else rv["relname"]
-                )
+                missing.append(rv.relname())
                 continue
-            scope.append((rv.get("alias", {}).get("aliasname") or rv["relname"], rel))
+            scope.append((rv["alias"].opt("aliasname") or rv.text("relname"), rel))
         elif "JoinExpr" in item:
             j = item["JoinExpr"]
             stack.extend([j["rarg"], j["larg"]])
         elif "RangeSubselect" in item:
             sub = item["RangeSubselect"]
             cols, problem = view_columns(sub["subquery"], find)
-            alias = sub.get("alias", {}).get("aliasname", "")
+            alias = sub["alias"].text("aliasname")
             if problem is None:
                 scope.append((alias, Relation("", alias or "?", "view", tuple(cols))))
             else:
@@ -79,35 +82,35 @@ def _from_scope(items: list[Any], find: Finder) -> tuple[list[tuple[str, Relatio
     return scope, missing
 
 
-def _with_ctes(select: dict[str, Any], find: Finder) -> Finder:
+def _with_ctes(select: Node, find: Finder) -> Finder:
     """``find`` that also knows the query's WITH names (they hide relations of that name)."""
     ctes: dict[str, Relation] = {}
-    for cte in select.get("withClause", {}).get("ctes", []):
-        c = cte.get("CommonTableExpr", {})
+    for cte in select["withClause"].nodes("ctes"):
+        c = cte["CommonTableExpr"]
         inner = _finder_with(find, ctes)
-        cols, problem = view_columns(c.get("ctequery", {}), inner)
+        cols, problem = view_columns(c["ctequery"], inner)
         if problem is None:
-            names = [a["String"]["sval"] for a in c.get("aliascolnames", [])]
+            names = [a.sval for a in c.nodes("aliascolnames")]
             cols = [Column(n, col.type) for n, col in zip(names, cols, strict=False)] + cols[
                 len(names) :
             ]
-            ctes[c["ctename"]] = Relation("", c["ctename"], "view", tuple(cols))
+            ctes[c.text("ctename")] = Relation("", c.text("ctename"), "view", tuple(cols))
     return _finder_with(find, ctes) if ctes else find
 
 
 def _finder_with(find: Finder, ctes: dict[str, Relation]) -> Finder:
-    def lookup(rv: dict[str, Any]) -> Relation | None:
-        if not rv.get("schemaname") and rv.get("relname") in ctes:
-            return ctes[rv["relname"]]
+    def lookup(rv: Node) -> Relation | None:
+        if not rv.opt("schemaname") and rv.text("relname") in ctes:
+            return ctes[rv.text("relname")]
         return find(rv)
 
     return lookup
 
 
-def _star(val: dict[str, Any]) -> list[str] | None:
-    fields = val.get("ColumnRef", {}).get("fields")
+def _star(val: Node) -> list[str] | None:
+    fields = val["ColumnRef"].nodes("fields")
     if fields and "A_Star" in fields[-1]:
-        return [f.get("String", {}).get("sval", "") for f in fields[:-1]]
+        return [f.sval for f in fields[:-1]]
     return None
 
 
@@ -120,28 +123,28 @@ def _expand(qualifier: list[str], scope: list[tuple[str, Relation]]) -> list[Col
     return None
 
 
-def _name(val: dict[str, Any]) -> str:
+def _name(val: Node) -> str:
     if "ColumnRef" in val:
-        return str(val["ColumnRef"]["fields"][-1].get("String", {}).get("sval", "?column?"))
+        return val["ColumnRef"].nodes("fields")[-1]["String"].text("sval", "?column?")
     if "FuncCall" in val:
-        return str(val["FuncCall"]["funcname"][-1]["String"]["sval"])
+        return val["FuncCall"].nodes("funcname")[-1].sval
     if "TypeCast" in val:
         inner = val["TypeCast"]["arg"]
         if "ColumnRef" in inner or "FuncCall" in inner:
             return _name(inner)
-        names = val["TypeCast"]["typeName"].get("names", [])
-        return str(names[-1]["String"]["sval"]) if names else "?column?"
+        names = val["TypeCast"]["typeName"].nodes("names")
+        return names[-1].sval if names else "?column?"
     return "?column?"
 
 
-def _type(val: dict[str, Any], scope: list[tuple[str, Relation]]) -> str:
+def _type(val: Node, scope: list[tuple[str, Relation]]) -> str:
     from evidence_tool.catalog.statements import type_name
 
     if "TypeCast" in val:
         return type_name(val["TypeCast"]["typeName"])
-    fields = val.get("ColumnRef", {}).get("fields")
+    fields = val["ColumnRef"].nodes("fields")
     if fields:
-        names = [f.get("String", {}).get("sval", "") for f in fields]
+        names = [f.sval for f in fields]
         for alias, rel in scope:
             if len(names) == 1 or names[-2] == alias:
                 col = rel.column(names[-1])

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
+from evidence_tool.cli import narrow
 from evidence_tool.cli.archive_cmds import register
 from evidence_tool.cli.output import Report
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
-NETWORK_DEFAULTS: dict[str, Any] = {"allowed_hosts": [], "timeout_s": 30, "max_bytes": 10485760}
+if TYPE_CHECKING:
+    from evidence_tool.session import Session
+
+NETWORK_DEFAULTS: JsonObject = {"allowed_hosts": [], "timeout_s": 30, "max_bytes": 10485760}
 
 
-def _ids(value: Any) -> list[str] | None:
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    return None
+def _ids(value: JsonValue) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    ids = [v for v in value if isinstance(v, str)]
+    return ids if len(ids) == len(value) else None
 
 
 def _read_answers(answers: str) -> list[tuple[list[str], list[str], int]]:
@@ -47,11 +53,11 @@ def _read_answers(answers: str) -> list[tuple[list[str], list[str], int]]:
 
 
 def cite_check_body(
-    s: Any, cited: tuple[str, ...], retrieved: tuple[str, ...], answers: str | None
+    s: Session, cited: tuple[str, ...], retrieved: tuple[str, ...], answers: str | None
 ) -> Report:
     """Classify an answer's cited ids against the retrieved ids (exit 1 if any is ungrounded)."""
-    from evidence_tool.activation.citations import citation_context, classify, ungrounded_errors
-    from evidence_tool.cli.reporters import cite_check_lines
+    from evidence_tool.activation.citations import classify, ungrounded_errors
+    from evidence_tool.cli.reporters.text_lines import cite_check_lines
     from evidence_tool.errors import UsageError
 
     runs: list[tuple[list[str], list[str], int | None]] = []
@@ -60,7 +66,7 @@ def cite_check_body(
         runs.append((list(cited), list(retrieved), None))
     if not runs:
         raise UsageError("give --cited/--retrieved ids or --answers FILE (with at least one line)")
-    context = citation_context(s.archive)
+    context = s.citation_context()
     results = [classify(context, c, r) for c, r, _ in runs]
     errors = [
         e
@@ -70,11 +76,13 @@ def cite_check_body(
     ok = all(res["ok"] for res in results)
     # --answers always yields {"answers": [...]}, whatever the number of lines, so a
     # pipeline reads one shape; --cited/--retrieved alone yields the one result.
-    result = {"revision": context.revision, "ok": ok, "answers": results} if answers else results[0]
+    result: JsonObject = results[0]
+    if answers:
+        result = {"revision": context.revision, "ok": ok, "answers": [*results]}
     return Report(result=result, errors=errors, text=cite_check_lines(context.revision, results))
 
 
-def config_body(s: Any) -> Report:
+def config_body(s: Session) -> Report:
     """The effective settings (installation, workspace descriptor, actor), secrets redacted."""
     from evidence_tool.activation.backends import effective_activation
     from evidence_tool.workspace.descriptor import load_workspace_descriptor
@@ -87,18 +95,18 @@ def config_body(s: Any) -> Report:
         "workspace_root": str(s.root),
         "actor": s.actor(),
         "refiner": evidence.get("refiner", {"kind": "units"}),
-        "activation": effective_activation(evidence.get("activation", {}), s.archive.layout),
+        "activation": effective_activation(narrow.obj(evidence.get("activation", {})), s.layout),
         # Defaults merged under what the installation sets, key by key.
-        "network": {**NETWORK_DEFAULTS, **evidence.get("network", {})},
+        "network": {**NETWORK_DEFAULTS, **narrow.obj(evidence.get("network", {}))},
     }
     if "embedding" in evidence:  # the key's variable is named, never read here
         from evidence_tool.embedding import effective_embedding
 
-        effective["embedding"] = effective_embedding(evidence["embedding"])
+        effective["embedding"] = effective_embedding(narrow.obj(evidence["embedding"]))
     if "catalog" in evidence:  # the DSN's variable is named, never read here
         from evidence_tool.catalog.settings import CATALOG_DEFAULTS
 
-        effective["catalog"] = {**CATALOG_DEFAULTS, **evidence["catalog"]}
+        effective["catalog"] = {**CATALOG_DEFAULTS, **narrow.obj(evidence["catalog"])}
     ws = load_workspace_descriptor(s.root)  # a workspace has one (Session.open checks)
     effective["workspace"] = {
         "id": ws.id,

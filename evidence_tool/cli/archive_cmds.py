@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from evidence_tool.cli import narrow
 from evidence_tool.cli.options import (
     force_option,
     json_option,
@@ -16,6 +17,12 @@ from evidence_tool.cli.options import (
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.cli.workspace_cmds import workspace_evidence
+from evidence_tool.errors import EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject
+
+if TYPE_CHECKING:
+    from evidence_tool.archive.local import ConsolidateResult
+    from evidence_tool.session import Session
 
 actor_option = click.option(
     "--actor", help="Who does this (default: installation actor, THT_ACTOR, OS user)."
@@ -31,7 +38,7 @@ wait_option = click.option(
 
 def _session(
     cctx: click.Context, root_opt: str | None, ws_id: str | None, ctx: Context, wait: float = 0.0
-) -> Any:
+) -> Session:
     from evidence_tool.session import Session
 
     root = resolve_root(cctx, root_opt, ws_id)
@@ -77,43 +84,43 @@ def register(
     (group or workspace_evidence).command(name.split()[-1])(fn)
 
 
-def _consolidate_report(result: Any) -> Report:
+def _consolidate_report(result: ConsolidateResult) -> Report:
     from evidence_tool.errors import Diagnostic
 
     data = result.to_json()
-    changes = data["changes"]
-    lines = [f"{data['status']}: revision {data['revision']}"]
+    changes = result.changes
+    lines = [f"{result.status.value}: revision {result.revision}"]
     for cls in ("added", "modified", "reformatted", "renamed", "restored", "deleted"):
-        if changes.get(cls):
-            ids = changes[cls]
+        ids = changes.get(cls)
+        if isinstance(ids, list) and ids:
             more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
             lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
-    if data.get("catalog"):
+    if result.catalog:
         from evidence_tool.catalog.step import summary_line
 
-        lines.append(summary_line(data["catalog"]))
-    if data["dry_run"]:
+        lines.append(summary_line(result.catalog))
+    if result.dry_run:
         lines.append("dry run: nothing written; run it without --dry-run to record this revision")
     errors = []
-    if data.get("activation_error"):
+    if result.activation_error:
         errors.append(
             Diagnostic(
                 "E401",
-                f"activation failed: {data['activation_error']}; "
-                f"revision {data['revision']} stays pending",
+                f"activation failed: {result.activation_error}; "
+                f"revision {result.revision} stays pending",
             )
         )
     return Report(result=data, errors=errors, warnings=list(result.warnings), text=lines)
 
 
-def init_body(s: Any, actor: str | None) -> Report:
+def init_body(s: Session, actor: str | None) -> Report:
     """Record the current files as the baseline snapshot (no activation)."""
-    return _consolidate_report(s.archive.initialize(s.actor(actor)))
+    return _consolidate_report(s.initialize(s.actor(actor)))
 
 
 def consolidate_body(
-    s: Any, actor: str | None, dry_run: bool, no_activate: bool, warnings_as_errors: bool
+    s: Session, actor: str | None, dry_run: bool, no_activate: bool, warnings_as_errors: bool
 ) -> Report:
     """Validate, derive provenance, snapshot and activate the curated files."""
     activate = None if no_activate else s.activation()
@@ -121,43 +128,55 @@ def consolidate_body(
     return _consolidate_report(result)
 
 
-def status_body(s: Any) -> Report:
+def status_body(s: Session) -> Report:
     """Revisions, unconsolidated edits, open review items and interrupted operations."""
-    data = s.status()
-    lines = [f"{k}: {data['state'][k] or '-'}" for k in ("baseline", "active", "pending")]
-    edits = data["unconsolidated"]
+    rep = s.status_report()
+    data = rep.archive
+    state = narrow.obj(data["state"])
+    lines = [f"{k}: {state[k] or '-'}" for k in ("baseline", "active", "pending")]
+    edits = narrow.obj(data["unconsolidated"])
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         if edits.get(cls):
-            lines.append(f"unconsolidated {cls}: {', '.join(edits[cls])}")
+            lines.append(f"unconsolidated {cls}: {', '.join(narrow.strs(edits[cls]))}")
     if data["journal"]:
-        lines.append(f"interrupted operations: {len(data['journal'])} (see 'recover')")
-    for uid, items in data["review_items"].items():
-        lines.append(f"review items on {uid}: {len(items)}")
-    edited = set(data["catalog"].get("edited_since", ()))
-    for uid, items in data["catalog"]["review_items"].items():
+        lines.append(f"interrupted operations: {len(narrow.arr(data['journal']))} (see 'recover')")
+    for uid, items in narrow.obj(data["review_items"]).items():
+        lines.append(f"review items on {uid}: {len(narrow.arr(items))}")
+    edited = set(rep.catalog.edited_since)
+    for uid, found_items in rep.catalog.review_items.items():
         since = " (edited since the catalog check)" if uid in edited else ""
-        lines += [f"catalog review item on {uid}{since}: {i['code']} {i['message']}" for i in items]
-    git = data["git"]
+        lines += [
+            f"catalog review item on {uid}{since}: {i['code']} {i['message']}"
+            for i in map(narrow.obj, found_items)
+        ]
+    git = rep.git.to_json()
     lines += _git_lines(git)
-    found = data["warnings"] + data["id_changes"] + git["warnings"]
-    return Report(result=data, text=lines, warnings=_warnings(found))
+    found = narrow.objs(data["id_changes"])
+    warnings = [*rep.warnings, *_warnings(found), *rep.git.warnings]
+    return Report(result=rep.to_json(), text=lines, warnings=warnings)
 
 
-def _warnings(found: list[dict[str, Any]]) -> list[Any]:
-    from evidence_tool.errors import EvidenceWarning
-
+def _warnings(found: list[JsonObject]) -> list[EvidenceWarning]:
+    """Warnings a library result lists as JSON, for stderr and the envelope."""
     return [
-        EvidenceWarning(w["message"], w.get("path"), w.get("line"), w.get("code")) for w in found
+        EvidenceWarning(
+            narrow.text(w["message"]),
+            narrow.opt_text(w.get("path")),
+            narrow.opt_int(w.get("line")),
+            narrow.opt_text(w.get("code")),
+        )
+        for w in found
     ]
 
 
-def _git_lines(git: dict[str, Any], shown: int = 10) -> list[str]:
+def _git_lines(git: JsonObject, shown: int = 10) -> list[str]:
     if not git["available"]:
         return [f"git: {git['note']}"]
     where = f"branch {git['branch']}" if git["branch"] else "detached HEAD"
-    lines = [f"git: {where} at {(git['head'] or 'no commit')[:12]} in {git['repository']}"]
+    head = narrow.opt_text(git["head"]) or "no commit"
+    lines = [f"git: {where} at {head[:12]} in {git['repository']}"]
     for key in ("staged", "modified", "untracked"):
-        files = git[key]
+        files = narrow.objs(git[key])
         for f in files[:shown]:
             change = f" ({f['change']})" if "change" in f else ""
             lines.append(f"  {key}: {f['path']}{change}")
@@ -168,49 +187,46 @@ def _git_lines(git: dict[str, Any], shown: int = 10) -> list[str]:
     return lines
 
 
-def show_body(s: Any, unit_id: str) -> Report:
+def show_body(s: Session, unit_id: str) -> Report:
     """A unit with its provenance, lineage and review items."""
-    from evidence_tool.cli.reporters import show_lines
+    from evidence_tool.cli.reporters.text_lines import show_lines
 
     data = s.show(unit_id)
     return Report(result=data, text=show_lines(data))
 
 
-def diff_body(s: Any, revisions: tuple[str, ...]) -> Report:
+def diff_body(s: Session, revisions: tuple[str, ...]) -> Report:
     """Added / modified / deleted ids between revisions, or against the working files."""
-    from evidence_tool.archive.diffing import diff
-
     if len(revisions) > 2:
         from evidence_tool.errors import UsageError
 
         raise UsageError("diff takes at most two revisions")
-    data = diff(s.archive, *revisions)
-    lines = [f"from {data.source} to {data.target}"]
+    data = s.diff(revisions)
+    lines = [f"from {data['from']} to {data['to']}"]
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         lines += [
             f"  {cls[0].upper()} {uid}" if cls != "invalid" else f"  invalid {uid}"
-            for uid in data.ids(cls)
+            for uid in narrow.strs(data[cls])
         ]
-    return Report(result=data.to_json(), text=lines)
+    return Report(result=data, text=lines)
 
 
-def log_body(s: Any) -> Report:
+def log_body(s: Session) -> Report:
     """The archive's event log."""
-    events = s.archive.events()
+    events = s.events()
     lines = [
         f"{e.get('at')} {e.get('event')} by {e.get('actor')}"
         + (f" {e['revision']}" if e.get("revision") else "")
         + (f" {e['id']}" if e.get("id") else "")
         for e in events
     ]
-    return Report(result={"events": events}, text=lines)
+    return Report(result={"events": [*events]}, text=lines)
 
 
-def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> Report:
+def verify_body(s: Session, strict: bool, index: bool, warnings_as_errors: bool) -> Report:
     """Integrity checks of objects, snapshots, pointers and managed files (--strict for CI;
     --index: the activation backend holds exactly the active snapshot)."""
-    from evidence_tool.archive.integrity import verify
-    from evidence_tool.cli.reporters import verify_lines
+    from evidence_tool.cli.reporters.text_lines import verify_lines
 
     if warnings_as_errors and not strict:
         from evidence_tool.errors import UsageError
@@ -219,14 +235,13 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
         raise UsageError("--warnings-as-errors needs --strict")
     if strict:
         from evidence_tool.errors import EvidenceWarning
-        from evidence_tool.gitflow import verify_strict
 
-        rep = verify_strict(s.archive)
+        rep = s.verify_strict()
         problems = list(rep.problems)
-        result: dict[str, Any] = {
-            "checked": rep.checked,
+        result: JsonObject = {
+            "checked": {k: v for k, v in rep.checked.items()},
             "problems": len(problems),
-            "notes": rep.notes,
+            "notes": [*rep.notes],
         }
         warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
         if warnings_as_errors:
@@ -242,7 +257,7 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
             result["catalog"] = step.summary()
             result["problems"] = len(problems)
     else:
-        problems, counts = verify(s.archive)
+        problems, counts = s.verify()
         result = {"checked": counts, "problems": len(problems)}
         warnings = []
     if index:
@@ -255,32 +270,27 @@ def verify_body(s: Any, strict: bool, index: bool, warnings_as_errors: bool) -> 
     )
 
 
-def git_commands_body(s: Any) -> Report:
+def git_commands_body(s: Session) -> Report:
     """POSIX-shell commands to review, stage, commit and push the complete evidence tree."""
-    from evidence_tool.gitflow import git_commands
-
-    data = git_commands(s.archive)
-    found = data.pop("warnings")
+    commands = s.git_commands()
+    data = commands.to_json()
+    del data["warnings"]  # shown as the envelope's warnings
     # No path in the comment: a newline in a folder name would end it and run the rest.
     header = "# status, diff, add, commit and push the complete evidence tree"
-    return Report(result=data, warnings=_warnings(found), text=[header, *data["commands"]])
+    return Report(result=data, warnings=list(commands.warnings), text=[header, *commands.commands])
 
 
-def restore_body(s: Any, unit_id: str, actor: str | None) -> Report:
+def restore_body(s: Session, unit_id: str, actor: str | None) -> Report:
     """Bring a deleted unit back from its last snapshot, then consolidate."""
-    from evidence_tool.archive.edits import ArchiveEditor
-
-    result = ArchiveEditor(s.archive).restore(unit_id, s.actor(actor), s.activation())
+    result = s.restore(unit_id, s.actor(actor))
     return _consolidate_report(result)
 
 
-def resolve_body(s: Any, unit_id: str, note: str, actor: str | None) -> Report:
+def resolve_body(s: Session, unit_id: str, note: str, actor: str | None) -> Report:
     """Close a unit's open review items with a note."""
-    from evidence_tool.archive.edits import ArchiveEditor
-
-    items = ArchiveEditor(s.archive).resolve_review(unit_id, note, s.actor(actor))
+    items = s.resolve_review(unit_id, note, s.actor(actor))
     return Report(
-        result={"id": unit_id, "resolved": items},
+        result={"id": unit_id, "resolved": [*items]},
         text=[
             f"resolved {len(items)} review item(s) on {unit_id}; "
             "consolidate to record it in a snapshot"
@@ -288,22 +298,19 @@ def resolve_body(s: Any, unit_id: str, note: str, actor: str | None) -> Report:
     )
 
 
-def recover_body(s: Any, abandon: bool, actor: str | None) -> Report:
+def recover_body(s: Session, abandon: bool, actor: str | None) -> Report:
     """Show interrupted operations (journal entries); --abandon drops them."""
-    from evidence_tool.archive.edits import ArchiveEditor
-
-    entries = ArchiveEditor(s.archive).recover(abandon, s.actor(actor))
+    entries = s.recover(abandon, s.actor(actor))
     lines = [
-        f"{e.name}: {e.entry.op} by {e.entry.actor} at {e.entry.at}; conflicts: "
-        f"{', '.join(e.conflicts) or 'none'}"
+        f"{e['entry']}: {e['op']} by {e['actor']} at {e['at']}; conflicts: "
+        f"{', '.join(narrow.strs(e['conflicts'])) or 'none'}"
         for e in entries
     ] or ["no journal entries"]
-    result = {"entries": [e.to_json() for e in entries], "abandoned": abandon}
-    return Report(result=result, text=lines)
+    return Report(result={"entries": [*entries], "abandoned": abandon}, text=lines)
 
 
 def search_body(
-    s: Any,
+    s: Session,
     query: str,
     kind: str | None,
     purpose: str | None,
@@ -314,40 +321,29 @@ def search_body(
 ) -> Report:
     """Search the active units (BM25 over title, fields and applies_to, dense vectors,
     or both fused; the best hit scores 1)."""
-    from evidence_tool.activation.search import search_active
     from evidence_tool.activation.sqlite_index import Filters
-    from evidence_tool.cli.reporters import search_lines
+    from evidence_tool.cli.reporters.text_lines import search_lines
 
-    inst = s.installation
-    filters = Filters(kind, purpose, language, table)
-    data = search_active(
-        s.archive.layout,
-        inst.section("activation"),
-        inst.section("embedding"),
-        query,
-        filters,
-        limit,
-        mode,
-    )
-    lines = search_lines(data["hits"])
-    for h in data["hits"]:
+    data = s.search(query, Filters(kind, purpose, language, table), limit, mode)
+    hits = narrow.objs(data["hits"])
+    lines = search_lines(hits)
+    for h in hits:
         del h["record"]
     return Report(result=data, text=lines)
 
 
 def eval_body(
-    s: Any, questions: str, k: int, modes: tuple[str, ...], compare: str | None
+    s: Session, questions: str, k: int, modes: tuple[str, ...], compare: str | None
 ) -> Report:
     """Measure retrieval on a question set: recall@k, MRR and nDCG per mode; expected ids
     the archive deleted are reported as retired, never as misses."""
-    from evidence_tool.activation.evaluation import evaluate
-    from evidence_tool.cli.reporters import eval_lines
+    from evidence_tool.cli.reporters.text_lines import eval_lines
 
-    data = evaluate(s.archive, questions, k=k, modes=modes, compare=compare)
+    data = s.evaluate(questions, k, modes, compare)
     return Report(result=data, text=eval_lines(data))
 
 
-def export_body(s: Any, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:
+def export_body(s: Session, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:
     """Export the active corpus (typed units with provenance) as JSON lines."""
     import json
     import sys
@@ -363,7 +359,7 @@ def export_body(s: Any, fmt: str, output: str | None, force: bool, as_json: bool
             text=[f"exported {len(corpus.records)} unit(s) to {path}"],
         )
     if as_json:
-        return Report(result={**summary, "records": corpus.records})
+        return Report(result={**summary, "records": [*corpus.records]})
     for r in corpus.records:
         sys.stdout.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
     return Report()

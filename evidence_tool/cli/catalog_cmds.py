@@ -4,7 +4,7 @@ catalog (SPEC.md 13), and what changed in it since the active snapshot."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,8 +14,13 @@ from evidence_tool.cli.options import (
     resolve_root,
     workspace_options,
 )
-from evidence_tool.cli.output import Context, Report, StderrProgress, run
+from evidence_tool.cli.output import Context, Report, StderrProgress, json_object, run
 from evidence_tool.cli.workspace_cmds import workspace_evidence
+from evidence_tool.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from evidence_tool.catalog.drift import Drift
+    from evidence_tool.catalog.review import CatalogRun
 
 
 def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -41,16 +46,9 @@ def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
-def _drift_errors(run: Any) -> list[Any]:
+def _drift_errors(run: CatalogRun) -> list[Diagnostic]:
     """The drift review items (E191) as findings on their units."""
-    from evidence_tool.errors import Diagnostic
-
-    items = run.drift.items if run.drift else {}
-    return [
-        Diagnostic(i["code"], i["message"], i["path"], i.get("line"), i.get("column"), uid)
-        for uid in sorted(items)
-        for i in items[uid]
-    ]
+    return run.drift.diagnostics() if run.drift else []
 
 
 @workspace_evidence.command("check")
@@ -105,7 +103,8 @@ def check_cmd(
         )
         checked, cat = done.check, done.check.catalog
         drift = _drift_errors(done)
-        result = {**checked.summary(), "drift": done.drift.to_json() if done.drift else None}
+        drift_json = done.drift.to_json() if done.drift else None
+        result = {**json_object(checked.summary()), "drift": drift_json}
         text = [
             f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
             f"({cat.kind}), {len(checked.errors)} finding(s)",
@@ -168,25 +167,27 @@ def diff_cmd(
         done = run_catalog(root, settings, StderrProgress.for_terminal(min_total=300))
         if done.drift is None:
             raise NotReadyError(done.note or "nothing to compare the catalog with")
-        data = done.drift.to_json()
         return Report(
-            result=data, errors=_drift_errors(done), warnings=done.warnings, text=diff_lines(data)
+            result=done.drift.to_json(),
+            errors=_drift_errors(done),
+            warnings=done.warnings,
+            text=diff_lines(done.drift),
         )
 
     run(ctx, body)
 
 
-def diff_lines(data: dict[str, Any]) -> list[str]:
+def diff_lines(drift: Drift) -> list[str]:
     """One line per change, with the units it touches."""
-    from evidence_tool.catalog.drift import Change
-
-    lines = [f"catalog {data['recorded'][:12]} (active snapshot) -> {data['current'][:12]} (now)"]
-    lines += [f"  {s}" for s in data["settings"]]
-    for c in data["changes"]:
-        fields = {k: c.get(k) for k in ("column", "old", "new", "renamed_to")}
-        described = Change(c["change"], c["relation"], **fields).describe()
-        touched = f"; touches {', '.join(c['units'])}" if c["units"] else ""
-        lines.append(f"  {described}{touched}")
-    if not data["changes"] and not data["settings"]:
+    lines = [
+        f"catalog {drift.recorded.digest[:12]} (active snapshot) -> "
+        f"{drift.current.digest[:12]} (now)"
+    ]
+    lines += [f"  {s}" for s in drift.settings]
+    for i, c in enumerate(drift.changes):
+        units = sorted(u for u, idx in drift.touched.items() if i in idx)
+        touched = f"; touches {', '.join(units)}" if units else ""
+        lines.append(f"  {c.describe()}{touched}")
+    if not drift.changes and not drift.settings:
         lines.append("  no change")
     return lines

@@ -52,7 +52,7 @@ def fmt_cmd(paths: tuple[str, ...], check: bool, as_json: bool) -> None:
         rep = format_paths(paths, check=check)
         verb = "would reformat" if check else "reformatted"
         return Report(
-            result={"checked": rep.checked, "changed": rep.changed, "check": check},
+            result={"checked": rep.checked, "changed": [*rep.changed], "check": check},
             errors=rep.errors,
             warnings=rep.warnings,
             text=[

@@ -16,7 +16,8 @@ from evidence_tool.cli import (  # register commands
 )
 from evidence_tool.cli.activation_cmds import config
 from evidence_tool.cli.evidence_cmds import evidence
-from evidence_tool.cli.output import Context, Report, envelope_line
+from evidence_tool.cli.output import Context, Report
+from evidence_tool.cli.reporters.json_reporter import envelope_line
 from evidence_tool.cli.workspace_cmds import workspace
 from evidence_tool.errors import Diagnostic
 

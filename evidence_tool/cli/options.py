@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from evidence_tool.cli.reporters import FORMATS
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -28,9 +30,6 @@ def force_option(fn: F) -> F:
         help="Replace an existing file this command did not write "
         "(never workspace.yaml, .git/, the lock or evidence/).",
     )(fn)
-
-
-FORMATS = ("text", "json", "github", "sarif")
 
 
 def format_options(fn: F) -> F:

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from evidence_tool import errors as E
-from evidence_tool.cli import formats
+from evidence_tool.cli.reporters import reporter_for
+from evidence_tool.cli.reporters.json_reporter import envelope_line
+from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from evidence_tool.workspace.scan import ValidationReport
 
 
 @dataclass
 class Report:
     """What a command hands back: result data, findings, and lines for humans."""
 
-    result: dict[str, Any] | None = None
+    result: JsonObject | None = None  # JSON boundary: the envelope's result
     errors: list[E.Diagnostic] = field(default_factory=list)
     warnings: list[E.EvidenceWarning] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
@@ -33,14 +37,32 @@ class Report:
         )
 
 
-def scan_report(scanned: Any, warnings_as_errors: bool, noun: str = "file(s)") -> Report:
+def json_object(value: Mapping[str, object]) -> JsonObject:
+    """A library summary typed ``object`` checked to be JSON before it enters an envelope
+    (tuples become lists, as json.dumps writes them); anything else is a bug (exit 70)."""
+    return {key: _json_value(v) for key, v in value.items()}
+
+
+def _json_value(value: object) -> JsonValue:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
+        return json_object(value)
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def scan_report(
+    scanned: ValidationReport, warnings_as_errors: bool, noun: str = "file(s)"
+) -> Report:
     """The report of a validation scan; with --warnings-as-errors its coded warnings are
     errors E190 (and count as such)."""
     errors, warnings = list(scanned.errors), list(scanned.warnings)
     if warnings_as_errors:
         errors, warnings = E.with_warnings_refused(errors, warnings)
     # A file with a refused warning counts as invalid, so the counts agree with the exit.
-    summary = replace(scanned, errors=errors).summary()
+    summary = json_object(replace(scanned, errors=errors).summary())
     return Report(
         result=summary,
         errors=errors,
@@ -54,77 +76,26 @@ class Context:
     as_json: bool
     command: str
     workspace: str | None = None
-    format: str = "text"  # text | json | github | sarif (github and sarif: cli.formats)
+    format: str = "text"  # text | json | github | sarif: the reporter (cli.reporters)
 
-
-def envelope_line(ctx: Context, report: Report, ok: bool) -> str:
-    """The one --json object (schemas/cli/envelope.schema.json) as its line on stdout.
-
-    Every envelope is built here, a crash's and a usage error's too, so each error
-    carries its code's hint the same way.
-    """
-    envelope = {  # JSON boundary: the envelope schema's object
-        "ok": ok,
-        "command": ctx.command,
-        "workspace": ctx.workspace,
-        "result": report.result,
-        "errors": [d.to_dict() for d in report.errors],
-        "warnings": [w.to_dict() for w in report.warnings],
-    }
-    return json.dumps(envelope, ensure_ascii=False, indent=None) + "\n"
-
-
-def _print_human(report: Report) -> None:
-    for line in report.text:
-        print(line)
-    for d in report.errors:
-        print(str(d))
-    if report.errors:
-        seen: list[str] = []
-        for d in report.errors:
-            if d.code not in seen:
-                seen.append(d.code)
-        for code in seen[:5]:
-            print(f"  fix {code}: {E.CODES[code].fix if code in E.CODES else ''}", file=sys.stderr)
-    for w in report.warnings:
-        where = ":".join(str(part) for part in (w.path, w.line, w.column) if part)
-        head = " ".join(part for part in (f"{where}:" if where else "", w.code or "") if part)
-        print(f"warning: {head + ' ' if head else ''}{w.message}", file=sys.stderr)
+    def __post_init__(self) -> None:
+        if self.as_json:  # --json is --format json
+            self.format = "json"
 
 
 def finish(ctx: Context, report: Report) -> NoReturn:
+    """Hand the body's report to the reporter of the chosen format and exit with its code."""
     code = report.code()
-    if ctx.format in formats.RENDERERS:
-        sys.stdout.write(
-            formats.render(
-                ctx.format,
-                report.errors,
-                report.warnings,
-                workspace=ctx.workspace,
-                exit_code=code,
-            )
-        )
-        for line in report.text:
-            print(line, file=sys.stderr)
-    elif ctx.as_json:
-        sys.stdout.write(envelope_line(ctx, report, code == 0))
-    else:
-        _print_human(report)
+    reporter_for(ctx.format).report(ctx, report, code)
     sys.stdout.flush()
     raise SystemExit(code)
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
-    report = Report(
-        result=exc.details.get("result"), errors=list(exc.diagnostics), exit_code=exc.exit_code
-    )
-    if ctx.as_json or ctx.format in formats.RENDERERS:
-        finish(ctx, report)
-    for d in report.errors:
-        print(f"error: {d}", file=sys.stderr)
-    info = E.CODES.get(exc.code)
-    if info:
-        print(f"hint: {info.fix}", file=sys.stderr)
+    """A coded error, written by the chosen format's reporter."""
+    report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
+    reporter_for(ctx.format).failure(ctx, report, exc)
+    sys.stdout.flush()
     raise SystemExit(exc.exit_code)
 
 

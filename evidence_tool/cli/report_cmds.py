@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,26 +10,30 @@ from evidence_tool.cli.archive_cmds import register
 from evidence_tool.cli.options import force_option
 from evidence_tool.cli.output import Report
 
+if TYPE_CHECKING:
+    from evidence_tool.session import Session
 
-def report_body(s: Any, html: str | None, open_page: bool, force: bool) -> Report:
+
+def report_body(s: Session, html: str | None, open_page: bool, force: bool) -> Report:
     """Write the review page: units, file errors, changes, pending comparisons, sources, Git."""
+    from dataclasses import replace
     from pathlib import Path
 
     from evidence_tool.report import write_report
 
-    data = write_report(s.root, html or None, s.installation.path, force=force)
+    written = write_report(s.root, html or None, s.installation.path, force=force)
     lines = [
-        f"wrote {data['path']} ({data['units']} unit(s), {data['file_errors']} file error(s), "
-        f"{len(data['comparisons'])} pending comparison(s))"
+        f"wrote {written.path} ({written.units} unit(s), {written.file_errors} file error(s), "
+        f"{len(written.comparisons)} pending comparison(s))"
     ]
-    data["opened"] = False
+    opened = False
     if open_page:
         import webbrowser
 
-        data["opened"] = bool(webbrowser.open(Path(data["path"]).as_uri()))
-        if not data["opened"]:
+        opened = bool(webbrowser.open(Path(written.path).as_uri()))
+        if not opened:
             lines.append("no browser could be started: open the file yourself")
-    return Report(result=data, text=lines)
+    return Report(result=replace(written, opened=opened).to_json(), text=lines)
 
 
 register(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,12 +10,15 @@ from evidence_tool.cli.archive_cmds import actor_option, register, wait_option
 from evidence_tool.cli.output import Report, StderrProgress
 from evidence_tool.cli.workspace_cmds import workspace_evidence
 
+if TYPE_CHECKING:
+    from evidence_tool.session import Session
+
 
 def _short(h: str | None) -> str:
     return (h or "-")[:12]
 
 
-def refresh_body(s: Any, dry_run: bool, source_id: str | None, actor: str | None) -> Report:
+def refresh_body(s: Session, dry_run: bool, source_id: str | None, actor: str | None) -> Report:
     """Read every source, refine the changed ones, record comparisons (nothing on failure)."""
     progress = StderrProgress.for_terminal()
     try:
@@ -23,7 +26,7 @@ def refresh_body(s: Any, dry_run: bool, source_id: str | None, actor: str | None
     finally:
         if progress:
             progress.close()
-    from evidence_tool.cli.reporters import refresh_lines
+    from evidence_tool.cli.reporters.text_lines import refresh_lines
     from evidence_tool.report.collect import decide_commands
 
     def commands(sid: str, revision: str) -> dict[str, str]:
@@ -34,7 +37,7 @@ def refresh_body(s: Any, dry_run: bool, source_id: str | None, actor: str | None
 
 
 def decide_body(
-    s: Any,
+    s: Session,
     source_id: str,
     revision: str | None,
     decision: str | None,
@@ -76,7 +79,7 @@ def sources_group() -> None:
     """The source registry: identities, status, citing units, retraction."""
 
 
-def list_body(s: Any) -> Report:
+def list_body(s: Session) -> Report:
     """Every known source with its status, hashes, pending comparison and citing units."""
     rows = s.sources_list()
     lines = [
@@ -87,12 +90,12 @@ def list_body(s: Any) -> Report:
         + f"  units {len(r['citing_units'])}"
         for r in rows
     ] or ["no sources recorded yet: run 'tht workspace evidence refresh'"]
-    return Report(result={"sources": rows}, text=lines)
+    return Report(result={"sources": [*rows]}, text=lines)
 
 
-def show_body(s: Any, source_id: str) -> Report:
+def show_body(s: Session, source_id: str) -> Report:
     """One source: identity, hashes, pending comparison, citing units, retraction warning."""
-    from evidence_tool.cli.reporters import scalar
+    from evidence_tool.cli.reporters.text_lines import scalar
     from evidence_tool.errors import EvidenceWarning
 
     r = s.sources_show(source_id)
@@ -123,7 +126,9 @@ def show_body(s: Any, source_id: str) -> Report:
     return Report(result=r, warnings=warnings, text=lines)
 
 
-def add_body(s: Any, fmt: str, path: str, language: str | None, option: tuple[str, ...]) -> Report:
+def add_body(
+    s: Session, fmt: str, path: str, language: str | None, option: tuple[str, ...]
+) -> Report:
     """Add an import source (a file or folder in a source format) to workspace.yaml."""
     data = s.sources_add(fmt, path, language, list(option))
     lines = [
@@ -138,7 +143,7 @@ def add_body(s: Any, fmt: str, path: str, language: str | None, option: tuple[st
     return Report(result=data, text=lines)
 
 
-def retract_body(s: Any, source_id: str, note: str, actor: str | None) -> Report:
+def retract_body(s: Session, source_id: str, note: str, actor: str | None) -> Report:
     """Mark a source retracted; every live unit citing it gets a review item."""
     data = s.sources_retract(source_id, note, s.actor(actor))
     lines = [f"retracted {data['source_id']}: {data['retraction']['note']}"]

@@ -12,12 +12,12 @@ staged work stays staged and out of the evidence commit.
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from evidence_tool.archive.diffing import diff
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import EvidenceError
+from evidence_tool.errors import EvidenceError, EvidenceWarning
 from evidence_tool.gitflow import roles
+from evidence_tool.gitflow.records import GitCommands
 from evidence_tool.gitflow.repository import Unavailable, not_a_worktree, open_repo
 from evidence_tool.workspace.descriptor import load_workspace_descriptor
 
@@ -41,7 +41,7 @@ def commit_message(workspace_id: str, active: str | None, pending: str | None) -
     return text + (f", pending revision {pending}" if pending else "")
 
 
-def git_commands(archive: LocalEvidenceArchive) -> dict[str, Any]:
+def git_commands(archive: LocalEvidenceArchive) -> GitCommands:
     """The commands, their steps and the facts they were built from.
 
     Raises E602 when the workspace is not inside a Git worktree.
@@ -63,19 +63,19 @@ def git_commands(archive: LocalEvidenceArchive) -> dict[str, Any]:
         f"{git} commit -m {shlex.quote(message)} {spec}",
         f"{git} push",
     ]
-    return {
-        "repository": top,
-        "paths": paths,
-        "revision": state.active,
-        "pending": state.pending,
-        "message": message,
-        "steps": list(STEPS),
-        "commands": commands,
-        "warnings": _warnings(archive),
-    }
+    return GitCommands(
+        top,
+        tuple(paths),
+        state.active,
+        state.pending,
+        message,
+        STEPS,
+        tuple(commands),
+        tuple(_warnings(archive)),
+    )
 
 
-def _warnings(archive: LocalEvidenceArchive) -> list[dict[str, Any]]:
+def _warnings(archive: LocalEvidenceArchive) -> list[EvidenceWarning]:
     """Why committing now would record something other than a finished consolidation."""
     state = archive.state()
     if not state.initialized:
@@ -107,5 +107,5 @@ def _warnings(archive: LocalEvidenceArchive) -> list[dict[str, Any]]:
     ]
 
 
-def _warning(message: str) -> dict[str, Any]:
-    return {"code": "W802", "message": message, "path": None, "line": None}
+def _warning(message: str) -> EvidenceWarning:
+    return EvidenceWarning(message, code="W802")

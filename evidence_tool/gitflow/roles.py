@@ -5,12 +5,24 @@ Paths here are workspace-relative POSIX paths, as everywhere else in the tool.
 
 from __future__ import annotations
 
-CURATED = "curated"  # evidence/curated/**: what curators edit
-MANAGED = "managed"  # local-manifest.yaml, .local/**, source/acquired/**: written by the tool
-AUTHORED = "authored"  # other evidence/** files: incoming drafts, original local sources
-DESCRIPTOR = "descriptor"  # workspace.yaml
-MACHINE_LOCAL = "machine-local"  # the lock file and the derived cache: never committed
-OTHER = "other"
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    CURATED = "curated"  # evidence/curated/**: what curators edit
+    MANAGED = "managed"  # local-manifest.yaml, .local/**, source/acquired/**: written by the tool
+    AUTHORED = "authored"  # other evidence/** files: incoming drafts, original local sources
+    DESCRIPTOR = "descriptor"  # workspace.yaml
+    MACHINE_LOCAL = "machine-local"  # the lock file and the derived cache: never committed
+    OTHER = "other"
+
+
+CURATED = Role.CURATED
+MANAGED = Role.MANAGED
+AUTHORED = Role.AUTHORED
+DESCRIPTOR = Role.DESCRIPTOR
+MACHINE_LOCAL = Role.MACHINE_LOCAL
+OTHER = Role.OTHER
 
 # What the operator commits: the complete evidence tree and the workspace descriptor.
 COMMITTED = ("evidence", "workspace.yaml")
@@ -27,7 +39,7 @@ IMMUTABLE_PREFIXES = (
 APPEND_ONLY = ("evidence/.local/log.jsonl",)
 
 
-def role(rel: str) -> str:
+def role(rel: str) -> Role:
     """The role of a workspace-relative path."""
     if rel == "workspace.yaml":
         return DESCRIPTOR

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import EvidenceError
+from evidence_tool.errors import EvidenceError, EvidenceWarning
 from evidence_tool.gitflow import roles
+from evidence_tool.gitflow.records import GitFile, GitState, PartialStage
 from evidence_tool.gitflow.repository import EvidenceRepo, FileStatus, Unavailable, open_repo
 from evidence_tool.workspace.layout import Layout
 
@@ -43,54 +43,31 @@ CHANGES = {
 SHOWN = 5  # paths named in one warning; the full lists are in the result
 
 
-def _unavailable(note: str) -> dict[str, Any]:
-    return {
-        "available": False,
-        "note": note,
-        "repository": None,
-        "workspace_path": None,
-        "branch": None,
-        "head": None,
-        "staged": [],
-        "modified": [],
-        "untracked": [],
-        "conflicted": [],
-        "ignored": [],
-        "partial_stage": None,
-        "clean": None,
-        "warnings": [],
-    }
-
-
-def git_state(archive: LocalEvidenceArchive) -> dict[str, Any]:
+def git_state(archive: LocalEvidenceArchive) -> GitState:
     """The Git state of the workspace's evidence tree; a note instead outside a worktree."""
     with open_repo(archive.layout.root) as repo:
         if isinstance(repo, Unavailable):
-            return _unavailable(repo.note)
+            return GitState.unavailable(repo.note)
         from git.exc import GitError
 
         try:
             return _state(archive, repo)
         except GitError as exc:
-            return _unavailable(f"git failed, Git state is not shown: {exc}")
+            return GitState.unavailable(f"git failed, Git state is not shown: {exc}")
 
 
-def _listing(entries: list[FileStatus], letter: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "path": e.rel,
-            "role": roles.role(e.rel),
-            "change": CHANGES.get(getattr(e, letter), getattr(e, letter)),
-        }
+def _listing(entries: list[FileStatus], letter: str) -> tuple[GitFile, ...]:
+    return tuple(
+        GitFile(e.rel, roles.role(e.rel), CHANGES.get(getattr(e, letter), getattr(e, letter)))
         for e in entries
-    ]
+    )
 
 
-def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> dict[str, Any]:
+def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
     entries = repo.status(roles.COMMITTED + roles.NEVER_COMMITTED)
     ordered = sorted(entries.values(), key=lambda e: e.rel)
     evidence = [e for e in ordered if roles.role(e.rel) != roles.MACHINE_LOCAL]
-    warnings: list[dict[str, Any]] = []
+    warnings: list[EvidenceWarning] = []
     partial = partial_stage(archive, repo, entries)
     if partial is not None:
         warnings += partial_warnings(partial)
@@ -122,26 +99,25 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> dict[str, Any]:
     staged = [e for e in evidence if e.staged]
     modified = [e for e in evidence if e.unstaged]
     untracked = [e for e in evidence if e.untracked]
-    return {
-        "available": True,
-        "note": None,
-        "repository": str(repo.top),
-        "workspace_path": repo.prefix or ".",
-        "branch": repo.branch,
-        "head": repo.head,
-        "staged": _listing(staged, "index"),
-        "modified": _listing(modified, "worktree"),
-        "untracked": [{"path": e.rel, "role": roles.role(e.rel)} for e in untracked],
-        "conflicted": [e.rel for e in conflicted],
-        "ignored": ignored,
-        "partial_stage": partial,
-        "clean": not evidence,
-        "warnings": warnings,
-    }
+    return GitState(
+        available=True,
+        repository=str(repo.top),
+        workspace_path=repo.prefix or ".",
+        branch=repo.branch,
+        head=repo.head,
+        staged=_listing(staged, "index"),
+        modified=_listing(modified, "worktree"),
+        untracked=tuple(GitFile(e.rel, roles.role(e.rel)) for e in untracked),
+        conflicted=tuple(e.rel for e in conflicted),
+        ignored=tuple(ignored),
+        partial_stage=partial,
+        clean=not evidence,
+        warnings=tuple(warnings),
+    )
 
 
-def _warning(code: str, message: str, path: str | None = None) -> dict[str, Any]:
-    return {"code": code, "message": message, "path": path, "line": None}
+def _warning(code: str, message: str, path: str | None = None) -> EvidenceWarning:
+    return EvidenceWarning(message, path, None, code)
 
 
 def _some(paths: list[str]) -> str:
@@ -168,7 +144,7 @@ def working_unit_hashes(layout: Layout) -> dict[str, str]:
 
 def partial_stage(
     archive: LocalEvidenceArchive, repo: EvidenceRepo, entries: dict[str, FileStatus]
-) -> dict[str, list[str]] | None:
+) -> PartialStage | None:
     """The two lists of the module docstring, or None when nothing curated or managed is staged."""
     if not any(
         e.staged and roles.role(e.rel) in (roles.CURATED, roles.MANAGED) for e in entries.values()
@@ -201,13 +177,13 @@ def partial_stage(
     for e in sorted(entries.values(), key=lambda e: e.rel):
         if roles.role(e.rel) == roles.MANAGED and (e.unstaged or e.untracked):
             not_staged.append(e.rel)
-    return {"not_staged": sorted(not_staged), "not_consolidated": not_consolidated}
+    return PartialStage(tuple(sorted(not_staged)), tuple(not_consolidated))
 
 
-def partial_warnings(partial: dict[str, list[str]]) -> list[dict[str, Any]]:
+def partial_warnings(partial: PartialStage) -> list[EvidenceWarning]:
     out = []
-    if partial["not_staged"]:
-        paths = partial["not_staged"]
+    if partial.not_staged:
+        paths = list(partial.not_staged)
         out.append(
             _warning(
                 "W801",
@@ -218,8 +194,8 @@ def partial_warnings(partial: dict[str, list[str]]) -> list[dict[str, Any]]:
                 paths[0],
             )
         )
-    if partial["not_consolidated"]:
-        paths = partial["not_consolidated"]
+    if partial.not_consolidated:
+        paths = list(partial.not_consolidated)
         out.append(
             _warning(
                 "W802",
@@ -231,7 +207,7 @@ def partial_warnings(partial: dict[str, list[str]]) -> list[dict[str, Any]]:
     return out
 
 
-def _machine_local_warnings(repo: EvidenceRepo, ordered: list[FileStatus]) -> list[dict[str, Any]]:
+def _machine_local_warnings(repo: EvidenceRepo, ordered: list[FileStatus]) -> list[EvidenceWarning]:
     local = [e.rel for e in ordered if roles.role(e.rel) == roles.MACHINE_LOCAL]
     tracked = repo.tracked(roles.NEVER_COMMITTED)
     bad = sorted(set(local) | set(tracked))

@@ -15,13 +15,11 @@ Every finding is an E701 naming the broken path, so the command exits 7.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from evidence_tool.archive.diffing import compare
 from evidence_tool.archive.integrity import verify
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.objects import HEX64
-from evidence_tool.archive.records import Deletion
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.gitflow import roles
 from evidence_tool.gitflow.repository import EvidenceRepo, Unavailable, open_repo
@@ -38,7 +36,7 @@ _UNCONSOLIDATED = {
 @dataclass
 class StrictReport:
     problems: list[Diagnostic]
-    checked: dict[str, Any]
+    checked: dict[str, int | bool]  # the integrity counts, unit_files, strict and git
     notes: list[str] = field(default_factory=list)
     warnings: list[EvidenceWarning] = field(default_factory=list)  # the unit files' own (W111...)
 
@@ -56,7 +54,7 @@ def _e(
 def verify_strict(archive: LocalEvidenceArchive) -> StrictReport:
     """Integrity, plus invalid files, unconsolidated edits and hand-edited managed files."""
     problems, counts = verify(archive)
-    checked: dict[str, Any] = {**counts, "strict": True}
+    checked: dict[str, int | bool] = {**counts, "strict": True}
     notes: list[str] = []
     # Every file read: strict means no timestamp is taken for the bytes.  A missing
     # curated tree is E601, never "everything deleted".
@@ -130,7 +128,8 @@ def _unconsolidated(
         for f in report.files
         if f.rel not in invalid and (i := f.identity()) is not None
     }
-    out = _missing_last_revisions(archive, snap.deletions)
+    deleted = [(d.id, d.last_revision) for d in snap.deletions]
+    out = _missing_last_revisions(archive, deleted)
     changes = compare(old, new)
     rev = newest[:12] + "…"
     for kind, template in _UNCONSOLIDATED.items():
@@ -190,12 +189,11 @@ def _managed_edits(repo: EvidenceRepo, notes: list[str]) -> list[Diagnostic]:
 
 
 def _missing_last_revisions(
-    archive: LocalEvidenceArchive, deletions: list[Deletion]
+    archive: LocalEvidenceArchive, deletions: list[tuple[str, str]]
 ) -> list[Diagnostic]:
     """Deletion records name the last snapshot holding the unit: show and restore read it."""
     out = []
-    for record in deletions:
-        rev = record.last_revision
+    for uid, rev in deletions:  # (unit id, last revision) of each deletion record
         if not HEX64.fullmatch(rev):
             continue  # the snapshot's own manifest check owns malformed records
         folder = archive.layout.snapshots / rev
@@ -203,9 +201,9 @@ def _missing_last_revisions(
             out.append(
                 _e(
                     f"snapshot {rev[:12]}…, the last revision of deleted unit "
-                    f"{record.id}, is missing; restore the folder from Git",
+                    f"{uid}, is missing; restore the folder from Git",
                     archive.layout.rel(folder),
-                    record.id,
+                    uid,
                 )
             )
     return out

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
 
 from evidence_tool.archive.local import (
     Activate,
@@ -15,6 +14,7 @@ from evidence_tool.archive.local import (
     LocalEvidenceArchive,
 )
 from evidence_tool.errors import EvidenceError, EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
 from evidence_tool.migrate.run import MigrationResult, migrate
 
@@ -23,16 +23,17 @@ from evidence_tool.migrate.run import MigrationResult, migrate
 class MigratedConsolidateResult(ConsolidateResult):
     """A consolidation result that also reports the migration that ran first."""
 
-    migration: dict[str, Any] | None = None
+    migration: MigrationResult | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {**super().to_json(), "migration": self.migration}
+    def to_json(self) -> JsonObject:
+        migration = self.migration.to_json() if self.migration else None
+        return {**super().to_json(), "migration": migration}
 
 
 def _with_migration(result: ConsolidateResult, migration: MigrationResult) -> ConsolidateResult:
     base = {f.name: getattr(result, f.name) for f in fields(ConsolidateResult)}
     base["warnings"] = [*migration.warnings, *result.warnings, _note(migration)]
-    return MigratedConsolidateResult(**base, migration=migration.to_json())
+    return MigratedConsolidateResult(**base, migration=migration)
 
 
 def _note(migration: MigrationResult) -> EvidenceWarning:
@@ -59,13 +60,19 @@ def consolidate(
 ) -> ConsolidateResult:
     """Consolidate; while ``evidence/manifest.yaml`` exists, migrate the workspace first."""
     root = archive.layout.root
-    strict: dict[str, Any] = {
-        "warnings_as_errors": warnings_as_errors,
-        "extra_warnings": extra_warnings,
-        "catalog": catalog,
-    }
+
+    def plain() -> ConsolidateResult:
+        return archive.consolidate(
+            actor,
+            activate,
+            dry_run,
+            warnings_as_errors=warnings_as_errors,
+            extra_warnings=extra_warnings,
+            catalog=catalog,
+        )
+
     if not has_legacy_manifest(root):
-        return archive.consolidate(actor, activate, dry_run, **strict)
+        return plain()
     migration = migrate(root, actor, dry_run=dry_run)
     if dry_run and migration.plan is not None and migration.plan.mode == "convert":
         # The v4 files do not exist yet, so there is nothing to validate against: report the plan.
@@ -80,12 +87,9 @@ def consolidate(
         )
         return _with_migration(pending, migration)
     try:
-        result = archive.consolidate(actor, activate, dry_run, **strict)
+        result = plain()
     except EvidenceError as exc:
         # The conversion stands (it is the baseline); say so next to the validation errors.
-        exc.details["result"] = {
-            **(exc.details.get("result") or {}),
-            "migration": migration.to_json(),
-        }
+        exc.add_result(migration=migration.to_json())
         raise
     return _with_migration(result, migration)

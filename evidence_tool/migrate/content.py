@@ -7,8 +7,7 @@ holds exactly this content.
 
 from __future__ import annotations
 
-from typing import Any
-
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.legacy import METADATA_KEYS, LegacyUnit
 from evidence_tool.migrate.problems import FieldPath, Problem
 from evidence_tool.migrate.reading import HEX64
@@ -27,7 +26,7 @@ def legacy_content_hash(unit: LegacyUnit) -> str:
     )
 
 
-def describe(value: Any) -> str:
+def describe(value: JsonValue) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -51,13 +50,13 @@ class _Reader:
     def bad(self, path: FieldPath, reason: str) -> None:
         self.problems.append(self.unit.problem(path, reason))
 
-    def string(self, path: FieldPath, value: Any, what: str = "a string") -> str | None:
+    def string(self, path: FieldPath, value: JsonValue, what: str = "a string") -> str | None:
         if not isinstance(value, str):
             self.bad(path, f"must be {what}, got {describe(value)}")
             return None
         return value
 
-    def text(self, path: FieldPath, value: Any, required: bool) -> str | None:
+    def text(self, path: FieldPath, value: JsonValue, required: bool) -> str | None:
         """Markdown text: trailing line breaks are not part of the value (YAML '|' adds one)."""
         raw = self.string(path, value, "Markdown text (a string)")
         if raw is None:
@@ -75,7 +74,7 @@ class _Reader:
             self.bad(path, "is required in v4 and empty")
         return text
 
-    def strings(self, path: FieldPath, value: Any) -> list[str] | None:
+    def strings(self, path: FieldPath, value: JsonValue) -> list[str] | None:
         if not isinstance(value, list):
             self.bad(path, f"must be a list of strings, got {describe(value)}")
             return None
@@ -98,12 +97,13 @@ class _Reader:
         return out
 
 
-def expected_content(unit: LegacyUnit) -> tuple[dict[str, Any] | None, list[Problem]]:
-    """The v4 ``to_json()`` shape the legacy unit means, or the problems that prevent it."""
+def expected_content(unit: LegacyUnit) -> tuple[JsonObject | None, list[Problem]]:
+    """The v4 ``to_json()`` shape the legacy unit means, or the problems that prevent it
+    (a unit's JSON form: ``convert`` builds the v4 unit from it)."""
     r = _Reader(unit)
     metadata = _metadata(r)
     title = _title(r)
-    payload = _payload(r, metadata["kind"]) if metadata else None
+    payload = _payload(r, str(metadata["kind"])) if metadata else None  # a known kind
     if unit.version >= 2:
         _check_hash(r)
     if r.problems or metadata is None or title is None or payload is None:
@@ -132,30 +132,30 @@ def _check_hash(r: _Reader) -> None:
         )
 
 
-def _metadata(r: _Reader) -> dict[str, Any] | None:
+def _metadata(r: _Reader) -> JsonObject | None:
     stored = r.unit.metadata
-    out: dict[str, Any] = {"schema_version": 4}
+    out: JsonObject = {"schema_version": 4}
     for key in METADATA_KEYS[:3]:
         value = r.string((key,), stored.get(key))
         if value is not None:
             out[key] = value
     purposes = r.strings(("purposes",), stored.get("purposes"))
     if purposes is not None:
-        out["purposes"] = purposes
+        out["purposes"] = [*purposes]
     applies = stored.get("applies_to", {})
     if not isinstance(applies, dict):
         r.bad(("applies_to",), f"must be a mapping, got {describe(applies)}")
     else:
-        kept: dict[str, list[str]] = {}
-        for key, value in applies.items():
+        kept: dict[str, list[JsonValue]] = {}
+        for key, listed in applies.items():
             if key not in APPLIES_KEYS:
                 r.bad(
                     ("applies_to", key), "unknown key; applies_to holds concepts, tables, columns"
                 )
                 continue
-            values = r.strings(("applies_to", key), value)
+            values = r.strings(("applies_to", key), listed)
             if values:  # an empty list and an absent key mean the same
-                kept[key] = values
+                kept[key] = [*values]
         if kept:
             out["applies_to"] = {k: kept[k] for k in APPLIES_KEYS if k in kept}
     if r.problems:
@@ -164,7 +164,7 @@ def _metadata(r: _Reader) -> dict[str, Any] | None:
         where, _, message = d.message.partition(": ")
         path = tuple(int(p) if p.isdigit() else p for p in where.split("."))
         r.bad(path, f"v4 refuses this value: {message}")
-    if out["kind"] not in F.FIELDS:
+    if not isinstance(out["kind"], str) or out["kind"] not in F.FIELDS:
         return None
     return None if r.problems else out
 
@@ -186,7 +186,7 @@ def _title(r: _Reader) -> str | None:
     return title
 
 
-def _payload(r: _Reader, kind: str) -> dict[str, Any] | None:
+def _payload(r: _Reader, kind: str) -> JsonObject | None:
     stored = r.unit.payload
     if not isinstance(stored, dict):
         r.bad(("payload",), f"must be a mapping of field names to values, got {describe(stored)}")
@@ -198,7 +198,7 @@ def _payload(r: _Reader, kind: str) -> dict[str, Any] | None:
                 ("payload", key),
                 f"is not a field of a {kind} unit ({', '.join(specs)}); v4 has no place for it",
             )
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for name, spec in specs.items():
         path = ("payload", name)
         if name not in stored:
@@ -215,18 +215,20 @@ def _payload(r: _Reader, kind: str) -> dict[str, Any] | None:
     return out
 
 
-def _field_value(r: _Reader, spec: F.FieldSpec, path: FieldPath, value: Any) -> Any:
+def _field_value(r: _Reader, spec: F.FieldSpec, path: FieldPath, value: JsonValue) -> JsonValue:
     if spec.type in (F.TEXT, F.SQL):
         return r.text(path, value, required=True)
     if spec.type in F.LIST_TYPES:
-        return r.strings(path, value)
+        found = r.strings(path, value)
+        return None if found is None else [*found]
     if spec.type in F.LINE_TYPES:
         return r.string(path, value)
     assert spec.type == F.VALUES
-    return _enum_values(r, path, value)
+    values = _enum_values(r, path, value)
+    return None if values is None else [{**v} for v in values]
 
 
-def _enum_values(r: _Reader, path: FieldPath, value: Any) -> list[dict[str, str]] | None:
+def _enum_values(r: _Reader, path: FieldPath, value: JsonValue) -> list[dict[str, str]] | None:
     if not isinstance(value, list) or not value:
         r.bad(path, "must be a nonempty list of {value, meaning} entries")
         return None

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from evidence_tool.errors import Diagnostic
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.content import expected_content
 from evidence_tool.migrate.legacy import LegacyUnit
 from evidence_tool.migrate.problems import Problem
@@ -44,29 +44,40 @@ class Converted:
         return self.text.encode("utf-8")
 
 
-def unit_from_content(content: dict[str, Any]) -> Unit:
-    """Build the typed v4 unit from its canonical JSON shape (no interpretation)."""
-    meta = content["metadata"]
-    applies = meta.get("applies_to", {})
+def _obj(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _strs(value: JsonValue) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def unit_from_content(content: JsonObject) -> Unit:
+    """Build the typed v4 unit from its canonical JSON shape (no interpretation: content.py
+    has checked the type of every value)."""
+    meta = _obj(content["metadata"])
+    applies = _obj(meta.get("applies_to", {}))
     metadata = Metadata(
-        id=meta["id"],
-        kind=meta["kind"],
-        language=meta["language"],
-        purposes=tuple(meta["purposes"]),
+        id=str(meta["id"]),
+        kind=str(meta["kind"]),
+        language=str(meta["language"]),
+        purposes=_strs(meta["purposes"]),
         applies_to=AppliesTo(
-            *(tuple(applies.get(k, ())) for k in ("concepts", "tables", "columns"))
+            *(_strs(applies.get(k, [])) for k in ("concepts", "tables", "columns"))
         ),
     )
-    values: dict[str, Any] = {}
-    for name, value in content["payload"].items():
-        if name == "values":
-            values[name] = tuple(EnumValue(v["value"], v["meaning"]) for v in value)
+    values: dict[str, str | tuple[str, ...] | tuple[EnumValue, ...]] = {}
+    for name, value in _obj(content["payload"]).items():
+        if name == "values" and isinstance(value, list):
+            values[name] = tuple(
+                EnumValue(str(e["value"]), str(e["meaning"])) for e in map(_obj, value)
+            )
         else:
-            values[name] = tuple(value) if isinstance(value, list) else value
-    return Unit(metadata, content["title"], PAYLOAD_CLASSES[metadata.kind](**values))
+            values[name] = _strs(value) if isinstance(value, list) else str(value)
+    return Unit(metadata, str(content["title"]), PAYLOAD_CLASSES[metadata.kind](**values))
 
 
-def _holds(content: dict[str, Any]) -> tuple[bool, Unit, list[Diagnostic]]:
+def _holds(content: JsonObject) -> tuple[bool, Unit, list[Diagnostic]]:
     unit = unit_from_content(content)
     problems = validate(unit)
     return (not problems and unit.to_json() == content), unit, problems
@@ -89,7 +100,7 @@ def convert(legacy: LegacyUnit) -> Converted | list[Problem]:
 
 # Placeholders that v4 certainly holds; mapping keeps one table and one column so the
 # "at least one" rule holds whichever of the two is being tried.
-_PLACEHOLDER: dict[str, Any] = {
+_PLACEHOLDER: JsonObject = {
     F.TEXT: "x",
     F.LIST: [],
     F.TABLES: ["s.t"],
@@ -102,19 +113,23 @@ _PLACEHOLDER: dict[str, Any] = {
 }
 
 
-def _probe(content: dict[str, Any], keep: str) -> dict[str, Any]:
-    kind = content["metadata"]["kind"]
-    payload = {
-        spec.name: content["payload"][spec.name] if spec.name == keep else _PLACEHOLDER[spec.type]
-        for spec in F.FIELDS[kind]
+def _probe(content: JsonObject, keep: str) -> JsonObject:
+    stored = _obj(content["payload"])
+    payload: JsonObject = {
+        spec.name: stored[spec.name] if spec.name == keep else _PLACEHOLDER[spec.type]
+        for spec in F.FIELDS[_kind(content)]
     }
     title = content["title"] if keep == "title" else "x"
     return {"metadata": content["metadata"], "title": title, "payload": payload}
 
 
-def _attribute(legacy: LegacyUnit, content: dict[str, Any]) -> list[Problem]:
+def _kind(content: JsonObject) -> str:
+    return str(_obj(content["metadata"])["kind"])
+
+
+def _attribute(legacy: LegacyUnit, content: JsonObject) -> list[Problem]:
     out = []
-    names = ["title"] + [spec.name for spec in F.FIELDS[content["metadata"]["kind"]]]
+    names = ["title"] + [spec.name for spec in F.FIELDS[_kind(content)]]
     for name in names:
         probe = _probe(content, name)
         ok, unit, _ = _holds(probe)
@@ -122,11 +137,11 @@ def _attribute(legacy: LegacyUnit, content: dict[str, Any]) -> list[Problem]:
             continue
         back = parse_unit(render(unit))
         path = ("title",) if name == "title" else ("payload", name)
-        want = probe["title"] if name == "title" else probe["payload"][name]
-        got = None
+        want = probe["title"] if name == "title" else _obj(probe["payload"])[name]
+        got: JsonValue = None
         if back.unit is not None:
             data = back.unit.to_json()
-            got = data["title"] if name == "title" else data["payload"].get(name)
+            got = data["title"] if name == "title" else _obj(data["payload"]).get(name)
         out.append(legacy.problem(path, explain(back.errors, want, got)))
     return out
 
@@ -151,12 +166,12 @@ _HEADING = re.compile(r"'(#{1,6} [^']*)'")
 _FIELD_PREFIX = re.compile(r"^'## [^']*':? ")
 
 
-def _short(value: Any) -> str:
+def _short(value: JsonValue) -> str:
     text = repr(value)
     return text if len(text) <= 70 else text[:67] + "..."
 
 
-def explain(diags: list[Diagnostic], want: Any, got: Any) -> str:
+def explain(diags: list[Diagnostic], want: JsonValue, got: JsonValue) -> str:
     """Why v4 does not hold a value: from the parser's findings, or from what it reads back."""
     if diags:
         first = next((d for d in diags if d.code in _LEADS), diags[0])

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.manifest import ManifestUnit
 from evidence_tool.migrate.problems import FieldPath, Problem, field_name
 from evidence_tool.migrate.reading import UNITS_DIR, decode_text, load_yaml, read_bytes
@@ -48,12 +49,13 @@ class LegacyUnit:
     name: str
     data: bytes
     doc: YamlDoc
-    metadata: dict[str, Any]
-    title: Any
-    payload: Any
-    content_hash: Any = None
-    provenance: Any = None
-    review_items: Any = None
+    # The file's values as read (YAML/JSON): content.py and provenance.py narrow them.
+    metadata: JsonObject
+    title: JsonValue
+    payload: JsonValue
+    content_hash: JsonValue = None
+    provenance: JsonValue = None
+    review_items: JsonValue = None
 
     @property
     def id(self) -> str:
@@ -110,7 +112,7 @@ def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]
     problems = _check_keys(value, doc, entry, rel)
     if problems:
         return problems
-    metadata: dict[str, Any]
+    metadata: JsonObject
     if entry.version == 3:
         decoded = decode_metadata(value["metadata"])
         if isinstance(decoded, str):
@@ -177,7 +179,7 @@ def _check_keys(
     return out
 
 
-def decode_metadata(value: Any) -> dict[str, Any] | str:
+def decode_metadata(value: JsonValue) -> JsonObject | str:
     """The v3 ``metadata`` string: standard base64 of the UTF-8 canonical JSON object."""
     if not isinstance(value, str):
         return "must be a base64 string"
@@ -204,8 +206,8 @@ def decode_metadata(value: Any) -> dict[str, Any] | str:
     return decoded
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
+    out: JsonObject = {}
     for key, value in pairs:
         if key in out:
             raise ValueError(f"duplicate key '{key}'")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import (
@@ -22,6 +21,7 @@ from evidence_tool.errors import (
     IntegrityError,
     InvalidFilesError,
 )
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.migrate.convert import Converted, convert
 from evidence_tool.migrate.legacy import read_unit
 from evidence_tool.migrate.manifest import LegacyManifest, ManifestUnit, read_manifest
@@ -43,7 +43,7 @@ class PlannedUnit:
     provenance: str = "migrating actor"  # manual | document | migrating actor
     review_items: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "id": self.entry.id,
             "version": self.entry.version,
@@ -61,7 +61,7 @@ class Plan:
     units: list[PlannedUnit]
     sources: list[tuple[AcquiredSource, str]]
     removals: list[str]  # legacy unit files still present, then the legacy manifest
-    carried: dict[str, Any]
+    carried: JsonObject  # the staged change ``initialize`` records (Carried.staged_change)
     warnings: list[EvidenceWarning] = field(default_factory=list)
 
 
@@ -161,7 +161,7 @@ class Planner:
                 f"{', '.join(conflicts)} already exist(s) with other content; migration never "
                 "overwrites a v4 file: move it away (or delete it) and migrate again",
                 path=conflicts[0],
-                details={"result": {"paths": conflicts}},
+                details={"result": {"paths": [*conflicts]}},
             )
         errors = [d for d in (existing.errors if existing else []) if d.path not in targets]
         if errors:
@@ -218,7 +218,7 @@ class Planner:
 
 def _provenance_kind(carried: Carried, uid: str) -> str:
     decl = carried.declarations.get(uid)
-    return str(decl["provenance"]["kind"]) if decl else "migrating actor"
+    return decl.kind if decl else "migrating actor"
 
 
 def _duplicates(units: list[PlannedUnit]) -> list[Problem]:

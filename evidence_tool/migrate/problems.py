@@ -7,11 +7,11 @@ become one ``LosslessConversionError`` carrying all of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from evidence_tool.errors import Diagnostic, EvidenceError
+from evidence_tool.jsonvalue import JsonObject
 
-FieldPath = tuple[Any, ...]
+FieldPath = tuple[str | int, ...]  # keys and list indexes into the legacy data
 
 
 def field_name(path: FieldPath) -> str:
@@ -45,7 +45,7 @@ class Problem:
             self.unit_id,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "unit_id": self.unit_id,
             "field": self.field,

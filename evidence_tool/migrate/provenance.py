@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from evidence_tool.archive.records import DocumentDeclaration
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.content import describe
 from evidence_tool.migrate.convert import Converted
 from evidence_tool.migrate.manifest import LegacyManifest
-from evidence_tool.migrate.problems import Problem
+from evidence_tool.migrate.problems import FieldPath, Problem
 from evidence_tool.migrate.reading import HEX64, SOURCE_DIR, read_bytes
 from evidence_tool.workspace.layout import Layout
 
@@ -64,16 +65,68 @@ class AcquiredSource:
         return f"{SOURCE_DIR}/acquired/{self.source_id}/{self.hash}.md"
 
 
+@dataclass(frozen=True, slots=True)
+class CarriedDeclaration:
+    """A unit's legacy provenance, bound to its converted content."""
+
+    content_hash: str
+    provenance: JsonObject  # the declaration as the staged change holds it (manual or document)
+
+    @property
+    def kind(self) -> str:
+        return str(self.provenance["kind"])
+
+    def to_json(self) -> JsonObject:
+        return {"content_hash": self.content_hash, "provenance": self.provenance}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CarriedDeclaration:
+        prov = data["provenance"]
+        if not isinstance(prov, dict):
+            raise ValueError("a carried declaration holds a provenance object")
+        return cls(str(data["content_hash"]), prov)
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedItem:
+    """A legacy review item, bound to the converted content (a visible change closes it)."""
+
+    code: str
+    message: str
+    raised_by: str
+    raised_at: str
+    content_hash: str
+
+    def to_json(self) -> JsonObject:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "raised_by": self.raised_by,
+            "raised_at": self.raised_at,
+            "content_hash": self.content_hash,
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CarriedItem:
+        return cls(*(str(data[k]) for k in (*ITEM_KEYS, "content_hash")))
+
+
 @dataclass
 class Carried:
     """What the baseline must record besides the files: declarations, review items, sources."""
 
-    declarations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    review_items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    declarations: dict[str, CarriedDeclaration] = field(default_factory=dict)
+    review_items: dict[str, list[CarriedItem]] = field(default_factory=dict)
     sources: dict[str, AcquiredSource] = field(default_factory=dict)
 
-    def staged_change(self) -> dict[str, Any]:
-        return {"declarations": self.declarations, "review_items": self.review_items}
+    def staged_change(self) -> JsonObject:
+        """The staged change (staged.json's sections) that ``initialize`` records."""
+        return {
+            "declarations": {uid: d.to_json() for uid, d in self.declarations.items()},
+            "review_items": {
+                uid: [i.to_json() for i in items] for uid, items in self.review_items.items()
+            },
+        }
 
 
 class SourceReader:
@@ -111,10 +164,7 @@ def carry(converted: Converted, sources: SourceReader, out: Carried) -> list[Pro
     if prov is not None:
         decl = _declaration(converted, prov, sources, problems, out)
         if decl is not None:
-            out.declarations[uid] = {
-                "content_hash": converted.unit.content_hash,
-                "provenance": decl,
-            }
+            out.declarations[uid] = CarriedDeclaration(converted.unit.content_hash, decl)
     items = legacy.review_items
     if items is not None:
         carried = _review_items(converted, items, problems)
@@ -123,26 +173,27 @@ def carry(converted: Converted, sources: SourceReader, out: Carried) -> list[Pro
     return problems
 
 
-def _text(value: Any) -> bool:
+def _text(value: JsonValue) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
 def _declaration(
-    c: Converted, prov: Any, sources: SourceReader, problems: list[Problem], out: Carried
-) -> dict[str, Any] | None:
-    def bad(path: tuple[Any, ...], reason: str) -> None:
+    c: Converted, prov: JsonValue, sources: SourceReader, problems: list[Problem], out: Carried
+) -> JsonObject | None:
+    def bad(path: FieldPath, reason: str) -> None:
         problems.append(c.legacy.problem(("provenance", *path), reason))
 
     kind = prov.get("kind") if isinstance(prov, dict) else None
     keys = MANUAL_KEYS if kind == "manual" else DOCUMENT_KEYS if kind == "document" else None
-    if keys is None or set(prov) != keys:
+    if keys is None or not isinstance(prov, dict) or set(prov) != keys:
         bad(
             (),
             "must be {kind: manual, curator, declared_at} or {kind: document, source_path, "
             "source_hash, excerpts, declared_at, actor}",
         )
         return None
-    if not (isinstance(prov["declared_at"], str) and TIME_RE.fullmatch(prov["declared_at"])):
+    declared = prov["declared_at"]
+    if not (isinstance(declared, str) and TIME_RE.fullmatch(declared)):
         bad(("declared_at",), "must be a UTC time 'YYYY-MM-DDTHH:MM:SSZ'")
     person = "curator" if kind == "manual" else "actor"
     if not _text(prov[person]):
@@ -153,8 +204,12 @@ def _declaration(
 
 
 def _document(
-    prov: dict[str, Any], sources: SourceReader, bad: Any, out: Carried, failed: bool
-) -> dict[str, Any] | None:
+    prov: JsonObject,
+    sources: SourceReader,
+    bad: Callable[[FieldPath, str], None],
+    out: Carried,
+    failed: bool,
+) -> JsonObject | None:
     rel, digest, excerpts = prov["source_path"], prov["source_hash"], prov["excerpts"]
     if not (isinstance(digest, str) and HEX64.fullmatch(digest)):
         bad(("source_hash",), "must be 64 lowercase hex digits (sha256 of the normalized text)")
@@ -163,8 +218,8 @@ def _document(
         bad(("excerpts",), "must be a nonempty list of nonempty strings")
         return None
     source = sources.get(rel) if isinstance(rel, str) else "must be a string"
-    if isinstance(source, str):
-        bad(("source_path",), source)
+    if isinstance(source, str) or not isinstance(rel, str):
+        bad(("source_path",), str(source))
         return None
     if sources.manifest.sources[rel] != digest:
         bad(("source_hash",), f"differs from the hash the legacy manifest lists for {rel}")
@@ -176,7 +231,8 @@ def _document(
             "restore the cited version so the provenance can be carried",
         )
         return None
-    for i, excerpt in enumerate(excerpts):
+    cited = [str(e) for e in excerpts]  # all nonempty strings (checked above)
+    for i, excerpt in enumerate(cited):
         if excerpt not in source.text:
             bad(("excerpts", i), f"{excerpt[:60]!r} does not occur verbatim in {rel}")
             failed = True
@@ -187,24 +243,24 @@ def _document(
         source_id=source.source_id,
         source_path=source.target,
         source_hash=digest,
-        excerpts=tuple(excerpts),
-        declared_at=prov["declared_at"],
-        actor=prov["actor"],
+        excerpts=tuple(cited),
+        declared_at=str(prov["declared_at"]),
+        actor=str(prov["actor"]),
     ).to_json()
 
 
-def _review_items(c: Converted, items: Any, problems: list[Problem]) -> list[dict[str, Any]]:
+def _review_items(c: Converted, items: JsonValue, problems: list[Problem]) -> list[CarriedItem]:
     if not isinstance(items, list):
         problems.append(c.legacy.problem(("review_items",), "must be a list"))
         return []
-    out: list[dict[str, Any]] = []
+    out: list[CarriedItem] = []
     keys: list[tuple[str, str, str]] = []
     for i, item in enumerate(items):
         if (
             not isinstance(item, dict)
             or set(item) != set(ITEM_KEYS)
             or not all(_text(item[k]) for k in ITEM_KEYS)
-            or not TIME_RE.fullmatch(item["raised_at"])
+            or not TIME_RE.fullmatch(str(item["raised_at"]))
         ):
             problems.append(
                 c.legacy.problem(
@@ -214,7 +270,8 @@ def _review_items(c: Converted, items: Any, problems: list[Problem]) -> list[dic
                 )
             )
             continue
-        key = (item["code"], item["message"], item["raised_at"])
+        code, message, raised_by, raised_at = (str(item[k]) for k in ITEM_KEYS)
+        key = (code, message, raised_at)
         if key in keys:
             problems.append(
                 c.legacy.problem(
@@ -226,5 +283,5 @@ def _review_items(c: Converted, items: Any, problems: list[Problem]) -> list[dic
             continue
         keys.append(key)
         # Bound to the converted content: a visible change closes it (SPEC.md 5.3).
-        out.append({**{k: item[k] for k in ITEM_KEYS}, "content_hash": c.unit.content_hash})
+        out.append(CarriedItem(code, message, raised_by, raised_at, c.unit.content_hash))
     return out

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
 
 from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import AvailabilityError, EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.migrate.plan import WRITE, Plan, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
 from evidence_tool.workspace.layout import Layout
@@ -39,9 +40,17 @@ _WHY_GIT = (
 )
 
 
+class MigrationStatus(StrEnum):
+    MIGRATED = "migrated"
+    FINISHED = "finished"  # a baseline existed: only the legacy files were removed
+    WOULD_MIGRATE = "would_migrate"
+    WOULD_FINISH = "would_finish"
+    NOTHING_TO_MIGRATE = "nothing_to_migrate"
+
+
 @dataclass
 class MigrationResult:
-    status: str  # migrated | finished | would_migrate | would_finish | nothing_to_migrate
+    status: MigrationStatus
     dry_run: bool
     plan: Plan | None = None
     baseline: str | None = None
@@ -51,43 +60,50 @@ class MigrationResult:
     def warnings(self) -> list[EvidenceWarning]:
         return list(self.plan.warnings) if self.plan else []
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def removals(self) -> list[str]:
+        """What was removed, or (a dry run) what would be."""
+        return self.removed if not self.dry_run else (self.plan.removals if self.plan else [])
+
+    def to_json(self) -> JsonObject:
         plan = self.plan
-        units = [u.to_json() for u in plan.units] if plan else []
-        sources = [
+        units = plan.units if plan else []
+        sources: list[JsonObject] = [
             {"from": s.legacy_path, "to": s.target, "action": action}
             for s, action in (plan.sources if plan else [])
         ]
-        removals = self.removed if not self.dry_run else (plan.removals if plan else [])
         return {
-            "status": self.status,
+            "status": str(self.status),
             "dry_run": self.dry_run,
             "mode": plan.mode if plan else None,
             "baseline": self.baseline,
-            "units": units,
-            "sources": sources,
-            "removed": removals,
+            "units": [u.to_json() for u in units],
+            "sources": [*sources],
+            "removed": [*self.removals],
             "counts": {
                 "units": len(units),
-                "written": sum(u["action"] == WRITE for u in units),
+                "written": sum(u.action == WRITE for u in units),
                 "sources": len(sources),
-                "removed": len(removals),
+                "removed": len(self.removals),
             },
         }
 
     def lines(self) -> list[str]:
-        data = self.to_json()
-        if self.status == "nothing_to_migrate":
+        if self.status == MigrationStatus.NOTHING_TO_MIGRATE:
             return [f"nothing to migrate: no {LEGACY_MANIFEST}"]
         verb = "would remove" if self.dry_run else "removed"
-        out = [f"{self.status}: {data['counts']['units']} legacy unit(s)"]
+        units = self.plan.units if self.plan else []
+        out = [f"{self.status}: {len(units)} legacy unit(s)"]
         out += [
-            f"  v{u['version']} {u['from']} -> {u['to']} ({u['action']}, "
-            f"provenance: {u['provenance']}, review items: {u['review_items']})"
-            for u in data["units"]
+            f"  v{u.entry.version} {u.entry.path} -> {u.target} ({u.action}, "
+            f"provenance: {u.provenance}, review items: {u.review_items})"
+            for u in units
         ]
-        out += [f"  source {s['from']} -> {s['to']} ({s['action']})" for s in data["sources"]]
-        out.append(f"  {verb}: {', '.join(data['removed'])}")
+        out += [
+            f"  source {s.legacy_path} -> {s.target} ({action})"
+            for s, action in (self.plan.sources if self.plan else [])
+        ]
+        out.append(f"  {verb}: {', '.join(self.removals)}")
         if self.baseline:
             out.append(f"  baseline: {self.baseline} (not activated)")
         return out
@@ -115,12 +131,12 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
     # Not a workspace: "nothing to migrate" (exit 0) would pass a job in the wrong checkout.
     require_workspace(layout.root)
     if not has_legacy_manifest(layout.root):
-        return MigrationResult("nothing_to_migrate", dry_run)
+        return MigrationResult(MigrationStatus.NOTHING_TO_MIGRATE, dry_run)
     archive = LocalEvidenceArchive(layout.root)
     planner = Planner(layout)
     plan = planner.plan(_baseline(archive))
     if dry_run:
-        return MigrationResult(f"would_{_verb(plan)}", True, plan)
+        return MigrationResult(MigrationStatus(f"would_{_verb(plan)}"), True, plan)
     first_mode = plan.mode
     if plan.mode == "convert":
         with archive.locked("migrate"):
@@ -146,7 +162,7 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
         )
         fsio.unlink(layout.resolve_inside(LEGACY_MANIFEST), missing_ok=True)
         removed.append(LEGACY_MANIFEST)
-    status = "migrated" if first_mode == "convert" else "finished"
+    status = MigrationStatus.MIGRATED if first_mode == "convert" else MigrationStatus.FINISHED
     return MigrationResult(
         status, False, plan if first_mode == "convert" else final, baseline, removed
     )

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import Any
 
 from evidence_tool.report.collect import ReportData, collect, decide_commands
+from evidence_tool.report.model import ComparisonRef, WrittenReport
 from evidence_tool.report.page import render_page
 from evidence_tool.workspace import outputs
 from evidence_tool.workspace.layout import Layout
@@ -20,7 +20,15 @@ from evidence_tool.workspace.outputs import Output
 
 DEFAULT_NAME = "report.html"
 
-__all__ = ["ReportData", "collect", "decide_commands", "output_path", "render_page", "write_report"]
+__all__ = [
+    "ReportData",
+    "WrittenReport",
+    "collect",
+    "decide_commands",
+    "output_path",
+    "render_page",
+    "write_report",
+]
 
 
 def output_path(root: str | os.PathLike[str], given: str | None, force: bool = False) -> Output:
@@ -40,23 +48,22 @@ def write_report(
     installation: str | None = None,
     *,
     force: bool = False,
-) -> dict[str, Any]:
+) -> WrittenReport:
     """Collect, render and write the page; returns where it went and what it holds.
     ``force`` replaces an existing file this command did not write (never a protected one)."""
     out = output_path(root, given, force)
     data = collect(root, installation)
     page = render_page(data, secrets.token_urlsafe(18)).encode("utf-8")
     outputs.write(Layout.at(root), out, page)  # the cache's .gitignore comes with the record
-    return {
-        "path": str(out.path),
-        "bytes": len(page),
-        "units": len(data.units),
-        "file_errors": len(data.errors),
-        "comparisons": [
-            {"source_id": c.comparison["source_id"], "revision": c.comparison["revision"]}
-            for c in data.comparisons
-        ],
-        "initialized": data.initialized,
-        "active": data.state.get("active"),
-        "pending": data.state.get("pending"),
-    }
+    return WrittenReport(
+        path=str(out.path),
+        bytes=len(page),
+        units=len(data.units),
+        file_errors=len(data.errors),
+        comparisons=tuple(
+            ComparisonRef(c.comparison.source_id, c.comparison.revision) for c in data.comparisons
+        ),
+        initialized=data.initialized,
+        active=data.state.active,
+        pending=data.state.pending,
+    )

@@ -16,9 +16,21 @@ from typing import Any
 from evidence_tool.archive import queries
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.records import Declaration, ManualDeclaration, declaration_from_json
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.catalog.review import read_record
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.report.model import (
+    CatalogState,
+    CatalogStatus,
+    ComparisonPanel,
+    GitPanel,
+    ReviewRow,
+    RevisionState,
+    SourceRow,
+    UnitStatus,
+)
 from evidence_tool.sources import list_sources, missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
@@ -48,19 +60,18 @@ class UnitView:
     unit: Unit
     path: str | None
     text: str  # the file's Markdown (the last snapshot's, for a deleted unit)
-    status: str  # unchanged | added | modified | renamed | reformatted | deleted
-    provenance: dict[str, Any] | None
-    review_items: list[dict[str, Any]]
+    status: UnitStatus
+    provenance: Declaration | None  # None: new, not consolidated yet
+    review_items: list[ReviewRow]
     warnings: list[str]
     has_errors: bool = False  # the file has findings (layout, duplicate id) besides parsing
-    # From the last catalog run: status clean | findings | not checked, codes, review items.
-    catalog: dict[str, Any] = field(default_factory=lambda: {"status": "not checked"})
+    catalog: CatalogStatus = field(default_factory=CatalogStatus)  # the last catalog run's
 
 
 @dataclass
 class ComparisonView:
-    source: dict[str, Any]  # the registry summary of the source
-    comparison: dict[str, Any]
+    source: SourceRow
+    comparison: ComparisonPanel
     local: dict[str, str]  # unit id -> the working file's Markdown
     source_text: str | None
     source_note: str | None
@@ -74,7 +85,7 @@ class ReportData:
     workspace_id: str
     workspace_name: str
     generated_at: str
-    state: dict[str, Any]
+    state: RevisionState
     initialized: bool
     base: str | None  # the revision the working files are compared with
     base_label: str  # active | pending | none
@@ -83,12 +94,14 @@ class ReportData:
     warnings: list[EvidenceWarning]
     changes: dict[str, list[str]]
     old_texts: dict[str, str]  # modified or deleted id -> the base revision's Markdown
-    journal: list[dict[str, Any]]
+    interrupted: int  # journal entries of interrupted operations
     comparisons: list[ComparisonView]
-    sources: list[dict[str, Any]]
-    git: dict[str, Any]
-    sources_by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
-    catalog: dict[str, Any] = field(default_factory=dict)  # the last catalog run's record
+    sources: list[SourceRow]
+    git: GitPanel
+    sources_by_id: dict[str, SourceRow] = field(default_factory=dict)
+    # The last catalog run's record file as read_record returns it: a JSON boundary the
+    # catalog package owns (its typed record replaces this when it exists).
+    catalog: dict[str, Any] = field(default_factory=dict)
 
 
 def decide_commands(installation: str | None, root: str, sid: str, revision: str) -> dict[str, str]:
@@ -109,31 +122,39 @@ def _workspace_names(root: Path) -> tuple[str, str]:
     return descriptor.id, descriptor.name
 
 
-def _base(archive: LocalEvidenceArchive, state: dict[str, Any]) -> tuple[Snapshot | None, str]:
+def _base(archive: LocalEvidenceArchive, state: RevisionState) -> tuple[Snapshot | None, str]:
     """The snapshot that ``diff`` compares the working files with: active, else pending."""
-    if state["active"]:
-        return archive.snapshot(state["active"]), "active"
-    if state["pending"]:
-        return archive.snapshot(state["pending"]), "pending"
+    if state.active:
+        return archive.snapshot(state.active), "active"
+    if state.pending:
+        return archive.snapshot(state.pending), "pending"
     return None, "none"
 
 
-def _classes(changes: dict[str, list[str]]) -> dict[str, str]:
+def _classes(changes: dict[str, list[str]]) -> dict[str, UnitStatus]:
     """id -> its change class, the first class listing it winning (one pass, not one
     search of every list per unit)."""
-    out: dict[str, str] = {}
+    out: dict[str, UnitStatus] = {}
     for cls in CHANGE_CLASSES:
         for uid in changes.get(cls, ()):
-            out.setdefault(uid, cls)
+            out.setdefault(uid, UnitStatus(cls))
     return out
 
 
-def _unit_warnings(provenance: dict[str, Any] | None, retracted: dict[str, str]) -> list[str]:
-    if not provenance:
-        return []
+def _declaration(provenance: dict[str, Any] | None) -> Declaration | None:
+    """The typed record of a manifest's provenance object (archive's JSON boundary)."""
+    return declaration_from_json(provenance) if provenance else None
+
+
+def _unit_warnings(provenance: Declaration | None, retracted: dict[str, str]) -> list[str]:
+    """The retraction warnings of the sources the declaration or its lineage cites."""
+    if isinstance(provenance, ManualDeclaration):
+        cited = [provenance.original.source_id] if provenance.original else []
+    else:
+        cited = [provenance.source_id] if provenance else []
     found = []
-    for decl in (provenance, provenance.get("original") or {}):
-        warning = retracted.get(decl.get("source_id") or "")
+    for sid in cited:
+        warning = retracted.get(sid)
         if warning and warning not in found:
             found.append(warning)
     return found
@@ -141,27 +162,28 @@ def _unit_warnings(provenance: dict[str, Any] | None, retracted: dict[str, str])
 
 def _units(
     view: ArchiveView,
-    status: dict[str, Any],
+    changes: dict[str, list[str]],
+    review: dict[str, list[JsonObject]],
     base: Snapshot | None,
     retracted: dict[str, str],
     error_paths: set[str | None],
 ) -> tuple[list[UnitView], dict[str, str]]:
-    changes = status["unconsolidated"]
-    classes = _classes(changes) if status["initialized"] else {}
-    review = status["review_items"]
+    """The cards of the working units (``changes`` is None before the archive's first
+    snapshot: every unit is new), then those deleted since ``base``."""
+    classes = _classes(changes)
     cards = []
     for uid in sorted(view.files):
         f = view.files[uid]
         assert f.unit is not None
-        prov = view.declarations.get(uid)
+        prov = _declaration(view.declarations.get(uid))
         cards.append(
             UnitView(
                 f.unit,
                 f.rel,
                 f.data.decode("utf-8"),
-                classes.get(uid, "unchanged") if status["initialized"] else "added",
+                classes.get(uid, UnitStatus.UNCHANGED),
                 prov,
-                review.get(uid, []),
+                [ReviewRow.of(i) for i in review.get(uid, [])],
                 _unit_warnings(prov, retracted),
                 f.rel in error_paths,
             )
@@ -188,9 +210,10 @@ def _deleted_cards(
         gone = entries.get(uid)
         if gone is not None:
             unit = parse(base.unit_bytes(gone), path=gone.path)
-            warnings = _unit_warnings(gone.provenance, retracted)
+            prov = _declaration(gone.provenance)
+            warnings = _unit_warnings(prov, retracted)
             cards.append(
-                UnitView(unit, gone.path, old_texts[uid], "deleted", gone.provenance, [], warnings)
+                UnitView(unit, gone.path, old_texts[uid], UnitStatus.DELETED, prov, [], warnings)
             )
     return old_texts
 
@@ -198,35 +221,44 @@ def _deleted_cards(
 def _comparison(
     archive: ReportArchive,
     view: ArchiveView,
-    summary: dict[str, Any],
+    summary: SourceRow,
+    # A comparison record of sources.json as store.read returns it (sources' JSON boundary);
+    # stale_paths takes it so; the page reads the ComparisonPanel built from it.
     comparison: dict[str, Any],
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
-    sid = comparison["source_id"]
+    panel = ComparisonPanel.of(comparison)
+    sid = panel.source_id
     local = {}
-    for c in comparison["current"]:
-        f = view.files.get(c["id"])
+    for uid in panel.current:
+        f = view.files.get(uid)
         if f is not None:
-            local[c["id"]] = f.data.decode("utf-8")
+            local[uid] = f.data.decode("utf-8")
     stale = stale_paths(layout, comparison, view.carriers)
     text, note = None, None
     try:
         raw = store.load_acquisition(layout, sid, comparison["acquisition"])
-        text = normalize(raw, comparison["locator"])
+        text = normalize(raw, panel.locator)
     except EvidenceError as exc:
         note = str(exc)
-    commands = decide_commands(installation, str(layout.root), sid, comparison["revision"])
-    return ComparisonView(summary, comparison, local, text, note, stale, commands)
+    commands = decide_commands(installation, str(layout.root), sid, panel.revision)
+    return ComparisonView(summary, panel, local, text, note, stale, commands)
 
 
-def _git(archive: ReportArchive) -> dict[str, Any]:
+def _git(archive: ReportArchive) -> GitPanel:
     from evidence_tool.gitflow import git_commands
 
     try:
-        return {"available": True, **git_commands(archive)}
+        found = git_commands(archive)
     except EvidenceError as exc:
-        return {"available": False, "note": str(exc)}
+        return GitPanel(available=False, note=str(exc))
+    return GitPanel(
+        available=True,
+        steps=found.steps,
+        commands=found.commands,
+        warnings=tuple(w.message for w in found.warnings),
+    )
 
 
 def collect(root: str | os.PathLike[str], installation: str | None = None) -> ReportData:
@@ -234,18 +266,16 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     archive = ReportArchive(root)
     scan = archive.scan()  # E601 when the curated tree is unavailable: nothing to show
     status = queries.status(archive)
-    state = status["state"]
+    state = RevisionState.of(status["state"])
     base, label = _base(archive, state)
     view = ArchiveView.load(archive)
     registry = store.read(archive.layout)
-    sources = list_sources(archive)
-    retracted = {}
-    for s in sources:
-        s["warning"] = warning_for(s)
-        if s["warning"]:
-            retracted[s["source_id"]] = s["warning"]
+    sources = [SourceRow.of(s, warning_for(s)) for s in list_sources(archive)]
+    retracted = {s.source_id: s.warning for s in sources if s.warning}
     error_paths = {d.path for d in scan.errors}
-    units, old_texts = _units(view, status, base, retracted, error_paths)
+    # Before the first snapshot every working unit is new.
+    changes = status["unconsolidated"] if status["initialized"] else {"added": sorted(view.files)}
+    units, old_texts = _units(view, changes, status["review_items"], base, retracted, error_paths)
     missing = missing_warnings(archive, view, registry)  # W151, on the page and on the cards
     cards = {c.path: c for c in units if c.status != "deleted"}
     for w in missing:
@@ -257,7 +287,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     comparisons = []
     for s in sources:
         # From the one registry read above: a refresh may replace sources.json meanwhile.
-        comparison = (registry["sources"].get(s["source_id"]) or {}).get("comparison")
+        comparison = (registry["sources"].get(s.source_id) or {}).get("comparison")
         if comparison:
             comparisons.append(_comparison(archive, view, s, comparison, installation))
     ws_id, ws_name = _workspace_names(archive.layout.root)
@@ -275,33 +305,47 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         warnings=[*scan.warnings, *missing],
         changes={k: list(v) for k, v in status["unconsolidated"].items()},
         old_texts=old_texts,
-        journal=status["journal"],
+        interrupted=len(status["journal"]),
         comparisons=comparisons,
         sources=sources,
         git=_git(archive),
-        sources_by_id={s["source_id"]: s for s in sources},
+        sources_by_id={s.source_id: s for s in sources},
         catalog=catalog,
     )
 
 
 def _catalog_status(record: dict[str, Any], view: ArchiveView, cards: list[UnitView]) -> None:
     """Each card's catalog status as the last run left it.  A unit edited since (another
-    content hash) or not valid then was not checked in its present form."""
-    checked = record.get("units") or {}
-    items = record.get("review_items") or {}
+    content hash) or not valid then was not checked in its present form.
+
+    ``record`` is the catalog run's record file as ``read_record`` returns it (catalog's
+    JSON boundary): each part is narrowed before it is trusted."""
+    checked = _object(record.get("units"))
+    items = _object(record.get("review_items"))
     for card in cards:
         uid = card.unit.id
         f = view.files.get(uid)
-        seen = checked.get(uid)
-        if card.status == "deleted" or f is None or not seen:
+        seen = _object(checked.get(uid))
+        if card.status == UnitStatus.DELETED or f is None or not seen:
             continue
         if seen.get("content_hash") != f.content_hash:
-            card.catalog = {"status": "not checked", "note": "edited since the last check"}
+            card.catalog = CatalogStatus(note="edited since the last check")
             continue
-        mine = list(items.get(uid, []))
-        codes = sorted({*seen.get("codes", []), *(i.get("code") for i in mine)})
-        card.catalog = {
-            "status": "findings" if codes else "clean",
-            "codes": codes,
-            "review_items": mine,
-        }
+        mine = [i for i in _list(items.get(uid)) if isinstance(i, dict)]
+        codes = sorted(
+            {*(str(c) for c in _list(seen.get("codes"))), *(str(i.get("code")) for i in mine)}
+        )
+        card.catalog = CatalogStatus(
+            CatalogState.FINDINGS if codes else CatalogState.CLEAN,
+            tuple(codes),
+            tuple(ReviewRow.of(i) for i in mine),
+        )
+
+
+def _object(value: JsonValue) -> JsonObject:
+    """A part of the catalog record, read as a derived file: a broken part reads empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: JsonValue) -> list[JsonValue]:
+    return value if isinstance(value, list) else []

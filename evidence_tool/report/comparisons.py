@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
 from evidence_tool.report.collect import ComparisonView, ReportData
+from evidence_tool.report.model import ComparisonPanel, ProposedUnit
 from evidence_tool.report.textdiff import highlight_excerpts, word_diff_html
 from evidence_tool.report.units import markdown_block, review_items_html, unit_anchor
 
 
-def _id_list(ids: list[str], empty: str) -> str:
+def _id_list(ids: Sequence[str], empty: str) -> str:
     if not ids:
         return f'<span class="muted">{empty}</span>'
     return ", ".join(
@@ -24,20 +25,20 @@ class _Ids:
     """A comparison's lists by id, built once: a proposal of thousands of units is
     rendered in linear time."""
 
-    proposed: dict[str, dict[str, Any]]
+    proposed: dict[str, ProposedUnit]
     current: set[str]
     retire: set[str]
 
     @classmethod
-    def of(cls, comparison: dict[str, Any]) -> _Ids:
+    def of(cls, comparison: ComparisonPanel) -> _Ids:
         return cls(
-            {p["id"]: p for p in reversed(comparison["proposed"])},  # the first one wins
-            {c["id"] for c in comparison["current"]},
-            set(comparison["retire"]),
+            {p.id: p for p in reversed(comparison.proposed)},  # the first one wins
+            set(comparison.current),
+            set(comparison.retire),
         )
 
 
-def _change(uid: str, local: str | None, proposed: dict[str, Any] | None, ids: _Ids) -> str:
+def _change(uid: str, local: str | None, proposed: ProposedUnit | None, ids: _Ids) -> str:
     if proposed is None:
         return "retired" if uid in ids.retire else "unproposed"
     return "new" if local is None else "changed"
@@ -46,7 +47,7 @@ def _change(uid: str, local: str | None, proposed: dict[str, Any] | None, ids: _
 def _pair(view: ComparisonView, uid: str, ids: _Ids) -> str:
     proposed = ids.proposed.get(uid)
     local = view.local.get(uid)
-    if local is not None and proposed is not None and local == proposed["markdown"]:
+    if local is not None and proposed is not None and local == proposed.markdown:
         # Nothing to compare: one collapsed copy keeps long comparisons readable.
         return (
             f'<h4><span class="badge identical">identical</span><code>{escape(uid)}</code></h4>'
@@ -60,15 +61,15 @@ def _pair(view: ComparisonView, uid: str, ids: _Ids) -> str:
     else:
         left = '<p class="muted">Not in the workspace: replace would add it.</p>'
     if proposed is not None:
-        right = markdown_block(proposed["markdown"])
-        right += f'<p class="muted">writes <code>{escape(proposed["path"])}</code></p>'
+        right = markdown_block(proposed.markdown)
+        right += f'<p class="muted">writes <code>{escape(proposed.path)}</code></p>'
     elif uid in ids.retire:
         right = '<p class="problem">Not proposed: replace would retire this unit.</p>'
     else:
         right = '<p class="muted">Not proposed.</p>'
     diff = ""
     if local is not None and proposed is not None:
-        body = word_diff_html(local, proposed["markdown"])
+        body = word_diff_html(local, proposed.markdown)
         diff = (
             "<details open><summary>Word diff, local → proposed</summary>"
             f'<pre class="diff">{body}</pre></details>'
@@ -93,12 +94,12 @@ def _decide(view: ComparisonView) -> str:
             "refuses this revision (E304). Run "
             "<code>tht workspace evidence refresh</code> again.</p>"
         )
-    if comparison["review_items"]:
+    if comparison.review_items:
         notes.append(
             '<p class="warning">Replace is refused while the proposal has review items (E140): '
             "correct the draft and refresh, or keep the local units.</p>"
         )
-    retire, total = len(comparison["retire"]), len(comparison["current"])
+    retire, total = len(comparison.retire), len(comparison.current)
     if retire >= 3 and 2 * retire > total:
         notes.append(
             f'<p class="warning">Replace would retire {retire} of {total} units: it needs '
@@ -119,7 +120,7 @@ def _decide(view: ComparisonView) -> str:
 def _source_text(view: ComparisonView) -> str:
     if view.source_text is None:
         return f'<p class="problem">The acquired text is unavailable: {escape(view.source_note or "")}</p>'
-    excerpts = {p["id"]: p["excerpts"] for p in view.comparison["proposed"]}
+    excerpts = {p.id: list(p.excerpts) for p in view.comparison.proposed}
     marked, missing = highlight_excerpts(view.source_text, excerpts)
     lost = "".join(f"<li><pre>{escape(x)}</pre></li>" for x in missing)
     lost_html = (
@@ -133,14 +134,14 @@ def _source_text(view: ComparisonView) -> str:
     )
 
 
-def _import_facts(comparison: dict[str, Any]) -> list[tuple[str, str]]:
+def _import_facts(comparison: ComparisonPanel) -> list[tuple[str, str]]:
     items = "".join(
-        f"<li>{escape(n['what'])} of {escape(n['element'])}"
-        + (f" (<code>{escape(n['at'])}</code>)" if n.get("at") else "")
+        f"<li>{escape(n.what)} of {escape(n.element)}"
+        + (f" (<code>{escape(n.at)}</code>)" if n.at else "")
         + "</li>"
-        for n in comparison["not_imported"]
+        for n in comparison.not_imported
     )
-    skipped = ", ".join(f"{n} {escape(what)}" for what, n in comparison["skipped"].items())
+    skipped = ", ".join(f"{n} {escape(what)}" for what, n in comparison.skipped)
     return [
         ("not imported", f"<ul>{items}</ul>" if items else '<span class="muted">nothing</span>'),
         ("skipped", skipped or '<span class="muted">nothing</span>'),
@@ -149,23 +150,23 @@ def _import_facts(comparison: dict[str, Any]) -> list[tuple[str, str]]:
 
 def comparison_html(data: ReportData, view: ComparisonView) -> str:
     comparison, source = view.comparison, view.source
-    sid = comparison["source_id"]
+    sid = comparison.source_id
     dropped = "".join(
-        f"<li><code>{escape(d['id'])}</code>: {escape(d['reason'])}</li>"
-        for d in comparison["dropped"]
+        f"<li><code>{escape(uid)}</code>: {escape(reason)}</li>"
+        for uid, reason in comparison.dropped
     )
     facts = [
         ("source id", f"<code>{escape(sid)}</code>"),
-        ("title", escape(str(source.get("title") or "—"))),
-        ("comparison revision", f'<code class="revision">{escape(comparison["revision"])}</code>'),
-        ("created", escape(str(comparison.get("created_at")))),
-        ("content hash", f"<code>{escape(comparison['content_hash'])}</code>"),
-        ("base hash", f"<code>{escape(str(comparison.get('base_hash') or '—'))}</code>"),
-        ("replace would retire", _id_list(comparison["retire"], "nothing")),
+        ("title", escape(source.title or "—")),
+        ("comparison revision", f'<code class="revision">{escape(comparison.revision)}</code>'),
+        ("created", escape(str(comparison.created_at))),
+        ("content hash", f"<code>{escape(comparison.content_hash)}</code>"),
+        ("base hash", f"<code>{escape(comparison.base_hash or '—')}</code>"),
+        ("replace would retire", _id_list(comparison.retire, "nothing")),
         (
             "suppressed",
             "yes: the source had a curated deletion, so ids that do not exist today are dropped"
-            if source.get("suppressed")
+            if source.suppressed
             else '<span class="muted">no</span>',
         ),
         (
@@ -173,23 +174,19 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
             f"<ul>{dropped}</ul>" if dropped else '<span class="muted">nothing</span>',
         ),
     ]
-    if "not_imported" in comparison:  # an import source: what no unit holds, what was skipped
+    if comparison.imported:  # an import source: what no unit holds, what was skipped
         facts += _import_facts(comparison)
-    ids = list(
-        dict.fromkeys(
-            [*(c["id"] for c in comparison["current"]), *(p["id"] for p in comparison["proposed"])]
-        )
-    )
+    ids = list(dict.fromkeys([*comparison.current, *(p.id for p in comparison.proposed)]))
     by_id = _Ids.of(comparison)
-    warning = f'<p class="warning">{escape(source["warning"])}</p>' if source.get("warning") else ""
+    warning = f'<p class="warning">{escape(source.warning)}</p>' if source.warning else ""
     return (
         f'<article class="comparison" id="comparison-{escape(sid)}" data-source-id="{escape(sid)}" '
-        f'data-revision="{escape(comparison["revision"])}"><h3>{escape(comparison["locator"])}</h3>'
+        f'data-revision="{escape(comparison.revision)}"><h3>{escape(comparison.locator)}</h3>'
         + warning
         + '<dl class="meta">'
         + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
         + "</dl>"
-        + review_items_html(comparison["review_items"])
+        + review_items_html(comparison.review_items)
         + "".join(_pair(view, uid, by_id) for uid in ids)
         + _source_text(view)
         + _decide(view)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from evidence_tool.errors import CODES
 from evidence_tool.report.assets import CSS, SCRIPT, content_security_policy
 from evidence_tool.report.collect import ReportData
 from evidence_tool.report.comparisons import comparisons_section
+from evidence_tool.report.model import SourceRow
 from evidence_tool.report.textdiff import word_diff_html
 from evidence_tool.report.units import source_name, unit_anchor, units_section
 
@@ -26,8 +26,12 @@ def _unit_link(uid: str) -> str:
 def overview(data: ReportData) -> str:
     state = data.state
     rows = "".join(
-        f"<tr><th>{k}</th><td>{_code(state.get(k))}</td></tr>"
-        for k in ("pending", "active", "baseline")
+        f"<tr><th>{k}</th><td>{_code(v)}</td></tr>"
+        for k, v in (
+            ("pending", state.pending),
+            ("active", state.active),
+            ("baseline", state.baseline),
+        )
     )
     notes = []
     if not data.initialized:
@@ -35,14 +39,14 @@ def overview(data: ReportData) -> str:
             '<p class="note">The archive is not initialized: this page shows the working files. '
             "<code>tht workspace evidence init</code> records them as the baseline.</p>"
         )
-    if state.get("pending"):
+    if state.pending:
         notes.append(
             '<p class="warning">A pending revision waits for activation: '
             "<code>tht workspace evidence consolidate</code> retries it.</p>"
         )
-    if data.journal:
+    if data.interrupted:
         notes.append(
-            f'<p class="problem">{len(data.journal)} interrupted operation(s): '
+            f'<p class="problem">{data.interrupted} interrupted operation(s): '
             "see <code>tht workspace evidence recover</code>.</p>"
         )
     return (
@@ -130,20 +134,19 @@ def changes_section(data: ReportData) -> str:
     return head + "".join(parts) + "</section>"
 
 
-def _source_row(data: ReportData, s: dict[str, Any]) -> str:
-    sid = escape(s["source_id"])
-    ident = s.get("identifier")
-    title = escape(str(s.get("title") or ""))
-    if ident:
-        title += "<br>" + escape(f"{ident['type']}: {ident['value']}")
-    pending = s.get("pending_comparison")
+def _source_row(data: ReportData, s: SourceRow) -> str:
+    sid = escape(s.source_id)
+    title = escape(s.title or "")
+    if s.identifier:
+        title += "<br>" + escape(f"{s.identifier[0]}: {s.identifier[1]}")
+    pending = s.pending_comparison
     pending_html = f'<a href="#comparison-{sid}">{escape(pending[:12])}…</a>' if pending else ""
-    status = escape(s["status"]) + (" · suppressed" if s["suppressed"] else "")
-    hashes = f"{_code((s.get('adopted_hash') or '')[:12])} / {_code((s.get('acknowledged_hash') or '')[:12])}"
-    citing = ", ".join(f"{_unit_link(c['id'])} ({escape(c['as'])})" for c in s["citing_units"])
+    status = escape(s.status) + (" · suppressed" if s.suppressed else "")
+    hashes = f"{_code((s.adopted_hash or '')[:12])} / {_code((s.acknowledged_hash or '')[:12])}"
+    citing = ", ".join(f"{_unit_link(c.id)} ({escape(c.as_)})" for c in s.citing_units)
     cells = (
-        source_name(data, s["source_id"]),
-        escape(s["kind"]),
+        source_name(data, s.source_id),
+        escape(s.kind),
         status,
         title,
         hashes,
@@ -159,7 +162,7 @@ def sources_section(data: ReportData) -> str:
         return f'<section class="part" id="sources"><h2>Source registry</h2>{body}</section>'
     rows = "".join(_source_row(data, s) for s in data.sources)
     warnings = "".join(
-        f'<p class="warning">{escape(s["warning"])}</p>' for s in data.sources if s.get("warning")
+        f'<p class="warning">{escape(s.warning)}</p>' for s in data.sources if s.warning
     )
     table = (
         "<table><thead><tr><th>source</th><th>kind</th><th>status</th><th>title, identifier</th>"
@@ -172,14 +175,12 @@ def sources_section(data: ReportData) -> str:
 def git_section(data: ReportData) -> str:
     git = data.git
     head = '<section class="part" id="git"><h2>Commit the complete evidence tree</h2>'
-    if not git["available"]:
-        return head + f'<p class="note">Outside Git: {escape(git["note"])}</p></section>'
-    warnings = "".join(
-        f'<p class="warning">{escape(w["message"])}</p>' for w in git.get("warnings", [])
-    )
+    if not git.available:
+        return head + f'<p class="note">Outside Git: {escape(git.note)}</p></section>'
+    warnings = "".join(f'<p class="warning">{escape(w)}</p>' for w in git.warnings)
     steps = "".join(
         f'<tr><th>{escape(step)}</th><td><pre class="command">{escape(cmd)}</pre></td></tr>'
-        for step, cmd in zip(git["steps"], git["commands"], strict=True)
+        for step, cmd in zip(git.steps, git.commands, strict=True)
     )
     return (
         head + warnings + "<p>Review and commit managed manifests, snapshots and deletion records "

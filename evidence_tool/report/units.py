@@ -7,12 +7,13 @@ Every value from a unit is escaped; the Markdown body goes through
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from html import escape
-from typing import Any
 
+from evidence_tool.archive.records import Declaration, DeclarationKind, ManualDeclaration
 from evidence_tool.errors import Diagnostic
 from evidence_tool.report.collect import CHANGE_CLASSES, ReportData, UnitView
+from evidence_tool.report.model import ReviewRow
 from evidence_tool.unit import KINDS, PURPOSES
 from evidence_tool.unit.html import render_markdown_html
 from evidence_tool.unit.parse import split_frontmatter
@@ -34,11 +35,14 @@ def unit_anchor(uid: str) -> str:
 
 
 def _provenance_kind(card: UnitView) -> str:
-    return str((card.provenance or {}).get("kind") or "none")
+    if card.provenance is None:
+        return "none"
+    manual = isinstance(card.provenance, ManualDeclaration)
+    return (DeclarationKind.MANUAL if manual else DeclarationKind.DOCUMENT).value
 
 
 def _status_tokens(card: UnitView) -> str:
-    tokens = [card.status]
+    tokens: list[str] = [card.status]
     if card.review_items:
         tokens.append("review")
     if card.has_errors:
@@ -58,60 +62,57 @@ def source_name(data: ReportData, sid: str | None) -> str:
     short = f'<code class="muted">{escape(sid[:12])}…</code>'
     if known is None:  # not in the registry (yet): nothing to link to
         return short
-    return f'<a href="#source-{escape(sid)}">{escape(known["locator"])}</a> {short}'
+    return f'<a href="#source-{escape(sid)}">{escape(known.locator)}</a> {short}'
 
 
-def _declaration(data: ReportData, decl: dict[str, Any]) -> str:
-    rows = [("kind", escape(str(decl.get("kind"))))]
-    if decl.get("kind") == "manual":
-        rows += [
-            ("curator", escape(str(decl.get("curator")))),
-            ("declared", escape(str(decl.get("declared_at")))),
+def _declaration(data: ReportData, decl: Declaration) -> str:
+    if isinstance(decl, ManualDeclaration):
+        rows = [
+            ("kind", DeclarationKind.MANUAL.value),
+            ("curator", escape(decl.curator)),
+            ("declared", escape(decl.declared_at)),
         ]
-    if decl.get("source_id"):
-        rows.append(("source", source_name(data, decl["source_id"])))
-        rows.append(("source path", f"<code>{escape(str(decl.get('source_path')))}</code>"))
-        rows.append(("source hash", f"<code>{escape(str(decl.get('source_hash')))}</code>"))
-        quotes = "".join(
-            f"<blockquote><pre>{escape(x)}</pre></blockquote>" for x in decl.get("excerpts") or []
-        )
-        rows.append(("excerpts", quotes or '<span class="muted">—</span>'))
+    else:
+        quotes = "".join(f"<blockquote><pre>{escape(x)}</pre></blockquote>" for x in decl.excerpts)
+        rows = [
+            ("kind", DeclarationKind.DOCUMENT.value),
+            ("source", source_name(data, decl.source_id)),
+            ("source path", f"<code>{escape(decl.source_path)}</code>"),
+            ("source hash", f"<code>{escape(decl.source_hash)}</code>"),
+            ("excerpts", quotes or '<span class="muted">—</span>'),
+        ]
     return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def provenance_summary(data: ReportData, provenance: dict[str, Any] | None) -> str:
+def provenance_summary(data: ReportData, provenance: Declaration | None) -> str:
     """One line: who declared the unit, or which document it comes from, and its lineage."""
-    if not provenance:
+    if provenance is None:
         return '<span class="muted">none yet (new)</span>'
-    if provenance.get("kind") == "document":
-        text = f"document: {source_name(data, provenance.get('source_id'))}"
-    else:
-        who = escape(str(provenance.get("curator")))
-        text = f"manual by {who}, {escape(str(provenance.get('declared_at')))}"
-    original = provenance.get("original")
-    if original:
-        text += f"; original lineage: {source_name(data, original.get('source_id'))}"
+    if not isinstance(provenance, ManualDeclaration):
+        return f"document: {source_name(data, provenance.source_id)}"
+    text = f"manual by {escape(provenance.curator)}, {escape(provenance.declared_at)}"
+    if provenance.original:
+        text += f"; original lineage: {source_name(data, provenance.original.source_id)}"
     return text
 
 
-def provenance_html(data: ReportData, provenance: dict[str, Any] | None) -> str:
-    if not provenance:
+def provenance_html(data: ReportData, provenance: Declaration | None) -> str:
+    if provenance is None:
         return '<p class="muted">No declaration yet: the next consolidation records this unit as manual.</p>'
     out = _declaration(data, provenance)
-    original = provenance.get("original")
+    original = provenance.original if isinstance(provenance, ManualDeclaration) else None
     if original:
         out += "<p><strong>Original lineage</strong> (not a claim that the source says the current wording):</p>"
         out += _declaration(data, original)
     return out
 
 
-def review_items_html(items: list[dict[str, Any]]) -> str:
+def review_items_html(items: Sequence[ReviewRow]) -> str:
     if not items:
         return ""
     rows = "".join(
-        f"<tr><td><code>{escape(str(i.get('code')))}</code></td><td>{escape(str(i.get('message')))}</td>"
-        f"<td>{escape(str(i.get('unit_id') or i.get('raised_by') or ''))}</td>"
-        f"<td>{escape(str(i.get('raised_at') or ''))}</td></tr>"
+        f"<tr><td><code>{escape(i.code)}</code></td><td>{escape(i.message)}</td>"
+        f"<td>{escape(i.by)}</td><td>{escape(i.raised_at)}</td></tr>"
         for i in items
     )
     return (
@@ -123,10 +124,10 @@ def review_items_html(items: list[dict[str, Any]]) -> str:
 def catalog_status_html(card: UnitView) -> str:
     """The unit's catalog status from the last check (clean / findings / not checked)."""
     cat = card.catalog
-    status = str(cat.get("status", "not checked"))
+    status = str(cat.status)
     css = status.replace(" ", "-")
-    codes = " ".join(f"<code>{escape(str(c))}</code>" for c in cat.get("codes", []))
-    note = f' <span class="muted">({escape(str(cat["note"]))})</span>' if cat.get("note") else ""
+    codes = " ".join(f"<code>{escape(c)}</code>" for c in cat.codes)
+    note = f' <span class="muted">({escape(cat.note)})</span>' if cat.note else ""
     return f'<span class="catalog-status {css}">{escape(status)}</span> {codes}{note}'.rstrip()
 
 
@@ -161,7 +162,7 @@ def unit_card(data: ReportData, card: UnitView) -> str:
     return (
         f'<article class="unit" {attr_html}><header>{badges}<code>{escape(unit.id)}</code>'
         f"</header>{warnings}{review_items_html(card.review_items)}"
-        f"{review_items_html(card.catalog.get('review_items', []))}"
+        f"{review_items_html(card.catalog.review_items)}"
         f'<div class="unit-grid"><div><dl class="meta">{dl}</dl>'
         f"<details><summary>Provenance in full</summary>{provenance_html(data, card.provenance)}"
         f"</details></div>{markdown_block(card.text, frontmatter=False)}</div></article>"

@@ -42,7 +42,9 @@ def _stale(
         message + "; run 'tht workspace evidence refresh' and decide on the new revision",
         code="E304",
         path=paths[0] if paths else None,
-        details={"result": {"stale_paths": paths or [], "revision": comparison.get("revision")}},
+        details={
+            "result": {"stale_paths": [*(paths or [])], "revision": comparison.get("revision")}
+        },
     )
 
 
@@ -150,8 +152,7 @@ def _finish(
     except EvidenceError as exc:
         # Other files block the consolidation (open review items, invalid units): the
         # decision itself is saved and stays "saved" until a retry consolidates it.
-        exc.details.setdefault("result", {})
-        exc.details["result"] = {**(exc.details["result"] or {}), "decision": "saved"}
+        exc.add_result(decision="saved")
         exc.diagnostics.append(
             Diagnostic(
                 exc.code,

@@ -85,7 +85,7 @@ def add_import(
             f"unknown source format {fmt!r}; the formats are: {', '.join(sorted(FORMATS))}"
         )
     data = read_descriptor(layout.descriptor, "workspace descriptor")
-    value = parse_yaml_bytes(data, DESCRIPTOR)
+    value: Any = parse_yaml_bytes(data, DESCRIPTOR)  # edited in place and dumped again below
     validate_descriptor(value, SCHEMA, DESCRIPTOR)
     sources = list(value["evidence"].get("sources", []))
     rel = _relative(layout, given_path, cwd)

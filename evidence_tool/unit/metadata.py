@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from evidence_tool.errors import Diagnostic
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlDoc
 
@@ -51,132 +52,192 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def compile_schema(schema: dict[str, Any]) -> Check:
+def compile_schema(schema: JsonObject) -> Check:
     """Compile a schema node into a function appending (path, keyword, message) findings."""
-    checks: list[Check] = []
-    if "type" in schema:
-        type_name = schema["type"]
-        is_type = _TYPES[type_name]
-
-        def check_type(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
-            if not is_type(v):
-                out.append((p, "type", f"must be of type {type_name}, got {_describe(v)}"))
-
-        checks.append(check_type)
-    if "const" in schema:
-        const = schema["const"]
-        checks.append(
-            lambda v, p, out: (
-                None
-                if _json_equal(v, const)
-                else out.append((p, "const", f"must be {const!r}, got {_describe(v)}"))
-            )
-        )
-    if "enum" in schema:
-        allowed = tuple(schema["enum"])
-
-        def check_enum(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
-            if (isinstance(v, str | int) and v not in allowed) or not isinstance(v, str | int):
-                close = difflib.get_close_matches(str(v), [str(a) for a in allowed], n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
-                out.append(
-                    (
-                        p,
-                        "enum",
-                        f"must be one of {', '.join(map(str, allowed))}, got {_describe(v)}{hint}",
-                    )
-                )
-
-        checks.append(check_enum)
-    if "pattern" in schema:
-        # fullmatch: JSON Schema's '$' is end of input; Python's also matches before a final newline.
-        regex = re.compile(schema["pattern"])
-        checks.append(
-            lambda v, p, out: (
-                None
-                if not isinstance(v, str) or regex.fullmatch(v)
-                else out.append((p, "pattern", f"{_describe(v)} does not have the required form"))
-            )
-        )
-    if "minLength" in schema:
-        n = schema["minLength"]
-        checks.append(
-            lambda v, p, out: (
-                None
-                if not isinstance(v, str) or len(v) >= n
-                else out.append((p, "minLength", "must not be empty"))
-            )
-        )
-    if "minItems" in schema:
-        n = schema["minItems"]
-        checks.append(
-            lambda v, p, out: (
-                None
-                if not isinstance(v, list) or len(v) >= n
-                else out.append((p, "minItems", f"needs at least {n} item(s)"))
-            )
-        )
-    if schema.get("uniqueItems"):
-
-        def check_unique(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
-            if isinstance(v, list):
-                # JSON equality keeps types apart (1 is not true): key by (type, value);
-                # only unhashable items (lists, mappings) are compared one by one.
-                keys: set[tuple[type, Any]] = set()
-                others: list[Any] = []
-                for item in v:
-                    try:
-                        key = (type(item), item)
-                        repeated = key in keys
-                        keys.add(key)
-                    except TypeError:
-                        repeated = any(item == s and type(item) is type(s) for s in others)
-                        others.append(item)
-                    if repeated:
-                        out.append((p, "uniqueItems", f"lists {_describe(item)} twice"))
-                        return
-
-        checks.append(check_unique)
-    if "items" in schema:
-        item_check = compile_schema(schema["items"])
-
-        def check_items(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
-            if isinstance(v, list):
-                for i, item in enumerate(v):
-                    item_check(item, (*p, i), out)
-
-        checks.append(check_items)
-    if schema.get("type") == "object" or "properties" in schema:
-        props = {k: compile_schema(s) for k, s in schema.get("properties", {}).items()}
-        required = tuple(schema.get("required", ()))
-        closed = schema.get("additionalProperties") is False
-        names = list(props)
-
-        def check_object(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
-            if not isinstance(v, dict):
-                return
-            for key in required:
-                if key not in v:
-                    out.append(((*p, key), "required", f"'{key}' is required"))
-            for key, item in v.items():
-                if key in props:
-                    props[key](item, (*p, key), out)
-                elif closed:
-                    close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.5)
-                    hint = (
-                        f"; did you mean '{close[0]}'?"
-                        if close
-                        else f"; allowed keys: {', '.join(names)}"
-                    )
-                    out.append(((*p, key), "additionalProperties", f"unknown key '{key}'{hint}"))
-
-        checks.append(check_object)
+    steps = (
+        _type_check,
+        _const_check,
+        _enum_check,
+        _pattern_check,
+        _min_length_check,
+        _min_items_check,
+        _unique_check,
+        _items_check,
+        _object_check,
+    )
+    checks = [c for step in steps if (c := step(schema)) is not None]
 
     def run(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
         for c in checks:
             c(v, p, out)
 
     return run
+
+
+def _object(node: JsonValue) -> JsonObject:
+    return node if isinstance(node, dict) else {}
+
+
+def _int(node: JsonValue) -> int:
+    if not isinstance(node, int):
+        raise TypeError(f"a schema count must be an integer, got {node!r}")
+    return node
+
+
+def _type_check(schema: JsonObject) -> Check | None:
+    """``type``: the value's JSON type."""
+    if "type" not in schema:
+        return None
+    type_name = str(schema["type"])
+    is_type = _TYPES[type_name]
+
+    def check_type(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+        if not is_type(v):
+            out.append((p, "type", f"must be of type {type_name}, got {_describe(v)}"))
+
+    return check_type
+
+
+def _const_check(schema: JsonObject) -> Check | None:
+    """``const``: exactly this JSON value."""
+    if "const" not in schema:
+        return None
+    const = schema["const"]
+    return lambda v, p, out: (
+        None
+        if _json_equal(v, const)
+        else out.append((p, "const", f"must be {const!r}, got {_describe(v)}"))
+    )
+
+
+def _enum_check(schema: JsonObject) -> Check | None:
+    """``enum``: one of the listed values, with the closest one suggested."""
+    if "enum" not in schema:
+        return None
+    listed = schema["enum"]
+    allowed = tuple(listed) if isinstance(listed, list) else ()
+
+    def check_enum(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+        if (isinstance(v, str | int) and v not in allowed) or not isinstance(v, str | int):
+            close = difflib.get_close_matches(str(v), [str(a) for a in allowed], n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            out.append(
+                (
+                    p,
+                    "enum",
+                    f"must be one of {', '.join(map(str, allowed))}, got {_describe(v)}{hint}",
+                )
+            )
+
+    return check_enum
+
+
+def _pattern_check(schema: JsonObject) -> Check | None:
+    """``pattern``: a string of the required form."""
+    if "pattern" not in schema:
+        return None
+    # fullmatch: JSON Schema's '$' is end of input; Python's also matches before a final newline.
+    regex = re.compile(str(schema["pattern"]))
+    return lambda v, p, out: (
+        None
+        if not isinstance(v, str) or regex.fullmatch(v)
+        else out.append((p, "pattern", f"{_describe(v)} does not have the required form"))
+    )
+
+
+def _min_length_check(schema: JsonObject) -> Check | None:
+    """``minLength``: a string no shorter than this."""
+    if "minLength" not in schema:
+        return None
+    n = _int(schema["minLength"])
+    return lambda v, p, out: (
+        None
+        if not isinstance(v, str) or len(v) >= n
+        else out.append((p, "minLength", "must not be empty"))
+    )
+
+
+def _min_items_check(schema: JsonObject) -> Check | None:
+    """``minItems``: a list with at least this many items."""
+    if "minItems" not in schema:
+        return None
+    n = _int(schema["minItems"])
+    return lambda v, p, out: (
+        None
+        if not isinstance(v, list) or len(v) >= n
+        else out.append((p, "minItems", f"needs at least {n} item(s)"))
+    )
+
+
+def _unique_check(schema: JsonObject) -> Check | None:
+    """``uniqueItems``: no item listed twice (JSON equality: 1 is not true)."""
+    if not schema.get("uniqueItems"):
+        return None
+
+    def check_unique(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+        if isinstance(v, list):
+            # JSON equality keeps types apart (1 is not true): key by (type, value);
+            # only unhashable items (lists, mappings) are compared one by one.
+            keys: set[tuple[type, Any]] = set()
+            others: list[Any] = []
+            for item in v:
+                try:
+                    key = (type(item), item)
+                    repeated = key in keys
+                    keys.add(key)
+                except TypeError:
+                    repeated = any(item == s and type(item) is type(s) for s in others)
+                    others.append(item)
+                if repeated:
+                    out.append((p, "uniqueItems", f"lists {_describe(item)} twice"))
+                    return
+
+    return check_unique
+
+
+def _items_check(schema: JsonObject) -> Check | None:
+    """``items``: every item of a list against the item schema."""
+    if "items" not in schema:
+        return None
+    item_check = compile_schema(_object(schema["items"]))
+
+    def check_items(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+        if isinstance(v, list):
+            for i, item in enumerate(v):
+                item_check(item, (*p, i), out)
+
+    return check_items
+
+
+def _object_check(schema: JsonObject) -> Check | None:
+    """``properties`` / ``required`` / ``additionalProperties: false`` of a mapping."""
+    if not (schema.get("type") == "object" or "properties" in schema):
+        return None
+    props = {k: compile_schema(_object(s)) for k, s in _object(schema.get("properties")).items()}
+    listed = schema.get("required", [])
+    required = tuple(str(k) for k in listed) if isinstance(listed, list) else ()
+    closed = schema.get("additionalProperties") is False
+    names = list(props)
+
+    def check_object(v: Any, p: tuple[Any, ...], out: list[Any]) -> None:
+        if not isinstance(v, dict):
+            return
+        for key in required:
+            if key not in v:
+                out.append(((*p, key), "required", f"'{key}' is required"))
+        for key, item in v.items():
+            if key in props:
+                props[key](item, (*p, key), out)
+            elif closed:
+                close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.5)
+                hint = (
+                    f"; did you mean '{close[0]}'?"
+                    if close
+                    else f"; allowed keys: {', '.join(names)}"
+                )
+                out.append(((*p, key), "additionalProperties", f"unknown key '{key}'{hint}"))
+
+    return check_object
 
 
 @cache

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import ClassVar
+
+from evidence_tool.jsonvalue import JsonObject
 
 
 @dataclass(frozen=True)
@@ -42,16 +44,18 @@ class Metadata:
     applies_to: AppliesTo = field(default_factory=AppliesTo)
     schema_version: int = 4
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "schema_version": self.schema_version,
             "id": self.id,
             "kind": self.kind,
             "language": self.language,
             "purposes": list(self.purposes),
         }
-        if not self.applies_to.is_empty():
-            out["applies_to"] = self.applies_to.to_json()
+        a = self.applies_to
+        if not a.is_empty():  # the keys AppliesTo.to_json writes, built here as JSON values
+            parts = (("concepts", a.concepts), ("tables", a.tables), ("columns", a.columns))
+            out["applies_to"] = {k: [*v] for k, v in parts if v}
         return out
 
 
@@ -60,8 +64,8 @@ class Payload:
 
     kind: ClassVar[str]
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {}
         for f in fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
             if isinstance(value, tuple):
@@ -172,7 +176,7 @@ class Unit:
     def language(self) -> str:
         return self.metadata.language
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The canonical JSON shape: what a unit says, independent of formatting."""
         return {
             "metadata": self.metadata.to_json(),

@@ -9,8 +9,11 @@ from typing import Any
 
 
 @cache
-def load_schema(name: str) -> dict[str, Any]:
-    """Load ``schemas/<name>`` (e.g. ``unit-metadata.schema.json`` or ``cli/envelope.schema.json``)."""
+def load_schema(name: str) -> dict[str, Any]:  # JSON boundary: a schema file as parsed
+    """Load ``schemas/<name>`` (e.g. ``unit-metadata.schema.json`` or ``cli/envelope.schema.json``).
+
+    Left as parsed JSON for jsonschema and for the compilers that walk it (metadata.py,
+    schemacheck.py): a schema is data about JSON, not a record of ours."""
     ref = resources.files("evidence_tool").joinpath("schemas", *name.split("/"))
-    schema: dict[str, Any] = json.loads(ref.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(ref.read_text(encoding="utf-8"))  # JSON boundary
     return schema

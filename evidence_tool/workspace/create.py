@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import sha256_hex
 from evidence_tool.unit.yaml_strict import dump
@@ -36,13 +36,13 @@ class NewWorkspace:
     default_language: str
     written: list[str] = field(default_factory=list)  # workspace-relative, in write order
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "root": str(self.root),
             "id": self.id,
             "name": self.name,
             "default_language": self.default_language,
-            "written": self.written,
+            "written": [*self.written],
         }
 
 
@@ -59,7 +59,7 @@ def descriptor_bytes(workspace_id: str, language: str, name: str) -> bytes:
     try:
         parse_descriptor(data, "workspace.schema.json", DESCRIPTOR)
     except DescriptorError as exc:
-        key = exc.details.get("result", {}).get("key_path", "")
+        key = str((exc.result or {}).get("key_path", ""))
         option = _OPTION_OF.get(key, "an option")
         raise UsageError(f"invalid {option} value: {exc.message}") from None
     return data

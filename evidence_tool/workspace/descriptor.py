@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 from evidence_tool.workspace.layout import Layout
@@ -94,7 +95,7 @@ def _best_message(error: Any) -> tuple[str, str]:
     return path, leaf.message
 
 
-def validate_descriptor(data: Any, schema_name: str, source: str) -> None:
+def validate_descriptor(data: JsonValue, schema_name: str, source: str) -> None:
     """Raise ``DescriptorError`` (E902) naming the first offending key path."""
     if conforms(data, schema_name):
         return  # valid: jsonschema is only imported to find and word an error
@@ -137,12 +138,13 @@ def read_descriptor(path: Path, what: str) -> bytes:
         os.close(fd)
 
 
-def parse_yaml_bytes(data: bytes, source: str) -> Any:
+def parse_yaml_bytes(data: bytes, source: str) -> JsonValue:
     """Strict YAML 1.2 of a descriptor's bytes; every problem is a coded DescriptorError."""
     if len(data) > _MAX_DESCRIPTOR:
         raise DescriptorError(f"{source}: the descriptor is larger than 1 MiB", path=source)
     try:
-        return load(data.decode("utf-8")).value
+        value: JsonValue = load(data.decode("utf-8")).value  # strict YAML holds JSON values
+        return value
     except UnicodeDecodeError:
         raise DescriptorError(f"{source}: not UTF-8", path=source) from None
     except YamlProblem as exc:
@@ -151,27 +153,40 @@ def parse_yaml_bytes(data: bytes, source: str) -> Any:
         ) from None
 
 
-def parse_descriptor(data: bytes, schema_name: str, source: str) -> Any:
+def parse_descriptor(data: bytes, schema_name: str, source: str) -> JsonObject:
     """A descriptor's bytes -> its validated value (the loaders' path, minus the file)."""
     value = parse_yaml_bytes(data, source)
     validate_descriptor(value, schema_name, source)
-    return value
+    return _object(value)
 
 
-def load_yaml_file(path: Path, what: str) -> Any:
+def load_yaml_file(path: Path, what: str) -> JsonValue:
     return parse_yaml_bytes(read_descriptor(path, what), str(path))
 
 
-@dataclass(frozen=True)
+def _object(value: JsonValue) -> JsonObject:
+    """A validated descriptor (or section): every schema here makes it a mapping."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: JsonValue) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
 class WorkspaceDescriptor:
+    """workspace.yaml, read once; ``evidence`` stays the YAML section that sources parse."""
+
     id: str
     name: str
     default_language: str
-    evidence: dict[str, Any]
+    evidence: JsonObject  # the descriptor's evidence section, as validated YAML
 
     @property
-    def sources(self) -> list[dict[str, Any]]:
-        return list(self.evidence.get("sources", []))
+    def sources(self) -> list[JsonObject]:
+        """The configured sources, each the YAML the sources package reads (SPEC.md 6)."""
+        found = self.evidence.get("sources")
+        return [_object(s) for s in found] if isinstance(found, list) else []
 
 
 def load_workspace_descriptor(root: Path) -> WorkspaceDescriptor:
@@ -179,24 +194,38 @@ def load_workspace_descriptor(root: Path) -> WorkspaceDescriptor:
     path = root / "workspace.yaml"
     data = load_yaml_file(path, "workspace descriptor")
     validate_descriptor(data, "workspace.schema.json", str(path))
-    return WorkspaceDescriptor(data["id"], data["name"], data["default_language"], data["evidence"])
+    ws = _object(data)
+    return WorkspaceDescriptor(
+        _text(ws["id"]), _text(ws["name"]), _text(ws["default_language"]), _object(ws["evidence"])
+    )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Installation:
+    """The installation descriptor, validated; each section stays the YAML value that its
+    owning package parses (activation, embedding, catalog, refiner, network)."""
+
     path: str | None
-    data: dict[str, Any]
+    data: JsonObject
 
     @property
-    def evidence(self) -> dict[str, Any]:
-        return dict(self.data.get("evidence", {}))
+    def evidence(self) -> JsonObject:
+        return dict(_object(self.data.get("evidence", {})))
 
     @property
     def actor(self) -> str | None:
-        return self.data.get("actor")
+        return _text(self.data.get("actor")) or None
 
-    def section(self, name: str) -> dict[str, Any]:
-        return dict(self.evidence.get(name, {}))
+    @property
+    def registry_root(self) -> str | None:
+        """``workspace_registry_root``: where ``--workspace ID`` looks for workspaces."""
+        return _text(self.data.get("workspace_registry_root")) or None
+
+    def section(self, name: str) -> JsonObject:
+        return dict(_object(self.evidence.get(name, {})))
+
+    def has_section(self, name: str) -> bool:
+        return name in self.evidence
 
 
 DEFAULT_INSTALLATION = Installation(None, {"installation_version": 1})
@@ -208,12 +237,12 @@ def load_installation(path: str | os.PathLike[str] | None) -> Installation:
     p = Path(path)
     data = load_yaml_file(p, "installation descriptor")
     validate_descriptor(data, "installation.schema.json", str(p))
-    return Installation(str(p), data)
+    return Installation(str(p), _object(data))
 
 
 def workspace_root_from_installation(installation: str, workspace_id: str) -> Path:
     inst = load_installation(installation)
-    registry = inst.data.get("workspace_registry_root")
+    registry = inst.registry_root
     if not registry:
         raise DescriptorError(
             f"{installation}: workspace_registry_root is not set, so "

@@ -26,10 +26,10 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, ConflictError, UsageError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -94,7 +94,8 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _records(layout: Layout) -> dict[str, Any]:
+def _records(layout: Layout) -> JsonObject:
+    """The outputs recorded in the cache's JSON file (path -> command and sha256)."""
     try:
         data = json.loads((layout.cache / RECORD).read_bytes())
         outputs = data["outputs"]

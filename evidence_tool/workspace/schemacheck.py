@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.schemas import load_schema
 
 Check = Callable[[Any], bool]
@@ -81,7 +82,7 @@ class _Compiler:
                 raise Unsupported(f"$ref {target}")
         return self.refs[target]
 
-    def compile(self, schema: Any) -> Check:
+    def compile(self, schema: JsonValue) -> Check:
         if schema is True:
             return lambda v: True
         if schema is False:
@@ -158,9 +159,14 @@ class _Compiler:
         branches = [self.compile(s) for s in schemas]
         return lambda v: sum(1 for b in branches if b(v)) == 1
 
-    def object_check(self, schema: dict[str, Any]) -> Check:
-        props = {k: self.compile(s) for k, s in schema.get("properties", {}).items()}
-        required = tuple(schema.get("required", ()))
+    def object_check(self, schema: JsonObject) -> Check:
+        properties, listed = schema.get("properties"), schema.get("required")
+        props = (
+            {k: self.compile(s) for k, s in (properties or {}).items()}
+            if isinstance(properties, dict)
+            else {}
+        )
+        required = tuple(str(k) for k in listed) if isinstance(listed, list) else ()
         extra = schema.get("additionalProperties", True)
         other = self.compile(extra)
 

@@ -146,11 +146,11 @@ def test_the_review_page_shows_each_units_catalog_status_from_the_last_run(
     (dwh / "ddl").rename(dwh / "gone")
     data = collect(ws)
     status = {c.unit.id: c.catalog for c in data.units}
-    assert status[UNIT("sex")]["status"] == "clean"
-    assert status[UNIT("tariff")]["status"] == "findings"
-    assert status[UNIT("tariff")]["codes"] == ["E181", "E191"]
-    assert status[UNIT("access-dates")]["status"] == "clean"
-    assert {uid for uid, s in status.items() if s["review_items"]} == ITEMS
+    assert status[UNIT("sex")].status == "clean"
+    assert status[UNIT("tariff")].status == "findings"
+    assert status[UNIT("tariff")].codes == ("E181", "E191")
+    assert status[UNIT("access-dates")].status == "clean"
+    assert {uid for uid, s in status.items() if s.review_items} == ITEMS
     assert len(data.catalog["drift"]["changes"]) == 4
     page = run(ws, "report", installation=inst)
     assert page.exit_code == 0, page.stdout
@@ -165,8 +165,8 @@ def test_a_unit_edited_since_the_last_run_is_not_checked_on_the_page(tmp_path: P
     unit = ws / "evidence/curated/enum/sex.md"
     unit.write_text(unit.read_text().replace("Attivo.", "Attivo (A)."), encoding="utf-8")
     status = {c.unit.id: c.catalog for c in collect(ws).units}
-    assert status[UNIT("sex")]["status"] == "not checked"
-    assert status[UNIT("weight")]["status"] == "clean"
+    assert status[UNIT("sex")].status == "not checked"
+    assert status[UNIT("weight")].status == "clean"
     record = read_record(Layout.at(ws))
     assert record["base"] and json.dumps(record).count("E191") == 0
 

@@ -124,9 +124,9 @@ def test_live_alters_show_in_diff_and_raise_items_on_exactly_the_affected_units(
         in (status["review_items"][UNIT("mean-result")][0]["message"])
     )
     cards = {c.unit.id: c.catalog for c in collect(ws).units}
-    assert {uid for uid, s in cards.items() if s and s["review_items"]} == ITEMS
-    assert cards[UNIT("result-values")]["status"] == "clean"
-    assert cards[UNIT("ddd")]["status"] == "clean"
+    assert {uid for uid, s in cards.items() if s.review_items} == ITEMS
+    assert cards[UNIT("result-values")].status == "clean"
+    assert cards[UNIT("ddd")].status == "clean"
 
     # Consolidating with the step again accepts the new warehouse: nothing drifted since.
     again = run(ws, inst, "consolidate")

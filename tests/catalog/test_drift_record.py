@@ -42,7 +42,7 @@ def test_consolidate_with_the_step_records_the_fingerprint_in_the_snapshot(
     # 19 relations in the fixture warehouse: the DDL has one view more than SQLite keeps
     assert entry["relations"] == len(fp.relations) >= 18
     assert "clinical.day_accesses" in fp.relations
-    assert fp.relations["admin.drg_weights"]["columns"][3][0] == "tariff_eur"
+    assert fp.relations["admin.drg_weights"].columns[3][0] == "tariff_eur"
     # The Git-reviewed mirror shows it too, and verify accepts the archive.
     mirror = load((ws / "evidence/local-manifest.yaml").read_text(encoding="utf-8")).value
     assert mirror["catalog"] == entry

@@ -13,7 +13,11 @@ import jsonschema
 import pytest
 from gitflow_helpers import invoke
 
-from evidence_tool.cli.formats import escape_data, escape_property, workflow_command
+from evidence_tool.cli.reporters.github_reporter import (
+    escape_data,
+    escape_property,
+    workflow_command,
+)
 from evidence_tool.errors import CODES
 
 SCHEMA = json.loads(

@@ -53,10 +53,10 @@ def test_ten_thousand_units_open_and_filter(
     start = time.perf_counter()
     result = write_report(ws)
     write_s = time.perf_counter() - start
-    assert result["units"] == N and not result["initialized"]
+    assert result.units == N and not result.initialized
     page = probe.page
     start = time.perf_counter()
-    page.goto(Path(result["path"]).as_uri(), wait_until="load", timeout=SANITY_S * 1000)
+    page.goto(Path(result.path).as_uri(), wait_until="load", timeout=SANITY_S * 1000)
     load_s = time.perf_counter() - start
     nav_ms = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
     assert page.locator("#unit-list > article.unit").count() == N
@@ -78,7 +78,7 @@ def test_ten_thousand_units_open_and_filter(
     with capsys.disabled():
         print(
             f"\n[review page, {N} units] report written in {write_s:.1f} s "
-            f"({result['bytes'] / 1e6:.1f} MB); load event after {load_s:.2f} s "
+            f"({result.bytes / 1e6:.1f} MB); load event after {load_s:.2f} s "
             f"(navigation timing {nav_ms / 1000:.2f} s); kind filter {kind_ms:.0f} ms, "
             f"language filter {lang_ms:.0f} ms, clearing {clear_ms:.0f} ms; "
             f"search incl. 200 ms debounce and first text indexing {search_s * 1000:.0f} ms"

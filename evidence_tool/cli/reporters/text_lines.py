@@ -7,11 +7,13 @@ Python repr: no braces, brackets, quotes or ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+
+from evidence_tool.cli.narrow import arr, obj, objs, strs, text
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 
-def scalar(value: Any) -> str:
+def scalar(value: JsonValue | tuple[JsonValue, ...]) -> str:
     """One value as a person reads it: ``-`` for nothing, yes/no, lists comma-joined."""
     if value is None:
         return "-"
@@ -24,18 +26,18 @@ def scalar(value: Any) -> str:
     return str(value)
 
 
-def _nested(value: Any) -> bool:
+def _nested(value: JsonValue | tuple[JsonValue, ...]) -> bool:
     if isinstance(value, Mapping):
         return bool(value)
     return isinstance(value, list | tuple) and any(isinstance(v, Mapping | list) for v in value)
 
 
-def _long(value: Any) -> bool:
+def _long(value: JsonValue) -> bool:
     """A sentence (a message, a note): one line of its own, not one of a comma list."""
     return isinstance(value, str) and (", " in value or len(value) > 60)
 
 
-def key_values(data: Mapping[str, Any], indent: int = 0) -> list[str]:
+def key_values(data: Mapping[str, JsonValue], indent: int = 0) -> list[str]:
     """``data`` as ``key: value`` lines, values aligned in one column per block."""
     pad = " " * indent
     width = max((len(k) for k, v in data.items() if not _nested(v)), default=0) + 2
@@ -47,7 +49,7 @@ def key_values(data: Mapping[str, Any], indent: int = 0) -> list[str]:
         elif isinstance(value, list | tuple) and any(_long(v) for v in value):
             lines.append(f"{pad}{key}: {len(value)}")
             lines += [f"{pad}  - {scalar(v)}" for v in value]
-        elif _nested(value):
+        elif isinstance(value, list | tuple) and _nested(value):
             lines.append(f"{pad}{key}: {len(value)}")
             for n, item in enumerate(value, 1):
                 if isinstance(item, Mapping):
@@ -60,12 +62,13 @@ def key_values(data: Mapping[str, Any], indent: int = 0) -> list[str]:
     return lines
 
 
-def show_lines(data: dict[str, Any]) -> list[str]:
+def show_lines(data: JsonObject) -> list[str]:
     """``show``: a headline for a deleted unit, the unit's keys, then its text verbatim."""
     head: list[str] = []
     fields = {k: v for k, v in data.items() if k != "text"}
     deleted = data.get("deleted")
     if deleted:
+        deleted = obj(deleted)
         head.append(
             f"{data['id']} was deleted at {deleted['deleted_at']} by {deleted['actor']} "
             f"({deleted['reason']}); restore with: tht workspace evidence restore {data['id']}"
@@ -74,31 +77,37 @@ def show_lines(data: dict[str, Any]) -> list[str]:
         fields["path"] = "- (no working file; the text below is its last archived content)"
     else:
         fields["deleted"] = "no"
-    return [*head, *key_values(fields), "text:", data["text"].rstrip("\n")]
+    return [*head, *key_values(fields), "text:", text(data["text"]).rstrip("\n")]
 
 
-def verify_lines(result: dict[str, Any], problems: int) -> list[str]:
+def verify_lines(result: JsonObject, problems: int) -> list[str]:
     """``verify``: the counts, the index comparison, and a closing verdict."""
     verdict = "ok" if not problems else f"FAILED ({problems} problem{'s' if problems > 1 else ''})"
     return [*key_values(result), f"verify: {verdict}"]
 
 
-def search_lines(hits: list[dict[str, Any]]) -> list[str]:
+def search_lines(hits: Sequence[JsonObject]) -> list[str]:
     """``search``: one line per hit, the best first with score 1.000."""
     return [
-        f"{h['score']:.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
-        f"  {h['title']}  matched: {', '.join(h['matched'])}"
+        f"{_number(h['score']):.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
+        f"  {h['title']}  matched: {', '.join(strs(h['matched']))}"
         for h in hits
     ] or ["no match"]
 
 
-def eval_lines(data: dict[str, Any]) -> list[str]:
+def _number(value: JsonValue) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a JSON number, got {type(value).__name__}")
+    return value
+
+
+def eval_lines(data: JsonObject) -> list[str]:
     """``eval``: a line of figures per revision and mode, then each question's misses
     and retired ids."""
     lines = [f"{data['questions']} question(s), k={data['k']}"]
-    for run in data["runs"]:
-        for m in run["modes"]:
-            head = f"{run['label']} {run['revision'][:12]} {run['backend']}/{m['mode']}:"
+    for run in objs(data["runs"]):
+        for m in objs(run["modes"]):
+            head = f"{run['label']} {text(run['revision'])[:12]} {run['backend']}/{m['mode']}:"
             if not m["available"]:
                 lines.append(f"{head} unavailable ({m['reason']})")
                 continue
@@ -106,62 +115,64 @@ def eval_lines(data: dict[str, Any]) -> list[str]:
                 f"{head} recall@{data['k']} {m['recall']}  MRR {m['mrr']}  nDCG {m['ndcg']}"
                 f"  ({m['evaluated']} scored, {m['retired_only']} only retired ids)"
             )
-            for q in m["questions"]:
-                lines += [f"  line {q['line']}: miss {uid}" for uid in q.get("misses", [])]
+            for q in objs(m["questions"]):
+                lines += [f"  line {q['line']}: miss {uid}" for uid in arr(q.get("misses", []))]
                 lines += [
                     f"  line {q['line']}: retired {r['id']} ({r['reason']} by {r['actor']} "
                     f"at {r['deleted_at']})"
-                    for r in q["retired"]
+                    for r in objs(q["retired"])
                 ]
     return lines
 
 
 def refresh_lines(
-    data: dict[str, Any], commands: Callable[[str, str], dict[str, str]] | None
+    data: JsonObject, commands: Callable[[str, str], dict[str, str]] | None
 ) -> list[str]:
     """``refresh``: a line per source, then the decide commands of each comparison, with
     its real source id and revision (``commands`` is None in a dry run: nothing to decide)."""
     lines = []
-    for x in data["sources"]:
-        lines.append(f"{x['status']:<9} {x['source_id'][:12]} {x['locator']}")
+    sources = objs(data["sources"])
+    for x in sources:
+        lines.append(f"{text(x['status']):<9} {text(x['source_id'])[:12]} {x['locator']}")
         if x["status"] == "compared":
             lines.append(
-                f"          revision {x['revision']}: {len(x['proposed'])} proposed, "
+                f"          revision {x['revision']}: {len(arr(x['proposed']))} proposed, "
                 f"retire {scalar(x['retire'])}, {x['review_items']} review item(s)"
                 + _import_counts(x)
             )
-            lines += [f"          dropped {d['id']} ({d['reason']})" for d in x["dropped"]]
-    compared = [x for x in data["sources"] if x["status"] == "compared"]
+            lines += [f"          dropped {d['id']} ({d['reason']})" for d in objs(x["dropped"])]
+    compared = [x for x in sources if x["status"] == "compared"]
     if commands is None:
         lines.append("dry run: nothing written")
     elif compared:
         lines.append("decide each comparison: keep the local units, or replace them:")
         for x in compared:
-            by_decision = commands(x["source_id"], x["revision"])
+            by_decision = commands(text(x["source_id"]), text(x["revision"]))
             lines += [f"  {by_decision[d]}" for d in ("keep", "replace")]
     return lines
 
 
-def _import_counts(line: dict[str, Any]) -> str:
+def _import_counts(line: JsonObject) -> str:
     """An import's not-imported count and skipped kinds, after its refresh line."""
     if "not_imported" not in line:
         return ""
-    skipped = ", ".join(f"{n} {what}" for what, n in line["skipped"].items())
+    skipped = ", ".join(f"{n} {what}" for what, n in obj(line["skipped"]).items())
     return f", {line['not_imported']} not imported, skipped {skipped or 'nothing'}"
 
 
-def _flag(flag: dict[str, str]) -> str:
-    source = f" (source {flag['source_id'][:12]})" if flag.get("source_id") else ""
+def _flag(flag: JsonObject) -> str:
+    sid = flag.get("source_id")
+    source = f" (source {text(sid)[:12]})" if sid else ""
     return f"{flag['id']} {flag['flag']}{source}"
 
 
-def cite_check_lines(revision: str | None, results: list[dict[str, Any]]) -> list[str]:
+def cite_check_lines(revision: str | None, results: Sequence[JsonObject]) -> list[str]:
     """``cite-check``: per answer, each class of ids on its own aligned line."""
     lines = [f"revision: {scalar(revision)}"]
     for n, res in enumerate(results, 1):
         lines.append(f"answer {n}:")
         shown = {k: res[k] for k in ("grounded", "ungrounded", "inactive", "unused")}
-        shown["flags"] = [_flag(f) for f in res["flags"]]
+        shown["flags"] = [_flag(f) for f in objs(res["flags"])]
         shown["ok"] = res["ok"]
         lines += key_values(shown, 2)
     return lines

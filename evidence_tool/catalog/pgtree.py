@@ -1,0 +1,64 @@
+"""A typed, read-only view of pglast's JSON parse tree (``parser.parse_sql_json``).
+
+The tree is PostgreSQL's own, parsed from JSON: the one place the catalog meets it is
+this view.  A key PostgreSQL leaves out (a default) reads as an empty node, an empty
+list, ``""`` or ``None``, as the ``.get(key, {})`` reads it replaces did.
+"""
+
+from __future__ import annotations
+
+from evidence_tool.jsonvalue import JsonValue
+
+
+class Node:
+    """One node of the parse tree; ``node["RangeVar"]`` is the child under that key."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: JsonValue) -> None:
+        self.raw = raw
+
+    def __contains__(self, key: str) -> bool:
+        return isinstance(self.raw, dict) and key in self.raw
+
+    def __getitem__(self, key: str) -> Node:
+        return Node(self.raw.get(key) if isinstance(self.raw, dict) else None)
+
+    def get(self, key: str, default: Node) -> Node:
+        """The child under ``key``, or ``default`` when the node has no such key."""
+        if isinstance(self.raw, dict) and key in self.raw:
+            return Node(self.raw[key])
+        return default
+
+    def nodes(self, key: str) -> list[Node]:
+        """The list under ``key`` (empty when absent)."""
+        found = self[key].raw
+        return [Node(v) for v in found] if isinstance(found, list) else []
+
+    def opt(self, key: str) -> str | None:
+        """The string under ``key``, or None."""
+        found = self[key].raw
+        return found if isinstance(found, str) else None
+
+    def text(self, key: str, default: str = "") -> str:
+        """The string under ``key``, or ``default``."""
+        found = self.opt(key)
+        return default if found is None else found
+
+    def flag(self, key: str) -> bool:
+        """A boolean option (``if_not_exists``, ``missing_ok``): absent is false."""
+        return bool(self[key].raw)
+
+    def int(self, key: str, default: int = 0) -> int:
+        found = self[key].raw
+        return found if isinstance(found, int) and not isinstance(found, bool) else default
+
+    @property
+    def sval(self) -> str:
+        """A ``{"String": {"sval": ...}}`` node's text (names, aliases, fields)."""
+        return self["String"].text("sval")
+
+    def relname(self) -> str:
+        """A RangeVar's name as written, schema-qualified when it says a schema."""
+        schema = self.opt("schemaname")
+        return f"{schema}.{self.text('relname')}" if schema else self.text("relname")

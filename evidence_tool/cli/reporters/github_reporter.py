@@ -1,0 +1,80 @@
+"""``--format github``: one GitHub Actions workflow command per finding.
+
+``::error file=F,line=L,col=C,title=E111::message``, escaped as the Actions toolkit
+does (data: ``%`` ``\\r`` ``\\n``; properties also ``:`` and ``,``).  The lines for
+people go to stderr, so stdout holds only the annotations.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from evidence_tool.cli.reporters.locations import display_path
+from evidence_tool.errors import Diagnostic, EvidenceWarning
+
+if TYPE_CHECKING:
+    from evidence_tool.cli.output import Context, Report
+    from evidence_tool.errors import EvidenceError
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(kind: str, message: str, **properties: str | int | None) -> str:
+    """``::kind key=value,...::message`` with None-valued properties left out."""
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{kind}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def github(
+    errors: Sequence[Diagnostic], warnings: Sequence[EvidenceWarning], workspace: str | None
+) -> str:
+    lines = []
+    for d in errors:
+        message = d.message + (f"\nFix: {d.hint}" if d.hint else "")
+        lines.append(
+            workflow_command(
+                "error",
+                message,
+                file=display_path(d.path, workspace),
+                line=d.line,
+                col=d.column if d.line else None,
+                title=d.code,
+            )
+        )
+    for w in warnings:
+        lines.append(
+            workflow_command(
+                "warning",
+                w.message,
+                file=display_path(w.path, workspace),
+                line=w.line,
+                col=w.column if w.line else None,
+                title=w.code,
+            )
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+class GithubReporter:
+    def report(self, ctx: Context, report: Report, exit_code: int) -> None:
+        sys.stdout.write(github(report.errors, report.warnings, ctx.workspace))
+        for line in report.text:
+            print(line, file=sys.stderr)
+
+    def failure(self, ctx: Context, report: Report, exc: EvidenceError) -> None:
+        self.report(ctx, report, report.code())
+
+
+REPORTER = GithubReporter()

@@ -1,0 +1,321 @@
+"""The review page's model: what ``collect`` reads once and the page sections render.
+
+Typed rows, not the library's dicts: a section reads ``row.locator``, and mypy knows
+what a card or a source row holds.  ``WrittenReport`` is what ``write_report`` hands
+the CLI; its ``to_json`` is the ``report`` command's --json result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+
+class UnitStatus(StrEnum):
+    """A card's change since the base revision (``unchanged`` when none)."""
+
+    UNCHANGED = "unchanged"
+    ADDED = "added"
+    MODIFIED = "modified"
+    RENAMED = "renamed"
+    REFORMATTED = "reformatted"
+    DELETED = "deleted"
+
+
+class CatalogState(StrEnum):
+    """A unit's standing in the last catalog run."""
+
+    CLEAN = "clean"
+    FINDINGS = "findings"
+    NOT_CHECKED = "not checked"
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionState:
+    """The archive's pointers: the baseline, the active and the pending revision."""
+
+    baseline: str | None = None
+    active: str | None = None
+    pending: str | None = None
+
+    @classmethod
+    def of(cls, state: Mapping[str, str | None]) -> RevisionState:
+        return cls(state.get("baseline"), state.get("active"), state.get("pending"))
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRow:
+    """One review item as a table row: code, message, unit or who raised it, and when."""
+
+    code: str
+    message: str
+    by: str = ""
+    raised_at: str = ""
+
+    @classmethod
+    def of(cls, item: JsonObject) -> ReviewRow:
+        """From an archive or catalog review item: the JSON record as stored (the page
+        shows whatever a hand-edited record holds, as text)."""
+        by = item.get("unit_id") or item.get("raised_by") or ""
+        at = item.get("raised_at") or ""
+        return cls(str(item.get("code")), str(item.get("message")), str(by), str(at))
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogStatus:
+    """A card's catalog status from the last run (never a warehouse connection)."""
+
+    status: CatalogState = CatalogState.NOT_CHECKED
+    codes: tuple[str, ...] = ()
+    review_items: tuple[ReviewRow, ...] = ()
+    note: str | None = None  # why a unit is not checked in its present form
+
+
+@dataclass(frozen=True, slots=True)
+class CitingUnit:
+    id: str
+    as_: str  # "declaration" or "lineage" (``as`` in sources' JSON)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRow:
+    """One source of the registry as the page shows it."""
+
+    source_id: str
+    locator: str
+    kind: str
+    status: str
+    suppressed: bool
+    title: str | None = None
+    identifier: tuple[str, str] | None = None  # (type, value)
+    adopted_hash: str | None = None
+    acknowledged_hash: str | None = None
+    pending_comparison: str | None = None
+    citing_units: tuple[CitingUnit, ...] = ()
+    warning: str | None = None  # the retraction warning
+
+    @classmethod
+    def of(cls, summary: JsonObject, warning: str | None) -> SourceRow:
+        """From a ``list_sources`` summary: sources' --json shape (``sources list``)."""
+        ident = summary.get("identifier")
+        citing = summary["citing_units"]
+        if not isinstance(citing, list):
+            raise ValueError("citing_units: expected a list")
+        return cls(
+            source_id=_str(summary["source_id"]),
+            locator=_str(summary["locator"]),
+            kind=_str(summary["kind"]),
+            status=_str(summary["status"]),
+            suppressed=_bool(summary["suppressed"]),
+            title=_opt_str(summary.get("title")),
+            identifier=(_str(ident["type"]), _str(ident["value"]))
+            if isinstance(ident, dict)
+            else None,
+            adopted_hash=_opt_str(summary.get("adopted_hash")),
+            acknowledged_hash=_opt_str(summary.get("acknowledged_hash")),
+            pending_comparison=_opt_str(summary.get("pending_comparison")),
+            citing_units=tuple(_citing(c) for c in citing),
+            warning=warning,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GitPanel:
+    """The commands that commit the complete evidence tree, or why there are none."""
+
+    available: bool
+    note: str = ""  # outside Git: why
+    steps: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedUnit:
+    id: str
+    path: str  # where replace writes it
+    markdown: str
+    excerpts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NotImported:
+    what: str
+    element: str
+    at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonPanel:
+    """A pending comparison as the page shows it (read from its sources.json record)."""
+
+    source_id: str
+    revision: str
+    locator: str
+    created_at: str | None
+    content_hash: str
+    base_hash: str | None
+    current: tuple[str, ...]  # ids of the local units the source yields today
+    proposed: tuple[ProposedUnit, ...]
+    retire: tuple[str, ...]
+    dropped: tuple[tuple[str, str], ...]  # (id, reason)
+    review_items: tuple[ReviewRow, ...]
+    imported: bool  # an import source: what no unit holds, and what was skipped, are shown
+    not_imported: tuple[NotImported, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()  # (what, how many)
+
+    @classmethod
+    def of(cls, record: JsonObject) -> ComparisonPanel:
+        """From a comparison record of sources.json (sources' JSON boundary)."""
+        skipped = record.get("skipped")
+        return cls(
+            source_id=_str(record["source_id"]),
+            revision=_str(record["revision"]),
+            locator=_str(record["locator"]),
+            created_at=_opt_str(record.get("created_at")),
+            content_hash=_str(record["content_hash"]),
+            base_hash=_opt_str(record.get("base_hash")),
+            current=tuple(_str(_obj(c)["id"]) for c in _arr(record["current"])),
+            proposed=tuple(_proposed(p) for p in _arr(record["proposed"])),
+            retire=tuple(_str(uid) for uid in _arr(record["retire"])),
+            dropped=tuple(
+                (_str(_obj(d)["id"]), _str(_obj(d)["reason"])) for d in _arr(record["dropped"])
+            ),
+            review_items=tuple(ReviewRow.of(_obj(i)) for i in _arr(record["review_items"])),
+            imported="not_imported" in record,
+            not_imported=tuple(_not_imported(n) for n in _arr(record.get("not_imported", []))),
+            skipped=tuple((k, str(n)) for k, n in _obj(skipped).items()) if skipped else (),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonRef:
+    source_id: str
+    revision: str
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenReport:
+    """Where ``write_report`` put the page and what it holds (the command's result)."""
+
+    path: str
+    bytes: int
+    units: int
+    file_errors: int
+    comparisons: tuple[ComparisonRef, ...]
+    initialized: bool
+    active: str | None
+    pending: str | None
+    opened: bool | None = None  # set by ``--open``: whether a browser started
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "path": self.path,
+            "bytes": self.bytes,
+            "units": self.units,
+            "file_errors": self.file_errors,
+            "comparisons": [
+                {"source_id": c.source_id, "revision": c.revision} for c in self.comparisons
+            ],
+            "initialized": self.initialized,
+            "active": self.active,
+            "pending": self.pending,
+        }
+        if self.opened is not None:
+            out["opened"] = self.opened
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> WrittenReport:
+        comparisons = data["comparisons"]
+        if not isinstance(comparisons, list):
+            raise ValueError("comparisons: expected a list")
+        opened = data.get("opened")
+        return cls(
+            path=_str(data["path"]),
+            bytes=_int(data["bytes"]),
+            units=_int(data["units"]),
+            file_errors=_int(data["file_errors"]),
+            comparisons=tuple(_comparison_ref(c) for c in comparisons),
+            initialized=_bool(data["initialized"]),
+            active=None if data["active"] is None else _str(data["active"]),
+            pending=None if data["pending"] is None else _str(data["pending"]),
+            opened=None if opened is None else _bool(opened),
+        )
+
+
+def _proposed(value: JsonValue) -> ProposedUnit:
+    p = _obj(value)
+    excerpts = tuple(_str(x) for x in _arr(p["excerpts"]))
+    return ProposedUnit(_str(p["id"]), _str(p["path"]), _str(p["markdown"]), excerpts)
+
+
+def _not_imported(value: JsonValue) -> NotImported:
+    n = _obj(value)
+    return NotImported(_str(n["what"]), _str(n["element"]), _opt_str(n.get("at")) or None)
+
+
+def _obj(value: JsonValue) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _arr(value: JsonValue) -> list[JsonValue]:
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _comparison_ref(value: JsonValue) -> ComparisonRef:
+    if not isinstance(value, dict):
+        raise ValueError("comparison: expected an object")
+    return ComparisonRef(_str(value["source_id"]), _str(value["revision"]))
+
+
+def _citing(value: JsonValue) -> CitingUnit:
+    if not isinstance(value, dict):
+        raise ValueError("citing unit: expected an object")
+    return CitingUnit(_str(value["id"]), _str(value["as"]))
+
+
+def _opt_str(value: JsonValue) -> str | None:
+    return None if value is None else _str(value)
+
+
+def _str(value: JsonValue) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _int(value: JsonValue) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _bool(value: JsonValue) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected a boolean, got {type(value).__name__}")
+    return value
+
+
+__all__ = [
+    "CatalogState",
+    "CatalogStatus",
+    "CitingUnit",
+    "ComparisonPanel",
+    "ComparisonRef",
+    "GitPanel",
+    "NotImported",
+    "ProposedUnit",
+    "ReviewRow",
+    "RevisionState",
+    "SourceRow",
+    "UnitStatus",
+    "WrittenReport",
+]

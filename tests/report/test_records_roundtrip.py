@@ -1,0 +1,122 @@
+"""The review page's typed records (issue 18): WrittenReport, the ``report`` command's
+--json result, round-trips through to_json/from_json and sits in a schema-valid envelope;
+the page model's rows read the library's JSON shapes they are built from."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evidence_tool.report.model import (
+    CatalogState,
+    CitingUnit,
+    ComparisonRef,
+    ReviewRow,
+    SourceRow,
+    UnitStatus,
+    WrittenReport,
+)
+from evidence_tool.unit.schemas import load_schema
+
+ENVELOPE = load_schema("cli/envelope.schema.json")
+HEX = st.text(alphabet="0123456789abcdef", min_size=12, max_size=64)
+TEXT = st.text(max_size=40)
+
+REPORTS = st.builds(
+    WrittenReport,
+    path=TEXT,
+    bytes=st.integers(min_value=0, max_value=2**40),
+    units=st.integers(min_value=0, max_value=10**6),
+    file_errors=st.integers(min_value=0, max_value=10**4),
+    comparisons=st.lists(st.builds(ComparisonRef, HEX, HEX), max_size=4).map(tuple),
+    initialized=st.booleans(),
+    active=st.none() | HEX,
+    pending=st.none() | HEX,
+    opened=st.none() | st.booleans(),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(REPORTS)
+def test_written_report_round_trips_in_a_valid_envelope(report: WrittenReport) -> None:
+    data = report.to_json()
+    assert WrittenReport.from_json(data) == report
+    # Through the bytes an envelope carries, too.
+    assert WrittenReport.from_json(json.loads(json.dumps(data))) == report
+    envelope = {
+        "ok": True,
+        "command": "workspace evidence report",
+        "workspace": "/ws",
+        "result": data,
+        "errors": [],
+        "warnings": [],
+    }
+    jsonschema.Draft202012Validator(ENVELOPE).validate(envelope)
+    assert ("opened" in data) is (report.opened is not None)
+
+
+def test_written_report_refuses_a_wrong_shape() -> None:
+    good = WrittenReport("/ws/p.html", 10, 2, 0, (), True, None, None).to_json()
+    for key, bad in (("units", "2"), ("initialized", 1), ("comparisons", {}), ("path", None)):
+        with pytest.raises(ValueError):
+            WrittenReport.from_json({**good, key: bad})
+
+
+SUMMARIES = st.fixed_dictionaries(
+    {
+        "source_id": HEX,
+        "locator": TEXT,
+        "kind": st.sampled_from(["fs", "http", "import"]),
+        "status": st.sampled_from(["active", "retracted"]),
+        "title": st.none() | TEXT,
+        "identifier": st.none() | st.fixed_dictionaries({"type": TEXT, "value": TEXT}),
+        "adopted_hash": st.none() | HEX,
+        "acknowledged_hash": st.none() | HEX,
+        "pending_comparison": st.none() | HEX,
+        "suppressed": st.booleans(),
+        "retraction": st.none(),
+        "decision": st.none(),
+        "citing_units": st.lists(
+            st.fixed_dictionaries({"id": TEXT, "as": st.sampled_from(["declaration", "lineage"])}),
+            max_size=3,
+        ),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(SUMMARIES, st.none() | TEXT)
+def test_source_row_holds_every_field_of_a_source_summary(
+    summary: dict, warning: str | None
+) -> None:  # type: ignore[type-arg]
+    row = SourceRow.of(summary, warning)
+    ident = summary["identifier"]
+    assert row.identifier == ((ident["type"], ident["value"]) if ident else None)
+    assert row.citing_units == tuple(CitingUnit(c["id"], c["as"]) for c in summary["citing_units"])
+    for key in ("source_id", "locator", "kind", "status", "title", "adopted_hash"):
+        assert getattr(row, key) == summary[key]
+    assert (row.suppressed, row.warning) == (summary["suppressed"], warning)
+
+
+def test_review_row_names_the_unit_or_who_raised_it() -> None:
+    assert ReviewRow.of({"code": "E140", "message": "m", "unit_id": "u-1"}).by == "u-1"
+    row = ReviewRow.of(
+        {"code": "E191", "message": "gone", "raised_by": "catalog", "raised_at": "t"}
+    )
+    assert (row.code, row.by, row.raised_at) == ("E191", "catalog", "t")
+
+
+def test_status_values_are_the_strings_the_page_prints() -> None:
+    assert [s.value for s in UnitStatus] == [
+        "unchanged",
+        "added",
+        "modified",
+        "renamed",
+        "reformatted",
+        "deleted",
+    ]
+    assert CatalogState.NOT_CHECKED == "not checked" and f"{CatalogState.CLEAN}" == "clean"
