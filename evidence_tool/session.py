@@ -80,6 +80,17 @@ class Session:
             inst.section("activation"), self.archive.layout, inst.section("embedding")
         )
 
+    def initialize(self, actor: str) -> ConsolidateResult:
+        """Record the baseline; the configured backend readies its activation if it can
+        (the sqlite index of the baseline, adopted by the first consolidate)."""
+        from evidence_tool.errors import DescriptorError
+
+        try:
+            backend = self.activation()
+        except DescriptorError:
+            backend = None  # init activates nothing: consolidate reports the descriptor
+        return self.archive.initialize(actor, prepare=getattr(backend, "prepare", None))
+
     def index_drift(self) -> tuple[list[Diagnostic], JsonObject]:
         """E702 per index entry that differs from the active snapshot, and the --json facts."""
         from evidence_tool.activation.drift import index_drift
@@ -100,12 +111,13 @@ class Session:
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7).  With the
         catalog step configured, the units are checked first, and the snapshot records
         the catalog they were checked against."""
-        from evidence_tool.catalog.step import finish, refuse_blocked
         from evidence_tool.migrate import consolidate
         from evidence_tool.sources import missing_warnings
 
         step = self.catalog_step()
         if step is not None:
+            from evidence_tool.catalog.step import finish, refuse_blocked
+
             refuse_blocked(step)  # block: true and findings: nothing is written
         # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
         missing = missing_warnings(self.archive)
@@ -128,6 +140,8 @@ class Session:
 
     def catalog_step(self) -> StepOutcome | None:
         """The catalog step's outcome, or None when the installation configures none."""
+        if "catalog" not in self.installation.evidence:
+            return None  # without loading the catalog package (start-up, docs/performance.md)
         from evidence_tool.catalog.step import catalog_step
 
         return catalog_step(self.root, self.installation, self.archive.progress)
@@ -197,7 +211,7 @@ class Session:
             only=only,
             dry_run=dry_run,
             progress=progress,
-        )
+        ).to_json()
 
     def decide(
         self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
@@ -212,12 +226,12 @@ class Session:
             actor,
             self.activation(),
             allow_mass_retire=allow_mass_retire,
-        )
+        ).to_json()
 
     def decide_retry(self, source_id: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retry
 
-        return retry(self.archive, source_id, actor, self.activation())
+        return retry(self.archive, source_id, actor, self.activation()).to_json()
 
     def sources_list(self) -> list[dict[str, Any]]:
         from evidence_tool.sources import list_sources
@@ -227,28 +241,27 @@ class Session:
     def sources_show(self, source_id: str) -> dict[str, Any]:
         from evidence_tool.sources import show_source
 
-        return show_source(self.archive, source_id)
+        return show_source(self.archive, source_id).to_json()
 
     def sources_add(
         self, fmt: str, path: str, language: str | None, options: list[str]
     ) -> dict[str, Any]:
         from evidence_tool.sources import add_import, parse_options
 
-        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
+        return add_import(
+            self.root, fmt, path, language, parse_options(options), Path.cwd()
+        ).to_json()
 
     def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
         from evidence_tool.sources import retract
 
-        return retract(self.archive, source_id, note, actor)
+        return retract(self.archive, source_id, note, actor).to_json()
 
     # -- one call per CLI command (issue 18: a body never reaches past the Session) --
     # Results typed JsonObject are the command's --json result as the library builds it.
     @property
     def layout(self) -> Layout:
         return self.archive.layout
-
-    def initialize(self, actor: str) -> ConsolidateResult:
-        return self.archive.initialize(actor)
 
     def diff(self, revisions: tuple[str, ...]) -> JsonObject:
         from evidence_tool.archive.diffing import diff

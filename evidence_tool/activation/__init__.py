@@ -8,8 +8,9 @@ load the reader (start-up time, docs/performance.md).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
     from evidence_tool.activation.backends import backend_for
@@ -18,17 +19,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Backend", "Corpus", "IndexBackend", "backend_for", "open_active_corpus"]
 
-_HOME = {
-    "Backend": "protocol",
-    "Corpus": "reader",
-    "IndexBackend": "protocol",
-    "backend_for": "backends",
-    "open_active_corpus": "reader",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+lazy_face(
+    __name__,
+    {
+        "Backend": "protocol",
+        "Corpus": "reader",
+        "IndexBackend": "protocol",
+        "backend_for": "backends",
+        "open_active_corpus": "reader",
+    },
+)

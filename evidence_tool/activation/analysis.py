@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
-
-import snowballstemmer
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # "_" separates, as in unicode61
 
@@ -57,22 +55,42 @@ def base_language(tag: str) -> str:
 
 @cache
 def _stemmer(language: str) -> Any:
+    import snowballstemmer  # on first use: a no-op consolidate builds no index rows
+
     return snowballstemmer.stemmer(_STEMMERS[language])
 
 
 def stem(word: str, language: str) -> str:
     """``word`` folded and stemmed for ``language`` (folded only for other languages)."""
-    folded = fold(word)
-    lang = base_language(language)
+    return _stem_folded(fold(word), base_language(language))
+
+
+# A corpus repeats its words: the stemmers are pure Python (~50 µs a word), and building
+# an index stemmed every occurrence again.  Both caches are bounded; a miss recomputes.
+@lru_cache(maxsize=1 << 16)
+def _stem_folded(folded: str, lang: str) -> str:
     if lang not in _STEMMERS or not folded.isalpha():
         return folded  # codes, numbers and identifiers keep their exact form
     return str(_stemmer(lang).stemWord(folded))
 
 
+@lru_cache(maxsize=1 << 16)
+def _term(word: str, lang: str) -> str | None:
+    """One word's indexed form for a primary language; None for a stop word."""
+    folded = fold(word)
+    if folded in STOP_WORDS.get(lang, _NO_STOPS):
+        return None
+    return _stem_folded(folded, lang)
+
+
+_NO_STOPS: frozenset[str] = frozenset()
+
+
 def analyse(text: str, language: str) -> str:
     """Indexed form of ``text``: its words stemmed for ``language``, stop words dropped."""
-    stops = STOP_WORDS.get(base_language(language), frozenset())
-    return " ".join(stem(w, language) for w in _WORD.findall(text) if fold(w) not in stops)
+    lang = base_language(language)
+    terms = [_term(w, lang) for w in _WORD.findall(text)]
+    return " ".join(t for t in terms if t is not None)
 
 
 def query_terms(text: str) -> list[set[str]]:

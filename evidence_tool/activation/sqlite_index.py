@@ -55,6 +55,8 @@ INDEX_NAME = "index.sqlite"
 # Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
 # that was last proven, so a no-op consolidate need not read every row (see holds()).
 STAMP_NAME = "index.sqlite.stamp"
+# The index `init` builds for its baseline, adopted by the activation of that revision.
+PREPARED_NAME = "index.sqlite.prepared"
 RACY_NS = 1_000_000_000  # a stamp taken this soon after the file changed is not trusted
 # Format 2: an fts row shares its unit's rowid and the side tables are indexed by id, so
 # one unit's rows can be replaced without scanning; records hold no revision (the meta
@@ -173,19 +175,41 @@ def build_index(
     return _write(path, revision, records, lambda con: con.executescript(_SCHEMA), analyzer)
 
 
-def update_index(
-    source: Path, path: Path, revision: str, drop: set[str], records: Iterable[dict[str, Any]]
+def update_in_place(
+    path: Path,
+    revision: str,
+    drop: set[str],
+    records: Iterable[dict[str, Any]],
+    finish: Callable[[sqlite3.Connection], object],
 ) -> int:
-    """Copy the index at ``source`` to ``path`` (a new file), then replace the units
-    ``drop`` names with ``records`` and stamp ``revision``."""
+    """Turn the published index at ``path`` into ``revision``'s in one transaction: the
+    rows of the units ``drop`` names are deleted (``_delete``), ``records`` inserted
+    (``_insert``: every row of one unit), ``finish`` brings the rest along (vectors).
 
-    def start(con: sqlite3.Connection) -> None:
-        with open_readonly(source) as src:
-            src.backup(con)
-        for unit_id in sorted(drop):
-            _delete(con, unit_id)
-
-    return _write(path, revision, records, start)
+    SQLite's rollback journal makes it all or nothing: readers see the previous revision
+    until the commit, and a process killed halfway leaves a hot journal, which the next
+    activation rolls back (``SqliteBackend._recover``) before it updates again.
+    """
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=DELETE")
+        con.execute("PRAGMA synchronous=FULL")  # the journal, then the file, reach the disk
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for unit_id in sorted(drop):
+                _delete(con, unit_id)
+            for r in records:
+                _insert(con, r)
+            finish(con)
+            n = _stamp(con, revision)
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        return n
+    finally:
+        con.close()
 
 
 def _write(
@@ -297,16 +321,21 @@ class SqliteBackend:
             fsio.unlink(stale, missing_ok=True)
         tmp = cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
+            self._recover()
+            if self._adopt(snapshot):
+                return
             drop = self._changed_since_index(snapshot)
-            if drop is None:
-                build_index(tmp, snapshot.revision, snapshot.records())
-            else:
+            fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
+            if drop is not None:
+                # The changed units' rows, in the published file: the cost of the change,
+                # not a copy of the whole index.
                 now = {e.id for e in snapshot.entries()}
                 records = snapshot.records(drop & now)
-                update_index(self.path, tmp, snapshot.revision, drop, records)
-            self._embed(tmp)
-            fsio.unlink(self.stamp_path, missing_ok=True)  # vouches for the old file only
-            fsio.publish(tmp, self.path)
+                update_in_place(self.path, snapshot.revision, drop, records, self._vectors)
+            else:
+                build_index(tmp, snapshot.revision, snapshot.records())
+                self._embed(tmp)
+                fsio.publish(tmp, self.path)
             self._stamp(snapshot.revision)
         except EmbeddingError as exc:
             raise ActivationError(f"embedding the units failed: {exc}") from None
@@ -316,19 +345,79 @@ class SqliteBackend:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
             fsio.unlink(tmp, missing_ok=True)
 
+    @property
+    def prepared_path(self) -> Path:
+        return self.layout.cache / PREPARED_NAME
+
+    def prepare(self, snapshot: Snapshot) -> None:
+        """Build ``snapshot``'s index beside the published one, for its activation to adopt
+        (``init`` builds its baseline's: work moved, not skipped)."""
+        if self.embedder is not None:
+            return  # init stays offline: the activation calls the embedding service
+        self.layout.require_contained()
+        tmp = ensure_cache(self.layout) / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
+        try:
+            build_index(tmp, snapshot.revision, snapshot.records())
+            self._embed(tmp)
+            fsio.publish(tmp, self.prepared_path)
+        finally:
+            fsio.unlink(tmp, missing_ok=True)
+
+    def _adopt(self, snapshot: Snapshot) -> bool:
+        """Publish the prepared index if it holds ``snapshot`` exactly: its meta rows (this
+        tool's format and analyser, the model of its vectors) and every unit, id by content
+        hash, as holds() checks the published one.  Any other prepared index is deleted."""
+        prepared = self.prepared_path
+        if not prepared.exists():
+            return False
+        meta = index_meta(prepared) or {}
+        wanted = (snapshot.revision, FORMAT, __version__, "stem", self._model_id())
+        keys = ("revision", "format", "tool", "analyzer", "embedding")
+        adopt = tuple(meta.get(k) for k in keys) == wanted and index_entries(prepared) == {
+            e.id: e.content_hash for e in snapshot.entries()
+        }
+        if adopt:
+            fsio.unlink(self.stamp_path, missing_ok=True)
+            fsio.publish(prepared, self.path)
+            self._stamp(snapshot.revision)
+        else:
+            fsio.unlink(prepared, missing_ok=True)
+        return adopt
+
     def _embed(self, tmp: Path) -> None:
         """Give every unit of the unpublished index its vector (cached by content)."""
+        con = sqlite3.connect(tmp)
+        try:
+            self._vectors(con)
+            con.commit()
+        finally:
+            con.close()
+
+    def _vectors(self, con: sqlite3.Connection) -> None:
+        """The vectors of the units that have none (or none of this model), by content."""
         self.cache = (
             EmbeddingCache(self.layout.cache / "embeddings", self.embedder)
             if self.embedder
             else None
         )
-        con = sqlite3.connect(tmp)
+        write_vectors(con, self.embedder, self.cache)
+
+    def _recover(self) -> None:
+        """A journal beside the index is an in-place update killed halfway: a read-write
+        open rolls it back (read-only readers cannot).  An index that cannot be recovered
+        goes, journal last, so that no journal outlives the file it belongs to."""
+        journal = self.path.with_name(self.path.name + "-journal")
+        if not journal.exists():
+            return
         try:
-            write_vectors(con, self.embedder, self.cache)
-            con.commit()
-        finally:
-            con.close()
+            con = sqlite3.connect(self.path)
+            try:
+                con.execute("SELECT count(*) FROM meta").fetchone()
+            finally:
+                con.close()
+        except sqlite3.Error:
+            fsio.unlink(self.path, missing_ok=True)
+        fsio.unlink(journal, missing_ok=True)
 
     def _changed_since_index(self, snapshot: Snapshot) -> set[str] | None:
         """Ids whose rows must be replaced to turn the published index into

@@ -7,8 +7,9 @@ module (the lock, say) must not load the whole archive.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
     from evidence_tool.archive.edits import WorkingUnit
@@ -29,18 +30,14 @@ __all__ = [
     "WorkingUnit",
 ]
 
-_HOME = {
-    "ConsolidateResult": "local",
-    "ConsolidateStatus": "local",
-    "LocalEvidenceArchive": "local",
-    "Snapshot": "snapshot",
-    "State": "state",
-    "WorkingUnit": "edits",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+lazy_face(
+    __name__,
+    {
+        "ConsolidateResult": "local",
+        "ConsolidateStatus": "local",
+        "LocalEvidenceArchive": "local",
+        "Snapshot": "snapshot",
+        "State": "state",
+        "WorkingUnit": "edits",
+    },
+)

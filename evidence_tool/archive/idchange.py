@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.errors import EvidenceWarning
-from evidence_tool.unit import Unit, canonical_json, parse_unit, sha256_hex
-from evidence_tool.workspace.scan import CuratedFile
+from evidence_tool.unit.hashing import canonical_json, sha256_hex
+from evidence_tool.workspace.scan import CuratedFile, parse_unit
+
+if TYPE_CHECKING:
+    from evidence_tool.unit.model import Unit
 
 
 @dataclass(frozen=True)

@@ -281,11 +281,19 @@ class LocalEvidenceArchive:
             staging.write(path, staging.merge(staging.read(path), change))
 
     # -- initialize ----------------------------------------------------------
-    def initialize(self, actor: str, *, carried: JsonObject | None = None) -> ConsolidateResult:
+    def initialize(
+        self,
+        actor: str,
+        *,
+        carried: JsonObject | None = None,
+        prepare: Activate | None = None,
+    ) -> ConsolidateResult:
         """Record the current files as the baseline snapshot, without activation.
 
         ``carried`` is a staged change (declarations, review items) that migration
         brings from legacy units; otherwise every unit gets a manual declaration.
+        ``prepare`` readies the activation of the baseline (the sqlite backend builds its
+        index, which the first consolidate adopts): derived, so a failure is ignored.
         """
         with self.locked("init"):
             state = self.state()
@@ -315,6 +323,8 @@ class LocalEvidenceArchive:
             revision = self._write_snapshot(d, report)
             # The first activation indexes every unit: hand it what this scan parsed.
             unitrecords.save(self.layout, self._parsed_units(report).items())
+            if prepare is not None:
+                self._prepare(prepare, self._candidate(revision, d, None, report))
             write_state(self.layout.state, State(baseline=revision))
             staging.write(self.layout.local / "staged.json", staging.empty())
             eventlog.append(
@@ -613,6 +623,15 @@ class LocalEvidenceArchive:
             for f in report.files
             if f.parsed is not None and f.parsed.unit is not None
         }
+
+    @staticmethod
+    def _prepare(prepare: Activate, baseline: Snapshot) -> None:
+        """Ready the baseline's activation; without it the first consolidate does it all."""
+        try:
+            with gcpause.resumed():
+                prepare(baseline)
+        except Exception:  # derived: the first activation builds it instead
+            pass
 
     def _activate(
         self, actor: str, candidate: Snapshot, activate: Activate, result: ConsolidateResult

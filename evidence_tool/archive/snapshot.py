@@ -7,15 +7,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evidence_tool.archive.manifest import Manifest, UnitEntry, parse_manifest
 from evidence_tool.archive.objects import HEX64, ObjectStore
 from evidence_tool.archive.records import Deletion
-from evidence_tool.archive.unitrecords import Fields, KnownRecords
 from evidence_tool.errors import IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.unit import Unit, parse
 from evidence_tool.workspace import gcpause
+
+if TYPE_CHECKING:
+    from evidence_tool.archive.unitrecords import Fields, KnownRecords
+    from evidence_tool.unit.model import Unit
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,11 @@ class Snapshot:
     def unit(self, entry: UnitEntry) -> Unit:
         """The entry's unit: parsed already by this process, or now from its blob."""
         known = self.parsed.get(entry.file_hash)
-        return known if known is not None else parse(self.unit_bytes(entry), path=entry.path)
+        if known is not None:
+            return known
+        from evidence_tool.unit.parse import parse  # not loaded by a no-op (start-up)
+
+        return parse(self.unit_bytes(entry), path=entry.path)
 
     def units(self) -> Iterator[tuple[UnitEntry, Unit]]:
         """Each unit of the snapshot, parsed from its blob."""

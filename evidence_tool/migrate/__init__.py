@@ -4,12 +4,21 @@
 ``consolidate`` is the consolidation entry point that migrates a legacy
 workspace first.  Layer: above archive, beside sources and activation, below cli;
 it uses gitflow's worktree check (the one sibling edge, see pyproject.toml).
+Names are loaded on first use (``evidence_tool.lazy``): a consolidation without a
+legacy manifest must not load the converter.
 """
 
-from evidence_tool.migrate.consolidate import consolidate
-from evidence_tool.migrate.problems import LosslessConversionError, Problem
-from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
-from evidence_tool.migrate.run import MigrationResult, migrate
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evidence_tool.lazy import lazy_face
+
+if TYPE_CHECKING:
+    from evidence_tool.migrate.consolidate import consolidate
+    from evidence_tool.migrate.problems import LosslessConversionError, Problem
+    from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
+    from evidence_tool.migrate.run import MigrationResult, migrate
 
 __all__ = [
     "LEGACY_MANIFEST",
@@ -20,3 +29,16 @@ __all__ = [
     "has_legacy_manifest",
     "migrate",
 ]
+
+lazy_face(
+    __name__,
+    {
+        "LEGACY_MANIFEST": "reading",
+        "LosslessConversionError": "problems",
+        "MigrationResult": "run",
+        "Problem": "problems",
+        "consolidate": "consolidate",
+        "has_legacy_manifest": "reading",
+        "migrate": "run",
+    },
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from evidence_tool.archive.local import (
     Activate,
@@ -16,7 +17,9 @@ from evidence_tool.archive.local import (
 from evidence_tool.errors import EvidenceError, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
-from evidence_tool.migrate.run import MigrationResult, migrate
+
+if TYPE_CHECKING:
+    from evidence_tool.migrate.run import MigrationResult
 
 
 @dataclass
@@ -73,6 +76,8 @@ def consolidate(
 
     if not has_legacy_manifest(root):
         return plain()
+    from evidence_tool.migrate.run import migrate  # the converter, for legacy workspaces only
+
     migration = migrate(root, actor, dry_run=dry_run)
     if dry_run and migration.plan is not None and migration.plan.mode == "convert":
         # The v4 files do not exist yet, so there is nothing to validate against: report the plan.

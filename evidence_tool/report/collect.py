@@ -34,6 +34,7 @@ from evidence_tool.report.model import (
 from evidence_tool.sources import list_sources, missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
+from evidence_tool.sources.records import Comparison
 from evidence_tool.sources.registry import warning_for
 from evidence_tool.unit import Unit, parse
 from evidence_tool.workspace.descriptor import load_workspace_descriptor
@@ -222,23 +223,21 @@ def _comparison(
     archive: ReportArchive,
     view: ArchiveView,
     summary: SourceRow,
-    # A comparison record of sources.json as store.read returns it (sources' JSON boundary);
-    # stale_paths takes it so; the page reads the ComparisonPanel built from it.
-    comparison: dict[str, Any],
+    pending: Comparison,
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
-    panel = ComparisonPanel.of(comparison)
+    panel = ComparisonPanel.of(pending.to_json())  # the page reads the record's JSON shape
     sid = panel.source_id
     local = {}
     for uid in panel.current:
         f = view.files.get(uid)
         if f is not None:
             local[uid] = f.data.decode("utf-8")
-    stale = stale_paths(layout, comparison, view.carriers)
+    stale = stale_paths(layout, pending, view.carriers)
     text, note = None, None
     try:
-        raw = store.load_acquisition(layout, sid, comparison["acquisition"])
+        raw = store.load_acquisition(layout, sid, pending.acquisition)
         text = normalize(raw, panel.locator)
     except EvidenceError as exc:
         note = str(exc)
@@ -287,9 +286,9 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     comparisons = []
     for s in sources:
         # From the one registry read above: a refresh may replace sources.json meanwhile.
-        comparison = (registry["sources"].get(s.source_id) or {}).get("comparison")
-        if comparison:
-            comparisons.append(_comparison(archive, view, s, comparison, installation))
+        record = registry.sources.get(s.source_id)
+        if record and record.comparison:
+            comparisons.append(_comparison(archive, view, s, record.comparison, installation))
     ws_id, ws_name = _workspace_names(archive.layout.root)
     return ReportData(
         root=str(archive.layout.root),

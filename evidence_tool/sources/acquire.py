@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from evidence_tool.errors import SourceError
 from evidence_tool.sources import fs_adapter, http_adapter, import_source, s3_adapter
 from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.workspace.layout import Layout
 
 Progress = Callable[[str, int, int], None]  # (label, done, total)
 
 
 def discover(
-    layout: Layout, descriptor_sources: list[dict[str, Any]], policy: NetworkPolicy
+    layout: Layout, descriptor_sources: list[SourceSpec], policy: NetworkPolicy
 ) -> list[Candidate]:
     """Every source of the workspace, local first; duplicates of one locator are merged.
 

@@ -7,9 +7,10 @@ of those files makes the comparison stale for ``decide``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -18,13 +19,25 @@ from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import Manifest, empty_manifest
 from evidence_tool.sources.document import Acquired, DocumentMeta
-from evidence_tool.sources.refiner import Proposal
+from evidence_tool.sources.records import (
+    Comparison,
+    CurrentUnit,
+    Dropped,
+    DropReason,
+    ImportExtras,
+    ProposedEntry,
+    ReviewCode,
+    ReviewItem,
+)
+from evidence_tool.sources.refiner import Proposal, ProposedUnit, RequestUnit
 from evidence_tool.unit import render, sha256_hex
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import CuratedFile
 
 
+# Manifest provenance objects (the archive's record, read by key until the archive
+# offers typed accessors): the last untyped dicts of sources, here and in imported_from.
 def cites(provenance: dict[str, Any] | None, sid: str) -> bool:
     """True when a declaration names ``sid`` as its document source or as its ``original``."""
     if not provenance:
@@ -98,29 +111,21 @@ class ArchiveView:
                 out.setdefault(original["source_id"], []).append((uid, "original"))
         return out
 
-    def current(self, sid: str) -> list[dict[str, Any]]:
+    def current(self, sid: str) -> list[CurrentUnit]:
         """The live units from this source, as the comparison records them."""
         out = []
         for uid, _ in self.citing.get(sid, []):
             prov = self.declarations.get(uid)
             if cites(prov, sid):
                 f = self.files[uid]
-                assert prov is not None
-                out.append(
-                    {
-                        "id": uid,
-                        "path": f.rel,
-                        "file_hash": f.file_hash,
-                        "content_hash": f.content_hash,
-                        "provenance": prov,
-                    }
-                )
+                assert prov is not None and f.content_hash is not None  # a valid unit
+                out.append(CurrentUnit(uid, f.rel, f.file_hash, f.content_hash, prov))
         return out
 
-    def request_units(self, sid: str) -> list[dict[str, Any]]:
+    def request_units(self, sid: str) -> list[RequestUnit]:
+        """The refiner request's ``current_units``: each live unit's file as it is now."""
         return [
-            {"id": c["id"], "path": c["path"], "markdown": self.files[c["id"]].data.decode()}
-            for c in self.current(sid)
+            RequestUnit(c.id, c.path, self.files[c.id].data.decode()) for c in self.current(sid)
         ]
 
 
@@ -134,17 +139,17 @@ def carriers_of(files: Iterable[CuratedFile]) -> dict[str, list[str]]:
     return out
 
 
-def affected_ids(comparison: dict[str, Any]) -> set[str]:
+def affected_ids(comparison: Comparison) -> set[str]:
     """The ids a decision on this comparison touches: current and proposed."""
-    return {c["id"] for c in comparison["current"]} | {p["id"] for p in comparison["proposed"]}
+    return comparison.affected_ids()
 
 
 def stale_paths(
-    layout: Layout, comparison: dict[str, Any], carriers: dict[str, list[str]]
+    layout: Layout, comparison: Comparison, carriers: dict[str, list[str]]
 ) -> list[str]:
     """Curated files that make the comparison stale: an affected file whose bytes changed,
     or a file naming an affected id that the refresh did not see (a new copy, a new draft)."""
-    recorded = comparison["affected_files"]
+    recorded = comparison.affected_files
     changed = [
         path
         for path, expected in recorded.items()
@@ -152,7 +157,7 @@ def stale_paths(
     ]
     new = {
         path
-        for uid in affected_ids(comparison)
+        for uid in comparison.affected_ids()
         for path in carriers.get(uid, ())
         if path not in recorded
     }
@@ -167,106 +172,138 @@ def _owner(view: ArchiveView, uid: str) -> str:
     return "a manual unit without lineage to this source"
 
 
-def build(
-    view: ArchiveView,
-    doc: Acquired,
-    meta: DocumentMeta,
-    proposal: Proposal,
-    base_hash: str | None,
-    retracted: bool,
-    at: str,
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Refinement:
+    """What one changed source's comparison is built from: the acquired document, its
+    metadata and proposal, what was decided before, and when."""
+
+    doc: Acquired
+    meta: DocumentMeta
+    proposal: Proposal
+    base_hash: str | None  # the adopted or acknowledged hash
+    retracted: bool
+    at: str
+
+
+@dataclass
+class _Placement:
+    """The proposal's units as replace would write them, and what is in their way."""
+
+    proposed: list[ProposedEntry] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    items: list[ReviewItem] = field(default_factory=list)
+    taken: dict[str, str] = field(default_factory=dict)  # path -> proposed unit id
+
+    @property
+    def ids(self) -> set[str]:
+        return {p.id for p in self.proposed}
+
+
+def build(view: ArchiveView, r: Refinement) -> Comparison:
     """The comparison of one changed source; ``revision`` is the hash of everything else."""
-    sid = doc.source_id
+    sid = r.doc.source_id
     current = view.current(sid)
-    current_ids = {c["id"]: c for c in current}
-    items = [dict(i) for i in proposal.review_items]
-    for problem in meta.problems:
-        items.append({"code": "document-metadata", "message": problem, "unit_id": None})
-    if retracted:
-        items.append(
-            {"code": "source-retracted", "message": "the source is retracted", "unit_id": None}
+    by_id = {c.id: c for c in current}
+    placed = _Placement(items=_document_items(r))
+    for pu in r.proposal.units:
+        _place(view, sid, by_id, pu, placed)
+    comparison = Comparison(
+        revision="",
+        created_at=r.at,
+        source_id=sid,
+        locator=r.doc.locator,
+        content_hash=r.doc.content_hash,
+        acquisition=r.doc.raw_hash,
+        base_hash=r.base_hash,
+        document=r.meta.facts(),
+        current=tuple(current),
+        proposed=tuple(placed.proposed),
+        review_items=tuple(placed.items),
+        retire=tuple(sorted(set(by_id) - placed.ids)),
+        dropped=tuple(placed.dropped),
+        affected_files=_affected_files(view, current, placed),
+        imported=_import_extras(r.proposal),
+    )
+    return dataclasses.replace(comparison, revision=revision_of(comparison))
+
+
+def _document_items(r: Refinement) -> list[ReviewItem]:
+    """Decides the review items of the document as a whole: the refiner's own, a broken
+    frontmatter, a retracted source."""
+    items = list(r.proposal.review_items)
+    items += [ReviewItem(ReviewCode.DOCUMENT_METADATA, p) for p in r.meta.problems]
+    if r.retracted:
+        items.append(ReviewItem(ReviewCode.SOURCE_RETRACTED, "the source is retracted"))
+    return items
+
+
+def _place(
+    view: ArchiveView,
+    sid: str,
+    current: dict[str, CurrentUnit],
+    pu: ProposedUnit,
+    placed: _Placement,
+) -> None:
+    """Decides what becomes of one proposed unit: skipped as a duplicate, dropped (a
+    reserved or suppressed id), or proposed at its path with any conflict as an item."""
+    uid = pu.unit.id
+    if uid in placed.ids:
+        placed.items.append(ReviewItem(ReviewCode.DUPLICATE_ID, "the id is proposed twice", uid))
+        return
+    if uid in view.reserved:
+        placed.dropped.append(Dropped(uid, DropReason.RESERVED))
+        return
+    if uid not in view.files and sid in view.suppressed:
+        placed.dropped.append(Dropped(uid, DropReason.SUPPRESSED))
+        return
+    if uid in view.files and uid not in current:
+        message = f"the id is owned by {_owner(view, uid)}; replace will not take it over"
+        placed.items.append(ReviewItem(ReviewCode.OWNERSHIP_CONFLICT, message, uid))
+    path = _target_path(current.get(uid), pu.unit.kind, uid)
+    holder = view.paths.get(path, uid)
+    if holder != uid or path in placed.taken:
+        placed.items.append(ReviewItem(ReviewCode.PATH_TAKEN, f"{path} holds another unit", uid))
+    placed.taken[path] = uid
+    placed.proposed.append(
+        ProposedEntry(
+            uid,
+            pu.unit.kind,
+            path,
+            pu.unit.content_hash,
+            render(pu.unit),
+            tuple(pu.excerpts),
         )
-    proposed: list[dict[str, Any]] = []
-    dropped: list[dict[str, str]] = []
-    taken: dict[str, str] = {}
-    proposed_ids: set[str] = set()
-    for pu in proposal.units:
-        uid = pu.unit.id
-        if uid in proposed_ids:
-            items.append(
-                {"code": "duplicate-id", "message": "the id is proposed twice", "unit_id": uid}
-            )
-            continue
-        if uid in view.reserved:
-            dropped.append({"id": uid, "reason": "reserved by a deletion record"})
-            continue
-        if uid not in view.files and sid in view.suppressed:
-            dropped.append({"id": uid, "reason": "suppressed: the source had a curated deletion"})
-            continue
-        if uid in view.files and uid not in current_ids:
-            items.append(
-                {
-                    "code": "ownership-conflict",
-                    "message": f"the id is owned by {_owner(view, uid)}; "
-                    "replace will not take it over",
-                    "unit_id": uid,
-                }
-            )
-        path = _target_path(view, current_ids.get(uid), pu.unit.kind, uid)
-        holder = view.paths.get(path, uid)
-        if holder != uid or path in taken:
-            items.append(
-                {"code": "path-taken", "message": f"{path} holds another unit", "unit_id": uid}
-            )
-        taken[path] = uid
-        text = render(pu.unit)
-        proposed_ids.add(uid)
-        proposed.append(
-            {
-                "id": uid,
-                "kind": pu.unit.kind,
-                "path": path,
-                "content_hash": pu.unit.content_hash,
-                "markdown": text,
-                "excerpts": pu.excerpts,
-            }
-        )
-    affected = {c["path"]: c["file_hash"] for c in current}
-    for p in proposed:
-        affected.setdefault(p["path"], current_hash(view.layout.resolve_inside(p["path"])))
+    )
+
+
+def _affected_files(
+    view: ArchiveView, current: list[CurrentUnit], placed: _Placement
+) -> dict[str, str | None]:
+    """Decides which files the comparison depends on, with the hash each has now."""
+    affected: dict[str, str | None] = {c.path: c.file_hash for c in current}
+    for p in placed.proposed:
+        affected.setdefault(p.path, current_hash(view.layout.resolve_inside(p.path)))
     # Every other file naming one of these ids (an ownership conflict, a duplicate) is a
     # dependency too: decide then tells a file it has seen from one created since.
-    for uid in set(current_ids) | proposed_ids:
+    for uid in {c.id for c in current} | placed.ids:
         for path in view.carriers.get(uid, ()):
             affected.setdefault(path, current_hash(view.layout.resolve_inside(path)))
-    body = {
-        "source_id": sid,
-        "locator": doc.locator,
-        "content_hash": doc.content_hash,
-        "acquisition": doc.raw_hash,
-        "base_hash": base_hash,
-        "document": meta.to_json(),
-        "current": current,
-        "proposed": proposed,
-        "review_items": items,
-        "retire": sorted(set(current_ids) - proposed_ids),
-        "dropped": dropped,
-        "affected_files": dict(sorted(affected.items())),
-    }
-    if proposal.record is not None:  # an import: what it did not turn into units
-        body["not_imported"] = proposal.not_imported
-        body["skipped"] = proposal.skipped
-    return {"revision": revision_of(body), "created_at": at, **body}
+    return dict(sorted(affected.items()))
 
 
-def revision_of(comparison: dict[str, Any]) -> str:
-    body = {k: v for k, v in comparison.items() if k not in ("revision", "created_at")}
-    return sha256_hex(canonical_json(body))
+def _import_extras(proposal: Proposal) -> ImportExtras | None:
+    """Decides whether the comparison lists what an import did not turn into units."""
+    if proposal.record is None:
+        return None
+    return ImportExtras(tuple(proposal.not_imported), dict(proposal.skipped))
 
 
-def _target_path(view: ArchiveView, current: dict[str, Any] | None, kind: str, uid: str) -> str:
+def revision_of(comparison: Comparison) -> str:
+    return sha256_hex(canonical_json(comparison.body_json()))
+
+
+def _target_path(current: CurrentUnit | None, kind: str, uid: str) -> str:
     """Where replace writes a unit: its current file if the kind is unchanged, else canonical."""
-    if current and current["path"].startswith(f"evidence/curated/{kind}/"):
-        return str(current["path"])
+    if current and current.path.startswith(f"evidence/curated/{kind}/"):
+        return current.path
     return f"evidence/curated/{kind}/{slug(uid)}.md"

@@ -9,7 +9,8 @@ without reading any source again.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from dataclasses import dataclass
 
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
@@ -28,119 +29,195 @@ from evidence_tool.errors import (
     NotReadyError,
     UsageError,
 )
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
-from evidence_tool.sources.registry import resolve_id
+from evidence_tool.sources.records import (
+    Comparison,
+    Decision,
+    DecisionProgress,
+    DecisionValue,
+    Outcome,
+    Registry,
+    SourceRecord,
+)
+from evidence_tool.sources.registry import locators, resolve_id
 
 RETIRED = DeletionReason.RETIRED.value
+Changes = list[tuple[str, bytes | None]]  # workspace path -> new bytes (None: removed)
 
 
-def _stale(
-    comparison: dict[str, Any], message: str, paths: list[str] | None = None
-) -> EvidenceError:
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """One operator's decision on one comparison, as 'decide' is given it."""
+
+    source_id: str  # a full id or a unique prefix
+    revision: str
+    decision: DecisionValue
+    actor: str
+    allow_mass_retire: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """What a decision stages for the next consolidation (the archive's staged.json
+    format: a JSON boundary, merged by the archive)."""
+
+    declarations: JsonObject
+    retirements: JsonObject | None = None  # None: keep retires nothing
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"declarations": self.declarations}
+        if self.retirements is not None:
+            out["retirements"] = self.retirements
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class DecideResult:
+    """What decide (or a re-run, or a retry) did; ``to_json`` is the --json result."""
+
+    source_id: str
+    decision: DecisionValue
+    revision: str
+    consolidation: ConsolidateResult
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    retired: tuple[str, ...] = ()
+    already_saved: bool = False
+    retry: bool = False
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "source_id": self.source_id,
+            "decision": self.decision.value,
+            "revision": self.revision,
+        }
+        if self.retry:
+            out["retry"] = True
+        else:
+            out |= {
+                "written": list(self.written),
+                "removed": list(self.removed),
+                "retired": list(self.retired),
+            }
+            if self.already_saved:
+                out["already_saved"] = True
+        # The consolidation's own envelope (the archive's JSON boundary).
+        out["consolidation"] = self.consolidation.to_json()
+        return out
+
+
+def _stale(revision: str | None, message: str, paths: list[str] | None = None) -> EvidenceError:
     return EvidenceError(
         message + "; run 'tht workspace evidence refresh' and decide on the new revision",
         code="E304",
         path=paths[0] if paths else None,
-        details={
-            "result": {"stale_paths": [*(paths or [])], "revision": comparison.get("revision")}
-        },
+        details={"result": {"stale_paths": [*(paths or [])], "revision": revision}},
     )
 
 
 def _comparison(
-    archive: LocalEvidenceArchive, registry: dict[str, Any], sid: str, rev: str
-) -> dict[str, Any]:
-    record = registry["sources"].get(sid)
-    comparison: dict[str, Any] | None = (record or {}).get("comparison")
-    if not comparison or comparison["revision"] != rev:
-        raise _stale(comparison or {}, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
+    archive: LocalEvidenceArchive, record: SourceRecord | None, sid: str, rev: str
+) -> Comparison:
+    """Decides whether the pending comparison is the one asked for and still current
+    (E304 naming what changed since the refresh)."""
+    comparison = record.comparison if record else None
+    if comparison is None or comparison.revision != rev:
+        revision = comparison.revision if comparison else None
+        raise _stale(revision, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
     stale = compare.stale_paths(
         archive.layout, comparison, compare.carriers_of(archive.scan().files)
     )
     if stale:
-        changed = [p for p in stale if p in comparison["affected_files"]]
-        new = [p for p in stale if p not in comparison["affected_files"]]
+        changed = [p for p in stale if p in comparison.affected_files]
+        new = [p for p in stale if p not in comparison.affected_files]
         why = [f"{', '.join(changed)} changed"] if changed else []
         why += [f"{', '.join(new)} appeared naming an id of this comparison"] if new else []
         raise _stale(
-            comparison,
+            comparison.revision,
             f"comparison {rev[:12]}… is stale: {' and '.join(why)} since the refresh",
             stale,
         )
     return comparison
 
 
-def _keep(comparison: dict[str, Any], actor: str, at: str) -> dict[str, Any]:
+def _keep(comparison: Comparison, actor: str, at: str) -> Staged:
     """Document-derived units become manual declarations that keep their lineage."""
-    declarations = {
-        c["id"]: {
-            "content_hash": c["content_hash"],
-            "provenance": manual(actor, at, lineage_of(c["provenance"])),
+    declarations: JsonObject = {
+        c.id: {
+            "content_hash": c.content_hash,
+            "provenance": manual(actor, at, lineage_of(c.provenance)),
         }
-        for c in comparison["current"]
-        if c["provenance"].get("kind") == "document"
+        for c in comparison.current
+        if c.from_document
     }
-    return {"declarations": declarations}
+    return Staged(declarations)
 
 
-def _check_replace(comparison: dict[str, Any], allow_mass_retire: bool) -> None:
-    items = comparison["review_items"]
+def _check_replace(comparison: Comparison, allow_mass_retire: bool) -> None:
+    """Decides whether replace may go ahead: no open review item (E140), and no mass
+    retirement unless allowed (E305)."""
+    items = comparison.review_items
     if items:
         first = items[0]
         raise EvidenceError(
             f"the proposal has {len(items)} review item(s), first: "
-            f"{first.get('unit_id') or 'document'}: {first['message']}; correct the draft and "
+            f"{first.unit_id or 'document'}: {first.message}; correct the draft and "
             "refresh, or keep the local units",
             code="E140",
-            unit_id=first.get("unit_id"),
-            details={"result": {"review_items": items}},
+            unit_id=first.unit_id,
+            details={"result": {"review_items": [i.to_json() for i in items]}},
         )
-    retire, total = len(comparison["retire"]), len(comparison["current"])
+    retire, total = len(comparison.retire), len(comparison.current)
     if retire >= 3 and 2 * retire > total and not allow_mass_retire:
         raise EvidenceError(
             f"replace would retire {retire} of the source's {total} units "
-            f"({', '.join(comparison['retire'])}); check the source is complete, or pass "
+            f"({', '.join(comparison.retire)}); check the source is complete, or pass "
             "--allow-mass-retire",
             code="E305",
-            details={"result": {"retire": comparison["retire"]}},
+            details={"result": {"retire": list(comparison.retire)}},
         )
 
 
-def _replace(
-    archive: LocalEvidenceArchive, comparison: dict[str, Any], actor: str
-) -> tuple[list[tuple[str, bytes | None]], dict[str, Any]]:
-    """File changes and staged declarations/retirements that adopt the proposal."""
-    sid, chash = comparison["source_id"], comparison["content_hash"]
-    raw = store.load_acquisition(archive.layout, sid, comparison["acquisition"])
-    if "not_imported" in comparison:
+def _adopted_text(archive: LocalEvidenceArchive, comparison: Comparison) -> tuple[str, str]:
+    """Decides what replace stores as the adopted document, and the hash naming it."""
+    sid, chash = comparison.source_id, comparison.content_hash
+    raw = store.load_acquisition(archive.layout, sid, comparison.acquisition)
+    if comparison.imported is not None:
         # An import keeps its record (checked against its name on loading), named by
         # its own hash: the input's content hash names what was imported, not the file.
-        text, chash = raw.decode("utf-8"), comparison["acquisition"]
-    else:
-        text = normalize(raw, sid)
-        if content_hash(text) != chash:
-            raise IntegrityError(
-                f"the acquired bytes of {sid[:12]}… no longer match; refresh again"
-            )
+        return raw.decode("utf-8"), comparison.acquisition
+    text = normalize(raw, sid)
+    if content_hash(text) != chash:
+        raise IntegrityError(f"the acquired bytes of {sid[:12]}… no longer match; refresh again")
+    return text, chash
+
+
+def _replace(
+    archive: LocalEvidenceArchive, comparison: Comparison, actor: str
+) -> tuple[Changes, Staged]:
+    """File changes and staged declarations/retirements that adopt the proposal."""
+    sid = comparison.source_id
+    text, chash = _adopted_text(archive, comparison)
     acquired = f"evidence/source/acquired/{sid}/{chash}.md"
-    changes: list[tuple[str, bytes | None]] = [(acquired, text.encode("utf-8"))]
-    declarations = {}
-    current = {c["id"]: c for c in comparison["current"]}
-    for p in comparison["proposed"]:
-        changes.append((p["path"], p["markdown"].encode("utf-8")))
-        old = current.get(p["id"])
-        if old and old["path"] != p["path"]:
-            changes.append((old["path"], None))  # the kind changed: the file moves
-        declarations[p["id"]] = {
-            "content_hash": p["content_hash"],
-            "provenance": DocumentDeclaration(sid, acquired, chash, tuple(p["excerpts"])).to_json(),
+    changes: Changes = [(acquired, text.encode("utf-8"))]
+    declarations: JsonObject = {}
+    current = {c.id: c for c in comparison.current}
+    for p in comparison.proposed:
+        changes.append((p.path, p.markdown.encode("utf-8")))
+        old = current.get(p.id)
+        if old and old.path != p.path:
+            changes.append((old.path, None))  # the kind changed: the file moves
+        declarations[p.id] = {
+            "content_hash": p.content_hash,
+            "provenance": DocumentDeclaration(sid, acquired, chash, p.excerpts).to_json(),
         }
-    retirements = {}
-    for uid in comparison["retire"]:
-        changes.append((current[uid]["path"], None))
+    retirements: JsonObject = {}
+    for uid in comparison.retire:
+        changes.append((current[uid].path, None))
         retirements[uid] = {"reason": RETIRED, "actor": actor}
-    return changes, {"declarations": declarations, "retirements": retirements}
+    return changes, Staged(declarations, retirements)
 
 
 def _finish(
@@ -162,14 +239,69 @@ def _finish(
         )
         raise
     registry = store.read(archive.layout)
-    decision = registry["sources"][sid]["decision"]
+    record = registry.sources[sid]
+    assert record.decision is not None
     # "unchanged" when a re-run finds the decision's snapshot already active.
     active = archive.state().active == result.revision
-    decision["status"] = ConsolidateStatus.ACTIVATED.value if active else result.status.value
-    decision["activation_error"] = result.activation_error
-    decision["snapshot"] = result.revision
+    status = ConsolidateStatus.ACTIVATED if active else result.status
+    outcome = Outcome(result.revision, result.activation_error)
+    decision = dataclasses.replace(record.decision, status=status, outcome=outcome)
+    registry.sources[sid] = dataclasses.replace(record, decision=decision)
     store.write(archive.layout, registry)
     return result
+
+
+def _record_decision(
+    registry: Registry, sid: str, req: DecisionRequest, comparison: Comparison, at: str
+) -> Decision:
+    """Decides the source's new record: the hash adopted or acknowledged, the comparison
+    consumed, the decision saved (not yet consolidated)."""
+    replace = req.decision == DecisionValue.REPLACE
+    decision = Decision(
+        req.decision,
+        req.revision,
+        comparison.content_hash,
+        req.actor,
+        at,
+        DecisionProgress.SAVED,
+        comparison.retire if replace else (),
+    )
+    record = dataclasses.replace(registry.sources[sid], comparison=None, decision=decision)
+    if replace:
+        record = dataclasses.replace(record, adopted_hash=comparison.content_hash)
+    else:
+        record = dataclasses.replace(record, acknowledged_hash=comparison.content_hash)
+    registry.sources[sid] = record
+    return decision
+
+
+def _apply_decision(
+    archive: LocalEvidenceArchive, registry: Registry, sid: str, req: DecisionRequest
+) -> tuple[Changes, Decision]:
+    """Writes everything the decision changes in one journal entry; returns the changes."""
+    comparison = _comparison(archive, registry.sources.get(sid), sid, req.revision)
+    at = now()
+    if req.decision == DecisionValue.KEEP:
+        changes: Changes = []
+        staged = _keep(comparison, req.actor, at)
+    else:
+        _check_replace(comparison, req.allow_mass_retire)
+        changes, staged = _replace(archive, comparison, req.actor)
+    decision = _record_decision(registry, sid, req, comparison, at)
+    # sources.json travels in the same journal entry as the unit files it describes.
+    changes.append((archive.layout.rel(archive.layout.sources_json), store.render(registry)))
+    ArchiveEditor(archive).apply_changes(
+        "decide",
+        req.actor,
+        changes,
+        dict(comparison.affected_files),
+        staged.to_json(),
+        event="decided",
+        source_id=sid,
+        decision=req.decision.value,
+        revision=req.revision,
+    )
+    return changes, decision
 
 
 def decide(
@@ -181,106 +313,64 @@ def decide(
     activate: Activate | None,
     *,
     allow_mass_retire: bool = False,
-) -> dict[str, Any]:
-    if decision not in ("keep", "replace"):
+) -> DecideResult:
+    """Keep or replace one source's pending comparison, then consolidate and activate
+    (the documented face: the arguments become one ``DecisionRequest``)."""
+    if decision not in tuple(DecisionValue):
         raise UsageError("--decision is keep or replace")
+    req = DecisionRequest(sid, revision, DecisionValue(decision), actor, allow_mass_retire)
+    return decide_on(archive, req, activate)
+
+
+def decide_on(
+    archive: LocalEvidenceArchive, req: DecisionRequest, activate: Activate | None
+) -> DecideResult:
+    """``decide`` with its parameters together: saved once, finished by any re-run."""
     with archive.locked("decide"):
         if not archive.state().initialized:
             # Without a baseline, provenance cannot be derived against anything.
             raise NotReadyError("the archive is not initialized: run 'tht workspace evidence init'")
         registry = store.read(archive.layout)
-        sid = resolve_id(registry, sid)
-        saved = (registry["sources"].get(sid) or {}).get("decision") or {}
-        if saved.get("revision") == revision and saved.get("decision") == decision:
+        sid = resolve_id(locators(registry), req.source_id)
+        known = registry.sources.get(sid)
+        saved = known.decision if known else None
+        if saved and saved.revision == req.revision and saved.decision == req.decision:
             # The same decision, already saved by a run that was interrupted (or that
             # raced us to the lock): finish it instead of refusing a consumed comparison.
-            return _finished_again(archive, sid, saved, actor, activate)
-        comparison = _comparison(archive, registry, sid, revision)
-        at = now()
-        if decision == "keep":
-            changes: list[tuple[str, bytes | None]] = []
-            staged = _keep(comparison, actor, at)
-        else:
-            _check_replace(comparison, allow_mass_retire)
-            changes, staged = _replace(archive, comparison, actor)
-        record = registry["sources"][sid]
-        record["adopted_hash" if decision == "replace" else "acknowledged_hash"] = comparison[
-            "content_hash"
-        ]
-        record["comparison"] = None
-        record["decision"] = {
-            "decision": decision,
-            "revision": revision,
-            "content_hash": comparison["content_hash"],
-            "actor": actor,
-            "at": at,
-            "status": "saved",
-            "retired": comparison["retire"] if decision == "replace" else [],
-        }
-        # sources.json travels in the same journal entry as the unit files it describes.
-        changes.append((archive.layout.rel(archive.layout.sources_json), store.render(registry)))
-        ArchiveEditor(archive).apply_changes(
-            "decide",
-            actor,
-            changes,
-            dict(comparison["affected_files"]),
-            staged,
-            event="decided",
-            source_id=sid,
-            decision=decision,
-            revision=revision,
-        )
-        result = _finish(archive, sid, actor, activate)
-    return {
-        "source_id": sid,
-        "decision": decision,
-        "revision": revision,
-        "written": [p for p, data in changes if data is not None],
-        "removed": [p for p, data in changes if data is None],
-        "retired": record["decision"]["retired"],
-        "consolidation": result.to_json(),
-    }
-
-
-def _finished_again(
-    archive: LocalEvidenceArchive,
-    sid: str,
-    saved: dict[str, Any],
-    actor: str,
-    activate: Activate | None,
-) -> dict[str, Any]:
-    """The result of re-running a saved decision: consolidate and activate it again."""
-    result = _finish(archive, sid, actor, activate)
-    return {
-        "source_id": sid,
-        "decision": saved["decision"],
-        "revision": saved["revision"],
-        "written": [],
-        "removed": [],
-        "retired": saved.get("retired", []),
-        "already_saved": True,
-        "consolidation": result.to_json(),
-    }
+            result = _finish(archive, sid, req.actor, activate)
+            return DecideResult(
+                sid,
+                saved.decision,
+                saved.revision,
+                result,
+                retired=saved.retired,
+                already_saved=True,
+            )
+        changes, decision = _apply_decision(archive, registry, sid, req)
+        result = _finish(archive, sid, req.actor, activate)
+    return DecideResult(
+        sid,
+        req.decision,
+        req.revision,
+        result,
+        written=tuple(p for p, data in changes if data is not None),
+        removed=tuple(p for p, data in changes if data is None),
+        retired=decision.retired,
+    )
 
 
 def retry(
     archive: LocalEvidenceArchive, sid: str, actor: str, activate: Activate | None
-) -> dict[str, Any]:
+) -> DecideResult:
     """Re-activate a saved decision: no source is read, only the archive."""
     with archive.locked("decide --retry"):
         registry = store.read(archive.layout)
-        sid = resolve_id(registry, sid)
-        record = registry["sources"].get(sid)
-        if not record or not record.get("decision"):
+        sid = resolve_id(locators(registry), sid)
+        record = registry.sources.get(sid)
+        if not record or not record.decision:
             raise NotReadyError(
                 f"source {sid[:12]}… has no saved decision to retry: run 'tht workspace "
                 "evidence decide' with --revision and --decision first"
             )
         result = _finish(archive, sid, actor, activate)
-    return {
-        "source_id": sid,
-        "decision": record["decision"]["decision"],
-        "revision": record["decision"]["revision"],
-        "retry": True,
-        "consolidation": result.to_json(),
-    }
+    return DecideResult(sid, record.decision.decision, record.decision.revision, result, retry=True)

@@ -8,8 +8,9 @@ starting at a line ``---`` directly followed by a line ``schema_version:...``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.sources.records import DocumentFacts, Identifier
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 
 IDENTIFIER_TYPES = ("doi", "url", "isbn", "issn", "arxiv", "urn")
@@ -25,7 +26,8 @@ class Acquired:
     raw: bytes
     text: str
     content_hash: str
-    provenance: dict[str, Any]
+    # Credential-free provenance, written verbatim beside the bytes (a JSON boundary).
+    provenance: JsonObject
     language: str | None = None
     title: str | None = None  # from the descriptor, when it names one
 
@@ -44,12 +46,13 @@ class Acquired:
 @dataclass
 class DocumentMeta:
     title: str | None = None
-    identifier: dict[str, str] | None = None
+    identifier: Identifier | None = None
     language: str | None = None
     problems: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"title": self.title, "identifier": self.identifier}
+    def facts(self) -> DocumentFacts:
+        """What a comparison and a refiner request record of the document."""
+        return DocumentFacts(self.title, self.identifier)
 
 
 def unit_starts(lines: list[str]) -> list[int]:
@@ -98,6 +101,6 @@ def document_meta(text: str) -> DocumentMeta:
         meta.language = value["language"]
     for kind in IDENTIFIER_TYPES:
         if isinstance(value.get(kind), str | int | float) and str(value[kind]).strip():
-            meta.identifier = {"type": kind, "value": str(value[kind])}
+            meta.identifier = Identifier(kind, str(value[kind]))
             break
     return meta

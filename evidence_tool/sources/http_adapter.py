@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import (
@@ -30,6 +31,7 @@ from evidence_tool.sources.identity import (
     source_id,
 )
 from evidence_tool.sources.policy import MAX_REDIRECTS, NetworkPolicy
+from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.workspace.redact import (
     MalformedUrl,
     public_url,
@@ -138,7 +140,7 @@ def _check_hop(url: str, previous: str | None, policy: NetworkPolicy, shown: str
 
 def fetch_url(
     template: str, policy: NetworkPolicy, safe_params: Collection[str] = ()
-) -> tuple[bytes, dict[str, Any]]:
+) -> tuple[bytes, JsonObject]:
     """(decoded bytes, credential-free provenance) of one read-only GET.
 
     What is printed or recorded comes from the template (``${NAME}`` stays a name),
@@ -198,20 +200,20 @@ def _where(index: int) -> str:
     return f"evidence.sources[{index}].url in workspace.yaml"
 
 
-def _locators(sources: list[dict[str, Any]]) -> dict[int, str]:
+def _locators(sources: list[SourceSpec]) -> dict[int, str]:
     """The locator of each ``kind: http`` entry by its index; two entries that would share
     one (their URLs differ only in parameters that are not kept) are refused."""
     out: dict[int, str] = {}
     first: dict[str, int] = {}
     for index, spec in enumerate(sources):
-        if spec.get("kind") != "http":
+        if spec.kind != "http":
             continue
         try:
-            locator = http_locator(spec["url"], spec.get("safe_query_params", ()))
+            locator = http_locator(spec.url, spec.safe_query_params)
         except MalformedUrl as exc:
             raise SourceError(f"{_where(index)} is malformed: {exc}") from None
         other = first.setdefault(locator, index)
-        if other != index and sources[other]["url"] != spec["url"]:
+        if other != index and sources[other].url != spec.url:
             raise SourceError(
                 f"{_where(other)} and {_where(index)} both become {locator}: their URLs "
                 "differ only in query parameters that are not stored; list the one that "
@@ -221,17 +223,19 @@ def _locators(sources: list[dict[str, Any]]) -> dict[int, str]:
     return out
 
 
-def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candidate]:
+def discover(sources: list[SourceSpec], policy: NetworkPolicy) -> list[Candidate]:
     """One candidate per ``kind: http`` entry of the Evidence descriptor (no request yet)."""
     found = []
     for index, locator in _locators(sources).items():
         spec = sources[index]
-        template = spec["url"]
+        template = spec.url
         sid = source_id(locator)
 
-        def fetch(template: str = template, locator: str = locator, spec: Any = spec) -> Acquired:
-            raw, meta = fetch_url(template, policy, spec.get("safe_query_params", ()))
-            text = normalize(raw, meta["url"])
+        def fetch(
+            template: str = template, locator: str = locator, spec: SourceSpec = spec
+        ) -> Acquired:
+            raw, meta = fetch_url(template, policy, spec.safe_query_params)
+            text = normalize(raw, str(meta["url"]))
             return Acquired(
                 source_id(locator),
                 locator,
@@ -240,8 +244,8 @@ def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candi
                 text,
                 content_hash(text),
                 meta,
-                spec.get("language"),
-                spec.get("title"),
+                spec.language,
+                spec.title,
             )
 
         found.append(Candidate(sid, locator, "http", fetch))

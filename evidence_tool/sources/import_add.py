@@ -12,14 +12,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.errors import ConflictError, SourceError, UnknownNameError, UsageError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.import_source import KIND, check_entry, import_locator, list_files
 from evidence_tool.sources.importers.formats import FORMATS
+from evidence_tool.sources.specs import SourceSpec, specs_of
 from evidence_tool.unit.yaml_strict import YamlProblem, dump, load
 from evidence_tool.workspace.descriptor import (
     parse_descriptor,
@@ -51,10 +53,11 @@ def _relative(layout: Layout, given: str, cwd: Path) -> str:
     return layout.rel(path)
 
 
-def parse_options(args: list[str]) -> dict[str, Any]:
+def parse_options(args: list[str]) -> JsonObject:
     """``--option KEY=VALUE`` pairs; a value is read as one YAML scalar or flow collection
-    (``3``, ``true``, ``[a, b]``), so a descriptor written by hand and by ``add`` agree."""
-    out: dict[str, Any] = {}
+    (``3``, ``true``, ``[a, b]``), so a descriptor written by hand and by ``add`` agree.
+    A JSON boundary: the values go into workspace.yaml as typed."""
+    out: JsonObject = {}
     for arg in args:
         name, sep, text = arg.partition("=")
         if not sep or not name.strip():
@@ -71,9 +74,9 @@ def add_import(
     fmt: str,
     given_path: str,
     language: str | None,
-    options: dict[str, Any],
+    options: JsonObject,
     cwd: Path,
-) -> dict[str, Any]:
+) -> AddResult:
     layout = Layout.at(root)
     layout.require_contained()
     if language is not None and not LANGUAGE.fullmatch(language):
@@ -85,24 +88,28 @@ def add_import(
             f"unknown source format {fmt!r}; the formats are: {', '.join(sorted(FORMATS))}"
         )
     data = read_descriptor(layout.descriptor, "workspace descriptor")
-    value: Any = parse_yaml_bytes(data, DESCRIPTOR)  # edited in place and dumped again below
+    value = parse_yaml_bytes(data, DESCRIPTOR)  # edited in place and dumped again below
     validate_descriptor(value, SCHEMA, DESCRIPTOR)
-    sources = list(value["evidence"].get("sources", []))
+    # The schema has just made these an object, an object and a list.
+    assert isinstance(value, dict) and isinstance(value["evidence"], dict)
+    listed = value["evidence"].get("sources", [])
+    assert isinstance(listed, list)
+    sources = list(listed)
     rel = _relative(layout, given_path, cwd)
     key = f"evidence.sources[{len(sources)}]"
-    entry: dict[str, Any] = {"kind": KIND, "format": fmt, "path": rel}
+    entry: JsonObject = {"kind": KIND, "format": fmt, "path": rel}  # as workspace.yaml holds it
     if language:
         entry["language"] = language
     if options:
         entry["options"] = options
     locator = import_locator(fmt, rel)
-    for n, spec in enumerate(sources):
-        if spec.get("kind") == KIND and import_locator(spec["format"], spec["path"]) == locator:
+    for n, spec in enumerate(specs_of(s for s in sources if isinstance(s, dict))):
+        if spec.kind == KIND and import_locator(spec.format, spec.path) == locator:
             raise UsageError(
                 f"{DESCRIPTOR} already imports {rel} as {fmt} (evidence.sources[{n}]); "
                 "nothing was written: edit that entry to change its options"
             )
-    check_entry(entry, key)
+    check_entry(SourceSpec.from_json(len(sources), entry), key)
     list_files(layout, rel, key)  # the links inside a folder too, as refresh will
     # Bytes of the operator's own (comments, spacing) are not kept: said in the result.
     rewritten = dump(value).encode("utf-8") != data
@@ -117,11 +124,25 @@ def add_import(
             "nothing was written: run 'sources add' again",
             path=DESCRIPTOR,
         ) from None
-    return {
-        "source_id": source_id(locator),
-        "locator": locator,
-        "key": key,
-        "entry": entry,
-        "descriptor": DESCRIPTOR,
-        "rewritten": rewritten,
-    }
+    return AddResult(source_id(locator), locator, key, entry, rewritten)
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What 'sources add' wrote: the new source and its descriptor entry."""
+
+    source_id: str
+    locator: str
+    key: str  # evidence.sources[N]
+    entry: JsonObject  # as written into workspace.yaml
+    rewritten: bool  # the operator's own bytes (comments, spacing) were not kept
+
+    def to_json(self) -> JsonObject:
+        return {
+            "source_id": self.source_id,
+            "locator": self.locator,
+            "key": self.key,
+            "entry": self.entry,
+            "descriptor": DESCRIPTOR,
+            "rewritten": self.rewritten,
+        }

@@ -88,6 +88,7 @@ def where_each(data: bytes, excerpts: list[str]) -> dict[str, list[str]]:
     return {e: [s.where for s in spans if e in s.text] for e in excerpts}
 
 
+# ``provenance``: the manifest's object as 'show' reads it (the archive owns its keys).
 def imported_from(layout: Layout, provenance: dict[str, Any] | None) -> list[str]:
     """For a unit adopted from an import, or edited since and keeping that lineage under
     ``original``: ``path:first-last`` of each excerpt's span, in excerpt order ([] for any

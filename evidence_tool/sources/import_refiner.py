@@ -17,12 +17,15 @@ from collections import defaultdict
 from typing import Any
 
 from evidence_tool.errors import EvidenceError, SourceError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import import_record
+from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.import_record import Located
 from evidence_tool.sources.import_source import ImportAcquired
 from evidence_tool.sources.importers.base import ImportInput, ImportResult, Span
 from evidence_tool.sources.importers.formats import importer_for
-from evidence_tool.sources.refiner import Proposal, _add_markdown
+from evidence_tool.sources.records import NotImportedItem, ReviewCode
+from evidence_tool.sources.refiner import Proposal, RefinerRequest, _add_markdown
 from evidence_tool.unit import render
 
 MISMATCH = "span-mismatch"
@@ -34,16 +37,16 @@ class ImportRefiner:
 
     name = "import"
 
-    def __init__(self, fmt: str, options: dict[str, Any]) -> None:
+    def __init__(self, fmt: str, options: JsonObject) -> None:
         self.format = fmt
-        self.options = options
+        self.options = options  # the descriptor's, as written there (a JSON boundary)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         return {"kind": "import", "format": self.format, "options": self.options}
 
-    def refine(self, doc: Any, request: dict[str, Any]) -> Proposal:
+    def refine(self, doc: Acquired, request: RefinerRequest) -> Proposal:
         assert isinstance(doc, ImportAcquired)
-        source = doc.input(request["language"])
+        source = doc.input(request.language)
         result = importer_for(self.format).read(source)
         proposal = build_proposal(doc, source, result)
         _check_unchanged(doc)  # after the spans were verified too: all of one content
@@ -150,17 +153,16 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
         try:
             markdown = render(item.unit)
         except (EvidenceError, ValueError, TypeError) as exc:
-            proposal.raise_item("invalid-unit", f"unit from {first}: {exc}", uid)
+            proposal.raise_item(ReviewCode.INVALID_UNIT, f"unit from {first}: {exc}", uid)
             continue
         excerpts = list(dict.fromkeys(g.text for g in good))
         _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid)
         cited += good
     proposal.record = import_record.render(
-        doc.format, doc.provenance["path"], doc.content_hash, cited
+        doc.format, str(doc.provenance["path"]), doc.content_hash, cited
     )
     proposal.not_imported = [
-        {"element": n.element, "what": n.what, "at": _where(located, n.span)}
-        for n in result.not_imported
+        NotImportedItem(n.element, n.what, _where(located, n.span)) for n in result.not_imported
     ]
     proposal.skipped = dict(sorted(result.skipped.items()))
     return proposal

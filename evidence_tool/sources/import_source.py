@@ -24,6 +24,7 @@ from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.importers.base import ImportInput, SourceFile, check_options
 from evidence_tool.sources.importers.formats import FORMATS, importer_for
 from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy
+from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import DESCRIPTOR, Layout
 
@@ -172,15 +173,15 @@ def _hash_file(path: Path, shown: str) -> tuple[str, int, int]:
         os.close(fd)
 
 
-def _content_hash(spec: dict[str, Any], entries: list[tuple[str, str]]) -> str:
+def _content_hash(spec: SourceSpec, entries: list[tuple[str, str]]) -> str:
     """sha256 over the entry's format, options and language and each file's (path, sha256)
     in path order: any change to what the importer would be given is a new version."""
     digest = hashlib.sha256(
         canonical_json(
             {
-                "format": spec["format"],
-                "options": spec.get("options", {}),
-                "language": spec.get("language"),
+                "format": spec.format,
+                "options": spec.options,
+                "language": spec.language,
             }
         )
     )
@@ -201,8 +202,8 @@ def list_files(
     return root, [(path.name, Path(os.path.realpath(path)))]
 
 
-def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy) -> ImportAcquired:
-    rel = spec["path"]
+def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) -> ImportAcquired:
+    rel = spec.path
     root, found = list_files(layout, rel, key, policy.max_listed)
     files, stamps, hashes = [], [], []
     total = 0
@@ -220,8 +221,8 @@ def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy
         files.append(SourceFile(name, real, size, shown))
         stamps.append((name, size, mtime))
         hashes.append((name, sha))
-    locator = import_locator(spec["format"], rel)
-    options = spec.get("options", {})
+    locator = import_locator(spec.format, rel)
+    options = spec.options
     return ImportAcquired(
         source_id(locator),
         locator,
@@ -230,15 +231,15 @@ def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy
         "",
         _content_hash(spec, hashes),
         {
-            "format": spec["format"],
+            "format": spec.format,
             "path": rel,
             "files": len(files),
             "bytes": total,
             "read_at": now(),
         },
-        spec.get("language"),
-        spec.get("title"),
-        format=spec["format"],
+        spec.language,
+        spec.title,
+        format=spec.format,
         key=key,
         root=root,
         files=tuple(files),
@@ -249,32 +250,30 @@ def _fetch(layout: Layout, spec: dict[str, Any], key: str, policy: NetworkPolicy
     )
 
 
-def check_entry(spec: dict[str, Any], key: str) -> None:
+def check_entry(spec: SourceSpec, key: str) -> None:
     """The format is known and its options are its own (E902 naming the key)."""
-    if spec["format"] not in FORMATS:
+    if spec.format not in FORMATS:
         known = ", ".join(sorted(FORMATS))
         raise DescriptorError(
-            f"{key}.format: unknown source format {spec['format']!r}; the formats are: {known}",
+            f"{key}.format: unknown source format {spec.format!r}; the formats are: {known}",
             details={"result": {"key_path": f"{key}.format"}},
         )
-    known_options = getattr(importer_for(spec["format"]), "options", None)
+    known_options = getattr(importer_for(spec.format), "options", None)
     if known_options is not None:
-        check_options(spec.get("options", {}), known_options, key)
+        check_options(spec.options, known_options, key)
 
 
-def discover(
-    layout: Layout, sources: list[dict[str, Any]], policy: NetworkPolicy
-) -> list[Candidate]:
+def discover(layout: Layout, sources: list[SourceSpec], policy: NetworkPolicy) -> list[Candidate]:
     """One candidate per import entry (nothing read yet); two entries naming one format
     and path are refused (E902), since they would be one source."""
     found: list[Candidate] = []
     keys: dict[str, str] = {}
     for index, spec in enumerate(sources):
-        if spec.get("kind") != KIND:
+        if spec.kind != KIND:
             continue
         key = f"evidence.sources[{index}]"
         check_entry(spec, key)
-        locator = import_locator(spec["format"], spec["path"])
+        locator = import_locator(spec.format, spec.path)
         if locator in keys:
             raise DescriptorError(
                 f"{key}: the same import as {keys[locator]} ({locator}); remove one of them",
@@ -282,7 +281,7 @@ def discover(
             )
         keys[locator] = key
 
-        def fetch(spec: dict[str, Any] = spec, key: str = key) -> Acquired:
+        def fetch(spec: SourceSpec = spec, key: str = key) -> Acquired:
             return _fetch(layout, spec, key, policy)
 
         found.append(Candidate(source_id(locator), locator, KIND, fetch))

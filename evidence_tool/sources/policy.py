@@ -6,8 +6,10 @@ with E501 until an operator names their hosts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from evidence_tool.jsonvalue import JsonValue
 
 MAX_DOCUMENTS = 200
 # Objects one S3 prefix may list: --source-id must find any of them, so the listing is
@@ -29,12 +31,15 @@ class NetworkPolicy:
     max_listed: int = MAX_LISTED
 
     @classmethod
-    def from_settings(cls, settings: dict[str, Any]) -> NetworkPolicy:
+    def from_settings(cls, settings: Mapping[str, JsonValue]) -> NetworkPolicy:
         """From the installation's ``evidence.network`` section (already schema-checked)."""
+        hosts = settings.get("allowed_hosts")
+        timeout = settings.get("timeout_s", DEFAULT_TIMEOUT_S)
+        max_bytes = settings.get("max_bytes", DEFAULT_MAX_BYTES)
         return cls(
-            tuple(h.lower() for h in settings.get("allowed_hosts", [])),
-            float(settings.get("timeout_s", DEFAULT_TIMEOUT_S)),
-            int(settings.get("max_bytes", DEFAULT_MAX_BYTES)),
+            tuple(str(h).lower() for h in hosts) if isinstance(hosts, list) else (),
+            float(timeout) if isinstance(timeout, int | float) else DEFAULT_TIMEOUT_S,
+            int(max_bytes) if isinstance(max_bytes, int | float) else DEFAULT_MAX_BYTES,
         )
 
     def allows(self, host: str | None, port: int | None = None) -> bool:

@@ -11,10 +11,11 @@ never trusted.  Losing the folder costs refinements, never data.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from evidence_tool import __version__, fsio
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.records import NotImportedItem, RecordError, ReviewItem
 from evidence_tool.sources.refiner import Proposal, ProposedUnit
 from evidence_tool.unit import parse_unit, render, sha256_hex
 from evidence_tool.unit.hashing import canonical_json
@@ -24,7 +25,7 @@ from evidence_tool.workspace.layout import Layout
 FOLDER = "proposals"
 
 
-def key_of(doc: Acquired, language: str, refiner: dict[str, Any]) -> str:
+def key_of(doc: Acquired, language: str, refiner: JsonObject) -> str:
     """Everything the refiner is asked, except the current units (context, not input:
     the comparison is rebuilt against the files as they are on every refresh)."""
     return sha256_hex(
@@ -40,16 +41,19 @@ def key_of(doc: Acquired, language: str, refiner: dict[str, Any]) -> str:
     )
 
 
-def _body(proposal: Proposal) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "units": [{"markdown": render(pu.unit), "excerpts": pu.excerpts} for pu in proposal.units],
-        "review_items": proposal.review_items,
+def _body(proposal: Proposal) -> JsonObject:
+    """The proposal as the cache entry holds it (a JSON boundary: the cache file)."""
+    body: JsonObject = {
+        "units": [
+            {"markdown": render(pu.unit), "excerpts": list(pu.excerpts)} for pu in proposal.units
+        ],
+        "review_items": [i.to_json() for i in proposal.review_items],
     }
     if proposal.record is not None:  # an import's: its record and comparison extras
         body |= {
             "record": proposal.record,
-            "not_imported": proposal.not_imported,
-            "skipped": proposal.skipped,
+            "not_imported": [n.to_json() for n in proposal.not_imported],
+            "skipped": dict(proposal.skipped),
         }
     return body
 
@@ -69,18 +73,40 @@ def load(layout: Layout, key: str) -> Proposal | None:
         body = entry["proposal"]
         if entry["key"] != key or entry["digest"] != sha256_hex(canonical_json(body)):
             return None
-        units = []
-        for item in body["units"]:
-            parsed = parse_unit(item["markdown"])
-            if parsed.unit is None:
-                return None
-            units.append(ProposedUnit(parsed.unit, list(item["excerpts"])))
-        return Proposal(
-            units,
-            [dict(i) for i in body["review_items"]],
-            record=body.get("record"),
-            not_imported=[dict(n) for n in body.get("not_imported", [])],
-            skipped=dict(body.get("skipped", {})),
-        )
+        return _proposal(body)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+        return None  # RecordError is a ValueError: a hand-edited entry is refined again
+
+
+def _proposal(body: JsonValue) -> Proposal | None:
+    """The proposal of a cache entry whose digest checked out (None: a unit no longer
+    parses, as after a change of the unit format)."""
+    if not isinstance(body, dict):
+        raise RecordError("the proposal is not an object")
+    units = []
+    for item in _items(body, "units"):
+        markdown, excerpts = item["markdown"], item["excerpts"]
+        if not isinstance(markdown, str) or not isinstance(excerpts, list):
+            raise RecordError("a cached unit is malformed")
+        parsed = parse_unit(markdown)
+        if parsed.unit is None:
+            return None
+        units.append(ProposedUnit(parsed.unit, [str(e) for e in excerpts]))
+    record = body.get("record")
+    skipped = body.get("skipped", {})
+    if not isinstance(skipped, dict):
+        raise RecordError("'skipped' is not an object")
+    return Proposal(
+        units,
+        [ReviewItem.from_json(i) for i in _items(body, "review_items")],
+        record=record if isinstance(record, str) else None,
+        not_imported=[NotImportedItem.from_json(n) for n in _items(body, "not_imported")],
+        skipped={k: int(str(v)) for k, v in skipped.items()},
+    )
+
+
+def _items(body: JsonObject, key: str) -> list[JsonObject]:
+    value = body.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise RecordError(f"{key!r} is not a list of objects")
+    return [v for v in value if isinstance(v, dict)]

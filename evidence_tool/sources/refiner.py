@@ -15,15 +15,17 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
 from evidence_tool.errors import EvidenceError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.sources.document import Acquired, DocumentMeta, split_units
 from evidence_tool.sources.excerpts import field_excerpts
+from evidence_tool.sources.records import DocumentFacts, NotImportedItem, ReviewCode, ReviewItem
 from evidence_tool.unit import Unit, parse_unit
 from evidence_tool.unit.schemas import load_schema
 
@@ -37,22 +39,120 @@ class ProposedUnit:
 @dataclass
 class Proposal:
     units: list[ProposedUnit] = field(default_factory=list)
-    review_items: list[dict[str, Any]] = field(default_factory=list)
-    _raised: set[tuple[str, str, str | None]] = field(default_factory=set, repr=False)
+    review_items: list[ReviewItem] = field(default_factory=list)
+    _raised: set[ReviewItem] = field(default_factory=set, repr=False)
     # Import sources only (None/empty for documents): the import record replace stores,
     # the elements no unit field holds, and what the format skipped by design, by kind.
     record: str | None = None
-    not_imported: list[dict[str, Any]] = field(default_factory=list)
+    not_imported: list[NotImportedItem] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._raised |= {(i["code"], i["message"], i.get("unit_id")) for i in self.review_items}
+        self._raised |= set(self.review_items)
 
     def raise_item(self, code: str, message: str, unit_id: str | None = None) -> None:
-        key = (code, message, unit_id)
-        if key not in self._raised:  # a set beside the list: thousands of items stay linear
-            self._raised.add(key)
-            self.review_items.append({"code": code, "message": message, "unit_id": unit_id})
+        item = ReviewItem(code, message, unit_id)
+        if item not in self._raised:  # a set beside the list: thousands of items stay linear
+            self._raised.add(item)
+            self.review_items.append(item)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestUnit:
+    """A live unit from the source, sent to the refiner as context."""
+
+    id: str
+    path: str
+    markdown: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefinerRequest:
+    """What a refiner is asked (schemas/refiner-request.schema.json).  An import's request
+    carries only its language: an importer reads files, not a draft."""
+
+    source_id: str
+    locator: str
+    kind: str
+    content_hash: str
+    language: str
+    text: str
+    document: DocumentFacts
+    current_units: tuple[RequestUnit, ...] = ()
+
+    def to_json(self) -> JsonObject:
+        return {
+            "protocol": PROTOCOL,
+            "source_id": self.source_id,
+            "locator": self.locator,
+            "kind": self.kind,
+            "content_hash": self.content_hash,
+            "language": self.language,
+            "text": self.text,
+            "document": self.document.to_json(),
+            "current_units": [
+                {"id": u.id, "path": u.path, "markdown": u.markdown} for u in self.current_units
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, value: JsonObject) -> RefinerRequest:
+        units = value["current_units"]
+        assert isinstance(units, list)
+        return cls(
+            str(value["source_id"]),
+            str(value["locator"]),
+            str(value["kind"]),
+            str(value["content_hash"]),
+            str(value["language"]),
+            str(value["text"]),
+            DocumentFacts.from_json(value["document"]),
+            tuple(
+                RequestUnit(str(u["id"]), str(u["path"]), str(u["markdown"]))
+                for u in units
+                if isinstance(u, dict)
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseUnit:
+    markdown: str
+    excerpts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RefinerResponse:
+    """A command refiner's answer (schemas/refiner-response.schema.json), once valid."""
+
+    units: tuple[ResponseUnit, ...]
+    review_items: tuple[tuple[str, str | None], ...] = ()  # (message, unit id)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "units": [{"markdown": u.markdown, "excerpts": list(u.excerpts)} for u in self.units],
+            "review_items": [{"message": m, "unit_id": uid} for m, uid in self.review_items],
+        }
+
+    @classmethod
+    def from_json(cls, value: JsonValue) -> RefinerResponse:
+        """Read a response that passed the schema (which the narrowing below restates)."""
+        assert isinstance(value, dict)
+        units, items = value["units"], value.get("review_items", [])
+        assert isinstance(units, list) and isinstance(items, list)
+        out_units = []
+        for u in units:
+            assert isinstance(u, dict) and isinstance(u["excerpts"], list)
+            out_units.append(ResponseUnit(str(u["markdown"]), tuple(map(str, u["excerpts"]))))
+        out_items = []
+        for i in items:
+            assert isinstance(i, dict)
+            uid = i.get("unit_id")
+            out_items.append((str(i["message"]), uid if isinstance(uid, str) else None))
+        return cls(tuple(out_units), tuple(out_items))
+
+
+PROTOCOL = 1
 
 
 def refinement_error(locator: str, why: str) -> EvidenceError:
@@ -72,7 +172,9 @@ def _add_markdown(
     if result.unit is None:
         first = result.errors[0] if result.errors else None
         detail = f"{first.code} {first.message}" if first else "not a v4 unit"
-        proposal.raise_item("invalid-unit", f"{where}: {detail}", result.unit_id or unit_id)
+        proposal.raise_item(
+            ReviewCode.INVALID_UNIT, f"{where}: {detail}", result.unit_id or unit_id
+        )
         return
     found = excerpts if excerpts is not None else field_excerpts(markdown, result.unit)
     proposal.units.append(ProposedUnit(result.unit, list(dict.fromkeys(found))))
@@ -83,10 +185,10 @@ class UnitsRefiner:
 
     name = "units"
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         return {"kind": "units"}  # its code is the tool's: the cache key names the version
 
-    def refine(self, doc: Acquired, request: dict[str, Any]) -> Proposal:
+    def refine(self, doc: Acquired, request: RefinerRequest) -> Proposal:
         proposal = Proposal()
         _, chunks = split_units(doc.text)
         for line, chunk in chunks:
@@ -105,8 +207,8 @@ class CommandRefiner:
         self.cwd = cwd
 
     @cached_property
-    def _identity(self) -> dict[str, Any]:
-        programs = {}
+    def _identity(self) -> JsonObject:
+        programs: JsonObject = {}
         for arg in self.command:
             # A script or binary named on the command line: a new version of it is
             # another refiner, whose earlier proposals must not be reused.
@@ -114,15 +216,15 @@ class CommandRefiner:
             with contextlib.suppress(OSError):
                 if path.is_file():
                     programs[arg] = _file_identity(path)
-        return {"kind": "command", "command": self.command, "programs": programs}
+        return {"kind": "command", "command": list(self.command), "programs": programs}
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         """What decides its answers: the command line and the bytes of the files it names
         (not the timeout, which only decides whether there is an answer)."""
         return self._identity
 
-    def _run(self, doc: Acquired, request: dict[str, Any]) -> bytes:
-        data = json.dumps(request, ensure_ascii=False).encode("utf-8")
+    def _run(self, doc: Acquired, request: RefinerRequest) -> bytes:
+        data = json.dumps(request.to_json(), ensure_ascii=False).encode("utf-8")
         try:
             # A new session, so a timeout kills the refiner's children too.
             proc = subprocess.Popen(
@@ -151,10 +253,10 @@ class CommandRefiner:
             )
         return out
 
-    def refine(self, doc: Acquired, request: dict[str, Any]) -> Proposal:
+    def refine(self, doc: Acquired, request: RefinerRequest) -> Proposal:
         out = self._run(doc, request)
         try:
-            response = json.loads(out)
+            response: JsonValue = json.loads(out)
         except ValueError as exc:
             raise refinement_error(
                 doc.locator, f"the refiner printed invalid JSON ({exc})"
@@ -167,11 +269,12 @@ class CommandRefiner:
                 f"the response does not match refiner-response.schema.json at {where}: "
                 f"{problems[0].message}",
             )
+        answer = RefinerResponse.from_json(response)
         proposal = Proposal()
-        for n, item in enumerate(response["units"]):
-            _add_markdown(proposal, item["markdown"], item["excerpts"], f"proposed unit {n + 1}")
-        for item in response.get("review_items", []):
-            proposal.raise_item("refiner", item["message"], item.get("unit_id"))
+        for n, unit in enumerate(answer.units):
+            _add_markdown(proposal, unit.markdown, list(unit.excerpts), f"proposed unit {n + 1}")
+        for message, unit_id in answer.review_items:
+            proposal.raise_item(ReviewCode.REFINER, message, unit_id)
         return proposal
 
 
@@ -199,32 +302,36 @@ def _response_validator() -> Any:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-def refiner_for(settings: dict[str, Any], cwd: str | None = None) -> UnitsRefiner | CommandRefiner:
-    """The refiner of the installation's ``evidence.refiner`` section (default: ``units``)."""
+def refiner_for(
+    settings: Mapping[str, JsonValue], cwd: str | None = None
+) -> UnitsRefiner | CommandRefiner:
+    """The refiner of the installation's ``evidence.refiner`` section (default: ``units``;
+    the section is schema-checked when the installation is loaded)."""
     kind = settings.get("kind", "units")
     if kind == "units":
         return UnitsRefiner()
     command = settings.get("command")
-    if not command:
+    if not command or not isinstance(command, list):
         raise EvidenceError("evidence.refiner.command is required for kind 'command'", code="E902")
-    return CommandRefiner(list(command), float(settings.get("timeout_s", 300)), cwd)
+    timeout = settings.get("timeout_s", 300)
+    seconds = float(timeout) if isinstance(timeout, int | float) else 300.0
+    return CommandRefiner([str(a) for a in command], seconds, cwd)
 
 
 def build_request(
-    doc: Acquired, meta: DocumentMeta, language: str, current: list[dict[str, Any]]
-) -> dict[str, Any]:
+    doc: Acquired, meta: DocumentMeta, language: str, current: Iterable[RequestUnit] = ()
+) -> RefinerRequest:
     """The refiner request (schemas/refiner-request.schema.json)."""
-    return {
-        "protocol": 1,
-        "source_id": doc.source_id,
-        "locator": doc.locator,
-        "kind": doc.kind,
-        "content_hash": doc.content_hash,
-        "language": language,
-        "text": doc.text,
-        "document": meta.to_json(),
-        "current_units": current,
-    }
+    return RefinerRequest(
+        doc.source_id,
+        doc.locator,
+        doc.kind,
+        doc.content_hash,
+        language,
+        doc.text,
+        meta.facts(),
+        tuple(current),
+    )
 
 
 def check_excerpts(proposal: Proposal, text: str, verbatim: Collection[str] = frozenset()) -> None:
@@ -234,14 +341,14 @@ def check_excerpts(proposal: Proposal, text: str, verbatim: Collection[str] = fr
     for pu in proposal.units:
         if not pu.excerpts:
             proposal.raise_item(
-                "excerpt-not-found",
+                ReviewCode.EXCERPT_NOT_FOUND,
                 "the unit has no supporting excerpt from the source",
                 pu.unit.id,
             )
         for excerpt in pu.excerpts:
             if excerpt not in verbatim and excerpt not in text:
                 proposal.raise_item(
-                    "excerpt-not-found",
+                    ReviewCode.EXCERPT_NOT_FOUND,
                     f"the excerpt {excerpt[:60]!r} does not occur verbatim in the source",
                     pu.unit.id,
                 )

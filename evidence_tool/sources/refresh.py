@@ -11,19 +11,29 @@ follows the same path and writes nothing.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
+from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
 from evidence_tool.sources.import_source import ImportAcquired
 from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.records import (
+    Comparison,
+    LineStatus,
+    Registry,
+    SourceKind,
+    SourceRecord,
+    SourceStatus,
+)
 from evidence_tool.sources.refiner import (
     CommandRefiner,
     Proposal,
@@ -31,7 +41,8 @@ from evidence_tool.sources.refiner import (
     build_request,
     check_excerpts,
 )
-from evidence_tool.sources.registry import resolve_id
+from evidence_tool.sources.registry import locators, resolve_id
+from evidence_tool.sources.specs import specs_of
 
 
 @dataclass
@@ -42,16 +53,16 @@ class Refined:
 
 
 def _select(
-    candidates: list[Any], only: str | None, registry: dict[str, Any]
-) -> tuple[list[Any], set[str] | None]:
+    candidates: list[Candidate], only: str | None, registry: Registry
+) -> tuple[list[Candidate], set[str] | None]:
     """The candidates to fetch, and the ids this refresh may mark missing (None: all)."""
     if only is None:
         return candidates, None
     # Known ids are the registry's and what discovery found now: one resolver (E904 with
     # the candidates by short id and locator) answers for refresh, decide and show.
-    known = {"sources": {**registry["sources"]}}
+    known = locators(registry)
     for c in candidates:
-        known["sources"].setdefault(c.source_id, {"source_id": c.source_id, "locator": c.locator})
+        known.setdefault(c.source_id, c.locator)
     chosen = resolve_id(known, only)
     return [c for c in candidates if c.source_id == chosen], {chosen}
 
@@ -59,7 +70,7 @@ def _select(
 def refine_all(
     archive: LocalEvidenceArchive,
     docs: list[Acquired],
-    registry: dict[str, Any],
+    registry: Registry,
     refiner: UnitsRefiner | CommandRefiner,
     default_language: str,
     progress: Progress | None,
@@ -74,9 +85,9 @@ def refine_all(
     for n, doc in enumerate(docs):
         if progress:
             progress("refining", n, len(docs))
-        record = registry["sources"].get(doc.source_id, {})
+        record = registry.sources.get(doc.source_id)
         meta = document_meta(doc.text)
-        if doc.content_hash in (record.get("adopted_hash"), record.get("acknowledged_hash")):
+        if record is not None and doc.content_hash in record.decided_hashes:
             out.append(Refined(doc, meta, None))
             continue
         language = doc.language or meta.language or default_language
@@ -86,7 +97,7 @@ def refine_all(
         proposal = proposals.load(archive.layout, key)
         if proposal is None:
             if imported:  # an importer reads files, not a draft: no current units
-                request = {"language": language}
+                request = build_request(doc, meta, language)
             else:
                 view = view or compare.ArchiveView.load(archive)
                 request = build_request(doc, meta, language, view.request_units(doc.source_id))
@@ -119,96 +130,126 @@ def _cache_what_was_paid_for(
         pass
 
 
-def _record(registry: dict[str, Any], doc: Acquired, meta: DocumentMeta, at: str) -> dict[str, Any]:
-    record: dict[str, Any] = registry["sources"].setdefault(
-        doc.source_id,
-        {
-            "source_id": doc.source_id,
-            "locator": doc.locator,
-            "kind": doc.kind,
-            "first_seen_at": at,
-            "adopted_hash": None,
-            "acknowledged_hash": None,
-            "comparison": None,
-            "decision": None,
-            "retraction": None,
-        },
-    )
+def _record(registry: Registry, doc: Acquired, meta: DocumentMeta, at: str) -> SourceRecord:
+    """The source's record as this refresh found it: active again, with its last hash."""
+    known = registry.sources.get(doc.source_id)
+    record = known or SourceRecord(doc.source_id, doc.locator, SourceKind(doc.kind), at)
     # No "last seen" time: an unchanged refresh must leave sources.json byte-for-byte alone.
-    record.pop("missing_since", None)
-    record.update(
-        status="active",
+    return dataclasses.replace(
+        record,
+        status=SourceStatus.ACTIVE,
+        missing_since=None,
         last_hash=doc.content_hash,
         title=meta.title or doc.title,
         identifier=meta.identifier,
     )
-    return record
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLine:
+    """What refresh did with one source (one line of its output)."""
+
+    source_id: str
+    locator: str
+    kind: SourceKind
+    status: LineStatus
+    content_hash: str | None = None  # None for a missing source
+    comparison: Comparison | None = None  # only when compared
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"source_id": self.source_id, "locator": self.locator}
+        out["kind"] = self.kind.value
+        if self.content_hash is not None:
+            out["content_hash"] = self.content_hash
+        out["status"] = self.status.value
+        c = self.comparison
+        if c is not None:
+            out |= {
+                "revision": c.revision,
+                "proposed": [p.id for p in c.proposed],
+                "retire": list(c.retire),
+                "dropped": [d.to_json() for d in c.dropped],
+                "review_items": len(c.review_items),
+            }
+            if c.imported is not None:  # an import: what it did not turn into units
+                out |= {
+                    "not_imported": len(c.imported.not_imported),
+                    "skipped": dict(c.imported.skipped),
+                }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshResult:
+    dry_run: bool
+    wrote: bool
+    sources: tuple[SourceLine, ...]
+
+    @property
+    def compared(self) -> int:
+        return sum(1 for line in self.sources if line.status == LineStatus.COMPARED)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "dry_run": self.dry_run,
+            "wrote": self.wrote,
+            "sources": [line.to_json() for line in self.sources],
+        }
+
+
+def _compared(view: compare.ArchiveView, record: SourceRecord, r: Refined, at: str) -> Comparison:
+    """The comparison of a changed source; a comparison equal to the pending one keeps
+    its creation time, so the registry's bytes stay stable."""
+    assert r.proposal is not None
+    base = record.adopted_hash or record.acknowledged_hash
+    refinement = compare.Refinement(r.doc, r.meta, r.proposal, base, bool(record.retraction), at)
+    comp = compare.build(view, refinement)
+    previous = record.comparison
+    if previous and previous.revision == comp.revision:
+        comp = dataclasses.replace(comp, created_at=previous.created_at)
+    return comp
 
 
 def _apply(
     archive: LocalEvidenceArchive,
-    registry: dict[str, Any],
+    registry: Registry,
     refined: list[Refined],
     seen: set[str],
     scope: set[str] | None,
     at: str,
-) -> list[dict[str, Any]]:
+) -> list[SourceLine]:
     """Update the registry in memory: comparisons, missing sources; returns per-source lines."""
     view = compare.ArchiveView.load(archive)
     lines = []
     for r in refined:
         record = _record(registry, r.doc, r.meta, at)
-        line: dict[str, Any] = {
-            "source_id": r.doc.source_id,
-            "locator": r.doc.locator,
-            "kind": r.doc.kind,
-            "content_hash": r.doc.content_hash,
-        }
+        kind, chash = SourceKind(r.doc.kind), r.doc.content_hash
         if r.proposal is None:
-            record["comparison"] = None  # back to what was decided: nothing left to compare
-            lines.append({**line, "status": "unchanged"})
+            # Back to what was decided: nothing left to compare.
+            registry.sources[record.source_id] = dataclasses.replace(record, comparison=None)
+            lines.append(
+                SourceLine(record.source_id, r.doc.locator, kind, LineStatus.UNCHANGED, chash)
+            )
             continue
-        base = record.get("adopted_hash") or record.get("acknowledged_hash")
-        comp = compare.build(
-            view, r.doc, r.meta, r.proposal, base, bool(record.get("retraction")), at
-        )
-        previous = record.get("comparison")
-        if previous and previous["revision"] == comp["revision"]:
-            comp["created_at"] = previous["created_at"]  # same comparison: keep the bytes stable
-        record["comparison"] = comp
+        comp = _compared(view, record, r, at)
+        registry.sources[record.source_id] = dataclasses.replace(record, comparison=comp)
         lines.append(
-            {
-                **line,
-                "status": "compared",
-                "revision": comp["revision"],
-                "proposed": [p["id"] for p in comp["proposed"]],
-                "retire": comp["retire"],
-                "dropped": comp["dropped"],
-                "review_items": len(comp["review_items"]),
-            }
+            SourceLine(record.source_id, r.doc.locator, kind, LineStatus.COMPARED, chash, comp)
         )
-        if "not_imported" in comp:  # an import: what it did not turn into units
-            lines[-1] |= {"not_imported": len(comp["not_imported"]), "skipped": comp["skipped"]}
-    for sid, record in sorted(registry["sources"].items()):
+    for sid, record in sorted(registry.sources.items()):
         if sid in seen or (scope is not None and sid not in scope):
             continue
-        if record.get("status") != "missing":
-            record["status"] = "missing"
-            record["missing_since"] = at
-        lines.append(
-            {
-                "source_id": sid,
-                "locator": record["locator"],
-                "kind": record["kind"],
-                "status": "missing",
-            }
-        )
+        if record.status != SourceStatus.MISSING:
+            registry.sources[sid] = dataclasses.replace(
+                record, status=SourceStatus.MISSING, missing_since=at
+            )
+        lines.append(SourceLine(sid, record.locator, record.kind, LineStatus.MISSING))
     return lines
 
 
 def refresh(
     archive: LocalEvidenceArchive,
-    descriptor_sources: list[dict[str, Any]],
+    descriptor_sources: Sequence[Mapping[str, JsonValue]],  # evidence.sources, as loaded
     policy: NetworkPolicy,
     refiner: UnitsRefiner | CommandRefiner,
     default_language: str,
@@ -217,10 +258,10 @@ def refresh(
     only: str | None = None,
     dry_run: bool = False,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> RefreshResult:
     layout = archive.layout
     registry = store.read(layout)
-    candidates = discover(layout, descriptor_sources, policy)
+    candidates = discover(layout, specs_of(descriptor_sources), policy)
     selected, scope = _select(candidates, only, registry)
     check_count(selected, policy)
     docs = acquire(selected, policy, progress)
@@ -235,7 +276,7 @@ def refresh(
     at = now()
     if dry_run:
         lines = _apply(archive, registry, refined, seen, scope, at)
-        return {"dry_run": True, "wrote": False, "sources": lines}
+        return RefreshResult(True, False, tuple(lines))
     with archive.locked("refresh"):
         for key, proposal in made:
             proposals.save(layout, key, proposal)
@@ -243,8 +284,8 @@ def refresh(
         lines = _apply(archive, registry, refined, seen, scope, at)
         fsio.begin_step()  # the acquisitions, committed by the sources.json naming them
         for r in refined:
-            record = registry["sources"][r.doc.source_id]
-            if record.get("comparison") and record["comparison"]["acquisition"] == r.doc.raw_hash:
+            comparison = registry.sources[r.doc.source_id].comparison
+            if comparison and comparison.acquisition == r.doc.raw_hash:
                 store.save_acquisition(layout, r.doc)
         before = layout.sources_json.read_bytes() if layout.sources_json.exists() else None
         wrote = before != store.render(registry)
@@ -255,6 +296,6 @@ def refresh(
                 "refreshed",
                 actor,
                 sources=len(lines),
-                compared=sum(1 for x in lines if x["status"] == "compared"),
+                compared=sum(1 for x in lines if x.status == LineStatus.COMPARED),
             )
-    return {"dry_run": False, "wrote": wrote, "sources": lines}
+    return RefreshResult(False, wrote, tuple(lines))

@@ -8,7 +8,9 @@ is edited, retired or its item resolved.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
@@ -16,9 +18,21 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceWarning, UnknownNameError, UsageError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import store
-from evidence_tool.sources.compare import ArchiveView
+from evidence_tool.sources.records import (
+    Comparison,
+    Registry,
+    Retraction,
+    ReviewCode,
+    SourceKind,
+    SourceRecord,
+    SourceStatus,
+    as_stored,
+)
 
-RETRACTED = "source-retracted"
+if TYPE_CHECKING:
+    from evidence_tool.sources.compare import ArchiveView
+
+RETRACTED = ReviewCode.SOURCE_RETRACTED.value
 MISSING = "W151"  # a live unit derived from a source that refresh marked missing
 
 
@@ -26,9 +40,9 @@ MIN_PREFIX = 6
 _LISTED = 10  # candidates named in the message; 'sources list' shows the rest
 
 
-def resolve_id(registry: dict[str, Any], given: str) -> str:
-    """A full source id, or a unique prefix of at least 6 hex characters (else E904)."""
-    known: dict[str, Any] = registry["sources"]
+def resolve_id(known: dict[str, str], given: str) -> str:
+    """A full source id, or a unique prefix of at least 6 hex characters (else E904).
+    ``known``: source id -> locator, of every source the caller may name."""
     if given in known:
         return given
     matches = [s for s in known if s.startswith(given)]
@@ -38,16 +52,21 @@ def resolve_id(registry: dict[str, Any], given: str) -> str:
         what = f"is too short: give at least {MIN_PREFIX} characters of a source id"
     else:
         what = "is ambiguous" if matches else "is not a known source"
-    raise UnknownNameError(f"source id {given!r} {what}; {_candidates(registry, matches)}")
+    raise UnknownNameError(f"source id {given!r} {what}; {_candidates(known, matches)}")
 
 
-def _candidates(registry: dict[str, Any], matches: list[str]) -> str:
+def locators(registry: Registry) -> dict[str, str]:
+    """source id -> locator of every registered source: what ``resolve_id`` chooses from."""
+    return {sid: r.locator for sid, r in registry.sources.items()}
+
+
+def _candidates(known: dict[str, str], matches: list[str]) -> str:
     """The sources to choose from (those the prefix matches, if any): short id and locator."""
-    records = [registry["sources"][s] for s in (matches or sorted(registry["sources"]))]
-    if not records:
+    ids = matches or sorted(known)
+    if not ids:
         return "the workspace has no sources yet: run 'tht workspace evidence refresh'"
-    shown = [f"{r['source_id'][:12]} {r['locator']}" for r in records[:_LISTED]]
-    more = f", and {len(records) - _LISTED} more" if len(records) > _LISTED else ""
+    shown = [f"{sid[:12]} {known[sid]}" for sid in ids[:_LISTED]]
+    more = f", and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
     return (
         "candidates: "
         + ", ".join(shown)
@@ -56,94 +75,159 @@ def _candidates(registry: dict[str, Any], matches: list[str]) -> str:
     )
 
 
-def _citing(view: ArchiveView, sid: str) -> list[dict[str, Any]]:
-    return [
-        {"id": uid, "as": role, "path": view.files[uid].rel}
-        for uid, role in view.citing.get(sid, [])
-    ]
+@dataclass(frozen=True, slots=True)
+class CitingUnit:
+    """A live unit citing a source, as its document source or as its original."""
+
+    id: str
+    role: str  # "source" | "original"
+    path: str
+
+    def to_json(self) -> JsonObject:
+        return {"id": self.id, "as": self.role, "path": self.path}
 
 
-def _summary(record: dict[str, Any], view: ArchiveView) -> dict[str, Any]:
-    sid = record["source_id"]
-    comparison = record.get("comparison")
-    return {
-        "source_id": sid,
-        "locator": record["locator"],
-        "kind": record["kind"],
-        "status": "retracted" if record.get("retraction") else record.get("status", "active"),
-        "title": record.get("title"),
-        "identifier": record.get("identifier"),
-        "adopted_hash": record.get("adopted_hash"),
-        "acknowledged_hash": record.get("acknowledged_hash"),
-        "pending_comparison": comparison["revision"] if comparison else None,
-        "suppressed": sid in view.suppressed,
-        "retraction": record.get("retraction"),
-        "decision": record.get("decision"),
-        "citing_units": _citing(view, sid),
-    }
+def _view(archive: LocalEvidenceArchive) -> ArchiveView:
+    """The archive's units by source; loaded here, so that W151's common case (no source
+    missing) does not import the comparison (start-up, docs/performance.md)."""
+    from evidence_tool.sources.compare import ArchiveView
+
+    return ArchiveView.load(archive)
 
 
-def list_sources(archive: LocalEvidenceArchive) -> list[dict[str, Any]]:
+def _citing(view: ArchiveView, sid: str) -> list[CitingUnit]:
+    return [CitingUnit(uid, role, view.files[uid].rel) for uid, role in view.citing.get(sid, [])]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSummary:
+    """One line of 'sources list': the record, whether it is suppressed, who cites it."""
+
+    record: SourceRecord
+    suppressed: bool
+    citing_units: tuple[CitingUnit, ...]
+
+    @property
+    def source_id(self) -> str:
+        return self.record.source_id
+
+    @property
+    def status(self) -> SourceStatus:
+        return SourceStatus.RETRACTED if self.record.retraction else self.record.status
+
+    def warning(self) -> str | None:
+        return warning_for(self.record)
+
+    def to_json(self) -> JsonObject:
+        r = self.record
+        return {
+            "source_id": r.source_id,
+            "locator": r.locator,
+            "kind": r.kind.value,
+            "status": self.status.value,
+            "title": r.title,
+            "identifier": as_stored(r.identifier.to_json()) if r.identifier else None,
+            "adopted_hash": r.adopted_hash,
+            "acknowledged_hash": r.acknowledged_hash,
+            "pending_comparison": r.comparison.revision if r.comparison else None,
+            "suppressed": self.suppressed,
+            "retraction": as_stored(r.retraction.to_json()) if r.retraction else None,
+            "decision": as_stored(r.decision.to_json()) if r.decision else None,
+            "citing_units": [c.to_json() for c in self.citing_units],
+        }
+
+
+def _summary(record: SourceRecord, view: ArchiveView) -> SourceSummary:
+    sid = record.source_id
+    return SourceSummary(record, sid in view.suppressed, tuple(_citing(view, sid)))
+
+
+def source_summaries(archive: LocalEvidenceArchive) -> list[SourceSummary]:
     registry = store.read(archive.layout)
-    view = ArchiveView.load(archive)
-    return [_summary(r, view) for _, r in sorted(registry["sources"].items())]
+    view = _view(archive)
+    return [_summary(r, view) for _, r in sorted(registry.sources.items())]
 
 
-def warning_for(record: dict[str, Any]) -> str | None:
-    retraction = record.get("retraction")
-    if not retraction:
+def list_sources(archive: LocalEvidenceArchive) -> list[JsonObject]:
+    """The 'sources list --json' payload (a JSON boundary: the CLI and the review page
+    render it as is)."""
+    return [s.to_json() for s in source_summaries(archive)]
+
+
+def warning_for(record: SourceRecord | JsonObject) -> str | None:
+    """The retraction warning of a record (or of its JSON summary, as the page holds it)."""
+    if isinstance(record, dict):  # JSON boundary: the review page's summaries
+        retraction = Retraction.from_json(record.get("retraction"))
+        locator = str(record.get("locator"))
+    else:
+        retraction, locator = record.retraction, record.locator
+    if retraction is None:
         return None
     return (
-        f"source {record['locator']} was retracted on {retraction['at']} by "
-        f"{retraction['actor']}: {retraction['note']}"
+        f"source {locator} was retracted on {retraction.at} by "
+        f"{retraction.actor}: {retraction.note}"
     )
 
 
-def show_source(archive: LocalEvidenceArchive, given: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SourceDetail:
+    """'sources show': the summary, the pending comparison and the retraction warning."""
+
+    summary: SourceSummary
+    comparison: Comparison | None
+
+    def to_json(self) -> JsonObject:
+        warning = self.summary.warning()
+        return {
+            **self.summary.to_json(),
+            "comparison": as_stored(self.comparison.to_json()) if self.comparison else None,
+            "warnings": [warning] if warning else [],
+        }
+
+
+def show_source(archive: LocalEvidenceArchive, given: str) -> SourceDetail:
     registry = store.read(archive.layout)
-    sid = resolve_id(registry, given)
-    record = registry["sources"][sid]
-    out = _summary(record, ArchiveView.load(archive))
-    out["comparison"] = record.get("comparison")
-    warning = warning_for(record)
-    out["warnings"] = [warning] if warning else []
-    return out
+    record = registry.sources[resolve_id(locators(registry), given)]
+    return SourceDetail(_summary(record, _view(archive)), record.comparison)
 
 
-def unit_warnings(archive: LocalEvidenceArchive, provenance: dict[str, Any] | None) -> list[str]:
-    """Retraction warnings for a unit whose declaration or lineage cites a retracted source."""
+def unit_warnings(archive: LocalEvidenceArchive, provenance: JsonObject | None) -> list[str]:
+    """Retraction warnings for a unit whose declaration or lineage cites a retracted source.
+    ``provenance`` is the manifest's object as 'show' prints it (the archive owns it)."""
     if not provenance:
         return []
     registry = store.read(archive.layout)
-    out = []
-    for decl in (provenance, provenance.get("original") or {}):
-        record = registry["sources"].get(decl.get("source_id") or "")
+    out: list[str] = []
+    original = provenance.get("original")
+    for decl in (provenance, original if isinstance(original, dict) else {}):
+        sid = decl.get("source_id")
+        record = registry.sources.get(sid) if isinstance(sid, str) else None
         warning = warning_for(record) if record else None
         if warning and warning not in out:
             out.append(warning)
     return out
 
 
-def _where(record: dict[str, Any]) -> str:
-    locator = str(record["locator"])
-    return locator[3:] if record.get("kind") == "fs" else locator
+def _where(record: SourceRecord) -> str:
+    locator = record.locator
+    return locator[3:] if record.kind == SourceKind.FS else locator
 
 
 def missing_warnings(
     archive: LocalEvidenceArchive,
     view: ArchiveView | None = None,
-    registry: dict[str, Any] | None = None,
+    registry: Registry | None = None,
 ) -> list[EvidenceWarning]:
     """W151 for each live unit whose declaration or lineage cites a source the last
     refresh did not find: nothing is retired for it, so the operator must choose."""
     registry = registry if registry is not None else store.read(archive.layout)
-    missing = {s: r for s, r in registry["sources"].items() if r.get("status") == "missing"}
+    missing = {s: r for s, r in registry.sources.items() if r.status == SourceStatus.MISSING}
     if not missing:
         return []  # the common case costs one small read, no scan
-    view = view if view is not None else ArchiveView.load(archive)
+    view = view if view is not None else _view(archive)
     out = []
     for sid, record in sorted(missing.items()):
-        since = record.get("missing_since") or "the last refresh"
+        since = record.missing_since or "the last refresh"
         for uid, _ in view.citing.get(sid, []):
             path = view.files[uid].rel
             message = (
@@ -155,37 +239,61 @@ def missing_warnings(
     return sorted(out, key=lambda w: (w.path or "", w.message))
 
 
-def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class RetractResult:
+    source_id: str
+    retraction: Retraction
+    review_items_raised: tuple[str, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "source_id": self.source_id,
+            "retraction": self.retraction.to_json(),
+            "review_items_raised": list(self.review_items_raised),
+        }
+
+
+def _retraction_items(
+    view: ArchiveView, record: SourceRecord, retraction: Retraction, citing: list[CitingUnit]
+) -> JsonObject:
+    """The staged review items (the archive's staged.json format) raised on each citing
+    unit, bound to its current content hash."""
+    items: JsonObject = {}
+    for c in citing:
+        unit = view.files[c.id].unit
+        assert unit is not None
+        items[c.id] = [
+            {
+                "code": RETRACTED,
+                "message": f"its source {record.locator} was retracted: {retraction.note}",
+                "raised_by": retraction.actor,
+                "raised_at": retraction.at,
+                "content_hash": unit.content_hash,
+                "source_id": record.source_id,
+            }
+        ]
+    return items
+
+
+def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) -> RetractResult:
     if not note.strip():
         raise UsageError("--note is required: say why the source is retracted")
     with archive.locked("sources retract"):
         layout = archive.layout
         registry = store.read(layout)
-        sid = resolve_id(registry, given)
-        record = registry["sources"][sid]
+        sid = resolve_id(locators(registry), given)
+        record = registry.sources[sid]
         # The retraction is recorded first and its time reused, so re-running after a
         # crash stages identical items (staged merges are idempotent).
-        if not record.get("retraction"):
-            record["retraction"] = {"note": note, "actor": actor, "at": now()}
+        if record.retraction is None:
+            record = dataclasses.replace(record, retraction=Retraction(note, actor, now()))
+            registry.sources[sid] = record
             store.write(layout, registry)
-        retraction = record["retraction"]
-        view = ArchiveView.load(archive)
+        assert record.retraction is not None
+        retraction = record.retraction
+        view = _view(archive)
         citing = _citing(view, sid)
-        items: JsonObject = {}  # staged.json's review_items section
-        for c in citing:
-            unit = view.files[c["id"]].unit
-            assert unit is not None
-            items[c["id"]] = [
-                {
-                    "code": RETRACTED,
-                    "message": f"its source {record['locator']} was retracted: "
-                    f"{retraction['note']}",
-                    "raised_by": retraction["actor"],
-                    "raised_at": retraction["at"],
-                    "content_hash": unit.content_hash,
-                    "source_id": sid,
-                }
-            ]
+        items = _retraction_items(view, record, retraction, citing)
         archive.merge_staged({"review_items": items})
         eventlog.append(
             layout.log,
@@ -193,6 +301,6 @@ def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) ->
             actor,
             source_id=sid,
             note=note,
-            units=[c["id"] for c in citing],
+            units=[c.id for c in citing],
         )
-    return {"source_id": sid, "retraction": retraction, "review_items_raised": sorted(items)}
+    return RetractResult(sid, retraction, tuple(sorted(items)))

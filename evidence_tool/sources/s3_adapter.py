@@ -16,19 +16,21 @@ from urllib.parse import urlsplit
 
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import content_hash, normalize, s3_locator, source_id
 from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.workspace.redact import MalformedUrl, public_url, scrub
 
 _CREDENTIAL_VARS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID")
 
 
-def _endpoint(spec: dict[str, Any], index: int) -> str | None:
+def _endpoint(spec: SourceSpec, index: int) -> str | None:
     """The public form of ``endpoint_url``: S3 credentials come from the environment only,
     so userinfo or a token in the endpoint's query is never sent, stored or printed."""
-    endpoint = spec.get("endpoint_url")
+    endpoint = spec.endpoint_url
     if endpoint is None:
         return None
     try:
@@ -39,7 +41,7 @@ def _endpoint(spec: dict[str, Any], index: int) -> str | None:
         ) from None
 
 
-def _client(spec: dict[str, Any], policy: NetworkPolicy, endpoint: str | None) -> Any:
+def _client(spec: SourceSpec, policy: NetworkPolicy, endpoint: str | None) -> Any:
     try:
         import boto3
         from botocore import UNSIGNED
@@ -59,7 +61,7 @@ def _client(spec: dict[str, Any], policy: NetworkPolicy, endpoint: str | None) -
         aws_access_key_id=key_id or None,
         aws_secret_access_key=secret or None,
         aws_session_token=os.environ.get("AWS_SESSION_TOKEN") or None,
-        region_name=spec.get("region") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+        region_name=spec.region or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
     )
     client = session.client("s3", endpoint_url=endpoint, config=config)
     host = urlsplit(client.meta.endpoint_url)
@@ -78,7 +80,7 @@ def _error(bucket: str, key: str | None, exc: Exception) -> SourceError:
     return SourceError(scrub(message, [os.environ.get(name) for name in _CREDENTIAL_VARS]))
 
 
-def _get(client: Any, bucket: str, key: str, policy: NetworkPolicy) -> tuple[bytes, dict[str, Any]]:
+def _get(client: Any, bucket: str, key: str, policy: NetworkPolicy) -> tuple[bytes, JsonObject]:
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
@@ -108,16 +110,16 @@ def _get(client: Any, bucket: str, key: str, policy: NetworkPolicy) -> tuple[byt
     return b"".join(chunks), meta
 
 
-def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candidate]:
+def discover(sources: list[SourceSpec], policy: NetworkPolicy) -> list[Candidate]:
     """One candidate per ``*.md`` object under each configured bucket/prefix (lists now)."""
-    from_s3 = [s for s in sources if s.get("kind") == "s3"]
+    from_s3 = [s for s in sources if s.kind == "s3"]
     if not from_s3:
         return []
     found = []
     for index, spec in enumerate(sources):
-        if spec.get("kind") != "s3":
+        if spec.kind != "s3":
             continue
-        bucket, prefix = spec["bucket"], spec.get("prefix", "")
+        bucket, prefix = spec.bucket, spec.prefix
         client = _client(spec, policy, _endpoint(spec, index))
         keys = _list(client, bucket, prefix, policy)
         for key in keys:
@@ -128,7 +130,7 @@ def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candi
                 locator: str = locator,
                 client: Any = client,
                 bucket: str = bucket,
-                spec: dict[str, Any] = spec,
+                spec: SourceSpec = spec,
             ) -> Acquired:
                 raw, meta = _get(client, bucket, key, policy)
                 text = normalize(raw, locator)
@@ -140,7 +142,7 @@ def discover(sources: list[dict[str, Any]], policy: NetworkPolicy) -> list[Candi
                     text,
                     content_hash(text),
                     meta,
-                    spec.get("language"),
+                    spec.language,
                 )
 
             found.append(Candidate(source_id(locator), locator, "s3", fetch))

@@ -8,25 +8,20 @@ sorted JSON so an operator can review it in Git.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.errors import IntegrityError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.records import FORMAT, RecordError, Registry
 from evidence_tool.workspace.layout import Layout
 
-FORMAT = 1
 
-
-def empty() -> dict[str, Any]:
-    return {"format": FORMAT, "sources": {}}
-
-
-def read(layout: Layout) -> dict[str, Any]:
+def read(layout: Layout) -> Registry:
     try:
         data = layout.sources_json.read_bytes()
     except FileNotFoundError:
-        return empty()
+        return Registry()
     try:
         value = json.loads(data)
     except ValueError:
@@ -39,15 +34,24 @@ def read(layout: Layout) -> dict[str, Any]:
             "sources.json is not a format-1 source registry; restore it from Git",
             path=layout.rel(layout.sources_json),
         )
-    value.setdefault("sources", {})
-    return value
+    try:
+        return Registry.from_json(value)
+    except (RecordError, ValueError) as exc:
+        raise IntegrityError(
+            f"sources.json holds a malformed record ({exc}); restore it from Git",
+            path=layout.rel(layout.sources_json),
+        ) from None
 
 
-def render(registry: dict[str, Any]) -> bytes:
-    return (json.dumps(registry, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+def render(registry: Registry) -> bytes:
+    return _pretty(registry.to_json())
 
 
-def write(layout: Layout, registry: dict[str, Any]) -> None:
+def _pretty(value: JsonObject) -> bytes:
+    return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def write(layout: Layout, registry: Registry) -> None:
     # The commit point of a refresh: the acquisitions it saved are referenced from here on.
     fsio.write_atomic(layout.sources_json, render(registry), commit=True)
 
@@ -62,9 +66,8 @@ def save_acquisition(layout: Layout, doc: Acquired) -> str:
     """Keep the original bytes and their credential-free provenance; returns the bytes' hash."""
     raw_rel, meta_rel = acquisition_paths(layout, doc.source_id, doc.raw_hash)
     fsio.write_new(layout.resolve_inside(raw_rel), doc.raw)
-    meta = {"locator": doc.locator, "content_hash": doc.content_hash, **doc.provenance}
-    body = json.dumps(meta, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-    fsio.write_new(layout.resolve_inside(meta_rel), body.encode("utf-8"))
+    meta: JsonObject = {"locator": doc.locator, "content_hash": doc.content_hash, **doc.provenance}
+    fsio.write_new(layout.resolve_inside(meta_rel), _pretty(meta))
     return doc.raw_hash
 
 

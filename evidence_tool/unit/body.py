@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import fields as F
+from evidence_tool.unit.blockrules import may_stay_open, parser_for
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
@@ -58,6 +59,12 @@ def _markdown() -> MarkdownIt:
     md.disable(["inline", "text_join"], ignoreInvalid=True)
     _quiet_block_rules()
     return md
+
+
+def _markdown_for(text: str) -> MarkdownIt:
+    """The parser with only the block rules that can apply to ``text`` (same tokens)."""
+    _markdown()  # the loggers quieted once markdown-it is loaded
+    return parser_for(text)
 
 
 @dataclass
@@ -111,7 +118,7 @@ class _BodyParser:
         self.language = language
         self.out = BodyResult()
         self.bullets: dict[str, int] = {}  # list field -> non-blank lines, valid or not
-        tokens = _markdown().parse(body)
+        tokens = _markdown_for(body).parse(body)
         self.top = [t for t in tokens if t.level == 0]
         # Where each item of a top-level list starts (check_closed reparses only the last).
         self.items = [
@@ -342,8 +349,11 @@ class _BodyParser:
             # Each new item closes the one before, so only the last item can be left open:
             # parsing a 50,000-item list a second time would double the cost of the file.
             first = max([line for line in self.items if first <= line < end] or [first])
+        if not may_stay_open(self.lines[first:end]):
+            return  # no fence or HTML block begins here: a blank line closes the rest
         n = end - first
-        tokens = _markdown().parse("\n".join(self.lines[first:end]) + "\n\n# end\n")
+        text = "\n".join(self.lines[first:end]) + "\n\n# end\n"
+        tokens = _markdown_for(text).parse(text)
         top = [t for t in tokens if t.level == 0 and t.map and t.nesting >= 0]
         if any(t.type == "heading_open" and t.map == [n + 1, n + 2] for t in top):
             return  # the sentinel heading after the text is structural: nothing is left open

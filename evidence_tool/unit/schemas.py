@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
+
+# Beside the package's modules in every install; read as files, since importlib.resources
+# loads tempfile, zipfile and the compressors (start-up time, docs/performance.md).
+_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
 
 @cache
@@ -14,6 +18,7 @@ def load_schema(name: str) -> dict[str, Any]:  # JSON boundary: a schema file as
 
     Left as parsed JSON for jsonschema and for the compilers that walk it (metadata.py,
     schemacheck.py): a schema is data about JSON, not a record of ours."""
-    ref = resources.files("evidence_tool").joinpath("schemas", *name.split("/"))
-    schema: dict[str, Any] = json.loads(ref.read_text(encoding="utf-8"))  # JSON boundary
+    schema: dict[str, Any] = json.loads(  # JSON boundary
+        _SCHEMAS.joinpath(*name.split("/")).read_text(encoding="utf-8")
+    )
     return schema

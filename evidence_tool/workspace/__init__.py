@@ -1,11 +1,29 @@
 """Workspace layout, descriptors and discovery of files (SPEC.md 4)."""
 
-from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import (
-    CuratedFile,
-    scan_curated,
-    validate_paths,
-    validate_workspace,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evidence_tool.lazy import lazy_face
+
+if TYPE_CHECKING:
+    from evidence_tool.workspace.layout import Layout
+    from evidence_tool.workspace.scan import (
+        CuratedFile,
+        scan_curated,
+        validate_paths,
+        validate_workspace,
+    )
 
 __all__ = ["CuratedFile", "Layout", "scan_curated", "validate_paths", "validate_workspace"]
+
+lazy_face(
+    __name__,
+    {
+        "CuratedFile": "scan",
+        "Layout": "layout",
+        "scan_curated": "scan",
+        "validate_paths": "scan",
+        "validate_workspace": "scan",
+    },
+)

@@ -11,15 +11,35 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
-from evidence_tool.unit import KINDS, ParseResult, Unit, file_hash, parse_unit
+from evidence_tool.unit.fields import KINDS
+from evidence_tool.unit.hashing import file_hash
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace import statcache as sc
 from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
 from evidence_tool.workspace.statcache import StatCache, StatEntry
 from evidence_tool.workspace.unitnames import not_a_unit
+
+if TYPE_CHECKING:
+    from evidence_tool.unit.model import Unit
+    from evidence_tool.unit.parse import ParseResult
+
+
+def parse_unit(data: bytes, path: str | None = None) -> ParseResult:
+    """The unit parser, loaded by the first file that needs parsing: a scan whose files
+    are all in the stat cache never imports it (start-up, docs/performance.md)."""
+    from evidence_tool.unit.parse import parse_unit as parse
+
+    return parse(data, path=path)
+
+
+def _unread(rel: str, problem: Diagnostic) -> ParseResult:
+    """The result of a file that could not be read: its one diagnostic, no unit."""
+    from evidence_tool.unit.parse import ParseResult
+
+    return ParseResult(None, [problem.with_path(rel)])
 
 
 @dataclass(eq=False, slots=True)
@@ -229,7 +249,7 @@ def _layout_problem(f: CuratedFile) -> Diagnostic | None:
 def _parse_file(path: str | Path, rel: str) -> CuratedFile:
     data = _read(path)
     if isinstance(data, Diagnostic):
-        return CuratedFile(rel, path, b"", ParseResult(None, [data.with_path(rel)]))
+        return CuratedFile(rel, path, b"", _unread(rel, data))
     return CuratedFile(rel, path, data, parse_unit(data, path=rel))
 
 
@@ -289,6 +309,7 @@ def scan_curated(
     # in this first pass (never read); the rest are parsed, on both cores when many.
     slots: list[CuratedFile | None] = []
     todo: list[tuple[int, str, str, Diagnostic | None, os.stat_result | None]] = []
+    racy: set[str] = set()  # recorded, stat unchanged, but too recent to trust unread
     for path, problem in found:
         rel = path[prefix:]
         st_ = None
@@ -302,10 +323,16 @@ def scan_curated(
                 if entry is not None:
                     slots.append(CuratedFile(rel, path, cached=entry))
                     continue
+                if stat_cache.lookup(rel, st_)[0] is not None:
+                    racy.add(path)
         todo.append((len(slots), path, rel, problem, st_))
         slots.append(None)
+    # A racily clean file is confirmed by its hash (_cached_file) and parsed only if its
+    # bytes changed: sending it to the parse workers would parse the whole workspace
+    # again after `init` or a consolidation of files written a moment before.
     parsed = _parse_many(
-        [(path, rel) for _, path, rel, problem, _ in todo if not problem], progress
+        [(path, rel) for _, path, rel, problem, _ in todo if not problem and path not in racy],
+        progress,
     )
     for n, (slot, path, rel, problem, st_) in enumerate(todo):
         if progress and not parsed and n % 64 == 0:
@@ -446,9 +473,7 @@ def _parse_many(items: list[tuple[str, str]], progress: Progress | None) -> dict
                 for path, data, result in results:
                     rel = rels[path]
                     if isinstance(data, Diagnostic):
-                        out[path] = CuratedFile(
-                            rel, path, b"", ParseResult(None, [data.with_path(rel)])
-                        )
+                        out[path] = CuratedFile(rel, path, b"", _unread(rel, data))
                     else:
                         out[path] = CuratedFile(rel, path, data, result)
                 done += len(results)

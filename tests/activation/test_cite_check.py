@@ -146,16 +146,15 @@ def test_the_library_call(history: Path) -> None:
 def test_a_cited_unit_whose_source_was_retracted_is_flagged(workspace: Path, tht: Tht) -> None:
     """The retraction is recorded by the registry's own 'retract' (SPEC.md 6.5)."""
     from evidence_tool.sources import registry, store
+    from evidence_tool.sources.records import SourceKind, SourceRecord
 
     source_id = stage_document(workspace, C, "giornate di degenza")
     assert tht("consolidate").json["result"]["status"] == "activated"
     archive = LocalEvidenceArchive(workspace)
     sources = store.read(archive.layout)
-    sources["sources"][source_id] = {
-        "source_id": source_id,
-        "kind": "filesystem",
-        "locator": "evidence/source/lab-handbook.md",
-    }
+    sources.sources[source_id] = SourceRecord(
+        source_id, "fs:evidence/source/lab-handbook.md", SourceKind.FS, "2026-01-01T00:00:00Z"
+    )
     store.write(archive.layout, sources)
     registry.retract(archive, source_id, "withdrawn by the publisher", "bob")
 

@@ -59,18 +59,18 @@ class Calls:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.builds: list[str] = []
         self.updates: list[tuple[str, set[str]]] = []
-        build, update = sqlite_index.build_index, sqlite_index.update_index
+        build, update = sqlite_index.build_index, sqlite_index.update_in_place
 
         def spy_build(path: Path, revision: str, records: Any) -> int:
             self.builds.append(revision)
             return build(path, revision, records)
 
-        def spy_update(source: Path, path: Path, revision: str, drop: Any, records: Any) -> int:
+        def spy_update(path: Path, revision: str, drop: Any, records: Any, finish: Any) -> int:
             self.updates.append((revision, set(drop)))
-            return update(source, path, revision, drop, records)
+            return update(path, revision, drop, records, finish)
 
         monkeypatch.setattr(sqlite_index, "build_index", spy_build)
-        monkeypatch.setattr(sqlite_index, "update_index", spy_update)
+        monkeypatch.setattr(sqlite_index, "update_in_place", spy_update)
 
 
 def test_each_kind_of_change_updates_the_index_to_what_a_rebuild_makes(

@@ -114,3 +114,25 @@ def test_a_noop_consolidate_imports_no_parser_or_validator(tmp_path: Path) -> No
     loaded = _modules_of(root, "workspace", "evidence", "consolidate")
     assert "evidence_tool.archive.local" in loaded and "ruamel" in loaded
     assert [m for m in _HEAVY if m in loaded] == []
+    assert [m for m in _NOT_FOR_A_NOOP if m in loaded] == []
+
+
+# What a no-op consolidate of a v4 workspace without a catalog section never calls: the
+# parser (every file is in the stat cache), the migration converter, the importers and
+# comparison (no source is missing), the catalog, the stemmers (no index row is built),
+# and importlib.resources' archive readers (schemas are files).
+_NOT_FOR_A_NOOP = (
+    "evidence_tool.unit.parse",
+    "evidence_tool.unit.body",
+    "evidence_tool.unit.metadata",
+    "evidence_tool.migrate.run",
+    "evidence_tool.migrate.convert",
+    "evidence_tool.sources.compare",
+    "evidence_tool.sources.refresh",
+    "evidence_tool.sources.import_add",
+    "evidence_tool.catalog",
+    "evidence_tool.catalog.step",
+    "snowballstemmer",
+    "importlib.resources",
+    "zipfile",
+)

@@ -20,6 +20,7 @@ from evidence_tool.sources.identity import (
     source_id,
 )
 from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.records import Identifier
 from evidence_tool.unit import parse
 
 REPO = Path(__file__).resolve().parents[2]
@@ -87,7 +88,7 @@ def test_handbook_splits_into_its_metadata_and_three_units() -> None:
     ]
     meta = document_meta(HANDBOOK)
     assert meta.title == "PSD laboratory handbook"
-    assert meta.identifier == {"type": "doi", "value": "10.5555/psd.lab.2026"}
+    assert meta.identifier == Identifier("doi", "10.5555/psd.lab.2026")
 
 
 def test_a_draft_starting_with_a_unit_has_no_document_metadata() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from evidence_tool.errors import DescriptorError, SourceError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit import AppliesTo, Metadata, Payload, Unit
 
 
@@ -143,9 +144,7 @@ def malformed(path: str, line: int | None, why: str) -> SourceError:
     )
 
 
-def check_options(
-    options: dict[str, Any], known: dict[str, type | tuple[type, ...]], key: str
-) -> None:
+def check_options(options: JsonObject, known: dict[str, type | tuple[type, ...]], key: str) -> None:
     """E902 naming ``<key>.options.<name>`` for an unknown option or a value of the wrong type."""
     for name, value in options.items():
         where = f"{key}.options.{name}"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from dataclasses import dataclass
 
+from evidence_tool.jsonvalue import JsonValue
 from evidence_tool.sources.importers.base import SourceFile, Span, element_id, malformed, slug
 from evidence_tool.sources.importers.bird_evidence import fragments, read_fragment
 from evidence_tool.sources.importers.bird_units import Collected, clean, fenced, title
@@ -35,13 +36,29 @@ def import_questions(state: Collected, f: SourceFile) -> None:
             _import_question(state, f, shown, position, record, values)
 
 
-def _load(record: RawRecord, shown: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One BIRD question, its required fields checked."""
+
+    question_id: int | str | None  # null when given as null
+    db_id: str
+    question: str
+    evidence: str
+    sql: str
+    keys: tuple[str, ...]  # every key it has, to count those no unit field holds
+
+    @property
+    def numbered(self) -> bool:
+        return "question_id" in self.keys  # train.json has no question_id
+
+
+def _load(record: RawRecord, shown: str) -> Question:
     if b"\x00" in record.raw:
         line = record.line + record.raw.count(b"\n", 0, record.raw.index(b"\x00"))
         raise malformed(shown, line, "a NUL byte; a questions file is JSON text")
     try:
         text = record.raw.decode("utf-8")
-        values: dict[str, Any] = json.loads(text)
+        values: JsonValue = json.loads(text)
     except UnicodeDecodeError as exc:
         line = record.line + record.raw.count(b"\n", 0, exc.start)
         raise malformed(shown, line, "not UTF-8 text; save the file as UTF-8") from None
@@ -49,6 +66,8 @@ def _load(record: RawRecord, shown: str) -> dict[str, Any]:
         raise malformed(shown, record.line + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
     except RecursionError:
         raise malformed(shown, record.line, "the JSON is nested too deeply") from None
+    if not isinstance(values, dict):  # array_records hands over objects only
+        raise malformed(shown, record.line, "not a JSON object")
     missing = [k for k in REQUIRED if k not in values]
     if missing:
         raise malformed(
@@ -57,15 +76,24 @@ def _load(record: RawRecord, shown: str) -> dict[str, Any]:
             f"the question lacks {', '.join(missing)}; a BIRD question has "
             "question_id, db_id, question, evidence, SQL and difficulty",
         )
-    for key in REQUIRED:
-        if not isinstance(values[key], str):
+    texts = {k: values[k] for k in REQUIRED}
+    for key, value in texts.items():
+        if not isinstance(value, str):
             raise malformed(shown, record.line, f"{key} is not a string")
-    if not values["db_id"].strip():
+    strings = {k: v for k, v in texts.items() if isinstance(v, str)}
+    if not strings["db_id"].strip():
         raise malformed(shown, record.line, "db_id is empty")
     qid = values.get("question_id")
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, int | str)):
         raise malformed(shown, record.line, "question_id is not a number or a string")
-    return values
+    return Question(
+        qid,
+        strings["db_id"],
+        strings["question"],
+        strings["evidence"],
+        strings["SQL"],
+        tuple(values),
+    )
 
 
 def _import_question(
@@ -74,17 +102,17 @@ def _import_question(
     shown: str,
     position: int,
     record: RawRecord,
-    values: dict[str, Any],
+    values: Question,
 ) -> None:
-    db = values["db_id"].strip()
-    for key in values:
+    db = values.db_id.strip()
+    for key in values.keys:
         if key not in KNOWN:
             state.absent[(f"BIRD {db} questions", key)] += 1
     # train.json has no question_id: the position in the file numbers it, as BIRD does.
-    qid = str(values.get("question_id", position))
+    qid = str(values.question_id) if values.numbered else str(position)
     uid = element_id("bird", db, f"q{qid}")
-    question, sql = clean(values["question"]), clean(values["SQL"])
-    evidence = values["evidence"]
+    question, sql = clean(values.question), clean(values.sql)
+    evidence = values.evidence
     span = Span(f.path, record.start, record.start + len(record.raw), record.raw.decode("utf-8"))
     if not question or not sql:
         state.result.review(

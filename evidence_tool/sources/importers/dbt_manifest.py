@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from evidence_tool.errors import SourceError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.importers.base import (
     ImportInput,
     ImportResult,
@@ -197,7 +198,8 @@ class _Manifest:
     def link_metrics(self) -> None:
         """A 1.12 simple metric names its semantic model: it computes on that model's table."""
         for metric in self.sem.metrics.values():
-            params = (metric.data.get("type_params") or {}).get("metric_aggregation_params")
+            tp = metric.data.get("type_params")
+            params = tp.get("metric_aggregation_params") if isinstance(tp, dict) else None
             if isinstance(params, dict) and metric.table is None:
                 metric.table = self.sm_tables.get(str(params.get("semantic_model")))
 
@@ -234,7 +236,7 @@ class _Manifest:
         where = f"{self.shown}:{scan.line(start)}"
         return Text(value.strip(), [self.span(scan, start, end)], bool(_JINJA.search(value)), where)
 
-    def model(self, scan: Scanner, uid: str, data: dict[str, Any], start: int) -> None:
+    def model(self, scan: Scanner, uid: str, data: JsonObject, start: int) -> None:
         name = str(data.get("name") or uid.rsplit(".", 1)[-1])
         if data.get("version") not in (None, ""):
             # Each version of a versioned model is its own relation: one id per version.
@@ -271,15 +273,17 @@ class _Manifest:
                     )
             model.columns[name] = column
 
-    def test(self, scan: Scanner, data: dict[str, Any], start: int, end: int) -> None:
-        meta = data.get("test_metadata") or {}
+    def test(self, scan: Scanner, data: JsonObject, start: int, end: int) -> None:
+        given = data.get("test_metadata")
+        meta: JsonObject = given if isinstance(given, dict) else {}
         attached, column = str(data.get("attached_node")), data.get("column_name")
         if meta.get("name") != "accepted_values" or not isinstance(column, str) or not column:
             name = meta.get("name") or data.get("name")
             key = f"test {name} on {attached.rsplit('.', 1)[-1]}"
             self.counts[key] = self.counts.get(key, 0) + 1
             return
-        values = (meta.get("kwargs") or {}).get("values")
+        kwargs = meta.get("kwargs")
+        values = kwargs.get("values") if isinstance(kwargs, dict) else None
         where = f"{self.shown}:{scan.line(start)}"
         self.tests.append((attached, column, values, self.span(scan, start, end), where))
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.importers.base import (
     Imported,
     ImportResult,
@@ -38,7 +39,7 @@ class Element:
     """A measure, metric or entity: its plain data and where it came from."""
 
     name: str
-    data: dict[str, Any]
+    data: JsonObject  # its plain data as the export holds it (a JSON boundary)
     table: str | None  # schema.table it is computed on, when known
     spans: list[Span]
     where: str  # "models/orders.yml:40" for messages
@@ -60,7 +61,7 @@ class NotOne(Exception):
         self.reason, self.filtered = reason, filtered
 
 
-def agg_sql(agg: Any, expr: Any, params: dict[str, Any]) -> str:
+def agg_sql(agg: Any, expr: Any, params: JsonObject) -> str:
     """PostgreSQL for one aggregation (MetricFlow's semantics)."""
     name = str(agg or "").lower()
     e = str(expr).strip()
@@ -80,7 +81,7 @@ def agg_sql(agg: Any, expr: Any, params: dict[str, Any]) -> str:
     raise NotOne(f"the aggregation {agg!r} is not one dbt knows (sum, count, average, ...)")
 
 
-def _percentile(expr: str, params: dict[str, Any]) -> str:
+def _percentile(expr: str, params: JsonObject) -> str:
     value = params.get("percentile")
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise NotOne("a percentile aggregation without a numeric percentile")
@@ -93,7 +94,7 @@ def _percentile(expr: str, params: dict[str, Any]) -> str:
     return f"{function}({fraction:g}) WITHIN GROUP (ORDER BY {expr})"
 
 
-def _params(metric: Element) -> dict[str, Any]:
+def _params(metric: Element) -> JsonObject:
     """The metric's type parameters: legacy ``type_params`` first, then the 1.12 direct keys."""
     merged = dict(metric.data)
     tp = metric.data.get("type_params")
@@ -164,7 +165,7 @@ class Resolver:
             return self._derived(p, depth)
         raise NotOne(f"a {kind or 'untyped'} metric is not one SQL expression")
 
-    def _simple(self, name: str, p: dict[str, Any]) -> str:
+    def _simple(self, name: str, p: JsonObject) -> str:
         measure = p.get("measure")
         if measure is not None:
             measure_name, _ = _input(measure)
@@ -178,7 +179,7 @@ class Resolver:
         expr = p.get("expr")
         return agg_sql(p.get("agg"), name if expr in (None, "") else expr, _agg_params(p))
 
-    def _derived(self, p: dict[str, Any], depth: int) -> str:
+    def _derived(self, p: JsonObject, depth: int) -> str:
         expr = p.get("expr")
         inputs = p.get("input_metrics") or p.get("metrics") or []
         if not isinstance(expr, str) or not expr.strip() or not isinstance(inputs, list):
@@ -194,8 +195,9 @@ class Resolver:
         return sql
 
 
-def _agg_params(data: dict[str, Any]) -> dict[str, Any]:
-    params = dict(data.get("agg_params") or {})
+def _agg_params(data: JsonObject) -> JsonObject:
+    given = data.get("agg_params")
+    params: JsonObject = dict(given) if isinstance(given, dict) else {}
     for key in ("percentile", "percentile_type", "use_discrete_percentile"):
         if key in data:
             params[key] = data[key]
@@ -269,7 +271,7 @@ def _not_one(
     element: Element,
     exc: NotOne,
     language: str,
-    params: dict[str, Any] | None,
+    params: JsonObject | None,
 ) -> None:
     if exc.filtered or params is None:
         # A filter cannot be dropped, and a measure that is not one expression has no rule text.
@@ -295,7 +297,7 @@ def _not_one(
     result.not_imported.append(NotImported(f"dbt {what}", f"calculation: {exc.reason}"))
 
 
-def _how(p: dict[str, Any]) -> str:
+def _how(p: JsonObject) -> str:
     """The calculation as dbt states it, in one line."""
     parts = []
     nested = p.get("cumulative_type_params") or p.get("conversion_type_params")

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.importers.base import (
     Imported,
     ImportInput,
@@ -39,7 +40,7 @@ RECORDS = "the array of records df.to_json(orient='records') writes"
 
 @dataclass
 class Row:
-    values: dict[str, Any]
+    values: JsonObject
     span: Span
     line: int  # first line of the row in its file
 
@@ -92,7 +93,7 @@ def _rows(f: SourceFile, shown: str, suffix: str) -> Iterator[Row]:
 
 
 def _extra_keys(
-    values: dict[str, Any], shown: str, span: Span, result: ImportResult, named: set[str]
+    values: JsonObject, shown: str, span: Span, result: ImportResult, named: set[str]
 ) -> None:
     """Columns beyond Vanna's four: named once per file as not imported (``named``: the
     ones already listed, so 100,000 rows cost no search of the list)."""
@@ -104,7 +105,7 @@ def _extra_keys(
                 result.not_imported.append(NotImported(element, "its values", span))
 
 
-def _check_row(values: Any, shown: str, line: int) -> dict[str, Any]:
+def _check_row(values: Any, shown: str, line: int) -> JsonObject:
     if not isinstance(values, dict):
         raise malformed(
             shown,

@@ -1,0 +1,105 @@
+"""Package faces load their names on first use (evidence_tool.lazy), and give the same
+objects an eager face gave, whatever was imported first.  Subprocesses: a fresh
+interpreter is the only honest view of what an import loads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FACES = ("activation", "archive", "catalog", "migrate", "sources", "unit", "workspace")
+
+
+def _run(code: str) -> object:
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_a_face_loads_none_of_its_submodules() -> None:
+    code = (
+        "import sys, json, importlib\n"
+        f"faces = {FACES!r}\n"
+        "loaded = {}\n"
+        "for face in faces:\n"
+        "    before = set(sys.modules)\n"
+        "    importlib.import_module('evidence_tool.' + face)\n"
+        "    new = set(sys.modules) - before\n"
+        "    loaded[face] = sorted(m for m in new if m.startswith('evidence_tool.' + face + '.'))\n"
+        "print(json.dumps(loaded))\n"
+    )
+    loaded = _run(code)
+    assert isinstance(loaded, dict) and sorted(loaded) == sorted(FACES)
+    assert {face: mods for face, mods in loaded.items() if mods} == {}
+
+
+def test_a_name_shared_with_its_submodule_is_the_name_whatever_loads_first() -> None:
+    """`sources.refresh`, `sources.decide`, `unit.parse`, `migrate.consolidate`...: the
+    import system binds a loaded submodule to the package's attribute; the face keeps
+    the function there, as `from pkg.x import x` in an eager face did."""
+    code = (
+        "import sys, json, importlib, types\n"
+        f"faces = {FACES!r}\n"
+        "checked, wrong = [], []\n"
+        "for face in faces:\n"
+        "    pkg = importlib.import_module('evidence_tool.' + face)\n"
+        "    homes = pkg.__dict__['_lazy_homes']\n"
+        "    for name, home in sorted(homes.items()):\n"
+        "        if name != home:\n"
+        "            continue\n"
+        "        mod = importlib.import_module(f'evidence_tool.{face}.{name}')\n"
+        "        got = getattr(pkg, name)\n"
+        "        ns = {}\n"
+        "        exec(f'from evidence_tool.{face} import {name} as got', ns)\n"
+        "        checked.append(f'{face}.{name}')\n"
+        "        for value in (got, ns['got']):\n"
+        "            if value is not getattr(mod, name) or isinstance(value, types.ModuleType):\n"
+        "                wrong.append(f'{face}.{name}')\n"
+        "print(json.dumps([checked, wrong]))\n"
+    )
+    checked, wrong = _run(code)  # type: ignore[misc]
+    assert sorted(checked) == [
+        "migrate.consolidate",
+        "sources.decide",
+        "sources.refresh",
+        "unit.parse",
+        "unit.render",
+        "unit.validate",
+    ]
+    assert wrong == []
+
+
+def test_every_public_name_of_every_face_resolves_to_its_home() -> None:
+    code = (
+        "import json, importlib\n"
+        f"faces = {FACES!r}\n"
+        "count, wrong = 0, []\n"
+        "for face in faces:\n"
+        "    pkg = importlib.import_module('evidence_tool.' + face)\n"
+        "    homes = pkg.__dict__['_lazy_homes']\n"
+        "    if sorted(homes) != sorted(pkg.__all__):\n"
+        "        wrong.append(face + ': __all__ and the face differ')\n"
+        "    for name in pkg.__all__:\n"
+        "        home = importlib.import_module(f'evidence_tool.{face}.{homes[name]}')\n"
+        "        count += 1\n"
+        "        if getattr(pkg, name) is not getattr(home, name):\n"
+        "            wrong.append(f'{face}.{name}')\n"
+        "    try:\n"
+        "        getattr(pkg, 'no_such_name')\n"
+        "        wrong.append(face + ': an unknown name resolved')\n"
+        "    except AttributeError:\n"
+        "        pass\n"
+        "print(json.dumps([count, wrong]))\n"
+    )
+    count, wrong = _run(code)  # type: ignore[misc]
+    assert count >= 60  # every public name of the seven faces was looked up
+    assert wrong == []
