@@ -23,6 +23,7 @@ from evidence_tool.workspace.scan import Progress
 if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
     from evidence_tool.activation.sqlite_index import Filters
+    from evidence_tool.activation.vec import DenseStatus
     from evidence_tool.catalog.review import CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
@@ -41,12 +42,14 @@ class WorkspaceStatus:
     catalog: CatalogStatus
     git: GitState
     warnings: tuple[EvidenceWarning, ...]
+    search_index: DenseStatus  # the sqlite index's vectors and which path ranks them
 
     def to_json(self) -> JsonObject:
         return {
             **self.archive,
             "catalog": self.catalog.to_json(),
             "git": self.git.to_json(),
+            "search_index": self.search_index.to_json(),
             "warnings": [w.to_dict() for w in self.warnings],
         }
 
@@ -136,6 +139,11 @@ class Session:
                 finish(step, self.archive)
             result.catalog = step.summary()
         result.warnings = [*result.warnings, *missing, *(step.warnings if step else [])]
+        if activate is not None and not dry_run:
+            from evidence_tool.activation.sqlite_index import SqliteBackend  # loaded if in use
+
+            if isinstance(activate, SqliteBackend):
+                result.warnings += activate.warnings()  # W702: sqlite-vec installed, not loading
         return result
 
     def catalog_step(self) -> StepOutcome | None:
@@ -153,12 +161,15 @@ class Session:
     def status_report(self) -> WorkspaceStatus:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)
         and the last catalog run's review items (never a warehouse connection)."""
+        from evidence_tool.activation.sqlite_index import INDEX_NAME
+        from evidence_tool.activation.vec import dense_status
         from evidence_tool.archive.diffing import working_entries
         from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
 
         warnings = tuple(missing_warnings(self.archive))  # W151
+        dense, vec_warning = dense_status(self.archive.layout.cache / INDEX_NAME)
         # The working units, so items of units deleted since the catalog run are dropped
         # (the scan is the stat-cached one diff makes; only when there are items at all).
         working = None
@@ -168,7 +179,8 @@ class Session:
             queries.status(self.archive),
             catalog_status(self.archive.layout, working),
             git_state(self.archive),
-            warnings,
+            (*warnings, *([vec_warning] if vec_warning else [])),  # W702
+            dense,
         )
 
     def show(self, unit_id: str) -> JsonObject:

@@ -3,8 +3,9 @@
 The vectors live in the index file itself (table ``vectors``, float32 blobs of unit
 length), stamped with the embedder's model id in ``meta.embedding``: an index made
 by another model is re-embedded (through the cache: once per model and content).
-Ranking is exact brute force in plain Python over the units the filters keep, so
-filters apply before ranking; see docs/retrieval.md for the sizes it suits.
+Ranking is exact brute force over the units the filters keep, so filters apply
+before ranking: a KNN in SQLite when sqlite-vec serves (vec.py), else in plain Python;
+see docs/retrieval.md for the sizes each suits.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
 
+from evidence_tool.activation import vec
 from evidence_tool.embedding import DenseEmbedder
 from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.embedding.text import unit_text
@@ -33,10 +34,12 @@ def write_vectors(
     if embedder is None or cache is None:
         con.execute("DROP TABLE IF EXISTS vectors")
         con.execute("DELETE FROM meta WHERE key = 'embedding'")
+        vec.drop(con)
         return
     row = con.execute("SELECT value FROM meta WHERE key = 'embedding'").fetchone()
     if row is None or row[0] != embedder.model_id:
         con.execute("DROP TABLE IF EXISTS vectors")
+        vec.drop(con)
     con.execute(_VECTORS)
     con.execute("DELETE FROM vectors WHERE id NOT IN (SELECT id FROM units)")
     # A unit whose rows were replaced lost its vector with them (see _delete_vector).
@@ -47,12 +50,14 @@ def write_vectors(
     blobs = cache.vectors([(h, unit_text(json.loads(rec))) for _, h, rec in missing])
     con.executemany("INSERT INTO vectors VALUES (?,?)", [(i, blobs[h]) for i, h, _ in missing])
     con.execute("INSERT OR REPLACE INTO meta VALUES ('embedding', ?)", (embedder.model_id,))
+    vec.sync(con, embedder.dim)
 
 
 def delete_vector(con: sqlite3.Connection, unit_id: str) -> None:
     """Drop one unit's vector (its content changed or it left the index)."""
     if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():
         con.execute("DELETE FROM vectors WHERE id = ?", (unit_id,))
+    vec.delete(con, unit_id)
 
 
 def index_model(con: sqlite3.Connection) -> str | None:
@@ -63,10 +68,23 @@ def index_model(con: sqlite3.Connection) -> str | None:
     return str(row[0]) if row else None
 
 
+def ranked(
+    con: sqlite3.Connection, query: list[float], where: list[str], args: Sequence[str | int], k: int
+) -> tuple[list[tuple[str, float]], str]:
+    """``dense_ranking``'s hits and the path that served them: ``vec`` (a KNN in SQLite)
+    or ``python``; both give the same hits for the same vectors."""
+    if vec.serves(con):
+        hits = vec.ranking(con, query, where, args, k)
+        if hits is not None:
+            return hits, "vec"
+    return dense_ranking(con, query, where, args, k), "python"
+
+
 def dense_ranking(
-    con: sqlite3.Connection, query: list[float], where: list[str], args: list[Any], k: int
+    con: sqlite3.Connection, query: list[float], where: list[str], args: Sequence[str | int], k: int
 ) -> list[tuple[str, float]]:
-    """The ``k`` units most similar to ``query`` (cosine) among those ``where`` keeps."""
+    """The ``k`` units most similar to ``query`` (cosine) among those ``where`` keeps,
+    in plain Python over the ``vectors`` table."""
     sql = "SELECT u.id, v.vec FROM vectors v JOIN units u ON u.id = v.id" + (
         " WHERE " + " AND ".join(where) if where else ""
     )

@@ -27,12 +27,13 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
+from evidence_tool.activation import vec
 from evidence_tool.activation.analysis import analyse, query_terms
 from evidence_tool.activation.dense import (
     FUSION_DEPTH,
     delete_vector,
-    dense_ranking,
     index_model,
+    ranked,
     rrf,
     write_vectors,
 )
@@ -44,6 +45,7 @@ from evidence_tool.errors import (
     ActivationError,
     EmbeddingError,
     EvidenceError,
+    EvidenceWarning,
     IntegrityError,
     NotReadyError,
     UsageError,
@@ -52,6 +54,7 @@ from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
 INDEX_NAME = "index.sqlite"
+SqlArg = str | int  # a bound parameter of the filters' SQL
 # Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
 # that was last proven, so a no-op consolidate need not read every row (see holds()).
 STAMP_NAME = "index.sqlite.stamp"
@@ -94,9 +97,11 @@ def _tables_of(record: dict[str, Any]) -> set[str]:
 
 
 @contextlib.contextmanager
-def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
+def open_readonly(
+    path: Path, connect: Callable[..., sqlite3.Connection] = sqlite3.connect
+) -> Iterator[sqlite3.Connection]:
     """A read-only connection; the path is URI-quoted, so '#', '?' or '%' in it are names."""
-    con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+    con = connect(f"file:{quote(str(path))}?mode=ro", uri=True)
     try:
         yield con
     finally:
@@ -190,7 +195,8 @@ def update_in_place(
     until the commit, and a process killed halfway leaves a hot journal, which the next
     activation rolls back (``SqliteBackend._recover``) before it updates again.
     """
-    con = sqlite3.connect(path, isolation_level=None)
+    con = vec.connect(path)  # the driver that loads sqlite-vec when vec_units exists
+    con.isolation_level = None
     try:
         con.execute("PRAGMA journal_mode=DELETE")
         con.execute("PRAGMA synchronous=FULL")  # the journal, then the file, reach the disk
@@ -219,7 +225,7 @@ def _write(
     start: Callable[[sqlite3.Connection], object],
     analyzer: str = "stem",
 ) -> int:
-    con = sqlite3.connect(path)
+    con = vec.connect(path)
     try:
         # No rollback journal: the file is unpublished until complete, and a killed
         # build must leave nothing but its one temp file (which the next build removes).
@@ -262,6 +268,8 @@ class SqliteBackend:
             return False  # another revision, or a format this version must not read
         if meta.get("embedding") != self._model_id():
             return False  # vectors of another model (or none wanted): re-activate
+        if meta.get(vec.META_KEY) != vec.wanted(self._model_id()):
+            return False  # sqlite-vec came or went: the index gains or loses vec_units
         held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
         file_id = self._file_id()
         if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
@@ -296,6 +304,8 @@ class SqliteBackend:
             return None
         if stamp.get("embedding") != self._model_id():
             return None  # it vouched for the vectors of another model
+        if stamp.get(vec.META_KEY) != vec.wanted(self._model_id()):
+            return None
         return revision if isinstance(revision, str) and file_id[2] < taken - RACY_NS else None
 
     def _stamp(self, revision: str) -> None:
@@ -303,8 +313,14 @@ class SqliteBackend:
         if file_id is not None:
             stamp = {"revision": revision, "file": file_id, "taken_ns": time.time_ns()}
             stamp["embedding"] = self._model_id()
+            stamp[vec.META_KEY] = vec.wanted(self._model_id())
             data = json.dumps({**stamp, "tool": __version__, "format": FORMAT}).encode()
             fsio.write_atomic(self.stamp_path, data, durable=False)  # derived: never fsynced
+
+    def warnings(self) -> list[EvidenceWarning]:
+        """W702 when the index is to hold vectors and the installed sqlite-vec cannot load."""
+        found = vec.probe().warning() if self.embedder else None
+        return [found] if found else []
 
     def _model_id(self) -> str | None:
         """The model whose vectors the index must hold (None: no vectors)."""
@@ -339,7 +355,7 @@ class SqliteBackend:
             self._stamp(snapshot.revision)
         except EmbeddingError as exc:
             raise ActivationError(f"embedding the units failed: {exc}") from None
-        except sqlite3.Error as exc:
+        except vec.errors() as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
             # Gone after a publish; left by a failed build (the previous index keeps serving).
@@ -386,7 +402,7 @@ class SqliteBackend:
 
     def _embed(self, tmp: Path) -> None:
         """Give every unit of the unpublished index its vector (cached by content)."""
-        con = sqlite3.connect(tmp)
+        con = vec.connect(tmp)
         try:
             self._vectors(con)
             con.commit()
@@ -428,6 +444,7 @@ class SqliteBackend:
             or (meta.get("format"), meta.get("tool"), meta.get("analyzer"))
             != (FORMAT, __version__, "stem")
             or meta.get("revision") in (None, snapshot.revision)  # asked to rebuild it
+            or not vec.can_update(meta)
         ):
             return None
         prev = snapshot.previous
@@ -475,6 +492,22 @@ def index_entries(path: Path) -> dict[str, str] | None:
 
 
 @dataclass(frozen=True)
+class LexicalRow:
+    """One BM25 hit: the unit's JSON record, its BM25 (higher is better) and its three
+    FTS columns with the matched words marked by ``\x01...\x02``."""
+
+    record: str
+    bm25: float
+    title: str
+    body: str
+    applies_to: str
+
+    @property
+    def marked(self) -> tuple[str, str, str]:
+        return (self.title, self.body, self.applies_to)
+
+
+@dataclass(frozen=True)
 class Filters:
     kind: str | None = None
     purpose: str | None = None
@@ -502,10 +535,10 @@ def _stem_query(text: str) -> str:
     return " OR ".join("(" + " OR ".join(map(_quoted, sorted(g))) + ")" for g in groups)
 
 
-def _where(filters: Filters) -> tuple[list[str], list[Any]]:
+def _where(filters: Filters) -> tuple[list[str], list[SqlArg]]:
     """SQL conditions and their arguments for the typed filters."""
     where: list[str] = []
-    args: list[Any] = []
+    args: list[SqlArg] = []
     if filters.kind:
         where.append("u.kind = ?")
         args.append(filters.kind)
@@ -588,18 +621,20 @@ def search_path(
         )
     where, args = _where(filters)
     revision = meta.get("revision", "")
+    dense_path: str | None = None  # which dense ranking served: "vec" or "python"
+    # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
+    connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
-        with open_readonly(path) as con:
+        with open_readonly(path, connect) as con:
             mode = mode or ("hybrid" if index_model(con) else "bm25")
             depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
-            dense = (
-                dense_ranking(con, _query_vector(con, query, embedder), where, args, depth)
-                if mode != "bm25"
-                else []
-            )
+            dense: list[tuple[str, float]] = []
+            if mode != "bm25":
+                query_vector = _query_vector(con, query, embedder)
+                dense, dense_path = ranked(con, query_vector, where, args, depth)
             records = _records(con, [uid for uid, _ in dense if uid not in lexical])
-    except sqlite3.Error as exc:
+    except vec.errors() as exc:
         raise IntegrityError(
             f"the search index {path} is unreadable ({exc}); rebuild it with "
             "'tht workspace evidence consolidate'",
@@ -610,11 +645,19 @@ def search_path(
         rows = list(lexical.values())
         # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
         # its raw BM25 values are all near zero although their ratios still rank the hits.
-        best = -rows[0][1] if rows else 0.0
-        hits = [_hit(row[0], -row[1], best, row[2:], revision, analyzer) for row in rows]
+        best = rows[0].bm25 if rows else 0.0
+        hits = [_hit(row.record, row.bm25, best, row.marked, revision, analyzer) for row in rows]
     else:
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
-    return {"revision": revision, "query": query, "mode": mode, "hits": hits}
+    warning = vec.probe().warning() if dense_path else None
+    return {
+        "revision": revision,
+        "query": query,
+        "mode": mode,
+        "dense_path": dense_path,
+        "hits": hits,
+        "warnings": [warning.to_dict()] if warning else [],
+    }
 
 
 def search(
@@ -639,10 +682,10 @@ def search(
 
 
 def _bm25_rows(
-    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[Any], k: int
-) -> dict[str, tuple[Any, ...]]:
-    """Unit id -> (record, bm25, marked title, body, applies_to), best first; the first of
-    ``texts`` (FTS queries, strictest first) that matches anything."""
+    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
+) -> dict[str, LexicalRow]:
+    """Unit id -> its BM25 hit, best first; the first of ``texts`` (FTS queries, strictest
+    first) that matches anything."""
     # highlight() marks the matched words of each column: which fields a hit matched.
     marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
     sql = (
@@ -651,12 +694,13 @@ def _bm25_rows(
         + "".join(f" AND {w}" for w in where)
         + " ORDER BY score LIMIT ?"
     )
-    rows: list[Any] = []
+    rows: list[tuple[str, str, float, str, str, str]] = []
     for text in texts:
         rows = con.execute(sql, [text, *args, k]).fetchall()
         if rows:
             break
-    return {row[0]: tuple(row[1:]) for row in rows}
+    # SQLite's bm25() is lower-is-better: negated here, once.
+    return {uid: LexicalRow(rec, -score, *marked) for uid, rec, score, *marked in rows}
 
 
 def _query_vector(
@@ -689,7 +733,7 @@ def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
 
 
 def _fused_hits(
-    lexical: dict[str, tuple[Any, ...]],
+    lexical: dict[str, LexicalRow],
     dense: list[tuple[str, float]],
     records: dict[str, str],
     limit: int,
@@ -706,10 +750,10 @@ def _fused_hits(
     hits = []
     for uid, score in fused:
         row = lexical.get(uid)
-        marked = tuple(row[2:]) if row else ("", "", "")
-        hit = _hit(row[0] if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
+        marked = row.marked if row else ("", "", "")
+        hit = _hit(row.record if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
         hit["score"] = round(score / best, 4) if best > 0 else 0.0
-        hit["bm25"] = -row[1] if row else None
+        hit["bm25"] = row.bm25 if row else None
         hit["dense"] = round(similarity[uid], 4) if uid in similarity else None
         hits.append(hit)
     return hits

@@ -149,6 +149,9 @@ def status_body(s: Session) -> Report:
             f"catalog review item on {uid}{since}: {i['code']} {i['message']}"
             for i in map(narrow.obj, found_items)
         ]
+    index = rep.search_index
+    if index.model:
+        lines.append(f"search index: vectors of {index.model}, ranked by {index.path}")
     git = rep.git.to_json()
     lines += _git_lines(git)
     found = narrow.objs(data["id_changes"])
@@ -329,7 +332,8 @@ def search_body(
     lines = search_lines(hits)
     for h in hits:
         del h["record"]
-    return Report(result=data, text=lines)
+    found = narrow.objs(data.pop("warnings", []))  # W702: sqlite-vec installed, not loading
+    return Report(result=data, text=lines, warnings=_warnings(found))
 
 
 def eval_body(
