@@ -278,7 +278,7 @@ class Session:
     def diff(self, revisions: tuple[str, ...]) -> JsonObject:
         from evidence_tool.archive.diffing import diff
 
-        return diff(self.archive, *revisions)
+        return diff(self.archive, *revisions).to_json()
 
     def events(self) -> list[JsonObject]:
         return self.archive.events()
@@ -286,7 +286,8 @@ class Session:
     def verify(self) -> tuple[list[Diagnostic], JsonObject]:
         from evidence_tool.archive.integrity import verify
 
-        return verify(self.archive)
+        problems, counts = verify(self.archive)
+        return problems, {k: v for k, v in counts.items()}
 
     def verify_strict(self) -> StrictReport:
         from evidence_tool.gitflow import verify_strict
@@ -311,7 +312,7 @@ class Session:
     def recover(self, abandon: bool, actor: str) -> list[JsonObject]:
         from evidence_tool.archive.edits import ArchiveEditor
 
-        return ArchiveEditor(self.archive).recover(abandon, actor)
+        return [e.to_json() for e in ArchiveEditor(self.archive).recover(abandon, actor)]
 
     def search(self, query: str, filters: Filters, limit: int, mode: str | None) -> JsonObject:
         from evidence_tool.activation.search import search_active

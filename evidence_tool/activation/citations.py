@@ -16,7 +16,7 @@ from typing import Any
 from evidence_tool.activation.reader import open_active_corpus
 from evidence_tool.archive.derive import source_of
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.archive.records import DeletionReason
+from evidence_tool.archive.records import Deletion, DeletionReason
 from evidence_tool.errors import Diagnostic
 
 
@@ -52,7 +52,7 @@ class CitationContext:
 
     revision: str | None
     active: dict[str, dict[str, Any]]  # unit id -> provenance ({} before initialization)
-    deletions: dict[str, dict[str, Any]]
+    deletions: dict[str, Deletion]
     retracted: set[str]
 
 
@@ -68,7 +68,7 @@ def citation_context(archive: LocalEvidenceArchive) -> CitationContext:
     return CitationContext(
         snap.revision,
         {e.id: e.provenance for e in snap.entries()},
-        {d["id"]: d for d in snap.deletions},
+        {d.id: d for d in snap.deletions},
         retracted,
     )
 
@@ -87,7 +87,7 @@ def classify(
     flags: list[dict[str, str]] = []
     for uid in cited_l:
         if uid in deletions:
-            reason = deletions[uid]["reason"]
+            reason = deletions[uid].reason
             flags.append(
                 {"id": uid, "flag": "retired" if reason == DeletionReason.RETIRED else "deleted"}
             )

@@ -28,6 +28,7 @@ from jsonschema import Draft202012Validator
 from evidence_tool.activation.search import MODES, searchable_backend
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.records import Deletion
 from evidence_tool.embedding import DenseEmbedder
 from evidence_tool.embedding.cache import EmbeddingCache, question_key
 from evidence_tool.embedding.vectors import from_blob
@@ -153,12 +154,8 @@ class Retired:
     reason: str | None
 
     @classmethod
-    def of(cls, record: dict[str, Any]) -> Retired:
-        def text(key: str) -> str | None:
-            value = record.get(key)
-            return None if value is None else str(value)
-
-        return cls(str(record["id"]), text("actor"), text("deleted_at"), text("reason"))
+    def of(cls, record: Deletion) -> Retired:
+        return cls(record.id, record.actor, record.deleted_at, record.reason.value)
 
     def to_json(self) -> JsonObject:
         return {
@@ -513,7 +510,7 @@ def evaluate(
         raise NotReadyError(
             "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
         )
-    retired = {d["id"]: Retired.of(d) for d in newest.deletions}
+    retired = {d.id: Retired.of(d) for d in newest.deletions}
     known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
     _check_ids(questions_path, questions, known)
     chosen = _modes(modes)

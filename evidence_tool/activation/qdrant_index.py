@@ -308,7 +308,7 @@ class QdrantBackend:
             self._ensure_collection()
             held = self._points()
             wanted = {
-                point_id(r["id"]): (r, payload_of(r, self.embedder_name))
+                point_id(str(r["id"])): (r, payload_of(r, self.embedder_name))
                 for r in snapshot.records()
             }
             # Compare every hash, not only entry_hash: a point whose payload was altered
@@ -327,7 +327,7 @@ class QdrantBackend:
                 for (r, body), v, d in zip(batch, vectors, dense, strict=True):
                     named = {VECTOR: _vector(self.embedder, v)} | ({DENSE: d} if d else {})
                     points.append(
-                        models.PointStruct(id=point_id(r["id"]), vector=named, payload=body)
+                        models.PointStruct(id=point_id(str(r["id"])), vector=named, payload=body)
                     )
                 self.client.upsert(self.collection, points=points, wait=True)
             # Delete by the ids the points really have: extra points need not sit at

@@ -458,8 +458,8 @@ class SqliteBackend:
             e.id: e.content_hash for e in prev.entries()
         }:
             return None  # drifted from its snapshot: never carry a drift forward
-        before = {e["id"]: e for e in prev.manifest["units"]}
-        after = {e["id"]: e for e in snapshot.manifest["units"]}
+        before = prev.view.by_id()
+        after = snapshot.view.by_id()
         drop = {uid for uid, e in after.items() if before.get(uid) != e}
         drop |= before.keys() - after.keys()
         return drop if len(drop) <= len(after) // 2 else None  # mostly new: build

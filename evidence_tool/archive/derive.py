@@ -8,31 +8,51 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
 
+from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import Stamp
-from evidence_tool.archive.manifest import FORMAT, PreviousJson, manifest_bytes
+from evidence_tool.archive.manifest import (
+    FORMAT,
+    PreviousJson,
+    UnitEntry,
+    cited_source_paths,
+    has_review_items,
+    kept_as_is,
+    manifest_bytes,
+)
 from evidence_tool.archive.records import (
+    ClosedBy,
+    ClosedItem,
     Deletion,
     DeletionReason,
     DocumentDeclaration,
     ManualDeclaration,
     declaration_from_json,
 )
+from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import Diagnostic
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import CuratedFile
 
 CLASSES = ("added", "modified", "reformatted", "renamed", "restored", "deleted", "unchanged")
+# A consolidation's changes: the ids of each class, and how many units stayed unchanged.
+Changes = dict[str, list[str] | int]
 
 
-def manual(actor: str, at: str, original: dict[str, Any] | None = None) -> dict[str, Any]:
+def changes_json(changes: Changes) -> JsonObject:
+    """The changes as ``--json`` and the event log write them."""
+    return {k: list[JsonValue](v) if isinstance(v, list) else v for k, v in changes.items()}
+
+
+def manual(actor: str, at: str, original: JsonObject | None = None) -> JsonObject:
     """A manual declaration's manifest object, keeping ``original`` (a lineage object)."""
     lineage = DocumentDeclaration.from_json(original) if original is not None else None
     return ManualDeclaration(actor, at, lineage).to_json()
 
 
-def lineage_of(provenance: dict[str, Any]) -> dict[str, Any] | None:
+def lineage_of(provenance: JsonObject) -> JsonObject | None:
     """The documentary lineage to keep under ``original`` when a unit changes visibly."""
     decl = declaration_from_json(provenance)
     if isinstance(decl, DocumentDeclaration):
@@ -40,25 +60,45 @@ def lineage_of(provenance: dict[str, Any]) -> dict[str, Any] | None:
     return decl.original.to_json() if decl.original is not None else None
 
 
-def source_of(provenance: dict[str, Any]) -> str | None:
-    lineage = lineage_of(provenance)
-    return lineage.get("source_id") if lineage else None
+def source_of(provenance: JsonObject) -> str | None:
+    """The source id a declaration or its lineage names, if any."""
+    decl = declaration_from_json(provenance)
+    if isinstance(decl, DocumentDeclaration):
+        return decl.source_id
+    return decl.original.source_id if decl.original is not None else None
 
 
-def item_key(item: dict[str, Any]) -> tuple[str, str, str]:
-    return (item.get("code", ""), item.get("message", ""), item.get("raised_at", ""))
+def item_key(item: JsonObject) -> tuple[str, str, str]:
+    """What tells review items apart: code, message and when it was raised."""
+    code, message, at = item.get("code", ""), item.get("message", ""), item.get("raised_at", "")
+    return (str(code), str(message), str(at))
+
+
+@dataclass(frozen=True, slots=True)
+class DeriveRequest:
+    """What a derivation starts from: the working files, what is staged, and the previous
+    snapshot (``sealed``: its bytes were written by this encoder, so they may be spliced)."""
+
+    files: list[CuratedFile]
+    staged: JsonObject
+    actor: str
+    at: Stamp
+    layout: Layout
+    previous: Snapshot | None = None
+    sealed: bool = False
+    block_on_review: bool = True
 
 
 @dataclass
 class Derivation:
-    manifest: dict[str, Any]
+    manifest: JsonObject
     classes: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CLASSES})
     errors: list[Diagnostic] = field(default_factory=list)
-    closed_items: list[dict[str, Any]] = field(default_factory=list)
+    closed_items: list[ClosedItem] = field(default_factory=list)
     source_blobs: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # bytes, sha256
     prev_revision: str | None = None
     prev_json: PreviousJson | None = None
-    fresh: list[dict[str, Any]] = field(default_factory=list)  # unit entries built anew
+    fresh: list[UnitEntry] = field(default_factory=list)  # unit entries built anew
     blobs: dict[str, bytes] = field(default_factory=dict)  # sha256 -> bytes (the catalog's)
     _bytes: bytes | None = None
     _revision: str | None = None
@@ -76,10 +116,14 @@ class Derivation:
             self._revision = hashlib.sha256(self.manifest_bytes).hexdigest()
         return self._revision
 
-    def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {c: sorted(v) for c, v in self.classes.items() if c != "unchanged"}
+    def summary(self) -> Changes:
+        out: Changes = {c: sorted(v) for c, v in self.classes.items() if c != "unchanged"}
         out["unchanged"] = len(self.classes["unchanged"])
         return out
+
+    def closed_json(self) -> list[JsonValue]:
+        """The closed review items as the event log and ``--json`` record them."""
+        return [c.to_json() for c in self.closed_items]
 
 
 class _Sources:
@@ -107,23 +151,24 @@ class _Sources:
 
 
 def _check_document(
-    decl: dict[str, Any], sources: _Sources, f: CuratedFile, out: Derivation, *, checked: bool
+    decl: JsonObject, sources: _Sources, f: CuratedFile, out: Derivation, *, checked: bool
 ) -> None:
     """E150 unless the source bytes still hash to source_hash and hold every excerpt.
 
     ``checked``: this very declaration passed the check in the previous snapshot, so
     bytes with the same hash still hold its excerpts (no search through the source).
     """
-    rel = decl.get("source_path", "")
+    doc = DocumentDeclaration.from_json(decl)
+    rel = doc.source_path
     read = sources.read(rel)
     problem = None
     if read is None:
         problem = f"its source {rel} is missing"
-    elif read[1] != decl.get("source_hash"):
+    elif read[1] != doc.source_hash:
         problem = f"its source {rel} no longer matches the recorded hash"
     elif not checked:
         text = sources.text(rel, read[0])
-        missing = [e for e in decl.get("excerpts", []) if e not in text]
+        missing = [e for e in doc.excerpts if e not in text]
         if missing:
             problem = f"the excerpt {missing[0][:60]!r} is not in {rel}"
     if problem:
@@ -144,159 +189,235 @@ def _check_document(
     out.source_blobs[rel] = read
 
 
-def derive(
-    prev: dict[str, Any] | None,
-    prev_revision: str | None,
-    prev_data: bytes | None,
-    files: list[CuratedFile],
-    staged: dict[str, Any],
-    actor: str,
-    at: Stamp,
-    layout: Layout,
-    *,
-    block_on_review: bool = True,
-) -> Derivation:
-    """The candidate manifest of ``files`` against the previous snapshot ``prev``.
+def derive(request: DeriveRequest) -> Derivation:
+    """The candidate manifest of the working files against the previous snapshot.
 
     Per unit: kept as it was (the common case, by identity), or a new entry whose
-    declaration ``_declaration`` decides; then deletion records for the units gone
-    (``_record_deletions``) and, with ``block_on_review``, E140 for open review items.
+    declaration ``_Run.declaration`` decides; then deletion records for the units gone
+    and, with ``block_on_review``, E140 for open review items.
     """
-    prev_json = PreviousJson(prev_data, prev) if prev and prev_data else None
-    prev = prev or {"units": [], "deletions": [], "sources": []}
-    prev_units = {e["id"]: e for e in prev["units"]}
-    deletions = {d["id"]: d for d in prev["deletions"]}
-    out = Derivation(manifest={}, prev_revision=prev_revision, prev_json=prev_json)
-    sources = _Sources(layout)
-    units: list[dict[str, Any]] = []
-    live: set[str] = set()
-    declared, raised = staged["declarations"], staged["review_items"]
-    unchanged = out.classes["unchanged"]
-    for f in files:
-        uid, ch, fh = f.unit_id, f.content_hash, f.file_hash
-        assert uid is not None and ch is not None
-        live.add(uid)
-        p = prev_units.get(uid)
+    run = _Run(request)
+    prev_units, declared, raised = run.prev_units, run.declared, run.raised
+    live, unchanged = run.live, run.out.classes["unchanged"]
+    units: list[JsonObject] = []
+    for f in request.files:
+        uid, kind, ch = f.unit_id, f.kind, f.content_hash
+        assert uid is not None and kind is not None and ch is not None
+        raw = prev_units.get(uid)
         if (
-            p is not None
-            and p["file_hash"] == fh
-            and p["path"] == f.rel
-            and p["content_hash"] == ch
-            and p["kind"] == f.kind
-            and not p.get("review_items")
+            raw is not None
+            and kept_as_is(raw, f.rel, kind, ch, f.file_hash)
             and uid not in declared
             and uid not in raised
-            and p["provenance"].get("kind") != "document"
         ):
-            # The common case, decided first: nothing about this unit changed, so the
-            # previous entry itself is kept (which also makes comparing manifests cheap).
-            # Document-derived units take the long way: their sources are re-checked.
+            # The common case, decided first (inline: it runs once per unit of every
+            # no-op consolidate): the previous entry itself is kept, which also makes
+            # comparing the manifests cheap (equal by identity).
+            live.add(uid)
             unchanged.append(uid)
-            units.append(p)
-            continue
-        declaration = _declaration(f, p, staged, deletions, actor, at, out)
+            units.append(raw)
+        elif (entry := run.unit(f, raw)) is not None:
+            units.append(entry)
+    run.record_deletions()
+    if request.block_on_review:
+        run.out.errors.extend(_review_blocks(units))
+    run.out.manifest = run.manifest(units)
+    return run.out
+
+
+class _Run:
+    """One derivation: the previous snapshot's units and deletions, and what is decided."""
+
+    def __init__(self, request: DeriveRequest) -> None:
+        self.request = request
+        prev = request.previous
+        self.prev = prev
+        sealed = prev is not None and request.sealed and prev.data
+        prev_json = PreviousJson(prev.data, prev.manifest) if prev and sealed else None
+        self.out = Derivation(
+            manifest={}, prev_revision=prev.revision if prev else None, prev_json=prev_json
+        )
+        self.sources = _Sources(request.layout)
+        self.prev_units: dict[str, JsonObject] = prev.view.objects_by_id() if prev else {}
+        self.deletions: dict[str, JsonObject] = (
+            {str(d["id"]): d for d in prev.view.deletion_objects()} if prev else {}
+        )
+        self.live: set[str] = set()
+        staged = request.staged
+        self.declared = staging.section(staged, "declarations")
+        self.raised = staging.section(staged, "review_items")
+
+    def unit(self, f: CuratedFile, raw: JsonObject | None) -> JsonObject | None:
+        """The entry of a working file that is not simply kept (``raw``: its previous
+        entry, if any): the previous one after all, a new one, or None (E121)."""
+        uid, kind, ch = f.unit_id, f.kind, f.content_hash
+        assert uid is not None and kind is not None and ch is not None
+        self.live.add(uid)
+        p = UnitEntry(raw) if raw is not None else None
+        declaration = self.declaration(f, p)
         if declaration is None:
-            continue
+            return None
         prov, prior_items = declaration
+        kept_prov = p is not None and prov is p.provenance_json
         if prov.get("kind") == "document":
-            _check_document(
-                prov, sources, f, out, checked=p is not None and prov is p["provenance"]
-            )
+            _check_document(prov, self.sources, f, self.out, checked=kept_prov)
         if (
             p is not None
-            and prov is p["provenance"]
+            and kept_prov
             and not prior_items
-            and uid not in staged["review_items"]
-            and p["path"] == f.rel
-            and p["file_hash"] == fh
-            and p["kind"] == f.kind
+            and uid not in self.raised
+            and p.same_file(f.rel, kind, p.content_hash, f.file_hash)
         ):
-            # Nothing about this unit changed: keep the previous entry itself, which
-            # also makes comparing the manifests cheap (equal by identity).
-            units.append(p)
-            continue
-        items = _review_items(uid, ch, prior_items, staged, out)
-        entry = {
-            "id": uid,
-            "path": f.rel,
-            "kind": f.kind,
-            "content_hash": ch,
-            "file_hash": fh,
-            "provenance": prov,
-            "review_items": items,
-        }
-        units.append(entry)
-        out.fresh.append(entry)
-    missing = {uid: p for uid, p in prev_units.items() if uid not in live and uid not in deletions}
-    if missing:
-        assert prev_revision is not None  # units of a previous snapshot imply its revision
-        _record_deletions(missing, staged, prev_revision, actor, at, deletions, out)
-    if block_on_review:
-        out.errors.extend(_review_blocks(units))
-    out.manifest = {
-        "format": FORMAT,
-        "units": sorted(units, key=lambda e: e["id"]),
-        "deletions": [deletions[k] for k in sorted(deletions)],
-        "suppressed_sources": sorted(
-            {
-                d["source_id"]
-                for d in deletions.values()
-                if d["reason"] == "removed" and d["source_id"]
-            }
-        ),
-        "sources": _sources_section(units, prev, out),
-    }
-    return out
+            # Nothing about this unit changed but what was checked: keep the previous
+            # entry itself, which also makes comparing the manifests cheap (identity).
+            return p.raw
+        items = self._review_items(uid, ch, prior_items)
+        entry = UnitEntry.build(
+            unit_id=uid,
+            path=f.rel,
+            kind=kind,
+            content_hash=ch,
+            file_hash=f.file_hash,
+            provenance=prov,
+            review_items=list[JsonValue](items),
+        )
+        self.out.fresh.append(entry)
+        return entry.raw
 
+    def declaration(
+        self, f: CuratedFile, p: UnitEntry | None
+    ) -> tuple[JsonObject, list[JsonObject]] | None:
+        """Which declaration a unit gets (SPEC 5.1) and its prior items; its class is recorded.
 
-def _declaration(
-    f: CuratedFile,
-    p: dict[str, Any] | None,
-    staged: dict[str, Any],
-    deletions: dict[str, dict[str, Any]],
-    actor: str,
-    at: Stamp,
-    out: Derivation,
-) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    """Which declaration a unit gets (SPEC 5.1) and its prior items; its class is recorded.
-
-    None when its id is reserved by a deletion (E121, recorded in ``out``); a restored
-    unit's deletion record is taken out of ``deletions``.
-    """
-    uid, ch = f.unit_id, f.content_hash
-    assert uid is not None and ch is not None
-    staged_decl = staged["declarations"].get(uid)
-    staged_prov = (
-        staged_decl["provenance"] if staged_decl and staged_decl.get("content_hash") == ch else None
-    )
-    if p is None:
-        restoration = staged["restorations"].get(uid)
-        if uid in deletions and restoration is None:
-            out.errors.append(_reserved(f, uid))
-            return None
-        if restoration is not None and uid in deletions:
-            deletions.pop(uid)
-            if restoration.get("content_hash") == ch:
-                prov = restoration["provenance"]
+        None when its id is reserved by a deletion (E121, recorded in ``out``); a restored
+        unit's deletion record is taken out of ``deletions``.
+        """
+        uid, ch = f.unit_id, f.content_hash
+        assert uid is not None and ch is not None
+        req, classes = self.request, self.out.classes
+        staged_prov = staging.declaration_for(req.staged, uid, ch)
+        if p is None:
+            return self._new_declaration(f, uid, ch, staged_prov)
+        if p.content_hash == ch:
+            prov = staged_prov or p.provenance_json
+            if p.path != f.rel:
+                classes["renamed"].append(uid)
+            elif p.file_hash != f.file_hash:
+                classes["reformatted"].append(uid)
             else:
-                prov = manual(actor, at(f.rel), lineage_of(restoration["provenance"]))
-            out.classes["restored"].append(uid)
+                classes["unchanged"].append(uid)
         else:
-            prov = staged_prov or manual(actor, at(f.rel))
-            out.classes["added"].append(uid)
+            prov = staged_prov or manual(req.actor, req.at(f.rel), lineage_of(p.provenance_json))
+            classes["modified"].append(uid)
+        return prov, p.review_items
+
+    def _new_declaration(
+        self, f: CuratedFile, uid: str, ch: str, staged_prov: JsonObject | None
+    ) -> tuple[JsonObject, list[JsonObject]] | None:
+        """A unit the previous snapshot lacks: added, restored, or refused (reserved id)."""
+        req = self.request
+        restoration = staging.restoration(req.staged, uid)
+        if uid in self.deletions and restoration is None:
+            self.out.errors.append(_reserved(f, uid))
+            return None
+        if restoration is not None and uid in self.deletions:
+            self.deletions.pop(uid)
+            prov = staging.restored_provenance(restoration, ch)
+            if prov is None:
+                recorded = restoration.get("provenance")
+                lineage = lineage_of(recorded) if isinstance(recorded, dict) else None
+                prov = manual(req.actor, req.at(f.rel), lineage)
+            self.out.classes["restored"].append(uid)
+        else:
+            prov = staged_prov or manual(req.actor, req.at(f.rel))
+            self.out.classes["added"].append(uid)
         return prov, []
-    if p["content_hash"] == ch:
-        prov = staged_prov or p["provenance"]
-        if p["path"] != f.rel:
-            out.classes["renamed"].append(uid)
-        elif p["file_hash"] != f.file_hash:
-            out.classes["reformatted"].append(uid)
-        else:
-            out.classes["unchanged"].append(uid)
-    else:
-        prov = staged_prov or manual(actor, at(f.rel), lineage_of(p["provenance"]))
-        out.classes["modified"].append(uid)
-    return prov, list(p.get("review_items", []))
+
+    def record_deletions(self) -> None:
+        """A deletion record for each previous unit gone from the tree; their items close."""
+        missing = [
+            UnitEntry(raw)
+            for uid, raw in self.prev_units.items()
+            if uid not in self.live and uid not in self.deletions
+        ]
+        if not missing:
+            return
+        req, out = self.request, self.out
+        prev_revision = out.prev_revision
+        assert prev_revision is not None  # units of a previous snapshot imply its revision
+        for p in missing:
+            uid = p.id
+            actor, reason = staging.retirement(req.staged, uid)
+            self.deletions[uid] = Deletion(
+                id=uid,
+                deleted_at=req.at(p.path),
+                last_revision=prev_revision,
+                actor=actor or req.actor,
+                reason=DeletionReason(reason or DeletionReason.REMOVED),
+                last_content_hash=p.content_hash,
+                source_id=source_of(p.provenance_json),
+            ).to_json()
+            out.classes["deleted"].append(uid)
+            # Retiring a unit closes its items, recorded or raised since the last snapshot.
+            for item in _union(p.review_items, staging.raised_items(req.staged, uid)):
+                out.closed_items.append(ClosedItem(uid, item, ClosedBy.RETIREMENT))
+
+    def _review_items(
+        self, uid: str, content_hash: str, prior: list[JsonObject]
+    ) -> list[JsonObject]:
+        """Open items: those raised on this exact content and not resolved."""
+        staged = self.request.staged
+        items = _union(prior, staging.raised_items(staged, uid))
+        resolution = staging.resolution(staged, uid)
+        resolved, note = resolution if resolution is not None else (set(), None)
+        keep = []
+        for item in items:
+            if item.get("content_hash") != content_hash:
+                self.out.closed_items.append(ClosedItem(uid, item, ClosedBy.VISIBLE_CHANGE))
+            elif item_key(item) in resolved:
+                self.out.closed_items.append(ClosedItem(uid, item, ClosedBy.RESOLVED, note))
+            else:
+                keep.append(item)
+        return sorted(keep, key=item_key)
+
+    def manifest(self, units: list[JsonObject]) -> JsonObject:
+        """The candidate manifest: units by id, deletions, suppressed sources, source blobs."""
+        deletions = self.deletions
+        suppressed = {
+            d["source_id"]
+            for d in deletions.values()
+            if d["reason"] == DeletionReason.REMOVED.value
+            and isinstance(d["source_id"], str)
+            and d["source_id"]
+        }
+        by_id = sorted(units, key=itemgetter("id"))
+        ordered = list[JsonValue](by_id)
+        return {
+            "format": FORMAT,
+            "units": ordered,
+            "deletions": [deletions[k] for k in sorted(deletions)],
+            "suppressed_sources": list[JsonValue](sorted(suppressed)),
+            "sources": self._sources_section(units),
+        }
+
+    def _sources_section(self, units: list[JsonObject]) -> list[JsonValue]:
+        """Source bytes that live declarations and their lineage point at, as blobs."""
+        wanted = cited_source_paths(units)
+        prev_sources = (
+            {str(s["path"]): s for s in self.prev.view.source_objects()} if self.prev else {}
+        )
+        blobs = self.out.source_blobs
+        section: list[JsonValue] = []
+        for rel in sorted(wanted):
+            old = prev_sources.get(rel)
+            if rel in blobs:
+                digest = blobs[rel][1]
+                # The previous entry itself when unchanged: its line is spliced, not re-encoded.
+                fresh: JsonObject = {"path": rel, "blob": digest}
+                section.append(old if old and old["blob"] == digest else fresh)
+            elif old is not None:
+                section.append(old)
+        return section
 
 
 def _reserved(f: CuratedFile, uid: str) -> Diagnostic:
@@ -312,107 +433,31 @@ def _reserved(f: CuratedFile, uid: str) -> Diagnostic:
     )
 
 
-def _record_deletions(
-    missing: dict[str, dict[str, Any]],
-    staged: dict[str, Any],
-    prev_revision: str,
-    actor: str,
-    at: Stamp,
-    deletions: dict[str, dict[str, Any]],
-    out: Derivation,
-) -> None:
-    """A deletion record for each previous unit gone from the tree; their items close."""
-    for uid, p in missing.items():
-        retirement = staged["retirements"].get(uid) or {}
-        deletions[uid] = Deletion(
-            id=uid,
-            deleted_at=at(p["path"]),
-            last_revision=prev_revision,
-            actor=retirement.get("actor", actor),
-            reason=DeletionReason(retirement.get("reason", DeletionReason.REMOVED)),
-            last_content_hash=p["content_hash"],
-            source_id=source_of(p["provenance"]),
-        ).to_json()
-        out.classes["deleted"].append(uid)
-        # Retiring a unit closes its items, recorded or raised since the last snapshot.
-        for item in _union(p.get("review_items", []), staged["review_items"].get(uid, [])):
-            out.closed_items.append({"id": uid, "item": item, "closed_by": "retirement"})
-
-
-def _review_blocks(units: list[dict[str, Any]]) -> list[Diagnostic]:
+def _review_blocks(units: list[JsonObject]) -> list[Diagnostic]:
     """E140 for each unit with open review items: consolidation waits for them."""
     blocks = []
-    for entry in units:
-        if entry["review_items"]:
-            first = entry["review_items"][0]
+    for raw in units:
+        if has_review_items(raw):
+            entry = UnitEntry(raw)
+            items = entry.review_items
             blocks.append(
                 Diagnostic(
                     "E140",
-                    f"unit '{entry['id']}' has {len(entry['review_items'])} open review "
-                    f"item(s), first: {first.get('message', '')}",
-                    entry["path"],
+                    f"unit '{entry.id}' has {len(items)} open review "
+                    f"item(s), first: {items[0].get('message', '')}",
+                    entry.path,
                     1,
                     1,
-                    entry["id"],
+                    entry.id,
                 )
             )
     return blocks
 
 
-def _union(recorded: list[dict[str, Any]], raised: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _union(recorded: list[JsonObject], raised: list[JsonObject]) -> list[JsonObject]:
+    """Recorded items, then the raised ones not already among them."""
     items = list(recorded)
     for item in raised:
         if item_key(item) not in {item_key(i) for i in items}:
             items.append(item)
     return items
-
-
-def _review_items(
-    uid: str,
-    content_hash: str,
-    prior: list[dict[str, Any]],
-    staged: dict[str, Any],
-    out: Derivation,
-) -> list[dict[str, Any]]:
-    """Open items: those raised on this exact content and not resolved."""
-    items = _union(prior, staged["review_items"].get(uid, []))
-    resolution = staged["resolutions"].get(uid)
-    resolved = {tuple(k) for k in resolution.get("items", [])} if resolution else set()
-    keep = []
-    for item in items:
-        if item.get("content_hash") != content_hash:
-            out.closed_items.append({"id": uid, "item": item, "closed_by": "visible change"})
-        elif item_key(item) in resolved:
-            out.closed_items.append(
-                {
-                    "id": uid,
-                    "item": item,
-                    "closed_by": "resolved",
-                    "note": resolution.get("note") if resolution else None,
-                }
-            )
-        else:
-            keep.append(item)
-    return sorted(keep, key=item_key)
-
-
-def _sources_section(
-    units: list[dict[str, Any]], prev: dict[str, Any], out: Derivation
-) -> list[dict[str, Any]]:
-    """Source bytes that live declarations and their lineage point at, as blobs."""
-    wanted: set[str] = set()
-    for e in units:
-        for decl in (e["provenance"], e["provenance"].get("original")):
-            if decl and decl.get("kind") == "document":
-                wanted.add(decl["source_path"])
-    prev_sources = {s["path"]: s for s in prev.get("sources", [])}
-    section = []
-    for rel in sorted(wanted):
-        if rel in out.source_blobs:
-            digest = out.source_blobs[rel][1]
-            old = prev_sources.get(rel)
-            # The previous entry itself when unchanged: its line is spliced, not re-encoded.
-            section.append(old if old and old["blob"] == digest else {"path": rel, "blob": digest})
-        elif rel in prev_sources:
-            section.append(prev_sources[rel])
-    return section

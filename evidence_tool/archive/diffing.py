@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
 
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import UnknownNameError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 
 def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:
@@ -29,8 +31,8 @@ def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:
     return hits[0]
 
 
-def _entries(manifest: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
-    return {e["id"]: (e["content_hash"], e["file_hash"], e["path"]) for e in manifest["units"]}
+def _entries(snapshot: Snapshot) -> dict[str, tuple[str, str, str]]:
+    return snapshot.view.identities()
 
 
 def compare(
@@ -71,25 +73,37 @@ def working_entries(
     return entries, invalid
 
 
-def diff(
-    archive: LocalEvidenceArchive, rev_a: str | None = None, rev_b: str | None = None
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """The ids that differ between two revisions, or a revision and the working files."""
+
+    source: str | None  # the revision compared from (None: the archive has none)
+    target: str  # a revision, or "working files"
+    classes: dict[str, list[str]]  # added / modified / deleted / reformatted / renamed
+    invalid: list[str] = field(default_factory=list)  # working files that do not validate
+
+    def ids(self, cls: str) -> list[str]:
+        """The ids of one class ("invalid": the paths of files that do not validate)."""
+        return self.invalid if cls == "invalid" else self.classes[cls]
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the --json result
+        changes: JsonObject = {k: list[JsonValue](v) for k, v in self.classes.items()}
+        invalid: list[JsonValue] = list(self.invalid)
+        return {"from": self.source, "to": self.target, **changes, "invalid": invalid}
+
+
+def diff(archive: LocalEvidenceArchive, rev_a: str | None = None, rev_b: str | None = None) -> Diff:
     """No revision: the active snapshot (else the newest) against the working files."""
     if rev_a is None:
         state = archive.state()
         base = state.active or state.newest
-        old = _entries(archive.snapshot(base).manifest) if base else {}
+        old = _entries(archive.snapshot(base)) if base else {}
         new, invalid = working_entries(archive)
-        return {"from": base, "to": "working files", **compare(old, new), "invalid": invalid}
+        return Diff(base, "working files", compare(old, new), invalid)
     a = resolve_revision(archive, rev_a)
-    old = _entries(archive.snapshot(a).manifest)
+    old = _entries(archive.snapshot(a))
     if rev_b is None:
         new, invalid = working_entries(archive)
-        return {"from": a, "to": "working files", **compare(old, new), "invalid": invalid}
+        return Diff(a, "working files", compare(old, new), invalid)
     b = resolve_revision(archive, rev_b)
-    return {
-        "from": a,
-        "to": b,
-        **compare(old, _entries(archive.snapshot(b).manifest)),
-        "invalid": [],
-    }
+    return Diff(a, b, compare(old, _entries(archive.snapshot(b))))

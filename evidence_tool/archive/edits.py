@@ -5,14 +5,15 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.archive import eventlog
+from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import item_key, lineage_of, manual
-from evidence_tool.archive.journal import FileChange, current_hash
+from evidence_tool.archive.journal import FileChange, Interrupted, current_hash
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.records import Declaration, DeletionReason
 from evidence_tool.errors import (
     ConflictError,
     EvidenceError,
@@ -21,6 +22,7 @@ from evidence_tool.errors import (
     UnknownNameError,
     UsageError,
 )
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit import Unit, parse_unit, render, validate
 from evidence_tool.unit.suggest import did_you_mean
 
@@ -32,8 +34,8 @@ class WorkingUnit:
     unit: Unit | None
     path: str
     file_hash: str
-    declaration: dict[str, Any] | None
-    review_items: list[dict[str, Any]]
+    declaration: Declaration | None
+    review_items: list[JsonObject]  # as recorded (JSON objects: shown as written)
 
 
 def _slug(unit_id: str) -> str:
@@ -85,7 +87,7 @@ class ArchiveEditor:
             parse_unit(data, path=rel).unit,
             rel,
             hashlib.sha256(data).hexdigest(),
-            entry.provenance if entry else None,
+            entry.declaration if entry else None,
             entry.review_items if entry else [],
         )
 
@@ -95,8 +97,8 @@ class ArchiveEditor:
         actor: str,
         changes: list[tuple[str, bytes | None]],
         expected: dict[str, str | None],
-        staged: dict[str, Any],
-        **event: Any,
+        staged: JsonObject,
+        **event: JsonValue,
     ) -> list[FileChange]:
         """Check every path against its expected hash, journal, then write (E301 on mismatch).
 
@@ -119,10 +121,10 @@ class ArchiveEditor:
                 )
             post = self.archive.objects.put(data) if data is not None else None
             planned.append(FileChange(rel, cur, post))
-        entry_path = self.archive.journal.begin(op, actor, planned, staged)
-        entry = {"files": [c.to_json() for c in planned], "staged": staged}
+        entry_path, entry = self.archive.journal.begin(op, actor, planned, staged)
         self.archive.journal.apply(entry_path, entry, self.archive.merge_staged)
-        eventlog.append(self.layout.log, event.pop("event", op), actor, **event)
+        name = event.pop("event", op)
+        eventlog.append(self.layout.log, str(name), actor, **event)
         return planned
 
     def apply_changes(
@@ -131,8 +133,8 @@ class ArchiveEditor:
         actor: str,
         changes: list[tuple[str, bytes | None]],
         expected: dict[str, str | None],
-        staged: dict[str, Any],
-        **event: Any,
+        staged: JsonObject,
+        **event: JsonValue,
     ) -> list[FileChange]:
         """``_change`` for layers above the archive (a source ``decide``); the caller holds
         the lock.  Same contract: E301 on a changed file, journal first, then the writes."""
@@ -169,24 +171,20 @@ class ArchiveEditor:
         target = self.layout.resolve_inside(rel)
         return current_hash(target) == hashlib.sha256(data).hexdigest()
 
-    def _save_declaration(self, unit: Unit, actor: str) -> dict[str, Any]:
+    def _save_declaration(self, unit: Unit, actor: str) -> JsonObject:
         """The declaration a save stages: none without a visible change (the declaration
         carries over), else a manual one by the saver that keeps any documentary lineage."""
         newest = self.archive.newest_snapshot()
         entry = newest.entry(unit.id) if newest else None
         if entry is not None and entry.content_hash == unit.content_hash:
             return {}
-        lineage = lineage_of(entry.provenance) if entry is not None else None
-        declaration = {
-            "content_hash": unit.content_hash,
-            "provenance": manual(actor, now(), lineage),
-        }
-        return {"declarations": {unit.id: declaration}}
+        lineage = lineage_of(entry.provenance_json) if entry is not None else None
+        return staging.declaration_change(unit.id, unit.content_hash, manual(actor, now(), lineage))
 
     def remove(self, unit_id: str, expected_file_hash: str, actor: str) -> None:
         with self.archive.locked("remove"):
             rel = self._find(unit_id)
-            if rel is None and unit_id in self.archive.staged()["retirements"]:
+            if rel is None and staging.is_retiring(self.archive.staged(), unit_id):
                 return  # an interrupted run of this remove finished it (journal replay)
             if rel is None:
                 raise self._no_file(unit_id)
@@ -195,7 +193,7 @@ class ArchiveEditor:
                 actor,
                 [(rel, None)],
                 {rel: expected_file_hash},
-                {"retirements": {unit_id: {"reason": "removed", "actor": actor}}},
+                staging.retirement_change(unit_id, DeletionReason.REMOVED.value, actor),
                 event="removed",
                 id=unit_id,
                 path=rel,
@@ -205,37 +203,28 @@ class ArchiveEditor:
         """Bring a deleted unit back from its last snapshot, then consolidate."""
         with self.archive.locked("restore"):
             newest = self.archive.newest_snapshot()
-            record = next(
-                (d for d in (newest.deletions if newest else []) if d["id"] == unit_id), None
-            )
+            record = newest.deletion(unit_id) if newest else None
             if record is None and self._restore_pending(unit_id):
                 # An interrupted run of this restore got as far as the pending candidate:
                 # only its activation is left to do.
                 return self.archive.consolidate_locked(actor, activate)
             if record is None:
-                deleted = {d["id"] for d in (newest.deletions if newest else [])}
+                deleted = newest.view.deleted_ids() if newest else set()
                 raise UnknownNameError(
                     f"'{unit_id}' has no deletion record{did_you_mean(unit_id, deleted)}; "
                     "'tht workspace evidence log' lists deletions"
                 )
             holder = next((f for f in self.archive.scan().files if f.unit_id == unit_id), None)
-            last = self.archive.snapshot(record["last_revision"]).entry(unit_id)
+            last = self.archive.snapshot(record.last_revision).entry(unit_id)
             assert last is not None
-            restoring = self.archive.staged()["restorations"].get(unit_id)
+            restoring = staging.restoration(self.archive.staged(), unit_id)
             if holder is not None and restoring and holder.file_hash == last.file_hash:
                 # An interrupted run of this restore wrote the file and staged it (journal
                 # replay): only its consolidation is left to do.
                 return self.archive.consolidate_locked(actor, activate)
-            staged = {
-                "restorations": {
-                    unit_id: {
-                        "content_hash": last.content_hash,
-                        "provenance": last.provenance,
-                        "revision": record["last_revision"],
-                    }
-                },
-                "retirements": {unit_id: None},
-            }
+            staged = staging.restoration_change(
+                unit_id, last.content_hash, last.provenance, record.last_revision
+            )
             if holder is not None:
                 # The operator wrote the id into a file again (the way back from an id
                 # changed by mistake, W122, or from E121): that file is the unit restored.
@@ -266,7 +255,7 @@ class ArchiveEditor:
         state = self.archive.state()
         if state.pending is not None and state.active is not None:
             active = self.archive.snapshot(state.active)
-            if any(d["id"] == unit_id for d in active.deletions):
+            if active.deletion(unit_id) is not None:
                 return True  # the candidate restoring it waits for activation
         events = [
             e["event"]
@@ -275,7 +264,7 @@ class ArchiveEditor:
         ]
         return bool(events) and events[-1] == "restored"
 
-    def resolve_review(self, unit_id: str, note: str, actor: str) -> list[dict[str, Any]]:
+    def resolve_review(self, unit_id: str, note: str, actor: str) -> list[JsonObject]:
         """Close the open review items of a unit with a note (recorded with the actor)."""
         if not note.strip():
             raise UsageError("--note is required: say why the review items are resolved")
@@ -283,27 +272,25 @@ class ArchiveEditor:
             newest = self.archive.newest_snapshot()
             entry = newest.entry(unit_id) if newest else None
             staged = self.archive.staged()
-            items: list[dict[str, Any]] = (entry.review_items if entry else []) + staged[
-                "review_items"
-            ].get(unit_id, [])
+            items = (entry.review_items if entry else []) + staging.raised_items(staged, unit_id)
             if not items:
                 raise UnknownNameError(
                     f"unit '{unit_id}' has no open review items; 'tht workspace evidence "
                     "status' lists the units that have some"
                 )
-            resolution = {
-                "note": note,
-                "actor": actor,
-                "at": now(),
-                "items": [list(item_key(i)) for i in items],
-            }
-            self.archive.merge_staged({"resolutions": {unit_id: resolution}})
+            keys = [item_key(i) for i in items]
+            self.archive.merge_staged(staging.resolution_change(unit_id, note, actor, now(), keys))
             eventlog.append(
-                self.layout.log, "review resolved", actor, id=unit_id, note=note, items=items
+                self.layout.log,
+                "review resolved",
+                actor,
+                id=unit_id,
+                note=note,
+                items=list[JsonValue](items),
             )
             return items
 
-    def recover(self, abandon: bool, actor: str) -> list[dict[str, Any]]:
+    def recover(self, abandon: bool, actor: str) -> list[Interrupted]:
         """Show interrupted journal entries (and their conflicts); abandon them on request."""
         from evidence_tool.archive.lock import ArchiveLock
 
@@ -311,16 +298,7 @@ class ArchiveEditor:
             out = []
             for path, entry in self.archive.journal.pending():
                 conflicts = self.archive.journal.conflicts(entry)
-                out.append(
-                    {
-                        "entry": path.name,
-                        "op": entry.get("op"),
-                        "actor": entry.get("actor"),
-                        "at": entry.get("at"),
-                        "files": entry.get("files", []),
-                        "conflicts": conflicts,
-                    }
-                )
+                out.append(Interrupted(path.name, entry, tuple(conflicts)))
                 if abandon:
                     self.archive.journal.abandon(path)
                     eventlog.append(
@@ -328,7 +306,7 @@ class ArchiveEditor:
                         "journal abandoned",
                         actor,
                         entry=path.name,
-                        op=entry.get("op"),
-                        conflicts=conflicts,
+                        op=entry.op,
+                        conflicts=list[JsonValue](conflicts),
                     )
             return out

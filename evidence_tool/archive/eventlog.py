@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 EVENTS = (
     "baseline",
@@ -26,14 +26,14 @@ EVENTS = (
 )
 
 
-def append(path: Path, event: str, actor: str, /, **fields: Any) -> dict[str, Any]:
-    record = {"event": event, "at": now(), "actor": actor, **fields}
+def append(path: Path, event: str, actor: str, /, **fields: JsonValue) -> JsonObject:
+    record: JsonObject = {"event": event, "at": now(), "actor": actor, **fields}
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
     fsio.append_line(path, line.encode("utf-8"))
     return record
 
 
-def read(path: Path) -> list[dict[str, Any]]:
+def read(path: Path) -> list[JsonObject]:  # JSON boundary: the log's lines
     """Every complete event; a torn last line (a crash mid-append) is skipped."""
     try:
         data = path.read_bytes()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.unit.hashing import canonical_json, sha256_hex
 from evidence_tool.workspace.scan import CuratedFile, parse_unit
@@ -56,7 +57,7 @@ def _without_id(unit: Unit) -> str:
 def likely_id_changes(
     deleted: Iterable[str],
     added: Iterable[str],
-    prev_units: dict[str, dict[str, Any]],
+    prev_units: dict[str, UnitEntry],
     files: dict[str, CuratedFile],
     blob: Callable[[str], bytes | None],
 ) -> list[IdChange]:
@@ -71,11 +72,11 @@ def likely_id_changes(
     out: list[IdChange] = []
     by_path = {files[uid].rel: uid for uid in new}
     for entry in gone:
-        uid = by_path.pop(entry["path"], None)
+        uid = by_path.pop(entry.path, None)
         if uid is not None:
-            out.append(IdChange(entry["id"], uid, files[uid].rel, True))
+            out.append(IdChange(entry.id, uid, files[uid].rel, True))
     paired = {c.new for c in out}
-    left = [e for e in gone if e["id"] not in {c.old for c in out}]
+    left = [e for e in gone if e.id not in {c.old for c in out}]
     if not left:
         return out
     said: dict[str, str] = {}  # content without id -> the added id saying it
@@ -84,9 +85,9 @@ def likely_id_changes(
         if uid not in paired and unit is not None:
             said.setdefault(_without_id(unit), uid)
     for entry in left:
-        data = blob(entry["file_hash"])
+        data = blob(entry.file_hash)
         unit = parse_unit(data).unit if data is not None else None
         uid = said.pop(_without_id(unit), None) if unit is not None else None
         if uid is not None:
-            out.append(IdChange(entry["id"], uid, files[uid].rel, False))
+            out.append(IdChange(entry.id, uid, files[uid].rel, False))
     return sorted(out, key=lambda c: c.path)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any
 
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.local import LocalEvidenceArchive, unfinished_snapshots
 from evidence_tool.archive.manifest import load_local_manifest
 from evidence_tool.archive.mirror import check_mirror
 from evidence_tool.archive.objects import HEX64
-from evidence_tool.archive.snapshot import load_snapshot
+from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.archive.state import read_state
 from evidence_tool.errors import Diagnostic, EvidenceError
+from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import stray_files
 
 _AGAIN = (
@@ -27,15 +27,29 @@ def _e(message: str, path: str, unit_id: str | None = None) -> Diagnostic:
     return Diagnostic("E701", message, path, None, None, unit_id)
 
 
-def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, Any]]:
+def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, int]]:
     """Every integrity problem found (E701, each naming its path) and counts of what was checked."""
-    layout = archive.layout
-    rel = layout.rel
     problems: list[Diagnostic] = []
     counts = {"objects": 0, "snapshots": 0, "acquired_sources": 0}
+    present = _check_objects(archive, problems, counts)
+    snapshots = _check_snapshots(archive, present, problems, counts)
+    _check_state(archive, snapshots, problems)
+    _check_acquired(archive.layout, problems, counts)
+    # A unit saved under a name that is not a unit file is invisible to the archive: the
+    # next consolidate would refuse it (E108), so a checkout holding one is not "ok".
+    problems += stray_files(archive.layout)
+    _check_local_files(archive.layout, problems)
+    return sorted(problems, key=Diagnostic.sort_key), counts
 
-    # Objects found by the one walk of the store: snapshots are checked against this set,
-    # not with a file lookup per entry of every snapshot (snapshots x units).
+
+def _check_objects(
+    archive: LocalEvidenceArchive, problems: list[Diagnostic], counts: dict[str, int]
+) -> set[str]:
+    """Which objects are present; each must hash to its name.
+
+    Found by one walk of the store: snapshots are checked against this set, not with a
+    file lookup per entry of every snapshot (snapshots x units)."""
+    rel = archive.layout.rel
     present: set[str] = set()
     for digest, path in archive.objects.iter_digests():
         counts["objects"] += 1
@@ -45,114 +59,133 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, A
         present.add(digest)  # a corrupted object is reported as such, not also as missing
         if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             problems.append(_e("object does not match its name (corrupted)", rel(path)))
+    return present
 
-    snapshots: dict[str, Any] = {}
-    if layout.snapshots.is_dir():
-        unfinished = set(unfinished_snapshots(layout))
-        for name in sorted(os.listdir(layout.snapshots)):
-            folder = layout.snapshots / name
-            if folder in unfinished:
-                # A consolidation killed before its manifest landed: no snapshot, only
-                # a folder (and its temp file, reported on its own) that the next locked
-                # operation removes.  A state.yaml naming it is still reported below.
-                for temp in sorted(folder.iterdir()):
-                    problems.append(_e("temp file of an interrupted write", rel(temp)))
-                continue
-            counts["snapshots"] += 1
-            try:
-                snap = load_snapshot(layout.snapshots, archive.objects, name)
-            except (EvidenceError, ValueError) as exc:
-                # Name the damaged file itself, so the operator knows what to restore.
-                where = layout.snapshots / name
-                manifest = where / "manifest.json"
-                problems.append(_e(str(exc), rel(manifest if manifest.exists() else where)))
-                continue
-            snapshots[name] = snap
-            for entry in snap.manifest["units"]:
-                if entry["file_hash"] not in present:
-                    problems.append(
-                        _e(
-                            f"snapshot {name[:12]}… names a missing object for {entry['id']}",
-                            rel(archive.objects.path_for(entry["file_hash"])),
-                            entry["id"],
-                        )
-                    )
-            for source in snap.manifest.get("sources", []):
-                if source["blob"] not in present:
-                    problems.append(
-                        _e(
-                            f"snapshot {name[:12]}… names a missing source object",
-                            rel(archive.objects.path_for(source["blob"])),
-                        )
-                    )
-            catalog = snap.manifest.get("catalog") or {}
-            if catalog.get("fingerprint") and catalog["fingerprint"] not in present:
-                problems.append(
-                    _e(
-                        f"snapshot {name[:12]}… names a missing catalog fingerprint object",
-                        rel(archive.objects.path_for(catalog["fingerprint"])),
-                    )
-                )
 
+def _check_snapshots(
+    archive: LocalEvidenceArchive,
+    present: set[str],
+    problems: list[Diagnostic],
+    counts: dict[str, int],
+) -> dict[str, Snapshot]:
+    """Which snapshots load (their manifest hashes to their name), by revision."""
+    layout = archive.layout
+    snapshots: dict[str, Snapshot] = {}
+    if not layout.snapshots.is_dir():
+        return snapshots
+    unfinished = set(unfinished_snapshots(layout))
+    for name in sorted(os.listdir(layout.snapshots)):
+        folder = layout.snapshots / name
+        if folder in unfinished:
+            # A consolidation killed before its manifest landed: no snapshot, only
+            # a folder (and its temp file, reported on its own) that the next locked
+            # operation removes.  A state.yaml naming it is still reported below.
+            for temp in sorted(folder.iterdir()):
+                problems.append(_e("temp file of an interrupted write", layout.rel(temp)))
+            continue
+        counts["snapshots"] += 1
+        try:
+            snap = load_snapshot(layout.snapshots, archive.objects, name)
+        except (EvidenceError, ValueError) as exc:
+            # Name the damaged file itself, so the operator knows what to restore.
+            manifest = folder / "manifest.json"
+            problems.append(_e(str(exc), layout.rel(manifest if manifest.exists() else folder)))
+            continue
+        snapshots[name] = snap
+        problems += _missing_objects(archive, snap, present)
+    return snapshots
+
+
+def _missing_objects(
+    archive: LocalEvidenceArchive, snap: Snapshot, present: set[str]
+) -> list[Diagnostic]:
+    """Which objects the snapshot names (units, sources, catalog fingerprint) are absent."""
+    rel, where = archive.layout.rel, archive.objects.path_for
+    head = f"snapshot {snap.revision[:12]}… names a missing"
+    out = [
+        _e(f"{head} object for {entry.id}", rel(where(entry.file_hash)), entry.id)
+        for entry in snap.entries()
+        if entry.file_hash not in present
+    ]
+    out += [
+        _e(f"{head} source object", rel(where(source.blob)))
+        for source in snap.view.sources()
+        if source.blob not in present
+    ]
+    fingerprint = snap.view.catalog_fingerprint()
+    if fingerprint and fingerprint not in present:
+        out.append(_e(f"{head} catalog fingerprint object", rel(where(fingerprint))))
+    return out
+
+
+def _check_state(
+    archive: LocalEvidenceArchive, snapshots: dict[str, Snapshot], problems: list[Diagnostic]
+) -> None:
+    """Whether state.yaml names loadable snapshots, and what the newest one implies."""
+    layout = archive.layout
     try:
         state = read_state(layout.state)
     except EvidenceError as exc:
-        problems.append(_e(exc.message, rel(layout.state)))
-        state = None
-    if state is not None:
-        for key in ("baseline", "active", "pending"):
-            rev = getattr(state, key)
-            if rev and rev not in snapshots:
-                problems.append(
-                    _e(
-                        f"state.yaml: {key} names snapshot {rev[:12]}…, which is missing or broken",
-                        rel(layout.state),
-                    )
+        problems.append(_e(exc.message, layout.rel(layout.state)))
+        return
+    for key, rev in (
+        ("baseline", state.baseline),
+        ("active", state.active),
+        ("pending", state.pending),
+    ):
+        if rev and rev not in snapshots:
+            problems.append(
+                _e(
+                    f"state.yaml: {key} names snapshot {rev[:12]}…, which is missing or broken",
+                    layout.rel(layout.state),
                 )
-        newest = state.newest
-        if newest and newest in snapshots:
-            _check_local_manifest(archive, snapshots[newest], snapshots, problems)
-            _check_reserved(archive, snapshots[newest], problems)
-        elif newest is None and layout.local_manifest.exists():
-            _check_local_manifest(archive, None, snapshots, problems)
+            )
+    newest = state.newest
+    if newest and newest in snapshots:
+        _check_local_manifest(archive, snapshots[newest], snapshots, problems)
+        _check_reserved(archive, snapshots[newest], problems)
+    elif newest is None and layout.local_manifest.exists():
+        _check_local_manifest(archive, None, snapshots, problems)
 
-    if layout.acquired.is_dir():
-        for path in sorted(layout.acquired.rglob("*")):
-            if path.is_dir():
-                continue
-            counts["acquired_sources"] += 1
-            name = path.name[:-3] if path.name.endswith(".md") else ""
-            if not HEX64.fullmatch(name) or hashlib.sha256(path.read_bytes()).hexdigest() != name:
-                problems.append(
-                    _e(
-                        "acquired source does not match its content-hash name; "
-                        "acquired versions are managed, never edited",
-                        rel(path),
-                    )
+
+def _check_acquired(layout: Layout, problems: list[Diagnostic], counts: dict[str, int]) -> None:
+    """Whether every acquired source still hashes to its name (they are never edited)."""
+    if not layout.acquired.is_dir():
+        return
+    for path in sorted(layout.acquired.rglob("*")):
+        if path.is_dir():
+            continue
+        counts["acquired_sources"] += 1
+        name = path.name[:-3] if path.name.endswith(".md") else ""
+        if not HEX64.fullmatch(name) or hashlib.sha256(path.read_bytes()).hexdigest() != name:
+            problems.append(
+                _e(
+                    "acquired source does not match its content-hash name; "
+                    "acquired versions are managed, never edited",
+                    layout.rel(path),
                 )
+            )
 
-    # A unit saved under a name that is not a unit file is invisible to the archive: the
-    # next consolidate would refuse it (E108), so a checkout holding one is not "ok".
-    problems += stray_files(layout)
 
-    for what, path in (("staged.json", layout.local / "staged.json"),):
-        try:
-            staging.read(path)
-        except EvidenceError:
-            problems.append(_e(f"{what} is unreadable", rel(path)))
+def _check_local_files(layout: Layout, problems: list[Diagnostic]) -> None:
+    """Whether staged.json and the journal entries can be read."""
+    path = layout.local / "staged.json"
+    try:
+        staging.read(path)
+    except EvidenceError:
+        problems.append(_e("staged.json is unreadable", layout.rel(path)))
     if layout.journal.is_dir():
         for path in sorted(layout.journal.glob("*.json")):
             try:
                 json.loads(path.read_bytes())
             except ValueError:
-                problems.append(_e("journal entry is unreadable", rel(path)))
-    return sorted(problems, key=Diagnostic.sort_key), counts
+                problems.append(_e("journal entry is unreadable", layout.rel(path)))
 
 
 def _check_local_manifest(
     archive: LocalEvidenceArchive,
-    snap: Any | None,
-    snapshots: dict[str, Any],
+    snap: Snapshot | None,
+    snapshots: dict[str, Snapshot],
     problems: list[Diagnostic],
 ) -> None:
     """local-manifest.yaml must be the newest snapshot's (``snap``; None: there is none)."""
@@ -199,14 +232,17 @@ def _check_local_manifest(
         )
 
 
-def _check_reserved(archive: LocalEvidenceArchive, snap: Any, problems: list[Diagnostic]) -> None:
-    reserved = {d["id"] for d in snap.manifest["deletions"]}
+def _check_reserved(
+    archive: LocalEvidenceArchive, snap: Snapshot, problems: list[Diagnostic]
+) -> None:
+    """No live unit may use an id a deletion reserves, unless its restore is staged."""
+    reserved = snap.view.deleted_ids()
     try:
         staged = archive.staged()
         for _path, entry in archive.journal.pending():
             # A journaled restore is committed: its file may be back before staged.json
             # says so (an unreadable entry or staged.json is reported on its own).
-            staged = staging.merge(staged, entry.get("staged", {}))
+            staged = staging.merge(staged, entry.staged)
     except EvidenceError:
         return
     if not reserved:
@@ -217,5 +253,5 @@ def _check_reserved(archive: LocalEvidenceArchive, snap: Any, problems: list[Dia
         return
     for f in report.files:
         uid = f.unit_id
-        if uid in reserved and uid not in staged["restorations"]:
+        if uid in reserved and staging.restoration(staged, uid) is None:
             problems.append(_e(f"live unit uses the reserved id '{uid}'", f.rel, uid))

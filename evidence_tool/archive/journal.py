@@ -16,14 +16,15 @@ import os
 import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.objects import ObjectStore
+from evidence_tool.archive.records import json_object, optional_text, text
 from evidence_tool.errors import EvidenceError, IntegrityError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 
@@ -58,14 +59,81 @@ def current_hash(path: Path) -> str | None:
         os.close(fd)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileChange:
     path: str  # workspace-relative
     pre: str | None  # hash before (None: absent)
     post: str | None  # hash after (None: removed); its bytes are an object
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:  # JSON boundary: a journal entry's file
         return {"path": self.path, "pre": self.pre, "post": self.post}
+
+    @classmethod
+    def from_json(cls, value: JsonObject) -> FileChange:
+        return cls(text(value, "path"), optional_text(value, "pre"), optional_text(value, "post"))
+
+
+_ENTRY_KEYS = ("op", "actor", "at", "files", "staged")
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One journaled operation: its files' images and the staged change to apply.
+
+    ``staged`` is a staged.json change (merged as it is); ``extra`` keeps any other key
+    a layer above recorded, so an entry reads back exactly as it was written."""
+
+    op: str
+    actor: str
+    at: str
+    files: tuple[FileChange, ...]
+    staged: JsonObject = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the journal file
+        files: list[JsonValue] = [f.to_json() for f in self.files]
+        return {
+            "op": self.op,
+            "actor": self.actor,
+            "at": self.at,
+            "files": files,
+            "staged": self.staged,
+            **self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, value: JsonObject) -> JournalEntry:  # JSON boundary
+        files = value["files"]
+        if not isinstance(files, list):
+            raise ValueError("'files' must be an array")
+        staged = value.get("staged", {})
+        return cls(
+            op=text(value, "op"),
+            actor=text(value, "actor"),
+            at=text(value, "at"),
+            files=tuple(FileChange.from_json(json_object(f)) for f in files),
+            staged=json_object(staged),
+            extra={k: v for k, v in value.items() if k not in _ENTRY_KEYS},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted:
+    """A pending journal entry as 'recover' shows it, with the files edited since."""
+
+    name: str
+    entry: JournalEntry
+    conflicts: tuple[str, ...]
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the --json result
+        return {
+            "entry": self.name,
+            "op": self.entry.op,
+            "actor": self.entry.actor,
+            "at": self.entry.at,
+            "files": [f.to_json() for f in self.entry.files],
+            "conflicts": list[JsonValue](self.conflicts),
+        }
 
 
 class Journal:
@@ -74,14 +142,16 @@ class Journal:
         self.objects = objects
         self.folder = layout.journal
 
-    def pending(self) -> list[tuple[Path, dict[str, Any]]]:
+    def pending(self) -> list[tuple[Path, JournalEntry]]:
         if not self.folder.is_dir():
             return []
         out = []
         for path in sorted(self.folder.glob("*.json")):
             try:
-                out.append((path, json.loads(path.read_bytes())))
-            except ValueError:
+                out.append(
+                    (path, JournalEntry.from_json(json_object(json.loads(path.read_bytes()))))
+                )
+            except (ValueError, KeyError):
                 raise IntegrityError(
                     f"journal entry {path.name} is unreadable; inspect it "
                     "with 'tht workspace evidence recover'",
@@ -94,9 +164,9 @@ class Journal:
         entry knows, its pre-image and post-image."""
         out: dict[str, set[str | None]] = {}
         for _path, entry in self.pending():
-            for f in entry["files"]:
-                where = os.fspath(self.layout.resolve_inside(f["path"]))
-                out.setdefault(where, set()).update((f["pre"], f["post"]))
+            for f in entry.files:
+                where = os.fspath(self.layout.resolve_inside(f.path))
+                out.setdefault(where, set()).update((f.pre, f.post))
         return out
 
     def settle_parked(self, parked: Path, target: Path, known: set[str | None]) -> str | None:
@@ -128,53 +198,46 @@ class Journal:
         op: str,
         actor: str,
         changes: list[FileChange],
-        staged: dict[str, Any],
-        extra: dict[str, Any] | None = None,
-    ) -> Path:
-        entry = {
-            "op": op,
-            "actor": actor,
-            "at": now(),
-            "files": [c.to_json() for c in changes],
-            "staged": staged,
-            **(extra or {}),
-        }
+        staged: JsonObject,
+        extra: JsonObject | None = None,
+    ) -> tuple[Path, JournalEntry]:
+        entry = JournalEntry(op, actor, now(), tuple(changes), staged, extra or {})
         name = f"{now().replace(':', '')}-{secrets.token_hex(4)}.json"
         path = self.folder / name
         # The commit point of a journaled change: from here the next run rolls it forward.
-        fsio.write_atomic(path, canonical_json(entry) + b"\n", commit=True)
-        return path
+        fsio.write_atomic(path, canonical_json(entry.to_json()) + b"\n", commit=True)
+        return path, entry
 
-    def conflicts(self, entry: dict[str, Any]) -> list[str]:
+    def conflicts(self, entry: JournalEntry) -> list[str]:
         """Paths whose bytes are neither the pre-image nor the post-image."""
         out = []
-        for f in entry["files"]:
-            cur = current_hash(self.layout.resolve_inside(f["path"]))
-            if cur not in (f["pre"], f["post"]):
-                out.append(f["path"])
+        for f in entry.files:
+            cur = current_hash(self.layout.resolve_inside(f.path))
+            if cur not in (f.pre, f.post):
+                out.append(f.path)
         return out
 
     def apply(
-        self, path: Path, entry: dict[str, Any], apply_staged: Callable[[dict[str, Any]], None]
+        self, path: Path, entry: JournalEntry, apply_staged: Callable[[JsonObject], None]
     ) -> None:
         """Bring every file to its post-image, apply the staged change, close the entry."""
         bad = self.conflicts(entry)
         if bad:
             raise self._conflict(bad)
-        for f in entry["files"]:
-            target = self.layout.resolve_inside(f["path"])
-            if current_hash(target) == f["post"]:
+        for f in entry.files:
+            target = self.layout.resolve_inside(f.path)
+            if current_hash(target) == f.post:
                 continue
             # An editor may save the file between the check above and the rename: the
             # swap replaces only the pre-image, else it leaves their bytes (fsio._swap).
             try:
-                if f["post"] is None:
-                    fsio.unlink(target, missing_ok=True, expected=f["pre"])
+                if f.post is None:
+                    fsio.unlink(target, missing_ok=True, expected=f.pre)
                 else:
-                    fsio.write_atomic(target, self.objects.get(f["post"]), expected=f["pre"])
+                    fsio.write_atomic(target, self.objects.get(f.post), expected=f.pre)
             except fsio.Changed:
-                raise self._conflict([f["path"]], while_writing=True) from None
-        apply_staged(entry.get("staged", {}))
+                raise self._conflict([f.path], while_writing=True) from None
+        apply_staged(entry.staged)
         fsio.unlink(path)
 
     def kept_conflict(self, kept: list[str]) -> EvidenceError:

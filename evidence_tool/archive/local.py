@@ -9,19 +9,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evidence_tool import __version__, fsio
 from evidence_tool.archive import eventlog, unitrecords
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import changed_at
-from evidence_tool.archive.derive import Derivation, derive
+from evidence_tool.archive.derive import Changes, Derivation, DeriveRequest, changes_json, derive
 from evidence_tool.archive.idchange import IdChange, likely_id_changes
 from evidence_tool.archive.journal import Journal
 from evidence_tool.archive.lock import ArchiveLock
-from evidence_tool.archive.manifest import PreviousYaml, render_local_manifest
+from evidence_tool.archive.manifest import Manifest, PreviousYaml, render_local_manifest
 from evidence_tool.archive.mirror import CURRENT, MirrorCheck, check_mirror
 from evidence_tool.archive.objects import ObjectStore
+from evidence_tool.archive.records import ClosedItem
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot, snapshot_path
 from evidence_tool.archive.state import State, read_state, write_state
 from evidence_tool.errors import (
@@ -33,11 +34,12 @@ from evidence_tool.errors import (
     InvalidFilesError,
     refuse_warnings,
 )
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit import Unit
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
+from evidence_tool.workspace.scan import CuratedFile, Progress, ValidationReport, scan_curated
 from evidence_tool.workspace.statcache import StatCache
 
 if TYPE_CHECKING:
@@ -48,13 +50,13 @@ Activate = Callable[[Snapshot], None]
 # What the catalog step checked against: the manifest's "catalog" entry (naming the
 # fingerprint object by its sha256), that object's bytes, and the units it checked
 # (id -> content hash), which must be the units recorded.
-CatalogRecord = tuple[dict[str, Any], bytes, dict[str, str]]
+CatalogRecord = tuple[JsonObject, bytes, dict[str, str]]
 # Who encoded the last manifest and mirror: another version may encode them otherwise.
 _ENCODER = f"evidence-tool-{__version__}"
 _YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
 
 
-def _compared(prev: dict[str, Any], catalog: CatalogRecord | None) -> dict[str, Any]:
+def _compared(prev: JsonObject, catalog: CatalogRecord | None) -> JsonObject:
     """The previous manifest as a new one is compared with it.  A run without the catalog
     step checked nothing: the same units keep the snapshot they have, fingerprint
     included (a changed unit gets a snapshot that records none)."""
@@ -63,11 +65,11 @@ def _compared(prev: dict[str, Any], catalog: CatalogRecord | None) -> dict[str, 
     return {k: v for k, v in prev.items() if k != "catalog"}
 
 
-def _as_checked(manifest: dict[str, Any], checked: dict[str, str]) -> None:
+def _as_checked(manifest: JsonObject, checked: dict[str, str]) -> None:
     """The catalog step checks the units before the lock is taken: a unit edited, added
     or removed in that gap would be recorded with a fingerprint its text was never
     checked against.  Refused (E301) before any write; a new run checks the new text."""
-    units = {e["id"]: e["content_hash"] for e in manifest["units"]}
+    units = {e.id: e.content_hash for e in Manifest(manifest).units()}
     changed = sorted(u for u in units.keys() | checked.keys() if units.get(u) != checked.get(u))
     if changed:
         shown = ", ".join(changed[:5]) + (
@@ -141,25 +143,25 @@ class ConsolidateResult:
     status: ConsolidateStatus
     revision: str
     previous: str | None
-    changes: dict[str, Any]
+    changes: Changes
     wrote: bool
     dry_run: bool = False
     activation_error: str | None = None
-    closed_review_items: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[Any] = field(default_factory=list)
-    catalog: dict[str, Any] | None = None  # the catalog step's summary, when it ran
+    closed_review_items: list[ClosedItem] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
+    catalog: JsonObject | None = None  # the catalog step's summary, when it ran
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:  # JSON boundary: the --json result
         extra = {"catalog": self.catalog} if self.catalog is not None else {}
         return {
             "status": self.status.value,  # a plain str in JSON
             "revision": self.revision,
             "previous": self.previous,
-            "changes": self.changes,
+            "changes": changes_json(self.changes),
             "wrote": self.wrote,
             "dry_run": self.dry_run,
             "activation_error": self.activation_error,
-            "closed_review_items": self.closed_review_items,
+            "closed_review_items": [c.to_json() for c in self.closed_review_items],
             **extra,
         }
 
@@ -194,10 +196,10 @@ class LocalEvidenceArchive:
         newest = self.state().newest
         return self.snapshot(newest) if newest else None
 
-    def staged(self) -> dict[str, Any]:
+    def staged(self) -> JsonObject:  # JSON boundary: staged.json, read through ``staged``
         return staging.read(self.layout.local / "staged.json")
 
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[JsonObject]:  # JSON boundary: the event log's lines
         return eventlog.read(self.layout.log)
 
     def scan(self, *, cached: bool = True) -> ValidationReport:
@@ -273,7 +275,7 @@ class LocalEvidenceArchive:
         for path, entry in self.journal.pending():
             self.journal.apply(path, entry, self.merge_staged)
 
-    def merge_staged(self, change: dict[str, Any]) -> None:
+    def merge_staged(self, change: JsonObject) -> None:
         if change:
             path = self.layout.local / "staged.json"
             staging.write(path, staging.merge(staging.read(path), change))
@@ -283,7 +285,7 @@ class LocalEvidenceArchive:
         self,
         actor: str,
         *,
-        carried: dict[str, Any] | None = None,
+        carried: JsonObject | None = None,
         prepare: Activate | None = None,
     ) -> ConsolidateResult:
         """Record the current files as the baseline snapshot, without activation.
@@ -306,15 +308,14 @@ class LocalEvidenceArchive:
             report = self._valid_files(cache)
             staged = staging.merge(self.staged(), carried or {})
             d = derive(
-                None,
-                None,
-                None,
-                report.files,
-                staged,
-                actor,
-                changed_at(self.layout.root),
-                self.layout,
-                block_on_review=False,
+                DeriveRequest(
+                    report.files,
+                    staged,
+                    actor,
+                    changed_at(self.layout.root),
+                    self.layout,
+                    block_on_review=False,
+                )
             )
             if d.errors:
                 raise InvalidFilesError(d.errors)
@@ -331,7 +332,7 @@ class LocalEvidenceArchive:
                 "baseline",
                 actor,
                 revision=revision,
-                units=len(d.manifest["units"]),
+                units=Manifest(d.manifest).unit_count(),
             )
             return ConsolidateResult(
                 ConsolidateStatus.INITIALIZED,
@@ -418,34 +419,12 @@ class LocalEvidenceArchive:
     ) -> ConsolidateResult:
         """``refuse``: None, or warnings found above to refuse with the files' (E190)."""
         state = self.state()
-        cache = StatCache.load(self.layout)
-        report = self._valid_files(cache)
-        prev = self.snapshot(state.newest) if state.newest else None
-        # The previous manifest lends its lines only if this very encoder wrote it (the
-        # seal says so): lines from another writer could be valid JSON, yet not canonical.
-        sealed = prev is not None and self._seal()[1:] == [prev.revision, _ENCODER]
-        d = derive(
-            prev.manifest if prev else None,
-            state.newest,
-            prev.data if prev and sealed else None,
-            report.files,
-            self.staged(),
-            actor,
-            changed_at(self.layout.root),
-            self.layout,
-        )
-        if d.errors:
-            raise InvalidFilesError(d.errors)
-        refused = refuse_warnings([*report.warnings, *refuse])[0] if refuse is not None else []
-        if refused:
-            raise InvalidFilesError(refused)
-        if not dry_run:
-            cache.save()  # derived data: only what changed since the last scan is recorded
-        # An equal manifest has the same canonical bytes: skip serializing and hashing it.
+        report, prev, d = self._derive(actor, dry_run=dry_run, refuse=refuse, newest=state.newest)
         if catalog is not None:  # a changed warehouse is then a new snapshot
             _as_checked(d.manifest, catalog[2])
             d.manifest["catalog"] = catalog[0]
             d.blobs[str(catalog[0]["fingerprint"])] = catalog[1]
+        # An equal manifest has the same canonical bytes: skip serializing and hashing it.
         same = prev is not None and d.manifest == _compared(prev.manifest, catalog)
         revision = state.newest if same and state.newest else d.revision
         result = ConsolidateResult(
@@ -463,16 +442,7 @@ class LocalEvidenceArchive:
         ]
         self._mend_mirror(prev, revision, state.newest, result)
         if revision == state.active and state.pending is None:
-            holds = getattr(activate, "holds", None)
-            if not dry_run and activate is not None and holds is not None:
-                candidate = self._candidate(revision, d, prev, report)
-                if not holds(candidate):
-                    # The derived index is missing or older (a fresh clone, a cleared
-                    # cache): rebuild it for the active revision; the pointers do not move.
-                    with gcpause.resumed():
-                        activate(candidate)
-                    result.status = ConsolidateStatus.REINDEXED
-            return result
+            return self._keep_active(result, activate, d, prev, report)
         if dry_run:
             result.status = (
                 ConsolidateStatus.WOULD_STAY_PENDING
@@ -480,6 +450,78 @@ class LocalEvidenceArchive:
                 else ConsolidateStatus.WOULD_ACTIVATE
             )
             return result
+        self._record(actor, state, d, report, result)
+        if activate is None:
+            result.status = ConsolidateStatus.PENDING_ACTIVATION
+            return result
+        candidate = self._candidate(revision, d, prev, report)
+        return self._activate(actor, candidate, activate, result)
+
+    def _derive(
+        self,
+        actor: str,
+        *,
+        dry_run: bool,
+        refuse: list[EvidenceWarning] | None,
+        newest: str | None,
+    ) -> tuple[ValidationReport, Snapshot | None, Derivation]:
+        """Whether the files may be consolidated (E1xx, E190 refused warnings), and the
+        candidate manifest they make against the newest snapshot."""
+        cache = StatCache.load(self.layout)
+        report = self._valid_files(cache)
+        prev = self.snapshot(newest) if newest else None
+        # The previous manifest lends its lines only if this very encoder wrote it (the
+        # seal says so): lines from another writer could be valid JSON, yet not canonical.
+        sealed = prev is not None and self._seal()[1:] == [prev.revision, _ENCODER]
+        request = DeriveRequest(
+            report.files,
+            self.staged(),
+            actor,
+            changed_at(self.layout.root),
+            self.layout,
+            previous=prev,
+            sealed=sealed,
+        )
+        d = derive(request)
+        if d.errors:
+            raise InvalidFilesError(d.errors)
+        refused = refuse_warnings([*report.warnings, *refuse])[0] if refuse is not None else []
+        if refused:
+            raise InvalidFilesError(refused)
+        if not dry_run:
+            cache.save()  # derived data: only what changed since the last scan is recorded
+        return report, prev, d
+
+    def _keep_active(
+        self,
+        result: ConsolidateResult,
+        activate: Activate | None,
+        d: Derivation,
+        prev: Snapshot | None,
+        report: ValidationReport,
+    ) -> ConsolidateResult:
+        """The files are the active snapshot's: nothing to record, but the backend's index
+        may be missing or older (a fresh clone, a cleared cache): rebuild it, pointers kept."""
+        holds = getattr(activate, "holds", None)
+        if not result.dry_run and activate is not None and holds is not None:
+            candidate = self._candidate(result.revision, d, prev, report)
+            if not holds(candidate):
+                with gcpause.resumed():
+                    activate(candidate)
+                result.status = ConsolidateStatus.REINDEXED
+        return result
+
+    def _record(
+        self,
+        actor: str,
+        state: State,
+        d: Derivation,
+        report: ValidationReport,
+        result: ConsolidateResult,
+    ) -> None:
+        """Which of snapshot, state and event log this consolidation writes; staged.json
+        is emptied (its decisions are now recorded)."""
+        revision = result.revision
         if revision != state.newest:
             self._write_snapshot(d, report)
             result.wrote = True
@@ -498,14 +540,9 @@ class LocalEvidenceArchive:
                 "consolidated",
                 actor,
                 revision=revision,
-                changes=d.summary(),
-                closed_review_items=d.closed_items,
+                changes=changes_json(d.summary()),
+                closed_review_items=d.closed_json(),
             )
-        if activate is None:
-            result.status = ConsolidateStatus.PENDING_ACTIVATION
-            return result
-        candidate = self._candidate(revision, d, prev, report)
-        return self._activate(actor, candidate, activate, result)
 
     def _candidate(
         self, revision: str, d: Derivation, prev: Snapshot | None, report: ValidationReport
@@ -557,11 +594,15 @@ class LocalEvidenceArchive:
     def id_changes_since(self, prev: Snapshot) -> list[IdChange]:
         """W122 for the working files against ``prev``, before anything is recorded."""
         files = {f.unit_id: f for f in self.scan().files if f.unit_id is not None and f.valid}
-        old = {e["id"] for e in prev.manifest["units"]}
+        old = set(prev.view.by_id())
         return self._likely(prev, sorted(old - files.keys()), sorted(files.keys() - old), files)
 
     def _likely(
-        self, prev: Snapshot, deleted: list[str], added: list[str], files: dict[str, Any]
+        self,
+        prev: Snapshot,
+        deleted: list[str],
+        added: list[str],
+        files: dict[str, CuratedFile],
     ) -> list[IdChange]:
         def blob(digest: str) -> bytes | None:
             try:
@@ -571,7 +612,7 @@ class LocalEvidenceArchive:
 
         if not deleted or not added:
             return []
-        prev_units = {e["id"]: e for e in prev.manifest["units"]}
+        prev_units = prev.view.by_id()
         return likely_id_changes(deleted, added, prev_units, files, blob)
 
     @staticmethod
@@ -635,7 +676,7 @@ class LocalEvidenceArchive:
         # Only entries written afresh can name a blob the archive lacks: the entries taken
         # over from the previous snapshot name blobs that exist (objects are written
         # before manifests), so k changed units cost k checks and k writes.
-        wanted = {e["file_hash"] for e in d.fresh}
+        wanted = {e.file_hash for e in d.fresh}
         wanted |= {digest for _, digest in d.source_blobs.values()}
         wanted |= set(d.blobs)
         missing = {digest for digest in wanted if not self.objects.has(digest)}
@@ -665,7 +706,7 @@ class LocalEvidenceArchive:
         return revision
 
     def _write_mirror(
-        self, manifest: dict[str, Any], revision: str, previous: PreviousYaml | None
+        self, manifest: JsonObject, revision: str, previous: PreviousYaml | None
     ) -> None:
         """``local-manifest.yaml`` for snapshot ``revision``, and the seal saying so."""
         data = render_local_manifest(manifest, revision, previous)

@@ -10,9 +10,16 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from evidence_tool.archive import splice
+from evidence_tool.archive.records import (
+    Declaration,
+    DeclarationKind,
+    Deletion,
+    declaration_from_json,
+)
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.unit.yaml_strict import dump, load, scalar
 
@@ -21,7 +28,7 @@ FORMAT = 1
 _FLOW_KEYS = frozenset({"excerpts", "suppressed_sources"})
 
 
-def empty_manifest() -> dict[str, Any]:
+def empty_manifest() -> JsonObject:
     return {"format": FORMAT, "units": [], "deletions": [], "suppressed_sources": [], "sources": []}
 
 
@@ -34,7 +41,7 @@ def empty_manifest() -> dict[str, Any]:
 _LINED = {"deletions": "id", "sources": "path", "units": "id"}
 
 
-def manifest_bytes(manifest: dict[str, Any], previous: PreviousJson | None = None) -> bytes:
+def manifest_bytes(manifest: JsonObject, previous: PreviousJson | None = None) -> bytes:
     """The canonical bytes; ``previous`` lends the bytes of entries taken over unchanged."""
     parts: list[splice.Buffer] = [b"{"]
     for i, key in enumerate(sorted(manifest)):
@@ -63,9 +70,9 @@ class PreviousJson:
     it stands for.  Lines of another writer could parse alike and still not be canonical."""
 
     data: bytes
-    manifest: dict[str, Any]
+    manifest: JsonObject  # JSON boundary: the parsed objects of exactly ``data``
 
-    def splice(self, key: str, new: list[Any]) -> list[splice.Buffer] | None:
+    def splice(self, key: str, new: list[JsonValue]) -> list[splice.Buffer] | None:
         """The lined array ``key`` of a new manifest, copying the entries it took over."""
         prev = self.manifest.get(key)
         if not isinstance(prev, list) or not prev:
@@ -81,7 +88,7 @@ class PreviousJson:
         label = b'"' + _LINED[key].encode() + b'":'
 
         def needle(k: int) -> bytes:
-            return label + canonical_json(prev[k][_LINED[key]])
+            return label + canonical_json(_object(prev[k])[_LINED[key]])
 
         section = splice.Section(self.data, start, end, len(prev), b",\n", b"\n", 1, needle, False)
         try:
@@ -91,7 +98,7 @@ class PreviousJson:
             return None
 
 
-def parse_manifest(data: bytes) -> dict[str, Any]:
+def parse_manifest(data: bytes) -> JsonObject:
     value = json.loads(data)
     if not isinstance(value, dict) or value.get("format") != FORMAT:
         raise ValueError("not a snapshot manifest of format 1")
@@ -131,7 +138,7 @@ _RANK = {k: i for i, k in enumerate(_ORDER)}
 _ORDER_CACHE: dict[tuple[str, ...], list[str]] = {}
 
 
-def _ordered(value: Any) -> Any:
+def _ordered(value: JsonValue) -> JsonValue:
     if isinstance(value, dict):
         keys = tuple(value)
         order = _ORDER_CACHE.get(keys)
@@ -149,7 +156,6 @@ def _ordered(value: Any) -> Any:
 _PLAIN_HEX = re.compile(r"(?![0-9]+(?:[eE][0-9]+)?$|0b[01]+$)[0-9a-f]{64}")
 _MANUAL_UNIT = {"id", "path", "kind", "content_hash", "file_hash", "provenance", "review_items"}
 _MANUAL_DECL = {"kind", "curator", "declared_at"}
-_STRINGS = ("id", "path", "kind", "content_hash", "file_hash")
 
 
 # Valid ids and curated paths are always plain (they start with 'e' and hold no indicator).
@@ -161,22 +167,24 @@ def _hex(value: str) -> str:
     return value if _PLAIN_HEX.fullmatch(value) else scalar(value)
 
 
-def _fast_unit(e: dict[str, Any], memo: dict[str, str]) -> str | None:
+def _fast_unit(e: JsonObject, memo: dict[str, str]) -> str | None:
     """The common entry (a manual declaration, no review items) without the general emitter:
     the same bytes ``dump`` writes, at a fraction of the cost for 10,000-unit manifests."""
     p = e.get("provenance")
-    if (
-        e.keys() != _MANUAL_UNIT
-        or e["review_items"]
-        or not isinstance(p, dict)
-        or p.keys() != _MANUAL_DECL
-        or p["kind"] != "manual"
-    ):
+    if e.keys() != _MANUAL_UNIT or e["review_items"] or not isinstance(p, dict):
         return None
-    if (
-        not all(type(e[k]) is str for k in _STRINGS)
-        or type(p["curator"]) is not str
-        or type(p["declared_at"]) is not str
+    if p.keys() != _MANUAL_DECL or p["kind"] != "manual":
+        return None
+    uid, path, kind, ch, fh = e["id"], e["path"], e["kind"], e["content_hash"], e["file_hash"]
+    curator, declared_at = p["curator"], p["declared_at"]
+    if not (
+        type(uid) is str
+        and type(path) is str
+        and type(kind) is str
+        and type(ch) is str
+        and type(fh) is str
+        and type(curator) is str
+        and type(declared_at) is str
     ):
         return None
 
@@ -186,13 +194,13 @@ def _fast_unit(e: dict[str, Any], memo: dict[str, str]) -> str | None:
             out = memo[value] = scalar(value)
         return out
 
-    uid = e["id"] if _PLAIN_ID.fullmatch(e["id"]) else scalar(e["id"])
-    path = e["path"] if _PLAIN_PATH.fullmatch(e["path"]) else scalar(e["path"])
+    uid = uid if _PLAIN_ID.fullmatch(uid) else scalar(uid)
+    path = path if _PLAIN_PATH.fullmatch(path) else scalar(path)
     return (
-        f"- id: {uid}\n  path: {path}\n  kind: {m(e['kind'])}\n"
-        f"  content_hash: {_hex(e['content_hash'])}\n  file_hash: {_hex(e['file_hash'])}\n"
-        f"  provenance:\n    kind: manual\n    curator: {m(p['curator'])}\n"
-        f"    declared_at: {m(p['declared_at'])}\n  review_items: []\n"
+        f"- id: {uid}\n  path: {path}\n  kind: {m(kind)}\n"
+        f"  content_hash: {_hex(ch)}\n  file_hash: {_hex(fh)}\n"
+        f"  provenance:\n    kind: manual\n    curator: {m(curator)}\n"
+        f"    declared_at: {m(declared_at)}\n  review_items: []\n"
     )
 
 
@@ -203,10 +211,10 @@ class PreviousYaml:
     Only construct it with that proof in hand (see ``LocalEvidenceArchive._previous_yaml``)."""
 
     data: bytes
-    manifest: dict[str, Any]  # the previous manifest, whose entry objects were rendered
+    manifest: JsonObject  # the previous manifest, whose entry objects were rendered
 
     def splice(
-        self, key: str, new: list[dict[str, Any]], block: Callable[[dict[str, Any]], bytes]
+        self, key: str, new: list[JsonObject], block: Callable[[JsonObject], bytes]
     ) -> list[splice.Buffer] | None:
         """The blocks of the sequence ``key`` (without the final newline), or None.
 
@@ -221,7 +229,7 @@ class PreviousYaml:
             return None
 
         def needle(k: int) -> bytes:
-            return b"\n- id: " + scalar(prev[k]["id"]).encode() + b"\n"
+            return b"\n- id: " + scalar(_object(prev[k])["id"]).encode() + b"\n"
 
         section = splice.Section(
             self.data,
@@ -236,7 +244,7 @@ class PreviousYaml:
             verify=False,  # the seal proved these bytes are the rendering of ``manifest``
         )
         try:
-            return section.splice(splice.plan(prev, new, "id"), lambda e: block(e)[:-1])
+            return section.splice(splice.plan(prev, new, "id"), lambda e: block(_object(e))[:-1])
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -244,18 +252,18 @@ class PreviousYaml:
 _NEXT_KEY = {"units": b"deletions", "deletions": b"suppressed_sources"}
 
 
-def _unit_block(e: dict[str, Any], memo: dict[str, str]) -> bytes:
+def _unit_block(e: JsonObject, memo: dict[str, str]) -> bytes:
     return (_fast_unit(e, memo) or dump([_ordered(e)], flow_keys=_FLOW_KEYS)).encode("utf-8")
 
 
-def _record_block(e: dict[str, Any]) -> bytes:
+def _record_block(e: JsonObject) -> bytes:
     return dump([_ordered(e)], flow_keys=_FLOW_KEYS).encode("utf-8")
 
 
 def _sequence_yaml(
     key: str,
-    entries: list[dict[str, Any]],
-    block: Callable[[dict[str, Any]], bytes],
+    entries: list[JsonObject],
+    block: Callable[[JsonObject], bytes],
     previous: PreviousYaml | None,
 ) -> list[splice.Buffer]:
     """``key:`` and its blocks, spliced from the previous mirror where it can be."""
@@ -268,7 +276,7 @@ def _sequence_yaml(
 
 
 def render_local_manifest(
-    manifest: dict[str, Any], revision: str, previous: PreviousYaml | None = None
+    manifest: JsonObject, revision: str, previous: PreviousYaml | None = None
 ) -> bytes:
     """``local-manifest.yaml``: the manifest plus its revision, sorted by id, for Git review."""
     head = dump({"format": FORMAT, "revision": revision})
@@ -280,19 +288,18 @@ def render_local_manifest(
         "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"
     )
     memo: dict[str, str] = {}
+    view = Manifest(manifest)
     return b"".join(
         [
             (header + head).encode("utf-8"),
-            *_sequence_yaml(
-                "units", manifest.get("units", []), lambda e: _unit_block(e, memo), previous
-            ),
-            *_sequence_yaml("deletions", manifest.get("deletions", []), _record_block, previous),
+            *_sequence_yaml("units", view.unit_objects(), lambda e: _unit_block(e, memo), previous),
+            *_sequence_yaml("deletions", view.deletion_objects(), _record_block, previous),
             dump(tail, flow_keys=_FLOW_KEYS).encode("utf-8"),
         ]
     )
 
 
-def render_local_manifest_generic(manifest: dict[str, Any], revision: str) -> bytes:
+def render_local_manifest_generic(manifest: JsonObject, revision: str) -> bytes:
     """The same document through the general emitter only (the fast path's reference)."""
     doc = {"format": FORMAT, "revision": revision}
     for key in ("units", "deletions", "suppressed_sources", "sources"):
@@ -306,7 +313,7 @@ def render_local_manifest_generic(manifest: dict[str, Any], revision: str) -> by
     return (header + dump(doc, flow_keys=_FLOW_KEYS)).encode("utf-8")
 
 
-def load_local_manifest(data: bytes) -> tuple[str, dict[str, Any]]:
+def load_local_manifest(data: bytes) -> tuple[str, JsonObject]:
     """(revision, manifest) from ``local-manifest.yaml`` bytes."""
     value = load(data.decode("utf-8")).value
     if not isinstance(value, dict) or "revision" not in value:
@@ -315,32 +322,282 @@ def load_local_manifest(data: bytes) -> tuple[str, dict[str, Any]]:
     return revision, value
 
 
-@dataclass(frozen=True)
-class UnitEntry:
-    """A read-only view of one unit entry of a manifest."""
+def _text(raw: JsonObject, key: str) -> str:
+    """A string field of a manifest entry; anything else is a damaged manifest."""
+    value = raw[key]
+    if type(value) is not str:
+        raise ValueError(f"manifest entry field {key!r} is not a string")
+    return value
 
-    raw: dict[str, Any]
+
+def _object(value: JsonValue) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ValueError("manifest entry: expected an object")
+    return value
+
+
+def _array(value: JsonValue) -> list[JsonValue]:
+    if not isinstance(value, list):
+        raise ValueError("manifest: expected an array")
+    return value
+
+
+# Derive's hot path: plain functions over an entry's own object, no view built (a no-op
+# consolidate runs them once per unit of a 50,000-unit manifest).
+
+
+def kept_as_is(raw: JsonObject, path: str, kind: str, content_hash: str, file_hash: str) -> bool:
+    """Whether a working file is exactly this entry, with no open review items and a
+    declaration that needs no re-check (document-derived ones re-check their source)."""
+    provenance = raw["provenance"]
+    return (
+        raw["file_hash"] == file_hash
+        and raw["path"] == path
+        and raw["content_hash"] == content_hash
+        and raw["kind"] == kind
+        and not raw.get("review_items")
+        and isinstance(provenance, dict)
+        and provenance.get("kind") != "document"
+    )
+
+
+def has_review_items(raw: JsonObject) -> bool:
+    return bool(raw.get("review_items"))
+
+
+def cited_source_paths(units: list[JsonObject]) -> set[str]:
+    """The source paths the entries' declarations and their lineage (``original``) cite."""
+    out = set()
+    for raw in units:
+        provenance = raw["provenance"]
+        if not isinstance(provenance, dict):
+            continue
+        if provenance.get("kind") == "document":
+            out.add(_text(provenance, "source_path"))
+        original = provenance.get("original")
+        if isinstance(original, dict) and original.get("kind") == "document":
+            out.add(_text(original, "source_path"))
+    return out
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    """An array of objects, narrowed without a copy (entries are kept by identity)."""
+    items = _array(value)
+    if not all(isinstance(e, dict) for e in items):
+        raise ValueError("manifest: expected an array of objects")
+    return cast(list[JsonObject], items)  # every element checked just above
+
+
+class UnitEntry:
+    """A typed, read-only view of one unit entry of a manifest.
+
+    A view, not a copy: the manifest of 50,000 units is loaded by every no-op
+    consolidate (issue 20), and derive keeps unchanged entries by identity.
+    """
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: JsonObject) -> None:
+        self._raw = raw
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        unit_id: str,
+        path: str,
+        kind: str,
+        content_hash: str,
+        file_hash: str,
+        provenance: JsonObject,
+        review_items: list[JsonValue],
+    ) -> UnitEntry:
+        """A new entry, in the key order every writer has always used."""
+        return cls(
+            {
+                "id": unit_id,
+                "path": path,
+                "kind": kind,
+                "content_hash": content_hash,
+                "file_hash": file_hash,
+                "provenance": provenance,
+                "review_items": review_items,
+            }
+        )
+
+    @property
+    def raw(self) -> JsonObject:
+        """The manifest's own object (JSON boundary: it is what is encoded)."""
+        return self._raw
+
+    def to_json(self) -> JsonObject:
+        return self._raw
+
+    @classmethod
+    def from_json(cls, value: JsonObject) -> UnitEntry:
+        for key in ("id", "path", "kind", "content_hash", "file_hash"):
+            _text(value, key)
+        _object(value["provenance"])
+        _array(value.get("review_items", []))
+        return cls(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnitEntry) and other._raw == self._raw
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return f"UnitEntry({self._raw!r})"
+
+    def same_object(self, other: UnitEntry | None) -> bool:
+        """Whether ``other`` views this very entry object (kept over from a snapshot)."""
+        return other is not None and other._raw is self._raw
 
     @property
     def id(self) -> str:
-        return str(self.raw["id"])
+        return _text(self._raw, "id")
 
     @property
     def path(self) -> str:
-        return str(self.raw["path"])
+        return _text(self._raw, "path")
+
+    @property
+    def kind(self) -> str:
+        return _text(self._raw, "kind")
 
     @property
     def content_hash(self) -> str:
-        return str(self.raw["content_hash"])
+        return _text(self._raw, "content_hash")
 
     @property
     def file_hash(self) -> str:
-        return str(self.raw["file_hash"])
+        return _text(self._raw, "file_hash")
+
+    def identity(self) -> tuple[str, str, str]:
+        """(content hash, file hash, path): what tells a unit's versions apart."""
+        return (self.content_hash, self.file_hash, self.path)
 
     @property
-    def provenance(self) -> dict[str, Any]:
-        return dict(self.raw["provenance"])
+    def provenance_json(self) -> JsonObject:
+        """The declaration object itself (not a copy): derive compares it by identity."""
+        return _object(self._raw["provenance"])
 
     @property
-    def review_items(self) -> list[dict[str, Any]]:
-        return list(self.raw.get("review_items", []))
+    def provenance(self) -> JsonObject:
+        """A copy of the declaration object, for output (JSON boundary: show, export)."""
+        return dict(self.provenance_json)
+
+    @property
+    def declaration(self) -> Declaration:
+        return declaration_from_json(self.provenance_json)
+
+    @property
+    def provenance_kind(self) -> DeclarationKind:
+        return DeclarationKind(_text(self.provenance_json, "kind"))
+
+    @property
+    def review_items(self) -> list[JsonObject]:
+        """Open review items (JSON objects: shown and carried as recorded)."""
+        return [_object(i) for i in _array(self._raw.get("review_items", []))]
+
+    def same_file(
+        self, path: str, kind: str | None, content_hash: str | None, file_hash: str
+    ) -> bool:
+        """Whether a working file is exactly what this entry records (the no-op check)."""
+        raw = self._raw
+        return (
+            raw["file_hash"] == file_hash
+            and raw["path"] == path
+            and raw["content_hash"] == content_hash
+            and raw["kind"] == kind
+        )
+
+    @property
+    def has_review_items(self) -> bool:
+        return bool(self._raw.get("review_items"))
+
+
+@dataclass(frozen=True, slots=True)
+class SourceBlob:
+    """A source document a declaration points at, kept as the blob ``blob``."""
+
+    path: str
+    blob: str
+
+    def to_json(self) -> JsonObject:  # JSON boundary: a manifest object
+        return {"path": self.path, "blob": self.blob}
+
+    @classmethod
+    def from_json(cls, value: JsonObject) -> SourceBlob:  # JSON boundary
+        return cls(path=_text(value, "path"), blob=_text(value, "blob"))
+
+
+class Manifest:
+    """A typed, read-only view of a parsed snapshot manifest (the owner of its keys).
+
+    Other packages read a manifest only through this view (``Snapshot.view``): no
+    manifest key is spelled outside the archive.
+    """
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: JsonObject) -> None:
+        self._raw = raw
+
+    @property
+    def raw(self) -> JsonObject:
+        return self._raw
+
+    def unit_objects(self) -> list[JsonObject]:
+        """The unit entries' own objects, in manifest (id) order (the manifest's own list)."""
+        return _objects(self._raw.get("units", []))
+
+    def units(self) -> list[UnitEntry]:
+        return [UnitEntry(e) for e in self.unit_objects()]
+
+    def unit_count(self) -> int:
+        return len(self.unit_objects())
+
+    def by_id(self) -> dict[str, UnitEntry]:
+        return {entry.id: entry for entry in self.units()}
+
+    def objects_by_id(self) -> dict[str, JsonObject]:
+        """id -> the unit entry's own object (derive keeps unchanged ones by identity)."""
+        by_id = {e["id"]: e for e in self.unit_objects()}
+        if not all(type(k) is str for k in by_id):
+            raise ValueError("manifest: a unit entry without a string id")
+        return cast(dict[str, JsonObject], by_id)  # every key checked just above
+
+    def identities(self) -> dict[str, tuple[str, str, str]]:
+        """id -> (content hash, file hash, path) of every unit."""
+        return {entry.id: entry.identity() for entry in self.units()}
+
+    def deletion_objects(self) -> list[JsonObject]:
+        return _objects(self._raw.get("deletions", []))
+
+    def deletions(self) -> list[Deletion]:
+        return [Deletion.from_json(d) for d in self.deletion_objects()]
+
+    def deleted_ids(self) -> set[str]:
+        return {_text(d, "id") for d in self.deletion_objects()}
+
+    def suppressed_sources(self) -> list[str]:
+        """Source ids whose units an operator removed: refresh proposes them no more."""
+        return [s for s in _array(self._raw.get("suppressed_sources", [])) if isinstance(s, str)]
+
+    def source_objects(self) -> list[JsonObject]:
+        return [_object(s) for s in _array(self._raw.get("sources", []))]
+
+    def sources(self) -> list[SourceBlob]:
+        return [SourceBlob.from_json(s) for s in self.source_objects()]
+
+    def catalog(self) -> JsonObject | None:
+        """What the catalog step checked against (JSON boundary: catalog.md), if it ran."""
+        value = self._raw.get("catalog")
+        return value if isinstance(value, dict) else None
+
+    def catalog_fingerprint(self) -> str | None:
+        catalog = self.catalog()
+        value = catalog.get("fingerprint") if catalog else None
+        return value if isinstance(value, str) and value else None

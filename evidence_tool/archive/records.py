@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 
 class DeclarationKind(StrEnum):
@@ -31,6 +32,33 @@ _MANUAL, _DOCUMENT = DeclarationKind.MANUAL.value, DeclarationKind.DOCUMENT.valu
 _REASON_TEXT = {reason: reason.value for reason in DeletionReason}
 
 
+def text(value: JsonObject, key: str) -> str:
+    """A required string field of a record read from JSON (a reader narrows, never trusts)."""
+    found = value[key]
+    if not isinstance(found, str):
+        raise ValueError(f"{key!r} must be a string, not {type(found).__name__}")
+    return found
+
+
+def optional_text(value: JsonObject, key: str) -> str | None:
+    found = value.get(key)
+    if found is not None and not isinstance(found, str):
+        raise ValueError(f"{key!r} must be a string or null, not {type(found).__name__}")
+    return found
+
+
+def texts(value: JsonValue) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("expected an array of strings")
+    return tuple(v for v in value if isinstance(v, str))
+
+
+def json_object(value: JsonValue) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected an object, not {type(value).__name__}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class DocumentDeclaration:
     """The unit says what excerpts of an acquired source say (or did: as ``original``).
@@ -45,13 +73,13 @@ class DocumentDeclaration:
     declared_at: str | None = None
     actor: str | None = None
 
-    def to_json(self) -> dict[str, Any]:  # JSON boundary: a manifest object
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:  # JSON boundary: a manifest object
+        out: JsonObject = {
             "kind": _DOCUMENT,
             "source_id": self.source_id,
             "source_path": self.source_path,
             "source_hash": self.source_hash,
-            "excerpts": list(self.excerpts),
+            "excerpts": list[JsonValue](self.excerpts),
         }
         if self.declared_at is not None:
             out["declared_at"] = self.declared_at
@@ -60,14 +88,14 @@ class DocumentDeclaration:
         return out
 
     @classmethod
-    def from_json(cls, value: dict[str, Any]) -> DocumentDeclaration:  # JSON boundary
+    def from_json(cls, value: JsonObject) -> DocumentDeclaration:  # JSON boundary
         return cls(
-            source_id=value["source_id"],
-            source_path=value["source_path"],
-            source_hash=value["source_hash"],
-            excerpts=tuple(value["excerpts"]),
-            declared_at=value.get("declared_at"),
-            actor=value.get("actor"),
+            source_id=text(value, "source_id"),
+            source_path=text(value, "source_path"),
+            source_hash=text(value, "source_hash"),
+            excerpts=texts(value["excerpts"]),
+            declared_at=optional_text(value, "declared_at"),
+            actor=optional_text(value, "actor"),
         )
 
     def lineage(self) -> DocumentDeclaration:
@@ -85,8 +113,8 @@ class ManualDeclaration:
     declared_at: str
     original: DocumentDeclaration | None = None
 
-    def to_json(self) -> dict[str, Any]:  # JSON boundary: a manifest object
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:  # JSON boundary: a manifest object
+        out: JsonObject = {
             "kind": _MANUAL,
             "curator": self.curator,
             "declared_at": self.declared_at,
@@ -96,19 +124,19 @@ class ManualDeclaration:
         return out
 
     @classmethod
-    def from_json(cls, value: dict[str, Any]) -> ManualDeclaration:  # JSON boundary
+    def from_json(cls, value: JsonObject) -> ManualDeclaration:  # JSON boundary
         original = value.get("original")
         return cls(
-            curator=value["curator"],
-            declared_at=value["declared_at"],
-            original=DocumentDeclaration.from_json(original) if original else None,
+            curator=text(value, "curator"),
+            declared_at=text(value, "declared_at"),
+            original=DocumentDeclaration.from_json(json_object(original)) if original else None,
         )
 
 
 Declaration = ManualDeclaration | DocumentDeclaration
 
 
-def declaration_from_json(value: dict[str, Any]) -> Declaration:  # JSON boundary
+def declaration_from_json(value: JsonObject) -> Declaration:  # JSON boundary
     """The record of a manifest's ``provenance`` object, by its ``kind``."""
     if value["kind"] == _DOCUMENT:
         return DocumentDeclaration.from_json(value)
@@ -129,7 +157,7 @@ class Deletion:
     last_content_hash: str
     source_id: str | None
 
-    def to_json(self) -> dict[str, Any]:  # JSON boundary: a manifest object
+    def to_json(self) -> JsonObject:  # JSON boundary: a manifest object
         return {
             "id": self.id,
             "deleted_at": self.deleted_at,
@@ -141,13 +169,48 @@ class Deletion:
         }
 
     @classmethod
-    def from_json(cls, value: dict[str, Any]) -> Deletion:  # JSON boundary
+    def from_json(cls, value: JsonObject) -> Deletion:  # JSON boundary
         return cls(
-            id=value["id"],
-            deleted_at=value["deleted_at"],
-            last_revision=value["last_revision"],
-            actor=value["actor"],
-            reason=DeletionReason(value["reason"]),
-            last_content_hash=value["last_content_hash"],
-            source_id=value["source_id"],
+            id=text(value, "id"),
+            deleted_at=text(value, "deleted_at"),
+            last_revision=text(value, "last_revision"),
+            actor=text(value, "actor"),
+            reason=DeletionReason(text(value, "reason")),
+            last_content_hash=text(value, "last_content_hash"),
+            source_id=optional_text(value, "source_id"),
+        )
+
+
+class ClosedBy(StrEnum):
+    """Why a review item closed at a consolidation."""
+
+    RETIREMENT = "retirement"  # its unit was deleted or retired
+    VISIBLE_CHANGE = "visible change"  # its unit's content changed
+    RESOLVED = "resolved"  # 'review resolve' closed it with a note
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedItem:
+    """A review item a consolidation closed (recorded in the event log and its result).
+
+    ``item`` is the review item as recorded (a JSON object: it is shown as written)."""
+
+    id: str
+    item: JsonObject
+    closed_by: ClosedBy
+    note: str | None = None
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the event log, --json
+        out: JsonObject = {"id": self.id, "item": self.item, "closed_by": self.closed_by.value}
+        if self.closed_by is ClosedBy.RESOLVED:
+            out["note"] = self.note
+        return out
+
+    @classmethod
+    def from_json(cls, value: JsonObject) -> ClosedItem:  # JSON boundary
+        return cls(
+            id=text(value, "id"),
+            item=json_object(value["item"]),
+            closed_by=ClosedBy(text(value, "closed_by")),
+            note=optional_text(value, "note"),
         )

@@ -7,44 +7,51 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evidence_tool.archive.manifest import UnitEntry, parse_manifest
+from evidence_tool.archive.manifest import Manifest, UnitEntry, parse_manifest
 from evidence_tool.archive.objects import HEX64, ObjectStore
+from evidence_tool.archive.records import Deletion
 from evidence_tool.errors import IntegrityError
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.workspace import gcpause
 
 if TYPE_CHECKING:
+    from evidence_tool.archive.unitrecords import Fields, KnownRecords
     from evidence_tool.unit.model import Unit
 
 
 @dataclass(frozen=True)
 class Snapshot:
     revision: str
-    manifest: dict[str, Any]
+    manifest: JsonObject  # JSON boundary: the parsed manifest.json; read it through ``view``
     objects: ObjectStore
     data: bytes = b""  # the manifest's bytes: the next snapshot reuses their unchanged lines
     # Units this process already parsed, by file hash (a blob is named by its hash, so the
     # unit parsed from the same bytes is the same): activation takes them, never a reparse.
     parsed: dict[str, Unit] = field(default_factory=dict, compare=False, repr=False)
     # Unit fields recorded by 'init' (archive.unitrecords), by file hash: a lookup, no parse.
-    known: Any = field(default=None, compare=False, repr=False)
+    known: KnownRecords | None = field(default=None, compare=False, repr=False)
     # The newest snapshot before this one, when the consolidation that made it had it
     # loaded: an index update starts from it without loading its manifest again.
     previous: Snapshot | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def view(self) -> Manifest:
+        """The manifest's typed view: how code outside the archive reads its keys."""
+        return Manifest(self.manifest)
+
     def entries(self) -> list[UnitEntry]:
-        return [UnitEntry(e) for e in self.manifest["units"]]
+        return self.view.units()
 
     def entry(self, unit_id: str) -> UnitEntry | None:
-        raw = self._by_id.get(unit_id)
-        return UnitEntry(raw) if raw is not None else None
+        return self._by_id.get(unit_id)
 
     @cached_property
-    def _by_id(self) -> dict[str, dict[str, Any]]:
+    def _by_id(self) -> dict[str, UnitEntry]:
         # Built on the first lookup: callers that look up every unit (migration's finish
         # mode) stay linear.
-        return {e["id"]: e for e in self.manifest["units"]}
+        return self.view.by_id()
 
     def unit_bytes(self, entry: UnitEntry) -> bytes:
         return self.objects.get(entry.file_hash)
@@ -63,7 +70,7 @@ class Snapshot:
         for entry in self.entries():
             yield entry, self.unit(entry)
 
-    def records(self, ids: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    def records(self, ids: set[str] | None = None) -> Iterator[JsonObject]:
         """Export records: the typed unit with its provenance and review items (of the
         units ``ids`` names, if given: only their blobs are read and parsed)."""
         for entry in self.entries():
@@ -82,16 +89,16 @@ class Snapshot:
                 "content_hash": entry.content_hash,
                 "file_hash": entry.file_hash,
                 "provenance": entry.provenance,
-                "provenance_kind": entry.provenance.get("kind"),
-                "review_items": entry.review_items,
+                "provenance_kind": entry.provenance_kind.value,
+                "review_items": list[JsonValue](entry.review_items),
             }
 
-    def _fields(self, entry: UnitEntry) -> tuple[Any, ...]:
+    def _fields(self, entry: UnitEntry) -> Fields:
         """(id, kind, language, title, metadata JSON, payload JSON) of the entry's unit."""
         if entry.file_hash not in self.parsed and self.known is not None:
             found = self.known.get(entry.file_hash)
             if found is not None:
-                return tuple(found)
+                return found
         unit = self.unit(entry)
         return (
             unit.id,
@@ -103,8 +110,12 @@ class Snapshot:
         )
 
     @property
-    def deletions(self) -> list[dict[str, Any]]:
-        return list(self.manifest["deletions"])
+    def deletions(self) -> list[Deletion]:
+        return self.view.deletions()
+
+    def deletion(self, unit_id: str) -> Deletion | None:
+        """The deletion record that reserves ``unit_id``, if any."""
+        return next((d for d in self.deletions if d.id == unit_id), None)
 
 
 def snapshot_path(folder: Path, revision: str) -> Path:

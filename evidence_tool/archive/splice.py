@@ -18,16 +18,19 @@ new entry, not per unchanged entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
+
+from evidence_tool.jsonvalue import JsonValue
 
 Run = tuple[int, int]  # previous indices [start, end), taken over unchanged
-Piece = Run | dict[str, Any]
+# A run, or a new entry (a manifest object, JSON) to encode afresh.
+Piece: TypeAlias = "Run | JsonValue"
 Buffer = bytes | memoryview
 
 
-def plan(prev: list[Any], new: list[Any], key: str) -> list[Piece]:
+def plan(prev: Sequence[JsonValue], new: Sequence[JsonValue], key: str) -> list[Piece]:
     """``new`` as runs of ``prev`` entries taken over (the very objects) and new entries.
 
     Both lists are sorted by ``key``: one merge walk, no per-entry lookups.  Were they
@@ -56,11 +59,11 @@ def plan(prev: list[Any], new: list[Any], key: str) -> list[Piece]:
     return out
 
 
-def _before(p: Any, e: Any, key: str) -> bool:
-    try:
-        return bool(p[key] < e[key])
-    except (KeyError, TypeError):
-        return False
+def _before(p: JsonValue, e: JsonValue, key: str) -> bool:
+    """Whether entry ``p`` sorts before ``e`` by their string ``key`` (anything else: no)."""
+    a = p.get(key) if isinstance(p, dict) else None
+    b = e.get(key) if isinstance(e, dict) else None
+    return isinstance(a, str) and isinstance(b, str) and a < b
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class Section:
     verify: bool = True
 
     def splice(
-        self, pieces: list[Piece], encode: Callable[[dict[str, Any]], bytes]
+        self, pieces: list[Piece], encode: Callable[[JsonValue], bytes]
     ) -> list[Buffer] | None:
         """The new section as buffers to join (runs are views into ``data``: the bytes
         are copied once, into the new document), or None when ``data`` cannot be trusted."""

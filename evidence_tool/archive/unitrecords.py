@@ -17,9 +17,9 @@ import json
 import marshal
 import sys
 from collections.abc import Iterable
-from typing import Any
 
 from evidence_tool import __version__, fsio
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit import Unit
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -30,7 +30,7 @@ _PYTHON = "{}.{}".format(*sys.version_info[:2])
 
 # (id, kind, language, title, metadata JSON, payload JSON): what an export record takes
 # from the unit itself.
-Fields = tuple[str, str, str, str, dict[str, Any], dict[str, Any]]
+Fields = tuple[str, str, str, str, JsonObject, JsonObject]
 
 
 def fields_of(unit: Unit) -> Fields:

@@ -142,7 +142,7 @@ def recorded_fingerprint(
     snap = archive.active_snapshot()
     if snap is None:
         return None, None
-    entry = snap.manifest.get("catalog")
+    entry = snap.view.catalog()
     if not isinstance(entry, dict):
         return snap.revision, None
     digest = str(entry.get("fingerprint"))

@@ -88,27 +88,27 @@ def _consolidate_report(result: ConsolidateResult) -> Report:
     from evidence_tool.errors import Diagnostic
 
     data = result.to_json()
-    changes = data["changes"]
-    lines = [f"{data['status']}: revision {data['revision']}"]
+    changes = result.changes
+    lines = [f"{result.status.value}: revision {result.revision}"]
     for cls in ("added", "modified", "reformatted", "renamed", "restored", "deleted"):
-        if changes.get(cls):
-            ids = changes[cls]
+        ids = changes.get(cls)
+        if isinstance(ids, list) and ids:
             more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
             lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
-    if data.get("catalog"):
+    if result.catalog:
         from evidence_tool.catalog.step import summary_line
 
-        lines.append(summary_line(data["catalog"]))
-    if data["dry_run"]:
+        lines.append(summary_line(result.catalog))
+    if result.dry_run:
         lines.append("dry run: nothing written; run it without --dry-run to record this revision")
     errors = []
-    if data.get("activation_error"):
+    if result.activation_error:
         errors.append(
             Diagnostic(
                 "E401",
-                f"activation failed: {data['activation_error']}; "
-                f"revision {data['revision']} stays pending",
+                f"activation failed: {result.activation_error}; "
+                f"revision {result.revision} stays pending",
             )
         )
     return Report(result=data, errors=errors, warnings=list(result.warnings), text=lines)

@@ -94,7 +94,7 @@ def _warnings(archive: LocalEvidenceArchive) -> list[EvidenceWarning]:
     edited = [
         uid
         for key in ("added", "modified", "deleted", "renamed", "reformatted", "invalid")
-        for uid in changes[key]
+        for uid in changes.ids(key)
     ]
     if not edited:
         return []

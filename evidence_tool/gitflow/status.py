@@ -154,7 +154,7 @@ def partial_stage(
         newest = archive.newest_snapshot()
     except EvidenceError:
         newest = None  # a broken archive is verify's finding; compare against nothing here
-    recorded = {e["path"]: e["file_hash"] for e in newest.manifest["units"]} if newest else {}
+    recorded = {e.path: e.file_hash for e in newest.entries()} if newest else {}
     working = working_unit_hashes(archive.layout)
     staged: dict[str, str] = {}
     for rel, sha in repo.index_blobs(["evidence/curated"]).items():

@@ -122,13 +122,13 @@ def _unconsolidated(
         return []
     if state.pending:
         notes.append(f"revision {state.pending} is consolidated but pending activation")
-    old = {e["id"]: (e["content_hash"], e["file_hash"], e["path"]) for e in snap.manifest["units"]}
+    old = snap.view.identities()
     new = {
         i[0]: i[1:]
         for f in report.files
         if f.rel not in invalid and (i := f.identity()) is not None
     }
-    deleted = [(str(r["id"]), str(r.get("last_revision"))) for r in snap.manifest["deletions"]]
+    deleted = [(d.id, d.last_revision) for d in snap.deletions]
     out = _missing_last_revisions(archive, deleted)
     changes = compare(old, new)
     rev = newest[:12] + "…"

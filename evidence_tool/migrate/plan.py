@@ -257,7 +257,7 @@ def _check_baseline(units: list[PlannedUnit], baseline: Snapshot) -> list[Proble
             u.converted is None or entry.content_hash == u.converted.unit.content_hash
         ):
             u.target = entry.path
-            u.provenance = str(entry.provenance.get("kind"))
+            u.provenance = entry.provenance_kind.value
             u.review_items = len(entry.review_items)
             continue
         why = "does not hold this unit" if entry is None else "holds other content for it"

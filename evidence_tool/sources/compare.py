@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from evidence_tool.archive import staged as staging
 from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.manifest import Manifest, empty_manifest
 from evidence_tool.sources.document import Acquired, DocumentMeta
 from evidence_tool.sources.records import (
     Comparison,
@@ -66,7 +68,7 @@ class ArchiveView:
     @classmethod
     def load(cls, archive: LocalEvidenceArchive) -> ArchiveView:
         newest = archive.newest_snapshot()
-        manifest = newest.manifest if newest else {"units": [], "deletions": []}
+        manifest = newest.view if newest else Manifest(empty_manifest())
         staged = archive.staged()
         files: dict[str, CuratedFile] = {}
         paths: dict[str, str | None] = {}
@@ -77,18 +79,19 @@ class ArchiveView:
             paths[f.rel] = uid
             if uid is not None:
                 files.setdefault(uid, f)
-        decls = {e["id"]: e["provenance"] for e in manifest["units"]}
-        for uid, staged_decl in staged["declarations"].items():
+        decls = {e.id: e.provenance_json for e in manifest.units()}
+        for uid in staging.declared_ids(staged):
             live = files.get(uid)
-            if live is not None and staged_decl["content_hash"] == live.content_hash:
-                decls[uid] = staged_decl["provenance"]
+            staged_prov = staging.declaration_for(staged, uid, live.content_hash) if live else None
+            if staged_prov is not None:
+                decls[uid] = staged_prov
         return cls(
             files,
             paths,
             carriers_of(scanned),
             decls,
-            {d["id"] for d in manifest["deletions"]},
-            set(manifest.get("suppressed_sources", [])),
+            manifest.deleted_ids(),
+            set(manifest.suppressed_sources()),
             archive.layout,
         )
 

@@ -166,7 +166,7 @@ def test_points_of_deleted_and_retired_units_are_deleted(
     assert {p.payload["id"] for p in points.values()} == set(active_entries(workspace))
     assert len(points) == 46
     reasons = {
-        d["id"]: d["reason"]
+        d.id: d.reason
         for d in LocalEvidenceArchive(workspace).active_snapshot().deletions  # type: ignore[union-attr]
     }
     assert reasons == {DELETED: "removed", RETIRED: "retired-by-replace"}

@@ -27,7 +27,7 @@ RECORD_KEYS = {
 def _deletion(root: Path, unit_id: str = UNIT) -> dict:
     snapshot = LocalEvidenceArchive(root).newest_snapshot()
     assert snapshot is not None
-    return next(d for d in snapshot.deletions if d["id"] == unit_id)
+    return next(d.to_json() for d in snapshot.deletions if d.id == unit_id)
 
 
 def test_deleting_a_file_records_a_deletion(
@@ -44,7 +44,7 @@ def test_deleting_a_file_records_a_deletion(
     assert result.changes["deleted"] == [UNIT]
     snapshot = archive.newest_snapshot()
     assert snapshot is not None and snapshot.entry(UNIT) is None
-    assert snapshot.deletions == [
+    assert [d.to_json() for d in snapshot.deletions] == [
         {
             "id": UNIT,
             "deleted_at": "2030-01-01T00:00:00Z",

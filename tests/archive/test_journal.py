@@ -181,7 +181,7 @@ def test_an_interrupted_remove_is_replayed_with_its_actor(consolidated: Path) ->
     assert not (consolidated / UNIT_PATH).exists()
     assert result.changes["deleted"] == [UNIT]
     snapshot = LocalEvidenceArchive(consolidated).newest_snapshot()
-    assert snapshot is not None and snapshot.deletions[0]["actor"] == "dave"
+    assert snapshot is not None and snapshot.deletions[0].actor == "dave"
 
 
 def test_status_shows_an_interrupted_operation(consolidated: Path, tht) -> None:

@@ -122,7 +122,7 @@ def test_real_manifests_read_back_exactly(consolidated: Path) -> None:
             assert declaration_from_json(value).to_json() == value
             seen[value["kind"]] += 1
             seen["original"] += "original" in value
-        for record in snapshot.deletions:
+        for record in snapshot.view.deletion_objects():
             _valid("deletion", record)
             assert Deletion.from_json(record).to_json() == record
             seen["deletion"] += record["source_id"] is not None

@@ -42,7 +42,9 @@ def test_a_visible_change_closes_the_item(consolidated: Path) -> None:
     edit_visibly(consolidated / UNIT_PATH)
     result = LocalEvidenceArchive(consolidated).consolidate("bob")
     assert result.changes["modified"] == [UNIT]
-    assert result.closed_review_items == [{"id": UNIT, "item": item, "closed_by": "visible change"}]
+    assert [c.to_json() for c in result.closed_review_items] == [
+        {"id": UNIT, "item": item, "closed_by": "visible change"}
+    ]
     assert entry(consolidated)["review_items"] == []
 
 
@@ -51,7 +53,9 @@ def test_retiring_the_unit_closes_the_item(consolidated: Path) -> None:
     (consolidated / UNIT_PATH).unlink()
     result = LocalEvidenceArchive(consolidated).consolidate("bob")
     assert result.changes["deleted"] == [UNIT]
-    assert result.closed_review_items == [{"id": UNIT, "item": item, "closed_by": "retirement"}]
+    assert [c.to_json() for c in result.closed_review_items] == [
+        {"id": UNIT, "item": item, "closed_by": "retirement"}
+    ]
 
 
 def test_review_resolve_closes_the_item_with_a_note(consolidated: Path, tht) -> None:
@@ -95,7 +99,7 @@ def test_items_recorded_in_a_snapshot_block_later_consolidations(bare: Path, tht
     ArchiveEditor(archive).resolve_review(UNIT, "reviewed after migration", "erin")
     result = archive.consolidate("erin")
     assert entry(bare)["review_items"] == []
-    assert [c["closed_by"] for c in result.closed_review_items] == ["resolved"]
+    assert [c.closed_by for c in result.closed_review_items] == ["resolved"]
 
 
 def test_an_item_raised_on_older_content_does_not_block(consolidated: Path) -> None:

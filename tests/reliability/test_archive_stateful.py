@@ -282,7 +282,7 @@ class ArchiveMachine(RuleBasedStateMachine):
         assert newest is not None and newest.revision == revision
         got = {e.id: (e.content_hash, e.provenance) for e in newest.entries()}
         assert _comparable(got) == _comparable(self.snap)
-        assert {d["id"] for d in newest.deletions} == set(self.deleted)
+        assert {d.id for d in newest.deletions} == set(self.deleted)
         self.snap = got  # carry the exact declarations (times included) from here
 
     @rule(actor=st.sampled_from(ACTORS))
