@@ -82,6 +82,26 @@ class EmbeddingSettings:
             languages=tuple(str(x) for x in langs) if isinstance(langs, list) else (),
         )
 
+    def to_json(self) -> JsonObject:
+        """The effective section (every default written out); from_json reads it back."""
+        out: JsonObject = {"kind": str(self.kind)}
+        optional: JsonObject = {
+            "url": self.url,
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "api_key_env": self.api_key_env,
+        }
+        out |= {k: v for k, v in optional.items() if v is not None}
+        out |= {
+            "batch_size": self.batch_size,
+            "timeout_s": self.timeout_s,
+            "retries": self.retries,
+            "backoff_s": self.backoff_s,
+        }
+        if self.languages:
+            out["languages"] = list[JsonValue](self.languages)
+        return out
+
     @classmethod
     def of(cls, given: EmbeddingSettings | JsonObject, kind: str) -> EmbeddingSettings:
         """Typed settings from either form (callers that still hold the parsed section)."""

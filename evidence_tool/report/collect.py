@@ -11,7 +11,6 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from evidence_tool.archive import queries
 from evidence_tool.archive.clock import now
@@ -22,6 +21,7 @@ from evidence_tool.catalog.review import read_record
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.report.model import (
+    CatalogPanel,
     CatalogState,
     CatalogStatus,
     ComparisonPanel,
@@ -100,9 +100,7 @@ class ReportData:
     sources: list[SourceRow]
     git: GitPanel
     sources_by_id: dict[str, SourceRow] = field(default_factory=dict)
-    # The last catalog run's record file as read_record returns it: a JSON boundary the
-    # catalog package owns (its typed record replaces this when it exists).
-    catalog: dict[str, Any] = field(default_factory=dict)
+    catalog: CatalogPanel | None = None  # the last catalog run; None: no run yet
 
 
 def decide_commands(installation: str | None, root: str, sid: str, revision: str) -> dict[str, str]:
@@ -142,7 +140,7 @@ def _classes(changes: dict[str, list[str]]) -> dict[str, UnitStatus]:
     return out
 
 
-def _declaration(provenance: dict[str, Any] | None) -> Declaration | None:
+def _declaration(provenance: JsonObject | None) -> Declaration | None:
     """The typed record of a manifest's provenance object (archive's JSON boundary)."""
     return declaration_from_json(provenance) if provenance else None
 
@@ -309,11 +307,11 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         sources=sources,
         git=_git(archive),
         sources_by_id={s.source_id: s for s in sources},
-        catalog=catalog,
+        catalog=CatalogPanel.of(catalog),
     )
 
 
-def _catalog_status(record: dict[str, Any], view: ArchiveView, cards: list[UnitView]) -> None:
+def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]) -> None:
     """Each card's catalog status as the last run left it.  A unit edited since (another
     content hash) or not valid then was not checked in its present form.
 
