@@ -37,7 +37,7 @@ def _number(section: JsonObject, key: str) -> float | None:
         return float(str(value))
     except ValueError:
         raise DescriptorError(
-            f"evidence.embedding.{key} must be a number, not {value!r}: fix the installation"
+            f"evidence.embedding.{key} must be a number, not {value!r}: write a number there in the installation file"
         ) from None
 
 
