@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from evidence_tool.activation import backend_for
 from evidence_tool.archive import queries
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
@@ -29,7 +30,11 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.gitflow.records import GitCommands, GitState
     from evidence_tool.gitflow.strict import StrictReport
     from evidence_tool.sources import NetworkPolicy
+    from evidence_tool.sources.decide import DecideResult
+    from evidence_tool.sources.import_add import AddResult
     from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner
+    from evidence_tool.sources.refresh import RefreshResult
+    from evidence_tool.sources.registry import RetractResult, SourceDetail, SourceSummary
     from evidence_tool.workspace.layout import Layout
 
 
@@ -38,7 +43,7 @@ class WorkspaceStatus:
     """``status``: the archive's status, the last catalog run's part, the Git state and
     the warnings about missing sources (W151)."""
 
-    archive: JsonObject  # queries.status, as the archive reports it
+    archive: ArchiveStatus
     catalog: CatalogStatus
     git: GitState
     warnings: tuple[EvidenceWarning, ...]
@@ -46,7 +51,7 @@ class WorkspaceStatus:
 
     def to_json(self) -> JsonObject:
         return {
-            **self.archive,
+            **self.archive.to_json(),
             "catalog": self.catalog.to_json(),
             "git": self.git.to_json(),
             "search_index": self.search_index.to_json(),
@@ -183,17 +188,17 @@ class Session:
             dense,
         )
 
-    def show(self, unit_id: str) -> JsonObject:
+    def show(self, unit_id: str) -> ShownUnit:
         """The unit as the newest snapshot holds it (``show --json``), with the warnings
         about its sources and, for an imported unit, where each excerpt came from."""
         from evidence_tool.sources import imported_from, unit_warnings
 
-        data = queries.show(self.archive, unit_id)
-        data["warnings"] = data["warnings"] + unit_warnings(self.archive, data["provenance"])
-        places = imported_from(self.archive.layout, data["provenance"])
-        if places:  # an imported unit: the file and lines each excerpt came from
-            data["imported_from"] = places
-        return data
+        shown = queries.show(self.archive, unit_id)
+        declaration = shown.declaration
+        return shown.extended(
+            unit_warnings(self.archive, declaration),
+            imported_from(self.archive.layout, declaration),
+        )
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------
     def refiner(self) -> UnitsRefiner | CommandRefiner:
@@ -208,7 +213,7 @@ class Session:
 
     def refresh(
         self, actor: str, only: str | None, dry_run: bool, progress: Any = None
-    ) -> dict[str, Any]:
+    ) -> RefreshResult:
         from evidence_tool.sources import refresh
         from evidence_tool.workspace.descriptor import load_workspace_descriptor
 
@@ -223,11 +228,11 @@ class Session:
             only=only,
             dry_run=dry_run,
             progress=progress,
-        ).to_json()
+        )
 
     def decide(
         self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
-    ) -> dict[str, Any]:
+    ) -> DecideResult:
         from evidence_tool.sources import decide
 
         return decide(
@@ -238,36 +243,34 @@ class Session:
             actor,
             self.activation(),
             allow_mass_retire=allow_mass_retire,
-        ).to_json()
+        )
 
-    def decide_retry(self, source_id: str, actor: str) -> dict[str, Any]:
+    def decide_retry(self, source_id: str, actor: str) -> DecideResult:
         from evidence_tool.sources import retry
 
-        return retry(self.archive, source_id, actor, self.activation()).to_json()
+        return retry(self.archive, source_id, actor, self.activation())
 
-    def sources_list(self) -> list[dict[str, Any]]:
-        from evidence_tool.sources import list_sources
+    def sources_list(self) -> list[SourceSummary]:
+        from evidence_tool.sources.registry import source_summaries
 
-        return list_sources(self.archive)
+        return source_summaries(self.archive)
 
-    def sources_show(self, source_id: str) -> dict[str, Any]:
+    def sources_show(self, source_id: str) -> SourceDetail:
         from evidence_tool.sources import show_source
 
-        return show_source(self.archive, source_id).to_json()
+        return show_source(self.archive, source_id)
 
     def sources_add(
         self, fmt: str, path: str, language: str | None, options: list[str]
-    ) -> dict[str, Any]:
+    ) -> AddResult:
         from evidence_tool.sources import add_import, parse_options
 
-        return add_import(
-            self.root, fmt, path, language, parse_options(options), Path.cwd()
-        ).to_json()
+        return add_import(self.root, fmt, path, language, parse_options(options), Path.cwd())
 
-    def sources_retract(self, source_id: str, note: str, actor: str) -> dict[str, Any]:
+    def sources_retract(self, source_id: str, note: str, actor: str) -> RetractResult:
         from evidence_tool.sources import retract
 
-        return retract(self.archive, source_id, note, actor).to_json()
+        return retract(self.archive, source_id, note, actor)
 
     # -- one call per CLI command (issue 18: a body never reaches past the Session) --
     # Results typed JsonObject are the command's --json result as the library builds it.

@@ -2,21 +2,76 @@
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from dataclasses import dataclass
 
 from evidence_tool.archive import staged as staging
-from evidence_tool.archive.diffing import diff
+from evidence_tool.archive.diffing import Diff, diff
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import NotReadyError, UnknownNameError
+from evidence_tool.archive.manifest import UnitEntry
+from evidence_tool.archive.records import Declaration, Deletion
+from evidence_tool.archive.state import State
+from evidence_tool.errors import EvidenceWarning, NotReadyError, UnknownNameError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit import render
 from evidence_tool.unit.suggest import did_you_mean
 
 
-# JSON boundary: the 'status --json' document; Session.status extends it and the review
-# page (report/collect.py) reads it by key, so it stays a JSON object until those type it.
-def status(archive: LocalEvidenceArchive) -> dict[str, Any]:
-    """The archive's status document: pointers, counts, unconsolidated changes, items."""
+@dataclass(frozen=True, slots=True)
+class PendingEntry:
+    """A journal entry of an operation that did not finish (``status``'s ``journal``)."""
+
+    entry: str
+    op: str
+    at: str
+
+    def to_json(self) -> JsonObject:
+        return {"entry": self.entry, "op": self.op, "at": self.at}
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveStatus:
+    """``status``: pointers, counts, unconsolidated changes, open items, pending journal."""
+
+    initialized: bool
+    state: State
+    units: int
+    deletions: int
+    changes: Diff | None  # against the working files; None before the first snapshot
+    # Open review items by unit id: JSON objects, shown and carried as recorded.
+    review_items: dict[str, list[JsonObject]]
+    journal: tuple[PendingEntry, ...]
+    id_changes: tuple[EvidenceWarning, ...]  # W122, not yet recorded
+    staged: dict[str, list[str]]  # staged section -> its unit ids, sorted
+
+    @property
+    def unconsolidated(self) -> dict[str, list[str]]:
+        """Change class -> ids (the diff without its from/to ends)."""
+        if self.changes is None:
+            return {}
+        return {**self.changes.classes, "invalid": self.changes.invalid}
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the 'status --json' document
+        changes = self.changes.to_json() if self.changes is not None else {}
+        return {
+            "initialized": self.initialized,
+            "state": {
+                "baseline": self.state.baseline,
+                "active": self.state.active,
+                "pending": self.state.pending,
+            },
+            "units": self.units,
+            "deletions": self.deletions,
+            "unconsolidated": {k: v for k, v in changes.items() if k not in ("from", "to")},
+            "review_items": {uid: list[JsonValue](i) for uid, i in self.review_items.items()},
+            "journal": [e.to_json() for e in self.journal],
+            "id_changes": [w.to_dict() for w in self.id_changes],
+            "staged": {k: list[JsonValue](v) for k, v in self.staged.items()},
+        }
+
+
+def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
+    """The archive's status: pointers, counts, unconsolidated changes, items."""
     state = archive.state()
     newest = archive.newest_snapshot()
     staged = archive.staged()
@@ -27,37 +82,82 @@ def status(archive: LocalEvidenceArchive) -> dict[str, Any]:
                 review[e.id] = e.review_items
     for uid in staging.section(staged, "review_items"):
         review.setdefault(uid, []).extend(staging.raised_items(staged, uid))
-    journal: list[JsonValue] = [
-        {"entry": p.name, "op": e.op, "at": e.at} for p, e in archive.journal.pending()
-    ]
+    journal = tuple(PendingEntry(p.name, e.op, e.at) for p, e in archive.journal.pending())
     changes = diff(archive) if state.initialized else None
-    unconsolidated = changes.to_json() if changes is not None else {}
     # W122 while it is cheap to undo: nothing is recorded (or reserved) yet.
     id_changes = (
         archive.id_changes_since(newest)
         if newest and changes and changes.ids("added") and changes.ids("deleted")
         else []
     )
-    return {
-        "initialized": state.initialized,
-        "state": {"baseline": state.baseline, "active": state.active, "pending": state.pending},
-        "units": newest.view.unit_count() if newest else 0,
-        "deletions": len(newest.view.deletion_objects()) if newest else 0,
-        "unconsolidated": {k: v for k, v in unconsolidated.items() if k not in ("from", "to")},
-        "review_items": {uid: list[JsonValue](items) for uid, items in review.items()},
-        "journal": journal,
-        "id_changes": [c.warning(recorded=False).to_dict() for c in id_changes],
-        "staged": {
-            k: list[JsonValue](sorted(v))
-            for k in staging.SECTIONS
-            if (v := staging.section(staged, k))
-        },
-    }
+    return ArchiveStatus(
+        initialized=state.initialized,
+        state=state,
+        units=newest.view.unit_count() if newest else 0,
+        deletions=len(newest.view.deletion_objects()) if newest else 0,
+        changes=changes,
+        review_items=review,
+        journal=journal,
+        id_changes=tuple(c.warning(recorded=False) for c in id_changes),
+        staged={k: sorted(v) for k in staging.SECTIONS if (v := staging.section(staged, k))},
+    )
 
 
-# JSON boundary: the 'show --json' document, which Session.show extends with its own
-# warnings and import places before it is rendered.
-def show(archive: LocalEvidenceArchive, unit_id: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ShownUnit:
+    """``show``: a unit as the newest snapshot holds it, or a deleted unit's record with
+    its last archived content; the session adds source warnings and import places."""
+
+    id: str
+    text: str
+    revision: str  # the newest snapshot's
+    entry: UnitEntry | None  # the live unit's, or the deleted unit's last entry
+    deleted: Deletion | None = None
+    warnings: tuple[str, ...] = ()
+    imported_from: tuple[str, ...] = ()
+
+    @property
+    def declaration(self) -> Declaration | None:
+        return self.entry.declaration if self.entry else None
+
+    def extended(self, warnings: list[str], imported_from: list[str]) -> ShownUnit:
+        return dataclasses.replace(
+            self, warnings=(*self.warnings, *warnings), imported_from=tuple(imported_from)
+        )
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the 'show --json' document
+        e = self.entry
+        if self.deleted is not None:
+            out: JsonObject = {
+                "id": self.id,
+                "deleted": self.deleted.to_json(),
+                "text": self.text,
+                "path": None,
+                "provenance": e.provenance if e else None,
+                "review_items": [],
+                "revision": self.revision,
+                "warnings": list[JsonValue](self.warnings),
+            }
+        else:
+            assert e is not None  # a live unit has its entry
+            out = {
+                "id": self.id,
+                "path": e.path,
+                "text": self.text,
+                "deleted": None,
+                "provenance": e.provenance,
+                "review_items": list[JsonValue](e.review_items),
+                "content_hash": e.content_hash,
+                "file_hash": e.file_hash,
+                "revision": self.revision,
+                "warnings": list[JsonValue](self.warnings),
+            }
+        if self.imported_from:  # an imported unit: the file and lines each excerpt came from
+            out["imported_from"] = list[JsonValue](self.imported_from)
+        return out
+
+
+def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
     """The unit as the newest snapshot holds it, with provenance, lineage and review items;
     a deleted unit shows its deletion record and last content."""
     newest = archive.newest_snapshot()
@@ -75,26 +175,6 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> dict[str, Any]:
         last = archive.snapshot(record.last_revision)
         last_entry = last.entry(unit_id)
         text = last.unit_bytes(last_entry).decode("utf-8") if last_entry else ""
-        return {
-            "id": unit_id,
-            "deleted": record.to_json(),
-            "text": text,
-            "path": None,
-            "provenance": last_entry.provenance if last_entry else None,
-            "review_items": [],
-            "revision": newest.revision,
-            "warnings": [],
-        }
-    unit_text = render(newest.unit(entry))  # this unit's blob only, not every unit's
-    return {
-        "id": unit_id,
-        "path": entry.path,
-        "text": unit_text,
-        "deleted": None,
-        "provenance": entry.provenance,
-        "review_items": entry.review_items,
-        "content_hash": entry.content_hash,
-        "file_hash": entry.file_hash,
-        "revision": newest.revision,
-        "warnings": [],
-    }
+        return ShownUnit(unit_id, text, newest.revision, last_entry, deleted=record)
+    # This unit's blob only, not every unit's.
+    return ShownUnit(unit_id, render(newest.unit(entry)), newest.revision, entry)

@@ -146,6 +146,26 @@ def declaration_from_json(value: JsonObject) -> Declaration:  # JSON boundary
 
 
 @dataclass(frozen=True, slots=True)
+class CitedSources:
+    """The sources a declaration names: its document's (``source``) and its lineage's
+    (``original``, kept by a manual declaration); None where it names none."""
+
+    source: str | None
+    original: str | None
+
+
+def cited_sources(value: JsonObject) -> CitedSources:  # JSON boundary: a manifest object
+    """Read without building the declaration's record: refresh reads every unit's."""
+    source = value.get("source_id") if value.get("kind") == _DOCUMENT else None
+    original = value.get("original")
+    lineage = original.get("source_id") if isinstance(original, dict) else None
+    return CitedSources(
+        source if isinstance(source, str) and source else None,
+        lineage if isinstance(lineage, str) and lineage else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Deletion:
     """An id that left the curated tree; it stays reserved (SPEC.md 5.2)."""
 

@@ -131,17 +131,17 @@ def consolidate_body(
 def status_body(s: Session) -> Report:
     """Revisions, unconsolidated edits, open review items and interrupted operations."""
     rep = s.status_report()
-    data = rep.archive
-    state = narrow.obj(data["state"])
-    lines = [f"{k}: {state[k] or '-'}" for k in ("baseline", "active", "pending")]
-    edits = narrow.obj(data["unconsolidated"])
+    st = rep.archive
+    pointers = (("baseline", st.state.baseline), ("active", st.state.active))
+    lines = [f"{k}: {v or '-'}" for k, v in (*pointers, ("pending", st.state.pending))]
+    edits = st.unconsolidated
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         if edits.get(cls):
-            lines.append(f"unconsolidated {cls}: {', '.join(narrow.strs(edits[cls]))}")
-    if data["journal"]:
-        lines.append(f"interrupted operations: {len(narrow.arr(data['journal']))} (see 'recover')")
-    for uid, items in narrow.obj(data["review_items"]).items():
-        lines.append(f"review items on {uid}: {len(narrow.arr(items))}")
+            lines.append(f"unconsolidated {cls}: {', '.join(edits[cls])}")
+    if st.journal:
+        lines.append(f"interrupted operations: {len(st.journal)} (see 'recover')")
+    for uid, items in st.review_items.items():
+        lines.append(f"review items on {uid}: {len(items)}")
     edited = set(rep.catalog.edited_since)
     for uid, found_items in rep.catalog.review_items.items():
         since = " (edited since the catalog check)" if uid in edited else ""
@@ -154,8 +154,7 @@ def status_body(s: Session) -> Report:
         lines.append(f"search index: vectors of {index.model}, ranked by {index.path}")
     git = rep.git.to_json()
     lines += _git_lines(git)
-    found = narrow.objs(data["id_changes"])
-    warnings = [*rep.warnings, *_warnings(found), *rep.git.warnings]
+    warnings = [*rep.warnings, *st.id_changes, *rep.git.warnings]
     return Report(result=rep.to_json(), text=lines, warnings=warnings)
 
 
@@ -194,7 +193,7 @@ def show_body(s: Session, unit_id: str) -> Report:
     """A unit with its provenance, lineage and review items."""
     from evidence_tool.cli.reporters.text_lines import show_lines
 
-    data = s.show(unit_id)
+    data = s.show(unit_id).to_json()
     return Report(result=data, text=show_lines(data))
 
 

@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from evidence_tool.cli import narrow
 from evidence_tool.cli.archive_cmds import actor_option, register, wait_option
 from evidence_tool.cli.output import Report, StderrProgress
 from evidence_tool.cli.workspace_cmds import workspace_evidence
 
 if TYPE_CHECKING:
+    from evidence_tool.jsonvalue import JsonObject
     from evidence_tool.session import Session
 
 
@@ -22,7 +24,7 @@ def refresh_body(s: Session, dry_run: bool, source_id: str | None, actor: str | 
     """Read every source, refine the changed ones, record comparisons (nothing on failure)."""
     progress = StderrProgress.for_terminal()
     try:
-        data = s.refresh(s.actor(actor), source_id, dry_run, progress)
+        data = s.refresh(s.actor(actor), source_id, dry_run, progress).to_json()
     finally:
         if progress:
             progress.close()
@@ -54,24 +56,25 @@ def decide_body(
         if not revision or not decision:
             raise UsageError("decide needs --revision and --decision (or --retry)")
         data = s.decide(source_id, revision, decision, s.actor(actor), allow_mass_retire)
-    cons = data["consolidation"]
+    cons = data.consolidation
     lines = [
-        f"{data['decision']} saved for source {_short(data['source_id'])} "
-        f"(comparison {_short(data['revision'])})",
-        f"{cons['status']}: revision {cons['revision']}",
+        f"{data.decision.value} saved for source {_short(data.source_id)} "
+        f"(comparison {_short(data.revision)})",
+        f"{cons.status.value}: revision {cons.revision}",
     ]
-    lines += [f"  wrote {p}" for p in data.get("written", [])]
-    lines += [f"  removed {p}" for p in data.get("removed", [])]
+    if not data.retry:  # a retry writes no unit file (its --json has no such lists)
+        lines += [f"  wrote {p}" for p in data.written]
+        lines += [f"  removed {p}" for p in data.removed]
     errors = []
-    if cons.get("activation_error"):
+    if cons.activation_error:
         errors.append(
             Diagnostic(
                 "E401",
-                f"activation failed: {cons['activation_error']}; the decision is saved: run "
-                f"'tht workspace evidence decide --source-id {data['source_id']} --retry'",
+                f"activation failed: {cons.activation_error}; the decision is saved: run "
+                f"'tht workspace evidence decide --source-id {data.source_id} --retry'",
             )
         )
-    return Report(result=data, errors=errors, text=lines)
+    return Report(result=data.to_json(), errors=errors, text=lines)
 
 
 @workspace_evidence.group("sources")
@@ -83,14 +86,14 @@ def list_body(s: Session) -> Report:
     """Every known source with its status, hashes, pending comparison and citing units."""
     rows = s.sources_list()
     lines = [
-        f"{_short(r['source_id'])} {r['status']:<9} {r['kind']:<4} {r['locator']}"
-        + (f"  {r['title']!r}" if r["title"] else "")
-        + (f"  {r['identifier']['type']}:{r['identifier']['value']}" if r["identifier"] else "")
-        + (f"  pending {_short(r['pending_comparison'])}" if r["pending_comparison"] else "")
-        + f"  units {len(r['citing_units'])}"
+        f"{_short(r.source_id)} {r.status.value:<9} {r.record.kind.value:<4} {r.record.locator}"
+        + (f"  {r.record.title!r}" if r.record.title else "")
+        + (f"  {ident.type}:{ident.value}" if (ident := r.record.identifier) else "")
+        + (f"  pending {_short(comp.revision)}" if (comp := r.record.comparison) else "")
+        + f"  units {len(r.citing_units)}"
         for r in rows
     ] or ["no sources recorded yet: run 'tht workspace evidence refresh'"]
-    return Report(result={"sources": [*rows]}, text=lines)
+    return Report(result={"sources": [r.to_json() for r in rows]}, text=lines)
 
 
 def show_body(s: Session, source_id: str) -> Report:
@@ -98,44 +101,52 @@ def show_body(s: Session, source_id: str) -> Report:
     from evidence_tool.cli.reporters.text_lines import scalar
     from evidence_tool.errors import EvidenceWarning
 
-    r = s.sources_show(source_id)
+    detail = s.sources_show(source_id)
+    r = detail.to_json()
     lines = [f"{k}: {scalar(r[k])}" for k in ("source_id", "locator", "kind", "status", "title")]
-    ident = r["identifier"]
-    lines.append(f"identifier: {ident['type']}:{ident['value']}" if ident else "identifier: -")
+    ident = detail.summary.record.identifier
+    lines.append(f"identifier: {ident.type}:{ident.value}" if ident else "identifier: -")
     lines += [f"{k}: {r[k] or '-'}" for k in ("adopted_hash", "acknowledged_hash")]
     lines.append(f"suppressed: {scalar(r['suppressed'])}")
-    lines += [f"cites: {c['id']} (as {c['as']})" for c in r["citing_units"]]
-    comp = r.get("comparison")
-    if comp:
-        lines.append(f"pending comparison {comp['revision']}")
-        lines += [f"  current  {c['id']}" for c in comp["current"]]
-        lines += [f"  proposed {p['id']} -> {p['path']}" for p in comp["proposed"]]
-        lines += [f"  retire   {uid}" for uid in comp["retire"]]
-        lines += [f"  dropped  {d['id']} ({d['reason']})" for d in comp["dropped"]]
-        lines += [
-            f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
-            for i in comp["review_items"]
-        ]
-        lines += [
-            f"  not imported {n['what']} of {n['element']}" + (f" ({n['at']})" if n["at"] else "")
-            for n in comp.get("not_imported", [])
-        ]
-        lines += [f"  skipped  {n} {what}" for what, n in comp.get("skipped", {}).items()]
+    lines += [f"cites: {c.id} (as {c.role})" for c in detail.summary.citing_units]
+    if r["comparison"]:
+        lines += _comparison_lines(narrow.obj(r["comparison"]))
     # Printed on stderr as "warning: ..." (and in --json "warnings"), never dropped.
-    warnings = [EvidenceWarning(w, code="source-retracted") for w in r["warnings"]]
+    warnings = [EvidenceWarning(w, code="source-retracted") for w in narrow.strs(r["warnings"])]
     return Report(result=r, warnings=warnings, text=lines)
+
+
+def _comparison_lines(comp: JsonObject) -> list[str]:
+    """The pending comparison as stored (the JSON 'sources show --json' prints)."""
+    lines = [f"pending comparison {comp['revision']}"]
+    lines += [f"  current  {c['id']}" for c in narrow.objs(comp["current"])]
+    lines += [f"  proposed {p['id']} -> {p['path']}" for p in narrow.objs(comp["proposed"])]
+    lines += [f"  retire   {uid}" for uid in narrow.arr(comp["retire"])]
+    lines += [f"  dropped  {d['id']} ({d['reason']})" for d in narrow.objs(comp["dropped"])]
+    lines += [
+        f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
+        for i in narrow.objs(comp["review_items"])
+    ]
+    lines += [
+        f"  not imported {n['what']} of {n['element']}" + (f" ({n['at']})" if n["at"] else "")
+        for n in narrow.objs(comp.get("not_imported", []))
+    ]
+    skipped = narrow.obj(comp.get("skipped", {}))
+    lines += [f"  skipped  {n} {what}" for what, n in skipped.items()]
+    return lines
 
 
 def add_body(
     s: Session, fmt: str, path: str, language: str | None, option: tuple[str, ...]
 ) -> Report:
     """Add an import source (a file or folder in a source format) to workspace.yaml."""
-    data = s.sources_add(fmt, path, language, list(option))
+    added = s.sources_add(fmt, path, language, list(option))
+    data = added.to_json()
     lines = [
-        f"added {data['key']}: {data['locator']} (source {_short(data['source_id'])})",
+        f"added {added.key}: {added.locator} (source {_short(added.source_id)})",
         "run 'tht workspace evidence refresh' to compare it with the curated units",
     ]
-    if data["rewritten"]:
+    if added.rewritten:
         lines.append(
             f"note: {data['descriptor']} was written in canonical form; its comments and "
             "layout are not kept (the old text is in Git)"
@@ -146,10 +157,10 @@ def add_body(
 def retract_body(s: Session, source_id: str, note: str, actor: str | None) -> Report:
     """Mark a source retracted; every live unit citing it gets a review item."""
     data = s.sources_retract(source_id, note, s.actor(actor))
-    lines = [f"retracted {data['source_id']}: {data['retraction']['note']}"]
-    lines += [f"  review item raised on {uid}" for uid in data["review_items_raised"]]
+    lines = [f"retracted {data.source_id}: {data.retraction.note}"]
+    lines += [f"  review item raised on {uid}" for uid in data.review_items_raised]
     lines.append("consolidation is blocked until each unit is edited, retired or resolved")
-    return Report(result=data, text=lines)
+    return Report(result=data.to_json(), text=lines)
 
 
 source_id_option = click.option(

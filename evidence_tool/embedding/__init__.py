@@ -9,19 +9,27 @@ Nothing here imports torch or sentence-transformers until a ``local`` model embe
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
+from evidence_tool.embedding.settings import (
+    HTTP_DEFAULTS,
+    LOCAL_DEFAULTS,
+    EmbeddingKind,
+    EmbeddingSettings,
+    effective_embedding,
+)
 from evidence_tool.errors import DescriptorError
+from evidence_tool.jsonvalue import JsonObject
 
-__all__ = ["DenseEmbedder", "effective_embedding", "embedder_for", "serves"]
-
-HTTP_DEFAULTS: dict[str, Any] = {
-    "batch_size": 64,
-    "timeout_s": 30,
-    "retries": 3,
-    "backoff_s": 0.5,
-}
-LOCAL_DEFAULTS: dict[str, Any] = {"batch_size": 64}
+__all__ = [
+    "HTTP_DEFAULTS",
+    "LOCAL_DEFAULTS",
+    "DenseEmbedder",
+    "EmbeddingSettings",
+    "effective_embedding",
+    "embedder_for",
+    "serves",
+]
 
 
 class DenseEmbedder(Protocol):
@@ -46,24 +54,18 @@ def serves(embedder: DenseEmbedder, language: str | None) -> bool:
     return language is None or not languages or language in languages
 
 
-def effective_embedding(settings: dict[str, Any]) -> dict[str, Any]:
-    """``evidence.embedding`` with the defaults of its kind filled in (``config show``)."""
-    kind = settings.get("kind", "none")
-    defaults = {"http": HTTP_DEFAULTS, "local": LOCAL_DEFAULTS}.get(kind, {})
-    return {"kind": kind, **defaults, **settings}
-
-
-def embedder_for(settings: dict[str, Any]) -> DenseEmbedder | None:
-    """The embedder for the installation's ``evidence.embedding`` (None for ``none``)."""
-    settings = effective_embedding(settings)
-    kind = settings["kind"]
-    if kind == "none":
+def embedder_for(given: EmbeddingSettings | JsonObject) -> DenseEmbedder | None:
+    """The embedder for the installation's ``evidence.embedding`` (None for ``none``);
+    the parsed section is accepted too (read here once)."""
+    settings = given if isinstance(given, EmbeddingSettings) else EmbeddingSettings.from_json(given)
+    kind = settings.kind
+    if kind == EmbeddingKind.NONE:
         return None
-    if kind == "http":
+    if kind == EmbeddingKind.HTTP:
         from evidence_tool.embedding.http import HttpEmbedder
 
         return HttpEmbedder(settings)
-    if kind == "local":
+    if kind == EmbeddingKind.LOCAL:
         from evidence_tool.embedding.local import LocalEmbedder
 
         return LocalEmbedder(settings)

@@ -16,31 +16,36 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
+from evidence_tool.embedding.settings import EmbeddingSettings
 from evidence_tool.embedding.vectors import normalized
 from evidence_tool.errors import DescriptorError, EmbeddingError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.redact import scrub
 
 _RETRIED_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
 
 class HttpEmbedder:
-    def __init__(self, settings: dict[str, Any]) -> None:
-        for key in ("url", "model", "dimensions"):
-            if not settings.get(key):
+    def __init__(self, given: EmbeddingSettings | JsonObject) -> None:
+        settings = EmbeddingSettings.of(given, "http")
+        url, model, dim = settings.url, settings.model, settings.dimensions
+        for key, value in (("url", url), ("model", model), ("dimensions", dim)):
+            if not value:
                 raise DescriptorError(f"evidence.embedding.{key} is required for kind 'http'")
-        if urlsplit(settings["url"]).scheme not in ("http", "https"):
+        assert url and model and dim  # checked just above, with the key named
+        if urlsplit(url).scheme not in ("http", "https"):
             raise DescriptorError("evidence.embedding.url must be an http or https URL")
-        self.url = settings["url"]
-        self.model = str(settings["model"])
-        self.dim = int(settings["dimensions"])
-        self.batch_size = int(settings["batch_size"])
-        self.timeout_s = float(settings["timeout_s"])
-        self.retries = int(settings["retries"])
-        self.backoff_s = float(settings["backoff_s"])
-        self.key_env = settings.get("api_key_env")
+        self.url = url
+        self.model = model
+        self.dim = dim
+        self.batch_size = settings.batch_size
+        self.timeout_s = settings.timeout_s
+        self.retries = settings.retries
+        self.backoff_s = settings.backoff_s
+        self.key_env = settings.api_key_env
         self.model_id = f"http:{self.model}:{self.dim}"
         # Not part of model_id: the languages change which queries use the vectors, not them.
-        self.languages = frozenset(x.lower() for x in settings.get("languages") or ()) or None
+        self.languages = frozenset(x.lower() for x in settings.languages) or None
         self.requests = 0  # POSTs sent, retries included (tests count them)
 
     def _key(self) -> str | None:

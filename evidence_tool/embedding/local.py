@@ -14,8 +14,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evidence_tool.embedding.settings import EmbeddingSettings
 from evidence_tool.embedding.vectors import normalized
 from evidence_tool.errors import DescriptorError, EmbeddingError
+from evidence_tool.jsonvalue import JsonObject
 
 # Loaded models by folder: one process (a test session, an eval after a consolidate)
 # loads each model once.
@@ -43,21 +45,22 @@ def model_folder(spec: str) -> Path:
 
 
 class LocalEmbedder:
-    def __init__(self, settings: dict[str, Any]) -> None:
-        if not settings.get("model"):
+    def __init__(self, given: EmbeddingSettings | JsonObject) -> None:
+        settings = EmbeddingSettings.of(given, "local")
+        if not settings.model:
             raise DescriptorError("evidence.embedding.model is required for kind 'local'")
-        spec = str(settings["model"])
+        spec = settings.model
         self.folder = model_folder(spec)
-        self.batch_size = int(settings.get("batch_size", 64))
+        self.batch_size = settings.batch_size
         self._model: Any = None
-        dim = settings.get("dimensions")
+        dim = settings.dimensions
         # The package attribute or the folder's name, not its path: moving a venv must
         # not re-embed everything.
         name = spec if ":" in spec and not Path(spec).exists() else self.folder.name
         self.model_id = f"local:{name}"
         self.dim = int(dim) if dim else self._dimension()
         self.model_id += f":{self.dim}"
-        configured = settings.get("languages")
+        configured = settings.languages
         self.languages = (
             frozenset(x.lower() for x in configured) if configured else card_languages(self.folder)
         )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 
-def flatten(value: Any) -> Iterable[str]:
+def flatten(value: JsonValue) -> Iterable[str]:
     """Every string inside ``value`` (dicts by value, lists in order)."""
     if isinstance(value, str):
         yield value
@@ -18,12 +19,9 @@ def flatten(value: Any) -> Iterable[str]:
             yield from flatten(v)
 
 
-def unit_text(record: dict[str, Any]) -> str:
+# JSON boundary: the unit record as the search index stores it (json.loads of its row).
+def unit_text(record: JsonObject) -> str:
     """One text per unit; every part of it is covered by the unit's content hash."""
-    return "\n".join(
-        [
-            record["title"],
-            *flatten(record["payload"]),
-            *flatten(record["metadata"].get("applies_to", {})),
-        ]
-    )
+    metadata = record["metadata"]
+    applies_to = metadata.get("applies_to", {}) if isinstance(metadata, dict) else {}
+    return "\n".join([str(record["title"]), *flatten(record["payload"]), *flatten(applies_to)])

@@ -11,7 +11,6 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from evidence_tool.archive import queries
 from evidence_tool.archive.clock import now
@@ -22,6 +21,7 @@ from evidence_tool.catalog.review import read_record
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.report.model import (
+    CatalogPanel,
     CatalogState,
     CatalogStatus,
     ComparisonPanel,
@@ -100,9 +100,7 @@ class ReportData:
     sources: list[SourceRow]
     git: GitPanel
     sources_by_id: dict[str, SourceRow] = field(default_factory=dict)
-    # The last catalog run's record file as read_record returns it: a JSON boundary the
-    # catalog package owns (its typed record replaces this when it exists).
-    catalog: dict[str, Any] = field(default_factory=dict)
+    catalog: CatalogPanel | None = None  # the last catalog run; None: no run yet
 
 
 def decide_commands(installation: str | None, root: str, sid: str, revision: str) -> dict[str, str]:
@@ -142,7 +140,7 @@ def _classes(changes: dict[str, list[str]]) -> dict[str, UnitStatus]:
     return out
 
 
-def _declaration(provenance: dict[str, Any] | None) -> Declaration | None:
+def _declaration(provenance: JsonObject | None) -> Declaration | None:
     """The typed record of a manifest's provenance object (archive's JSON boundary)."""
     return declaration_from_json(provenance) if provenance else None
 
@@ -265,7 +263,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     archive = ReportArchive(root)
     scan = archive.scan()  # E601 when the curated tree is unavailable: nothing to show
     status = queries.status(archive)
-    state = RevisionState.of(status["state"])
+    state = RevisionState(status.state.baseline, status.state.active, status.state.pending)
     base, label = _base(archive, state)
     view = ArchiveView.load(archive)
     registry = store.read(archive.layout)
@@ -273,8 +271,8 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     retracted = {s.source_id: s.warning for s in sources if s.warning}
     error_paths = {d.path for d in scan.errors}
     # Before the first snapshot every working unit is new.
-    changes = status["unconsolidated"] if status["initialized"] else {"added": sorted(view.files)}
-    units, old_texts = _units(view, changes, status["review_items"], base, retracted, error_paths)
+    changes = status.unconsolidated if status.initialized else {"added": sorted(view.files)}
+    units, old_texts = _units(view, changes, status.review_items, base, retracted, error_paths)
     missing = missing_warnings(archive, view, registry)  # W151, on the page and on the cards
     cards = {c.path: c for c in units if c.status != "deleted"}
     for w in missing:
@@ -296,24 +294,24 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         workspace_name=ws_name,
         generated_at=now(),
         state=state,
-        initialized=status["initialized"],
+        initialized=status.initialized,
         base=base.revision if base else None,
         base_label=label,
         units=units,
         errors=list(scan.errors),
         warnings=[*scan.warnings, *missing],
-        changes={k: list(v) for k, v in status["unconsolidated"].items()},
+        changes=status.unconsolidated,
         old_texts=old_texts,
-        interrupted=len(status["journal"]),
+        interrupted=len(status.journal),
         comparisons=comparisons,
         sources=sources,
         git=_git(archive),
         sources_by_id={s.source_id: s for s in sources},
-        catalog=catalog,
+        catalog=CatalogPanel.of(catalog),
     )
 
 
-def _catalog_status(record: dict[str, Any], view: ArchiveView, cards: list[UnitView]) -> None:
+def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]) -> None:
     """Each card's catalog status as the last run left it.  A unit edited since (another
     content hash) or not valid then was not checked in its present form.
 

@@ -74,6 +74,75 @@ class CatalogStatus:
     note: str | None = None  # why a unit is not checked in its present form
 
 
+def _shown(value: JsonValue) -> str | None:
+    """A record's value as the page prints it, None when unset (shown as a dash)."""
+    return str(value) if value else None
+
+
+def _part(value: JsonValue) -> JsonObject:
+    """A part of a derived record: a broken part reads empty."""
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class DriftRow:
+    """One catalog change since the active snapshot's catalog, with the units it touches."""
+
+    change: str
+    relation: str
+    column: str | None
+    old: str | None
+    new: str | None
+    renamed_to: str | None
+    units: tuple[str, ...]
+
+    @classmethod
+    def of(cls, c: JsonObject) -> DriftRow:
+        units = c.get("units")
+        return cls(
+            str(c.get("change")),
+            str(c.get("relation")),
+            _shown(c.get("column")),
+            _shown(c.get("old")),
+            _shown(c.get("new")),
+            _shown(c.get("renamed_to")),
+            tuple(str(u) for u in units) if isinstance(units, list) else (),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogPanel:
+    """The last catalog run as the page shows it: when, which catalog, the drift."""
+
+    checked_at: str
+    kind: str
+    relations: str
+    fingerprint: str | None
+    base: str | None  # the snapshot whose catalog it was compared with
+    note: str | None
+    drift: tuple[DriftRow, ...] | None  # None: no drift part in the record
+
+    @classmethod
+    def of(cls, rec: JsonObject) -> CatalogPanel | None:
+        """From the run's record file (the catalog's JSON boundary, a derived file that
+        may be hand-broken: every part is narrowed); None when no run left one."""
+        if not rec:
+            return None
+        cat = _part(rec.get("catalog"))
+        drift = _part(rec.get("drift"))
+        changes = drift.get("changes")
+        rows = [DriftRow.of(_part(c)) for c in changes] if isinstance(changes, list) else []
+        return cls(
+            str(rec.get("checked_at")),
+            str(cat.get("kind")),
+            str(cat.get("relations")),
+            _shown(cat.get("fingerprint")),
+            _shown(rec.get("base")),
+            _shown(rec.get("note")),
+            tuple(rows) if drift else None,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class CitingUnit:
     id: str

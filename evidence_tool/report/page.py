@@ -195,35 +195,30 @@ def catalog_section(data: ReportData) -> str:
     units it touches.  Read from the run's record: the page never connects anywhere."""
     head = '<section class="part" id="catalog"><h2>Warehouse catalog</h2>'
     rec = data.catalog
-    if not rec:
+    if rec is None:
         return head + (
             '<p class="note">No catalog check yet: run <code>tht workspace evidence check</code> '
             "or <code>tht workspace evidence catalog diff</code> (see catalog.md).</p></section>"
         )
-    cat = rec.get("catalog") or {}
     facts = [
-        ("checked at", escape(str(rec.get("checked_at")))),
-        (
-            "catalog",
-            f"{escape(str(cat.get('kind')))}, {escape(str(cat.get('relations')))} relation(s)",
-        ),
-        ("fingerprint", _code(cat.get("fingerprint"))),
-        ("compared with", _code(rec.get("base")) if rec.get("base") else "—"),
+        ("checked at", escape(rec.checked_at)),
+        ("catalog", f"{escape(rec.kind)}, {escape(rec.relations)} relation(s)"),
+        ("fingerprint", _code(rec.fingerprint)),
+        ("compared with", _code(rec.base) if rec.base else "—"),
     ]
     out = head + '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
     out += "</dl>"
-    if rec.get("note"):
-        out += f'<p class="note">{escape(str(rec["note"]))}</p>'
-    drift = rec.get("drift")
-    if drift:
+    if rec.note:
+        out += f'<p class="note">{escape(rec.note)}</p>'
+    if rec.drift is not None:
         rows = "".join(
-            f"<tr><td>{escape(str(c['change']).replace('_', ' '))}</td>"
-            f"<td><code>{escape(str(c['relation']))}</code></td>"
-            f"<td>{_code(c['column']) if c.get('column') else '—'}</td>"
-            f"<td>{escape(' → '.join(str(c[k]) for k in ('old', 'new') if c.get(k)))}"
-            f"{' renamed to ' + _code(c['renamed_to']) if c.get('renamed_to') else ''}</td>"
-            f"<td>{', '.join(_unit_link(u) for u in c.get('units', [])) or '—'}</td></tr>"
-            for c in drift.get("changes", [])
+            f"<tr><td>{escape(c.change.replace('_', ' '))}</td>"
+            f"<td><code>{escape(c.relation)}</code></td>"
+            f"<td>{_code(c.column) if c.column else '—'}</td>"
+            f"<td>{escape(' → '.join(v for v in (c.old, c.new) if v))}"
+            f"{' renamed to ' + _code(c.renamed_to) if c.renamed_to else ''}</td>"
+            f"<td>{', '.join(_unit_link(u) for u in c.units) or '—'}</td></tr>"
+            for c in rec.drift
         )
         out += (
             "<h3>Drift since the active snapshot</h3><table><thead><tr><th>change</th>"

@@ -12,12 +12,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.journal import current_hash
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import Manifest, empty_manifest
+from evidence_tool.archive.records import cited_sources
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.document import Acquired, DocumentMeta
 from evidence_tool.sources.records import (
     Comparison,
@@ -36,16 +37,12 @@ from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import CuratedFile
 
 
-# Manifest provenance objects (the archive's record, read by key until the archive
-# offers typed accessors): the last untyped dicts of sources, here and in imported_from.
-def cites(provenance: dict[str, Any] | None, sid: str) -> bool:
+def cites(provenance: JsonObject | None, sid: str) -> bool:
     """True when a declaration names ``sid`` as its document source or as its ``original``."""
     if not provenance:
         return False
-    if provenance.get("kind") == "document" and provenance.get("source_id") == sid:
-        return True
-    original = provenance.get("original") or {}
-    return bool(original.get("source_id") == sid)
+    cited = cited_sources(provenance)
+    return sid in (cited.source, cited.original)
 
 
 def slug(unit_id: str) -> str:
@@ -60,7 +57,9 @@ class ArchiveView:
     files: dict[str, CuratedFile]  # by unit id (valid units only)
     paths: dict[str, str | None]  # path -> unit id (None: an invalid file)
     carriers: dict[str, list[str]]  # unit id -> every file naming it, valid or not
-    declarations: dict[str, dict[str, Any]]  # unit id -> provenance in force
+    # Unit id -> the provenance object in force, verbatim: a comparison records it as is
+    # (CurrentUnit, sources.json), so it stays the manifest's JSON; read via cited_sources.
+    declarations: dict[str, JsonObject]
     reserved: set[str]
     suppressed: set[str]
     layout: Layout
@@ -101,14 +100,11 @@ class ArchiveView:
         unit id: built once, so a refresh over many sources stays linear in the units."""
         out: dict[str, list[tuple[str, str]]] = {}
         for uid in sorted(self.files):
-            prov = self.declarations.get(uid) or {}
-            original = prov.get("original") or {}
-            if prov.get("kind") == "document" and prov.get("source_id"):
-                out.setdefault(prov["source_id"], []).append((uid, "source"))
-            if original.get("source_id") and original.get("source_id") != (
-                prov.get("source_id") if prov.get("kind") == "document" else None
-            ):
-                out.setdefault(original["source_id"], []).append((uid, "original"))
+            cited = cited_sources(self.declarations.get(uid) or {})
+            if cited.source:
+                out.setdefault(cited.source, []).append((uid, "source"))
+            if cited.original and cited.original != cited.source:
+                out.setdefault(cited.original, []).append((uid, "original"))
         return out
 
     def current(self, sid: str) -> list[CurrentUnit]:
@@ -165,10 +161,10 @@ def stale_paths(
 
 
 def _owner(view: ArchiveView, uid: str) -> str:
-    prov = view.declarations.get(uid) or {}
-    lineage = prov if prov.get("kind") == "document" else prov.get("original") or {}
-    if lineage.get("source_id"):
-        return f"source {lineage['source_id'][:12]}…"
+    cited = cited_sources(view.declarations.get(uid) or {})
+    lineage = cited.source or cited.original
+    if lineage:
+        return f"source {lineage[:12]}…"
     return "a manual unit without lineage to this source"
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from evidence_tool.archive.records import Declaration, ManualDeclaration
 from evidence_tool.workspace.layout import Layout
 
 HEAD = b"# Import record\n"
@@ -88,20 +88,18 @@ def where_each(data: bytes, excerpts: list[str]) -> dict[str, list[str]]:
     return {e: [s.where for s in spans if e in s.text] for e in excerpts}
 
 
-# ``provenance``: the manifest's object as 'show' reads it (the archive owns its keys).
-def imported_from(layout: Layout, provenance: dict[str, Any] | None) -> list[str]:
+def imported_from(layout: Layout, declaration: Declaration | None) -> list[str]:
     """For a unit adopted from an import, or edited since and keeping that lineage under
     ``original``: ``path:first-last`` of each excerpt's span, in excerpt order ([] for any
     other unit, or when the record cannot be read)."""
-    if provenance and provenance.get("kind") != "document":
-        provenance = provenance.get("original")
-    if not provenance or provenance.get("kind") != "document":
+    doc = declaration.original if isinstance(declaration, ManualDeclaration) else declaration
+    if doc is None:
         return []
     try:
-        data = layout.resolve_inside(provenance.get("source_path", "")).read_bytes()
+        data = layout.resolve_inside(doc.source_path).read_bytes()
     except (OSError, ValueError):
         return []
     if not data.startswith(HEAD):
         return []
-    found = where_each(data, list(provenance.get("excerpts", [])))
+    found = where_each(data, list(doc.excerpts))
     return list(dict.fromkeys(w for places in found.values() for w in places))

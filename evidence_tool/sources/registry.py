@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.records import Declaration, ManualDeclaration
 from evidence_tool.errors import EvidenceWarning, UnknownNameError, UsageError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import store
@@ -191,17 +192,18 @@ def show_source(archive: LocalEvidenceArchive, given: str) -> SourceDetail:
     return SourceDetail(_summary(record, _view(archive)), record.comparison)
 
 
-def unit_warnings(archive: LocalEvidenceArchive, provenance: JsonObject | None) -> list[str]:
-    """Retraction warnings for a unit whose declaration or lineage cites a retracted source.
-    ``provenance`` is the manifest's object as 'show' prints it (the archive owns it)."""
-    if not provenance:
+def unit_warnings(archive: LocalEvidenceArchive, declaration: Declaration | None) -> list[str]:
+    """Retraction warnings for a unit whose declaration or lineage cites a retracted source."""
+    if isinstance(declaration, ManualDeclaration):
+        cited = [declaration.original.source_id] if declaration.original else []
+    else:
+        cited = [declaration.source_id] if declaration else []
+    if not cited:
         return []
     registry = store.read(archive.layout)
     out: list[str] = []
-    original = provenance.get("original")
-    for decl in (provenance, original if isinstance(original, dict) else {}):
-        sid = decl.get("source_id")
-        record = registry.sources.get(sid) if isinstance(sid, str) else None
+    for sid in cited:
+        record = registry.sources.get(sid)
         warning = warning_for(record) if record else None
         if warning and warning not in out:
             out.append(warning)

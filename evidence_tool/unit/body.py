@@ -85,6 +85,8 @@ class _Field:
 @dataclass
 class BodyResult:
     title: str | None = None
+    # JSON boundary: field name -> the section's JSON-shaped value, checked against the
+    # kind's schema before parse._build types it (no second pass per unit).
     values: dict[str, Any] = field(default_factory=dict)
     errors: list[Diagnostic] = field(default_factory=list)
     warnings: list[EvidenceWarning] = field(default_factory=list)

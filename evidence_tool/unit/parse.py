@@ -148,6 +148,8 @@ def parse_unit(data: bytes | str, *, path: str | None = None) -> ParseResult:
         return _finish(ParseResult(None, [split]), path)
     front, body, body_line = split
     result = ParseResult(None)
+    # JSON boundary: the frontmatter as YAML parsed it, checked against its schema
+    # before _build reads it (typing it first would cost a pass per unit parsed).
     meta: dict[str, Any] = {}
     try:
         doc = load(front, line_offset=1)
@@ -192,6 +194,7 @@ def _finish(result: ParseResult, path: str | None) -> ParseResult:
     return result
 
 
+# JSON boundary: the schema-checked frontmatter and section values become the typed Unit.
 def _build(meta: dict[str, Any], title: str, values: dict[str, Any]) -> Unit:
     applies = meta.get("applies_to") or {}
     metadata = Metadata(
