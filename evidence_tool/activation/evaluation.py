@@ -423,8 +423,8 @@ def _sqlite_searcher(
     def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
         data = search_path(path, query, filters, k, mode, lambda: dense.embedder)
         if check is not None:
-            check(data["revision"])
-        return [h["id"] for h in data["hits"]]
+            check(data.revision)
+        return data.ids()
 
     return searcher, reason
 
@@ -455,7 +455,7 @@ def _qdrant_searcher(
             limit=k,
             mode=mode,
         )
-        return [str(p["id"]) for p in points]
+        return [p.unit_id for p in points]
 
     return searcher, reason
 
@@ -606,6 +606,6 @@ def score_index(
     """One mode's figures on the index file at ``path`` (used to compare analyzers)."""
 
     def one(q: str, f: Filters, n: int) -> list[str]:
-        return [h["id"] for h in search_path(path, q, f, n, mode)["hits"]]
+        return search_path(path, q, f, n, mode).ids()
 
     return ModeFigures(mode, _run_mode(one, questions, retired, k))

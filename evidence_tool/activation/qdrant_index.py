@@ -11,18 +11,20 @@ from __future__ import annotations
 import hashlib
 import importlib
 import uuid
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.activation.analysis import query_language
 from evidence_tool.activation.dense import FUSION_DEPTH
+from evidence_tool.activation.records import IndexRecord, index_records
 from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
-from evidence_tool.embedding.text import unit_text
+from evidence_tool.embedding.text import flatten, unit_text
 from evidence_tool.embedding.vectors import from_blob
 from evidence_tool.errors import ActivationError, DescriptorError, EmbeddingError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.redact import redact
@@ -34,48 +36,47 @@ DENSE = "dense"  # the named vector of evidence.embedding, beside the sparse ter
 _CHECKED = ("id", "content_hash", "entry_hash")
 
 
+@dataclass(frozen=True, slots=True)
+class ScoredPoint:
+    """One point a query ranked: its score (higher is better) and its payload."""
+
+    score: float
+    payload: JsonObject  # JSON boundary: the payload as the qdrant server holds it
+
+    @property
+    def unit_id(self) -> str:
+        return str(self.payload.get("id"))
+
+
 def point_id(unit_id: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, unit_id))
 
 
-def _text(record: dict[str, Any]) -> str:
-    def flat(v: Any) -> Iterable[str]:
-        if isinstance(v, str):
-            yield v
-        elif isinstance(v, dict):
-            for x in v.values():
-                yield from flat(x)
-        elif isinstance(v, list):
-            for x in v:
-                yield from flat(x)
-
-    return "\n".join(
-        [record["title"], *flat(record["payload"]), *flat(record["metadata"].get("applies_to", {}))]
-    )
+def _text(record: IndexRecord) -> str:
+    return "\n".join([record.title, *flatten(record.payload), *flatten(record.applies_to)])
 
 
 BUILTIN_EMBEDDER = "builtin:terms-v1"
 
 
-def payload_of(record: dict[str, Any], embedder: str = BUILTIN_EMBEDDER) -> dict[str, Any]:
+def payload_of(record: IndexRecord, embedder: str = BUILTIN_EMBEDDER) -> JsonObject:
     """The point's payload; ``entry_hash`` covers it all, the embedder's name included, so
     configuring another embedder re-embeds every unit instead of mixing old vectors."""
-    meta = record["metadata"]
-    applies = meta.get("applies_to", {})
-    body = {
-        "id": record["id"],
-        "kind": record["kind"],
-        "language": record["language"],
-        "purposes": meta["purposes"],
+    applies = record.applies_to
+    body: JsonObject = {  # JSON boundary: the point's payload, stored by the server
+        "id": record.id,
+        "kind": record.kind,
+        "language": record.language,
+        "purposes": record.metadata.get("purposes"),
         "tables": applies.get("tables", []),
         "columns": applies.get("columns", []),
         "concepts": applies.get("concepts", []),
-        "title": record["title"],
-        "payload": record["payload"],
-        "path": record["path"],
-        "content_hash": record["content_hash"],
-        "provenance": record["provenance"],
-        "provenance_kind": record["provenance_kind"],
+        "title": record.title,
+        "payload": record.payload,
+        "path": record.path,
+        "content_hash": record.content_hash,
+        "provenance": record.provenance,
+        "provenance_kind": record.provenance_kind,
         "embedder": embedder,
     }
     body["entry_hash"] = hashlib.sha256(canonical_json(body)).hexdigest()
@@ -233,16 +234,16 @@ class QdrantBackend:
         params = vectors.get(DENSE) if isinstance(vectors, dict) else None
         return params is not None and int(params.size) == self.dense.dim
 
-    def _dense_vectors(self, batch: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Any]:
+    def _dense_vectors(self, batch: list[tuple[IndexRecord, JsonObject]]) -> list[Any]:
         """The dense vectors of a batch of records, through the embedding cache."""
         if self.dense is None:
             return [None] * len(batch)
         if self.cache is None:
             self.cache = EmbeddingCache(self.layout.cache / "embeddings", self.dense)
-        blobs = self.cache.vectors([(r["content_hash"], unit_text(r)) for r, _ in batch])
-        return [list(from_blob(blobs[r["content_hash"]])) for r, _ in batch]
+        blobs = self.cache.vectors([(r.content_hash, unit_text(r.to_json())) for r, _ in batch])
+        return [list(from_blob(blobs[r.content_hash])) for r, _ in batch]
 
-    def _points(self) -> dict[str, tuple[Any, dict[str, Any]]]:
+    def _points(self) -> dict[str, tuple[Any, JsonObject]]:
         """Every point: str(point id) -> (point id, payload: id, both hashes, embedder)."""
         try:
             return self._scroll()
@@ -253,10 +254,10 @@ class QdrantBackend:
                 f"the qdrant collection '{self.collection}' cannot be read: {_reason(exc)}"
             ) from None
 
-    def _scroll(self) -> dict[str, tuple[Any, dict[str, Any]]]:
+    def _scroll(self) -> dict[str, tuple[Any, JsonObject]]:
         if not self.client.collection_exists(self.collection):
             return {}
-        out: dict[str, tuple[Any, dict[str, Any]]] = {}
+        out: dict[str, tuple[Any, JsonObject]] = {}  # JSON boundary: payloads as stored
         offset = None
         # Local mode sorts every point id for each page: read it as one page (payloads
         # are small), else 50,000 points take four times as long.  A server pages.
@@ -276,14 +277,14 @@ class QdrantBackend:
             if offset is None:
                 return out
 
-    def entries(self) -> dict[str, dict[str, Any]]:
+    def entries(self) -> dict[str, JsonObject]:
         """What the collection holds: unit id -> payload (id, content_hash, entry_hash).
 
         A point that is not where this backend puts its unit (no unit id in the
         payload, or another point id: written by hand or by another tool) is listed
         under ``<unit id or ?>@point:<point id>``, so drift reports it as extra.
         """
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, JsonObject] = {}  # JSON boundary: payloads as the server holds them
         for key, (_, payload) in self._points().items():
             uid = payload.get("id")
             if isinstance(uid, str) and key == point_id(uid):
@@ -308,8 +309,8 @@ class QdrantBackend:
             self._ensure_collection()
             held = self._points()
             wanted = {
-                point_id(str(r["id"])): (r, payload_of(r, self.embedder_name))
-                for r in snapshot.records()
+                point_id(r.id): (r, payload_of(r, self.embedder_name))
+                for r in index_records(snapshot.records())
             }
             # Compare every hash, not only entry_hash: a point whose payload was altered
             # (by hand, by another tool) is rewritten, so consolidate repairs E702 drift.
@@ -326,9 +327,7 @@ class QdrantBackend:
                 points = []
                 for (r, body), v, d in zip(batch, vectors, dense, strict=True):
                     named = {VECTOR: _vector(self.embedder, v)} | ({DENSE: d} if d else {})
-                    points.append(
-                        models.PointStruct(id=point_id(str(r["id"])), vector=named, payload=body)
-                    )
+                    points.append(models.PointStruct(id=point_id(r.id), vector=named, payload=body))
                 self.client.upsert(self.collection, points=points, wait=True)
             # Delete by the ids the points really have: extra points need not sit at
             # point_id(their unit id).
@@ -358,7 +357,7 @@ class QdrantBackend:
         table: str | None = None,
         limit: int = 10,
         mode: str | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ScoredPoint]:
         """Points ranked by the sparse terms (``bm25``: the lexical mode), the dense
         vector (``dense``) or both fused by Qdrant's own RRF (``hybrid``, the default
         when the collection has dense vectors); filters apply inside each ranking."""
@@ -399,7 +398,7 @@ class QdrantBackend:
                     limit=limit,
                     query_filter=flt,
                 )
-        return [{"id": p.payload["id"], "score": p.score, "payload": p.payload} for p in res.points]
+        return [ScoredPoint(float(p.score), dict(p.payload or {})) for p in res.points]
 
     def close(self) -> None:
         if self._client is not None:
