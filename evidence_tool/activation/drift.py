@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evidence_tool.activation.backends import ActivationSettings, activation_settings
 from evidence_tool.activation.sqlite_index import INDEX_NAME, index_entries
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import Diagnostic, EvidenceError
@@ -53,10 +54,12 @@ class IndexDrift:
 
 
 def index_drift(
-    archive: LocalEvidenceArchive, settings: JsonObject, backend: Any = None
+    archive: LocalEvidenceArchive,
+    settings: ActivationSettings | JsonObject,
+    backend: Any = None,
 ) -> tuple[list[Diagnostic], IndexDrift]:
     """E702 per missing, stale or extra entry, comparing id by id and content hash."""
-    kind = str(settings.get("kind", "sqlite"))
+    kind = activation_settings(settings, archive.layout).kind
     active = archive.active_snapshot()
     expected = {e.id: e.content_hash for e in active.entries()} if active else {}
     revision = active.revision if active else None

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.activation.analysis import query_language
+from evidence_tool.activation.backends import (
+    QDRANT_TIMEOUT_S,
+    ActivationSettings,
+    activation_settings,
+)
 from evidence_tool.activation.dense import FUSION_DEPTH
 from evidence_tool.activation.records import IndexRecord, index_records
 from evidence_tool.activation.terms import Embedder, TermEmbedder
@@ -121,6 +126,10 @@ def _filter(kind: str | None, purpose: str | None, language: str | None, table: 
     return models.Filter(must=must) if must else None
 
 
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
 def _reason(exc: BaseException) -> str:
     """The error's text, URL credentials scrubbed (a client error may quote its URL)."""
     return str(redact(str(exc) or type(exc).__name__))
@@ -137,14 +146,15 @@ class QdrantBackend:
     def __init__(
         self,
         layout: Layout,
-        settings: dict[str, Any],
+        settings: ActivationSettings | JsonObject,
         client: Any = None,
         dense: DenseEmbedder | None = None,
     ) -> None:
         self.layout = layout
-        self.collection = settings.get("collection", "evidence")
-        self.embedder = load_embedder(settings.get("embedder"))
-        self.embedder_name = settings.get("embedder") or BUILTIN_EMBEDDER
+        self.settings = settings = activation_settings(settings, layout)
+        self.collection = settings.collection
+        self.embedder = load_embedder(settings.embedder)
+        self.embedder_name = settings.embedder or BUILTIN_EMBEDDER
         # evidence.embedding: a dense named vector beside the sparse terms (hybrid).
         self.dense = dense
         if dense is not None:
@@ -155,7 +165,6 @@ class QdrantBackend:
                 )
             self.embedder_name += f"+{dense.model_id}"
         self.cache: EmbeddingCache | None = None
-        self.settings = settings
         self._client = client
         self.last_written: int | None = None  # points upserted by the last activation
         self.last_deleted: int | None = None
@@ -170,21 +179,21 @@ class QdrantBackend:
                     "the qdrant backend needs the 'qdrant' extra: "
                     "pip install 'evidence-tool[qdrant]'"
                 ) from None
-            if self.settings.get("url"):
+            if self.settings.url:
                 import os
 
-                key_env = self.settings.get("api_key_env")
+                key_env = self.settings.api_key_env
                 # No background version probe: its thread warns on stderr at a random
                 # moment (and fails loudly under -W error); an incompatible server
                 # still fails the first call, which becomes E401.
                 self._client = QdrantClient(
-                    url=self.settings["url"],
+                    url=self.settings.url,
                     api_key=os.environ.get(key_env) if key_env else None,
-                    timeout=max(1, round(float(self.settings.get("timeout_s", 30)))),
+                    timeout=max(1, round(_or(self.settings.timeout_s, QDRANT_TIMEOUT_S))),
                     check_compatibility=False,
                 )
             else:
-                path = self.settings.get("path") or str(self.layout.cache / "qdrant")
+                path = self.settings.path or str(self.layout.cache / "qdrant")
                 self._client = QdrantClient(path=path)
         return self._client
 
@@ -220,7 +229,7 @@ class QdrantBackend:
                     )
                 },
             )
-        if self.settings.get("url"):  # local mode filters without indexes (and warns on them)
+        if self.settings.url:  # local mode filters without indexes (and warns on them)
             for field in ("kind", "language", "purposes", "tables", "provenance_kind"):
                 self.client.create_payload_index(
                     self.collection, field, models.PayloadSchemaType.KEYWORD
@@ -262,7 +271,7 @@ class QdrantBackend:
         # Local mode sorts every point id for each page: read it as one page (payloads
         # are small), else 50,000 points take four times as long.  A server pages.
         limit = 1024
-        if not self.settings.get("url"):
+        if not self.settings.url:
             limit = self.client.count(self.collection, exact=True).count + 1
         while True:
             points, offset = self.client.scroll(

@@ -6,13 +6,14 @@ kind, language, title, score (the best hit scores 1), path, provenance, purposes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evidence_tool.activation.backends import effective_activation
+from evidence_tool.activation.backends import ActivationSettings, activation_settings
 from evidence_tool.activation.records import Hit, IndexRecord, SearchResult
 from evidence_tool.activation.sqlite_index import MODES, Filters
 from evidence_tool.embedding import embedder_for
 from evidence_tool.errors import NotReadyError, UsageError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.layout import Layout
 
 if TYPE_CHECKING:
@@ -23,27 +24,32 @@ __all__ = ["MODES", "search_active", "searchable_backend"]
 
 def search_active(
     layout: Layout,
-    activation: dict[str, Any],
-    embedding: dict[str, Any],
+    activation: JsonObject,
+    embedding: JsonObject,
     query: str,
     filters: Filters,
     limit: int = 10,
     mode: str | None = None,
 ) -> SearchResult:
-    """Search the index of the installation's ``evidence.activation`` backend."""
+    """Search the index of the installation's ``evidence.activation`` backend.
+
+    ``activation`` and ``embedding`` are the installation's sections as written (JSON
+    boundary: the YAML file); each is read once into its settings here."""
     settings = searchable_backend(activation, layout)
-    if settings["kind"] == "qdrant":
+    if settings.kind == "qdrant":
         return _qdrant(layout, settings, embedding, query, filters, limit, mode)
     from evidence_tool.activation.sqlite_index import search
 
     return search(layout, query, filters, limit, mode, lambda: embedder_for(embedding))
 
 
-def searchable_backend(activation: dict[str, Any], layout: Layout) -> dict[str, Any]:
+def searchable_backend(
+    activation: ActivationSettings | JsonObject, layout: Layout
+) -> ActivationSettings:
     """The effective ``evidence.activation`` settings of a backend whose index this tool
     can search and evaluate (sqlite, qdrant); another kind is a usage error."""
-    settings = effective_activation(activation, layout)
-    kind = settings["kind"]
+    settings = activation_settings(activation, layout)
+    kind = settings.kind
     if kind not in ("sqlite", "qdrant"):
         raise UsageError(
             f"the {kind} backend keeps no index this tool can search: search and eval work "
@@ -54,8 +60,8 @@ def searchable_backend(activation: dict[str, Any], layout: Layout) -> dict[str, 
 
 def _qdrant(
     layout: Layout,
-    settings: dict[str, Any],
-    embedding: dict[str, Any],
+    settings: ActivationSettings,
+    embedding: JsonObject,
     query: str,
     filters: Filters,
     limit: int,

@@ -91,7 +91,7 @@ def config_body(s: Session) -> Report:
 
     inst = s.installation
     evidence = inst.evidence
-    effective = {
+    effective: dict[str, object] = {  # JSON boundary: config show; catalog defaults are objects
         "installation": inst.path,
         "workspace_root": str(s.root),
         "actor": s.actor(),
