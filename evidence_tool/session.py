@@ -105,7 +105,8 @@ class Session:
 
         settings = self.installation.section("activation")
         backend = self.activation() if settings.get("kind") == "qdrant" else None
-        return index_drift(self.archive, settings, backend)
+        problems, drift = index_drift(self.archive, settings, backend)
+        return problems, drift.to_json()
 
     def consolidate(
         self,
@@ -322,7 +323,8 @@ class Session:
 
         inst = self.installation
         activation, embedding = inst.section("activation"), inst.section("embedding")
-        return search_active(self.layout, activation, embedding, query, filters, limit, mode)
+        found = search_active(self.layout, activation, embedding, query, filters, limit, mode)
+        return found.to_json()
 
     def evaluate(
         self, questions: str, k: int, modes: tuple[str, ...], compare: str | None

@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
 
 from evidence_tool.activation.reader import open_active_corpus
 from evidence_tool.archive.derive import source_of
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.archive.records import Deletion, DeletionReason
 from evidence_tool.errors import Diagnostic
+from evidence_tool.jsonvalue import JsonObject
 
 
 def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
@@ -51,7 +53,7 @@ class CitationContext:
     """What citations are checked against, read once per run (not once per answer)."""
 
     revision: str | None
-    active: dict[str, dict[str, Any]]  # unit id -> provenance ({} before initialization)
+    active: dict[str, UnitEntry | None]  # unit id -> its entry (None before initialization)
     deletions: dict[str, Deletion]
     retracted: set[str]
 
@@ -61,62 +63,134 @@ def citation_context(archive: LocalEvidenceArchive) -> CitationContext:
     retracted = retracted_sources(archive)
     if not archive.state().initialized:
         corpus = open_active_corpus(archive.layout.root)
-        return CitationContext(None, {r["id"]: {} for r in corpus.records}, {}, retracted)
+        return CitationContext(None, {r.id: None for r in corpus.records}, {}, retracted)
     snap = archive.active_snapshot()
     if snap is None:
         return CitationContext(None, {}, {}, retracted)
     return CitationContext(
         snap.revision,
-        {e.id: e.provenance for e in snap.entries()},
+        {e.id: e for e in snap.entries()},
         {d.id: d for d in snap.deletions},
         retracted,
     )
 
 
-def classify(
-    ctx: CitationContext, cited: Sequence[str], retrieved: Sequence[str]
-) -> dict[str, Any]:
+class Flag(StrEnum):
+    """Why a cited id deserves a look although it may be grounded."""
+
+    RETIRED = "retired"
+    DELETED = "deleted"
+    UNKNOWN = "unknown"
+    SOURCE_RETRACTED = "source-retracted"
+
+
+@dataclass(frozen=True, slots=True)
+class CitationFlag:
+    id: str
+    flag: Flag
+    source_id: str | None = None  # the retracted source (``source-retracted`` only)
+
+    def to_json(self) -> JsonObject:  # JSON boundary: a flag of the --json result
+        out: JsonObject = {"id": self.id, "flag": self.flag.value}
+        if self.source_id is not None:
+            out["source_id"] = self.source_id
+        return out
+
+    @classmethod
+    def from_json(cls, raw: JsonObject) -> CitationFlag:
+        sid = raw.get("source_id")
+        return cls(str(raw["id"]), Flag(str(raw["flag"])), sid if isinstance(sid, str) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class CitationCheck:
+    """One answer's cited ids, classified against what retrieval returned for it."""
+
+    revision: str | None
+    grounded: tuple[str, ...]
+    ungrounded: tuple[str, ...]
+    inactive: tuple[str, ...]
+    unused: tuple[str, ...]
+    flags: tuple[CitationFlag, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.ungrounded
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the --json result of cite-check
+        return {
+            "revision": self.revision,
+            "grounded": list(self.grounded),
+            "ungrounded": list(self.ungrounded),
+            "inactive": list(self.inactive),
+            "unused": list(self.unused),
+            "flags": [f.to_json() for f in self.flags],
+            "ok": self.ok,
+        }
+
+    @classmethod
+    def from_json(cls, raw: JsonObject) -> CitationCheck:
+        def ids(key: str) -> tuple[str, ...]:
+            value = raw.get(key)
+            return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+        flags = raw.get("flags")
+        revision = raw.get("revision")
+        return cls(
+            revision if isinstance(revision, str) else None,
+            ids("grounded"),
+            ids("ungrounded"),
+            ids("inactive"),
+            ids("unused"),
+            tuple(
+                CitationFlag.from_json(f)
+                for f in (flags if isinstance(flags, list) else [])
+                if isinstance(f, dict)
+            ),
+        )
+
+
+def classify(ctx: CitationContext, cited: Sequence[str], retrieved: Sequence[str]) -> CitationCheck:
     """Grounded / ungrounded / inactive / unused ids of one answer, plus flags on cited ids."""
-    active, deletions = ctx.active, ctx.deletions
+    active = ctx.active
     cited_l, retrieved_l = _dedupe(cited), _dedupe(retrieved)
     cited_set, retrieved_set = set(cited_l), set(retrieved_l)
     grounded = [u for u in retrieved_l if u in cited_set and u in active]
     ungrounded = [u for u in cited_l if u not in retrieved_set]
     inactive = [u for u in retrieved_l if u in cited_set and u not in active]
     unused = [u for u in retrieved_l if u not in cited_set]
-    flags: list[dict[str, str]] = []
-    for uid in cited_l:
-        if uid in deletions:
-            reason = deletions[uid].reason
-            flags.append(
-                {"id": uid, "flag": "retired" if reason == DeletionReason.RETIRED else "deleted"}
-            )
-        elif uid not in active:
-            flags.append({"id": uid, "flag": "unknown"})
-        else:
-            sid = source_of(active[uid]) if active[uid] else None
-            if sid and sid in ctx.retracted:
-                flags.append({"id": uid, "flag": "source-retracted", "source_id": sid})
-    return {
-        "revision": ctx.revision,
-        "grounded": grounded,
-        "ungrounded": ungrounded,
-        "inactive": inactive,
-        "unused": unused,
-        "flags": flags,
-        "ok": not ungrounded,
-    }
+    return CitationCheck(
+        ctx.revision,
+        tuple(grounded),
+        tuple(ungrounded),
+        tuple(inactive),
+        tuple(unused),
+        tuple(f for uid in cited_l if (f := _flag(ctx, uid)) is not None),
+    )
+
+
+def _flag(ctx: CitationContext, uid: str) -> CitationFlag | None:
+    if uid in ctx.deletions:
+        retired = ctx.deletions[uid].reason == DeletionReason.RETIRED
+        return CitationFlag(uid, Flag.RETIRED if retired else Flag.DELETED)
+    if uid not in ctx.active:
+        return CitationFlag(uid, Flag.UNKNOWN)
+    entry = ctx.active[uid]
+    sid = source_of(entry.provenance_json) if entry is not None else None
+    if sid and sid in ctx.retracted:
+        return CitationFlag(uid, Flag.SOURCE_RETRACTED, sid)
+    return None
 
 
 def cite_check(
     archive: LocalEvidenceArchive, cited: Sequence[str], retrieved: Sequence[str]
-) -> dict[str, Any]:
+) -> CitationCheck:
     """Classify one answer's citations (see ``classify``; use ``citation_context`` for many)."""
     return classify(citation_context(archive), cited, retrieved)
 
 
 def ungrounded_errors(
-    result: dict[str, Any], answer: int, path: str | None = None, line: int | None = None
+    result: CitationCheck, answer: int, path: str | None = None, line: int | None = None
 ) -> list[Diagnostic]:
     """E170 for each ungrounded id of one classified answer (``path``/``line``: where the
     answer was read from, for ``--answers``)."""
@@ -129,5 +203,5 @@ def ungrounded_errors(
             None,
             uid,
         )
-        for uid in result["ungrounded"]
+        for uid in result.ungrounded
     ]

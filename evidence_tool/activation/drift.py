@@ -2,33 +2,76 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from evidence_tool.activation.backends import ActivationSettings, activation_settings
 from evidence_tool.activation.sqlite_index import INDEX_NAME, index_entries
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import Diagnostic, EvidenceError
+from evidence_tool.jsonvalue import JsonObject
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDrift:
+    """The facts ``verify --index`` reports: which backend, and how far it drifted.
+
+    ``expected``/``held``/``drift`` are None when nothing was compared (a backend that
+    keeps no index this tool can read)."""
+
+    backend: str
+    active: str | None
+    checked: bool
+    expected: int | None = None
+    held: int | None = None
+    drift: int | None = None
+    note: str | None = None
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the "index" object of verify --json
+        out: JsonObject = {"backend": self.backend, "active": self.active, "checked": self.checked}
+        if self.expected is not None:
+            out.update(expected=self.expected, held=self.held, drift=self.drift)
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+    @classmethod
+    def from_json(cls, raw: JsonObject) -> IndexDrift:
+        def num(key: str) -> int | None:
+            value = raw.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        active, note = raw.get("active"), raw.get("note")
+        return cls(
+            str(raw["backend"]),
+            active if isinstance(active, str) else None,
+            raw.get("checked") is True,
+            num("expected"),
+            num("held"),
+            num("drift"),
+            note if isinstance(note, str) else None,
+        )
 
 
 def index_drift(
-    archive: LocalEvidenceArchive, settings: dict[str, Any], backend: Any = None
-) -> tuple[list[Diagnostic], dict[str, Any]]:
+    archive: LocalEvidenceArchive,
+    settings: ActivationSettings | JsonObject,
+    backend: Any = None,
+) -> tuple[list[Diagnostic], IndexDrift]:
     """E702 per missing, stale or extra entry, comparing id by id and content hash."""
-    kind = settings.get("kind", "sqlite")
+    kind = activation_settings(settings, archive.layout).kind
     active = archive.active_snapshot()
     expected = {e.id: e.content_hash for e in active.entries()} if active else {}
-    info: dict[str, Any] = {"backend": kind, "active": active.revision if active else None}
+    revision = active.revision if active else None
     if kind in ("none", "command"):
-        info["checked"] = False
-        info["note"] = f"the {kind} backend keeps no index this tool can read"
-        return [], info
+        note = f"the {kind} backend keeps no index this tool can read"
+        return [], IndexDrift(kind, revision, False, note=note)
     if kind == "sqlite":
         path = archive.layout.cache / INDEX_NAME
         entries = index_entries(path)
         if entries is None and (expected or path.is_file()):
-            info["checked"] = True
-            info.update(expected=len(expected), held=0, drift=1)
             state = "unreadable" if path.is_file() else "missing"
-            info["note"] = f"index file {state}"
+            info = IndexDrift(kind, revision, True, len(expected), 0, 1, f"index file {state}")
             message = f"the search index {path} is {state}"
             return [Diagnostic("E702", message, path=str(path))], info
         held = entries or {}
@@ -36,11 +79,9 @@ def index_drift(
         try:
             entries_of = backend.entries()
         except EvidenceError as exc:  # unreachable server, collection locked by a process
-            info.update(checked=True, expected=len(expected), held=0, drift=1)
-            info["note"] = "index unreadable"
+            info = IndexDrift(kind, revision, True, len(expected), 0, 1, "index unreadable")
             return [Diagnostic("E702", exc.message)], info
         held = {uid: p.get("content_hash") for uid, p in entries_of.items()}
-    info["checked"] = True
     problems = []
     for uid in sorted(expected.keys() - held.keys()):
         problems.append(Diagnostic("E702", f"index is missing active unit '{uid}'", unit_id=uid))
@@ -53,5 +94,4 @@ def index_drift(
         problems.append(
             Diagnostic("E702", f"index holds '{uid}', which is not active", unit_id=uid)
         )
-    info.update(expected=len(expected), held=len(held), drift=len(problems))
-    return problems, info
+    return problems, IndexDrift(kind, revision, True, len(expected), len(held), len(problems))

@@ -25,6 +25,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from evidence_tool.activation.backends import ActivationSettings
 from evidence_tool.activation.search import MODES, searchable_backend
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.archive.local import LocalEvidenceArchive
@@ -371,7 +372,9 @@ class _Dense:
     reason: str
 
 
-def _dense(embedding: dict[str, Any], modes: list[str], cache_dir: Path) -> _Dense:
+def _dense(embedding: JsonObject, modes: list[str], cache_dir: Path) -> _Dense:
+    """``embedding``: the ``evidence.embedding`` section as written, which the embedding
+    package reads (JSON boundary: the installation file)."""
     from evidence_tool.embedding import embedder_for
 
     if not any(m != "bm25" for m in modes):
@@ -423,14 +426,14 @@ def _sqlite_searcher(
     def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
         data = search_path(path, query, filters, k, mode, lambda: dense.embedder)
         if check is not None:
-            check(data["revision"])
-        return [h["id"] for h in data["hits"]]
+            check(data.revision)
+        return data.ids()
 
     return searcher, reason
 
 
 def _qdrant_searcher(
-    stack: ExitStack, layout: Any, settings: dict[str, Any], dense: _Dense
+    stack: ExitStack, layout: Any, settings: ActivationSettings, dense: _Dense
 ) -> tuple[Searcher, str | None]:
     from evidence_tool.activation.qdrant_index import QdrantBackend
 
@@ -455,7 +458,7 @@ def _qdrant_searcher(
             limit=k,
             mode=mode,
         )
-        return [str(p["id"]) for p in points]
+        return [p.unit_id for p in points]
 
     return searcher, reason
 
@@ -494,11 +497,12 @@ def evaluate(
     k: int = 5,
     modes: tuple[str, ...] = (),
     compare: str | None = None,
-    activation: dict[str, Any] | None = None,
-    embedding: dict[str, Any] | None = None,
+    activation: ActivationSettings | JsonObject | None = None,
+    embedding: JsonObject | None = None,
 ) -> Evaluation:
     """Figures of the configured backend's index in each mode it can serve, and of
-    ``compare``'s index rebuilt in a temp folder."""
+    ``compare``'s index rebuilt in a temp folder (``activation``/``embedding``: the
+    installation's sections as written, JSON boundary: the YAML file)."""
     from evidence_tool.archive.diffing import resolve_revision
 
     layout = archive.layout
@@ -516,7 +520,7 @@ def evaluate(
     chosen = _modes(modes)
     dense = _dense(embedding or {}, chosen, layout.cache / "embeddings")
     questioner = dense.embedder
-    kind = str(settings["kind"])
+    kind = settings.kind
     runs = []
     with ExitStack() as stack:
         if kind == "qdrant":
@@ -557,7 +561,7 @@ def _rebuilt(
     revision: str,
     tmp: Path,
     kind: str,
-    settings: dict[str, Any],
+    settings: ActivationSettings,
     dense: _Dense,
 ) -> tuple[Searcher, str | None]:
     """A searcher over ``revision``'s index built in ``tmp``, outside the workspace: unit
@@ -572,7 +576,7 @@ def _rebuilt(
     if kind == "qdrant":
         from evidence_tool.activation.qdrant_index import QdrantBackend
 
-        local = {**settings, "url": None, "path": str(tmp / "qdrant"), "collection": "evidence"}
+        local = settings.local_copy(str(tmp / "qdrant"))
         builder = QdrantBackend(archive.layout, local, dense=inner)
         builder.cache = cache
         try:
@@ -606,6 +610,6 @@ def score_index(
     """One mode's figures on the index file at ``path`` (used to compare analyzers)."""
 
     def one(q: str, f: Filters, n: int) -> list[str]:
-        return [h["id"] for h in search_path(path, q, f, n, mode)["hits"]]
+        return search_path(path, q, f, n, mode).ids()
 
     return ModeFigures(mode, _run_mode(one, questions, retired, k))

@@ -11,18 +11,25 @@ from __future__ import annotations
 import hashlib
 import importlib
 import uuid
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.activation.analysis import query_language
+from evidence_tool.activation.backends import (
+    QDRANT_TIMEOUT_S,
+    ActivationSettings,
+    activation_settings,
+)
 from evidence_tool.activation.dense import FUSION_DEPTH
+from evidence_tool.activation.records import IndexRecord, index_records
 from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
-from evidence_tool.embedding.text import unit_text
+from evidence_tool.embedding.text import flatten, unit_text
 from evidence_tool.embedding.vectors import from_blob
 from evidence_tool.errors import ActivationError, DescriptorError, EmbeddingError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.redact import redact
@@ -34,48 +41,47 @@ DENSE = "dense"  # the named vector of evidence.embedding, beside the sparse ter
 _CHECKED = ("id", "content_hash", "entry_hash")
 
 
+@dataclass(frozen=True, slots=True)
+class ScoredPoint:
+    """One point a query ranked: its score (higher is better) and its payload."""
+
+    score: float
+    payload: JsonObject  # JSON boundary: the payload as the qdrant server holds it
+
+    @property
+    def unit_id(self) -> str:
+        return str(self.payload.get("id"))
+
+
 def point_id(unit_id: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, unit_id))
 
 
-def _text(record: dict[str, Any]) -> str:
-    def flat(v: Any) -> Iterable[str]:
-        if isinstance(v, str):
-            yield v
-        elif isinstance(v, dict):
-            for x in v.values():
-                yield from flat(x)
-        elif isinstance(v, list):
-            for x in v:
-                yield from flat(x)
-
-    return "\n".join(
-        [record["title"], *flat(record["payload"]), *flat(record["metadata"].get("applies_to", {}))]
-    )
+def _text(record: IndexRecord) -> str:
+    return "\n".join([record.title, *flatten(record.payload), *flatten(record.applies_to)])
 
 
 BUILTIN_EMBEDDER = "builtin:terms-v1"
 
 
-def payload_of(record: dict[str, Any], embedder: str = BUILTIN_EMBEDDER) -> dict[str, Any]:
+def payload_of(record: IndexRecord, embedder: str = BUILTIN_EMBEDDER) -> JsonObject:
     """The point's payload; ``entry_hash`` covers it all, the embedder's name included, so
     configuring another embedder re-embeds every unit instead of mixing old vectors."""
-    meta = record["metadata"]
-    applies = meta.get("applies_to", {})
-    body = {
-        "id": record["id"],
-        "kind": record["kind"],
-        "language": record["language"],
-        "purposes": meta["purposes"],
+    applies = record.applies_to
+    body: JsonObject = {  # JSON boundary: the point's payload, stored by the server
+        "id": record.id,
+        "kind": record.kind,
+        "language": record.language,
+        "purposes": record.metadata.get("purposes"),
         "tables": applies.get("tables", []),
         "columns": applies.get("columns", []),
         "concepts": applies.get("concepts", []),
-        "title": record["title"],
-        "payload": record["payload"],
-        "path": record["path"],
-        "content_hash": record["content_hash"],
-        "provenance": record["provenance"],
-        "provenance_kind": record["provenance_kind"],
+        "title": record.title,
+        "payload": record.payload,
+        "path": record.path,
+        "content_hash": record.content_hash,
+        "provenance": record.provenance,
+        "provenance_kind": record.provenance_kind,
         "embedder": embedder,
     }
     body["entry_hash"] = hashlib.sha256(canonical_json(body)).hexdigest()
@@ -120,6 +126,10 @@ def _filter(kind: str | None, purpose: str | None, language: str | None, table: 
     return models.Filter(must=must) if must else None
 
 
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
 def _reason(exc: BaseException) -> str:
     """The error's text, URL credentials scrubbed (a client error may quote its URL)."""
     return str(redact(str(exc) or type(exc).__name__))
@@ -136,14 +146,15 @@ class QdrantBackend:
     def __init__(
         self,
         layout: Layout,
-        settings: dict[str, Any],
+        settings: ActivationSettings | JsonObject,
         client: Any = None,
         dense: DenseEmbedder | None = None,
     ) -> None:
         self.layout = layout
-        self.collection = settings.get("collection", "evidence")
-        self.embedder = load_embedder(settings.get("embedder"))
-        self.embedder_name = settings.get("embedder") or BUILTIN_EMBEDDER
+        self.settings = settings = activation_settings(settings, layout)
+        self.collection = settings.collection
+        self.embedder = load_embedder(settings.embedder)
+        self.embedder_name = settings.embedder or BUILTIN_EMBEDDER
         # evidence.embedding: a dense named vector beside the sparse terms (hybrid).
         self.dense = dense
         if dense is not None:
@@ -154,7 +165,6 @@ class QdrantBackend:
                 )
             self.embedder_name += f"+{dense.model_id}"
         self.cache: EmbeddingCache | None = None
-        self.settings = settings
         self._client = client
         self.last_written: int | None = None  # points upserted by the last activation
         self.last_deleted: int | None = None
@@ -169,21 +179,21 @@ class QdrantBackend:
                     "the qdrant backend needs the 'qdrant' extra: "
                     "pip install 'evidence-tool[qdrant]'"
                 ) from None
-            if self.settings.get("url"):
+            if self.settings.url:
                 import os
 
-                key_env = self.settings.get("api_key_env")
+                key_env = self.settings.api_key_env
                 # No background version probe: its thread warns on stderr at a random
                 # moment (and fails loudly under -W error); an incompatible server
                 # still fails the first call, which becomes E401.
                 self._client = QdrantClient(
-                    url=self.settings["url"],
+                    url=self.settings.url,
                     api_key=os.environ.get(key_env) if key_env else None,
-                    timeout=max(1, round(float(self.settings.get("timeout_s", 30)))),
+                    timeout=max(1, round(_or(self.settings.timeout_s, QDRANT_TIMEOUT_S))),
                     check_compatibility=False,
                 )
             else:
-                path = self.settings.get("path") or str(self.layout.cache / "qdrant")
+                path = self.settings.path or str(self.layout.cache / "qdrant")
                 self._client = QdrantClient(path=path)
         return self._client
 
@@ -219,7 +229,7 @@ class QdrantBackend:
                     )
                 },
             )
-        if self.settings.get("url"):  # local mode filters without indexes (and warns on them)
+        if self.settings.url:  # local mode filters without indexes (and warns on them)
             for field in ("kind", "language", "purposes", "tables", "provenance_kind"):
                 self.client.create_payload_index(
                     self.collection, field, models.PayloadSchemaType.KEYWORD
@@ -233,16 +243,16 @@ class QdrantBackend:
         params = vectors.get(DENSE) if isinstance(vectors, dict) else None
         return params is not None and int(params.size) == self.dense.dim
 
-    def _dense_vectors(self, batch: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Any]:
+    def _dense_vectors(self, batch: list[tuple[IndexRecord, JsonObject]]) -> list[Any]:
         """The dense vectors of a batch of records, through the embedding cache."""
         if self.dense is None:
             return [None] * len(batch)
         if self.cache is None:
             self.cache = EmbeddingCache(self.layout.cache / "embeddings", self.dense)
-        blobs = self.cache.vectors([(r["content_hash"], unit_text(r)) for r, _ in batch])
-        return [list(from_blob(blobs[r["content_hash"]])) for r, _ in batch]
+        blobs = self.cache.vectors([(r.content_hash, unit_text(r.to_json())) for r, _ in batch])
+        return [list(from_blob(blobs[r.content_hash])) for r, _ in batch]
 
-    def _points(self) -> dict[str, tuple[Any, dict[str, Any]]]:
+    def _points(self) -> dict[str, tuple[Any, JsonObject]]:
         """Every point: str(point id) -> (point id, payload: id, both hashes, embedder)."""
         try:
             return self._scroll()
@@ -253,15 +263,15 @@ class QdrantBackend:
                 f"the qdrant collection '{self.collection}' cannot be read: {_reason(exc)}"
             ) from None
 
-    def _scroll(self) -> dict[str, tuple[Any, dict[str, Any]]]:
+    def _scroll(self) -> dict[str, tuple[Any, JsonObject]]:
         if not self.client.collection_exists(self.collection):
             return {}
-        out: dict[str, tuple[Any, dict[str, Any]]] = {}
+        out: dict[str, tuple[Any, JsonObject]] = {}  # JSON boundary: payloads as stored
         offset = None
         # Local mode sorts every point id for each page: read it as one page (payloads
         # are small), else 50,000 points take four times as long.  A server pages.
         limit = 1024
-        if not self.settings.get("url"):
+        if not self.settings.url:
             limit = self.client.count(self.collection, exact=True).count + 1
         while True:
             points, offset = self.client.scroll(
@@ -276,14 +286,14 @@ class QdrantBackend:
             if offset is None:
                 return out
 
-    def entries(self) -> dict[str, dict[str, Any]]:
+    def entries(self) -> dict[str, JsonObject]:
         """What the collection holds: unit id -> payload (id, content_hash, entry_hash).
 
         A point that is not where this backend puts its unit (no unit id in the
         payload, or another point id: written by hand or by another tool) is listed
         under ``<unit id or ?>@point:<point id>``, so drift reports it as extra.
         """
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, JsonObject] = {}  # JSON boundary: payloads as the server holds them
         for key, (_, payload) in self._points().items():
             uid = payload.get("id")
             if isinstance(uid, str) and key == point_id(uid):
@@ -308,8 +318,8 @@ class QdrantBackend:
             self._ensure_collection()
             held = self._points()
             wanted = {
-                point_id(str(r["id"])): (r, payload_of(r, self.embedder_name))
-                for r in snapshot.records()
+                point_id(r.id): (r, payload_of(r, self.embedder_name))
+                for r in index_records(snapshot.records())
             }
             # Compare every hash, not only entry_hash: a point whose payload was altered
             # (by hand, by another tool) is rewritten, so consolidate repairs E702 drift.
@@ -326,9 +336,7 @@ class QdrantBackend:
                 points = []
                 for (r, body), v, d in zip(batch, vectors, dense, strict=True):
                     named = {VECTOR: _vector(self.embedder, v)} | ({DENSE: d} if d else {})
-                    points.append(
-                        models.PointStruct(id=point_id(str(r["id"])), vector=named, payload=body)
-                    )
+                    points.append(models.PointStruct(id=point_id(r.id), vector=named, payload=body))
                 self.client.upsert(self.collection, points=points, wait=True)
             # Delete by the ids the points really have: extra points need not sit at
             # point_id(their unit id).
@@ -358,7 +366,7 @@ class QdrantBackend:
         table: str | None = None,
         limit: int = 10,
         mode: str | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ScoredPoint]:
         """Points ranked by the sparse terms (``bm25``: the lexical mode), the dense
         vector (``dense``) or both fused by Qdrant's own RRF (``hybrid``, the default
         when the collection has dense vectors); filters apply inside each ranking."""
@@ -399,7 +407,7 @@ class QdrantBackend:
                     limit=limit,
                     query_filter=flt,
                 )
-        return [{"id": p.payload["id"], "score": p.score, "payload": p.payload} for p in res.points]
+        return [ScoredPoint(float(p.score), dict(p.payload or {})) for p in res.points]
 
     def close(self) -> None:
         if self._client is not None:

@@ -1,45 +1,55 @@
 """``search`` over whichever backend the installation configures (sqlite or qdrant).
 
-Both answer the same shape: ``{revision, query, mode, hits}``, each hit with id,
+Both answer a ``SearchResult``: revision, query, mode and hits, each hit with id,
 kind, language, title, score (the best hit scores 1), path, provenance, purposes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from evidence_tool.activation.backends import effective_activation
+from evidence_tool.activation.backends import ActivationSettings, activation_settings
+from evidence_tool.activation.records import Hit, IndexRecord, SearchResult
 from evidence_tool.activation.sqlite_index import MODES, Filters
 from evidence_tool.embedding import embedder_for
 from evidence_tool.errors import NotReadyError, UsageError
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.layout import Layout
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.qdrant_index import ScoredPoint
 
 __all__ = ["MODES", "search_active", "searchable_backend"]
 
 
 def search_active(
     layout: Layout,
-    activation: dict[str, Any],
-    embedding: dict[str, Any],
+    activation: JsonObject,
+    embedding: JsonObject,
     query: str,
     filters: Filters,
     limit: int = 10,
     mode: str | None = None,
-) -> dict[str, Any]:
-    """Search the index of the installation's ``evidence.activation`` backend."""
+) -> SearchResult:
+    """Search the index of the installation's ``evidence.activation`` backend.
+
+    ``activation`` and ``embedding`` are the installation's sections as written (JSON
+    boundary: the YAML file); each is read once into its settings here."""
     settings = searchable_backend(activation, layout)
-    if settings["kind"] == "qdrant":
+    if settings.kind == "qdrant":
         return _qdrant(layout, settings, embedding, query, filters, limit, mode)
     from evidence_tool.activation.sqlite_index import search
 
     return search(layout, query, filters, limit, mode, lambda: embedder_for(embedding))
 
 
-def searchable_backend(activation: dict[str, Any], layout: Layout) -> dict[str, Any]:
+def searchable_backend(
+    activation: ActivationSettings | JsonObject, layout: Layout
+) -> ActivationSettings:
     """The effective ``evidence.activation`` settings of a backend whose index this tool
     can search and evaluate (sqlite, qdrant); another kind is a usage error."""
-    settings = effective_activation(activation, layout)
-    kind = settings["kind"]
+    settings = activation_settings(activation, layout)
+    kind = settings.kind
     if kind not in ("sqlite", "qdrant"):
         raise UsageError(
             f"the {kind} backend keeps no index this tool can search: search and eval work "
@@ -50,13 +60,13 @@ def searchable_backend(activation: dict[str, Any], layout: Layout) -> dict[str, 
 
 def _qdrant(
     layout: Layout,
-    settings: dict[str, Any],
-    embedding: dict[str, Any],
+    settings: ActivationSettings,
+    embedding: JsonObject,
     query: str,
     filters: Filters,
     limit: int,
     mode: str | None,
-) -> dict[str, Any]:
+) -> SearchResult:
     from evidence_tool.activation.qdrant_index import QdrantBackend
     from evidence_tool.archive.state import read_state
 
@@ -81,23 +91,16 @@ def _qdrant(
         )
     finally:
         backend.close()
-    best = points[0]["score"] if points else 0.0
-    hits = [_hit(p, best) for p in points]
+    best = points[0].score if points else 0.0
+    hits = tuple(_hit(p, best) for p in points)
     used = mode or ("hybrid" if backend.dense is not None else "bm25")
-    return {"revision": active, "query": query, "mode": used, "hits": hits}
+    return SearchResult(active, query, used, hits)
 
 
-def _hit(point: dict[str, Any], best: float) -> dict[str, Any]:
-    p = point["payload"]
-    return {
-        "id": p["id"],
-        "kind": p["kind"],
-        "language": p["language"],
-        "title": p["title"],
-        "score": round(point["score"] / best, 4) if best > 0 else 0.0,
-        "matched": [],
-        "path": p["path"],
-        "provenance": p["provenance_kind"],
-        "purposes": p["purposes"],
-        "record": p,
-    }
+def _hit(point: ScoredPoint, best: float) -> Hit:
+    """A qdrant point as a hit: its payload is the record (purposes at its top level)."""
+    p = IndexRecord(point.payload)
+    score = round(point.score / best, 4) if best > 0 else 0.0
+    purposes = point.payload.get("purposes")
+    held = tuple(x for x in purposes if isinstance(x, str)) if isinstance(purposes, list) else ()
+    return Hit(p.id, p.kind, p.language, p.title, score, (), p.path, p.provenance_kind, held, p)

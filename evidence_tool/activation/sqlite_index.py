@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
@@ -36,6 +35,13 @@ from evidence_tool.activation.dense import (
     ranked,
     rrf,
     write_vectors,
+)
+from evidence_tool.activation.records import (
+    Hit,
+    IndexRecord,
+    Scoring,
+    SearchResult,
+    index_records,
 )
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
@@ -50,6 +56,7 @@ from evidence_tool.errors import (
     NotReadyError,
     UsageError,
 )
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -84,16 +91,20 @@ CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, body, applies_to,
 """
 
 
-def _tables_of(record: dict[str, Any]) -> set[str]:
+def _tables_of(record: IndexRecord) -> set[str]:
     """Tables a unit is about: applies_to tables and columns, mapping/formula/enum payload."""
-    meta = record["metadata"].get("applies_to", {})
-    payload = record["payload"]
-    tables = set(meta.get("tables", [])) | set(payload.get("tables", []) or [])
-    columns = list(meta.get("columns", [])) + list(payload.get("columns", []) or [])
-    if isinstance(payload.get("column"), str):
-        columns.append(payload["column"])
+    applies, payload = record.applies_to, record.payload
+    tables = set(_strs(applies.get("tables"))) | set(_strs(payload.get("tables")))
+    columns = _strs(applies.get("columns")) + _strs(payload.get("columns"))
+    column = payload.get("column")
+    if isinstance(column, str):
+        columns.append(column)
     tables |= {c.rsplit(".", 1)[0] for c in columns if c.count(".") >= 2}
     return {t.lower() for t in tables}
+
+
+def _strs(value: JsonValue) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 @contextlib.contextmanager
@@ -112,36 +123,32 @@ def _fts_text(text: str, language: str, analyzer: str) -> str:
     return analyse(text, language) if analyzer == "stem" else text
 
 
-def _insert(con: sqlite3.Connection, r: dict[str, Any], analyzer: str = "stem") -> None:
-    meta = r["metadata"]
-    lang = r["language"]
-    record = {k: v for k, v in r.items() if k != "revision"}
+def _insert(con: sqlite3.Connection, r: IndexRecord, analyzer: str = "stem") -> None:
+    lang = r.language
     cur = con.execute(
         "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
         (
-            r["id"],
-            r["kind"],
-            r["language"],
-            r["title"],
-            r["provenance_kind"],
-            r["content_hash"],
-            json.dumps(record, ensure_ascii=False, sort_keys=True),
+            r.id,
+            r.kind,
+            r.language,
+            r.title,
+            r.provenance_kind,
+            r.content_hash,
+            json.dumps(r.stored(), ensure_ascii=False, sort_keys=True),
         ),
     )
+    con.executemany("INSERT INTO unit_purposes VALUES (?,?)", [(r.id, p) for p in r.purposes])
     con.executemany(
-        "INSERT INTO unit_purposes VALUES (?,?)", [(r["id"], p) for p in meta["purposes"]]
-    )
-    con.executemany(
-        "INSERT INTO unit_tables VALUES (?,?)", [(r["id"], t) for t in sorted(_tables_of(r))]
+        "INSERT INTO unit_tables VALUES (?,?)", [(r.id, t) for t in sorted(_tables_of(r))]
     )
     con.execute(
         "INSERT INTO fts(rowid, id, title, body, applies_to) VALUES (?,?,?,?,?)",
         (
             cur.lastrowid,
-            r["id"],
-            _fts_text(r["title"], lang, analyzer),
-            _fts_text("\n".join(_flatten(r["payload"])), lang, analyzer),
-            _fts_text(" ".join(_flatten(meta.get("applies_to", {}))), lang, analyzer),
+            r.id,
+            _fts_text(r.title, lang, analyzer),
+            _fts_text("\n".join(_flatten(r.payload)), lang, analyzer),
+            _fts_text(" ".join(_flatten(r.applies_to)), lang, analyzer),
         ),
     )
 
@@ -174,7 +181,7 @@ def _stamp(con: sqlite3.Connection, revision: str, analyzer: str = "stem") -> in
 
 
 def build_index(
-    path: Path, revision: str, records: Iterable[dict[str, Any]], analyzer: str = "stem"
+    path: Path, revision: str, records: Iterable[IndexRecord | JsonObject], analyzer: str = "stem"
 ) -> int:
     """Write a complete index for ``revision`` at ``path`` (a new file)."""
     return _write(path, revision, records, lambda con: con.executescript(_SCHEMA), analyzer)
@@ -184,7 +191,7 @@ def update_in_place(
     path: Path,
     revision: str,
     drop: set[str],
-    records: Iterable[dict[str, Any]],
+    records: Iterable[IndexRecord | JsonObject],
     finish: Callable[[sqlite3.Connection], object],
 ) -> int:
     """Turn the published index at ``path`` into ``revision``'s in one transaction: the
@@ -204,7 +211,7 @@ def update_in_place(
         try:
             for unit_id in sorted(drop):
                 _delete(con, unit_id)
-            for r in records:
+            for r in index_records(records):
                 _insert(con, r)
             finish(con)
             n = _stamp(con, revision)
@@ -221,7 +228,7 @@ def update_in_place(
 def _write(
     path: Path,
     revision: str,
-    records: Iterable[dict[str, Any]],
+    records: Iterable[IndexRecord | JsonObject],
     start: Callable[[sqlite3.Connection], object],
     analyzer: str = "stem",
 ) -> int:
@@ -232,7 +239,7 @@ def _write(
         con.execute("PRAGMA journal_mode=OFF")
         con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
         start(con)
-        for r in records:
+        for r in index_records(records):
             _insert(con, r, analyzer)
         n = _stamp(con, revision, analyzer)
         con.commit()
@@ -583,7 +590,7 @@ def search_path(
     limit: int = 10,
     mode: str | None = None,
     embedder: Callable[[], DenseEmbedder | None] | None = None,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
     holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
     embedding) or ``hybrid`` (both fused by reciprocal rank); default hybrid when the index
@@ -645,15 +652,15 @@ def search_path(
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
     warning = vec.probe().warning() if dense_path else None
     rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
-    return {
-        "revision": revision,
-        "query": query,
-        "mode": mode,
-        "rankings": rankings,
-        "dense_path": dense_path,
-        "hits": hits,
-        "warnings": [warning.to_dict()] if warning else [],
-    }
+    return SearchResult(
+        revision,
+        query,
+        mode,
+        tuple(hits),
+        tuple(rankings),
+        dense_path,
+        (warning,) if warning else (),
+    )
 
 
 def search(
@@ -663,7 +670,7 @@ def search(
     limit: int = 10,
     mode: str | None = None,
     embedder: Callable[[], DenseEmbedder | None] | None = None,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Ranked active units of the index (``search_path``), which must serve the active
     revision."""
     path = layout.cache / INDEX_NAME
@@ -673,7 +680,7 @@ def search(
             "with the sqlite backend (the default)"
         )
     data = search_path(path, query, filters, limit, mode, embedder)
-    _check_current(layout, data["revision"], path)
+    _check_current(layout, data.revision, path)
     return data
 
 
@@ -736,7 +743,7 @@ def _fused_hits(
     revision: str,
     mode: str,
     analyzer: str = "stem",
-) -> list[dict[str, Any]]:
+) -> list[Hit]:
     """Hits of a ``dense`` or ``hybrid`` search: RRF scores scaled by the best one, with
     each hit's BM25 (None: no query word) and cosine similarity."""
     similarity = dict(dense)
@@ -747,12 +754,18 @@ def _fused_hits(
     for uid, score in fused:
         row = lexical.get(uid)
         marked = row.marked if row else ("", "", "")
-        hit = _hit(row.record if row else records[uid], 1.0, 1.0, marked, revision, analyzer)
-        hit["score"] = round(score / best, 4) if best > 0 else 0.0
-        hit["bm25"] = row.bm25 if row else None
-        hit["dense"] = round(similarity[uid], 4) if uid in similarity else None
-        hits.append(hit)
+        r = _record(row.record if row else records[uid], revision)
+        scaled = round(score / best, 4) if best > 0 else 0.0
+        cosine = round(similarity[uid], 4) if uid in similarity else None
+        matched = _matched(r, analyzer, *marked)
+        bm25 = row.bm25 if row else None
+        hits.append(Hit.of(r, scaled, matched, Scoring.FUSED, bm25, cosine))
     return hits
+
+
+def _record(record_json: str, revision: str) -> IndexRecord:
+    """The unit's record as the index stores it, with the revision the index serves."""
+    return IndexRecord({"revision": revision, **json.loads(record_json)})
 
 
 def _hit(
@@ -762,21 +775,10 @@ def _hit(
     marked: tuple[str, ...],
     revision: str,
     analyzer: str = "stem",
-) -> dict[str, Any]:
-    r = {"revision": revision, **json.loads(record_json)}
-    return {
-        "id": r["id"],
-        "kind": r["kind"],
-        "language": r["language"],
-        "title": r["title"],
-        "score": round(bm25 / best, 4) if best > 0 else 0.0,
-        "bm25": bm25,
-        "matched": _matched(r, analyzer, *marked),
-        "path": r["path"],
-        "provenance": r["provenance_kind"],
-        "purposes": r["metadata"]["purposes"],
-        "record": r,
-    }
+) -> Hit:
+    r = _record(record_json, revision)
+    score = round(bm25 / best, 4) if best > 0 else 0.0
+    return Hit.of(r, score, _matched(r, analyzer, *marked), Scoring.BM25, bm25)
 
 
 _MARKED = re.compile("\x01(.*?)\x02", re.S)
@@ -793,18 +795,18 @@ def _holds_stem(text: str, stems: set[str], language: str) -> bool:
 
 
 def _matched(
-    record: dict[str, Any], analyzer: str, title: str, body: str, applies_to: str
+    record: IndexRecord, analyzer: str, title: str, body: str, applies_to: str
 ) -> list[str]:
     """The fields a hit matched: ``title``, payload fields (``rule``, ``sql``, ...) and
     ``applies_to.*`` lists, named as in the unit's JSON record."""
     out = ["title"] if "\x01" in title else []
-    lang = record["language"]
+    lang = record.language
     holds: Callable[[str, set[str]], bool] = (
         (lambda text, words: _holds_stem(text, words, lang)) if analyzer == "stem" else _holds
     )
     for column, section, prefix in (
-        (body, record["payload"], ""),
-        (applies_to, record["metadata"].get("applies_to", {}), "applies_to."),
+        (body, record.payload, ""),
+        (applies_to, record.applies_to, "applies_to."),
     ):
         words = set(_MARKED.findall(column))
         out += [

@@ -67,13 +67,14 @@ def cite_check_body(
     if not runs:
         raise UsageError("give --cited/--retrieved ids or --answers FILE (with at least one line)")
     context = s.citation_context()
-    results = [classify(context, c, r) for c, r, _ in runs]
+    checks = [classify(context, c, r) for c, r, _ in runs]
     errors = [
         e
-        for n, (res, (_, _, line)) in enumerate(zip(results, runs, strict=True), 1)
+        for n, (res, (_, _, line)) in enumerate(zip(checks, runs, strict=True), 1)
         for e in ungrounded_errors(res, n, answers if line else None, line)
     ]
-    ok = all(res["ok"] for res in results)
+    ok = all(res.ok for res in checks)
+    results = [res.to_json() for res in checks]
     # --answers always yields {"answers": [...]}, whatever the number of lines, so a
     # pipeline reads one shape; --cited/--retrieved alone yields the one result.
     result: JsonObject = results[0]
@@ -90,7 +91,7 @@ def config_body(s: Session) -> Report:
 
     inst = s.installation
     evidence = inst.evidence
-    effective = {
+    effective: dict[str, object] = {  # JSON boundary: config show; catalog defaults are objects
         "installation": inst.path,
         "workspace_root": str(s.root),
         "actor": s.actor(),

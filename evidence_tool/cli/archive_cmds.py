@@ -362,9 +362,9 @@ def export_body(s: Session, fmt: str, output: str | None, force: bool, as_json: 
             text=[f"exported {len(corpus.records)} unit(s) to {path}"],
         )
     if as_json:
-        return Report(result={**summary, "records": [*corpus.records]})
+        return Report(result={**summary, "records": [r.to_json() for r in corpus.records]})
     for r in corpus.records:
-        sys.stdout.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+        sys.stdout.write(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
     return Report()
 
 

@@ -140,7 +140,7 @@ def test_nothing_to_check_is_a_usage_error(workspace: Path, tht: Tht, tmp_path: 
 
 def test_the_library_call(history: Path) -> None:
     res = cite_check(LocalEvidenceArchive(history), [B, A], [A, B, C])
-    assert (res["grounded"], res["unused"], res["ok"]) == ([A, B], [C], True)
+    assert (res.grounded, res.unused, res.ok) == ((A, B), (C,), True)
 
 
 def test_a_cited_unit_whose_source_was_retracted_is_flagged(workspace: Path, tht: Tht) -> None:

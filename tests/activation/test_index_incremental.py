@@ -98,9 +98,9 @@ def test_each_kind_of_change_updates_the_index_to_what_a_rebuild_makes(
     assert [h["id"] for h in hits["hits"]] == [FORMULA]
     # A record kept from an earlier revision is served as the index's revision.
     found = sqlite_index.search(Layout.at(indexed), "zanzibarite", sqlite_index.Filters())
-    assert found["hits"][0]["record"]["revision"] == state(indexed).active
+    assert found.hits[0].record.to_json()["revision"] == state(indexed).active
     drg = sqlite_index.search(Layout.at(indexed), "DRG", sqlite_index.Filters())
-    assert all(h["record"]["revision"] == state(indexed).active for h in drg["hits"])
+    assert all(h.record.to_json()["revision"] == state(indexed).active for h in drg.hits)
 
 
 def _rename(path: Path) -> None:

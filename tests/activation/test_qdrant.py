@@ -194,8 +194,8 @@ def test_search_filters_by_kind_and_purpose_in_the_payload(
     }
     assert expected
     hits = backend.search(word, kind=kind, purpose=purpose, limit=100)
-    assert {h["id"] for h in hits} == expected
-    scores = [h["score"] for h in hits]
+    assert {h.payload["id"] for h in hits} == expected
+    scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
 
 
@@ -268,7 +268,7 @@ def test_a_dense_embedder_plugs_in_by_module_and_factory(
         assert info.config.params.vectors[VECTOR].size == 32
         assert dense.last_written == 48
         hits = dense.search("giornate di degenza", kind="formula", limit=3)
-        assert hits and all(h["payload"]["kind"] == "formula" for h in hits)
+        assert hits and all(h.payload["kind"] == "formula" for h in hits)
     with pytest.raises(DescriptorError, match="'dim' must be a positive integer"):
         QdrantBackend(Layout.at(workspace), {**settings, "embedder": "toy_dense_embedder:broken"})
     with pytest.raises(DescriptorError, match="cannot be loaded"):

@@ -32,11 +32,11 @@ def _visible(root: Path, tht: Tht) -> dict[str, bool]:
     exported = tht("export", as_json=False)
     assert exported.exit_code == 0, exported.stderr
     corpus = open_active_corpus(root)
-    formula = next(r for r in corpus.records if r["id"] == FORMULA)
+    formula = next(r for r in corpus.records if r.id == FORMULA)
     return {
         "search": any(h["id"] == FORMULA for h in search["hits"]),
         "export": WORD in exported.stdout,
-        "reader": WORD in formula["title"],
+        "reader": WORD in formula.title,
     }
 
 
@@ -64,9 +64,12 @@ def test_the_reader_returns_the_active_snapshot_with_typed_provenance(indexed: P
     snap = LocalEvidenceArchive(indexed).active_snapshot()
     assert snap is not None and corpus.revision == snap.revision
     assert corpus.ids() == sorted(e.id for e in snap.entries())
-    for r in corpus.records:
+    assert len(corpus.records) == len(list(snap.entries()))
+    for typed in corpus.records:
+        r = typed.to_json()
         assert r["revision"] == snap.revision
-        assert r["provenance_kind"] == r["provenance"]["kind"] == "manual"
+        assert isinstance(r["provenance"], dict)
+        assert typed.provenance_kind == r["provenance_kind"] == r["provenance"]["kind"] == "manual"
         assert r["provenance"]["curator"]
 
 
@@ -89,14 +92,14 @@ def test_before_initialization_the_reader_reads_the_working_files(
     assert corpus.revision is None
     shipped = open_active_corpus(workspace)  # the same files, consolidated
     assert corpus.ids() == shipped.ids() and len(corpus.ids()) == 48
-    by_id = {r["id"]: r for r in corpus.records}
+    by_id = {r.id: r for r in corpus.records}
     for r in shipped.records:
-        assert by_id[r["id"]]["content_hash"] == r["content_hash"]
-        assert by_id[r["id"]]["payload"] == r["payload"]
+        assert by_id[r.id].content_hash == r.content_hash
+        assert by_id[r.id].payload == r.payload
     # The pinned repository source: a working edit shows at once, nothing is written.
     add_word(uninitialized / FORMULA_PATH, WORD)
-    edited = {r["id"]: r for r in open_active_corpus(uninitialized).records}[FORMULA]
-    assert WORD in edited["title"] and edited["provenance"] is None
+    edited = {r.id: r for r in open_active_corpus(uninitialized).records}[FORMULA]
+    assert WORD in edited.title and edited.provenance is None
     assert not (uninitialized / "evidence" / ".local").exists()
     assert not (uninitialized / ".evidence-cache").exists()
 
@@ -114,7 +117,7 @@ def test_export_jsonl_to_stdout_is_the_active_corpus(indexed: Path, tht: Tht) ->
     result = tht("export", "--format", "jsonl", as_json=False)
     assert result.exit_code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert lines == open_active_corpus(indexed).records
+    assert lines == [r.to_json() for r in open_active_corpus(indexed).records]
     assert {r["provenance_kind"] for r in lines} == {"manual"}
     summary = tht("export").json["result"]
     assert summary["units"] == 48 and summary["revision"] == state(indexed).active

@@ -224,8 +224,9 @@ def test_a_query_without_words_or_index_is_a_usage_error(workspace: Path, tht: T
 
 def test_library_search_matches_the_cli(filtered: Path, tht: Tht) -> None:
     data = search(Layout.at(filtered), WORD, Filters(language="it"), limit=50)
-    assert {h["id"] for h in data["hits"]} == {
+    assert set(data.ids()) == {
         "evidence:flt:it-domain",
         "evidence:flt:itch-glossary",
     }
-    assert all(h["record"]["provenance"]["kind"] == "manual" for h in data["hits"])
+    provenances = [h.record.provenance for h in data.hits]
+    assert all(isinstance(p, dict) and p["kind"] == "manual" for p in provenances)

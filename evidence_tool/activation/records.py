@@ -1,0 +1,286 @@
+"""The index record of a unit: what an index (sqlite, qdrant, a command's corpus) is
+built from.
+
+The archive hands each unit as its export record (``Snapshot.records()``, the JSON of
+``tht export``).  An index reads a few fields of 50,000 of them on a full build, so the
+record is a typed view over that parsed object (one slot, no copy), not a dataclass
+built field by field; ``to_json`` gives the object back unchanged for the files and
+payloads that store it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+from evidence_tool.errors import EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+__all__ = ["Hit", "IndexRecord", "Scoring", "SearchResult", "index_records"]
+
+
+def _obj(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _strs(value: JsonValue) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+class IndexRecord:
+    """One unit as the index sees it: typed reads over its export record."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: JsonObject) -> None:
+        self._raw = raw
+
+    @classmethod
+    def from_json(cls, raw: JsonObject) -> IndexRecord:
+        return cls(raw)
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the export line, the stored record
+        return self._raw
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IndexRecord) and other._raw == self._raw
+
+    __hash__ = None  # type: ignore[assignment]  # a view over a mutable object
+
+    def __repr__(self) -> str:
+        return f"IndexRecord({self.id!r})"
+
+    def _str(self, key: str) -> str:
+        return _str(self._raw, key)
+
+    @property
+    def id(self) -> str:
+        return self._str("id")
+
+    @property
+    def kind(self) -> str:
+        return self._str("kind")
+
+    @property
+    def language(self) -> str:
+        return self._str("language")
+
+    @property
+    def title(self) -> str:
+        return self._str("title")
+
+    @property
+    def path(self) -> str:
+        return self._str("path")
+
+    @property
+    def content_hash(self) -> str:
+        return self._str("content_hash")
+
+    @property
+    def provenance(self) -> JsonValue:
+        """The provenance object as the manifest keeps it (None before initialization)."""
+        return self._raw.get("provenance")
+
+    @property
+    def provenance_kind(self) -> str | None:
+        value = self._raw.get("provenance_kind")
+        return value if isinstance(value, str) else None
+
+    @property
+    def metadata(self) -> JsonObject:
+        """The unit's metadata, as the unit format writes it (indexed as text)."""
+        return _obj(self._raw.get("metadata"))
+
+    @property
+    def payload(self) -> JsonObject:
+        """The unit's kind-specific payload, as the unit format writes it (indexed as text)."""
+        return _obj(self._raw.get("payload"))
+
+    @property
+    def purposes(self) -> list[str]:
+        return _strs(self.metadata.get("purposes"))
+
+    @property
+    def applies_to(self) -> JsonObject:
+        return _obj(self.metadata.get("applies_to"))
+
+    def stored(self) -> JsonObject:  # JSON boundary: the index's copy holds no revision
+        """The record without its revision (the index's meta table holds that)."""
+        return {k: v for k, v in self._raw.items() if k != "revision"}
+
+
+def index_records(records: Iterable[IndexRecord | JsonObject]) -> Iterator[IndexRecord]:
+    """Typed records from the archive's export records (or typed ones, passed through)."""
+    for r in records:
+        yield r if isinstance(r, IndexRecord) else IndexRecord(r)
+
+
+class Scoring(StrEnum):
+    """Which raw scores a hit carries beside its scaled ``score`` (the keys of its JSON)."""
+
+    BM25 = "bm25"  # sqlite, bm25 mode: "bm25"
+    FUSED = "fused"  # sqlite, dense or hybrid: "bm25" and "dense" (None where unranked)
+    POINT = "point"  # qdrant: neither
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked unit of a search; ``score`` is scaled so the best hit scores 1."""
+
+    id: str
+    kind: str
+    language: str
+    title: str
+    score: float
+    matched: tuple[str, ...]
+    path: str
+    provenance: str | None
+    purposes: tuple[str, ...]
+    record: IndexRecord
+    scoring: Scoring = Scoring.POINT
+    bm25: float | None = None
+    dense: float | None = None
+
+    @classmethod
+    def of(
+        cls,
+        record: IndexRecord,
+        score: float,
+        matched: Iterable[str],
+        scoring: Scoring,
+        bm25: float | None,
+        dense: float | None = None,
+    ) -> Hit:
+        """The hit of an index's ``record``: its fields read from the record itself."""
+        return cls(
+            record.id,
+            record.kind,
+            record.language,
+            record.title,
+            score,
+            tuple(matched),
+            record.path,
+            record.provenance_kind,
+            tuple(record.purposes),
+            record,
+            scoring,
+            bm25,
+            dense,
+        )
+
+    def to_json(self) -> JsonObject:  # JSON boundary: a hit of the --json envelope
+        out: JsonObject = {
+            "id": self.id,
+            "kind": self.kind,
+            "language": self.language,
+            "title": self.title,
+            "score": self.score,
+        }
+        if self.scoring is not Scoring.POINT:
+            out["bm25"] = self.bm25
+        out.update(
+            matched=list(self.matched),
+            path=self.path,
+            provenance=self.provenance,
+            purposes=list(self.purposes),
+            record=self.record.to_json(),
+        )
+        if self.scoring is Scoring.FUSED:
+            out["dense"] = self.dense
+        return out
+
+    @classmethod
+    def from_json(cls, raw: JsonObject) -> Hit:
+        scoring = (
+            Scoring.FUSED if "dense" in raw else Scoring.BM25 if "bm25" in raw else Scoring.POINT
+        )
+        record = raw.get("record")
+        provenance = raw.get("provenance")
+        return cls(
+            _str(raw, "id"),
+            _str(raw, "kind"),
+            _str(raw, "language"),
+            _str(raw, "title"),
+            _num(raw.get("score")) or 0.0,
+            tuple(_strs(raw.get("matched"))),
+            _str(raw, "path"),
+            provenance if isinstance(provenance, str) else None,
+            tuple(_strs(raw.get("purposes"))),
+            IndexRecord(record if isinstance(record, dict) else {}),
+            scoring,
+            _num(raw.get("bm25")),
+            _num(raw.get("dense")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The answer of a search: the revision searched, the mode and the hits, best first.
+
+    ``rankings`` is None for a backend that does not say which rankings served (qdrant):
+    then ``dense_path`` and ``warnings`` are not part of its JSON either."""
+
+    revision: str
+    query: str
+    mode: str
+    hits: tuple[Hit, ...]
+    rankings: tuple[str, ...] | None = None
+    dense_path: str | None = None
+    warnings: tuple[EvidenceWarning, ...] = ()
+
+    def ids(self) -> list[str]:
+        return [h.id for h in self.hits]
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the --json envelope of search
+        out: JsonObject = {"revision": self.revision, "query": self.query, "mode": self.mode}
+        if self.rankings is None:
+            out["hits"] = [h.to_json() for h in self.hits]
+            return out
+        out.update(
+            rankings=list(self.rankings),
+            dense_path=self.dense_path,
+            hits=[h.to_json() for h in self.hits],
+            warnings=[w.to_dict() for w in self.warnings],
+        )
+        return out
+
+    @classmethod
+    def from_json(cls, raw: JsonObject) -> SearchResult:
+        hits = tuple(Hit.from_json(h) for h in _objs(raw.get("hits")))
+        dense_path = raw.get("dense_path")
+        rankings = tuple(_strs(raw["rankings"])) if "rankings" in raw else None
+        return cls(
+            _str(raw, "revision"),
+            _str(raw, "query"),
+            _str(raw, "mode"),
+            hits,
+            rankings,
+            dense_path if isinstance(dense_path, str) else None,
+            tuple(_warning(w) for w in _objs(raw.get("warnings"))),
+        )
+
+
+def _str(raw: JsonObject, key: str) -> str:
+    value = raw.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _num(value: JsonValue) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _objs(value: JsonValue) -> list[JsonObject]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _warning(raw: JsonObject) -> EvidenceWarning:
+    path, line, code, column = (raw.get(k) for k in ("path", "line", "code", "column"))
+    return EvidenceWarning(
+        _str(raw, "message"),
+        path if isinstance(path, str) else None,
+        line if isinstance(line, int) else None,
+        code if isinstance(code, str) else None,
+        column if isinstance(column, int) else None,
+    )
