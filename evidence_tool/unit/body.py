@@ -188,6 +188,8 @@ class _BodyParser:
         return self.out
 
     def fields(self, title: _Heading) -> None:
+        """Cut the body into its field sections (E111/E112 for headings out of place),
+        then read each field's value and check what the kind requires."""
         wanted = F.headings_for(self.kind or "", self.language)
         found: dict[str, _Field] = {}
         current: _Field | None = None
@@ -210,63 +212,95 @@ class _BodyParser:
                 continue
             if h.level == 2 and h.text in wanted:
                 close(h.start)
-                spec = wanted[h.text]
-                current = _Field(spec, h)
-                if spec.name in found:
-                    self.error(
-                        "E112",
-                        f"duplicate field '## {h.text}' (first at line "
-                        f"{self.offset + found[spec.name].heading.start + 1}); "
-                        "merge the two sections",
-                        h.start,
-                    )
-                    current = None  # the second copy is not read
-                    outside_reported = True
-                else:
-                    found[spec.name] = current
-                    order.append(current)
+                current = self._field_heading(h, wanted[h.text], found, order)
+                outside_reported = outside_reported or current is None
                 continue
             if h.level != 2:
                 continue
-            suggestion = heading_suggestion(h.text, self.kind, self.language)
-            hint = suggestion[1] if suggestion else None
-            if suggestion and suggestion[0]:
-                near_miss.setdefault(suggestion[0], h)
-            if current is None or current.spec.type != F.TEXT:
-                where = (
-                    "before the first field"
-                    if current is None and not order
-                    else (
-                        "outside a field"
-                        if current is None
-                        else f"inside the non-text field '## {current.heading.text}'"
-                    )
-                )
-                self.error(
-                    "E111",
-                    f"unexpected heading '## {h.text}' {where}"
-                    + (
-                        f"; {hint}"
-                        if hint
-                        else "; field headings for this unit are "
-                        + ", ".join(f"'## {k}'" for k in wanted)
-                    ),
-                    h.start,
-                )
+            if self._stray_heading(h, current, order, wanted, near_miss):
                 reported.add(h.start)
                 close(h.start)
                 current = None
                 outside_reported = True
-            elif hint:
-                # The line is in the text too: a warning is easy to lose among prose.
-                self.warn(
-                    f"'## {h.text}' (line {self.file_line(h.start)}) is read as prose inside "
-                    f"'## {current.heading.text}' (line {self.file_line(current.heading.start)}); "
-                    f"{hint}",
-                    h.start,
-                )
         close(len(self.lines))
+        self._stray_content(title, order, reported, outside_reported, wanted)
+        for fld in order:
+            self.field_value(fld)
+        self._required(found, near_miss, title)
 
+    def _field_heading(
+        self, h: _Heading, spec: F.FieldSpec, found: dict[str, _Field], order: list[_Field]
+    ) -> _Field | None:
+        """A field's heading opens its section; a second copy is E112 and is not read."""
+        if spec.name in found:
+            self.error(
+                "E112",
+                f"duplicate field '## {h.text}' (first at line "
+                f"{self.offset + found[spec.name].heading.start + 1}); "
+                "merge the two sections",
+                h.start,
+            )
+            return None
+        found[spec.name] = field_ = _Field(spec, h)
+        order.append(field_)
+        return field_
+
+    def _stray_heading(
+        self,
+        h: _Heading,
+        current: _Field | None,
+        order: list[_Field],
+        wanted: dict[str, F.FieldSpec],
+        near_miss: dict[str, _Heading],
+    ) -> bool:
+        """A level-2 heading that names no field: E111 outside a text field (True: the
+        section ends there), a warning inside one (it is read as prose)."""
+        suggestion = heading_suggestion(h.text, self.kind, self.language)
+        hint = suggestion[1] if suggestion else None
+        if suggestion and suggestion[0]:
+            near_miss.setdefault(suggestion[0], h)
+        if current is None or current.spec.type != F.TEXT:
+            where = (
+                "before the first field"
+                if current is None and not order
+                else (
+                    "outside a field"
+                    if current is None
+                    else f"inside the non-text field '## {current.heading.text}'"
+                )
+            )
+            self.error(
+                "E111",
+                f"unexpected heading '## {h.text}' {where}"
+                + (
+                    f"; {hint}"
+                    if hint
+                    else "; field headings for this unit are "
+                    + ", ".join(f"'## {k}'" for k in wanted)
+                ),
+                h.start,
+            )
+            return True
+        if hint:
+            # The line is in the text too: a warning is easy to lose among prose.
+            self.warn(
+                f"'## {h.text}' (line {self.file_line(h.start)}) is read as prose inside "
+                f"'## {current.heading.text}' (line {self.file_line(current.heading.start)}); "
+                f"{hint}",
+                h.start,
+            )
+        return False
+
+    def _stray_content(
+        self,
+        title: _Heading,
+        order: list[_Field],
+        reported: set[int],
+        outside_reported: bool,
+        wanted: dict[str, F.FieldSpec],
+    ) -> None:
+        """Text between the title and the first field belongs to no field: E111, unless a
+        heading there was already reported."""
         first_field = order[0].heading.start if order else len(self.lines)
         stray = self.first_content(title.end, first_field)
         if stray is not None and stray not in reported and not (outside_reported and not order):
@@ -277,8 +311,10 @@ class _BodyParser:
                 stray,
             )
 
-        for fld in order:
-            self.field_value(fld)
+    def _required(
+        self, found: dict[str, _Field], near_miss: dict[str, _Heading], title: _Heading
+    ) -> None:
+        """Every required field present (E113), and a mapping names a table or a column."""
         for spec in F.FIELDS[self.kind or ""]:
             if spec.required and spec.name not in found:
                 self.missing_field(spec.heading(self.language), near_miss, title)

@@ -93,35 +93,59 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
     from ruamel.yaml.cyaml import CParser
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    parser = CParser(io.StringIO(text))
-    doc = YamlDoc(None)
-    # Stack entries: [dict, path, pending_key, key_mark, seen_keys, start] for mappings,
-    # [list, path, start] for sequences; ``start`` is always last.
-    stack: list[list[Any]] = []
-    documents = 0
-    root_set = False
+    tree = _Tree()
+    try:
+        _read_events(CParser(io.StringIO(text)), tree, line_offset)
+    except YamlProblem:
+        raise
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = (mark.line + 1 + line_offset, mark.column + 1) if mark is not None else None
+        raise _fail("E102", f"YAML syntax: {exc.problem or exc.context}", where) from None
+    except (YAMLError, ValueError, UnicodeError) as exc:
+        raise _fail("E102", f"YAML syntax: {exc}", None) from None
+    if not tree.root_set:
+        tree.doc.value = None
+    return tree.doc
 
-    def fail(code: str, msg: str, pos: tuple[int, int] | None) -> YamlProblem:
-        if pos is None:
-            return YamlProblem(code, msg, None, None)
-        return YamlProblem(code, msg, pos[0], pos[1])
 
-    def attach(value: Any, pos: tuple[int, int]) -> bool:
-        """Attach a finished value to its parent; return True if it was a mapping key."""
-        nonlocal root_set
+def _fail(code: str, msg: str, pos: tuple[int, int] | None) -> YamlProblem:
+    if pos is None:
+        return YamlProblem(code, msg, None, None)
+    return YamlProblem(code, msg, pos[0], pos[1])
+
+
+class _Tree:
+    """The document the events build: its open collections, innermost last.
+
+    Stack entries: [dict, path, pending_key, key_mark, seen_keys, start] for mappings,
+    [list, path, start] for sequences; ``start`` is always last.
+    """
+
+    __slots__ = ("doc", "root_set", "stack")
+
+    def __init__(self) -> None:
+        self.doc = YamlDoc(None)
+        self.stack: list[list[Any]] = []
+        self.root_set = False
+
+    def attach(self, value: Any, pos: tuple[int, int]) -> bool:
+        """Attach a finished value to its parent (a duplicate key is E103, kept out of the
+        mapping); True if it was a mapping key."""
+        stack, doc = self.stack, self.doc
         if not stack:
-            doc.value, root_set = value, True
+            doc.value, self.root_set = value, True
             doc.marks[()] = pos
             return False
         top = stack[-1]
         if isinstance(top[0], dict):
             if top[2] is _NO_KEY:
                 if not _hashable(value):
-                    raise fail("E102", "a mapping key must be a plain value", pos)
+                    raise _fail("E102", "a mapping key must be a plain value", pos)
                 # (type, value): ``1`` and ``true`` are different keys; a set keeps this linear.
                 typed = (type(value), value)
                 if typed in top[4]:
-                    doc.duplicates.append(fail("E103", f"duplicate key '{value}'", pos))
+                    doc.duplicates.append(_fail("E103", f"duplicate key '{value}'", pos))
                     top[2], top[3] = _DISCARD, pos
                     return True
                 top[4].add(typed)
@@ -136,58 +160,50 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
         top[0].append(value)
         return False
 
-    try:
-        while True:
-            event = parser.get_event()
-            if event is None:
-                break
-            name = type(event).__name__
-            if name == "StreamEndEvent":
-                break
-            if name == "DocumentStartEvent":
-                documents += 1
-                if documents > 1:
-                    raise fail(
-                        "E102", "only one YAML document is allowed", _pos(event, line_offset)
-                    )
-                continue
-            if name in ("StreamStartEvent", "DocumentEndEvent"):
-                continue
-            pos = _pos(event, line_offset)
-            if name == "AliasEvent":
-                raise fail("E102", "YAML aliases (*name) are not allowed", pos)
-            anchor = getattr(event, "anchor", None)
-            if anchor is not None:
-                raise fail("E102", f"YAML anchors (&{anchor}) are not allowed", pos)
-            tag = getattr(event, "tag", None)
-            if tag is not None:
-                raise fail("E102", f"YAML tags ({tag}) are not allowed", pos)
-            if name == "ScalarEvent":
-                plain = event.style in (None, "") and event.implicit[0]
-                value = resolve_plain(event.value) if plain else event.value
-                attach(value, pos)
-            elif name in ("MappingStartEvent", "SequenceStartEvent"):
-                if len(stack) >= MAX_DEPTH:
-                    raise fail("E102", f"YAML nested deeper than {MAX_DEPTH} levels", pos)
-                path = _child_path(stack)
-                if name == "MappingStartEvent":
-                    stack.append([{}, path, _NO_KEY, None, set(), pos])
-                else:
-                    stack.append([[], path, pos])
-            elif name in ("MappingEndEvent", "SequenceEndEvent"):
-                done = stack.pop()
-                attach(done[0], done[-1])
-    except YamlProblem:
-        raise
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = (mark.line + 1 + line_offset, mark.column + 1) if mark is not None else None
-        raise fail("E102", f"YAML syntax: {exc.problem or exc.context}", where) from None
-    except (YAMLError, ValueError, UnicodeError) as exc:
-        raise fail("E102", f"YAML syntax: {exc}", None) from None
-    if not root_set:
-        doc.value = None
-    return doc
+
+def _read_events(parser: Any, tree: _Tree, line_offset: int) -> None:
+    """Build ``tree`` from the parser's events, refusing a second document, aliases,
+    anchors, tags and nesting past MAX_DEPTH before anything expands."""
+    stack, attach = tree.stack, tree.attach
+    documents = 0
+    while True:
+        event = parser.get_event()
+        if event is None:
+            break
+        name = type(event).__name__
+        if name == "StreamEndEvent":
+            break
+        if name == "DocumentStartEvent":
+            documents += 1
+            if documents > 1:
+                raise _fail("E102", "only one YAML document is allowed", _pos(event, line_offset))
+            continue
+        if name in ("StreamStartEvent", "DocumentEndEvent"):
+            continue
+        pos = _pos(event, line_offset)
+        if name == "AliasEvent":
+            raise _fail("E102", "YAML aliases (*name) are not allowed", pos)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise _fail("E102", f"YAML anchors (&{anchor}) are not allowed", pos)
+        tag = getattr(event, "tag", None)
+        if tag is not None:
+            raise _fail("E102", f"YAML tags ({tag}) are not allowed", pos)
+        if name == "ScalarEvent":
+            plain = event.style in (None, "") and event.implicit[0]
+            value = resolve_plain(event.value) if plain else event.value
+            attach(value, pos)
+        elif name in ("MappingStartEvent", "SequenceStartEvent"):
+            if len(stack) >= MAX_DEPTH:
+                raise _fail("E102", f"YAML nested deeper than {MAX_DEPTH} levels", pos)
+            path = _child_path(stack)
+            if name == "MappingStartEvent":
+                stack.append([{}, path, _NO_KEY, None, set(), pos])
+            else:
+                stack.append([[], path, pos])
+        elif name in ("MappingEndEvent", "SequenceEndEvent"):
+            done = stack.pop()
+            attach(done[0], done[-1])
 
 
 class _NoKey:
