@@ -584,14 +584,13 @@ def _rebuilt(
         finally:
             builder.close()
         return _qdrant_searcher(stack, archive.layout, local, dense)
-    import sqlite3
-
+    from evidence_tool.activation import vec
     from evidence_tool.activation.dense import write_vectors
     from evidence_tool.activation.sqlite_index import INDEX_NAME, build_index
 
     path = tmp / INDEX_NAME
     build_index(path, revision, snapshot.records())
-    con = sqlite3.connect(path)
+    con = vec.connect(path)  # the build's driver: vec_units follows the vectors
     try:
         write_vectors(con, inner, cache)
         con.commit()

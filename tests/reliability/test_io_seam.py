@@ -50,6 +50,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ): "SQLite writes the index file itself, into a fresh temp file in .evidence-cache/ "
     "that fsio.publish fsyncs and renames into place; readers open it mode=ro",
     (
+        "evidence_tool/activation/vec.py",
+        "sqlite3.connect",
+    ): "the index's connection (the driver that loads sqlite-vec when it serves): SQLite "
+    "writes the index file itself, as in sqlite_index.py, into a temp file fsio publishes",
+    (
         "evidence_tool/activation/evaluation.py",
         "tempfile.TemporaryDirectory",
     ): "eval --compare builds another revision's index in a private temp folder outside "
