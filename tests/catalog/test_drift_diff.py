@@ -151,7 +151,8 @@ def test_the_review_page_shows_each_units_catalog_status_from_the_last_run(
     assert status[UNIT("tariff")].codes == ("E181", "E191")
     assert status[UNIT("access-dates")].status == "clean"
     assert {uid for uid, s in status.items() if s.review_items} == ITEMS
-    assert len(data.catalog["drift"]["changes"]) == 4
+    assert data.catalog is not None and data.catalog.drift is not None
+    assert len(data.catalog.drift) == 4
     page = run(ws, "report", installation=inst)
     assert page.exit_code == 0, page.stdout
     html = Path(page.json["result"]["path"]).read_text(encoding="utf-8")
