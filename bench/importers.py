@@ -196,8 +196,17 @@ GENERATORS: dict[str, Callable[[Path, int], tuple[str, int]]] = {
     "bird": bird,
     "bird-csv": bird_csv,
 }
-DEFAULT_N = {"vanna": 20_000, "dbt": 10_000, "dbt-manifest": 10_000, "bird": 1534, "bird-csv": 200_000}
-FORMAT_OF = {"dbt-manifest": "dbt", "bird-csv": "bird"}  # a generator named apart from the format it writes
+DEFAULT_N = {
+    "vanna": 20_000,
+    "dbt": 10_000,
+    "dbt-manifest": 10_000,
+    "bird": 1534,
+    "bird-csv": 200_000,
+}
+FORMAT_OF = {
+    "dbt-manifest": "dbt",
+    "bird-csv": "bird",
+}  # a generator named apart from the format it writes
 
 
 def tht(ws: Path, *args: str) -> dict[str, object]:
