@@ -138,8 +138,10 @@ def connect(target: Path | str, uri: bool = False) -> sqlite3.Connection:
 def wanted(embedder_model: str | None) -> str | None:
     """The ``vec`` meta value an index built here must hold: the sqlite-vec version when
     the index has vectors and the extra serves, else None (no ``vec_units``)."""
+    if not embedder_model:
+        return None  # no vectors: no probe, so a no-op never imports sqlite_vec (and numpy)
     d = driver()
-    return d.version if d and embedder_model else None
+    return d.version if d else None
 
 
 def has_table(con: sqlite3.Connection) -> bool:

@@ -120,8 +120,11 @@ def test_a_noop_consolidate_imports_no_parser_or_validator(tmp_path: Path) -> No
 # What a no-op consolidate of a v4 workspace without a catalog section never calls: the
 # parser (every file is in the stat cache), the migration converter, the importers and
 # comparison (no source is missing), the catalog, the stemmers (no index row is built),
-# and importlib.resources' archive readers (schemas are files).
+# and importlib.resources' archive readers (schemas are files); without an embedder the
+# sqlite-vec probe neither (sqlite_vec imports numpy: 65 ms of a no-op's start when it did).
 _NOT_FOR_A_NOOP = (
+    "sqlite_vec",
+    "numpy",
     "evidence_tool.unit.parse",
     "evidence_tool.unit.body",
     "evidence_tool.unit.metadata",
