@@ -7,7 +7,6 @@ the CLI; its ``to_json`` is the ``report`` command's --json result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -40,10 +39,6 @@ class RevisionState:
     baseline: str | None = None
     active: str | None = None
     pending: str | None = None
-
-    @classmethod
-    def of(cls, state: Mapping[str, str | None]) -> RevisionState:
-        return cls(state.get("baseline"), state.get("active"), state.get("pending"))
 
 
 @dataclass(frozen=True, slots=True)
