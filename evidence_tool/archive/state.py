@@ -40,11 +40,17 @@ def read_state(path: Path) -> State:
     except FileNotFoundError:
         return State()
     try:
-        value = load(data.decode("utf-8")).value
+        doc = load(data.decode("utf-8"))
     except (UnicodeDecodeError, YamlProblem) as exc:
         raise IntegrityError(
             f"state.yaml cannot be read ({exc}); restore it from Git", path=str(path)
         ) from None
+    if doc.duplicates:  # which of two values would be the pointer is anyone's guess
+        raise IntegrityError(
+            f"state.yaml cannot be read ({doc.duplicates[0].message}); restore it from Git",
+            path=str(path),
+        )
+    value = doc.value
     if (
         not isinstance(value, dict)
         or value.get("format") != FORMAT

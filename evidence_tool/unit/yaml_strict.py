@@ -88,8 +88,18 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
     """Load one YAML document strictly; raise ``YamlProblem`` (E102 syntax/feature, E103 duplicate).
 
     Every line reported (problems and ``marks``) is ``line_offset`` plus the 1-based line
-    within ``text``: pass the file line before ``text`` to get file coordinates.
+    within ``text``: pass the file line before ``text`` to get file coordinates.  Text as
+    this tool writes it takes the line reader (yaml_fast), which builds the same document
+    without a Python step per event; anything else, the event loader.
     """
+    from evidence_tool.unit.yaml_fast import load_canonical
+
+    doc = load_canonical(text, line_offset)
+    return doc if doc is not None else load_events(text, line_offset=line_offset)
+
+
+def load_events(text: str, *, line_offset: int = 0) -> YamlDoc:
+    """``load`` by libyaml's events: every document, every refusal with its position."""
     from ruamel.yaml.cyaml import CParser
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 

@@ -6,7 +6,6 @@ and the closest allowed key.
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from dataclasses import dataclass
@@ -48,6 +47,8 @@ def _unknown_key(err: Any) -> tuple[str, str]:
     extra = [k for k in err.instance if k not in allowed]
     key = extra[0] if extra else "?"
     path = ".".join(str(p) for p in (*err.absolute_path, key))
+    import difflib  # an error's hint only
+
     close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
     hint = (
         f"; did you mean '{close[0]}'?" if close else f"; allowed keys here: {', '.join(allowed)}"
@@ -143,14 +144,23 @@ def parse_yaml_bytes(data: bytes, source: str) -> JsonValue:
     if len(data) > _MAX_DESCRIPTOR:
         raise DescriptorError(f"{source}: the descriptor is larger than 1 MiB", path=source)
     try:
-        value: JsonValue = load(data.decode("utf-8")).value  # strict YAML holds JSON values
-        return value
+        doc = load(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise DescriptorError(f"{source}: not UTF-8", path=source) from None
     except YamlProblem as exc:
         raise DescriptorError(
             f"{source}: {exc.message}", path=source, line=exc.line, column=exc.column
         ) from None
+    if doc.duplicates:  # SPEC.md 2: refused, not resolved in favour of either value
+        dup = doc.duplicates[0]
+        raise DescriptorError(
+            f"{source}: {dup.message}; keep one of them",
+            path=source,
+            line=dup.line,
+            column=dup.column,
+        )
+    value: JsonValue = doc.value  # strict YAML holds JSON values
+    return value
 
 
 def parse_descriptor(data: bytes, schema_name: str, source: str) -> JsonObject:
