@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning, InvalidFilesError
@@ -212,6 +212,79 @@ def _build(meta: dict[str, Any], title: str, values: dict[str, Any]) -> Unit:
     if metadata.kind == "enum":
         values = {**values, "values": tuple(EnumValue(v, m) for v, m in values["values"])}
     return Unit(metadata, title, cls(**values))
+
+
+# -- the flat form: a parse as primitives and tuples, for a parse worker to send back ------
+#
+# Unpickling a ParseResult (nested dataclasses) cost the main process more than a sixth
+# of the parse itself; these tuples unpickle in a fraction of that, and the typed unit is
+# built only when asked (a validate never asks).
+
+# (id, kind, language, purposes, (concepts, tables, columns), title, payload values in
+# field order (an enum's values as (value, meaning) pairs), content hash or None)
+UnitFields = tuple[
+    str,
+    str,
+    str,
+    tuple[str, ...],
+    tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
+    str,
+    tuple[Any, ...],
+    str | None,
+]
+# (unit_id, errors, warnings, key_lines as (key, line) pairs, the unit's fields or None)
+FlatResult = tuple[
+    str | None,
+    tuple[Diagnostic, ...],
+    tuple[EvidenceWarning, ...],
+    tuple[tuple[str, int], ...],
+    UnitFields | None,
+]
+
+_PAYLOAD_NAMES = {
+    kind: tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    for kind, cls in PAYLOAD_CLASSES.items()
+}
+
+
+def flatten(result: ParseResult, *, content_hash: bool = False) -> FlatResult:
+    """``result`` as tuples of primitives (and the rare diagnostic); with ``content_hash``
+    the unit's hash is computed here, on the worker's core, and sent along."""
+    unit = result.unit
+    unit_fields: UnitFields | None = None
+    if unit is not None:
+        m, a, payload = unit.metadata, unit.metadata.applies_to, unit.payload
+        values = tuple(getattr(payload, name) for name in _PAYLOAD_NAMES[m.kind])
+        if m.kind == "enum":
+            values = (values[0], tuple((v.value, v.meaning) for v in values[1]))
+        digest = unit.content_hash if content_hash else None
+        applies = (a.concepts, a.tables, a.columns)
+        unit_fields = (m.id, m.kind, m.language, m.purposes, applies, unit.title, values, digest)
+    return (
+        result.unit_id,
+        tuple(result.errors),
+        tuple(result.warnings),
+        tuple(result.key_lines.items()),
+        unit_fields,
+    )
+
+
+def unflatten_unit(flat: UnitFields) -> Unit:
+    """The typed unit of ``flatten``'s fields, its content hash kept when it was sent."""
+    uid, kind, language, purposes, applies, title, values, digest = flat
+    if kind == "enum":
+        values = (values[0], tuple(EnumValue(v, m) for v, m in values[1]))
+    metadata = Metadata(uid, kind, language, purposes, AppliesTo(*applies))
+    unit = Unit(metadata, title, PAYLOAD_CLASSES[kind](*values))
+    if digest is not None:
+        unit.__dict__["content_hash"] = digest  # what cached_property stores on first use
+    return unit
+
+
+def unflatten(flat: FlatResult) -> ParseResult:
+    uid, errors, warnings, key_lines, unit_fields = flat
+    unit = unflatten_unit(unit_fields) if unit_fields is not None else None
+    return ParseResult(unit, list(errors), list(warnings), uid, dict(key_lines))
 
 
 def parse(data: bytes | str, *, path: str | None = None) -> Unit:

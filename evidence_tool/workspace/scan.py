@@ -8,10 +8,10 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
 from evidence_tool.unit.fields import KINDS
@@ -24,7 +24,7 @@ from evidence_tool.workspace.unitnames import not_a_unit
 
 if TYPE_CHECKING:
     from evidence_tool.unit.model import Unit
-    from evidence_tool.unit.parse import ParseResult
+    from evidence_tool.unit.parse import FlatResult, ParseResult
 
 
 def parse_unit(data: bytes, path: str | None = None) -> ParseResult:
@@ -48,7 +48,9 @@ class CuratedFile:
 
     A file the stat cache recognizes is a valid unit known by id, kind and hashes
     without being read; ``data``, ``result`` and ``unit`` read and parse it on
-    first use, so every caller sees the same object either way.
+    first use, so every caller sees the same object either way.  A file parsed by a
+    worker arrives ``flat`` (unit.parse.flatten): id, kind, findings and hashes are
+    read from it, and the typed result is built only when asked.
     """
 
     rel: str  # workspace-relative POSIX path (or the path as given, for validate_paths)
@@ -57,6 +59,7 @@ class CuratedFile:
     parsed: ParseResult | None = None
     cached: StatEntry | None = None
     _hash: str | None = field(default=None, repr=False)
+    flat: FlatResult | None = field(default=None, repr=False)
 
     @property
     def path(self) -> Path:
@@ -72,8 +75,27 @@ class CuratedFile:
     @property
     def result(self) -> ParseResult:
         if self.parsed is None:
-            self.parsed = parse_unit(self.data, path=self.rel)
+            if self.flat is not None:
+                from evidence_tool.unit.parse import unflatten
+
+                self.parsed, self.flat = unflatten(self.flat), None  # one form kept, not two
+            else:
+                self.parsed = parse_unit(self.data, path=self.rel)
         return self.parsed
+
+    def _flat(self) -> FlatResult | None:
+        """The worker's flat result while the typed one is not built (then: None)."""
+        return self.flat if self.parsed is None else None
+
+    @property
+    def errors(self) -> Sequence[Diagnostic]:
+        flat = self._flat()
+        return flat[1] if flat is not None else self.result.errors
+
+    @property
+    def warnings(self) -> Sequence[EvidenceWarning]:
+        flat = self._flat()
+        return flat[2] if flat is not None else self.result.warnings
 
     @property
     def unit(self) -> Unit | None:
@@ -87,24 +109,38 @@ class CuratedFile:
 
     @property
     def unit_id(self) -> str | None:
-        return self.cached[sc.UNIT_ID] if self.cached else self.result.unit_id
+        if self.cached:
+            return self.cached[sc.UNIT_ID]
+        flat = self._flat()
+        return flat[0] if flat is not None else self.result.unit_id
 
     @property
     def kind(self) -> str | None:
         if self.cached:
             return self.cached[sc.KIND]
+        flat = self._flat()
+        if flat is not None:
+            return flat[4][1] if flat[4] is not None else None
         return self.unit.kind if self.unit else None
 
     @property
     def content_hash(self) -> str | None:
         if self.cached:
             return self.cached[sc.CONTENT_HASH]
+        flat = self._flat()
+        if flat is not None and (flat[4] is None or flat[4][7] is not None):
+            return flat[4][7] if flat[4] is not None else None
         return self.unit.content_hash if self.unit else None
 
     @property
     def valid(self) -> bool:
         """Parsed without errors (workspace rules such as E120 are checked separately)."""
-        return self.cached is not None or (self.unit is not None and not self.result.errors)
+        if self.cached is not None:
+            return True
+        flat = self._flat()
+        if flat is not None:
+            return flat[4] is not None and not flat[1]
+        return self.unit is not None and not self.result.errors
 
     def identity(self) -> tuple[str, str, str, str] | None:
         """(unit id, content_hash, file_hash, path) of a valid unit, read from the stat
@@ -117,6 +153,9 @@ class CuratedFile:
     def key_line(self, key: str) -> int | None:
         if self.cached:
             return self.cached[sc.ID_LINE] if key == "id" else self.cached[sc.KIND_LINE]
+        flat = self._flat()
+        if flat is not None:
+            return next((line for k, line in flat[3] if k == key), None)
         return self.result.key_lines.get(key)
 
 
@@ -333,6 +372,7 @@ def scan_curated(
     parsed = _parse_many(
         [(path, rel) for _, path, rel, problem, _ in todo if not problem and path not in racy],
         progress,
+        stat_cache is not None,
     )
     for n, (slot, path, rel, problem, st_) in enumerate(todo):
         if progress and not parsed and n % 64 == 0:
@@ -346,8 +386,8 @@ def scan_curated(
             f = parsed.get(path) or _parse_file(path, rel)
         slots[slot] = f
         if f.cached is None:
-            report.errors.extend(f.result.errors)
-            report.warnings.extend(f.result.warnings)
+            report.errors.extend(f.errors)
+            report.warnings.extend(f.warnings)
         # A cache hit passed the layout rules when it was recorded (its path is its key).
         layout_problem = None if f.cached else _layout_problem(f)
         if layout_problem is not None:
@@ -386,19 +426,10 @@ def _cached_file(
             cache.keep(rel, entry, confirmed=True)
             return CuratedFile(rel, path, raw=data, cached=entry)
     f = parsed or _parse_file(path, rel)
-    if f.valid and not f.result.warnings:
-        unit = f.unit
-        assert unit is not None
-        cache.record(
-            rel,
-            st,
-            f.file_hash,
-            unit.id,
-            unit.kind,
-            unit.content_hash,
-            f.key_line("id"),
-            f.key_line("kind"),
-        )
+    if f.valid and not f.warnings:
+        uid, kind, digest = f.unit_id, f.kind, f.content_hash
+        assert uid is not None and kind is not None and digest is not None
+        cache.record(rel, st, f.file_hash, uid, kind, digest, f.key_line("id"), f.key_line("kind"))
     return f
 
 
@@ -406,14 +437,23 @@ def _cached_file(
 PARALLEL_MIN = 400
 
 
-def _parse_chunk(items: list[tuple[str, str]]) -> list[tuple[str, bytes | Diagnostic, Any]]:
-    out: list[tuple[str, bytes | Diagnostic, Any]] = []
+Parsed = tuple[str, "bytes | Diagnostic", "FlatResult | None", "str | None"]
+
+
+def _parse_chunk(items: list[tuple[str, str]], hashes: bool) -> list[Parsed]:
+    """Read and parse ``items`` in a worker, results flat (cheap to send back); with
+    ``hashes`` (a scan that records the stat cache) the file and content hashes are
+    computed here too, on this core."""
+    from evidence_tool.unit.parse import flatten
+
+    out: list[Parsed] = []
     for path, rel in items:
         data = _read(path)
-        result = None if isinstance(data, Diagnostic) else parse_unit(data, path=rel)
-        if result is not None and result.unit is not None:
-            result.unit.content_hash  # noqa: B018 -- computed here, on this core, and cached
-        out.append((path, data, result))
+        if isinstance(data, Diagnostic):
+            out.append((path, data, None, None))
+            continue
+        flat = flatten(parse_unit(data, path=rel), content_hash=hashes)
+        out.append((path, data, flat, file_hash(data) if hashes else None))
     return out
 
 
@@ -445,40 +485,62 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _parse_many(items: list[tuple[str, str]], progress: Progress | None) -> dict[str, CuratedFile]:
-    """Read and parse files, on every core when there are enough of them."""
-    workers = min(os.cpu_count() or 1, 4)
-    if len(items) < PARALLEL_MIN or workers < 2 or os.environ.get("THT_SERIAL"):
+def _parse_many(
+    items: list[tuple[str, str]], progress: Progress | None, hashes: bool = False
+) -> dict[str, CuratedFile]:
+    """Read and parse files on every core when there are enough of them: this process
+    and one forked worker per other core share the chunks, so no core waits idle for
+    the workers' results, and this process's share never crosses a pipe.  ``hashes``:
+    the workers compute each valid unit's hashes (_parse_chunk)."""
+    cores = min(os.cpu_count() or 1, 4)
+    if len(items) < PARALLEL_MIN or cores < 2 or os.environ.get("THT_SERIAL"):
         return {}
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
-    size = max(64, len(items) // (workers * 8))
-    chunks = [items[i : i + size] for i in range(0, len(items), size)]
+    # Small chunks, so that neither side is left with a long last one.
+    size = max(32, len(items) // (cores * 16))
+    chunks = deque(items[i : i + size] for i in range(0, len(items), size))
     out: dict[str, CuratedFile] = {}
     rels = dict(items)
-    done = 0
+
+    def take(results: list[Parsed]) -> None:
+        for path, data, flat, digest in results:
+            rel = rels[path]
+            if isinstance(data, Diagnostic):
+                out[path] = CuratedFile(rel, path, b"", _unread(rel, data))
+            else:
+                out[path] = CuratedFile(rel, path, data, _hash=digest, flat=flat)
+        if progress:
+            progress("validating", len(out), len(items))
+
     try:
         ctx = multiprocessing.get_context("fork")
         # Forked, not spawned: a fresh interpreter per worker costs more than the parse
         # saves.  A fork inherits every descriptor: the archive lock closes its own in the
         # child (archive.lock), and the workers die with this process (_die_with).
         with ProcessPoolExecutor(
-            max_workers=workers,
+            max_workers=cores - 1,
             mp_context=ctx,
             initializer=_die_with,
             initargs=(os.getpid(),),
         ) as pool:
-            for results in pool.map(_parse_chunk, chunks):
-                for path, data, result in results:
-                    rel = rels[path]
-                    if isinstance(data, Diagnostic):
-                        out[path] = CuratedFile(rel, path, b"", _unread(rel, data))
-                    else:
-                        out[path] = CuratedFile(rel, path, data, result)
-                done += len(results)
-                if progress:
-                    progress("validating", done, len(items))
+            pending: set[Future[list[Parsed]]] = set()
+            while chunks or pending:
+                # Two chunks queued per worker: it never waits for this process to submit.
+                while chunks and len(pending) < 2 * (cores - 1):
+                    pending.add(pool.submit(_parse_chunk, chunks.popleft(), hashes))
+                if chunks:  # this process takes from the far end, keeping its typed results
+                    out.update((path, _parse_file(path, rel)) for path, rel in chunks.pop())
+                    if progress:
+                        progress("validating", len(out), len(items))
+                    finished = {f for f in pending if f.done()}
+                else:
+                    finished = wait(pending, return_when=FIRST_COMPLETED).done
+                for future in finished:
+                    pending.discard(future)
+                    take(future.result())
     except (OSError, RuntimeError):
         return {}  # no processes to be had here: parse in this one instead
     return out

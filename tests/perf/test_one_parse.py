@@ -21,27 +21,41 @@ from bench.generate import generate
 parse_module = importlib.import_module("evidence_tool.unit.parse")
 
 
-def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count every unit parse in this process: parse_unit reaches parse_body exactly once
-    per text, whoever calls it (scan, snapshot records, queries)."""
-    calls = [0]
+class _Parses:
+    """Every unit parse of the command, in this process and in the processes it forks (the
+    parse workers, the index built ahead: activation/prebuild.py): parse_unit reaches
+    parse_body exactly once per text, and each call appends a byte to a file, which a
+    forked child's writes reach and its memory would not."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        log.write_bytes(b"")
+
+    def __getitem__(self, _: int) -> int:
+        return self.log.stat().st_size
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch, log: Path) -> _Parses:
+    calls = _Parses(log)
     real = parse_module.parse_body
 
     def spy(*args: object, **kwargs: object) -> object:
-        calls[0] += 1
+        with open(log, "ab") as fh:
+            fh.write(b".")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(parse_module, "parse_body", spy)
-    monkeypatch.setenv("THT_SERIAL", "1")  # parses in forked workers would not be counted
     return calls
 
 
-@pytest.mark.parametrize("n", [23, 61])
+# 437: past scan.PARALLEL_MIN, so the parse workers' flat results are what the
+# activation must take (a forked index build that found no unit parsed them all again).
+@pytest.mark.parametrize("n", [23, 61, 437])
 def test_first_consolidate_with_sqlite_parses_each_unit_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int
 ) -> None:
     root = generate(n, tmp_path / "ws", seed=n)
-    calls = _count_parses(monkeypatch)
+    calls = _count_parses(monkeypatch, tmp_path / "parses")
     backend = SqliteBackend(Layout.at(root))
     result = LocalEvidenceArchive(root).consolidate("tester", backend)
     assert result.status == "activated"
@@ -58,7 +72,7 @@ def test_one_edit_with_sqlite_parses_only_the_edited_unit(
     LocalEvidenceArchive(root).consolidate("tester", backend)
     edited = sorted((root / "evidence" / "curated" / "glossary").glob("*.md"))[1]
     edited.write_text(edited.read_text(encoding="utf-8").rstrip("\n") + " Edited.\n")
-    calls = _count_parses(monkeypatch)
+    calls = _count_parses(monkeypatch, tmp_path / "parses")
     result = LocalEvidenceArchive(root).consolidate("tester", backend)
     assert result.status == "activated" and len(result.changes["modified"]) == 1
     assert calls[0] == 1
@@ -96,7 +110,7 @@ def test_the_first_activation_after_init_parses_nothing_init_parsed(
         records.write_bytes(bytes(data))
     elif damage == "truncate":
         records.write_bytes(records.read_bytes()[:-100])
-    calls = _count_parses(monkeypatch)
+    calls = _count_parses(monkeypatch, tmp_path / "parses")
     backend = SqliteBackend(Layout.at(root))
     assert LocalEvidenceArchive(root).consolidate("tester", backend).status == "activated"
     assert calls[0] == (0 if damage is None else n)

@@ -21,9 +21,9 @@ def _spy_parse_many(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     batches: list[list[str]] = []
     real = scan._parse_many
 
-    def spy(items: list[tuple[str, str]], progress: object) -> object:
+    def spy(items: list[tuple[str, str]], progress: object, *rest: bool) -> object:
         batches.append(sorted(rel for _, rel in items))
-        return real(items, progress)  # type: ignore[arg-type]
+        return real(items, progress, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(scan, "_parse_many", spy)
     monkeypatch.setattr(scan, "PARALLEL_MIN", 4)
