@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evidence_tool.activation import backend_for
-from evidence_tool.archive import queries
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
@@ -25,6 +23,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.activation.vec import DenseStatus
+    from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
     from evidence_tool.catalog.review import CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
@@ -121,7 +120,6 @@ class Session:
         catalog step configured, the units are checked first, and the snapshot records
         the catalog they were checked against."""
         from evidence_tool.migrate import consolidate
-        from evidence_tool.sources import missing_warnings
 
         step = self.catalog_step()
         if step is not None:
@@ -129,7 +127,7 @@ class Session:
 
             refuse_blocked(step)  # block: true and findings: nothing is written
         # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
-        missing = missing_warnings(self.archive)
+        missing = self._missing_sources()
         found = [*missing, *(step.warnings if step else [])]
         result = consolidate(
             self.archive,
@@ -152,6 +150,15 @@ class Session:
                 result.warnings += activate.warnings()  # W702: sqlite-vec installed, not loading
         return result
 
+    def _missing_sources(self) -> list[EvidenceWarning]:
+        """W151s; without a source registry no source can be missing, and the sources
+        package (its record types) stays unloaded (start-up, docs/performance.md)."""
+        if not self.archive.layout.sources_json.exists():
+            return []
+        from evidence_tool.sources import missing_warnings
+
+        return missing_warnings(self.archive)
+
     def catalog_step(self) -> StepOutcome | None:
         """The catalog step's outcome, or None when the installation configures none."""
         if "catalog" not in self.installation.evidence:
@@ -169,6 +176,7 @@ class Session:
         and the last catalog run's review items (never a warehouse connection)."""
         from evidence_tool.activation.sqlite_index import INDEX_NAME
         from evidence_tool.activation.vec import dense_status
+        from evidence_tool.archive import queries
         from evidence_tool.archive.diffing import working_entries
         from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
@@ -192,6 +200,7 @@ class Session:
     def show(self, unit_id: str) -> ShownUnit:
         """The unit as the newest snapshot holds it (``show --json``), with the warnings
         about its sources and, for an imported unit, where each excerpt came from."""
+        from evidence_tool.archive import queries
         from evidence_tool.sources import imported_from, unit_warnings
 
         shown = queries.show(self.archive, unit_id)

@@ -65,3 +65,33 @@ def run_tht(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(tht), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+_REPORT_MODULES = (
+    "import sys\n"
+    "from evidence_tool.cli.main import main\n"
+    "try:\n"
+    "    main(sys.argv[1:])\n"
+    "except SystemExit as exc:\n"
+    "    assert exc.code == 0, exc.code\n"
+    "print('\\n' + __import__('json').dumps(sorted(sys.modules)))\n"
+)
+
+
+def tht_modules(cwd: Path, *args: str) -> tuple[set[str], str]:
+    """The modules a ``tht ARGS`` process of this tree loaded, and what it printed first
+    (the command must succeed)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", _REPORT_MODULES, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "PYTHONPATH": str(REPO)},
+        timeout=300,
+    )
+    *text, modules = out.stdout.strip().splitlines()
+    return set(json.loads(modules)), "\n".join(text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -109,6 +108,8 @@ def run(ctx: Context, body: Callable[[], Report]) -> NoReturn:
         print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as exc:  # a defect: never a silent pass, never a bare traceback on stdout
+        import traceback  # a crash's only: not loaded by every command
+
         from evidence_tool.workspace.redact import redact_urls
 
         # A bug's message may quote a URL: its credentials must not ride along.

@@ -12,12 +12,18 @@ compares both parsers on generated bodies).
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
+    from types import ModuleType
+
+    from markdown_it.parser_block import ParserBlock
+    from markdown_it.token import Token
+    from markdown_it.utils import OptionsDict
 
 # Always on: the rules a unit's own structure is made of.
 BASE = ("paragraph", "heading", "fence")
@@ -85,19 +91,91 @@ def needed_rules(text: str) -> frozenset[str]:
     return frozenset(needed)
 
 
+# markdown-it's package __init__ imports MarkdownIt, whose module imports the inline
+# parser, every inline rule and the renderer (a third of markdown-it's import time), none
+# of which a block-only parse runs.  The package is registered without running __init__;
+# the first use of a name __init__ defines (``from markdown_it import MarkdownIt``) runs it.
+_INIT_NAMES = frozenset({"MarkdownIt", "__version__", "__all__"})
+
+
+def _package_without_main() -> None:
+    if "markdown_it" in sys.modules:
+        return
+    spec = importlib.util.find_spec("markdown_it")
+    if spec is None or spec.loader is None:
+        raise ImportError("markdown-it-py is not installed: reinstall evidence-tool")
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def run_init(name: str) -> Any:
+        if name not in _INIT_NAMES:  # a submodule not imported yet: the import finds it
+            raise AttributeError(f"module 'markdown_it' has no attribute {name!r}")
+        del package.__dict__["__getattr__"]
+        loader.exec_module(package)
+        return getattr(package, name)
+
+    package.__dict__["__getattr__"] = run_init
+    sys.modules["markdown_it"] = package
+
+
+class BlockParser:
+    """What ``MarkdownIt("commonmark")`` with inline parsing off does to a text, built from
+    markdown-it's own block parser, core rules and options: the same tokens (compared in
+    tests/unit/test_blockrules.py).  It has what the block rules read from their parser:
+    ``options``, ``block``, and for link reference definitions the link helpers."""
+
+    def __init__(self, rules: frozenset[str]) -> None:
+        _package_without_main()
+        from markdown_it.parser_block import ParserBlock
+        from markdown_it.presets import commonmark
+        from markdown_it.rules_core.block import block
+        from markdown_it.rules_core.normalize import normalize
+        from markdown_it.rules_core.state_core import StateCore
+        from markdown_it.utils import OptionsDict
+
+        preset = commonmark.make()
+        self.options: OptionsDict = OptionsDict(preset["options"])
+        self.block: ParserBlock = ParserBlock()
+        self.block.ruler.enableOnly(preset["components"]["block"]["rules"])
+        off = [name for name in _ALL if name not in rules]
+        if off:
+            self.block.ruler.disable(off)
+        self._state, self._core = StateCore, (normalize, block)  # the core rules left on
+
+    def __getitem__(self, name: str) -> ParserBlock:
+        if name != "block":  # StateBlock asks md["block"] which rules are on
+            raise KeyError(name)
+        return self.block
+
+    @property
+    def helpers(self) -> ModuleType:
+        import markdown_it.helpers  # imports the inline rules: only for a '[' line
+
+        return markdown_it.helpers
+
+    def normalizeLink(self, url: str) -> str:  # markdown-it's name
+        from markdown_it.common.normalize_url import normalizeLink
+
+        return normalizeLink(url)
+
+    def validateLink(self, url: str) -> bool:  # markdown-it's name
+        from markdown_it.common.normalize_url import validateLink
+
+        return validateLink(url)
+
+    def parse(self, src: str) -> list[Token]:
+        state = self._state(src, self, {})  # type: ignore[arg-type]
+        for rule in self._core:
+            rule(state)
+        return state.tokens
+
+
 @cache
-def parser(rules: frozenset[str]) -> MarkdownIt:
+def parser(rules: frozenset[str]) -> BlockParser:
     """A block-only CommonMark parser with ``BASE`` and ``rules`` enabled, in their order."""
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark")
-    md.disable(["inline", "text_join"], ignoreInvalid=True)
-    off = [name for name in _ALL if name not in rules]
-    if off:
-        md.block.ruler.disable(off)
-    return md
+    return BlockParser(rules)
 
 
-def parser_for(text: str) -> MarkdownIt:
+def parser_for(text: str) -> BlockParser:
     """The parser that gives ``text`` the tokens the full CommonMark parser would."""
     return parser(needed_rules(text))

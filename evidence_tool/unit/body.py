@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import fields as F
-from evidence_tool.unit.blockrules import may_stay_open, parser_for
+from evidence_tool.unit.blockrules import BlockParser, may_stay_open, parser_for
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
@@ -50,6 +50,8 @@ def _quiet_block_rules() -> None:
 
 @cache
 def _markdown() -> MarkdownIt:
+    """The full block-only CommonMark parser: what ``blockrules.BlockParser`` must equal
+    token for token (tests/unit/test_blockrules.py); units are parsed by the latter."""
     from markdown_it import MarkdownIt
 
     # Block structure only: inline parsing is not needed to find headings and fences.  Every
@@ -61,10 +63,16 @@ def _markdown() -> MarkdownIt:
     return md
 
 
-def _markdown_for(text: str) -> MarkdownIt:
+def _markdown_for(text: str) -> BlockParser:
     """The parser with only the block rules that can apply to ``text`` (same tokens)."""
-    _markdown()  # the loggers quieted once markdown-it is loaded
-    return parser_for(text)
+    md = parser_for(text)
+    _quiet_once()  # after the block rules are loaded
+    return md
+
+
+@cache
+def _quiet_once() -> None:
+    _quiet_block_rules()
 
 
 @dataclass

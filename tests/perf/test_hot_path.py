@@ -5,7 +5,6 @@ Counts of calls and of imported modules, never time (issue 20).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
@@ -13,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import tht_modules
 
 from evidence_tool.unit import parse_unit
 
@@ -57,15 +57,6 @@ def test_debug_logging_of_markdown_it_still_works_when_enabled() -> None:
     assert "entering heading" in out.stdout
 
 
-_REPORT_MODULES = (
-    "import sys\n"
-    "from evidence_tool.cli.main import main\n"
-    "try:\n"
-    "    main(sys.argv[1:])\n"
-    "except SystemExit as exc:\n"
-    "    assert exc.code == 0, exc.code\n"
-    "print('\\n' + __import__('json').dumps(sorted(sys.modules)))\n"
-)
 # Imported only by the commands that need them: start-up is what every command pays.
 _HEAVY = (
     "jsonschema",
@@ -83,16 +74,7 @@ _HEAVY = (
 
 
 def _modules_of(cwd: Path, *args: str) -> set[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run(
-        [sys.executable, "-c", _REPORT_MODULES, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**env, "PYTHONPATH": str(REPO)},
-    )
-    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+    return tht_modules(cwd, *args)[0]
 
 
 def test_help_imports_no_library_module_it_does_not_show(tmp_path: Path) -> None:
@@ -112,7 +94,9 @@ def test_a_noop_consolidate_imports_no_parser_or_validator(tmp_path: Path) -> No
     first = _modules_of(root, "workspace", "evidence", "consolidate")
     assert {"markdown_it", "sqlite3"} <= first  # the first one parses and activates
     loaded = _modules_of(root, "workspace", "evidence", "consolidate")
-    assert "evidence_tool.archive.local" in loaded and "ruamel" in loaded
+    assert "evidence_tool.archive.local" in loaded and "evidence_tool.unit.yaml_fast" in loaded
+    # workspace.yaml and state.yaml as the tool writes them take the line reader: no libyaml.
+    assert "ruamel" not in loaded
     assert [m for m in _HEAVY if m in loaded] == []
     assert [m for m in _NOT_FOR_A_NOOP if m in loaded] == []
 
@@ -138,4 +122,22 @@ _NOT_FOR_A_NOOP = (
     "snowballstemmer",
     "importlib.resources",
     "zipfile",
+    # issue 20, third pass: read-only views (status, show), the source registry when the
+    # workspace keeps none (no source can be missing), the unit model and renderer.
+    "evidence_tool.archive.queries",
+    "evidence_tool.sources.registry",
+    "evidence_tool.sources.store",
+    "evidence_tool.sources.records",
+    "evidence_tool.unit.model",
+    "evidence_tool.unit.render",
+    # the YAML parser: workspace.yaml's value is kept by its bytes' hash, and state.yaml
+    # is read directly when it is exactly what the tool writes
+    "ruamel",
+    # used only by what a no-op never does: a command backend's child, a W701 diff of the
+    # YAML mirror, a crash's traceback, an atomic swap's renameat2
+    "subprocess",
+    "difflib",
+    "traceback",
+    "ctypes",
+    "evidence_tool.workspace.redact",
 )
