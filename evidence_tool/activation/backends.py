@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import subprocess
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from evidence_tool import fsio
 from evidence_tool.activation.cache import write_jsonl
@@ -20,6 +19,9 @@ from evidence_tool.errors import ActivationError, DescriptorError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class CommandBackend:
@@ -44,6 +46,8 @@ class CommandBackend:
             "EVIDENCE_WORKSPACE_ROOT": str(self.layout.root),
             "EVIDENCE_CORPUS": str(corpus),
         }
+        import subprocess  # a command backend's only: not loaded by every consolidate
+
         try:
             # Its own session (process group), so a timeout stops the program and
             # everything it started, not only the direct child: a leftover indexer
@@ -78,6 +82,8 @@ class CommandBackend:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    import signal
+
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     # Grandchildren may hold the pipes open: do not wait for them, only for the child.

@@ -36,6 +36,7 @@ from evidence_tool.activation.dense import (
     rrf,
     write_vectors,
 )
+from evidence_tool.activation.prebuild import Prebuild
 from evidence_tool.activation.records import (
     Hit,
     IndexRecord,
@@ -153,6 +154,64 @@ def _insert(con: sqlite3.Connection, r: IndexRecord, analyzer: str = "stem") -> 
     )
 
 
+# json.dumps(..., ensure_ascii=False, sort_keys=True) builds this encoder at every call.
+_STORED = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_BATCH = 512  # rows per executemany: fewer calls, a bounded list (50,000 units fit in memory)
+
+
+def _insert_new(con: sqlite3.Connection, records: Iterable[IndexRecord], analyzer: str) -> None:
+    """``_insert``'s rows for a new file, a batch of units per statement: rowids are
+    given (1, 2, ...: what ``_insert`` gets in an empty file), so fts and units share them."""
+    batch: list[IndexRecord] = []
+    rowid = 0
+    for r in records:
+        batch.append(r)
+        if len(batch) == _BATCH:
+            _insert_batch(con, batch, rowid, analyzer)
+            rowid += len(batch)
+            batch = []
+    _insert_batch(con, batch, rowid, analyzer)
+
+
+def _insert_batch(
+    con: sqlite3.Connection, batch: list[IndexRecord], rowid: int, analyzer: str
+) -> None:
+    units, purposes, tables, fts = [], [], [], []
+    for n, r in enumerate(batch, rowid + 1):
+        lang = r.language
+        units.append(
+            (
+                n,
+                r.id,
+                r.kind,
+                lang,
+                r.title,
+                r.provenance_kind,
+                r.content_hash,
+                _STORED.encode(r.stored()),
+            )
+        )
+        purposes += [(r.id, p) for p in r.purposes]
+        tables += [(r.id, t) for t in sorted(_tables_of(r))]
+        fts.append(
+            (
+                n,
+                r.id,
+                _fts_text(r.title, lang, analyzer),
+                _fts_text("\n".join(_flatten(r.payload)), lang, analyzer),
+                _fts_text(" ".join(_flatten(r.applies_to)), lang, analyzer),
+            )
+        )
+    con.executemany(
+        "INSERT INTO units(rowid, id, kind, language, title, provenance_kind, content_hash, "
+        "record) VALUES (?,?,?,?,?,?,?,?)",
+        units,
+    )
+    con.executemany("INSERT INTO unit_purposes VALUES (?,?)", purposes)
+    con.executemany("INSERT INTO unit_tables VALUES (?,?)", tables)
+    con.executemany("INSERT INTO fts(rowid, id, title, body, applies_to) VALUES (?,?,?,?,?)", fts)
+
+
 def _delete(con: sqlite3.Connection, unit_id: str) -> None:
     row = con.execute("SELECT rowid FROM units WHERE id = ?", (unit_id,)).fetchone()
     if row is None:
@@ -202,7 +261,10 @@ def update_in_place(
     until the commit, and a process killed halfway leaves a hot journal, which the next
     activation rolls back (``SqliteBackend._recover``) before it updates again.
     """
-    con = vec.connect(path)  # the driver that loads sqlite-vec when vec_units exists
+    # The driver that loads sqlite-vec only for an index that holds vec_units: probing for
+    # it imports numpy, most of what one edit's activation cost over a no-op (issue 20).
+    connect = vec.connect if vec.META_KEY in (index_meta(path) or {}) else sqlite3.connect
+    con = connect(path)
     con.isolation_level = None
     try:
         con.execute("PRAGMA journal_mode=DELETE")
@@ -232,15 +294,14 @@ def _write(
     start: Callable[[sqlite3.Connection], object],
     analyzer: str = "stem",
 ) -> int:
-    con = vec.connect(path)
+    con = sqlite3.connect(path)  # vec_units, if wanted, come after (_embed, vec.connect)
     try:
         # No rollback journal: the file is unpublished until complete, and a killed
         # build must leave nothing but its one temp file (which the next build removes).
         con.execute("PRAGMA journal_mode=OFF")
         con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
         start(con)
-        for r in index_records(records):
-            _insert(con, r, analyzer)
+        _insert_new(con, index_records(records), analyzer)
         n = _stamp(con, revision, analyzer)
         con.commit()
         return n
@@ -255,6 +316,7 @@ class SqliteBackend:
         self.layout = layout
         self.embedder = embedder
         self.cache: EmbeddingCache | None = None  # the last activation's (tests count it)
+        self._prebuild: Prebuild | None = None  # a full build started by begin()
 
     @property
     def path(self) -> Path:
@@ -333,16 +395,71 @@ class SqliteBackend:
         """The model whose vectors the index must hold (None: no vectors)."""
         return self.embedder.model_id if self.embedder else None
 
+    def begin(self, snapshot: Snapshot) -> None:
+        """Start building ``snapshot``'s index in a child while the caller writes the
+        snapshot (prebuild.py), when its activation will build one from scratch; the
+        activation joins it.  Never fails: without a child, the activation builds it."""
+        self.cancel()
+        try:
+            if not self._full_build_ahead(snapshot):
+                return
+        except Exception:  # whatever it is, the activation meets it again and reports it
+            return
+        tmp = self.layout.cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
+        # Vectors come from the embedding service: the parent asks it, after the join.
+        local = self.embedder is None
+        self._prebuild = Prebuild.start(
+            tmp, snapshot.revision, lambda: self._build(tmp, snapshot, vectors=local)
+        )
+
+    def cancel(self) -> None:
+        """Stop a build begin() started and remove its file (the run failed before its
+        activation); a no-op once the activation took it."""
+        prebuild, self._prebuild = self._prebuild, None
+        if prebuild is not None:
+            _give_up(prebuild)
+
+    def _full_build_ahead(self, snapshot: Snapshot) -> bool:
+        """Will activating ``snapshot`` build its index from scratch, with no index to
+        adopt, recover or update?  Asked before the snapshot is written, without writing.
+        Only when no index is published (the first consolidate): deciding for an existing
+        one reads its rows, which an edit's activation then reads again."""
+        if os.path.lexists(self.path):
+            return False
+        self.layout.require_contained()  # the child's SQLite writes past fsio's check
+        journal = self.path.with_name(self.path.name + "-journal")
+        return (
+            self.layout.cache.is_dir()
+            and not journal.exists()
+            and not self.prepared_path.exists()
+            and self._changed_since_index(snapshot) is None
+        )
+
     def __call__(self, snapshot: Snapshot) -> None:
+        prebuild, self._prebuild = self._prebuild, None
+        if prebuild is not None and prebuild.revision != snapshot.revision:
+            _give_up(prebuild)  # begun for another candidate
+            prebuild = None
+        try:
+            self._activate(snapshot, prebuild)
+        except BaseException:
+            if prebuild is not None:
+                _give_up(prebuild)
+            raise
+
+    def _activate(self, snapshot: Snapshot, prebuild: Prebuild | None) -> None:
         # SQLite writes its file itself, past fsio's containment: the one rule (E108) again,
         # under the lock, right before it writes.
         self.layout.require_contained()
         cache = ensure_cache(self.layout)
         # A build killed earlier leaves its temp file (and, before journal_mode=OFF, a
-        # '-journal' beside it); the archive lock makes us the only builder.
+        # '-journal' beside it); the archive lock makes us the only builder (but for the
+        # child begin() started, building its own file).
+        ours = prebuild.tmp if prebuild is not None else None
         for stale in cache.glob(f".{INDEX_NAME}.*.tmp*"):
-            fsio.unlink(stale, missing_ok=True)
-        tmp = cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
+            if stale != ours:
+                fsio.unlink(stale, missing_ok=True)
+        tmp = ours or cache / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
             self._recover()
             if self._adopt(snapshot):
@@ -356,8 +473,11 @@ class SqliteBackend:
                 records = snapshot.records(drop & now)
                 update_in_place(self.path, snapshot.revision, drop, records, self._vectors)
             else:
-                build_index(tmp, snapshot.revision, snapshot.records())
-                self._embed(tmp)
+                if prebuild is None or not prebuild.join():
+                    fsio.discard_temp(tmp)  # what a failed child left: built again here
+                    self._build(tmp, snapshot)
+                elif self.embedder is not None:
+                    self._embed(tmp)
                 fsio.publish(tmp, self.path)
             self._stamp(snapshot.revision)
         except EmbeddingError as exc:
@@ -365,6 +485,8 @@ class SqliteBackend:
         except vec.errors() as exc:
             raise ActivationError(f"building the search index failed: {exc}") from None
         finally:
+            if prebuild is not None:
+                prebuild.cancel()  # not joined (an adoption, an update, a failure): stopped
             # Gone after a publish; left by a failed build (the previous index keeps serving).
             fsio.unlink(tmp, missing_ok=True)
 
@@ -380,8 +502,7 @@ class SqliteBackend:
         self.layout.require_contained()
         tmp = ensure_cache(self.layout) / f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp"
         try:
-            build_index(tmp, snapshot.revision, snapshot.records())
-            self._embed(tmp)
+            self._build(tmp, snapshot)
             fsio.publish(tmp, self.prepared_path)
         finally:
             fsio.unlink(tmp, missing_ok=True)
@@ -406,6 +527,12 @@ class SqliteBackend:
         else:
             fsio.unlink(prepared, missing_ok=True)
         return adopt
+
+    def _build(self, tmp: Path, snapshot: Snapshot, *, vectors: bool = True) -> None:
+        """``snapshot``'s whole index in the new file ``tmp``, with its vectors if asked."""
+        build_index(tmp, snapshot.revision, snapshot.records())
+        if vectors:
+            self._embed(tmp)
 
     def _embed(self, tmp: Path) -> None:
         """Give every unit of the unpublished index its vector (cached by content)."""
@@ -465,11 +592,19 @@ class SqliteBackend:
             e.id: e.content_hash for e in prev.entries()
         }:
             return None  # drifted from its snapshot: never carry a drift forward
-        before = prev.view.by_id()
-        after = snapshot.view.by_id()
-        drop = {uid for uid, e in after.items() if before.get(uid) != e}
+        before, after = prev.by_id(), snapshot.by_id()
+        # derive keeps an unchanged entry's object: identity settles most of them.
+        drop = {
+            uid for uid, e in after.items() if not e.same_object(b := before.get(uid)) and b != e
+        }
         drop |= before.keys() - after.keys()
         return drop if len(drop) <= len(after) // 2 else None  # mostly new: build
+
+
+def _give_up(prebuild: Prebuild) -> None:
+    """Stop a build begun ahead and remove its unpublished file."""
+    prebuild.cancel()
+    fsio.discard_temp(prebuild.tmp)
 
 
 def _pairs(path: Path, sql: str) -> dict[str, str] | None:

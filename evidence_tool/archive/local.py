@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -35,7 +36,6 @@ from evidence_tool.errors import (
     refuse_warnings,
 )
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.unit import Unit
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -80,6 +80,23 @@ def _as_checked(manifest: JsonObject, checked: dict[str, str]) -> None:
             "would record a catalog its text was not checked against; nothing was "
             "consolidated: run 'tht workspace evidence consolidate' again"
         )
+
+
+@contextmanager
+def _ahead(activate: Activate, candidate: Snapshot) -> Iterator[None]:
+    """Let the backend start the candidate's activation work that needs no write (the
+    sqlite index's full build, in a child) while the snapshot is written; it is joined
+    by the activation, and stopped if the run fails before it (issue 20)."""
+    begin = getattr(activate, "begin", None)
+    if begin is None:
+        yield
+        return
+    begin(candidate)
+    try:
+        yield
+    except BaseException:
+        activate.cancel()  # type: ignore[attr-defined]  # begin's pair
+        raise
 
 
 def unfinished_snapshots(layout: Layout) -> list[Path]:
@@ -334,6 +351,10 @@ class LocalEvidenceArchive:
                 revision=revision,
                 units=Manifest(d.manifest).unit_count(),
             )
+            # init pays for its own writes: the derived caches it wrote without fsync would
+            # otherwise be flushed by the first consolidate's first fsync (issue 20).
+            with contextlib.suppress(OSError):  # durable writes were fsynced each already
+                fsio.sync_filesystem(self.layout.root)
             return ConsolidateResult(
                 ConsolidateStatus.INITIALIZED,
                 revision,
@@ -450,12 +471,14 @@ class LocalEvidenceArchive:
                 else ConsolidateStatus.WOULD_ACTIVATE
             )
             return result
-        self._record(actor, state, d, report, result)
         if activate is None:
+            self._record(actor, state, d, report, result)
             result.status = ConsolidateStatus.PENDING_ACTIVATION
             return result
         candidate = self._candidate(revision, d, prev, report)
-        return self._activate(actor, candidate, activate, result)
+        with _ahead(activate, candidate):
+            self._record(actor, state, d, report, result)
+            return self._activate(actor, candidate, activate, result)
 
     def _derive(
         self,
@@ -617,11 +640,12 @@ class LocalEvidenceArchive:
 
     @staticmethod
     def _parsed_units(report: ValidationReport) -> dict[str, Unit]:
-        """The units this scan parsed (not those the stat cache vouched for), by file hash."""
+        """The units this scan parsed (not those the stat cache vouched for), by file hash:
+        typed here, or built from a parse worker's flat result (never parsed again)."""
         return {
-            f.file_hash: f.parsed.unit
+            f.file_hash: unit
             for f in report.files
-            if f.parsed is not None and f.parsed.unit is not None
+            if (f.parsed is not None or f.flat is not None) and (unit := f.unit) is not None
         }
 
     @staticmethod
@@ -679,12 +703,12 @@ class LocalEvidenceArchive:
         wanted = {e.file_hash for e in d.fresh}
         wanted |= {digest for _, digest in d.source_blobs.values()}
         wanted |= set(d.blobs)
-        missing = {digest for digest in wanted if not self.objects.has(digest)}
+        missing = self.objects.missing(wanted)
         batch = []
         for f in report.files if missing else ():
             if f.cached is None and f.file_hash in missing:  # read and hashed by this scan
                 missing.discard(f.file_hash)
-                batch.append((self.objects.path_for(f.file_hash), f.data))
+                batch.append((self.objects.path_for(f.file_hash), f.data, f.file_hash))
         for f in report.files if missing else ():  # rare: a recognized file not archived
             if f.file_hash in missing:
                 if hashlib.sha256(f.data).hexdigest() != f.file_hash:
@@ -693,11 +717,11 @@ class LocalEvidenceArchive:
                         path=f.rel,
                     )
                 missing.discard(f.file_hash)
-                batch.append((self.objects.path_for(f.file_hash), f.data))
+                batch.append((self.objects.path_for(f.file_hash), f.data, f.file_hash))
         for data, digest in [*d.source_blobs.values(), *((b, h) for h, b in d.blobs.items())]:
             if digest in missing:
                 missing.discard(digest)
-                batch.append((self.objects.path_for(digest), data))
+                batch.append((self.objects.path_for(digest), data, digest))
         fsio.write_batch(batch)
         revision = d.revision
         path = snapshot_path(self.layout.snapshots, revision)

@@ -26,6 +26,22 @@ class ObjectStore:
     def has(self, digest: str) -> bool:
         return self.path_for(digest).is_file()
 
+    def missing(self, digests: set[str]) -> set[str]:
+        """The ``digests`` the store lacks, by one listing per folder they fall in, not one
+        stat per digest (a first consolidate asks for every unit's blob)."""
+        by_folder: dict[str, set[str]] = {}
+        for digest in digests:
+            self.path_for(digest)  # a malformed digest is refused, as has() refuses it
+            by_folder.setdefault(digest[:2], set()).add(digest[2:])
+        out: set[str] = set()
+        for sub, names in by_folder.items():
+            try:
+                held = set(os.listdir(self.root / sub))
+            except (FileNotFoundError, NotADirectoryError):
+                held = set()
+            out.update(sub + name for name in names - held)
+        return out
+
     def put(self, data: bytes, digest: str | None = None) -> str:
         """Store ``data`` once; objects are immutable, so an existing name is never rewritten."""
         digest = digest or hashlib.sha256(data).hexdigest()

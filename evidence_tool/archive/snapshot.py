@@ -41,17 +41,27 @@ class Snapshot:
         """The manifest's typed view: how code outside the archive reads its keys."""
         return Manifest(self.manifest)
 
-    def entries(self) -> list[UnitEntry]:
-        return self.view.units()
+    def entries(self) -> tuple[UnitEntry, ...]:
+        return self._entries
+
+    @cached_property
+    def _entries(self) -> tuple[UnitEntry, ...]:
+        # Viewed once per snapshot: a one-unit edit asked for them four times, 50,000
+        # view objects each (issue 20).  A tuple: callers share it and cannot change it.
+        return tuple(self.view.units())
 
     def entry(self, unit_id: str) -> UnitEntry | None:
         return self._by_id.get(unit_id)
+
+    def by_id(self) -> dict[str, UnitEntry]:
+        """Every entry by id; shared by the callers, which only read it."""
+        return self._by_id
 
     @cached_property
     def _by_id(self) -> dict[str, UnitEntry]:
         # Built on the first lookup: callers that look up every unit (migration's finish
         # mode) stay linear.
-        return self.view.by_id()
+        return {e.id: e for e in self._entries}
 
     def unit_bytes(self, entry: UnitEntry) -> bytes:
         return self.objects.get(entry.file_hash)

@@ -17,12 +17,15 @@ import json
 import marshal
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from evidence_tool import __version__, fsio
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.unit import Unit
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
+
+if TYPE_CHECKING:  # a no-op reads no unit: the model stays unloaded (start-up)
+    from evidence_tool.unit import Unit
 
 NAME = "unit-records.bin"
 FORMAT = 1

@@ -67,6 +67,7 @@ __all__ = [
     "append_line",
     "begin_step",
     "commit_step",
+    "discard_temp",
     "fsync_dir",
     "fsync_fd",
     "makedirs",
@@ -75,6 +76,7 @@ __all__ = [
     "rewrite_fd",
     "rmdir",
     "set_hook",
+    "sync_filesystem",
     "transaction",
     "unlink",
     "write_atomic",
@@ -96,18 +98,24 @@ def makedirs(path: str | os.PathLike[str]) -> None:
         missing.append(probe)
         probe = probe.parent
     for folder in reversed(missing):
+        if _mkdir(folder):
+            fsync_dir(folder.parent)
 
-        def make(folder: Path = folder) -> None:
-            os.mkdir(folder, 0o755)
-            record(Undo("rmdir", folder))
 
-        try:
-            call("mkdir", folder, make)
-        except FileExistsError:
-            if not folder.is_dir() or folder.is_symlink():
-                raise
-            continue
-        fsync_dir(folder.parent)
+def _mkdir(folder: Path) -> bool:
+    """Create one folder (undone on rollback); False when a racing writer made it first."""
+
+    def make() -> None:
+        os.mkdir(folder, 0o755)
+        record(Undo("rmdir", folder))
+
+    try:
+        call("mkdir", folder, make)
+    except FileExistsError:
+        if not folder.is_dir() or folder.is_symlink():
+            raise
+        return False
+    return True
 
 
 def _write_temp(path: Path, data: bytes, *, sync: bool) -> Path:
@@ -225,9 +233,24 @@ def _syncfs(path: str | os.PathLike[str]) -> None:
 _FSYNC_EACH_UP_TO = 16
 
 
-def write_batch(items: list[tuple[Path, bytes]]) -> None:
+def _make_folders(folders: set[Path]) -> set[Path]:
+    """Create the missing ``folders`` (siblings, e.g. the object store's 256) and fsync
+    each parent once after all of them, not after each: the new folders; none is used
+    before that fsync, so a crash keeps what ``makedirs`` would."""
+    new = sorted(f for f in folders if not os.path.isdir(f))
+    parents = dict.fromkeys(f.parent for f in new)
+    for parent in parents:
+        makedirs(parent)
+    made = {folder for folder in new if _mkdir(folder)}
+    for parent in parents:
+        fsync_dir(parent)
+    return made
+
+
+def write_batch(items: list[tuple[Path, bytes, str]]) -> None:
     """Write many new files durably with one filesystem sync instead of one fsync each.
 
+    ``items``: (path, bytes, their sha256) -- the name of a content-addressed file.
     All temp files are written first, then one syncfs makes their bytes durable,
     then each is renamed into place and every touched folder is fsynced once.  A
     crash leaves either nothing at a target or its complete bytes; stray temp
@@ -236,15 +259,14 @@ def write_batch(items: list[tuple[Path, bytes]]) -> None:
     """
     pending: list[tuple[Path, Path, str]] = []
     renamed = 0  # pending[:renamed] are in place: no temp file left to clean up
-    folders: dict[Path, None] = {}  # touched folders, in order: made once, fsynced once
+    folders: dict[Path, None] = {}  # touched folders, in order: fsynced once
     try:
-        for path, data in items:
-            if path.exists():
+        made = _make_folders({path.parent for path, _, _ in items})
+        for path, data, digest in items:
+            # A folder made just now is empty: no target in it to look for.
+            if path.parent not in made and path.exists():
                 continue
-            if path.parent not in folders:
-                makedirs(path.parent)
-                folders[path.parent] = None
-            digest = hashlib.sha256(data).hexdigest()
+            folders[path.parent] = None
             pending.append((_write_temp(path, data, sync=False), path, digest))
         if not pending:
             return
@@ -293,6 +315,13 @@ def unlink(
             raise
         return
     fsync_dir(path.parent)
+
+
+def discard_temp(path: str | os.PathLike[str]) -> None:
+    """Remove an unpublished temp file (a build given up): nothing durable names it, so
+    neither a folder fsync (none may follow a refused write) nor an undo record."""
+    with contextlib.suppress(FileNotFoundError):
+        call("unlink", path, lambda: os.unlink(path))
 
 
 def rmdir(path: str | os.PathLike[str]) -> None:
@@ -353,10 +382,21 @@ def rewrite_fd(
     last holder finished; the flock is the lock.  ``durable``: fsync it too.
     """
     # Write, then cut: a write that fails (a full disk) leaves the old note, never none.
+    old_size = os.fstat(fd).st_size
     call("write", path, lambda: os.pwrite(fd, data, 0))
-    call("truncate", path, lambda: os.ftruncate(fd, len(data)))
+    # Cut only a longer old note: a truncate to the length written is still a journaled
+    # change (the first one after init waited for the flush of init's writes, issue 20).
+    if old_size > len(data):
+        call("truncate", path, lambda: os.ftruncate(fd, len(data)))
     if durable:
         fsync_fd(fd, path)
+
+
+def sync_filesystem(path: str | os.PathLike[str]) -> None:
+    """Flush every dirty page of the filesystem holding the folder ``path``: a command that
+    wrote derived files without fsync pays for them here, once, not the next command's
+    first fsync (ext4's ordered journal flushes them at its next commit)."""
+    _syncfs(path)
 
 
 def publish(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:

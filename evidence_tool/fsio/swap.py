@@ -7,7 +7,6 @@ operation compared (its pre-image); a save landing in between must win.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import secrets
@@ -24,6 +23,8 @@ _renameat2: Any = None
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
     global _renameat2
+    import ctypes  # loaded by the first swap, not by every command
+
     if _renameat2 is None:
         fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
         if fn is not None:

@@ -7,6 +7,7 @@ leaves no temp file behind in ``.evidence-cache/``.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -182,17 +183,20 @@ def test_a_build_killed_by_sigkill_is_cleaned_up_by_the_retry(
 
 
 def test_the_real_build_leaves_no_journal_while_it_runs(
-    indexed: Path, monkeypatch: pytest.MonkeyPatch, tht: Tht
+    indexed: Path, monkeypatch: pytest.MonkeyPatch, tht: Tht, tmp_path: Path
 ) -> None:
     """During a build, the cache holds the published index and one temp file, nothing else."""
-    seen: list[list[str]] = []
+    # The build may run in a forked child (activation/prebuild.py): what it sees goes
+    # through a file, not this process's memory.
+    seen_file = tmp_path / "seen.json"
     real: Callable[..., int] = sqlite_index.build_index
 
     def spy(path: Path, revision: str, records: Any) -> int:
         def watched() -> Any:
             for n, r in enumerate(records):
                 if n == 20:
-                    seen.append(cache_leftovers(indexed))
+                    with open(seen_file, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(cache_leftovers(indexed)) + "\n")
                 yield r
 
         return real(path, revision, watched())
@@ -201,6 +205,7 @@ def test_the_real_build_leaves_no_journal_while_it_runs(
     (indexed / ".evidence-cache" / "index.sqlite").unlink()  # so the build is a full one
     add_word(indexed / FORMULA_PATH, WORD)
     assert tht("consolidate").json["result"]["status"] == "activated"
+    seen = [json.loads(line) for line in seen_file.read_text(encoding="utf-8").splitlines()]
     assert len(seen) == 1 and len(seen[0]) == 1 and seen[0][0].endswith(".tmp"), seen
 
 

@@ -56,13 +56,17 @@ def _rebuilt(root: Path, tmp: Path) -> dict[str, Any]:
 
 
 class Calls:
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.builds: list[str] = []
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+        # A full build may run in a forked child (activation/prebuild.py): it is counted
+        # in a file, which the child's writes reach and its memory would not.
+        self._builds = folder / "builds"
+        self._builds.touch()
         self.updates: list[tuple[str, set[str]]] = []
         build, update = sqlite_index.build_index, sqlite_index.update_in_place
 
         def spy_build(path: Path, revision: str, records: Any) -> int:
-            self.builds.append(revision)
+            with open(self._builds, "a", encoding="utf-8") as fh:
+                fh.write(revision + "\n")
             return build(path, revision, records)
 
         def spy_update(path: Path, revision: str, drop: Any, records: Any, finish: Any) -> int:
@@ -72,11 +76,15 @@ class Calls:
         monkeypatch.setattr(sqlite_index, "build_index", spy_build)
         monkeypatch.setattr(sqlite_index, "update_in_place", spy_update)
 
+    @property
+    def builds(self) -> list[str]:
+        return self._builds.read_text(encoding="utf-8").splitlines()
+
 
 def test_each_kind_of_change_updates_the_index_to_what_a_rebuild_makes(
     indexed: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    calls = Calls(monkeypatch)
+    calls = Calls(monkeypatch, tmp_path)
     changes = [
         ("modified", lambda: add_word(indexed / FORMULA_PATH, "zanzibarite")),
         ("removed", lambda: unit_file(indexed, "evidence:admin:patient-merge").unlink()),
@@ -120,7 +128,7 @@ def test_a_drifted_index_is_rebuilt_never_carried_forward(
     con.execute("UPDATE units SET content_hash = 'x' WHERE id = ?", (FORMULA,))
     con.commit()
     con.close()
-    calls = Calls(monkeypatch)
+    calls = Calls(monkeypatch, tmp_path)
     add_word(unit_file(indexed, "evidence:clinical:drg"), "zanzibarite")
     assert tht("consolidate").json["result"]["status"] == "activated"
     assert len(calls.builds) == 1 and calls.updates == []
@@ -129,13 +137,18 @@ def test_a_drifted_index_is_rebuilt_never_carried_forward(
 
 @pytest.mark.parametrize("key, value", [("format", "1"), ("tool", "0.0.0-other")])
 def test_an_index_of_another_format_or_tool_version_is_rebuilt(
-    indexed: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch, key: str, value: str
+    indexed: Path,
+    tht: Tht,
+    monkeypatch: pytest.MonkeyPatch,
+    key: str,
+    value: str,
+    tmp_path: Path,
 ) -> None:
     con = sqlite3.connect(indexed / INDEX)
     con.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
     con.commit()
     con.close()
-    calls = Calls(monkeypatch)
+    calls = Calls(monkeypatch, tmp_path)
     add_word(indexed / FORMULA_PATH, "zanzibarite")
     assert tht("consolidate").json["result"]["status"] == "activated"
     assert len(calls.builds) == 1 and calls.updates == []
