@@ -58,7 +58,12 @@ def error_code(run: K.Run) -> str | None:
 
 def inject(pool: K.Pool, ref: Reference, scratch: Path) -> dict[str, int]:
     commit = first_commit(ref)
-    points = [k for k, (op, _p, _c) in enumerate(ref.ops, 1) if op in INJECTED]
+    every = [k for k, (op, _p, _c) in enumerate(ref.ops, 1) if op in INJECTED]
+    # Each case runs twice (the error, then the repaired re-run): sampled from 100 cases.
+    points = K.sample(every, lambda k: ref.ops[k - 1][0], above=100)
+    assert len(points) > 0 and {ref.ops[k - 1][0] for k in points} == {
+        ref.ops[k - 1][0] for k in every
+    }
 
     def one(z: K.Zygote, k: int) -> str:
         op, path, _ = ref.ops[k - 1]
