@@ -1,6 +1,6 @@
 """Whole-process timing: what a user waits for when running ``tht`` (issue 20).
 
-    python bench/process.py compare ROOT [--src A --src B] [--repeat 5] -- ARGS...
+    python bench/process.py ROOT [--src A --src B] [--repeat 5] -- ARGS...
 
 Each figure is the median of ``--repeat`` runs of a fresh interpreter, measured with
 ``os.wait4`` (wall seconds, CPU seconds of the child and its peak RSS).  Runs of the

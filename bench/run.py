@@ -283,6 +283,9 @@ class Fresh:
         COPIES.append(copy)
         if self.prepare is not None:
             self.prepare(copy)
+        # The copy's (and the preparation's) dirty pages reach the disk before the clock
+        # starts: a consolidation's one syncfs would otherwise flush them, on its time.
+        os.sync()
         return copy
 
 
