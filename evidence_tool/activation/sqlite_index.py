@@ -360,9 +360,11 @@ class SqliteBackend:
 
     def _stamped(self) -> str | None:
         """The revision the stamp vouches for, if the index file is the one stamped and the
-        stamp was taken well after the file's last change (a racily clean file is read)."""
+        stamp was written after the file's last change (a racily clean file is read)."""
         try:
-            stamp = json.loads(self.stamp_path.read_bytes())
+            with open(self.stamp_path, "rb") as f:
+                written = os.fstat(f.fileno()).st_mtime_ns
+                stamp = json.loads(f.read())
             revision, file_id, taken = stamp["revision"], stamp["file"], stamp["taken_ns"]
         except (OSError, ValueError, TypeError, KeyError):
             return None
@@ -375,7 +377,13 @@ class SqliteBackend:
             return None  # it vouched for the vectors of another model
         if stamp.get(vec.META_KEY) != vec.wanted(self._model_id()):
             return None
-        return revision if isinstance(revision, str) and file_id[2] < taken - RACY_NS else None
+        if not isinstance(revision, str) or not isinstance(taken, int):
+            return None
+        # Racily clean unless the index last changed strictly before the stamp was written,
+        # by the filesystem's own clock (git's rule for its index: the stamp file's mtime),
+        # or well before the stamp was taken by the wall clock.  A later write to the index
+        # gets a change time no older than the stamp file's: it no longer matches.
+        return revision if file_id[2] < written or file_id[2] < taken - RACY_NS else None
 
     def _stamp(self, revision: str) -> None:
         file_id = self._file_id()

@@ -141,3 +141,43 @@ def test_attack_index_drifted_before_an_update_is_rebuilt(stamped: Path) -> None
     assert _consolidate(stamped) == "activated"
     held = index_entries(index)
     assert held is not None and held[victim] != "0" * 64 and len(held) == 27
+
+
+def test_edits_back_to_back_read_no_index_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update stamps the index it just wrote, and the next edit, a moment later, trusts
+    that stamp (git's racy rule: the file's change time is older than the stamp file's
+    own), so four quick edits read no row; a row edited between them is still caught."""
+    root = generate(41, tmp_path / "ws", seed=11)
+    assert _consolidate(root) == "activated"
+    reads = _row_reads(monkeypatch)
+    files = sorted((root / "evidence" / "curated" / "glossary").glob("*.md"))
+    assert len(files) >= 4
+    for n, edited in enumerate(files[:4]):
+        edited.write_text(edited.read_text(encoding="utf-8").rstrip("\n") + f" Edit {n}.\n")
+        assert _consolidate(root) == "activated"
+    assert reads[0] == 0
+    index = root / ".evidence-cache" / "index.sqlite"
+    victim = _tamper(index)  # right after the last update's stamp
+    assert _consolidate(root) == "reindexed"
+    held = index_entries(index)
+    assert held is not None and held[victim] != "0" * 64 and len(held) == 41
+
+
+def test_a_stamp_no_newer_than_the_index_is_not_trusted(stamped: Path) -> None:
+    """Where the clock is coarse, the stamp file can carry the index's own change time: it
+    is racily clean, and the rows are read (and a row edited in that tick is caught)."""
+    index = stamped / ".evidence-cache" / "index.sqlite"
+    stamp = stamped / ".evidence-cache" / "index.sqlite.stamp"
+    data = json.loads(stamp.read_bytes())
+    victim = _tamper(index)
+    st = os.stat(index)
+    data["file"] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    data["taken_ns"] = st.st_ctime_ns  # taken in the tick the index last changed
+    stamp.write_text(json.dumps(data))
+    os.utime(stamp, ns=(st.st_ctime_ns, st.st_ctime_ns))
+    assert os.stat(index).st_ctime_ns == st.st_ctime_ns  # the index itself untouched since
+    assert _consolidate(stamped) == "reindexed"
+    held = index_entries(index)
+    assert held is not None and held[victim] != "0" * 64
