@@ -17,14 +17,24 @@ from contextlib import contextmanager
 @contextmanager
 def resumed() -> Iterator[None]:
     """Collection on inside a paused block: for callbacks (index builds, clients) whose
-    objects may form cycles."""
+    objects may form cycles.
+
+    The objects made while paused were never collected: the first young collection would
+    walk them all (30 ms of a one-edit consolidate at 10,000 units).  They are frozen
+    (set aside, O(1)) for the block and handed back after it, unless the host froze its own
+    heap (a server before forking): its frozen objects are left as they are."""
     was_enabled = gc.isenabled()
+    freeze = not was_enabled and gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     gc.enable()
     try:
         yield
     finally:
         if not was_enabled:
             gc.disable()
+        if freeze:
+            gc.unfreeze()
 
 
 @contextmanager
