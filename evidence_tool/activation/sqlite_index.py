@@ -477,8 +477,7 @@ class SqliteBackend:
             if drop is not None:
                 # The changed units' rows, in the published file: the cost of the change,
                 # not a copy of the whole index.
-                now = {e.id for e in snapshot.entries()}
-                records = snapshot.records(drop & now)
+                records = snapshot.records(drop)  # the changed units still there
                 update_in_place(self.path, snapshot.revision, drop, records, self._vectors)
             else:
                 if prebuild is None or not prebuild.join():
@@ -600,13 +599,19 @@ class SqliteBackend:
             e.id: e.content_hash for e in prev.entries()
         }:
             return None  # drifted from its snapshot: never carry a drift forward
-        before, after = prev.by_id(), snapshot.by_id()
-        # derive keeps an unchanged entry's object: identity settles most of them.
-        drop = {
-            uid for uid, e in after.items() if not e.same_object(b := before.get(uid)) and b != e
-        }
-        drop |= before.keys() - after.keys()
-        return drop if len(drop) <= len(after) // 2 else None  # mostly new: build
+        if snapshot.changed is not None and prev is snapshot.previous:
+            drop = set(snapshot.changed)  # told by the derivation that made it: no compare
+        else:
+            before, after = prev.by_id(), snapshot.by_id()
+            # derive keeps an unchanged entry's object: identity settles most of them.
+            drop = {
+                uid
+                for uid, e in after.items()
+                if not e.same_object(b := before.get(uid)) and b != e
+            }
+            drop |= before.keys() - after.keys()
+        # Mostly new: build.
+        return drop if len(drop) <= snapshot.view.unit_count() // 2 else None
 
 
 def _give_up(prebuild: Prebuild) -> None:

@@ -580,7 +580,11 @@ class LocalEvidenceArchive:
             snap = self.snapshot(revision)
         parsed = self._parsed_units(report)
         known = unitrecords.KnownRecords(self.layout)
-        return replace(snap, parsed=parsed, known=known, previous=prev)
+        changed = None
+        if prev is not None and snap.manifest is d.manifest and d.prev_revision == prev.revision:
+            # derive keeps every other entry of prev as the same object (derive.py).
+            changed = frozenset(e.id for e in d.fresh) | frozenset(d.classes["deleted"])
+        return replace(snap, parsed=parsed, known=known, previous=prev, changed=changed)
 
     def _mend_mirror(
         self, prev: Snapshot | None, revision: str, newest: str | None, result: ConsolidateResult
@@ -635,7 +639,7 @@ class LocalEvidenceArchive:
 
         if not deleted or not added:
             return []
-        prev_units = prev.view.by_id()
+        prev_units = {e.id: e for e in prev.entries_of(set(deleted))}  # only those looked up
         return likely_id_changes(deleted, added, prev_units, files, blob)
 
     @staticmethod

@@ -35,6 +35,10 @@ class Snapshot:
     # The newest snapshot before this one, when the consolidation that made it had it
     # loaded: an index update starts from it without loading its manifest again.
     previous: Snapshot | None = field(default=None, compare=False, repr=False)
+    # The ids whose entries differ from ``previous``'s (entries built afresh, units deleted),
+    # when the consolidation that derived this snapshot knows them: an index update takes
+    # them instead of comparing every entry of both manifests.
+    changed: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def view(self) -> Manifest:
@@ -83,9 +87,7 @@ class Snapshot:
     def records(self, ids: set[str] | None = None) -> Iterator[JsonObject]:
         """Export records: the typed unit with its provenance and review items (of the
         units ``ids`` names, if given: only their blobs are read and parsed)."""
-        for entry in self.entries():
-            if ids is not None and entry.id not in ids:
-                continue
+        for entry in self.entries() if ids is None else self.entries_of(ids):
             uid, kind, language, title, metadata, payload = self._fields(entry)
             yield {
                 "revision": self.revision,
@@ -102,6 +104,13 @@ class Snapshot:
                 "provenance_kind": entry.provenance_kind.value,
                 "review_items": list[JsonValue](entry.review_items),
             }
+
+    def entries_of(self, ids: set[str]) -> list[UnitEntry]:
+        """The entries of ``ids`` in manifest order, viewing only those (an index update of
+        one unit needs one entry of 50,000); ids the snapshot lacks are skipped."""
+        if "_entries" in self.__dict__:  # viewed already
+            return [e for e in self._entries if e.id in ids]
+        return [UnitEntry(raw) for raw in self.view.unit_objects() if raw.get("id") in ids]
 
     def _fields(self, entry: UnitEntry) -> Fields:
         """(id, kind, language, title, metadata JSON, payload JSON) of the entry's unit."""

@@ -173,3 +173,59 @@ def test_an_update_parses_only_the_changed_units(
     add_word(indexed / FORMULA_PATH, "zanzibarite")
     assert tht("consolidate").json["result"]["status"] == "activated"
     assert len(parsed) == 1 and "zanzibarite" in parsed[0]
+
+
+def test_changes_of_every_kind_at_once_drop_exactly_their_rows_without_viewing_the_manifests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One consolidate that modifies, reformats, moves, deletes and adds units of a larger
+    workspace: the update is told the changed ids by the derivation (no entry of either
+    manifest viewed to compare them), replaces exactly those rows, and ends equal to a
+    rebuild (issue 20)."""
+    import sys
+
+    from evidence_tool.archive import manifest as manifest_module
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from bench.generate import generate
+
+    root = generate(63, tmp_path / "ws", seed=5)
+    archive = LocalEvidenceArchive(root)
+
+    def consolidate() -> str:
+        return archive.consolidate("tester", sqlite_index.SqliteBackend(Layout.at(root))).status
+
+    assert consolidate() == "activated"
+    files = sorted((root / "evidence" / "curated").rglob("*.md"))
+    ids = {f: _id_of(f) for f in files}
+    modified, reformatted, moved, deleted = files[3], files[17], files[29], files[41]
+    modified.write_text(modified.read_text(encoding="utf-8").rstrip("\n") + " Quokka.\n")
+    text = reformatted.read_text(encoding="utf-8")
+    reformatted.write_text(text.replace("\n---\n", "\n---\n\n", 1), encoding="utf-8")
+    moved.rename(moved.with_name("moved-" + moved.name))
+    deleted.unlink()
+    added = files[50].read_text(encoding="utf-8").replace(ids[files[50]], ids[files[50]] + "-b")
+    files[50].with_name("added-" + files[50].name).write_text(added, encoding="utf-8")
+
+    calls = Calls(monkeypatch, tmp_path)
+    viewed = [0]
+    real_units = manifest_module.Manifest.units
+
+    def counting_units(self: Any) -> Any:
+        viewed[0] += 1
+        return real_units(self)
+
+    monkeypatch.setattr(manifest_module.Manifest, "units", counting_units)
+    assert consolidate() == "activated"
+    assert calls.builds == []
+    expected = {ids[modified], ids[reformatted], ids[moved], ids[deleted], ids[files[50]] + "-b"}
+    assert [drop for _, drop in calls.updates] == [expected]
+    assert viewed[0] == 0
+    assert _content(root / INDEX) == _rebuilt(root, tmp_path)
+
+
+def _id_of(path: Path) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("id: "):
+            return line[4:].strip().strip('"')
+    raise AssertionError(f"no id line in {path}")
