@@ -121,6 +121,12 @@ def _mkdir(folder: Path) -> bool:
 def _write_temp(path: Path, data: bytes, *, sync: bool) -> Path:
     """A new temp file next to ``path`` holding ``data``, fsynced if ``sync``."""
     tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    _write_new_file(tmp, data, sync=sync)
+    return tmp
+
+
+def _write_new_file(tmp: str | Path, data: bytes, *, sync: bool = False) -> None:
+    """Create ``tmp`` (never an existing name) holding ``data``; removed if that fails."""
     fd = call("open", tmp, lambda: os.open(tmp, _CREATE, 0o644))
     assert isinstance(fd, int)
     try:
@@ -138,7 +144,6 @@ def _write_temp(path: Path, data: bytes, *, sync: bool) -> Path:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    return tmp
 
 
 def _fsync_path(path: Path) -> None:
@@ -257,32 +262,42 @@ def write_batch(items: list[tuple[Path, bytes, str]]) -> None:
     files are swept by the next locked operation.  For content-addressed files
     only (a target that exists is skipped: same name, same bytes).
     """
-    pending: list[tuple[Path, Path, str]] = []
+    # Plain strings and one random tag per batch: a first consolidate writes 10,000 blobs,
+    # and Path objects and a getrandom call per file were a fifth of its write time.  Each
+    # target name is distinct (it is the content's hash), so each temp name is too.
+    tag = secrets.token_hex(6)
+    pending: list[tuple[str, str, str]] = []  # temp, target, digest
     renamed = 0  # pending[:renamed] are in place: no temp file left to clean up
-    folders: dict[Path, None] = {}  # touched folders, in order: fsynced once
+    folders: dict[str, None] = {}  # touched folders, in order: fsynced once
     try:
-        made = _make_folders({path.parent for path, _, _ in items})
-        for path, data, digest in items:
+        targets = [(os.fspath(path), data, digest) for path, data, digest in items]
+        split = os.path.split
+        wanted = {split(t)[0] for t, _, _ in targets}
+        made = {os.fspath(f) for f in _make_folders({Path(f) for f in wanted})}
+        for target, data, digest in targets:
+            folder, name = split(target)
             # A folder made just now is empty: no target in it to look for.
-            if path.parent not in made and path.exists():
+            if folder not in made and os.path.lexists(target):
                 continue
-            folders[path.parent] = None
-            pending.append((_write_temp(path, data, sync=False), path, digest))
+            folders[folder] = None
+            tmp = f"{folder}/.{name}.{tag}.tmp"
+            _write_new_file(tmp, data)
+            pending.append((tmp, target, digest))
         if not pending:
             return
         if len(pending) <= _FSYNC_EACH_UP_TO:
             # A few files: fsync each; syncfs would also wait for every other writer's data.
             for tmp, _, _ in pending:
-                _fsync_path(tmp)
+                _fsync_path(Path(tmp))
         else:
-            _syncfs(pending[0][1].parent)
-        for tmp, path, digest in pending:
+            _syncfs(split(pending[0][1])[0])
+        for tmp, target, digest in pending:
 
-            def rename(tmp: Path = tmp, path: Path = path, digest: str = digest) -> None:
-                os.replace(tmp, path)
-                record(Undo("restore", path, None, digest))
+            def rename(tmp: str = tmp, target: str = target, digest: str = digest) -> None:
+                os.replace(tmp, target)
+                record(Undo("restore", target, None, digest))
 
-            call("replace", path, rename)
+            call("replace", target, rename)
             renamed += 1
         for folder in folders:
             fsync_dir(folder)

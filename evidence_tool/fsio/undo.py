@@ -26,7 +26,7 @@ class Undo:
     def __init__(
         self,
         kind: str,
-        path: Path,
+        path: str | os.PathLike[str],  # a plain string from write_batch: made a Path if used
         old: bytes | None = None,
         new: str | None = None,
         size: int = 0,
@@ -34,7 +34,7 @@ class Undo:
         self.kind, self.path, self.old, self.new, self.size = kind, path, old, new, size
 
     def apply(self) -> None:
-        path = self.path
+        path = Path(self.path)
         if self.kind == "rmdir":
             if path.is_dir() and not any(path.iterdir()):
                 call("rmdir", path, lambda: os.rmdir(path))
