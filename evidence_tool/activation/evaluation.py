@@ -36,7 +36,7 @@ from evidence_tool.embedding.vectors import from_blob
 from evidence_tool.errors import DescriptorError, Diagnostic, NotReadyError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.schemas import load_schema
-from evidence_tool.unit.yaml_strict import YamlProblem, load
+from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 
 # Bounds on a question set: a hostile or mistaken file is refused before it is parsed.
 MAX_BYTES = 4 * 1024 * 1024
@@ -72,7 +72,7 @@ def _records(path: str, text: str) -> Iterator[tuple[int, JsonValue]]:
                     raise _invalid(path, f"not a JSON object ({exc})", n) from None
         return
     try:
-        yaml = load(text)  # the strict loader of units: no anchors, tags or duplicates
+        yaml = load_unique(text)  # the strict loader of units: no anchors, tags or duplicates
     except YamlProblem as exc:
         raise _invalid(path, f"not valid YAML ({exc.message})", exc.line) from None
     doc = yaml.value

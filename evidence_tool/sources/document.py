@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.records import DocumentFacts, Identifier
-from evidence_tool.unit.yaml_strict import YamlProblem, load
+from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 
 IDENTIFIER_TYPES = ("doi", "url", "isbn", "issn", "arxiv", "urn")
 
@@ -88,7 +88,7 @@ def document_meta(text: str) -> DocumentMeta:
     if front is None:
         return meta
     try:
-        value = load(front, line_offset=1).value
+        value = load_unique(front, line_offset=1).value
     except YamlProblem as exc:
         meta.problems.append(f"the document's frontmatter is not valid YAML: {exc.message}")
         return meta

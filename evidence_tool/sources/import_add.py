@@ -22,7 +22,7 @@ from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.import_source import KIND, check_entry, import_locator, list_files
 from evidence_tool.sources.importers.formats import FORMATS
 from evidence_tool.sources.specs import SourceSpec, specs_of
-from evidence_tool.unit.yaml_strict import YamlProblem, dump, load
+from evidence_tool.unit.yaml_strict import YamlProblem, dump, load_unique
 from evidence_tool.workspace.descriptor import (
     parse_descriptor,
     parse_yaml_bytes,
@@ -63,7 +63,7 @@ def parse_options(args: list[str]) -> JsonObject:
         if not sep or not name.strip():
             raise UsageError(f"--option {arg!r} is not KEY=VALUE")
         try:
-            out[name.strip()] = load(text).value if text.strip() else ""
+            out[name.strip()] = load_unique(text).value if text.strip() else ""
         except YamlProblem as exc:
             raise UsageError(f"--option {name}: {exc.message}") from None
     return out

@@ -98,6 +98,15 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
     return doc if doc is not None else load_events(text, line_offset=line_offset)
 
 
+def load_unique(text: str, *, line_offset: int = 0) -> YamlDoc:
+    """``load``, refusing a key given twice (E103, raised) where ``load`` lists it: for
+    readers with no findings to report it with, which must never pick one of the values."""
+    doc = load(text, line_offset=line_offset)
+    if doc.duplicates:
+        raise doc.duplicates[0]
+    return doc
+
+
 def load_events(text: str, *, line_offset: int = 0) -> YamlDoc:
     """``load`` by libyaml's events: every document, every refusal with its position."""
     from ruamel.yaml.cyaml import CParser

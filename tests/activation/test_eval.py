@@ -252,6 +252,14 @@ def test_compare_runs_the_questions_on_an_earlier_revision(
         ("empty.yaml", "questions: []\n", None),
         ("bad.jsonl", '{"question": "x", "expected": ["evidence:a"]}\n{nope\n', 2),
         ("binary.yaml", "\udcff\udcfe\x00garbage", None),
+        # A key given twice: which expectation counts would be the loader's guess.
+        (
+            "twice.yaml",
+            "questions:\n- question: where\n  expected: ['evidence:a']\n"
+            "  expected: ['evidence:b']\n",
+            4,
+        ),
+        ("twicetop.yaml", "questions: []\nquestions:\n- question: x\n", 2),
     ],
 )
 def test_a_hostile_question_set_is_a_coded_error(

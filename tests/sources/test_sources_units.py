@@ -112,3 +112,14 @@ def test_allowed_hosts() -> None:
     assert policy.allows("a.example.net") and not policy.allows("example.net.evil.org")
     assert policy.allows("127.0.0.1", 9000) and not policy.allows("127.0.0.1", 9001)
     assert not NetworkPolicy().allows("docs.example.org")
+
+
+def test_a_document_frontmatter_giving_a_key_twice_is_a_problem_not_a_guess() -> None:
+    """Which title or identifier a document has must not be the YAML loader's choice."""
+    text = HANDBOOK.replace(
+        "doi: 10.5555/psd.lab.2026", "doi: 10.5555/psd.lab.2026\ndoi: 10.5555/other.2027", 1
+    )
+    assert text != HANDBOOK
+    meta = document_meta(text)
+    assert meta.identifier is None and meta.title is None
+    assert len(meta.problems) == 1 and "doi" in meta.problems[0], meta.problems

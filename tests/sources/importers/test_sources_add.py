@@ -168,3 +168,15 @@ def test_a_registered_format_whose_module_is_missing_is_a_coded_error(
     write(workspace, "imports/a/training.json", EXPORT)
     error = error_of(add(workspace, "gone", "imports/a"))
     assert error["code"] == "E501" and "format 'gone' is not available" in error["message"]
+
+
+def test_an_option_value_giving_a_key_twice_is_refused_naming_it(workspace: Path) -> None:
+    """``--option schemas={a: x, a: y}``: which schema counts must not be the loader's guess,
+    and nothing is written to workspace.yaml."""
+    write(workspace, "imports/a/training.json", EXPORT)
+    before = (workspace / "workspace.yaml").read_bytes()
+    result = add(workspace, "vanna", "imports/a", "--option", "schemas={main: a, main: b}")
+    assert result.exit_code == 2, result.stdout
+    error = error_of(result)
+    assert "--option schemas" in error["message"] and "main" in error["message"], error
+    assert (workspace / "workspace.yaml").read_bytes() == before
