@@ -31,11 +31,25 @@ def changed_at(root: str | os.PathLike[str]) -> Stamp:
     here, not from the clock of the run, so a dry run and the real run over the same
     files derive the same manifest, hence the same revision."""
     base = Path(root)
+    prefix = os.path.join(os.fspath(root), "")
+    formatted: dict[int, str] = {}  # whole seconds -> text: files copied together share one
 
     def stamp(rel: str) -> str:
         pinned = os.environ.get("THT_NOW")
         if pinned:
             return pinned
+        try:  # the common case, a file that is there, without a Path per unit
+            mtime = os.stat(prefix + rel).st_mtime
+        except OSError:
+            mtime = -1.0
+        seconds = int(mtime)
+        # fromtimestamp rounds to the microsecond: within one of the next second it may
+        # carry into it, and before 1970 int() is not the floor; both take the exact path.
+        if mtime >= 0 and mtime - seconds < 0.999_999:
+            text = formatted.get(seconds)
+            if text is None:
+                text = formatted[seconds] = _utc(datetime.fromtimestamp(seconds, UTC))
+            return text
         path = base / rel
         while True:
             try:

@@ -708,11 +708,11 @@ class LocalEvidenceArchive:
         wanted |= {digest for _, digest in d.source_blobs.values()}
         wanted |= set(d.blobs)
         missing = self.objects.missing(wanted)
-        batch = []
+        batch: list[tuple[str, bytes, str]] = []
         for f in report.files if missing else ():
             if f.cached is None and f.file_hash in missing:  # read and hashed by this scan
                 missing.discard(f.file_hash)
-                batch.append((self.objects.path_for(f.file_hash), f.data, f.file_hash))
+                batch.append((self.objects.name_for(f.file_hash), f.data, f.file_hash))
         for f in report.files if missing else ():  # rare: a recognized file not archived
             if f.file_hash in missing:
                 if hashlib.sha256(f.data).hexdigest() != f.file_hash:
@@ -721,11 +721,11 @@ class LocalEvidenceArchive:
                         path=f.rel,
                     )
                 missing.discard(f.file_hash)
-                batch.append((self.objects.path_for(f.file_hash), f.data, f.file_hash))
+                batch.append((self.objects.name_for(f.file_hash), f.data, f.file_hash))
         for data, digest in [*d.source_blobs.values(), *((b, h) for h, b in d.blobs.items())]:
             if digest in missing:
                 missing.discard(digest)
-                batch.append((self.objects.path_for(digest), data, digest))
+                batch.append((self.objects.name_for(digest), data, digest))
         fsio.write_batch(batch)
         revision = d.revision
         path = snapshot_path(self.layout.snapshots, revision)

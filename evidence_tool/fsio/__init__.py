@@ -29,6 +29,7 @@ import errno
 import hashlib
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 from evidence_tool.fsio import swap as _swap
@@ -252,7 +253,7 @@ def _make_folders(folders: set[Path]) -> set[Path]:
     return made
 
 
-def write_batch(items: list[tuple[Path, bytes, str]]) -> None:
+def write_batch(items: Sequence[tuple[str | os.PathLike[str], bytes, str]]) -> None:
     """Write many new files durably with one filesystem sync instead of one fsync each.
 
     ``items``: (path, bytes, their sha256) -- the name of a content-addressed file.
