@@ -22,7 +22,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from evidence_tool.workspace.scan import _die_with
+from evidence_tool.workspace.children import die_with
 
 
 class Prebuild:
@@ -74,7 +74,7 @@ def _child(parent: int, build: Callable[[], object]) -> None:  # pragma: no cove
     (atexit handlers, buffered output, the lock's release belong to the parent)."""
     code = 1
     try:
-        _die_with(parent)
+        die_with(parent)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it with the parent
         build()
         code = 0

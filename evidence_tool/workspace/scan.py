@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import os
-import signal
 import stat
-import sys
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,6 +14,7 @@ from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import file_hash
 from evidence_tool.workspace import gcpause
 from evidence_tool.workspace import statcache as sc
+from evidence_tool.workspace.children import die_with
 from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
 from evidence_tool.workspace.statcache import StatCache, StatEntry
 from evidence_tool.workspace.unitnames import not_a_unit
@@ -457,34 +454,6 @@ def _parse_chunk(items: list[tuple[str, str]], hashes: bool) -> list[Parsed]:
     return out
 
 
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
-def _die_with(parent: int) -> None:
-    """A pool worker's start: exit when ``parent`` dies, even by SIGKILL.
-
-    The workers wait on a pipe they also hold open themselves, so a dead parent never
-    wakes them: orphans would live on.  Linux kills them with the parent (PDEATHSIG);
-    elsewhere a thread watches the parent's pid.
-    """
-    armed = False
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    if os.getppid() != parent:  # it died before the signal was armed
-        os._exit(1)
-    if not armed:
-        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-
-
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(1)
-
-
 def _parse_many(
     items: list[tuple[str, str]], progress: Progress | None, hashes: bool = False
 ) -> dict[str, CuratedFile]:
@@ -519,11 +488,11 @@ def _parse_many(
         ctx = multiprocessing.get_context("fork")
         # Forked, not spawned: a fresh interpreter per worker costs more than the parse
         # saves.  A fork inherits every descriptor: the archive lock closes its own in the
-        # child (archive.lock), and the workers die with this process (_die_with).
+        # child (archive.lock), and the workers die with this process (children.die_with).
         with ProcessPoolExecutor(
             max_workers=cores - 1,
             mp_context=ctx,
-            initializer=_die_with,
+            initializer=die_with,
             initargs=(os.getpid(),),
         ) as pool:
             pending: set[Future[list[Parsed]]] = set()

@@ -311,11 +311,11 @@ def test_a_lock_taken_while_the_path_is_replaced_is_on_the_file_the_path_names(
 ORPHAN = textwrap.dedent(
     """\
     import os, sys, time
-    from evidence_tool.workspace import scan
+    from evidence_tool.workspace import children
 
     if os.fork() == 0:  # the worker, as the pool starts it
         sys.platform = sys.argv[1]  # "darwin": no PDEATHSIG, the pid watchdog must do
-        scan._die_with(os.getppid())
+        children.die_with(os.getppid())
         print(os.getpid(), flush=True)
         time.sleep(120)
         os._exit(0)
