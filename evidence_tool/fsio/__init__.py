@@ -278,7 +278,7 @@ def write_batch(items: Sequence[tuple[str | os.PathLike[str], bytes, str]]) -> N
         for target, data, digest in targets:
             folder, name = split(target)
             # A folder made just now is empty: no target in it to look for.
-            if folder not in made and os.path.lexists(target):
+            if folder not in made and os.path.exists(target):
                 continue
             folders[folder] = None
             tmp = f"{folder}/.{name}.{tag}.tmp"
