@@ -49,19 +49,19 @@ class Prebuild:
 
     def join(self) -> bool:
         """Wait for the child: True when it wrote ``tmp`` completely."""
-        return self._reap(0) == 0
+        return self._reap() == 0
 
     def cancel(self) -> None:
         """Stop the child if it still runs (the build is not wanted any more)."""
         if self._status is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            self._reap(0)
+            self._reap()
 
-    def _reap(self, flags: int) -> int | None:
+    def _reap(self) -> int | None:
         if self._status is None:
             try:
-                _, status = os.waitpid(self.pid, flags)
+                _, status = os.waitpid(self.pid, 0)
             except ChildProcessError:  # reaped elsewhere: its outcome is unknown
                 self._status = -1
             else:

@@ -8,7 +8,7 @@ from pathlib import Path
 from evidence_tool import fsio
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.errors import IntegrityError
-from evidence_tool.unit.yaml_strict import YamlProblem, dump, load
+from evidence_tool.unit.yaml_strict import YamlProblem, dump, load_unique
 
 FORMAT = 1
 
@@ -40,17 +40,12 @@ def read_state(path: Path) -> State:
     except FileNotFoundError:
         return State()
     try:
-        doc = load(data.decode("utf-8"))
+        # A key given twice: which of two values would be the pointer is anyone's guess.
+        value = load_unique(data.decode("utf-8")).value
     except (UnicodeDecodeError, YamlProblem) as exc:
         raise IntegrityError(
             f"state.yaml cannot be read ({exc}); restore it from Git", path=str(path)
         ) from None
-    if doc.duplicates:  # which of two values would be the pointer is anyone's guess
-        raise IntegrityError(
-            f"state.yaml cannot be read ({doc.duplicates[0].message}); restore it from Git",
-            path=str(path),
-        )
-    value = doc.value
     if (
         not isinstance(value, dict)
         or value.get("format") != FORMAT

@@ -103,7 +103,8 @@ def load_unique(text: str, *, line_offset: int = 0) -> YamlDoc:
     readers with no findings to report it with, which must never pick one of the values."""
     doc = load(text, line_offset=line_offset)
     if doc.duplicates:
-        raise doc.duplicates[0]
+        dup = doc.duplicates[0]
+        raise YamlProblem(dup.code, f"{dup.message}; keep one of them", dup.line, dup.column)
     return doc
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.schemas import load_schema
-from evidence_tool.unit.yaml_strict import YamlProblem, load
+from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.schemacheck import conforms
 
@@ -144,23 +144,15 @@ def parse_yaml_bytes(data: bytes, source: str) -> JsonValue:
     if len(data) > _MAX_DESCRIPTOR:
         raise DescriptorError(f"{source}: the descriptor is larger than 1 MiB", path=source)
     try:
-        doc = load(data.decode("utf-8"))
+        # SPEC.md 2: a key given twice is refused, not resolved in favour of either value.
+        value: JsonValue = load_unique(data.decode("utf-8")).value  # strict: JSON values
+        return value
     except UnicodeDecodeError:
         raise DescriptorError(f"{source}: not UTF-8", path=source) from None
     except YamlProblem as exc:
         raise DescriptorError(
             f"{source}: {exc.message}", path=source, line=exc.line, column=exc.column
         ) from None
-    if doc.duplicates:  # SPEC.md 2: refused, not resolved in favour of either value
-        dup = doc.duplicates[0]
-        raise DescriptorError(
-            f"{source}: {dup.message}; keep one of them",
-            path=source,
-            line=dup.line,
-            column=dup.column,
-        )
-    value: JsonValue = doc.value  # strict YAML holds JSON values
-    return value
 
 
 def parse_descriptor(data: bytes, schema_name: str, source: str) -> JsonObject:

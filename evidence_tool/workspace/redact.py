@@ -22,12 +22,6 @@ _SECRET_FLAG = re.compile(
 )
 
 
-def may_hold_a_secret(text: str) -> bool:
-    """Does ``text`` hold a URL (userinfo, a signed query) or a word naming a secret?
-    Such text is never copied into a cache (SPEC.md 11)."""
-    return "://" in text or _SECRET_KEY.search(text) is not None
-
-
 class MalformedUrl(ValueError):
     """A URL that cannot be stored or fetched as written; the message quotes none of it."""
 

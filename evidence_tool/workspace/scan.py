@@ -125,8 +125,12 @@ class CuratedFile:
         if self.cached:
             return self.cached[sc.CONTENT_HASH]
         flat = self._flat()
-        if flat is not None and (flat[4] is None or flat[4][7] is not None):
-            return flat[4][7] if flat[4] is not None else None
+        if flat is not None:
+            unit_fields = flat[4]
+            if unit_fields is None:
+                return None
+            if unit_fields[7] is not None:  # hashed by the worker (a recording scan)
+                return unit_fields[7]
         return self.unit.content_hash if self.unit else None
 
     @property

@@ -62,6 +62,8 @@ def test_attack_workspace_yaml_edited_after_a_consolidate(warm: Path, edit: str)
     descriptor.write_text(edited)
     status, envelope = _run(warm, *CONSOLIDATE)
     assert status != 0 and _codes(envelope) == [code], envelope
+    if edit == "duplicate key":  # the error says what to do next
+        assert "duplicate key 'id'; keep one of them" in json.dumps(envelope), envelope
     descriptor.write_text(original)
     assert _run(warm, *CONSOLIDATE)[0] == 0
 
