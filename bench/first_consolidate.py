@@ -11,6 +11,7 @@ first consolidate / validate of each tree.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -26,6 +27,7 @@ def main() -> None:
     ap.add_argument("--src", action="append", default=[])
     ap.add_argument("--repeat", type=int, default=5)
     ns = ap.parse_args()
+    ns.root = ns.root.resolve()  # the runs' working folder is not this one
     srcs = ns.src or [str(P.HERE.parent)]
     scratch = Path(tempfile.mkdtemp(prefix="first-", dir=ns.root.parent))
     copies = iter(range(10**6))
@@ -33,14 +35,15 @@ def main() -> None:
     def fresh() -> Path:
         dest = scratch / f"c{next(copies)}"
         shutil.copytree(ns.root, dest)
+        # The copy's dirty pages reach the disk before the clock starts (the run's one
+        # syncfs would flush them on its time), and no copy is deleted until the end:
+        # on some disks, creating files is several times slower for minutes after many
+        # were deleted (SPEC.md 12).
+        os.sync()
         return dest
 
     def first(src: str) -> P.Run:
-        root = fresh()
-        try:
-            return P.run_once(P.tht("workspace", "evidence", "consolidate"), root, P.clean_env(src))
-        finally:
-            shutil.rmtree(root)
+        return P.run_once(P.tht("workspace", "evidence", "consolidate"), fresh(), P.clean_env(src))
 
     jobs = {}
     for i, src in enumerate(srcs):

@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--serial", action="store_true", help="also run each with THT_SERIAL=1")
     ns = ap.parse_args()
-    root = ns.root
+    root = ns.root.resolve()  # the floor runs in ROOT: a relative path would find no file
     jobs: dict[str, Callable[[], P.Run]] = {
         "floor": lambda: P.run_once(_floor_argv(root), root, P.clean_env())
     }
