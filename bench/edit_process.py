@@ -30,13 +30,6 @@ CONSOLIDATE = ("workspace", "evidence", "consolidate")
 INIT = ("workspace", "evidence", "init")
 
 
-def touch_one(root: Path, n: int) -> None:
-    path = sorted((root / "evidence" / "curated" / "domain").glob("*.md"))[0]
-    path.write_text(
-        path.read_text(encoding="utf-8").rstrip("\n") + f" Edit {n}.\n", encoding="utf-8"
-    )
-
-
 def edit_jobs(base: Path, srcs: list[str], scratch: Path) -> dict[str, Callable[[], P.Run]]:
     counter = itertools.count()
     jobs: dict[str, Callable[[], P.Run]] = {}
@@ -48,7 +41,7 @@ def edit_jobs(base: Path, srcs: list[str], scratch: Path) -> dict[str, Callable[
         P.run_once(P.tht(*CONSOLIDATE), ws, env)  # proves and stamps the index rows
 
         def edited(ws: Path = ws, env: dict[str, str] = env) -> P.Run:
-            touch_one(ws, next(counter))
+            P.touch_one(ws, next(counter))
             return P.run_once(P.tht(*CONSOLIDATE), ws, env)
 
         jobs[f"{src} no-op"] = lambda ws=ws, env=env: P.run_once(P.tht(*CONSOLIDATE), ws, env)
@@ -58,19 +51,16 @@ def edit_jobs(base: Path, srcs: list[str], scratch: Path) -> dict[str, Callable[
 
 
 def init_jobs(base: Path, srcs: list[str], scratch: Path) -> dict[str, Callable[[], P.Run]]:
-    counter = itertools.count()
+    copies = P.Copies(scratch)  # deleted with scratch, after every run
     inits: dict[str, list[P.Run]] = {src: [] for src in srcs}
     jobs: dict[str, Callable[[], P.Run]] = {}
     for src in srcs:
         env = P.clean_env(src)
 
         def after_init(src: str = src, env: dict[str, str] = env) -> P.Run:
-            ws = scratch / f"init-{next(counter)}"
-            shutil.copytree(base, ws)
+            ws = copies.make(base)
             inits[src].append(P.run_once(P.tht(*INIT), ws, env))
-            run = P.run_once(P.tht(*CONSOLIDATE), ws, env)
-            shutil.rmtree(ws)
-            return run
+            return P.run_once(P.tht(*CONSOLIDATE), ws, env)
 
         jobs[f"{src} first consolidate after init"] = after_init
         jobs[f"{src} no-op (same workspace)"] = lambda env=env: P.run_once(
@@ -99,13 +89,13 @@ def main() -> None:
         for job in jobs.values():  # bytecode caches written, page cache warm
             job()
         for runs in INITS.values():
-            runs.clear()
+            runs.clear()  # the inits of the warm-up runs
         results = P.interleaved(jobs, ns.repeat)
     rows = dict(results)
     for src, runs in INITS.items():
         rows[f"{src} init"] = P.median_run(runs)
     for name, r in rows.items():
-        print(f"{name:<60} wall {r.wall:7.3f} s  cpu {r.cpu:7.3f} s  rss {r.rss_mib:6.0f} MiB")
+        print(P.line(name, r, 60))
     for src in srcs:
         a, b = _pair(rows, src, ns.what)
         print(

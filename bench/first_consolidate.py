@@ -11,8 +11,6 @@ first consolidate / validate of each tree.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -29,21 +27,11 @@ def main() -> None:
     ns = ap.parse_args()
     ns.root = ns.root.resolve()  # the runs' working folder is not this one
     srcs = ns.src or [str(P.HERE.parent)]
-    scratch = Path(tempfile.mkdtemp(prefix="first-", dir=ns.root.parent))
-    copies = iter(range(10**6))
-
-    def fresh() -> Path:
-        dest = scratch / f"c{next(copies)}"
-        shutil.copytree(ns.root, dest)
-        # The copy's dirty pages reach the disk before the clock starts (the run's one
-        # syncfs would flush them on its time), and no copy is deleted until the end:
-        # on some disks, creating files is several times slower for minutes after many
-        # were deleted (SPEC.md 12).
-        os.sync()
-        return dest
+    copies = P.Copies(Path(tempfile.mkdtemp(prefix="first-", dir=ns.root.parent)))
 
     def first(src: str) -> P.Run:
-        return P.run_once(P.tht("workspace", "evidence", "consolidate"), fresh(), P.clean_env(src))
+        root = copies.make(ns.root)
+        return P.run_once(P.tht("workspace", "evidence", "consolidate"), root, P.clean_env(src))
 
     jobs = {}
     for i, src in enumerate(srcs):
@@ -51,22 +39,18 @@ def main() -> None:
             P.tht("workspace", "evidence", "validate"), ns.root, P.clean_env(src)
         )
         jobs[f"{i} first consolidate"] = lambda src=src: first(src)
-    for job in jobs.values():  # bytecode caches written, page cache warm
-        job()
-    results = P.interleaved(jobs, ns.repeat)
     try:
-        for i, src in enumerate(srcs):
-            v, c = results[f"{i} validate"], results[f"{i} first consolidate"]
-            print(f"{src}")
-            for name, r in (("validate", v), ("first consolidate", c)):
-                print(
-                    f"  {name:<18} wall {r.wall:6.3f} s  cpu {r.cpu:6.3f} s  rss {r.rss_mib:5.0f} MiB"
-                )
-            print(
-                f"  ratio consolidate/validate: wall {c.wall / v.wall:4.2f}  cpu {c.cpu / v.cpu:4.2f}"
-            )
+        results = P.warmed(jobs, ns.repeat)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        copies.close()
+    for i, src in enumerate(srcs):
+        v, c = results[f"{i} validate"], results[f"{i} first consolidate"]
+        print(f"{src}")
+        for name, r in (("validate", v), ("first consolidate", c)):
+            print("  " + P.line(name, r, 18))
+        print(
+            f"  ratio consolidate/validate: wall {c.wall / v.wall:4.2f}  cpu {c.cpu / v.cpu:4.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ commit, to get before/after figures of one change in one run.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,6 +62,46 @@ def tht(*args: str) -> list[str]:
     return [sys.executable, "-m", "evidence_tool.cli.main", *args]
 
 
+def touch_one(root: Path, n: int) -> None:
+    """Edit one unit visibly (its first domain unit gains a sentence numbered ``n``)."""
+    path = sorted((root / "evidence" / "curated" / "domain").glob("*.md"))[0]
+    path.write_text(
+        path.read_text(encoding="utf-8").rstrip("\n") + f" Edit {n}.\n", encoding="utf-8"
+    )
+
+
+class Copies:
+    """Fresh copies of a generated tree, made outside the measured time.
+
+    Each copy (and what ``prepare`` does to it) reaches the disk before the clock
+    starts: a consolidation's one syncfs would otherwise flush it on its time.  No copy
+    is deleted before ``close``: on some disks, creating files is several times slower
+    for minutes after many were deleted (SPEC.md 12), which would tax the next run.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.made: list[Path] = []
+        self._n = itertools.count()
+
+    def make(self, base: Path, prepare: Callable[[Path], object] | None = None) -> Path:
+        copy = self.folder / f"{base.name}-{next(self._n)}-{time.time_ns()}"
+        shutil.copytree(base, copy)
+        self.made.append(copy)
+        if prepare is not None:
+            prepare(copy)
+        os.sync()
+        return copy
+
+    def close(self) -> None:
+        """Delete every copy, and the folder if nothing else is left in it."""
+        for copy in self.made:
+            shutil.rmtree(copy, ignore_errors=True)
+        self.made.clear()
+        with contextlib.suppress(OSError):
+            self.folder.rmdir()
+
+
 def median_run(runs: list[Run]) -> Run:
     return Run(
         statistics.median(r.wall for r in runs),
@@ -78,6 +121,18 @@ def interleaved(
                 before(name)
             runs[name].append(job())
     return {name: median_run(r) for name, r in runs.items()}
+
+
+def warmed(jobs: dict[str, Callable[[], Run]], repeat: int) -> dict[str, Run]:
+    """``interleaved``, after one unmeasured run of each job: bytecode caches written,
+    page cache warm."""
+    for job in jobs.values():
+        job()
+    return interleaved(jobs, repeat)
+
+
+def line(name: str, r: Run, width: int = 40) -> str:
+    return f"{name:<{width}} wall {r.wall:7.3f} s  cpu {r.cpu:7.3f} s  rss {r.rss_mib:6.0f} MiB"
 
 
 def import_table(argv: Sequence[str], cwd: Path, top: int = 15) -> list[tuple[str, float]]:
@@ -112,14 +167,12 @@ def main() -> None:
     ns = ap.parse_args()
     srcs = ns.src or [str(HERE.parent)]
     jobs = {src: (lambda src=src: run_once(tht(*ns.args), ns.root, clean_env(src))) for src in srcs}
-    for src in srcs:  # bytecode caches written, page cache warm
-        jobs[src]()
-    results = interleaved(jobs, ns.repeat)
+    results = warmed(jobs, ns.repeat)
     first = results[srcs[0]]
     for src, r in results.items():
         print(
-            f"{src:<40} wall {r.wall:7.3f} s  cpu {r.cpu:7.3f} s  rss {r.rss_mib:6.0f} MiB"
-            f"  wall ratio {r.wall / first.wall:5.2f}  cpu ratio {r.cpu / first.cpu:5.2f}"
+            f"{line(src, r)}  wall ratio {r.wall / first.wall:5.2f}"
+            f"  cpu ratio {r.cpu / first.cpu:5.2f}"
         )
 
 

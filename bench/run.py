@@ -79,23 +79,10 @@ def stat_pass(files: list[Path]) -> None:
         os.stat(path)
 
 
-def fresh_copy(src: Path, tag: str) -> Path:
-    dest = OUT / f"{src.name}-{tag}-{time.time_ns()}"
-    shutil.copytree(src, dest)
-    return dest
-
-
 def consolidate(root: Path) -> object:
     from evidence_tool.archive.local import LocalEvidenceArchive
 
     return LocalEvidenceArchive(root).consolidate("bench")
-
-
-def touch_one(root: Path, n: int) -> None:
-    path = sorted((root / "evidence" / "curated" / "domain").glob("*.md"))[0]
-    path.write_text(
-        path.read_text(encoding="utf-8").rstrip("\n") + f" Edit {n}.\n", encoding="utf-8"
-    )
 
 
 def git_anchor(root: Path) -> float:
@@ -128,9 +115,8 @@ def peak_rss_of_consolidate(root: Path) -> float:
     return max(before, after) / 1024.0
 
 
-# Copies are removed when every size is measured: creating files is several times slower
-# for minutes after many files were deleted, which would tax the next size's figures.
-COPIES: list[Path] = []
+# Removed when every size is measured (P.Copies says why).
+COPIES = P.Copies(OUT)
 
 
 def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
@@ -147,7 +133,7 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
     floor = timed(lambda: floor_pass(files), repeat)
     validate = timed(lambda: validate_workspace(base), repeat)
 
-    copies = [fresh_copy(base, f"c{i}") for i in range(repeat)]
+    copies = [COPIES.make(base) for _ in range(repeat)]
     firsts = []
     for c in copies:
         t = time.perf_counter()
@@ -171,7 +157,7 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
     counter = iter(range(1000))
     changes = []
     for _ in range(repeat):
-        touch_one(ws, next(counter))
+        P.touch_one(ws, next(counter))
         t = time.perf_counter()
         consolidate(ws)
         changes.append(time.perf_counter() - t)
@@ -184,14 +170,12 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
     # The index now holds the newest snapshot: a change updates it instead of rebuilding.
     activated = []
     for _ in range(repeat):
-        touch_one(ws, next(counter))
+        P.touch_one(ws, next(counter))
         t = time.perf_counter()
         LocalEvidenceArchive(ws).consolidate("bench", backend)
         activated.append(time.perf_counter() - t)
     one_activated = statistics.median(activated)
-    git_copy = fresh_copy(base, "git")
-    git = git_anchor(git_copy)
-    copies.append(git_copy)
+    git = git_anchor(COPIES.make(base))
 
     rows = [
         ("floor: read + C YAML + md parse", floor, "1.00 (reference)", "-"),
@@ -216,8 +200,7 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
         ("git add -A && git commit (anchor)", git, f"{git / floor:.2f} x floor", "-"),
     ]
     if memory:
-        big = fresh_copy(base, "mem")
-        copies.append(big)
+        big = COPIES.make(base)
         rows.append(
             (
                 f"peak RSS of consolidate (MiB, N={n})",
@@ -226,7 +209,6 @@ def run(n: int, repeat: int, memory: bool) -> list[tuple[str, float, str, str]]:
                 "< 1024 MiB at 50k",
             )
         )
-    COPIES.extend(copies)
     return rows
 
 
@@ -272,23 +254,6 @@ def _committed(root: Path) -> None:
 CONSOLIDATED: list[Path] = []  # the activated workspaces: the import table runs on one
 
 
-class Fresh:
-    """A fresh copy of the generated tree per run, made outside the measured time."""
-
-    def __init__(self, base: Path, tag: str, prepare: Callable[[Path], object] | None = None):
-        self.base, self.tag, self.prepare = base, tag, prepare
-
-    def __call__(self) -> Path:
-        copy = fresh_copy(self.base, self.tag)
-        COPIES.append(copy)
-        if self.prepare is not None:
-            self.prepare(copy)
-        # The copy's (and the preparation's) dirty pages reach the disk before the clock
-        # starts: a consolidation's one syncfs would otherwise flush them, on its time.
-        os.sync()
-        return copy
-
-
 def process_rows(n: int, repeat: int) -> dict[str, P.Run]:
     base = OUT / f"ws-{n}"
     if not base.exists():
@@ -302,8 +267,7 @@ def process_rows(n: int, repeat: int) -> dict[str, P.Run]:
     # and older than the stat cache's racy window.
     # The edits go to a workspace of their own: an edited file stays racily clean (read
     # and parsed again) for a second, which would tax the no-op runs that follow.
-    ws, ws_edit, tiny_ws = fresh_copy(base, "proc"), fresh_copy(base, "edit"), fresh_copy(tiny, "p")
-    COPIES.extend((ws, ws_edit, tiny_ws))
+    ws, ws_edit, tiny_ws = COPIES.make(base), COPIES.make(base), COPIES.make(tiny)
     CONSOLIDATED.append(ws)
     for root in (ws, ws_edit, tiny_ws):
         P.run_once(tht(*CONSOLIDATE), root, env)
@@ -311,13 +275,20 @@ def process_rows(n: int, repeat: int) -> dict[str, P.Run]:
     time.sleep(1.2)
     for root in (ws, ws_edit, tiny_ws):
         P.run_once(tht(*CONSOLIDATE), root, env)  # proves and stamps the index rows
-    fresh = Fresh(base, "first")
-    inited = Fresh(base, "init", lambda c: P.run_once(tht("workspace", "evidence", "init"), c, env))
-    git_fresh = Fresh(base, "git", lambda c: subprocess.run(["git", "init", "-q", str(c)]))
+
+    def fresh() -> Path:
+        return COPIES.make(base)
+
+    def inited() -> Path:
+        return COPIES.make(base, lambda c: P.run_once(tht("workspace", "evidence", "init"), c, env))
+
+    def git_fresh() -> Path:
+        return COPIES.make(base, lambda c: subprocess.run(["git", "init", "-q", str(c)]))
+
     counter = iter(range(10**6))
 
     def edited() -> P.Run:
-        touch_one(ws_edit, next(counter))
+        P.touch_one(ws_edit, next(counter))
         return P.run_once(tht(*CONSOLIDATE), ws_edit, env)
 
     jobs: dict[str, Callable[[], P.Run]] = {
@@ -338,8 +309,7 @@ def process_rows(n: int, repeat: int) -> dict[str, P.Run]:
     }
     dvc = _dvc()
     if dvc:
-        dvc_ws = fresh_copy(base, "dvc")
-        COPIES.append(dvc_ws)
+        dvc_ws = COPIES.make(base)
         _committed(dvc_ws)
         _shell(f"'{dvc}' init -q && '{dvc}' add -q evidence/curated", dvc_ws)
         jobs["dvc status"] = lambda: _shell(f"'{dvc}' status -q", dvc_ws)
@@ -430,9 +400,7 @@ def main() -> None:
         for n in sizes:
             print_process(n, process_rows(n, args.repeat))
         print_imports(CONSOLIDATED[0])
-        for c in COPIES:
-            shutil.rmtree(c, ignore_errors=True)
-        COPIES.clear()
+        COPIES.close()
         if not args.in_process:
             return
     by_op: dict[str, list[tuple[int, float]]] = {}
@@ -452,8 +420,7 @@ def main() -> None:
                     f"| {target} |"
                 )
 
-    for c in COPIES:
-        shutil.rmtree(c, ignore_errors=True)
+    COPIES.close()
     if len(sizes) > 1:
         print(f"\nscaling exponent (fit of log seconds over log N, N = {sizes}; 1.0 is linear)")
         for name, points in by_op.items():

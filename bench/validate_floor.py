@@ -43,9 +43,7 @@ def main() -> None:
         jobs[src] = _validate(root, env)
         if ns.serial:
             jobs[f"{src} serial"] = _validate(root, {**env, "THT_SERIAL": "1"})
-    for job in jobs.values():  # bytecode caches written, page cache warm
-        job()
-    results = P.interleaved(jobs, ns.repeat)
+    results = P.warmed(jobs, ns.repeat)
     floor = results["floor"]
     for name, r in results.items():
         print(
