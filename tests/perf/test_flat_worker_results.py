@@ -110,14 +110,22 @@ def _count_unit_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
+def _parallel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, seed: int
+) -> tuple[Path, list[int]]:
+    """A workspace of ``n`` units that is parsed on several processes, and the count of
+    units built from flat results from now on."""
+    root = generate(n, tmp_path / "ws", seed=seed)
+    monkeypatch.delenv("THT_SERIAL", raising=False)
+    return root, _count_unit_builds(monkeypatch)
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the parallel parse needs two cores")
 def test_parallel_validate_shares_the_parse_and_builds_no_unit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     n = scan_module.PARALLEL_MIN + 137
-    root = generate(n, tmp_path / "ws", seed=5)
-    monkeypatch.delenv("THT_SERIAL", raising=False)
-    built = _count_unit_builds(monkeypatch)
+    root, built = _parallel(tmp_path, monkeypatch, n, seed=5)
     report = validate_workspace(root)
     assert built[0] == 0
     assert report.ok and report.summary()["valid"] == n
@@ -138,11 +146,9 @@ def test_a_recording_scan_gets_both_hashes_from_the_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     n = scan_module.PARALLEL_MIN + 41
-    root = generate(n, tmp_path / "ws", seed=9)
-    monkeypatch.delenv("THT_SERIAL", raising=False)
+    root, built = _parallel(tmp_path, monkeypatch, n, seed=9)
     files = sorted(str(p) for p in (root / "evidence" / "curated").rglob("*.md"))
     items = [(p, p[len(str(root)) + 1 :]) for p in files]
-    built = _count_unit_builds(monkeypatch)
     parsed = scan_module._parse_many(items, None, True)
     flat = [f for f in parsed.values() if f.flat is not None]
     assert len(parsed) == n and flat
