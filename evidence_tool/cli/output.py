@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -82,19 +83,53 @@ class Context:
             self.format = "json"
 
 
+EXIT_READER_GONE = 141  # what a shell reports for a writer ended by SIGPIPE (128 + 13)
+
+
+def _stdout_gone() -> bool:
+    """The reader of standard output has stopped reading (``tht ... | head``)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _reader_gone() -> NoReturn:
+    """End quietly, as ``cat`` does when ``head`` has read enough: nothing more to say to
+    a reader that left, and no second broken pipe when the interpreter flushes stdout."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    raise SystemExit(EXIT_READER_GONE)
+
+
 def finish(ctx: Context, report: Report) -> NoReturn:
     """Hand the body's report to the reporter of the chosen format and exit with its code."""
     code = report.code()
-    reporter_for(ctx.format).report(ctx, report, code)
-    sys.stdout.flush()
+    try:
+        reporter_for(ctx.format).report(ctx, report, code)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise
+        _reader_gone()
     raise SystemExit(code)
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
     """A coded error, written by the chosen format's reporter."""
     report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
-    reporter_for(ctx.format).failure(ctx, report, exc)
-    sys.stdout.flush()
+    try:
+        reporter_for(ctx.format).failure(ctx, report, exc)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise
+        _reader_gone()
     raise SystemExit(exc.exit_code)
 
 
@@ -107,24 +142,35 @@ def run(ctx: Context, body: Callable[[], Report]) -> NoReturn:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None
-    except Exception as exc:  # a defect: never a silent pass, never a bare traceback on stdout
-        import traceback  # a crash's only: not loaded by every command
-
-        from evidence_tool.workspace.redact import redact_urls
-
-        # A bug's message may quote a URL: its credentials must not ride along.
-        sys.stderr.write(redact_urls(traceback.format_exc()))
-        message = redact_urls(
-            f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
-            "evidence-tool: please report it with the traceback above"
-        )
-        if ctx.as_json:
-            crash = Report(errors=[E.Diagnostic("E999", message)])
-            sys.stdout.write(envelope_line(ctx, crash, ok=False))
-        else:
-            print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(E.EXIT_BUG) from None
+    except BrokenPipeError:
+        if not _stdout_gone():  # another pipe (a refiner's, say): a defect, reported below
+            _defect(ctx)
+        _reader_gone()
+    except Exception:
+        _defect(ctx)
     finish(ctx, report)
+
+
+def _defect(ctx: Context) -> NoReturn:
+    """The exception being handled is a defect: never a silent pass, never a bare
+    traceback on stdout."""
+    import traceback  # a crash's only: not loaded by every command
+
+    from evidence_tool.workspace.redact import redact_urls
+
+    exc = sys.exc_info()[1]
+    # A bug's message may quote a URL: its credentials must not ride along.
+    sys.stderr.write(redact_urls(traceback.format_exc()))
+    message = redact_urls(
+        f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
+        "evidence-tool: please report it with the traceback above"
+    )
+    if ctx.as_json:
+        crash = Report(errors=[E.Diagnostic("E999", message)])
+        sys.stdout.write(envelope_line(ctx, crash, ok=False))
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(E.EXIT_BUG) from None
 
 
 class StderrProgress:
