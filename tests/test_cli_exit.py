@@ -114,6 +114,29 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(workspace: Path) -> 
     assert endings["run"] == endings["main"] == "141"  # as cat ended by SIGPIPE
 
 
+def test_a_long_report_to_a_reader_that_leaves_ends_quietly(tmp_path: Path) -> None:
+    """The report itself (``validate --json`` of 900 broken units, far over a pipe's
+    buffer) written to a reader that has already left (``| true``: one write of the
+    whole report may otherwise be taken by the pipe before ``head`` leaves): 141, no
+    traceback, no internal error."""
+    root = generate(900, tmp_path / "ws", seed=17)
+    for path in (root / "evidence" / "curated").rglob("*.md"):
+        path.write_text(path.read_text(encoding="utf-8").replace("schema_version: 4", "x: 1"))
+    script = PROBE.format(entry="run").replace('"', '\\"')
+    cmd = (
+        f'"{sys.executable}" -c "{script}" workspace evidence validate --json'
+        ' | true; echo "${PIPESTATUS[0]}"'
+    )
+    done = subprocess.run(
+        ["bash", "-c", cmd], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert done.stdout.strip() == "141"
+    whole = _probe("run", "workspace", "evidence", "validate", "--json", cwd=root)
+    assert whole.returncode == 1 and len(whole.stdout) > 1 << 17  # the case is a long report
+    assert len(json.loads(whole.stdout)["errors"]) >= 900
+
+
 def test_the_console_script_is_the_program() -> None:
     scripts = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert 'tht = "evidence_tool.cli.main:run"' in scripts

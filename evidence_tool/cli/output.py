@@ -107,29 +107,28 @@ def _reader_gone() -> NoReturn:
     raise SystemExit(EXIT_READER_GONE)
 
 
-def finish(ctx: Context, report: Report) -> NoReturn:
-    """Hand the body's report to the reporter of the chosen format and exit with its code."""
-    code = report.code()
+def _to_reader(write: Callable[[], object]) -> None:
+    """Run ``write`` (a reporter's output) and flush stdout; a reader gone ends quietly."""
     try:
-        reporter_for(ctx.format).report(ctx, report, code)
+        write()
         sys.stdout.flush()
     except BrokenPipeError:
         if not _stdout_gone():
             raise
         _reader_gone()
+
+
+def finish(ctx: Context, report: Report) -> NoReturn:
+    """Hand the body's report to the reporter of the chosen format and exit with its code."""
+    code = report.code()
+    _to_reader(lambda: reporter_for(ctx.format).report(ctx, report, code))
     raise SystemExit(code)
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
     """A coded error, written by the chosen format's reporter."""
     report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
-    try:
-        reporter_for(ctx.format).failure(ctx, report, exc)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        if not _stdout_gone():
-            raise
-        _reader_gone()
+    _to_reader(lambda: reporter_for(ctx.format).failure(ctx, report, exc))
     raise SystemExit(exc.exit_code)
 
 
