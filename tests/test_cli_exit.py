@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.generate import generate
 
 REPO = Path(__file__).resolve().parents[1]
-ENTRY = {"run": "run", "main": "main"}
 
 PROBE = """
 import atexit, sys
@@ -61,6 +59,13 @@ def test_the_program_runs_exit_handlers_but_frees_nothing() -> None:
     assert "torn down" in library.stderr and "exit handler ran" in library.stderr
 
 
+def _piped(entry: str, args: str, reader: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The probe's ``tht ARGS | READER`` in bash; stdout is the probe's exit status."""
+    script = PROBE.format(entry=entry).replace('"', '\\"')
+    cmd = f'"{sys.executable}" -c "{script}" {args} | {reader}; echo "${{PIPESTATUS[0]}}"'
+    return subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """1,237 units: an export of several megabytes, more than any pipe buffer."""
@@ -97,18 +102,9 @@ def test_output_and_status_are_the_ones_main_gives(workspace: Path, case: str) -
 def test_a_reader_that_stops_early_ends_the_command_quietly(workspace: Path) -> None:
     """``tht ... export | head -c 100``: no traceback, no "internal error" (it was one,
     exit 70), the status a shell gives a writer ended by SIGPIPE, either way."""
-    tht = shutil.which("tht", path=str(Path(sys.executable).parent))
-    assert tht is not None
     endings = {}
     for entry in ("run", "main"):
-        script = PROBE.format(entry=entry).replace('"', '\\"')
-        cmd = (
-            f'"{sys.executable}" -c "{script}" workspace evidence export | head -c 100 >/dev/null;'
-            ' echo "${PIPESTATUS[0]}"'
-        )
-        done = subprocess.run(
-            ["bash", "-c", cmd], cwd=workspace, capture_output=True, text=True, timeout=120
-        )
+        done = _piped(entry, "workspace evidence export", "head -c 100 >/dev/null", workspace)
         assert "Traceback" not in done.stderr, done.stderr
         endings[entry] = done.stdout.strip()
     assert endings["run"] == endings["main"] == "141"  # as cat ended by SIGPIPE
@@ -122,14 +118,7 @@ def test_a_long_report_to_a_reader_that_leaves_ends_quietly(tmp_path: Path) -> N
     root = generate(900, tmp_path / "ws", seed=17)
     for path in (root / "evidence" / "curated").rglob("*.md"):
         path.write_text(path.read_text(encoding="utf-8").replace("schema_version: 4", "x: 1"))
-    script = PROBE.format(entry="run").replace('"', '\\"')
-    cmd = (
-        f'"{sys.executable}" -c "{script}" workspace evidence validate --json'
-        ' | true; echo "${PIPESTATUS[0]}"'
-    )
-    done = subprocess.run(
-        ["bash", "-c", cmd], cwd=root, capture_output=True, text=True, timeout=120
-    )
+    done = _piped("run", "workspace evidence validate --json", "true", root)
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     assert done.stdout.strip() == "141"
     whole = _probe("run", "workspace", "evidence", "validate", "--json", cwd=root)
@@ -140,3 +129,19 @@ def test_a_long_report_to_a_reader_that_leaves_ends_quietly(tmp_path: Path) -> N
 def test_the_console_script_is_the_program() -> None:
     scripts = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert 'tht = "evidence_tool.cli.main:run"' in scripts
+
+
+def test_a_broken_pipe_that_is_not_stdouts_is_still_a_defect(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Only a reader of stdout that left ends quietly: a pipe of the command's own (a
+    refiner's stdin, say) breaking is a defect, reported as any other (exit 70)."""
+    from evidence_tool.cli.output import Context, run
+
+    def body() -> object:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(SystemExit) as ended:
+        run(Context(False, "workspace evidence refresh"), body)  # type: ignore[arg-type]
+    assert ended.value.code == 70
+    assert "internal error (BrokenPipeError" in capfd.readouterr().err
