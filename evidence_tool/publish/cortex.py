@@ -28,7 +28,14 @@ from datetime import datetime
 from typing import Any
 
 from evidence_tool.publish.model import Entry, Published, Snapshot, stamp
-from evidence_tool.publish.text import as_text, last_part, slug, split_sql, table_of
+from evidence_tool.publish.text import (
+    as_text,
+    described_target,
+    last_part,
+    slug,
+    split_sql,
+    table_of,
+)
 from evidence_tool.unit import (
     DomainPayload,
     EnumPayload,
@@ -112,15 +119,8 @@ class _Model:
 
     def sort(self, entry: Entry) -> None:
         unit, p = entry.unit, entry.unit.payload
-        a = unit.metadata.applies_to
         if isinstance(p, GlossaryPayload):
-            target = (
-                a.columns[0]
-                if len(a.columns) == 1 and not a.tables
-                else a.tables[0]
-                if len(a.tables) == 1 and not a.columns
-                else None
-            )
+            target = described_target(unit)
             if target is None:
                 self.out.skip(
                     unit.id,

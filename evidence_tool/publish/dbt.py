@@ -21,12 +21,20 @@ from __future__ import annotations
 from typing import Any
 
 from evidence_tool.publish.model import Entry, Published, Snapshot, stamp
-from evidence_tool.publish.text import id_slug, last_part, slug, table_of, values_list
+from evidence_tool.publish.text import (
+    described_target,
+    id_slug,
+    last_part,
+    slug,
+    table_of,
+    values_list,
+)
 from evidence_tool.unit import EnumPayload, GlossaryPayload
 from evidence_tool.unit.yaml_emit import Commented, dump
 
 DOCS = "evidence_docs.md"
 PROPERTIES = "evidence_properties.yml"
+FLOW = frozenset({"values", "units"})
 
 
 def _block(entry: Entry) -> str:
@@ -43,24 +51,21 @@ class _Patch:
 
     def target(self, entry: Entry) -> tuple[str, str | None] | None:
         """(table, column or None) the unit describes, or None (not exported)."""
-        a, p = entry.unit.metadata.applies_to, entry.unit.payload
-        if isinstance(p, EnumPayload):
-            column = p.column
-        elif len(a.columns) == 1 and not a.tables:
-            column = a.columns[0]
-        elif len(a.tables) == 1 and not a.columns and a.tables[0].count(".") == 1:
-            return a.tables[0], None
-        else:
+        p = entry.unit.payload
+        target = p.column if isinstance(p, EnumPayload) else described_target(entry.unit)
+        if target is not None and target.count(".") == 1:
+            return target, None
+        if target is None:
             self.out.skip(
                 entry.unit.id,
                 "dbt describes one model or one column; this unit "
                 "applies to neither exactly one table nor one column",
             )
             return None
-        if column.count(".") < 2:
-            self.out.skip(entry.unit.id, f"{column} is not schema.table.column")
+        if target.count(".") < 2:
+            self.out.skip(entry.unit.id, f"{target} is not schema.table.column")
             return None
-        return table_of(column), column
+        return table_of(target), target
 
     def place(self, entry: Entry) -> None:
         if not isinstance(entry.unit.payload, GlossaryPayload | EnumPayload):
@@ -105,7 +110,9 @@ class _Patch:
         return f"{{{{ doc('{name}') }}}}"
 
     def meta(self, units: list[Entry]) -> dict[str, Any]:
-        return {"evidence": {"units": [u.unit.id for u in units], "revision": self.snap.revision}}
+        # config.meta: where dbt 1.10+ wants meta (a top-level meta is deprecated).
+        ids = [u.unit.id for u in units]
+        return {"meta": {"evidence": {"units": ids, "revision": self.snap.revision}}}
 
     def column(self, column: str, units: list[Entry]) -> Commented:
         units = sorted(units, key=lambda u: u.unit.kind != "glossary")
@@ -120,7 +127,7 @@ class _Patch:
                 enum = p
                 text.append(values_list(p.values))
         item["description"] = self.block(_block(units[0]), units, "\n\n".join(text))
-        item["meta"] = self.meta(units)
+        item["config"] = self.meta(units)
         if enum is not None:
             values = [v.value for v in enum.values]
             item["data_tests"] = [{"accepted_values": {"arguments": {"values": values}}}]
@@ -136,7 +143,7 @@ class _Patch:
             )
         columns = self.columns.get(table, {})
         every = units + [u for c in sorted(columns) for u in columns[c]]
-        item["meta"] = self.meta(every)
+        item["config"] = self.meta(every)
         if columns:
             item["columns"] = [self.column(c, columns[c]) for c in sorted(columns)]
         return Commented(item, f"{table}: " + ", ".join(u.unit.id for u in every))
@@ -149,7 +156,9 @@ class _Patch:
             "# dbt properties published by evidence-tool (review, then copy into the project)\n"
             f"# workspace {self.snap.workspace}, revision {self.snap.revision}\n"
         )
-        self.out.files[PROPERTIES] = (head + dump({"version": 2, "models": models})).encode()
+        self.out.files[PROPERTIES] = (
+            head + dump({"version": 2, "models": models}, flow_keys=FLOW)
+        ).encode()
         docs = "".join(f"\n{b}" for b in self.blocks)
         intro = (
             "{# dbt docs blocks published by evidence-tool: workspace "

@@ -97,3 +97,14 @@ def as_text(unit: Unit) -> str:
     if isinstance(p, ExamplePayload):
         return f"{p.question}\n\n{p.interpretation}"
     raise TypeError(f"no text form for {type(p).__name__}")  # a new kind must choose one
+
+
+def described_target(unit: Unit) -> str | None:
+    """The one table or column a glossary unit describes: one column (its table may be
+    named too), or one table and no column; None otherwise."""
+    a = unit.metadata.applies_to
+    if len(a.columns) == 1 and set(a.tables) <= {table_of(a.columns[0])}:
+        return a.columns[0] if a.columns[0].count(".") >= 2 else None
+    if len(a.tables) == 1 and not a.columns and a.tables[0].count(".") == 1:
+        return a.tables[0]
+    return None
