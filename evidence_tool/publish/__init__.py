@@ -98,7 +98,13 @@ def publish(
     out = render(archive, fmt, database=database)
     keys = {"jsonl": jsonl_entries("id"), "vanna": jsonl_entries("id")}.get(fmt)
     shown, files, entries = put(
-        archive.layout, out, output, force=force, dry_run=dry_run, entry_keys=keys
+        archive.layout,
+        out,
+        output,
+        force=force,
+        dry_run=dry_run,
+        revision=revision,
+        entry_keys=keys,
     )
     return PublishResult(
         fmt, revision, shown, dry_run, len(out.exported), files, entries, tuple(out.not_exported)

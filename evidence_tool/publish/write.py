@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ class Changes:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    restamped: int = 0  # only the revision they name changes (written again, not listed)
     unchanged: int = 0
 
     def to_json(self) -> JsonObject:
@@ -37,6 +39,7 @@ class Changes:
             "added": [*self.added],
             "changed": [*self.changed],
             "removed": [*self.removed],
+            "restamped": self.restamped,
             "unchanged": self.unchanged,
         }
 
@@ -84,15 +87,41 @@ def jsonl_entries(key: str) -> EntryKeys:
     return entries
 
 
-def _compare(old: dict[str, bytes], new: dict[str, bytes]) -> Changes:
+_HEX64 = re.compile(rb"\b[0-9a-f]{64}\b")
+
+
+class Restamp:
+    """Tells a file whose only difference is the revision it names (every entry carries
+    the snapshot revision, so each new revision touches every entry) from a real change:
+    the old bytes with each earlier revision of the archive read as the new one."""
+
+    def __init__(self, layout: Layout, revision: str) -> None:
+        self.new = revision.encode()
+        try:
+            names = os.listdir(layout.snapshots)
+        except OSError:
+            names = []
+        self.known = {n.encode() for n in names if len(n) == 64} - {self.new}
+
+    def __call__(self, old: bytes) -> bytes:
+        if not self.known:
+            return old
+        return _HEX64.sub(lambda m: self.new if m.group() in self.known else m.group(), old)
+
+
+def _compare(
+    old: dict[str, bytes], new: dict[str, bytes], restamp: Callable[[bytes], bytes]
+) -> Changes:
     c = Changes()
     for key in sorted(new):
         if key not in old:
             c.added.append(key)
-        elif old[key] != new[key]:
-            c.changed.append(key)
-        else:
+        elif old[key] == new[key]:
             c.unchanged += 1
+        elif restamp(old[key]) == new[key]:
+            c.restamped += 1
+        else:
+            c.changed.append(key)
     c.removed = sorted(k for k in old if k not in new)
     return c
 
@@ -111,6 +140,7 @@ def put(
     *,
     force: bool,
     dry_run: bool,
+    revision: str,
     entry_keys: EntryKeys | None = None,
 ) -> tuple[str, Changes, Changes | None]:
     """Claim every path, compare with what is there, write unless ``dry_run``: the output's
@@ -139,11 +169,12 @@ def put(
             if rel not in new_rels:
                 removed.append(outputs.Output(layout.root / rel, rel, COMMAND, digest))
                 old_files[rel] = b""
-    files = _compare(old_files, {out.rel: data for out, data in claims})
+    restamp = Restamp(layout, revision)
+    files = _compare(old_files, {out.rel: data for out, data in claims}, restamp)
     entries = None
     if entry_keys is not None and not tree:
         old = old_files.get(claims[0][0].rel, b"")
-        entries = _compare(entry_keys(old), entry_keys(claims[0][1]))
+        entries = _compare(entry_keys(old), entry_keys(claims[0][1]), restamp)
     if not dry_run:
         todo = [(out, data) for out, data in claims if old_files.get(out.rel) != data]
         outputs.write_all(layout, todo, removed)

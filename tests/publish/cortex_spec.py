@@ -55,7 +55,9 @@ _TABLE = {
             "type": "object",
             "required": ["database", "schema", "table"],
             "additionalProperties": False,
-            "properties": {k: {"type": "string", "minLength": 1} for k in ("database", "schema", "table")},
+            "properties": {
+                k: {"type": "string", "minLength": 1} for k in ("database", "schema", "table")
+            },
         },
         "primary_key": {"type": "object"},
         "dimensions": {"type": "array", "items": _COLUMN},

@@ -35,9 +35,7 @@ def source_files(path: Path) -> tuple[SourceFile, ...]:
     if path.is_file():
         return (SourceFile(path.name, path, path.stat().st_size, path.name),)
     found = sorted(p for p in path.rglob("*") if p.is_file())
-    return tuple(
-        SourceFile(p.relative_to(path).as_posix(), p, p.stat().st_size) for p in found
-    )
+    return tuple(SourceFile(p.relative_to(path).as_posix(), p, p.stat().st_size) for p in found)
 
 
 def import_back(fmt: str, path: Path, **options: Any) -> ImportResult:
@@ -126,8 +124,13 @@ def key_of(unit: Unit) -> str:
     text a target keeps verbatim (an example's question, a rule, a definition, an enum's
     column, a formula's SQL)."""
     p = unit.payload.to_json()
-    field = {"example": "question", "domain": "rule", "glossary": "definition",
-             "enum": "column", "formula": "sql"}[unit.kind]
+    field = {
+        "example": "question",
+        "domain": "rule",
+        "glossary": "definition",
+        "enum": "column",
+        "formula": "sql",
+    }[unit.kind]
     text = str(p[field])
     if unit.kind == "enum":  # table.column: dbt names every model in one schema
         text = ".".join(text.split(".")[-2:])

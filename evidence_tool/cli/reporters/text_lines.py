@@ -189,6 +189,8 @@ def _changes(what: str, changes: JsonObject) -> list[str]:
         if names:
             more = f", … and {len(names) - 20} more (--json lists all)" if len(names) > 20 else ""
             lines.append(f"  {what} {cls} ({len(names)}): {', '.join(names[:20])}{more}")
+    if changes["restamped"]:
+        lines.append(f"  {what} naming the new revision only: {changes['restamped']}")
     lines.append(f"  {what} unchanged: {changes['unchanged']}")
     return lines
 
