@@ -185,7 +185,7 @@ def cite_check_lines(revision: str | None, results: Sequence[JsonObject]) -> lis
 def _changes(what: str, changes: JsonObject) -> list[str]:
     lines = []
     for cls in ("added", "changed", "removed"):
-        names = [str(n) for n in changes[cls]] if isinstance(changes[cls], list) else []
+        names = strs(changes[cls])
         if names:
             more = f", … and {len(names) - 20} more (--json lists all)" if len(names) > 20 else ""
             lines.append(f"  {what} {cls} ({len(names)}): {', '.join(names[:20])}{more}")
