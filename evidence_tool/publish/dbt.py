@@ -130,7 +130,10 @@ class _Patch:
         item["config"] = self.meta(units)
         if enum is not None:
             values = [v.value for v in enum.values]
-            item["data_tests"] = [{"accepted_values": {"arguments": {"values": values}}}]
+            # The meanings also describe the test itself (a data test's description, dbt
+            # 1.9+), so a failing test says what each accepted value means.
+            test = {"arguments": {"values": values}, "description": values_list(enum.values)}
+            item["data_tests"] = [{"accepted_values": test}]
         return Commented(item, "; ".join(stamp(u.unit.id, self.snap.revision) for u in units))
 
     def model(self, name: str, table: str) -> Commented:
