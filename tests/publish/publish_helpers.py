@@ -11,9 +11,9 @@ from typing import Any
 
 from cli_runner import CliResult, invoke
 
+from evidence_tool.publish.text import as_text
 from evidence_tool.sources.importers.base import ImportInput, ImportResult, SourceFile
 from evidence_tool.sources.importers.formats import importer_for
-from evidence_tool.publish.text import as_text
 from evidence_tool.unit import Unit, render
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,9 +202,9 @@ def losses(
             fields.add("title")
         if twin.kind == unit.kind and _text_without_words(twin) != _text_without_words(unit):
             fields.add("text")
-        if twin.kind == "glossary" == unit.kind and twin.payload != unit.payload:
-            if _text_without_words(twin) == _text_without_words(unit):
-                fields.add("synonyms")
+        same_text = _text_without_words(twin) == _text_without_words(unit)
+        if twin.kind == "glossary" == unit.kind and twin.payload != unit.payload and same_text:
+            fields.add("synonyms")
         if twin.metadata.applies_to != unit.metadata.applies_to:
             fields.add("applies_to")
     return {k: v for k, v in lost.items()}, missing
