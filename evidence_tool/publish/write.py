@@ -153,9 +153,10 @@ def put(
         raise UsageError(f"--output {given} is a file; this format writes a folder: name one")
     claims: list[tuple[outputs.Output, bytes]] = []
     old_files: dict[str, bytes] = {}
-    for rel in sorted(published.files):
-        target = base / rel if rel else base
-        out = outputs.claim(layout, target, command=COMMAND, option="--output", force=force)
+    names = sorted(published.files)
+    targets = [base / rel if rel else base for rel in names]
+    claimed = outputs.claim_many(layout, targets, command=COMMAND, option="--output", force=force)
+    for rel, out in zip(names, claimed, strict=True):
         claims.append((out, published.files[rel]))
         before = _read(out.path) if out.expected is not None else None
         if before is not None:

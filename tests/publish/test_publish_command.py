@@ -196,3 +196,28 @@ def test_the_cli_offers_every_format() -> None:
     from evidence_tool.cli.publish_cmds import FORMATS as OFFERED
 
     assert tuple(OFFERED) == FORMATS
+
+
+@pytest.mark.parametrize("fmt", ["cortex", "wrenai"])
+def test_attack_hostile_output_paths_are_refused_and_nothing_is_written(ws: Path, fmt: str) -> None:
+    """The rule holds for a folder format file by file: a link inside the workspace that
+    leads onto evidence/ or .git/, a climb out, a nested repository's internals."""
+    (ws / ".git").mkdir()
+    (ws / "link-to-evidence").symlink_to(ws / "evidence", target_is_directory=True)
+    (ws / "link-to-git").symlink_to(ws / ".git", target_is_directory=True)
+    (ws / "nested" / ".GIT").mkdir(parents=True)
+    name = OUTPUT[fmt]
+    hostile = [
+        ws / "link-to-evidence" / name,
+        ws / "link-to-git" / name,
+        ws / "nested" / ".GIT" / name,
+        ws / "sub" / ".." / ".." / name,
+        ws / "evidence" / "curated" / name,
+    ]
+    before = _tree(ws)
+    for target in hostile:
+        result = tht(ws, "publish", "--format", fmt, "--output", str(target), "--force")
+        assert result.exit_code == 2, (target, result.stdout)
+        assert result.json["errors"][0]["code"] == "E901", target
+    assert _tree(ws) == before
+    assert len(hostile) == 5
