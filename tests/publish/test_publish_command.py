@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import envelope
 from publish_helpers import fixture_workspace, tht
 
 from evidence_tool.publish import FORMATS
@@ -46,7 +47,7 @@ def _files(path: Path) -> dict[str, bytes]:
 def _publish(ws: Path, fmt: str, out: Path, *more: str) -> dict:  # type: ignore[type-arg]
     result = tht(ws, "publish", "--format", fmt, "--output", str(out), *more)
     assert result.exit_code == 0, result.stdout + result.stderr
-    return result.json["result"]  # type: ignore[no-any-return]
+    return envelope(result)["result"]  # type: ignore[no-any-return]  # schema-checked
 
 
 @pytest.fixture
