@@ -99,7 +99,7 @@ def _protected(layout: Layout, real: str, shared: _Shared | None = None) -> bool
     if any(real == p or real.startswith(p + os.sep) for p in s.protected):
         return True
     probe = real
-    seen = []
+    seen: list[str] = []
     while probe == root or probe.startswith(root + os.sep):
         if probe == root or probe in s.safe:
             s.safe.update(seen[1:])  # the folders on the way (not the file itself)
