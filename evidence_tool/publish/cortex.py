@@ -101,13 +101,15 @@ class _Model:
             for e in self.snap.entries
             if isinstance(e.unit.payload, EnumPayload)
         }
+        placed: set[str] = set()
         for entry in self.snap.entries:
             for table in _tables(entry.unit):
                 self.tables.setdefault(table, {r: [] for r in DATA_TYPES})
             for column in _columns(entry.unit):
                 roles = self.tables[table_of(column)]
-                if any(column in cols for cols in roles.values()):
+                if column in placed:  # a set: a wide table's columns are not searched
                     continue
+                placed.add(column)
                 if _TIME.search(last_part(column)):
                     roles["time_dimensions"].append(column)
                 elif column in facts and column not in enums:
