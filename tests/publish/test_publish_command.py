@@ -222,3 +222,37 @@ def test_attack_hostile_output_paths_are_refused_and_nothing_is_written(ws: Path
         assert result.json["errors"][0]["code"] == "E901", target
     assert _tree(ws) == before
     assert len(hostile) == 5
+
+
+def test_same_bytes_across_processes_whatever_the_hash_seed(ws: Path) -> None:
+    """No set or dict order leaks into the output: two processes with different hash
+    seeds write the same Cortex model and dbt patch."""
+    import subprocess
+    import sys
+
+    tht_bin = Path(sys.executable).with_name("tht")
+    outputs = []
+    for seed in ("1", "4242"):
+        env = {k: v for k, v in os.environ.items() if k != "THT_INSTALLATION"}
+        env["PYTHONHASHSEED"] = seed
+        for fmt, name in (("cortex", "model.yaml"), ("dbt", "dbt")):
+            args = ["workspace", "evidence", "publish", "--format", fmt]
+            target = ws / f"seed-{seed}" / name
+            done = subprocess.run(
+                [str(tht_bin), *args, "--output", str(target)],
+                cwd=ws, env=env, capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+        outputs.append(
+            {**_files(ws / f"seed-{seed}" / "model.yaml"), **_files(ws / f"seed-{seed}" / "dbt")}
+        )
+    assert len(outputs[0]) == 3 and outputs[0] == outputs[1]
+
+
+def test_a_folder_format_refuses_a_file_and_a_file_format_a_folder(ws: Path) -> None:
+    (ws / "a-file").write_text("x\n", "utf-8")
+    (ws / "a-folder").mkdir()
+    for fmt, target in (("wrenai", "a-file"), ("cortex", "a-folder")):
+        result = tht(ws, "publish", "--format", fmt, "--output", str(ws / target))
+        assert result.exit_code == 2 and result.json["errors"][0]["code"] == "E901", fmt
+    assert (ws / "a-file").read_text("utf-8") == "x\n" and not any((ws / "a-folder").iterdir())
