@@ -27,6 +27,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from evidence_tool.errors import UsageError
 from evidence_tool.publish.model import Entry, Published, Snapshot, stamp
 from evidence_tool.publish.text import (
     as_text,
@@ -251,6 +252,12 @@ class _Model:
 
     def model(self) -> dict[str, Any]:
         self.collect()
+        if not self.tables:
+            raise UsageError(
+                f"a Cortex semantic model needs at least one table, and no unit of revision "
+                f"{self.snap.revision[:12]} names a schema.table or schema.table.column: "
+                "name the tables in the units' applies_to, or publish another format"
+            )
         names: dict[str, str] = {}
         tables = []
         for table in sorted(self.tables):

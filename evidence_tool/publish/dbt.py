@@ -48,6 +48,7 @@ class _Patch:
         self.model_doc: dict[str, Entry] = {}  # table -> glossary
         self.columns: dict[str, dict[str, list[Entry]]] = {}  # table -> column -> units
         self.blocks: list[str] = []
+        self.names: set[str] = set()
 
     def target(self, entry: Entry) -> tuple[str, str | None] | None:
         """(table, column or None) the unit describes, or None (not exported)."""
@@ -105,6 +106,12 @@ class _Patch:
         self.out.exported.append(entry.unit.id)
 
     def block(self, name: str, units: list[Entry], text: str) -> str:
+        # Two ids can slug to one block name (a.b, a-b); dbt refuses a name defined twice.
+        base, n = name, 1
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
         marks = "".join(f"{{# {stamp(u.unit.id, self.snap.revision)} #}}\n" for u in units)
         self.blocks.append(f"{marks}{{% docs {name} %}}\n{text.strip()}\n{{% enddocs %}}\n")
         return f"{{{{ doc('{name}') }}}}"

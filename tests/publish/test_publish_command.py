@@ -256,3 +256,24 @@ def test_a_folder_format_refuses_a_file_and_a_file_format_a_folder(ws: Path) -> 
         result = tht(ws, "publish", "--format", fmt, "--output", str(ws / target))
         assert result.exit_code == 2 and result.json["errors"][0]["code"] == "E901", fmt
     assert (ws / "a-file").read_text("utf-8") == "x\n" and not any((ws / "a-folder").iterdir())
+
+
+def test_a_cortex_model_without_any_table_is_refused(tmp_path: Path) -> None:
+    from cli_runner import invoke
+
+    root = tmp_path / "rules-only"
+    assert invoke(["workspace", "new", str(root), "--id", "r", "--language", "en"]).exit_code == 0
+    rule = root / "evidence/curated/domain/one.md"
+    rule.parent.mkdir(parents=True, exist_ok=True)
+    rule.write_text(
+        "---\nschema_version: 4\nid: evidence:r:one\nkind: domain\nlanguage: en\n"
+        "purposes: [sql_generation]\n---\n\n# One rule\n\n## Rule\n\nCount only valid rows.\n",
+        "utf-8",
+    )
+    for step in ("init", "consolidate"):
+        assert tht(root, step).exit_code == 0
+    refused = tht(root, "publish", "--format", "cortex", "--output", str(root / "m.yaml"))
+    assert refused.exit_code == 2 and "at least one table" in refused.json["errors"][0]["message"]
+    assert not (root / "m.yaml").exists()
+    # The other formats have a place for a rule.
+    assert _publish(root, "vanna", root / "v.jsonl")["units"] == 1
