@@ -68,18 +68,26 @@ class _Shared:
     the protected paths and their identities, the record of outputs, and the folders
     already found unprotected and resolved."""
 
+    layout: Layout
     root: str
     protected: list[str]
     identities: set[tuple[int, int]]
-    records: JsonObject
     safe: set[str] = field(default_factory=set)  # real folders probed: not protected
     real_parents: dict[str, str] = field(default_factory=dict)
+    _records: JsonObject | None = None
 
     @classmethod
     def of(cls, layout: Layout) -> _Shared:
         protected = [os.path.realpath(p) for p in _protected_paths(layout)]
         identities = {i for i in map(_identity, protected) if i is not None}
-        return cls(os.path.realpath(layout.root), protected, identities, _records(layout))
+        return cls(layout, os.path.realpath(layout.root), protected, identities)
+
+    def records(self) -> JsonObject:
+        """The record of outputs, read once, and only when a file exists to be judged
+        (after the protected paths were refused, as for one claim)."""
+        if self._records is None:
+            self._records = _records(self.layout)
+        return self._records
 
     def real_parent(self, parent: str) -> str:
         real = self.real_parents.get(parent)
@@ -192,7 +200,7 @@ def claim(
         digest = _digest(path)
     except OSError as exc:
         raise UsageError(f"{shown} cannot be read ({exc.strerror}); name another file") from None
-    ours = (shared.records if shared else _records(layout)).get(rel)
+    ours = (shared.records() if shared else _records(layout)).get(rel)
     if not force and ours != {"command": command, "sha256": digest}:
         raise UsageError(
             f"{shown}: {rel} exists and was not written by this command (or was edited since): "
