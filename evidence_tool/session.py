@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
     from evidence_tool.gitflow.strict import StrictReport
+    from evidence_tool.publish import PublishResult
     from evidence_tool.sources import NetworkPolicy
     from evidence_tool.sources.decide import DecideResult
     from evidence_tool.sources.import_add import AddResult
@@ -355,3 +356,10 @@ class Session:
         from evidence_tool.activation.citations import citation_context
 
         return citation_context(self.archive)
+
+    def publish(
+        self, fmt: str, output: str, *, dry_run: bool, force: bool, database: str | None
+    ) -> PublishResult:
+        from evidence_tool.publish import publish
+
+        return publish(self.root, fmt, output, dry_run=dry_run, force=force, database=database)

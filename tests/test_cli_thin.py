@@ -24,6 +24,7 @@ BODY_MODULES = [
     "sources_cmds",
     "activation_cmds",
     "report_cmds",
+    "publish_cmds",
 ]
 
 

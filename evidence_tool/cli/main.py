@@ -13,6 +13,7 @@ from evidence_tool.cli import (  # register commands
     archive_cmds,
     catalog_cmds,
     migrate_cmds,
+    publish_cmds,
     report_cmds,
     sources_cmds,
 )
@@ -23,7 +24,7 @@ from evidence_tool.cli.reporters.json_reporter import envelope_line
 from evidence_tool.cli.workspace_cmds import workspace
 from evidence_tool.errors import Diagnostic
 
-_REGISTERED = (archive_cmds, catalog_cmds, migrate_cmds, report_cmds, sources_cmds)
+_REGISTERED = (archive_cmds, catalog_cmds, migrate_cmds, publish_cmds, report_cmds, sources_cmds)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

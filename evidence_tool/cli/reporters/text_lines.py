@@ -180,3 +180,36 @@ def cite_check_lines(revision: str | None, results: Sequence[JsonObject]) -> lis
         shown["ok"] = res["ok"]
         lines += key_values(shown, 2)
     return lines
+
+
+def _changes(what: str, changes: JsonObject) -> list[str]:
+    lines = []
+    for cls in ("added", "changed", "removed"):
+        names = strs(changes[cls])
+        if names:
+            more = f", … and {len(names) - 20} more (--json lists all)" if len(names) > 20 else ""
+            lines.append(f"  {what} {cls} ({len(names)}): {', '.join(names[:20])}{more}")
+    if changes["restamped"]:
+        lines.append(f"  {what} naming the new revision only: {changes['restamped']}")
+    lines.append(f"  {what} unchanged: {changes['unchanged']}")
+    return lines
+
+
+def publish_lines(data: JsonObject) -> list[str]:
+    """``publish``: what was (or would be) written, and every unit the format left out."""
+    verb = "would publish" if data["dry_run"] else "published"
+    lines = [
+        f"{verb} {data['units']} unit(s) of revision {data['revision']} as {data['format']} "
+        f"to {data['output']}"
+    ]
+    lines += _changes("files", obj(data["files"]))
+    entries = data.get("entries")
+    if isinstance(entries, dict):
+        lines += _changes("entries", entries)
+    skipped = objs(data["not_exported"])
+    if skipped:
+        lines.append(f"  not exported ({len(skipped)}):")
+        lines += [f"    {s['unit_id']}: {s['reason']}" for s in skipped]
+    if data["dry_run"]:
+        lines.append("dry run: nothing written; run it without --dry-run to publish")
+    return lines
