@@ -1,0 +1,133 @@
+"""The active revision of a workspace, pinned per request and re-read only when it moves.
+
+A request takes one ``RevisionView`` and answers from it alone: a view is built from an
+immutable snapshot, so an activation by another process meanwhile cannot change what the
+request sees.  Whether the active revision moved is told by a ``stat`` of
+``evidence/.local/state.yaml`` (written by replacing the file, so a new inode and times):
+a few microseconds per request, and the next request after an activation serves it.
+Nothing is written and no lock is taken (SPEC.md 5.4).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evidence_tool.activation.citations import CitationContext, retracted_sources
+from evidence_tool.activation.records import IndexRecord
+from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.manifest import UnitEntry
+from evidence_tool.archive.records import Deletion
+from evidence_tool.archive.snapshot import Snapshot
+from evidence_tool.archive.state import read_state
+
+StatKey = tuple[int, int, int, int]
+
+
+def _stat_key(path: Path) -> StatKey | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass
+class RevisionView:
+    """One active revision: its entries, deletions and (read on demand) unit records."""
+
+    revision: str
+    snapshot: Snapshot
+    archive: LocalEvidenceArchive
+    entries: dict[str, UnitEntry]
+    deletions: dict[str, Deletion]
+    _records: dict[str, IndexRecord] = field(default_factory=dict)
+    _texts: dict[str, str] = field(default_factory=dict)
+    _all: list[IndexRecord] | None = None
+    _citations: CitationContext | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def load(cls, archive: LocalEvidenceArchive, revision: str) -> RevisionView:
+        snap = archive.snapshot(revision)
+        return cls(revision, snap, archive, snap.by_id(), {d.id: d for d in snap.deletions})
+
+    def record(self, unit_id: str) -> IndexRecord | None:
+        """The active unit's export record (parsed from its blob once per revision)."""
+        found = self._records.get(unit_id)
+        if found is None and unit_id in self.entries:
+            found = IndexRecord(next(self.snapshot.records({unit_id})))
+            self._records[unit_id] = found
+        return found
+
+    def records(self) -> list[IndexRecord]:
+        """Every active unit's record, parsed once per revision (``evidence_for``)."""
+        with self._lock:
+            if self._all is None:
+                self._all = [IndexRecord(r) for r in self.snapshot.records()]
+                self._records.update((r.id, r) for r in self._all)
+            return self._all
+
+    def text(self, unit_id: str) -> str:
+        """The unit's Markdown body (the file without its frontmatter) as curated."""
+        found = self._texts.get(unit_id)
+        if found is None:
+            entry = self.entries[unit_id]
+            found = body_of(self.snapshot.unit_bytes(entry).decode("utf-8"))
+            self._texts[unit_id] = found
+        return found
+
+    def citation_context(self) -> CitationContext:
+        if self._citations is None:
+            self._citations = CitationContext(
+                self.revision,
+                dict(self.entries),
+                self.deletions,
+                retracted_sources(self.archive),
+            )
+        return self._citations
+
+
+def body_of(text: str) -> str:
+    """The text after a leading ``---`` frontmatter block (all of it if there is none)."""
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end >= 0:
+            rest = text[end + 4 :]
+            return rest[rest.find("\n") + 1 :].lstrip("\n") if "\n" in rest else ""
+    return text
+
+
+class ActiveReader:
+    """The active revision of one workspace, as of the request that asks."""
+
+    def __init__(self, root: Path) -> None:
+        self.archive = LocalEvidenceArchive(root)
+        self.state_path = self.archive.layout.state
+        self._key: StatKey | None = None
+        self._view: RevisionView | None = None
+        self._active: str | None = None
+        self._lock = threading.Lock()
+        self.loads = 0  # how many revisions were loaded (tests count switches)
+
+    def current(self) -> RevisionView | None:
+        """The view of the active revision now (None: nothing active yet)."""
+        key = _stat_key(self.state_path)
+        if key is not None and key == self._key:
+            return self._view
+        with self._lock:  # one loader per switch; the others wait and share its view
+            key = _stat_key(self.state_path)
+            if key is not None and key == self._key:
+                return self._view
+            active = read_state(self.state_path).active if key is not None else None
+            if active is None:
+                view = None
+            elif self._view is not None and self._view.revision == active:
+                view = self._view
+            else:
+                view = RevisionView.load(self.archive, active)
+                self.loads += 1
+            self._view, self._key = view, key
+            return view
