@@ -42,8 +42,6 @@ def names(value: JsonValue, what: str) -> list[str]:
     """A list of strings (ids, table or column names) of bounded length."""
     if value is None:
         return []
-    if isinstance(value, str):
-        value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"'{what}' must be a list of strings")
     if len(value) > MAX_IDS:

@@ -91,5 +91,8 @@ def _http(service: EvidenceService, host: str, port: int, token: str | None) -> 
         lifespan="on",
     )
     server = uvicorn.Server(config)
+    # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again
+    # under the handler it found: that one ends the process with status 0, not -15.
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     print(f"serving http://{host}:{port}/mcp and /v1 (Ctrl-C or SIGTERM stops)", file=sys.stderr)
     server.run()  # uvicorn stops on SIGTERM/SIGINT: in-flight requests finish first
