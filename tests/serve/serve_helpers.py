@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -113,3 +114,72 @@ def http_server(
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+
+
+class EmbeddingService:
+    """A real loopback ``POST /v1/embeddings`` with toy vectors (words hashed into 16
+    dimensions), which can be switched to failing (503) to test degradation."""
+
+    DIM = 16
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        service = self
+        self.failing = False
+        self.requests = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                service.requests += 1
+                if service.failing:
+                    answer, status = {"error": {"message": "overloaded"}}, 503
+                else:
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": _toy(t)}
+                        for i, t in enumerate(body["input"])
+                    ]
+                    answer, status = {"object": "list", "model": body["model"], "data": data}, 200
+                raw = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/embeddings"
+
+    def settings(self) -> dict[str, object]:
+        return {
+            "kind": "http",
+            "url": self.url,
+            "model": "toy",
+            "dimensions": self.DIM,
+            "retries": 0,
+            "backoff_s": 0.01,
+            "timeout_s": 10,
+        }
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=30)
+
+
+def _toy(text: str) -> list[float]:
+    import zlib
+
+    vector = [0.0] * EmbeddingService.DIM
+    for word in text.lower().split():
+        vector[zlib.crc32(word.encode()) % EmbeddingService.DIM] += 1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [v / norm for v in vector]

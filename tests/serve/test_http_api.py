@@ -78,7 +78,9 @@ def test_bad_input_is_a_coded_error_never_a_traceback(served: Path) -> None:
             assert (response.status_code, _codes(body)) == (status, [code]), (path, params, body)
             assert "Traceback" not in response.text
         near = http.get("/v1/units/evidence:clinical:giornate-di-degenze").json()
-        assert KNOWN in near["result"]["candidates"] and "did you mean" in near["errors"][0]["message"]
+        assert (
+            KNOWN in near["result"]["candidates"] and "did you mean" in near["errors"][0]["message"]
+        )
         for raw in (b"not json", b"[1, 2]", b'{"cited": "one-string"}', b"{" * 300_000):
             body = _checked(http.post("/v1/cite-check", content=raw))
             assert _codes(body) == ["E901"], raw[:20]

@@ -1,0 +1,112 @@
+"""The service in-process: pinning against an index ahead of its revision, several
+workspaces, and an embedding service that fails."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from serve_helpers import EmbeddingService, consolidate
+
+from evidence_tool.archive import LocalEvidenceArchive
+from evidence_tool.archive.state import State, render_state
+from evidence_tool.errors import EvidenceError
+from evidence_tool.serve import EvidenceService, serve_settings
+from evidence_tool.serve import service as service_module
+
+FORMULA = "evidence/curated/formula/giornate-di-degenza.md"
+
+
+def _retitle(root: Path, title: str) -> None:
+    path = root / FORMULA
+    text = path.read_text("utf-8").replace("# Giornate di degenza\n", f"# {title}\n")
+    path.write_text(text, "utf-8")
+
+
+def _code(exc: pytest.ExceptionInfo[EvidenceError]) -> str:
+    return exc.value.code
+
+
+def test_an_index_ahead_of_the_active_revision_is_never_labelled_with_it(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window of an activation: the index holds the candidate, state.yaml still names
+    the previous revision.  No answer may call the candidate's hits the previous one's."""
+    first = LocalEvidenceArchive(served).state().active
+    _retitle(served, "Giornate di ricovero ospedaliero")
+    second = consolidate(served)
+    state = served / "evidence/.local/state.yaml"
+    state.write_bytes(render_state(State(first, first, second)))  # active: first; pending
+    monkeypatch.setattr(service_module, "PIN_PAUSE_S", 0.001)
+    service = EvidenceService(serve_settings(None, str(served)))
+    with pytest.raises(EvidenceError) as raised:
+        service.search_evidence({"query": "ricovero ospedaliero"})
+    assert _code(raised) == "E702"
+    state.write_bytes(render_state(State(first, second, None)))  # the activation finished
+    answer = service.search_evidence({"query": "ricovero ospedaliero"}).result
+    assert answer["revision"] == second
+    assert answer["hits"][0]["title"] == "Giornate di ricovero ospedaliero"  # type: ignore[index]
+    assert service.readers["psd-clinical"].loads == 2
+
+
+def _registry(tmp_path: Path, workspace: Path) -> Path:
+    """An installation whose registry holds two consolidated workspaces."""
+    registry = tmp_path / "registry"
+    for name in ("alpha", "beta"):
+        root = registry / "repo" / name
+        shutil.copytree(workspace, root)
+        descriptor = root / "workspace.yaml"
+        text = descriptor.read_text("utf-8")
+        descriptor.write_text(text.replace("id: psd-clinical", f"id: {name}"), "utf-8")
+        consolidate(root)
+    installation = tmp_path / "installation.yaml"
+    installation.write_text(
+        f"installation_version: 1\nworkspace_registry_root: {registry}\n", "utf-8"
+    )
+    return installation
+
+
+def test_one_server_serves_every_workspace_of_the_registry(tmp_path: Path, workspace: Path) -> None:
+    settings = serve_settings(str(_registry(tmp_path, workspace)), cwd=tmp_path)
+    assert [w.name for w in settings.workspaces] == ["alpha", "beta"]
+    service = EvidenceService(settings)
+    health = service.health()
+    assert [w["workspace"] for w in health["workspaces"]] == ["alpha", "beta"]  # type: ignore[index, union-attr]
+    for asked, code in ((None, "E901"), ("gamma", "E904")):
+        with pytest.raises(EvidenceError) as raised:
+            service.search_evidence({"query": "degenza", "workspace": asked})
+        assert _code(raised) == code
+    found = service.search_evidence({"query": "degenza", "workspace": "beta"}).result
+    assert found["workspace"] == "beta" and found["hits"]
+    one = serve_settings(str(tmp_path / "installation.yaml"), workspace_id="alpha")
+    assert [w.name for w in one.workspaces] == ["alpha"]
+
+
+def test_a_failing_embedding_service_degrades_hybrid_to_bm25_with_a_warning(
+    served: Path, tmp_path: Path
+) -> None:
+    embeddings = EmbeddingService()
+    try:
+        installation = tmp_path / "installation.yaml"
+        import json
+
+        embedding = embeddings.settings()
+        installation.write_text(
+            json.dumps({"installation_version": 1, "evidence": {"embedding": embedding}}),
+            "utf-8",
+        )
+        archive = LocalEvidenceArchive(served)
+        from evidence_tool.activation import backend_for
+
+        archive.consolidate("alice", backend_for({"kind": "sqlite"}, archive.layout, embedding))
+        service = EvidenceService(serve_settings(str(installation), str(served)))
+        hybrid = service.search_evidence({"query": "giornate di degenza"})
+        assert hybrid.result["mode"] == "hybrid" and not hybrid.warnings
+        embeddings.failing = True
+        for mode in (None, "hybrid", "dense"):
+            degraded = service.search_evidence({"query": "giornate di degenza", "mode": mode})
+            assert degraded.result["mode"] == "bm25" and degraded.result["hits"], mode
+            assert [w.code for w in degraded.warnings] == ["W402"], mode
+    finally:
+        embeddings.close()
