@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the serve extra (mcp) is not installed")
 
-from serve_helpers import consolidate  # noqa: E402
+from serve_helpers import consolidate
 
 
 @pytest.fixture(autouse=True)
