@@ -24,6 +24,9 @@ from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import read_state
 
 StatKey = tuple[int, int, int, int]
+# Units are parsed one at a time: the parser's first use quiets markdown-it's loggers by
+# walking sys.modules, which another thread's import may change under it (RuntimeError).
+_PARSING = threading.Lock()
 
 
 def _stat_key(path: Path) -> StatKey | None:
@@ -58,13 +61,14 @@ class RevisionView:
         """The active unit's export record (parsed from its blob once per revision)."""
         found = self._records.get(unit_id)
         if found is None and unit_id in self.entries:
-            found = IndexRecord(next(self.snapshot.records({unit_id})))
+            with _PARSING:
+                found = IndexRecord(next(self.snapshot.records({unit_id})))
             self._records[unit_id] = found
         return found
 
     def records(self) -> list[IndexRecord]:
         """Every active unit's record, parsed once per revision (``evidence_for``)."""
-        with self._lock:
+        with self._lock, _PARSING:
             if self._all is None:
                 self._all = [IndexRecord(r) for r in self.snapshot.records()]
                 self._records.update((r.id, r) for r in self._all)

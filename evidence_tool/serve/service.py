@@ -10,6 +10,7 @@ So no answer mixes two revisions, and a deleted unit is never served.
 from __future__ import annotations
 
 import difflib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,10 @@ class EvidenceService:
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
         self.readers = {ws.name: ActiveReader(ws.root) for ws in settings.workspaces}
+        # One index read at a time: SQLite readers that overlap without a gap keep an
+        # in-place index update from ever committing ("database is locked": the
+        # activation fails, E401), so concurrent requests queue here instead.
+        self._index_reads = threading.Lock()
 
     def _pin(self, ws: ServedWorkspace) -> RevisionView:
         view = self.readers[ws.name].current()
@@ -134,7 +139,8 @@ class EvidenceService:
     ) -> SearchResult:
         run = (ws.layout, ws.activation, ws.embedding, query, filters, count)
         try:
-            return search_active(*run, mode)
+            with self._index_reads:
+                return search_active(*run, mode)
         except EmbeddingError as exc:
             if mode == "bm25":
                 raise
@@ -146,7 +152,8 @@ class EvidenceService:
                     code="W402",
                 )
             )
-            return search_active(*run, "bm25")
+            with self._index_reads:
+                return search_active(*run, "bm25")
 
     def _pinned(self, ws: ServedWorkspace, attempt: Callable[[RevisionView], T | None]) -> T:
         """``attempt`` on the active revision, again on the next one if the index answered
