@@ -182,7 +182,7 @@ def switch(root: Path, url: str, clients: int) -> None:
     first = next(p for p in sorted((root / "evidence/curated/glossary").glob("*.md")))
     text = first.read_text("utf-8")
     first.write_text(text.replace("\n# ", f"\n# Switch {time.time_ns()} ", 1), "utf-8")
-    seen: list[tuple[float, str]] = []
+    seen: list[tuple[float, float, str]] = []  # (sent, answered, revision)
     stop = threading.Event()
 
     def poll(seed: int) -> None:
@@ -191,8 +191,9 @@ def switch(root: Path, url: str, clients: int) -> None:
             for _ in range(100_000):
                 if stop.is_set():
                     return
+                sent = time.monotonic()
                 body = search("bm25")(http, rng)
-                seen.append((time.monotonic(), body["result"]["revision"]))
+                seen.append((sent, time.monotonic(), body["result"]["revision"]))
 
     threads = [threading.Thread(target=poll, args=(k,)) for k in range(clients)]
     for t in threads:
@@ -203,16 +204,19 @@ def switch(root: Path, url: str, clients: int) -> None:
     revision = json.loads(out.stdout)["result"]["revision"]
     deadline = ended + 30
     while time.monotonic() < deadline and not any(
-        r == revision and t > ended for t, r in seen[-clients * 4 :]
+        r == revision and sent > ended for sent, _, r in seen[-clients * 4 :]
     ):
         time.sleep(0.005)
     stop.set()
     for t in threads:
         t.join()
-    after = [t for t, r in seen if r == revision]
+    after = [answered for _, answered, r in seen if r == revision]
     lag = (min(after) - ended) if after else float("inf")
+    later = [r for sent, _, r in seen if sent > ended]
+    old = sum(1 for r in later if r != revision)
     print(f"consolidate of one changed unit (another process): {time.perf_counter() - start:.2f} s")
     print(f"switch: first answer on the new revision {max(lag, 0) * 1e3:.0f} ms after it ended")
+    print(f"requests sent after it ended: {len(later)}, answered on the old revision: {old}")
     print(f"answers during the switch: {len(seen)}, each naming one revision")
 
 
@@ -272,7 +276,8 @@ def main() -> None:
         switch(root, server.url, args.clients)
     finally:
         server.stop()
-    if args.hybrid:
+    if args.hybrid:  # the workspace's index gets vectors: a later run without --hybrid
+        # searches them too (delete bench/out/serve-N to start afresh)
         installation = hybrid_ready(root, args.model_units)
         server = Server(root, installation)
         try:
