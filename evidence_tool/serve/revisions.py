@@ -22,6 +22,7 @@ from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.archive.records import Deletion
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import read_state
+from evidence_tool.jsonvalue import JsonValue
 
 StatKey = tuple[int, int, int, int]
 # Units are parsed one at a time: the parser's first use quiets markdown-it's loggers by
@@ -60,9 +61,10 @@ class RevisionView:
     def record(self, unit_id: str) -> IndexRecord | None:
         """The active unit's export record (parsed from its blob once per revision)."""
         found = self._records.get(unit_id)
-        if found is None and unit_id in self.entries:
+        entry = self.entries.get(unit_id)
+        if found is None and entry is not None:
             with _PARSING:
-                found = IndexRecord(next(self.snapshot.records({unit_id})))
+                found = export_record(self.snapshot, entry)
             self._records[unit_id] = found
         return found
 
@@ -92,6 +94,29 @@ class RevisionView:
                 retracted_sources(self.archive),
             )
         return self._citations
+
+
+def export_record(snapshot: Snapshot, entry: UnitEntry) -> IndexRecord:
+    """``Snapshot.records``' record of one entry, without its scan of every entry for the
+    id (1.2 ms of a 2.2 ms ``get_evidence`` at 10,000 units); tests compare the two."""
+    unit = snapshot.unit(entry)
+    return IndexRecord(
+        {
+            "revision": snapshot.revision,
+            "id": unit.id,
+            "path": entry.path,
+            "kind": unit.kind,
+            "language": unit.language,
+            "title": unit.title,
+            "metadata": unit.metadata.to_json(),
+            "payload": unit.payload.to_json(),
+            "content_hash": entry.content_hash,
+            "file_hash": entry.file_hash,
+            "provenance": entry.provenance,
+            "provenance_kind": entry.provenance_kind.value,
+            "review_items": list[JsonValue](entry.review_items),
+        }
+    )
 
 
 def body_of(text: str) -> str:

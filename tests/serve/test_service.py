@@ -110,3 +110,15 @@ def test_a_failing_embedding_service_degrades_hybrid_to_bm25_with_a_warning(
             assert [w.code for w in degraded.warnings] == ["W402"], mode
     finally:
         embeddings.close()
+
+
+def test_one_units_record_is_the_snapshots_export_record(served: Path) -> None:
+    from evidence_tool.serve.revisions import export_record
+
+    archive = LocalEvidenceArchive(served)
+    snap = archive.active_snapshot()
+    assert snap is not None
+    expected = {r["id"]: r for r in snap.records()}
+    for entry in snap.entries():
+        assert export_record(snap, entry).to_json() == expected[entry.id]
+    assert len(expected) == len(snap.entries()) > 40
