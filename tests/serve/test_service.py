@@ -122,3 +122,34 @@ def test_one_units_record_is_the_snapshots_export_record(served: Path) -> None:
     for entry in snap.entries():
         assert export_record(snap, entry).to_json() == expected[entry.id]
     assert len(expected) == len(snap.entries()) > 40
+
+
+def test_an_activation_parses_only_the_units_it_changed(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evidence_for reads every unit: after a one-unit change only that one is parsed."""
+    service = EvidenceService(serve_settings(None, str(served)))
+    first = service.evidence_for({"tables": ["admissions"]}).result
+    view = service.readers["psd-clinical"].current()
+    assert view is not None and len(view.parsed) == len(view.entries)
+    _retitle(served, "Giornate di degenza ospedaliera")
+    consolidate(served)
+    parses = 0
+    original = LocalEvidenceArchive.snapshot
+
+    def counting(self: LocalEvidenceArchive, revision: str) -> object:
+        snap = original(self, revision)
+        real = snap.unit
+
+        def unit(entry: object) -> object:
+            nonlocal parses
+            parses += 1
+            return real(entry)  # type: ignore[arg-type]
+
+        object.__setattr__(snap, "unit", unit)
+        return snap
+
+    monkeypatch.setattr(LocalEvidenceArchive, "snapshot", counting)
+    second = service.evidence_for({"tables": ["admissions"]}).result
+    assert second["revision"] != first["revision"] and second["count"] == first["count"]
+    assert parses == 1
