@@ -18,8 +18,9 @@ from typing import TypeVar
 
 from evidence_tool.activation.citations import classify
 from evidence_tool.activation.records import SearchResult
-from evidence_tool.activation.search import MODES, search_active
+from evidence_tool.activation.search import MODES, search_active, searchable_backend
 from evidence_tool.activation.sqlite_index import Filters
+from evidence_tool.embedding import DenseEmbedder, embedder_for
 from evidence_tool.errors import (
     EmbeddingError,
     EvidenceError,
@@ -59,6 +60,8 @@ class EvidenceService:
         # in-place index update from ever committing ("database is locked": the
         # activation fails, E401), so concurrent requests queue here instead.
         self._index_reads = threading.Lock()
+        self._embedders: dict[str, DenseEmbedder | None] = {}
+        self._embedders_made = threading.Lock()
 
     def _pin(self, ws: ServedWorkspace) -> RevisionView:
         view = self.readers[ws.name].current()
@@ -137,10 +140,9 @@ class EvidenceService:
         mode: str | None,
         warnings: list[EvidenceWarning],
     ) -> SearchResult:
-        run = (ws.layout, ws.activation, ws.embedding, query, filters, count)
         try:
             with self._index_reads:
-                return search_active(*run, mode)
+                return self._index_search(ws, query, filters, count, mode)
         except EmbeddingError as exc:
             if mode == "bm25":
                 raise
@@ -153,7 +155,26 @@ class EvidenceService:
                 )
             )
             with self._index_reads:
-                return search_active(*run, "bm25")
+                return self._index_search(ws, query, filters, count, "bm25")
+
+    def _index_search(
+        self, ws: ServedWorkspace, query: str, filters: Filters, count: int, mode: str | None
+    ) -> SearchResult:
+        """``search_active``, but with the sqlite index and this server's one embedder per
+        workspace (a local model loaded once, one HTTP client kept), not one per query."""
+        if searchable_backend(ws.activation, ws.layout).kind != "sqlite":
+            run = (ws.layout, ws.activation, ws.embedding, query, filters, count)
+            return search_active(*run, mode)
+        from evidence_tool.activation.sqlite_index import search
+
+        return search(ws.layout, query, filters, count, mode, lambda: self._embedder(ws))
+
+    def _embedder(self, ws: ServedWorkspace) -> DenseEmbedder | None:
+        """The workspace's embedder, made on the first search that needs it."""
+        with self._embedders_made:
+            if ws.name not in self._embedders:
+                self._embedders[ws.name] = embedder_for(ws.embedding)
+            return self._embedders[ws.name]
 
     def _pinned(self, ws: ServedWorkspace, attempt: Callable[[RevisionView], T | None]) -> T:
         """``attempt`` on the active revision, again on the next one if the index answered

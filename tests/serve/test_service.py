@@ -84,7 +84,7 @@ def test_one_server_serves_every_workspace_of_the_registry(tmp_path: Path, works
 
 
 def test_a_failing_embedding_service_degrades_hybrid_to_bm25_with_a_warning(
-    served: Path, tmp_path: Path
+    served: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     embeddings = EmbeddingService()
     try:
@@ -100,9 +100,19 @@ def test_a_failing_embedding_service_degrades_hybrid_to_bm25_with_a_warning(
         from evidence_tool.activation import backend_for
 
         archive.consolidate("alice", backend_for({"kind": "sqlite"}, archive.layout, embedding))
+        made = []
+        real = service_module.embedder_for
+
+        def counting(settings: object) -> object:
+            made.append(settings)
+            return real(settings)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(service_module, "embedder_for", counting)
         service = EvidenceService(serve_settings(str(installation), str(served)))
-        hybrid = service.search_evidence({"query": "giornate di degenza"})
-        assert hybrid.result["mode"] == "hybrid" and not hybrid.warnings
+        for query in ("giornate di degenza", "ricoveri validi", "diagnosi principale"):
+            hybrid = service.search_evidence({"query": query})
+            assert hybrid.result["mode"] == "hybrid" and not hybrid.warnings
+        assert len(made) == 1  # one embedder (one client, or one model) per server
         embeddings.failing = True
         for mode in (None, "hybrid", "dense"):
             degraded = service.search_evidence({"query": "giornate di degenza", "mode": mode})
