@@ -104,3 +104,41 @@ def test_the_sdk_client_over_streamable_http_with_the_token(served: Path) -> Non
                     return await _exercise(s)
 
         _check(anyio.run(main))
+
+
+def test_sigterm_stops_a_stdio_server_cleanly(served: Path) -> None:
+    import signal
+    import subprocess
+
+    argv = tht_argv("workspace", "evidence", "serve", "--workspace-root", str(served))
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    with subprocess.Popen(
+        argv,
+        env=child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(json.dumps(hello) + "\n")
+            process.stdin.flush()
+            answer = json.loads(process.stdout.readline())  # up and answering
+            assert answer["id"] == 1
+            assert answer["result"]["serverInfo"]["name"] == "evidence-tool"
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=TIMEOUT_S) == 0
+            assert "Traceback" not in (process.stderr.read() if process.stderr else "")
+        finally:
+            if process.poll() is None:
+                process.kill()
