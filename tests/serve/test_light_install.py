@@ -26,3 +26,28 @@ def test_no_command_but_serve_imports_the_sdk(served: Path) -> None:
         assert "evidence_tool.cli.serve_cmds" in modules or args[0] != "--help"
         assert _sdk(modules) == [], args
     assert len(runs) == 4
+
+
+def test_serve_without_the_extra_says_how_to_install_it(served: Path) -> None:
+    """Without the SDK the command is a usage error naming the extra, not a traceback."""
+    import subprocess
+    import sys
+
+    from serve_helpers import child_env
+
+    script = (
+        "import sys\n"
+        "sys.modules['mcp'] = None  # as if the serve extra were not installed\n"
+        "from evidence_tool.cli.main import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["workspace", "evidence", "serve", "--workspace-root", str(served)]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "evidence-tool[serve]" in done.stderr and "Traceback" not in done.stderr
