@@ -32,6 +32,18 @@ def answered(command: str, answer: Answer) -> JsonObject:
     }
 
 
+def health(command: str, result: JsonObject) -> JsonObject:
+    """``/v1/health``: every served workspace's active revision, in the same envelope."""
+    return {
+        "ok": True,
+        "command": command,
+        "workspace": None,
+        "result": result,
+        "errors": [],
+        "warnings": [],
+    }
+
+
 def failed(command: str, exc: EvidenceError) -> JsonObject:
     return {
         "ok": False,

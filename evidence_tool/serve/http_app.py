@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from evidence_tool.errors import UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.serve.envelope import call, failed, unauthorized
+from evidence_tool.serve.envelope import health as health_body
 from evidence_tool.serve.mcp_app import build_mcp
 from evidence_tool.serve.service import Answer, EvidenceService
 
@@ -97,7 +98,7 @@ def build_http(service: EvidenceService, host: str, token: str | None) -> ASGIAp
 
     @_route(mcp, "/v1/health", "GET")
     async def health(request: Request) -> Response:
-        return _json(200, await run_in_threadpool(service.health))
+        return _json(200, health_body("GET /v1/health", await run_in_threadpool(service.health)))
 
     app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
     return _guarded(app, token) if token else app

@@ -253,7 +253,7 @@ class EvidenceService:
                 served.append({"workspace": ws.name, "active": active, "error": exc.code})
                 continue
             served.append({"workspace": ws.name, "active": active})
-        return {"ok": True, "workspaces": served}
+        return {"workspaces": served}
 
 
 def _same_revision(view: RevisionView, found: SearchResult) -> bool:

@@ -26,8 +26,8 @@ def _codes(body: dict[str, object]) -> list[str]:
 
 def test_the_json_api_answers_each_verb_in_the_cli_envelope(served: Path) -> None:
     with http_server(served) as server, server.client() as http:
-        health = http.get("/v1/health").json()
-        (only,) = health["workspaces"]
+        health = _checked(http.get("/v1/health"))
+        (only,) = health["result"]["workspaces"]  # type: ignore[index]
         revision = only["active"]
         assert only["workspace"] == "psd-clinical" and len(revision) == 64
 
