@@ -52,6 +52,7 @@ class RevisionView:
     parsed: dict[str, JsonObject] = field(default_factory=dict)
     _records: dict[str, IndexRecord] = field(default_factory=dict)
     _texts: dict[str, str] = field(default_factory=dict)
+    _spans: dict[str, list[str]] = field(default_factory=dict)
     _all: list[IndexRecord] | None = None
     _citations: CitationContext | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -96,6 +97,22 @@ class RevisionView:
             entry = self.entries[unit_id]
             found = body_of(self.snapshot.unit_bytes(entry).decode("utf-8"))
             self._texts[unit_id] = found
+        return found
+
+    def imported_from(self, unit_id: str) -> list[str]:
+        """Where an imported unit's excerpts sit in its import record ([] for any other
+        unit); read once per revision."""
+        found = self._spans.get(unit_id)
+        if found is None:
+            entry = self.entries[unit_id]
+            found = []
+            if entry.provenance_kind.value == "document" or "original" in entry.provenance_json:
+                from evidence_tool.archive.records import declaration_from_json
+                from evidence_tool.sources import imported_from
+
+                declaration = declaration_from_json(entry.provenance_json)
+                found = imported_from(self.archive.layout, declaration)
+            self._spans[unit_id] = found
         return found
 
     def citation_context(self) -> CitationContext:

@@ -11,13 +11,19 @@ from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.serve.revisions import RevisionView
 
 
-def provenance(record: IndexRecord) -> JsonObject:
+def provenance(view: RevisionView, record: IndexRecord) -> JsonObject:
     """``kind`` (manual / document) and the declaration: a document's source, path, hash
-    and verified excerpts, a curator's name and date, and the ``original`` lineage."""
+    and verified excerpts, a curator's name and date, and the ``original`` lineage;
+    ``origin`` says ``manual``, ``document`` or ``import`` (a document adopted from
+    another tool's export, ``imported_from`` naming each excerpt's span in it)."""
     declared = record.provenance
     out: JsonObject = {"kind": record.provenance_kind}
     if isinstance(declared, dict):
         out.update({k: v for k, v in declared.items() if k != "kind"})
+    spans = view.imported_from(record.id)
+    out["origin"] = "import" if spans else (record.provenance_kind or "manual")
+    if spans:
+        out["imported_from"] = list[JsonValue](spans)
     return out
 
 
@@ -34,7 +40,7 @@ def unit(view: RevisionView, record: IndexRecord) -> JsonObject:
         "fields": record.payload,
         "path": record.path,
         "content_hash": record.content_hash,
-        "provenance": provenance(record),
+        "provenance": provenance(view, record),
     }
 
 

@@ -163,3 +163,44 @@ def test_an_activation_parses_only_the_units_it_changed(
     second = service.evidence_for({"tables": ["admissions"]}).result
     assert second["revision"] != first["revision"] and second["count"] == first["count"]
     assert parses == 1
+
+
+VANNA_CSV = (
+    "id,question,content,training_data_type\r\n"
+    'f1-sql,Average stay in cardiology?,"SELECT avg(los_days) FROM clinical.admissions",sql\r\n'
+)
+
+
+def test_provenance_says_manual_document_or_import(served: Path) -> None:
+    """An agent tells a curator's assertion from a documented or an imported excerpt."""
+    import hashlib
+    import json
+
+    from cli_runner import registry, tht
+
+    csv = served / "imports/vanna/training.csv"
+    csv.parent.mkdir(parents=True)
+    csv.write_bytes(VANNA_CSV.encode())
+    assert tht(served, "sources", "add", "--format", "vanna", str(csv)).exit_code == 0
+    source = hashlib.sha256(b"import:vanna:imports/vanna/training.csv").hexdigest()
+    assert tht(served, "refresh", "--source-id", source).exit_code == 0
+    comparison = registry(served)["sources"][source]["comparison"]
+    decided = tht(
+        served, "decide", "--source-id", source, "--revision", comparison["revision"],
+        "--decision", "replace",
+    )  # fmt: skip
+    assert decided.exit_code == 0, decided.stdout
+    service = EvidenceService(serve_settings(None, str(served)))
+    imported = service.get_evidence({"id": "evidence:vanna:f1-sql"}).result["unit"]
+    provenance = imported["provenance"]  # type: ignore[index]
+    assert provenance["origin"] == "import" and provenance["kind"] == "document"
+    assert provenance["imported_from"] == ["imports/vanna/training.csv:2-2"]
+    manual = service.get_evidence({"id": "evidence:clinical:drg"}).result["unit"]
+    assert manual["provenance"]["origin"] == "manual"  # type: ignore[index]
+    kinds = {
+        h["provenance"]["origin"]  # type: ignore[index]
+        for q in ("degenza ricovero", "diagnosi", "SDO scheda")
+        for h in service.search_evidence({"query": q, "limit": 50}).result["hits"]  # type: ignore[union-attr]
+    }
+    assert kinds <= {"manual", "document", "import"} and "manual" in kinds
+    json.dumps(imported)  # JSON all the way down
