@@ -42,7 +42,9 @@ def _resolve_table(
         if f"{schema.lower()}.{name}" in known:
             return [f"{schema.lower()}.{name}"]
     found = sorted(t for t in known if t.rsplit(".", 1)[-1] == name)
-    if len(found) > 1:
+    if not found:
+        notes.append(f"no active unit names a table '{name}'")
+    elif len(found) > 1:
         notes.append(
             f"'{name}' is ambiguous: no schema of the search path ({', '.join(search_path)}) "
             f"holds it, and units name {', '.join(found)}; all are answered"

@@ -204,3 +204,50 @@ def test_provenance_says_manual_document_or_import(served: Path) -> None:
     }
     assert kinds <= {"manual", "document", "import"} and "manual" in kinds
     json.dumps(imported)  # JSON all the way down
+
+
+def test_evidence_for_resolves_through_the_search_path_and_says_what_it_could_not(
+    served: Path, tmp_path: Path
+) -> None:
+    installation = tmp_path / "installation.yaml"
+    installation.write_text(
+        "installation_version: 1\nevidence:\n  catalog:\n    kind: ddl\n"
+        "    search_path: [admin, clinical]\n",
+        "utf-8",
+    )
+    service = EvidenceService(serve_settings(str(installation), str(served)))
+    found = service.evidence_for({"tables": ["Admissions", "patients", "nowhere"]}).result
+    assert found["resolved"] == {
+        "Admissions": ["clinical.admissions"],
+        "patients": ["admin.patients"],
+        "nowhere": ["nowhere"],
+    }
+    assert found["notes"] == ["no active unit names a table 'nowhere'"]
+    units = [u for group in found["by_kind"].values() for u in group]  # type: ignore[union-attr]
+    assert len(units) == found["count"] > 0
+    for u in units:
+        named = {t.lower() for t in u["applies_to"].get("tables", [])}  # type: ignore[index]
+        named |= {c.rsplit(".", 1)[0].lower() for c in u["applies_to"].get("columns", [])}  # type: ignore[index]
+        assert named & {"clinical.admissions", "admin.patients"}, u["id"]  # type: ignore[index]
+    with pytest.raises(EvidenceError) as raised:
+        service.evidence_for({})
+    assert _code(raised) == "E901"
+
+
+def test_a_table_name_outside_the_search_path_in_two_schemas_is_ambiguous(served: Path) -> None:
+    sdo = (served / "evidence/curated/glossary/sdo.md").read_text("utf-8")
+    staged = sdo.replace("id: evidence:clinical:sdo", "id: evidence:clinical:sdo-staging")
+    staged = staged.replace(
+        "tables: [clinical.admissions, clinical.discharges, clinical.diagnoses, "
+        "clinical.procedures]",
+        "tables: [staging.admissions]",
+    )
+    (served / "evidence/curated/glossary/sdo-staging.md").write_text(staged, "utf-8")
+    consolidate(served)
+    service = EvidenceService(serve_settings(None, str(served)))  # search path: [public]
+    found = service.evidence_for({"tables": ["admissions"]}).result
+    assert found["resolved"] == {"admissions": ["clinical.admissions", "staging.admissions"]}
+    (note,) = found["notes"]  # type: ignore[misc]
+    assert "ambiguous" in note and "staging.admissions" in note  # type: ignore[operator]
+    ids = [u["id"] for group in found["by_kind"].values() for u in group]  # type: ignore[union-attr, index]
+    assert "evidence:clinical:sdo-staging" in ids and "evidence:clinical:sdo" in ids
