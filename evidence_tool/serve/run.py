@@ -90,9 +90,27 @@ def _http(service: EvidenceService, host: str, port: int, token: str | None) -> 
         timeout_graceful_shutdown=5,
         lifespan="on",
     )
+    listener = _listen(host, port)  # bound here, so a port in use is a coded error
     server = uvicorn.Server(config)
     # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again
     # under the handler it found: that one ends the process with status 0, not -15.
     signal.signal(signal.SIGTERM, lambda signum, frame: None)
-    print(f"serving http://{host}:{port}/mcp and /v1 (Ctrl-C or SIGTERM stops)", file=sys.stderr)
-    server.run()  # uvicorn stops on SIGTERM/SIGINT: in-flight requests finish first
+    bound = listener.getsockname()[1]
+    print(f"serving http://{host}:{bound}/mcp and /v1 (Ctrl-C or SIGTERM stops)", file=sys.stderr)
+    server.run(sockets=[listener])  # stops on SIGTERM/SIGINT: in-flight requests finish first
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host.strip("[]"), port))
+    except OSError as exc:
+        listener.close()
+        raise UsageError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}): choose another --port "
+            "or stop what holds it"
+        ) from None
+    listener.set_inheritable(True)
+    return listener

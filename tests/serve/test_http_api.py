@@ -127,3 +127,19 @@ def test_sigterm_stops_the_server_cleanly(served: Path) -> None:
     assert code == 0
     stderr = server.process.stderr.read() if not server.process.stderr.closed else ""  # type: ignore[union-attr]
     assert "Traceback" not in stderr
+
+
+def test_a_port_in_use_is_a_coded_error(served: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = tht_argv(
+            "workspace", "evidence", "serve", "--transport", "http", "--port", str(port),
+            "--workspace-root", str(served),
+        )  # fmt: skip
+        done = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "E901" in done.stderr and "--port" in done.stderr and "Traceback" not in done.stderr
