@@ -11,9 +11,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 
 from evidence_tool import __version__
 from evidence_tool.jsonvalue import JsonObject
@@ -43,11 +44,41 @@ def _args(**given: Any) -> JsonObject:
     return {k: v for k, v in given.items() if v is not None}
 
 
+class EvidenceMCP(MCPServer[Any]):
+    """``MCPServer`` whose resource list is every active unit of every served workspace
+    (read from the revisions then active), so clients that browse resources find them."""
+
+    def __init__(self, service: EvidenceService) -> None:
+        super().__init__(
+            "evidence-tool", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        )
+        self.service = service
+
+    async def list_resources(self) -> list[Resource]:
+        return await anyio.to_thread.run_sync(self._units)
+
+    def _units(self) -> list[Resource]:
+        found = []
+        for ws in self.service.settings.workspaces:
+            view = self.service.readers[ws.name].current()
+            if view is None:
+                continue
+            about = f"unit of workspace {ws.name}, revision {view.revision[:12]}"
+            found += [
+                Resource(
+                    uri=f"evidence://{ws.name}/{entry.id}",
+                    name=entry.id,
+                    description=f"{entry.kind} {about}",
+                    mime_type="application/json",
+                )
+                for entry in view.entries.values()
+            ]
+        return found
+
+
 def build_mcp(service: EvidenceService) -> MCPServer[Any]:
     """The MCP server of ``service`` (its transport is chosen by the caller)."""
-    server: MCPServer[Any] = MCPServer(
-        "evidence-tool", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+    server = EvidenceMCP(service)
 
     @server.tool(annotations=READ_ONLY)
     def search_evidence(

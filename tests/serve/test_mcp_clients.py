@@ -52,6 +52,8 @@ async def _exercise(session: ClientSession) -> dict[str, Any]:
     assert [t.uri_template for t in templates.resource_templates] == [
         "evidence://{workspace}/{unit_id}"
     ]
+    listed_units = await session.list_resources()
+    seen["listed"] = [r.uri for r in listed_units.resources]
     read = await session.read_resource(f"evidence://psd-clinical/{KNOWN}")
     seen["resource"] = json.loads(read.contents[0].text)  # type: ignore[union-attr]
     try:
@@ -76,6 +78,8 @@ def _check(seen: dict[str, Any]) -> None:
     assert [e["code"] for e in seen["limit"]["errors"]] == ["E901"]
     assert seen["resource"]["status"] == "active" and seen["resource"]["unit"]["id"] == KNOWN
     assert "E904" in seen["missing"]
+    assert f"evidence://psd-clinical/{KNOWN}" in [str(u) for u in seen["listed"]]
+    assert len(seen["listed"]) > 40  # every active unit of the fixture
 
 
 def test_the_sdk_client_over_stdio(served: Path) -> None:
