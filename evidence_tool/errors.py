@@ -372,6 +372,12 @@ CODES: dict[str, CodeInfo] = {
         "Correct the id at the line named (the archive never held it), or drop it; a deleted "
         "id is fine: eval reports it as retired.",
     ),
+    "E920": CodeInfo(
+        2,
+        "unauthorized",
+        "Send the server's token as 'Authorization: Bearer <token>' (the value of the variable "
+        "named by evidence.serve.token_env, THT_SERVE_TOKEN by default).",
+    ),
     "E999": CodeInfo(
         70,
         "internal error",

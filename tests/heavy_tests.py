@@ -34,6 +34,8 @@ HEAVY_MODULES = frozenset(
 HEAVY_TESTS = (
     "tests/test_docs.py::test_shell_example_runs",
     "tests/test_docs.py::test_quickstart_runs_from_nothing",
+    # Two servers in turn, each opening Qdrant's local folder per search (about 10 s).
+    "tests/serve/test_stateless.py::test_with_qdrant_a_restarted_server_answers_identically",
     # A cold mypy --strict over the package takes tens of seconds.
     "tests/test_typing.py::test_package_is_clean_under_mypy_strict",
 )

@@ -134,6 +134,7 @@ def test_attack_forbidden_imports_appended_to_every_package_break_their_contract
         ("unit", "workspace"),
         ("fsio", "archive"),
         ("embedding", "activation"),
+        ("serve", "session"),
     ):
         injected.setdefault(entry_file(copy, low), []).append(f"evidence_tool.{high}")
         expected.add(("layers", f"evidence_tool.{low}", f"evidence_tool.{high}"))
@@ -145,7 +146,7 @@ def test_attack_forbidden_imports_appended_to_every_package_break_their_contract
     assert result.returncode == 1, result.stdout + result.stderr
     found = findings(result.stdout)
     assert expected - found == set(), result.stdout
-    # 16 packages x 1 + 16 x 2 + 16 x 1 + 16 x 1 + 16 x 2 dependency rules, 20 sibling
-    # pairs twice, 4 layers.
-    assert len(expected) == 16 + 32 + 16 + 16 + 32 + 40 + 4
+    # 17 packages x 1 + 17 x 2 + 17 x 1 + 17 x 1 + 17 x 2 dependency rules, 20 sibling
+    # pairs twice, 5 layers.
+    assert len(expected) == 17 + 34 + 17 + 17 + 34 + 40 + 5
     assert f"Contracts: 0 kept, {len(CONTRACTS)} broken." in result.stdout

