@@ -174,6 +174,32 @@ class LiveCatalog:
         names = self._type_names(wanted) if wanted else {}
         return [Described(", ".join(names[p] for p in d.pairs)) if d.pairs else d for d in out]
 
+    def prepare(self, statements: Sequence[str]) -> list[Described]:
+        """Each statement prepared (never executed): its refusal, if any; no type names."""
+        segments = [_describe_segment(s.encode("utf-8")) for s in statements]
+        return [_described(r) for r in self._pipeline(segments, "preparing the examples")]
+
+    def volatile(self, names: Sequence[str]) -> set[str]:
+        """Which of these function names (schema-qualified or not) PostgreSQL's catalog has
+        as a volatile function outside pg_catalog: one query for all of them."""
+        from psycopg import sql
+
+        if not names:
+            return set()
+        rows = self._execute(
+            sql.SQL(
+                "ROLLBACK TO SAVEPOINT tht_check; "
+                "SELECT DISTINCT w.name FROM unnest({}::text[]) AS w(name) "
+                "JOIN pg_catalog.pg_proc p ON p.proname = split_part(w.name, '.', "
+                "array_length(string_to_array(w.name, '.'), 1)) "
+                "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE p.provolatile = 'v' AND n.nspname <> 'pg_catalog' "
+                "AND (strpos(w.name, '.') = 0 OR n.nspname = split_part(w.name, '.', 1))"
+            ).format(sql.Literal(sorted(set(names)))),
+            "looking up the examples' functions",
+        )
+        return {str(r[0]) for r in rows}
+
     def _type_names(self, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
         """format_type of every (type oid, typmod) pair the formulas produced: one query."""
         from psycopg import sql

@@ -12,13 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evidence_tool.catalog.check import check_unit
+from evidence_tool.catalog.example_sql import REFUSED, ExampleSql
+from evidence_tool.catalog.fences import SqlBlock, sql_blocks
 from evidence_tool.catalog.model import Catalog
-from evidence_tool.catalog.postgres import Described
+from evidence_tool.catalog.postgres import Described, LiveCatalog
 from evidence_tool.catalog.settings import CatalogSettings, open_catalog
 from evidence_tool.catalog.typecheck import Formula, TypeResult, finding, gave_up
 from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_of
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
-from evidence_tool.unit import FormulaPayload, Unit
+from evidence_tool.unit import ExamplePayload, FormulaPayload, Unit
 from evidence_tool.workspace import validate_workspace
 from evidence_tool.workspace.scan import CuratedFile, Progress
 
@@ -38,6 +40,10 @@ class CatalogCheck:
     round_trips: int | None = None  # exchanges with a live PostgreSQL
     formulas: list[Formula] = field(default_factory=list)
     enums: list[tuple[Unit, str, str]] = field(default_factory=list)
+    # Example SQL blocks: (unit, path, block, what the name check found) for the server.
+    queries: list[tuple[Unit, str, SqlBlock, ExampleSql]] = field(default_factory=list)
+    sqlite_examples: list[tuple[Unit, str, SqlBlock]] = field(default_factory=list)
+    examples_checked: int = 0  # SQL blocks of example units checked
     checked: list[tuple[CuratedFile, list[Diagnostic]]] = field(default_factory=list)
 
     def summary(self) -> dict[str, object]:
@@ -48,6 +54,7 @@ class CatalogCheck:
             "units_checked": self.units,
             "names_checked": self.names,
             "findings": codes,
+            "examples_checked": self.examples_checked,
             "catalog": self.catalog.summary(),
         }
         if self.catalog.kind == "postgres":
@@ -79,12 +86,15 @@ def check_workspace(
         with open_live(settings.dsn_env, settings.search_path) as live:
             result = _check_names(root, live.catalog(), [], progress)
             _type_check(result, live.describe)
+            _prepare_examples(result, live)
             if sample_values:
                 _sample(result, live.sample)
             result.round_trips = live.round_trips
         return _finish(result, visit)
     catalog, catalog_findings = open_catalog(settings)
     result = _check_names(root, catalog, catalog_findings, progress)
+    if settings.kind == "sqlite" and result.sqlite_examples:
+        _sqlite_examples(result, list(settings.paths))
     if sample_values:
         from evidence_tool.catalog.sqlite_reader import sample_sqlite
 
@@ -113,6 +123,12 @@ def _check_names(
         result.names += checked.names
         result.errors.extend(checked.findings)
         result.checked.append((f, checked.findings))
+        if isinstance(unit.payload, ExamplePayload):
+            if catalog.kind == "sqlite":
+                blocks = sql_blocks(text)
+                result.sqlite_examples.extend((unit, f.rel, b) for b in blocks)
+            result.examples_checked += len(checked.queries)
+            result.queries.extend((unit, f.rel, b, q) for b, q in checked.queries)
         if checked.findings:
             continue  # a name that does not resolve: a type or a sample would only repeat it
         if isinstance(unit.payload, FormulaPayload):
@@ -132,6 +148,78 @@ def _type_check(result: CatalogCheck, describe: Callable[[list[str]], list[Descr
             result.warnings.append(gave_up(f, d.gave_up))
 
 
+def _prepare_examples(result: CatalogCheck, live: LiveCatalog) -> None:
+    """PostgreSQL: the examples whose names resolved are refused if they call a volatile
+    function of the warehouse's own (one query for all), else prepared, never executed,
+    in pipelines; a refusal is E188 at the place PostgreSQL points at."""
+    ready = [q for q in result.queries if q[3].statement is not None]
+    called = sorted({name for *_, q in ready for name, _ in q.functions if name})
+    volatile = live.volatile(called) if called else set()
+    prepare: list[tuple[Unit, str, SqlBlock, ExampleSql]] = []
+    for unit, path, block, q in ready:
+        bad = next(((n, at) for n, at in q.functions if n in volatile), None)
+        if bad is None:
+            prepare.append((unit, path, block, q))
+            continue
+        line, column = block.position(bad[1])
+        result.errors.append(
+            Diagnostic(
+                REFUSED,
+                f"the example's SQL calls {bad[0]}(), which PostgreSQL's catalog marks volatile: "
+                "it may change the database; an example is a read-only query",
+                path,
+                line,
+                column,
+                unit.id,
+            )
+        )
+    described = live.prepare([q.statement or "" for *_, q in prepare])
+    for (unit, path, block, _), d in zip(prepare, described, strict=True):
+        if d.error is not None:
+            offset = d.position - 1 if d.position is not None else 0
+            line, column = block.position(offset)
+            result.errors.append(
+                Diagnostic(
+                    "E188",
+                    f"the example's SQL does not type-check in PostgreSQL: {d.error}",
+                    path,
+                    line,
+                    column,
+                    unit.id,
+                )
+            )
+        elif d.gave_up is not None:
+            result.warnings.append(
+                EvidenceWarning(
+                    f"{unit.id}: the example's SQL was not prepared: PostgreSQL stopped it at "
+                    f"{d.gave_up}",
+                    path,
+                    block.line,
+                    code="W188",
+                )
+            )
+
+
+def _sqlite_examples(result: CatalogCheck, paths: list[str]) -> None:
+    """SQLite: each example's SQL prepared by the warehouse's own engine (EXPLAIN on a
+    read-only connection, never executed)."""
+    from evidence_tool.catalog.example_sqlite import SqliteExampleChecker, SqliteExamples
+
+    out = SqliteExamples()
+    with SqliteExampleChecker(paths, result.catalog) as checker:
+        for unit, path, block in result.sqlite_examples:
+            checker.check(block, path, unit.id, out)
+    result.examples_checked += len(result.sqlite_examples)
+    result.names += out.names
+    result.errors.extend(out.findings)
+    result.warnings.extend(out.warnings)
+    bad = {d.path for d in out.findings}
+    result.checked = [
+        (f, [*found, *(d for d in out.findings if d.path == f.rel)]) if f.rel in bad else (f, found)
+        for f, found in result.checked
+    ]
+
+
 def _sample(result: CatalogCheck, sample: Callable[[list[ValueSample]], list[Sampled]]) -> None:
     asked = [(u, t, p, sample_of(u, result.catalog)) for u, t, p in result.enums]
     wanted = [(u, t, p, s) for u, t, p, s in asked if s is not None]
@@ -142,11 +230,14 @@ def _sample(result: CatalogCheck, sample: Callable[[list[ValueSample]], list[Sam
 
 
 def _finish(result: CatalogCheck, visit: Visit | None) -> CatalogCheck:
-    """Findings in report order; each file visited with every code it got (E188 too)."""
+    """Findings in report order; each file visited with every code it got (those of the
+    server's checks too: E188, and E184 for a volatile call)."""
     result.errors.sort(key=Diagnostic.sort_key)
     if visit is not None:
-        typed = {d.path: d.code for d in result.errors if d.code == "E188"}
+        later: dict[str | None, set[str]] = {}
+        for d in result.errors:
+            later.setdefault(d.path, set()).add(d.code)
         for f, findings in result.checked:
-            codes = {d.code for d in findings} | ({typed[f.rel]} if f.rel in typed else set())
+            codes = {d.code for d in findings} | later.get(f.rel, set())
             visit(f, sorted(codes))
     return result
