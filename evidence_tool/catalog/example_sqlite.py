@@ -125,6 +125,8 @@ _KEYWORDS = frozenset(
         "escape",
     ]
 )
+# SQLite's words for SQL it cannot read at all (besides "... syntax error").
+_UNPARSED = ("incomplete input", "unrecognized token")
 _MESSAGES = (
     ("E180", re.compile(r"^no such table: (.+)$")),
     ("E181", re.compile(r"^no such column: (.+)$")),
@@ -236,7 +238,7 @@ class SqliteExampleChecker:
                 words = _ACTIONS.get(self._denied[0], "a statement that is not a query")
                 finding(REFUSED, f"is {words}, not a read-only query", first[0].start)
                 return
-            if "syntax error" in message or message == "incomplete input":
+            if "syntax error" in message or message.startswith(_UNPARSED):
                 self._other_dialect(block, path, uid, out, message, toks, finding)
                 return
             self._named(message, toks, finding)
@@ -257,10 +259,12 @@ class SqliteExampleChecker:
         finding: _Finding,
     ) -> None:
         """SQLite cannot parse it: PostgreSQL's dialect, or no SQL at all."""
-        near = re.match(r'^near "(.*)": syntax error$', message, re.S)
+        near = re.match(r'^(?:near|unrecognized token:) "(.*)"(?:: syntax error)?$', message, re.S)
         at = len(block.sql.rstrip())
         if near:
-            at = next((t.start for t in toks if t.text == near.group(1)), at)
+            word = near.group(1)
+            at = next((t.start for t in toks if t.text == word), block.sql.find(word))
+            at = at if at >= 0 else len(block.sql.rstrip())
         done = Resolver(self.catalog, path, uid, block).check()
         if any(d.code == REFUSED and "does not parse" in d.message for d in done.findings):
             finding(REFUSED, f"does not parse in SQLite's dialect: {message}", at)
@@ -480,7 +484,7 @@ def _open(paths: list[str]) -> sqlite3.Connection:
     files = [split_mapping(p) for p in paths]
     main = next((p for s, p in files if s == "main"), None)
     try:
-        con = sqlite3.connect(_uri(main) if main else "file::memory:", uri=True)
+        con = sqlite3.connect(_uri(main) if main else ":memory:", uri=True)
         for schema, p in files:
             if schema != "main":
                 con.execute("ATTACH DATABASE ? AS " + quote_ident(schema), (_uri(p),))
