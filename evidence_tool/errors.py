@@ -175,6 +175,20 @@ CODES: dict[str, CodeInfo] = {
         "Cite only ids that retrieval returned for the answer: correct the answer "
         "(or its record of what was retrieved), then run cite-check again.",
     ),
+    "E171": CodeInfo(
+        1,
+        "retrieval below the threshold",
+        "Improve the units the missed questions expect (see the misses in 'eval'), or lower "
+        "--min-recall / --min-mrr if the threshold was set above what the question set "
+        "can reach.",
+    ),
+    "E172": CodeInfo(
+        1,
+        "retrieval worse than the compared revision",
+        "Look at the questions that rank worse than on the compared revision ('eval "
+        "--compare REV' lists each mode's misses) and correct the units the change made "
+        "harder to find; or run without --fail-on-drop to accept the drop.",
+    ),
     "E180": CodeInfo(
         1,
         "unknown table or view",
