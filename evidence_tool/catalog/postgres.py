@@ -52,6 +52,14 @@ WHERE c.relkind IN ('r', 'p', 'f', 'v', 'm')
   AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'
 ORDER BY n.nspname, c.relname, a.attnum
 """
+# Functions an example may not call: volatile ones of the warehouse's own (pg_catalog's
+# side effects are known by name, example_sql.SIDE_EFFECTS).
+_VOLATILE = """
+SELECT n.nspname, p.proname
+FROM pg_catalog.pg_proc p
+JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+WHERE p.provolatile = 'v' AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'
+"""
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,7 @@ class LiveCatalog:
         self.conn = conn
         self.search_path = search_path
         self.round_trips = 0
+        self.volatiles: set[tuple[str, str]] = set()  # (schema, function), read with the catalog
         self._where = _where(dsn)
         self._secrets = _secrets(dsn)
 
@@ -132,6 +141,22 @@ class LiveCatalog:
         except psycopg.Error as exc:
             raise self.fail(exc, doing) from None
 
+    def _execute_all(self, query: str, doing: str) -> list[list[tuple[Any, ...]]]:
+        """Several statements in one round trip: the rows of each that returns any."""
+        import psycopg
+
+        self.round_trips += 1
+        try:
+            cur = self.conn.execute(query)
+            out: list[list[tuple[Any, ...]]] = []
+            while True:
+                if cur.description:
+                    out.append(cur.fetchall())
+                if not cur.nextset():
+                    return out
+        except psycopg.Error as exc:
+            raise self.fail(exc, doing) from None
+
     def begin(self) -> None:
         """One round trip: the read-only transaction, its time limits, the search path, and
         the savepoint each checked statement rolls back to."""
@@ -148,7 +173,11 @@ class LiveCatalog:
         )
 
     def catalog(self) -> Catalog:
-        rows = self._execute(_RELATIONS, "reading pg_catalog")
+        """Every relation with every column, and (same round trip) the volatile functions
+        outside pg_catalog, which an example may not call."""
+        sets = self._execute_all(_RELATIONS + ";" + _VOLATILE, "reading pg_catalog")
+        rows = sets[0] if sets else []
+        self.volatiles = {(str(n), str(p)) for n, p in (sets[1] if len(sets) > 1 else [])}
         relations: list[Relation] = []
         current: tuple[str, str, str] | None = None
         columns: list[Column] = []
@@ -180,25 +209,14 @@ class LiveCatalog:
         return [_described(r) for r in self._pipeline(segments, "preparing the examples")]
 
     def volatile(self, names: Sequence[str]) -> set[str]:
-        """Which of these function names (schema-qualified or not) PostgreSQL's catalog has
-        as a volatile function outside pg_catalog: one query for all of them."""
-        from psycopg import sql
-
-        if not names:
-            return set()
-        rows = self._execute(
-            sql.SQL(
-                "ROLLBACK TO SAVEPOINT tht_check; "
-                "SELECT DISTINCT w.name FROM unnest({}::text[]) AS w(name) "
-                "JOIN pg_catalog.pg_proc p ON p.proname = split_part(w.name, '.', "
-                "array_length(string_to_array(w.name, '.'), 1)) "
-                "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
-                "WHERE p.provolatile = 'v' AND n.nspname <> 'pg_catalog' "
-                "AND (strpos(w.name, '.') = 0 OR n.nspname = split_part(w.name, '.', 1))"
-            ).format(sql.Literal(sorted(set(names)))),
-            "looking up the examples' functions",
-        )
-        return {str(r[0]) for r in rows}
+        """Which of these function names (as an example's SQL writes them, schema-qualified
+        or not) are a volatile function of the warehouse's own: read with the catalog."""
+        out = set()
+        for name in names:
+            schema, _, proc = name.rpartition(".")
+            if any(p == proc and (not schema or n == schema) for n, p in self.volatiles):
+                out.add(name)
+        return out
 
     def _type_names(self, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
         """format_type of every (type oid, typmod) pair the formulas produced: one query."""

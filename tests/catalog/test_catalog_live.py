@@ -92,9 +92,9 @@ def test_every_fixture_unit_checks_clean_in_every_kind(
     if kind == "postgres":
         types = {t["path"].rsplit("/", 1)[1]: t["type"] for t in summary["formula_types"]}
         assert types == FIXTURE_TYPES
-        # setup, catalog, one pipeline, type names, samples; the examples' functions, and
-        # one pipeline preparing the examples
-        assert summary["round_trips"] == 7
+        # setup, catalog (with the volatile functions), one pipeline of formulas, type
+        # names, samples, and one pipeline preparing the examples
+        assert summary["round_trips"] == 6
 
 
 def test_the_live_catalog_matches_the_ddl_catalog_relation_by_relation(
@@ -270,8 +270,8 @@ def test_round_trips_stay_bounded_whatever_the_number_of_formulas(
     assert summary["enums_sampled"] == enums + 6
     pipelines = math.ceil((formulas + 6) / PIPELINE_STATEMENTS)
     pipelines += math.ceil((enums + 6) / PIPELINE_STATEMENTS)
-    # + 2: the examples' functions looked up, and the fixture's 6 examples prepared
-    assert summary["round_trips"] == 3 + pipelines + 2 == {3: 7, 450: 9}[formulas]
+    # + 1: the fixture's 6 examples prepared
+    assert summary["round_trips"] == 3 + pipelines + 1 == {3: 6, 450: 8}[formulas]
 
 
 def test_long_formulas_split_their_pipelines_by_bytes_and_all_get_their_type(
@@ -299,8 +299,8 @@ def test_long_formulas_split_their_pipelines_by_bytes_and_all_get_their_type(
     types = result.json["result"]["formula_types"]
     assert len(types) == 156 and all(t["type"] == "numeric" for t in types if "long" in t["path"])
     least = math.ceil(150 * len(sql) / PIPELINE_BYTES)  # 4 for 150 x 1.5 KB
-    # setup, catalog, type names; the examples' functions and their one pipeline
-    formula_pipelines = result.json["result"]["round_trips"] - 5
+    # setup, catalog, type names, and the examples' one pipeline
+    formula_pipelines = result.json["result"]["round_trips"] - 4
     assert least >= 3 and least <= formula_pipelines <= least + 1
 
 
