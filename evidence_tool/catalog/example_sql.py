@@ -16,10 +16,10 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from evidence_tool.catalog.fences import SqlBlock
 from evidence_tool.catalog.model import Catalog, Relation, closest, quote_ident
-from evidence_tool.catalog.pgtree import Node
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonValue
 
@@ -114,6 +114,8 @@ class Resolver:
         # Per column name, the FROM items a USING join merged on it: ``k`` is then one
         # column of the join, not an ambiguous one.
         self.merged: dict[str, set[int]] = {}
+        # Why the query is not read-only, found on the way (FOR UPDATE, a writing WITH).
+        self.refusal: tuple[str, int] | None = None
 
     # -- names: PostgreSQL compares them exactly, SQLite ignoring case ----------------
     def same(self, a: str | None, b: str) -> bool:
@@ -122,7 +124,12 @@ class Resolver:
         return a.lower() == b.lower() if self.catalog.fold_case else a == b
 
     def has(self, names: list[str] | None, name: str) -> bool:
-        return names is not None and any(self.same(n, name) for n in names)
+        if names is None:
+            return False
+        if not self.catalog.fold_case:
+            return name in names
+        low = name.lower()
+        return any(n.lower() == low for n in names)
 
     def find(self, name: str, ctes: dict[str, list[str] | None]) -> str | None:
         if name in ctes:
@@ -157,12 +164,12 @@ class Resolver:
             where = len(self.sql.rstrip()) if at is None else max(at - 1, 0)
             self.finding(REFUSED, f"does not parse in PostgreSQL's dialect: {exc.args[0]}", where)
             return self.out
-        stmts = Node(tree).nodes("stmts")
+        stmts = _list(tree, "stmts")
         if not stmts:
             self.finding(REFUSED, "holds no statement; write one query", 0)
             return self.out
         if len(stmts) > 1:
-            at = self._start(self.offset(stmts[1].int("stmt_location")))
+            at = self._start(self.offset(_int(stmts[1], "stmt_location")))
             self.finding(
                 REFUSED,
                 f"holds {len(stmts)} statements; an example is one read-only query "
@@ -170,19 +177,23 @@ class Resolver:
                 at,
             )
             return self.out
-        stmt = stmts[0]["stmt"]
-        start = self._start(self.offset(stmts[0].int("stmt_location")))
+        stmt = _dict(stmts[0], "stmt")
+        start = self._start(self.offset(_int(stmts[0], "stmt_location")))
         if "SelectStmt" not in stmt:
-            kind = next(iter(stmt.raw), "?") if isinstance(stmt.raw, dict) else "?"
+            kind = next(iter(stmt), "?")
             self.finding(REFUSED, f"is {_statement_words(kind)}, not a read-only query", start)
             return self.out
         select = stmt["SelectStmt"]
-        refusal = _refusal(select)
-        if refusal is not None:
-            why, location = refusal
-            self.finding(REFUSED, why, self._start(self.offset(location)) if location else start)
+        if select.get("intoClause"):
+            why = "is SELECT ... INTO, which creates a table; an example is a read-only query"
+            self.finding(REFUSED, why, start)
             return self.out
         self.query(select, None, {})
+        if self.refusal is not None:
+            why, location = self.refusal
+            self.out.findings = [d for d in self.out.findings if d.code == REFUSED]
+            self.finding(REFUSED, why, self._start(self.offset(location)) if location else start)
+            return self.out
         for name, at in self.out.functions:
             if name in SIDE_EFFECTS:
                 self.finding(
@@ -213,119 +224,132 @@ class Resolver:
 
     # -- queries ---------------------------------------------------------------------
     def query(
-        self, node: Node, outer: Scope | None, ctes: dict[str, list[str] | None]
+        self, node: Json, outer: Scope | None, ctes: dict[str, list[str] | None]
     ) -> list[str] | None:
         """Resolve one query's names; its output column names (None: not knowable)."""
-        select = node.get("SelectStmt", node)
+        select: Json = node.get("SelectStmt", node) if isinstance(node, dict) else {}
+        if select.get("lockingClause") and self.refusal is None:
+            self.refusal = (
+                "locks rows (FOR UPDATE / FOR SHARE); an example is a read-only query",
+                0,
+            )
         ctes = self._with(select, outer, ctes)
-        if select.text("op", "SETOP_NONE") != "SETOP_NONE":
-            left = self.query(select["larg"], outer, ctes)
-            self.query(select["rarg"], outer, ctes)
+        if select.get("op", "SETOP_NONE") != "SETOP_NONE":
+            left = self.query(_dict(select, "larg"), outer, ctes)
+            self.query(_dict(select, "rarg"), outer, ctes)
             scope = Scope(outer, ctes, [], left or [])
-            for item in select.nodes("sortClause"):
-                self.expr(item, scope, outputs=True)
+            self.expr(_list(select, "sortClause"), scope, outputs=True)
             return left
         scope = Scope(outer, ctes)
         if "valuesLists" in select:
-            lists = select.nodes("valuesLists")
-            for row in lists:
-                self.expr(row, scope)
-            width = len(lists[0]["List"].nodes("items")) if lists else 0
+            lists = _list(select, "valuesLists")
+            self.expr(lists, scope)
+            width = len(_list(_dict(lists[0], "List"), "items")) if lists else 0
             return [f"column{i + 1}" for i in range(width)]
-        for item in select.nodes("fromClause"):
+        for item in _list(select, "fromClause"):
             self.from_item(item, scope, scope)
         outputs: list[str] | None = []
-        for target in select.nodes("targetList"):
-            res = target["ResTarget"]
-            val = res["val"]
-            fields = val["ColumnRef"].nodes("fields")
-            if fields and "A_Star" in fields[-1]:
-                cols = self.star(fields, val["ColumnRef"].int("location"), scope)
-                outputs = None if cols is None or outputs is None else outputs + cols
-                continue
+        for target in _list(select, "targetList"):
+            res = _dict(target, "ResTarget")
+            val = _dict(res, "val")
+            ref = val.get("ColumnRef")
+            if ref is not None:
+                fields = _list(ref, "fields")
+                if fields and "A_Star" in fields[-1]:
+                    cols = self.star(fields, _int(ref, "location"), scope)
+                    outputs = None if cols is None or outputs is None else outputs + cols
+                    continue
             self.expr(val, scope)
             if outputs is not None:
-                outputs.append(res.opt("name") or _output_name(val))
+                outputs.append(res.get("name") or _output_name(val))
         scope.outputs = outputs or []
-        for key in ("whereClause", "havingClause", "limitCount", "limitOffset"):
-            self.expr(select[key], scope)
+        for key in ("whereClause", "havingClause", "limitCount", "limitOffset", "windowClause"):
+            if key in select:
+                self.expr(select[key], scope)
         for key in ("groupClause", "sortClause", "distinctClause"):
-            for item in select.nodes(key):
-                self.expr(item, scope, outputs=True)
-        for w in select.nodes("windowClause"):
-            self.expr(w, scope)
+            if key in select:
+                self.expr(select[key], scope, outputs=True)
         return outputs
 
     def _with(
-        self, select: Node, outer: Scope | None, ctes: dict[str, list[str] | None]
+        self, select: Json, outer: Scope | None, ctes: dict[str, list[str] | None]
     ) -> dict[str, list[str] | None]:
-        with_clause = select["withClause"]
-        if with_clause.raw is None:
+        with_clause = select.get("withClause")
+        if not with_clause:
             return ctes
         ctes = dict(ctes)
-        recursive = with_clause.flag("recursive")
-        for cte in with_clause.nodes("ctes"):
-            c = cte["CommonTableExpr"]
-            name = c.text("ctename")
-            aliases = [a.sval for a in c.nodes("aliascolnames")]
+        recursive = bool(with_clause.get("recursive"))
+        for cte in _list(with_clause, "ctes"):
+            c = _dict(cte, "CommonTableExpr")
+            name = c.get("ctename", "")
+            aliases = [_sval(a) for a in _list(c, "aliascolnames")]
             if recursive:  # the CTE may read itself: its names are the aliases, or unknown
                 ctes[name] = aliases or None
-            cols = self.query(c["ctequery"], outer, ctes)
+            inner = _dict(c, "ctequery")
+            writes = next((k for k in _WRITES if k in inner), None)
+            if writes is not None:
+                if self.refusal is None:
+                    self.refusal = (
+                        f"holds {_statement_words(writes)} (a data-modifying WITH); an example "
+                        "is a read-only query",
+                        _int(c, "location"),
+                    )
+                ctes[name] = None
+                continue
+            cols = self.query(inner, outer, ctes)
             if cols is not None and aliases:
                 cols = aliases + cols[len(aliases) :]
             ctes[name] = cols
         return ctes
 
-    def from_item(self, item: Node, scope: Scope, into: Scope) -> list[Source]:
+    def from_item(self, item: Json, scope: Scope, into: Scope) -> list[Source]:
         """Add one FROM item's sources to ``into.sources``; the ones it added."""
         added: list[Source] = []
         if "RangeVar" in item:
             added.append(self.range_var(item["RangeVar"], scope))
         elif "JoinExpr" in item:
             j = item["JoinExpr"]
-            left = self.from_item(j["larg"], scope, into)
-            right = self.from_item(j["rarg"], scope, into)
-            for name in (n.sval for n in j.nodes("usingClause")):
-                self.using(name, left, right, item)
-            self.expr(j["quals"], scope)
-            join_alias = j["alias"].opt("aliasname")
+            left = self.from_item(_dict(j, "larg"), scope, into)
+            right = self.from_item(_dict(j, "rarg"), scope, into)
+            for name in (_sval(n) for n in _list(j, "usingClause")):
+                self.using(name, left, right, j)
+            if "quals" in j:
+                self.expr(j["quals"], scope)
+            join_alias = _dict(j, "alias").get("aliasname")
             if join_alias:
                 added.append(Source(join_alias, None, aliased=True))
             into.sources.extend(added)
             return [*left, *right, *added]
         elif "RangeSubselect" in item:
             sub = item["RangeSubselect"]
-            outer = scope if sub.flag("lateral") else scope.outer
-            cols = self.query(sub["subquery"], outer, scope.ctes)
-            alias = sub["alias"]
-            names = [a.sval for a in alias.nodes("colnames")]
+            outer = scope if sub.get("lateral") else scope.outer
+            cols = self.query(_dict(sub, "subquery"), outer, scope.ctes)
+            alias = _dict(sub, "alias")
+            names = [_sval(a) for a in _list(alias, "colnames")]
             if cols is not None and names:
                 cols = names + cols[len(names) :]
-            added.append(Source(alias.text("aliasname", "?"), cols, aliased=True))
+            added.append(Source(alias.get("aliasname", "?"), cols, aliased=True))
         else:  # a function in FROM, XMLTABLE, TABLESAMPLE ...: its arguments, unknown columns
-            inner = next(iter(item.raw.values()), None) if isinstance(item.raw, dict) else None
-            node = Node(inner)
-            alias = node["alias"]
-            names = [a.sval for a in alias.nodes("colnames")]
-            if "relation" in node:  # TABLESAMPLE wraps a relation
-                added.append(self.range_var(node["relation"]["RangeVar"], scope))
-            if isinstance(inner, dict):
-                for key, value in inner.items():
-                    if key not in ("alias", "relation"):
-                        self.expr(Node(value), scope)
-            if alias.opt("aliasname"):
-                added.append(Source(alias.text("aliasname"), names or None, aliased=True))
+            inner = next(iter(item.values()), None) if item else None
+            node: Json = inner if isinstance(inner, dict) else {}
+            alias = _dict(node, "alias")
+            names = [_sval(a) for a in _list(alias, "colnames")]
+            relation = _dict(node, "relation")
+            if "RangeVar" in relation:  # TABLESAMPLE wraps a relation
+                added.append(self.range_var(relation["RangeVar"], scope))
+            self.expr([v for k, v in node.items() if k not in ("alias", "relation")], scope)
+            if alias.get("aliasname"):
+                added.append(Source(alias["aliasname"], names or None, aliased=True))
         into.sources.extend(added)
         return added
 
-    def range_var(self, rv: Node, scope: Scope) -> Source:
-        schema, name = rv.opt("schemaname"), rv.text("relname")
-        alias = rv["alias"]
-        shown = alias.opt("aliasname") or name
-        colnames = [a.sval for a in alias.nodes("colnames")]
-        at = self.offset(rv.int("location"))
+    def range_var(self, rv: Json, scope: Scope) -> Source:
+        schema, name = rv.get("schemaname"), rv.get("relname", "")
+        alias = _dict(rv, "alias")
+        shown = alias.get("aliasname") or name
+        colnames = [_sval(a) for a in _list(alias, "colnames")]
         self.out.names += 1
-        cte = self.find(name, scope.ctes) if schema is None else None
+        cte = self.find(name, scope.ctes) if schema is None and scope.ctes else None
         if cte is not None:
             cols = scope.ctes[cte]
             return Source(
@@ -342,19 +366,21 @@ class Resolver:
                 "E180",
                 f"names {written}, which is not a table or view of the catalog"
                 + _did_you_mean(near),
-                at,
+                self.offset(_int(rv, "location")),
             )
             return Source(shown, None, aliased=True)
-        self._use(rel, None, at)
-        cols = [c.name for c in rel.columns]
+        self._use(rel, None, _int(rv, "location"))
+        cols = self._columns(rel)
         if colnames:
             cols = colnames + cols[len(colnames) :]
-        aliased = alias.opt("aliasname") is not None
+        aliased = alias.get("aliasname") is not None
         return Source(shown, cols, rel, aliased, None if aliased else rel.schema)
 
-    def using(self, name: str, left: list[Source], right: list[Source], item: Node) -> None:
+    def _columns(self, rel: Relation) -> list[str]:
+        return [c.name for c in rel.columns]
+
+    def using(self, name: str, left: list[Source], right: list[Source], join: Json) -> None:
         self.out.names += 1
-        at = self._using_offset(name, item)
         for side, sources in (("left", left), ("right", right)):
             having = [s for s in sources if self.has(s.columns, name)]
             if len(having) > 1 and not self._merged(having, name):
@@ -362,35 +388,35 @@ class Resolver:
                     "E182",
                     f"joins USING ({quote_ident(name)}), but {', '.join(s.name for s in having)} "
                     f"on its {side} side all have a column {quote_ident(name)}; join with ON",
-                    at,
+                    self._using_offset(name, join),
                 )
                 return
             if any(s.columns is None for s in sources):
                 continue
-            if not any(self.has(s.columns, name) for s in sources):
+            if not having:
                 near = sorted({n for s in sources for n in closest(name, s.columns or [])})
                 shown = ", ".join(s.name for s in sources)
                 self.finding(
                     "E181",
                     f"joins USING ({quote_ident(name)}), but the {side} side ({shown}) has no "
                     f"column {quote_ident(name)}" + _did_you_mean(near[:3]),
-                    at,
+                    self._using_offset(name, join),
                 )
                 return
         for s in [*left, *right]:
             if self.has(s.columns, name):
                 self.merged.setdefault(name, set()).add(id(s))
-                if s.relation is not None:
-                    self._use(s.relation, name, at)
+                if s.relation is not None and self.used is not None:
+                    self.used(s.relation, name, self.block.position(self._using_offset(name, join)))
 
     def _merged(self, sources: list[Source], name: str) -> bool:
         joined = self.merged.get(name, set())
         return all(id(s) in joined for s in sources)
 
-    def _using_offset(self, name: str, item: Node) -> int:
-        """Where ``name`` is written in the USING list (pglast keeps no position for it)."""
-        starts = [self.offset(n.int("location")) for n in _locations(item)]
-        after = max(starts, default=0)
+    def _using_offset(self, name: str, join: Json) -> int:
+        """Where ``name`` is written in the USING list (pglast keeps no position for it):
+        after the last relation the join names."""
+        after = max((self.offset(n) for n in _range_var_locations(join)), default=0)
         m = re.compile(r"\busing\s*\(", re.I).search(self.sql, after)
         if m is None:
             return after
@@ -401,8 +427,8 @@ class Resolver:
         return found.start() if found else m.start()
 
     # -- expressions ------------------------------------------------------------------
-    def expr(self, node: Node, scope: Scope, *, outputs: bool = False) -> None:
-        stack: list[JsonValue] = [node.raw]
+    def expr(self, node: JsonValue, scope: Scope, *, outputs: bool = False) -> None:
+        stack: list[Any] = [node]
         while stack:
             raw = stack.pop()
             if isinstance(raw, list):
@@ -410,59 +436,60 @@ class Resolver:
                 continue
             if not isinstance(raw, dict):
                 continue
-            if "ColumnRef" in raw:
-                self.column_ref(Node(raw["ColumnRef"]), scope, outputs)
+            ref = raw.get("ColumnRef")
+            if ref is not None:
+                self.column_ref(ref, scope, outputs)
                 continue
-            if "SubLink" in raw:
-                link = Node(raw["SubLink"])
-                self.expr(link["testexpr"], scope)
-                self.query(link["subselect"], scope, scope.ctes)
+            link = raw.get("SubLink")
+            if link is not None:
+                if "testexpr" in link:
+                    self.expr(link["testexpr"], scope)
+                self.query(_dict(link, "subselect"), scope, scope.ctes)
                 continue
             if "SelectStmt" in raw:
-                self.query(Node(raw), scope, scope.ctes)
+                self.query(raw, scope, scope.ctes)
                 continue
-            if "FuncCall" in raw:
-                call = Node(raw["FuncCall"])
-                names = [n.sval for n in call.nodes("funcname")]
+            call = raw.get("FuncCall")
+            if call is not None:
+                names = [_sval(n) for n in _list(call, "funcname")]
                 if names:
-                    at = self.offset(call.int("location"))
+                    at = self.offset(_int(call, "location"))
                     self.out.functions.append((".".join(names), at))
             stack.extend(v for v in raw.values() if isinstance(v, dict | list))
 
-    def column_ref(self, ref: Node, scope: Scope, outputs: bool) -> None:
-        fields = ref.nodes("fields")
-        at = self.offset(ref.int("location"))
+    def column_ref(self, ref: Json, scope: Scope, outputs: bool) -> None:
+        fields = _list(ref, "fields")
+        location = _int(ref, "location")
         if fields and "A_Star" in fields[-1]:
-            self.star(fields, ref.int("location"), scope)
+            self.star(fields, location, scope)
             return
-        names = [f.sval for f in fields]
+        names = [_sval(f) for f in fields]
         if not names or not all(names) or len(names) > 3:
             return
         self.out.names += 1
-        written = ".".join(quote_ident(n) for n in names)
         if len(names) == 1:
-            self.bare(names[0], written, scope, outputs, at)
+            self.bare(names[0], scope, outputs, location)
         else:
-            source = self.qualifier(names[:-1], scope, at)
+            source = self.qualifier(names[:-1], scope, location)
             if source is not None:
-                self.in_source(source, names[-1], written, at)
+                self.in_source(source, names[-1], names, location)
 
-    def bare(self, column: str, written: str, scope: Scope, outputs: bool, at: int) -> None:
+    def bare(self, column: str, scope: Scope, outputs: bool, location: int) -> None:
         level: Scope | None = scope
         while level is not None:
             having = [s for s in level.sources if self.has(s.columns, column)]
             if len(having) > 1 and self._merged(having, column):
                 having = having[:1]  # the one column a USING join made of them
             if len(having) == 1:
-                self._hit(having[0], column, at)
+                self._hit(having[0], column, location)
                 return
             if len(having) > 1:
                 shown = ", ".join(s.name for s in having)
                 self.finding(
                     "E182",
-                    f"names {written}, which is ambiguous: {shown} all have a column "
-                    f"{quote_ident(column)}; qualify it with one of them",
-                    at,
+                    f"names {quote_ident(column)}, which is ambiguous: {shown} all have a "
+                    f"column {quote_ident(column)}; qualify it with one of them",
+                    self.offset(location),
                 )
                 return
             if outputs and level is scope and self.has(level.outputs, column):
@@ -472,8 +499,10 @@ class Resolver:
             if any(self.same(s.name, column) for s in level.sources):
                 return  # a whole-row reference: count(a)
             level = level.outer
+        written = quote_ident(column)
         sources = [s for lvl in _levels(scope) for s in lvl.sources]
         near = sorted({n for s in sources for n in closest(column, s.columns or [])})
+        at = self.offset(location)
         if not sources:
             self.finding("E181", f"names the column {written}, but its query reads no table", at)
             return
@@ -484,7 +513,7 @@ class Resolver:
             at,
         )
 
-    def qualifier(self, names: list[str], scope: Scope, at: int) -> Source | None:
+    def qualifier(self, names: list[str], scope: Scope, location: int) -> Source | None:
         """The FROM item ``a`` (or ``schema.table``) of ``a.column``, else E180."""
         table = names[-1]
         schema = names[0] if len(names) == 2 else None
@@ -499,6 +528,7 @@ class Resolver:
             for s in aliases
             if s.aliased and s.relation is not None and self.same(s.relation.name, table)
         ]
+        at = self.offset(location)
         if hidden:
             self.finding(
                 "E180",
@@ -516,24 +546,25 @@ class Resolver:
         )
         return None
 
-    def in_source(self, source: Source, column: str, written: str, at: int) -> None:
+    def in_source(self, source: Source, column: str, names: list[str], location: int) -> None:
         if source.columns is None:
             return
         if self.has(source.columns, column):
-            self._hit(source, column, at)
+            self._hit(source, column, location)
             return
         if source.relation is not None and self.same(source.name, column):
             return
         what = source.relation.qualified if source.relation is not None else source.name
+        written = ".".join(quote_ident(n) for n in names)
         self.finding(
             "E181",
             f"names {written}, but {what} has no column {quote_ident(column)}"
             + _did_you_mean(closest(column, source.columns)),
-            at,
+            self.offset(location),
         )
 
-    def star(self, fields: list[Node], location: int, scope: Scope) -> list[str] | None:
-        qualifier = [f.sval for f in fields[:-1]]
+    def star(self, fields: list[Any], location: int, scope: Scope) -> list[str] | None:
+        qualifier = [_sval(f) for f in fields[:-1]]
         if not qualifier:
             cols: list[str] = []
             for s in scope.sources:
@@ -542,16 +573,45 @@ class Resolver:
                 cols.extend(s.columns)
             return cols
         self.out.names += 1
-        source = self.qualifier(qualifier, scope, self.offset(location))
+        source = self.qualifier(qualifier, scope, location)
         return None if source is None or source.columns is None else list(source.columns)
 
-    def _hit(self, source: Source, column: str, at: int) -> None:
-        if source.relation is not None:
-            self._use(source.relation, column, at)
+    def _hit(self, source: Source, column: str, location: int) -> None:
+        if source.relation is not None and self.used is not None:
+            self._use(source.relation, column, location)
 
-    def _use(self, rel: Relation, column: str | None, at: int) -> None:
+    def _use(self, rel: Relation, column: str | None, location: int) -> None:
         if self.used is not None:
-            self.used(rel, column, self.block.position(at))
+            self.used(rel, column, self.block.position(self.offset(location)))
+
+
+# The parse tree as pglast's JSON gives it: dicts, lists, strings, numbers.
+Json = dict[str, Any]
+
+
+def _dict(node: Any, key: str) -> Json:
+    found = node.get(key) if isinstance(node, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _list(node: Any, key: str) -> list[Any]:
+    found = node.get(key) if isinstance(node, dict) else None
+    return found if isinstance(found, list) else []
+
+
+def _int(node: Any, key: str) -> int:
+    found = node.get(key) if isinstance(node, dict) else None
+    return found if isinstance(found, int) and not isinstance(found, bool) else 0
+
+
+def _sval(node: Any) -> str:
+    """A ``{"String": {"sval": ...}}`` node's text (names, aliases, fields)."""
+    if isinstance(node, dict):
+        inner = node.get("String")
+        if isinstance(inner, dict):
+            value = inner.get("sval")
+            return value if isinstance(value, str) else ""
+    return ""
 
 
 def _levels(scope: Scope) -> Iterator[Scope]:
@@ -561,40 +621,17 @@ def _levels(scope: Scope) -> Iterator[Scope]:
         level = level.outer
 
 
-def _locations(node: Node) -> Iterator[Node]:
-    """Every RangeVar under ``node`` (for the USING list's position)."""
-    stack: list[JsonValue] = [node.raw]
+def _range_var_locations(node: Any) -> Iterator[int]:
+    """The location of every RangeVar under ``node`` (for the USING list's position)."""
+    stack: list[Any] = [node]
     while stack:
         raw = stack.pop()
         if isinstance(raw, dict):
             if "RangeVar" in raw:
-                yield Node(raw["RangeVar"])
+                yield _int(raw["RangeVar"], "location")
             stack.extend(raw.values())
         elif isinstance(raw, list):
             stack.extend(raw)
-
-
-def _refusal(select: Node) -> tuple[str, int] | None:
-    """Why a SELECT is not read-only: SELECT INTO, FOR UPDATE, a data-modifying CTE."""
-    if select["intoClause"].raw is not None:
-        return "is SELECT ... INTO, which creates a table; an example is a read-only query", 0
-    stack: list[JsonValue] = [select.raw]
-    while stack:
-        raw = stack.pop()
-        if isinstance(raw, dict):
-            if raw.get("lockingClause"):
-                return "locks rows (FOR UPDATE / FOR SHARE); an example is a read-only query", 0
-            for key in _WRITES:
-                if key in raw:
-                    where = Node(raw[key])["relation"].int("location")
-                    return (
-                        f"holds {_statement_words(key)} (a data-modifying WITH); an example is a read-only query",
-                        where,
-                    )
-            stack.extend(raw.values())
-        elif isinstance(raw, list):
-            stack.extend(raw)
-    return None
 
 
 def _statement_words(kind: str) -> str:
@@ -607,19 +644,19 @@ def _statement_words(kind: str) -> str:
     return f"{article} {words} statement"
 
 
-def _output_name(val: Node) -> str:
+def _output_name(val: Json) -> str:
     if "ColumnRef" in val:
-        fields = val["ColumnRef"].nodes("fields")
-        return fields[-1].sval if fields else "?column?"
+        fields = _list(val["ColumnRef"], "fields")
+        return _sval(fields[-1]) or "?column?" if fields else "?column?"
     if "FuncCall" in val:
-        names = val["FuncCall"].nodes("funcname")
-        return names[-1].sval if names else "?column?"
+        names = _list(val["FuncCall"], "funcname")
+        return _sval(names[-1]) or "?column?" if names else "?column?"
     if "TypeCast" in val:
-        inner = val["TypeCast"]["arg"]
+        inner = _dict(val["TypeCast"], "arg")
         if "ColumnRef" in inner or "FuncCall" in inner:
             return _output_name(inner)
-        names = val["TypeCast"]["typeName"].nodes("names")
-        return names[-1].sval if names else "?column?"
+        names = _list(_dict(val["TypeCast"], "typeName"), "names")
+        return _sval(names[-1]) or "?column?" if names else "?column?"
     return "?column?"
 
 

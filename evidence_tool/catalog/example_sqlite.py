@@ -208,8 +208,14 @@ class SqliteExampleChecker:
 
     def check(self, block: SqlBlock, path: str, uid: str, out: SqliteExamples) -> None:
         sql = block.sql
-        toks = tokens(sql)
-        statements = _statements(toks)
+        # Tokens are read only when needed: a semicolon that may end a first statement,
+        # or a refusal to place.  Most examples have neither.
+        toks = tokens(sql) if ";" in sql else []
+        if toks:
+            statements = _statements(toks)
+        else:
+            begin = _first(sql)
+            statements = [[Token("word", "", "", begin)]] if begin < len(sql) else []
 
         def finding(code: str, message: str, offset: int) -> None:
             line, column = block.position(offset)
@@ -234,6 +240,7 @@ class SqliteExampleChecker:
             self.con.execute("EXPLAIN " + sql).close()
         except sqlite3.Error as exc:
             message = str(exc)
+            toks = toks or tokens(sql)
             if self._denied:
                 words = _ACTIONS.get(self._denied[0], "a statement that is not a query")
                 finding(REFUSED, f"is {words}, not a read-only query", first[0].start)
@@ -371,6 +378,12 @@ class SqliteExampleChecker:
             if rel is not None:
                 names.update(rel.near_columns(column))
         return sorted(names)[:3]
+
+
+def _first(sql: str) -> int:
+    """Where the statement starts (past blanks and comments), without tokenizing."""
+    m = re.match(r"(?:\s+|--[^\n]*|/\*.*?\*/)*", sql, re.S)
+    return m.end() if m else 0
 
 
 def _statements(toks: list[Token]) -> list[list[Token]]:
