@@ -5,6 +5,7 @@ file; the same examples on DDL files, an SQLite database and a live PostgreSQL."
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -239,3 +240,29 @@ def test_sqlite_reads_its_own_dialect(tmp_path: Path) -> None:
     result = tht(ws, "check", "--catalog", "sqlite", "--sqlite", str(db))
     assert findings_by_unit(result) == {"backquoted-typo": [("E181", *where["backquoted-typo"])]}
     assert "did you mean amount?" in result.json["errors"][0]["message"]
+
+
+def test_verify_strict_with_the_catalog_step_checks_the_examples(tmp_path: Path) -> None:
+    """The gate of a pull request: the installation's catalog step includes the example
+    SQL; without block its findings are warnings that keep their code and column, with
+    block: true they fail verify --strict."""
+    ws = tmp_path / "ws"
+    where = workspace(ws, {"misspelt-column": BROKEN["misspelt-column"][0], "clean": CLEAN})
+    ddl = tmp_path / "shop.sql"
+    ddl.write_text(SHOP, encoding="utf-8")
+    assert tht(ws, "consolidate").exit_code == 0
+    for block, exit_code in ((False, 0), (True, 1)):
+        inst = tmp_path / f"installation-{block}.yaml"
+        section = {"kind": "ddl", "paths": [str(ddl)], "block": block}
+        inst.write_text(
+            json.dumps({"installation_version": 1, "evidence": {"catalog": section}}),
+            encoding="utf-8",
+        )
+        result = tht(ws, "verify", "--strict", installation=inst)
+        assert result.exit_code == exit_code, result.stdout
+        found = result.json["errors"] if block else result.json["warnings"]
+        catalog = [f for f in found if (f["code"] or "").startswith("E18")]
+        assert [(f["code"], f["line"], f["column"]) for f in catalog] == [
+            ("E181", *where["misspelt-column"])
+        ]
+        assert result.json["result"]["catalog"]["findings"] == {"E181": 1}
