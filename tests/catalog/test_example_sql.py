@@ -266,3 +266,29 @@ def test_verify_strict_with_the_catalog_step_checks_the_examples(tmp_path: Path)
             ("E181", *where["misspelt-column"])
         ]
         assert result.json["result"]["catalog"]["findings"] == {"E181": 1}
+
+
+def test_what_is_not_one_read_only_query_is_refused_at_its_place(tmp_path: Path) -> None:
+    """Every way a query can write, lock or change the session, each E184 at the statement,
+    the clause or the call; and SQL PostgreSQL's parser does not read at all."""
+    refused = {
+        "insert": "§INSERT INTO orders (order_id) VALUES (1)",
+        "copy": "§COPY orders TO STDOUT",
+        "select-into": "§SELECT * INTO scratch FROM orders",
+        "for-update": "§SELECT * FROM orders\nFOR UPDATE",
+        "writing-with": "WITH §gone AS (DELETE FROM orders RETURNING order_id)\nSELECT * FROM gone",
+        "nextval": "SELECT order_id, §nextval('seq')\nFROM orders",
+        "advisory-lock": "SELECT §pg_advisory_lock(42)",
+        "create": "§CREATE TABLE t2 AS SELECT * FROM orders",
+        "set": "§SET search_path TO shop",
+        "no-parse": "SELECT order_id\nFROM orders\nWHERE§",
+        "empty": "§-- nothing but a comment",
+    }
+    ws = tmp_path / "ws"
+    where = workspace(ws, refused)
+    ddl = tmp_path / "shop.sql"
+    ddl.write_text(SHOP, encoding="utf-8")
+    result = tht(ws, "check", "--catalog", "ddl", "--ddl", str(ddl))
+    assert result.exit_code == 1
+    assert findings_by_unit(result) == {n: [("E184", *where[n])] for n in refused}
+    assert result.json["result"]["examples_checked"] == len(refused)
