@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from evidence_tool.catalog.example_sql import REFUSED, Resolver
@@ -27,6 +28,9 @@ from evidence_tool.catalog.fences import SqlBlock
 from evidence_tool.catalog.model import Catalog, closest, quote_ident
 from evidence_tool.catalog.sqlite_reader import split_mapping
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
+
+if TYPE_CHECKING:
+    from evidence_tool.catalog.results import Outcome
 
 # The authorizer's answers (sqlite3.SQLITE_OK and SQLITE_DENY), and what a query may do.
 _OK, _DENY = 0, 1
@@ -206,7 +210,8 @@ class SqliteExampleChecker:
         self._denied.append(action)
         return _DENY
 
-    def check(self, block: SqlBlock, path: str, uid: str, out: SqliteExamples) -> None:
+    def check(self, block: SqlBlock, path: str, uid: str, out: SqliteExamples) -> bool:
+        """Check one block; True when SQLite prepared it as one read-only query."""
         sql = block.sql
         # Tokens are read only when needed: a semicolon that may end a first statement,
         # or a refusal to place.  Most examples have neither.
@@ -224,7 +229,7 @@ class SqliteExampleChecker:
 
         if not statements:
             finding(REFUSED, "holds no statement; write one query", 0)
-            return
+            return False
         if len(statements) > 1:
             finding(
                 REFUSED,
@@ -232,7 +237,7 @@ class SqliteExampleChecker:
                 "(split it into one example per query)",
                 statements[1][0].start,
             )
-            return
+            return False
         first = statements[0]
         self._denied.clear()
         self._reads = 0
@@ -244,16 +249,40 @@ class SqliteExampleChecker:
             if self._denied:
                 words = _ACTIONS.get(self._denied[0], "a statement that is not a query")
                 finding(REFUSED, f"is {words}, not a read-only query", first[0].start)
-                return
+                return False
             if "syntax error" in message or message.startswith(_UNPARSED):
                 self._other_dialect(block, path, uid, out, message, toks, finding)
-                return
+                return False
             self._named(message, toks, finding)
-            return
+            return False
         finally:
             out.names += self._reads
         if self._denied:  # an authorizer refusal SQLite did not turn into an error
             finding(REFUSED, "is not a read-only query", first[0].start)
+            return False
+        return True
+
+    def run(self, sql: str) -> Outcome:
+        """``check --execute``: the query run on the read-only connection (the authorizer
+        still allows reading only), stopped after 30 s; its bounded count and hash."""
+        import time
+
+        from evidence_tool.catalog import values
+        from evidence_tool.catalog.results import ROW_LIMIT, Outcome, as_text, outcome
+
+        deadline = time.monotonic() + values.SAMPLE_TIMEOUT_S
+        self.con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        try:
+            cur = self.con.execute(sql)
+            rows = [tuple(as_text(v) for v in row) for row in cur.fetchmany(ROW_LIMIT + 1)]
+            cur.close()
+        except sqlite3.Error as exc:
+            if time.monotonic() > deadline:
+                return Outcome(None, None, f"it ran past its {values.SAMPLE_TIMEOUT_S:.0f} s limit")
+            return Outcome(None, None, str(exc))
+        finally:
+            self.con.set_progress_handler(None, 0)
+        return outcome(rows)
 
     def _other_dialect(
         self,

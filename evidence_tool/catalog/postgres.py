@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg import pq
 
+    from evidence_tool.catalog.results import Outcome
+
 STATEMENT_TIMEOUT_MS = 30_000
 LOCK_TIMEOUT_MS = 5_000
 CONNECT_TIMEOUT_S = 10
@@ -207,6 +209,34 @@ class LiveCatalog:
         """Each statement prepared (never executed): its refusal, if any; no type names."""
         segments = [_describe_segment(s.encode("utf-8")) for s in statements]
         return [_described(r) for r in self._pipeline(segments, "preparing the examples")]
+
+    def run(self, queries: Sequence[str]) -> list[Outcome]:
+        """``check --execute``: each query run inside the read-only transaction, at most
+        ROW_LIMIT + 1 rows fetched, in pipelines; its bounded count and hash."""
+        from evidence_tool.catalog.results import ROW_LIMIT, Outcome, outcome
+
+        segments = [
+            _query_segment(f"SELECT * FROM (\n{q}\n) AS tht_example LIMIT {ROW_LIMIT + 1}".encode())
+            for q in queries
+        ]
+        out: list[Outcome] = []
+        for results in self._pipeline(segments, "running the examples"):
+            bad = next((r for r in results if _is_error(r)), None)
+            if bad is not None:
+                state = _field(bad, "SQLSTATE")
+                why = _GAVE_UP.get(state) or f"{_field(bad, 'MESSAGE_PRIMARY')} ({state})"
+                out.append(Outcome(None, None, why))
+                continue
+            res = results[-1]
+            rows = [
+                tuple(
+                    None if (v := res.get_value(i, j)) is None else v.decode("utf-8", "replace")
+                    for j in range(res.nfields)
+                )
+                for i in range(res.ntuples)
+            ]
+            out.append(outcome(rows))
+        return out
 
     def volatile(self, names: Sequence[str]) -> set[str]:
         """Which of these function names (as an example's SQL writes them, schema-qualified

@@ -16,6 +16,7 @@ from evidence_tool.catalog.example_sql import REFUSED, ExampleSql
 from evidence_tool.catalog.fences import SqlBlock, sql_blocks
 from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.postgres import Described, LiveCatalog
+from evidence_tool.catalog.results import Ran
 from evidence_tool.catalog.settings import CatalogSettings, open_catalog
 from evidence_tool.catalog.typecheck import Formula, TypeResult, finding, gave_up
 from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_of
@@ -44,6 +45,7 @@ class CatalogCheck:
     queries: list[tuple[Unit, str, SqlBlock, ExampleSql]] = field(default_factory=list)
     sqlite_examples: list[tuple[Unit, str, SqlBlock]] = field(default_factory=list)
     examples_checked: int = 0  # SQL blocks of example units checked
+    executed: list[Ran] = field(default_factory=list)  # check --execute: each query run
     checked: list[tuple[CuratedFile, list[Diagnostic]]] = field(default_factory=list)
 
     def summary(self) -> dict[str, object]:
@@ -57,6 +59,8 @@ class CatalogCheck:
             "examples_checked": self.examples_checked,
             "catalog": self.catalog.summary(),
         }
+        if self.executed:
+            out["example_results"] = [r.to_json() for r in self.executed]
         if self.catalog.kind == "postgres":
             out["formula_types"] = [t.to_json() for t in self.types]
             out["round_trips"] = self.round_trips
@@ -72,8 +76,17 @@ def check_workspace(
     *,
     sample_values: bool = False,
     visit: Visit | None = None,
+    execute: bool = False,
 ) -> CatalogCheck:
-    """Validate the units, then check every valid one against the catalog."""
+    """Validate the units, then check every valid one against the catalog; with
+    ``execute`` (PostgreSQL, SQLite) each example that checked clean is also run,
+    read-only, and its bounded result compared with the last run's (results.py)."""
+    if execute and settings.kind == "ddl":
+        raise UsageError(
+            "--execute runs each example's query on the warehouse, and DDL files hold no "
+            "rows: check against --catalog postgres or --catalog sqlite, or run without "
+            "--execute"
+        )
     if sample_values and settings.kind == "ddl":
         raise UsageError(
             "--sample-values compares enum values with the values the warehouse stores, and "
@@ -89,12 +102,18 @@ def check_workspace(
             _prepare_examples(result, live)
             if sample_values:
                 _sample(result, live.sample)
+            if execute:
+                _run_live(result, live)
             result.round_trips = live.round_trips
+        if execute:
+            _record(root, result)
         return _finish(result, visit)
     catalog, catalog_findings = open_catalog(settings)
     result = _check_names(root, catalog, catalog_findings, progress)
     if settings.kind == "sqlite" and result.sqlite_examples:
-        _sqlite_examples(result, list(settings.paths))
+        _sqlite_examples(result, list(settings.paths), execute)
+    if execute:
+        _record(root, result)
     if sample_values:
         from evidence_tool.catalog.sqlite_reader import sample_sqlite
 
@@ -200,15 +219,18 @@ def _prepare_examples(result: CatalogCheck, live: LiveCatalog) -> None:
             )
 
 
-def _sqlite_examples(result: CatalogCheck, paths: list[str]) -> None:
+def _sqlite_examples(result: CatalogCheck, paths: list[str], execute: bool = False) -> None:
     """SQLite: each example's SQL prepared by the warehouse's own engine (EXPLAIN on a
-    read-only connection, never executed)."""
+    read-only connection, never executed); with ``execute``, each clean one then run."""
     from evidence_tool.catalog.example_sqlite import SqliteExampleChecker, SqliteExamples
+    from evidence_tool.catalog.results import Ran
 
     out = SqliteExamples()
     with SqliteExampleChecker(paths, result.catalog) as checker:
         for unit, path, block in result.sqlite_examples:
-            checker.check(block, path, unit.id, out)
+            if checker.check(block, path, unit.id, out) and execute:
+                ran = Ran(unit.id, path, block.line, block.sql, checker.run(block.sql))
+                result.executed.append(ran)
     result.examples_checked += len(result.sqlite_examples)
     result.names += out.names
     result.errors.extend(out.findings)
@@ -218,6 +240,43 @@ def _sqlite_examples(result: CatalogCheck, paths: list[str]) -> None:
         (f, [*found, *(d for d in out.findings if d.path == f.rel)]) if f.rel in bad else (f, found)
         for f, found in result.checked
     ]
+
+
+def _run_live(result: CatalogCheck, live: LiveCatalog) -> None:
+    """PostgreSQL: each example that prepared cleanly, run in the read-only transaction."""
+    from evidence_tool.catalog.results import Ran
+
+    bad = {(d.path, d.line) for d in result.errors if d.code in ("E184", "E188")}
+    ready = [
+        (unit, path, block, q.statement)
+        for unit, path, block, q in result.queries
+        if q.statement is not None and not _refused_at(bad, path, block)
+    ]
+    outcomes = live.run([_bare(sql) for *_, sql in ready])
+    for (unit, path, block, sql), got in zip(ready, outcomes, strict=True):
+        result.executed.append(Ran(unit.id, path, block.line, sql, got))
+
+
+def _refused_at(bad: set[tuple[str | None, int | None]], path: str, block: SqlBlock) -> bool:
+    last = block.line + block.sql.count("\n")
+    return any(p == path and line is not None and block.line <= line <= last for p, line in bad)
+
+
+def _bare(sql: str) -> str:
+    """The query without its closing semicolon (it goes inside a sub-select)."""
+    import re
+
+    return re.sub(r";(?:\s|--[^\n]*)*\Z", "", sql)
+
+
+def _record(root: str | os.PathLike[str], result: CatalogCheck) -> None:
+    from evidence_tool.archive.local import LocalEvidenceArchive
+    from evidence_tool.catalog.results import compare_and_record
+
+    archive = LocalEvidenceArchive(root)
+    active = archive.active_snapshot() if archive.layout.state.exists() else None
+    revision = active.revision if active is not None else None
+    result.warnings.extend(compare_and_record(archive.layout, revision, result.executed))
 
 
 def _sample(result: CatalogCheck, sample: Callable[[list[ValueSample]], list[Sampled]]) -> None:

@@ -59,6 +59,12 @@ def _drift_errors(run: CatalogRun) -> list[Diagnostic]:
     help="Compare each enum unit's values with the values its column stores "
     "(postgres and sqlite catalogs).",
 )
+@click.option(
+    "--execute",
+    is_flag=True,
+    help="Also run each example's query read-only and warn when its result changed "
+    "since the last --execute (postgres and sqlite catalogs).",
+)
 @workspace_options
 @format_options
 @click.pass_context
@@ -68,6 +74,7 @@ def check_cmd(
     ddl: tuple[str, ...],
     sqlite: tuple[str, ...],
     sample_values: bool,
+    execute: bool,
     workspace_root: str | None,
     workspace_id: str | None,
     output_format: str | None,
@@ -100,6 +107,7 @@ def check_cmd(
             settings,
             StderrProgress.for_terminal(min_total=300),
             sample_values=sample_values,
+            execute=execute,
         )
         checked, cat = done.check, done.check.catalog
         drift = _drift_errors(done)

@@ -292,3 +292,83 @@ def test_what_is_not_one_read_only_query_is_refused_at_its_place(tmp_path: Path)
     assert result.exit_code == 1
     assert findings_by_unit(result) == {n: [("E184", *where[n])] for n in refused}
     assert result.json["result"]["examples_checked"] == len(refused)
+
+
+# A query that prepares but fails when run: only --execute can tell.
+FAILS_WHEN_RUN = {
+    "sqlite": "SELECT abs(-9223372036854775807 - 1) AS x\nFROM orders",
+    "postgres": "SELECT 1 / (SELECT count(*) - 2 FROM orders) AS x\nFROM orders",
+}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_execute_records_results_and_warns_when_one_changed(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    workspace(
+        ws,
+        {
+            "big-orders": "SELECT order_id, amount\nFROM orders\nWHERE amount > 10;",
+            "clean": CLEAN,
+            "fails-when-run": FAILS_WHEN_RUN[kind],
+        },
+    )
+    assert tht(ws, "consolidate").exit_code == 0
+    if kind == "sqlite":
+        db = sqlite_db(tmp_path / "db")
+        args = ["--catalog", "sqlite", "--sqlite", str(db)]
+    else:
+        cluster: Cluster = request.getfixturevalue("pg_cluster")
+        monkeypatch.setenv(
+            "THT_CATALOG_DSN", cluster.create_database("shop_execute", extra_sql=SHOP + ROWS)
+        )
+        args = ["--catalog", "postgres"]
+
+    # Without the flag nothing runs: the failing query checks clean, nothing is recorded.
+    plain = tht(ws, "check", *args)
+    assert plain.exit_code == 0 and plain.json["warnings"] == [], plain.stdout
+    assert "example_results" not in plain.json["result"]
+    assert not (ws / ".evidence-cache" / "example-results.json").exists()
+
+    first = tht(ws, "check", *args, "--execute")
+    assert first.exit_code == 0, first.stdout
+    results = {r["unit_id"].rsplit(":", 1)[1]: r for r in first.json["result"]["example_results"]}
+    assert set(results) == {"big-orders", "clean", "fails-when-run"}
+    assert results["big-orders"]["rows"] == 2 and results["big-orders"]["fingerprint"]
+    assert results["fails-when-run"]["error"]
+    assert [(w["code"], w["path"].rsplit("/", 1)[1]) for w in first.json["warnings"]] == [
+        ("W185", "fails-when-run.md")
+    ]
+    again = tht(ws, "check", *args, "--execute")
+    assert [w["code"] for w in again.json["warnings"]] == ["W185"]  # only the failing one
+
+    more = "INSERT INTO orders VALUES (12, 1, 40.00, '2026-03-01');"
+    if kind == "sqlite":
+        con = sqlite3.connect(db)
+        con.execute(more)
+        con.commit()
+        con.close()
+    else:
+        cluster.execute(more, "shop_execute")
+    changed = tht(ws, "check", *args, "--execute")
+    assert changed.exit_code == 0
+    by_file = {w["path"].rsplit("/", 1)[1]: w["message"] for w in changed.json["warnings"]}
+    assert "2 row(s) then, 3 row(s) now" in by_file["big-orders.md"]
+    # on PostgreSQL the third order makes the divisor 1: the query no longer fails
+    assert ("fails-when-run.md" in by_file) == (kind == "sqlite")
+    # the data was read, never written: the check's own transaction changed nothing
+    if kind == "sqlite":
+        con = sqlite3.connect(db)
+        assert con.execute("SELECT count(*) FROM orders").fetchone() == (3,)
+        con.close()
+
+
+def test_execute_needs_a_database(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    workspace(ws, {"clean": CLEAN})
+    ddl = tmp_path / "shop.sql"
+    ddl.write_text(SHOP, encoding="utf-8")
+    result = tht(ws, "check", "--catalog", "ddl", "--ddl", str(ddl), "--execute")
+    assert result.exit_code == 2
+    assert "DDL files hold no rows" in result.json["errors"][0]["message"]
