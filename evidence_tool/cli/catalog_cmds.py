@@ -82,9 +82,11 @@ def check_cmd(
 ) -> None:
     """Check every unit's tables and columns against the warehouse catalog.
 
-    applies_to tables and columns, the Tables/Columns/Column fields, and every
-    column reference of a formula's SQL must exist (with a 'did you mean'). Against
-    PostgreSQL each formula is also type-checked (its type is reported).
+    applies_to tables and columns, the Tables/Columns/Column fields, every
+    column reference of a formula's SQL and every name of an example's SQL must
+    exist (with a 'did you mean'); an example's SQL must be one read-only query.
+    Against PostgreSQL each formula and example is also prepared (never executed);
+    --execute runs the examples read-only and warns when a result changed.
     Drift since the active snapshot's catalog raises review items (E191).
     Exit 0 when clean, 1 with findings, 6 when the catalog cannot be read.
     """
