@@ -195,7 +195,8 @@ class Resolver:
             self.finding(REFUSED, why, self._start(self.offset(location)) if location else start)
             return self.out
         for name, at in self.out.functions:
-            if name in SIDE_EFFECTS:
+            schema, _, bare = name.rpartition(".")
+            if bare in SIDE_EFFECTS and schema in ("", "pg_catalog"):
                 self.finding(
                     REFUSED,
                     f"calls {name}(), which changes the database or the session; an example "

@@ -120,6 +120,8 @@ def check_cmd(
             f"({cat.kind}), {len(checked.errors)} finding(s)",
             *(f"{t.path}: formula type {t.type}" for t in checked.types if t.type),
         ]
+        if checked.executed:
+            text.append(f"{len(checked.executed)} example query(ies) run (--execute)")
         if drift:
             text.append(f"{len(drift)} drift review item(s): see 'catalog diff'")
         return Report(

@@ -279,6 +279,7 @@ def test_what_is_not_one_read_only_query_is_refused_at_its_place(tmp_path: Path)
         "writing-with": "WITH §gone AS (DELETE FROM orders RETURNING order_id)\nSELECT * FROM gone",
         "nextval": "SELECT order_id, §nextval('seq')\nFROM orders",
         "advisory-lock": "SELECT §pg_advisory_lock(42)",
+        "qualified-call": "SELECT §pg_catalog.setval('seq', 1)",
         "create": "§CREATE TABLE t2 AS SELECT * FROM orders",
         "set": "§SET search_path TO shop",
         "no-parse": "SELECT order_id\nFROM orders\nWHERE§",
