@@ -175,6 +175,20 @@ CODES: dict[str, CodeInfo] = {
         "Cite only ids that retrieval returned for the answer: correct the answer "
         "(or its record of what was retrieved), then run cite-check again.",
     ),
+    "E171": CodeInfo(
+        1,
+        "retrieval below the threshold",
+        "Improve the units the missed questions expect (see the misses in 'eval'), or lower "
+        "--min-recall / --min-mrr if the threshold was set above what the question set "
+        "can reach.",
+    ),
+    "E172": CodeInfo(
+        1,
+        "retrieval worse than the compared revision",
+        "Look at the questions that rank worse than on the compared revision ('eval "
+        "--compare REV' lists each mode's misses) and correct the units the change made "
+        "harder to find; or run without --fail-on-drop to accept the drop.",
+    ),
     "E180": CodeInfo(
         1,
         "unknown table or view",
@@ -196,6 +210,13 @@ CODES: dict[str, CodeInfo] = {
         "column reference outside the unit's tables",
         "Add the table to the unit's applies_to.tables, or qualify the reference with one of them.",
     ),
+    "E184": CodeInfo(
+        1,
+        "example SQL is not one read-only query",
+        "Make the example's SQL block one query that only reads (SELECT or WITH ... SELECT, "
+        "no INSERT, UPDATE, DELETE, DDL, COPY, FOR UPDATE or function with side effects), "
+        "written in the warehouse's dialect; put a second query in an example of its own.",
+    ),
     "E185": CodeInfo(
         6,
         "catalog DDL statement not understood",
@@ -216,9 +237,9 @@ CODES: dict[str, CodeInfo] = {
     ),
     "E188": CodeInfo(
         1,
-        "formula does not type-check",
-        "Correct the formula's SQL where PostgreSQL's message points (a cast, an operator, a "
-        "function's arguments), then run the check again.",
+        "SQL does not type-check",
+        "Correct the SQL (the formula's, or the example's) where the warehouse's message "
+        "points (a cast, an operator, a function's arguments), then run the check again.",
     ),
     "E189": CodeInfo(
         6,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from evidence_tool.activation import backend_for
 from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
-from evidence_tool.errors import Diagnostic, EvidenceWarning
+from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
@@ -351,6 +351,38 @@ class Session:
             activation=inst.section("activation"),
             embedding=inst.section("embedding"),
         ).to_json()
+
+    def evaluate_gate(
+        self,
+        questions: str,
+        k: int,
+        modes: tuple[str, ...],
+        compare: str | None,
+        *,
+        min_recall: float | None,
+        min_mrr: float | None,
+        fail_on_drop: bool,
+    ) -> tuple[JsonObject, list[Diagnostic]]:
+        """``evaluate`` as a gate: its figures with a ``gate`` object, and the thresholds
+        missed (E171) or the metrics worse than on ``compare`` (E172) as findings."""
+        from evidence_tool.activation.evaluation import evaluate, gate
+
+        if fail_on_drop and compare is None:
+            raise UsageError("--fail-on-drop compares with a revision: add --compare REV")
+        inst = self.installation
+        done = evaluate(
+            self.archive,
+            questions,
+            k=k,
+            modes=modes,
+            compare=compare,
+            activation=inst.section("activation"),
+            embedding=inst.section("embedding"),
+        )
+        summary, found = gate(
+            done, min_recall=min_recall, min_mrr=min_mrr, fail_on_drop=fail_on_drop
+        )
+        return {**done.to_json(), "gate": summary}, found
 
     def citation_context(self) -> CitationContext:
         from evidence_tool.activation.citations import citation_context

@@ -612,3 +612,70 @@ def score_index(
         return search_path(path, q, f, n, mode).ids()
 
     return ModeFigures(mode, _run_mode(one, questions, retired, k))
+
+
+# -- the gate of a pull request (docs/ci.md) ---------------------------------------------
+
+GATE_METRICS = ("recall", "mrr", "ndcg")
+
+
+def gate(
+    evaluation: Evaluation,
+    *,
+    min_recall: float | None = None,
+    min_mrr: float | None = None,
+    fail_on_drop: bool = False,
+) -> tuple[JsonObject, list[Diagnostic]]:
+    """The thresholds and the comparison as findings: E171 for each mode of the active
+    run below ``min_recall`` / ``min_mrr`` (a mode that scored no question is below any
+    threshold: a gate that measured nothing does not pass), E172 for each metric of each
+    mode worse than on the compared revision.  Modes that could not run are left out;
+    a gate with no mode left fails too."""
+    if fail_on_drop and len(evaluation.runs) < 2:
+        raise UsageError("--fail-on-drop compares with a revision: add --compare REV")
+    active = {m.mode: m for m in evaluation.runs[0].modes if isinstance(m, ModeFigures)}
+    found: list[Diagnostic] = []
+    limits = {"recall": min_recall, "mrr": min_mrr}
+    if (min_recall is not None or min_mrr is not None) and not active:
+        found.append(Diagnostic("E171", "no search mode could run, so no threshold was met"))
+    for mode, figures in active.items():
+        for metric, limit in limits.items():
+            value = getattr(figures, metric)
+            if limit is not None and (value is None or value < limit):
+                shown = "nothing (no question could be scored)" if value is None else value
+                found.append(
+                    Diagnostic(
+                        "E171",
+                        f"{mode}: {metric} is {shown}, below the required {limit} "
+                        f"(k={evaluation.k}, {len(figures.scored)} question(s) scored)",
+                    )
+                )
+    compared: list[JsonObject] = []
+    if fail_on_drop:
+        base = {m.mode: m for m in evaluation.runs[1].modes if isinstance(m, ModeFigures)}
+        both = [mode for mode in active if mode in base]
+        if not both:
+            found.append(Diagnostic("E172", "no search mode ran on both revisions to compare"))
+        for mode in both:
+            for metric in GATE_METRICS:
+                now, then = getattr(active[mode], metric), getattr(base[mode], metric)
+                compared.append({"mode": mode, "metric": metric, "active": now, "compare": then})
+                if then is not None and (now is None or now < then):
+                    found.append(
+                        Diagnostic(
+                            "E172",
+                            f"{mode}: {metric} dropped from {then} on "
+                            f"{evaluation.runs[1].revision[:12]} to {now} on "
+                            f"{evaluation.runs[0].revision[:12]}",
+                        )
+                    )
+    summary: JsonObject = {
+        "min_recall": min_recall,
+        "min_mrr": min_mrr,
+        "fail_on_drop": fail_on_drop,
+        "passed": not found,
+        "failures": len(found),
+    }
+    if fail_on_drop:
+        summary["compared"] = list(compared)
+    return summary, found

@@ -17,10 +17,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from evidence_tool.catalog.example_sql import ExampleSql, Resolver
+from evidence_tool.catalog.fences import SqlBlock, sql_blocks
 from evidence_tool.catalog.locate import Position, UnitPositions, locate
 from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
 from evidence_tool.errors import Diagnostic
-from evidence_tool.unit import FIELDS, EnumPayload, FormulaPayload, MappingPayload, Unit
+from evidence_tool.unit import (
+    FIELDS,
+    EnumPayload,
+    ExamplePayload,
+    FormulaPayload,
+    MappingPayload,
+    Unit,
+)
 
 _PREFIX = "SELECT "
 
@@ -106,6 +115,8 @@ class UnitCheck:
     findings: list[Diagnostic]
     names: int  # table names, column names and formula references resolved
     tables: tuple[Relation, ...] = ()  # the unit's own tables, as the catalog holds them
+    # An example's SQL blocks that are each one read-only query, for the server to prepare.
+    queries: tuple[tuple[SqlBlock, ExampleSql], ...] = ()
 
 
 def check_unit(
@@ -151,7 +162,17 @@ def check_unit(
         refs, problems = _formula_refs(f, payload.sql, list(tables.values()))
         names += refs
         out.extend(problems)
-    return UnitCheck(out, names, tuple(tables.values()))
+    queries: list[tuple[SqlBlock, ExampleSql]] = []
+    if isinstance(payload, ExamplePayload) and catalog.kind != "sqlite":
+        # SQLite's own engine reads SQLite's dialect (example_sqlite, run by the workspace
+        # check); DDL and PostgreSQL catalogs speak PostgreSQL's.
+        f.formula = False
+        for block in sql_blocks(text):
+            done = Resolver(catalog, path, unit.id, block, f.used).check()
+            names += done.names
+            out.extend(done.findings)
+            queries.append((block, done))
+    return UnitCheck(out, names, tuple(tables.values()), tuple(queries))
 
 
 @functools.lru_cache(maxsize=8)

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg import pq
 
+    from evidence_tool.catalog.results import Outcome
+
 STATEMENT_TIMEOUT_MS = 30_000
 LOCK_TIMEOUT_MS = 5_000
 CONNECT_TIMEOUT_S = 10
@@ -51,6 +53,14 @@ LEFT JOIN pg_catalog.pg_attribute a
 WHERE c.relkind IN ('r', 'p', 'f', 'v', 'm')
   AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'
 ORDER BY n.nspname, c.relname, a.attnum
+"""
+# Functions an example may not call: volatile ones of the warehouse's own (pg_catalog's
+# side effects are known by name, example_sql.SIDE_EFFECTS).
+_VOLATILE = """
+SELECT n.nspname, p.proname
+FROM pg_catalog.pg_proc p
+JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+WHERE p.provolatile = 'v' AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'
 """
 
 
@@ -108,6 +118,7 @@ class LiveCatalog:
         self.conn = conn
         self.search_path = search_path
         self.round_trips = 0
+        self.volatiles: set[tuple[str, str]] = set()  # (schema, function), read with the catalog
         self._where = _where(dsn)
         self._secrets = _secrets(dsn)
 
@@ -132,6 +143,22 @@ class LiveCatalog:
         except psycopg.Error as exc:
             raise self.fail(exc, doing) from None
 
+    def _execute_all(self, query: str, doing: str) -> list[list[tuple[Any, ...]]]:
+        """Several statements in one round trip: the rows of each that returns any."""
+        import psycopg
+
+        self.round_trips += 1
+        try:
+            cur = self.conn.execute(query)
+            out: list[list[tuple[Any, ...]]] = []
+            while True:
+                if cur.description:
+                    out.append(cur.fetchall())
+                if not cur.nextset():
+                    return out
+        except psycopg.Error as exc:
+            raise self.fail(exc, doing) from None
+
     def begin(self) -> None:
         """One round trip: the read-only transaction, its time limits, the search path, and
         the savepoint each checked statement rolls back to."""
@@ -148,7 +175,11 @@ class LiveCatalog:
         )
 
     def catalog(self) -> Catalog:
-        rows = self._execute(_RELATIONS, "reading pg_catalog")
+        """Every relation with every column, and (same round trip) the volatile functions
+        outside pg_catalog, which an example may not call."""
+        sets = self._execute_all(_RELATIONS + ";" + _VOLATILE, "reading pg_catalog")
+        rows = sets[0] if sets else []
+        self.volatiles = {(str(n), str(p)) for n, p in (sets[1] if len(sets) > 1 else [])}
         relations: list[Relation] = []
         current: tuple[str, str, str] | None = None
         columns: list[Column] = []
@@ -173,6 +204,49 @@ class LiveCatalog:
         wanted = list(dict.fromkeys(p for d in out for p in d.pairs))
         names = self._type_names(wanted) if wanted else {}
         return [Described(", ".join(names[p] for p in d.pairs)) if d.pairs else d for d in out]
+
+    def prepare(self, statements: Sequence[str]) -> list[Described]:
+        """Each statement prepared (never executed): its refusal, if any; no type names."""
+        segments = [_describe_segment(s.encode("utf-8")) for s in statements]
+        return [_described(r) for r in self._pipeline(segments, "preparing the examples")]
+
+    def run(self, queries: Sequence[str]) -> list[Outcome]:
+        """``check --execute``: each query run inside the read-only transaction, at most
+        ROW_LIMIT + 1 rows fetched, in pipelines; its bounded count and hash."""
+        from evidence_tool.catalog.results import ROW_LIMIT, Outcome, outcome
+
+        segments = [
+            _query_segment(f"SELECT * FROM (\n{q}\n) AS tht_example LIMIT {ROW_LIMIT + 1}".encode())
+            for q in queries
+        ]
+        out: list[Outcome] = []
+        for results in self._pipeline(segments, "running the examples"):
+            bad = next((r for r in results if _is_error(r)), None)
+            if bad is not None:
+                state = _field(bad, "SQLSTATE")
+                why = _GAVE_UP.get(state) or f"{_field(bad, 'MESSAGE_PRIMARY')} ({state})"
+                out.append(Outcome(None, None, why))
+                continue
+            res = results[-1]
+            rows = [
+                tuple(
+                    None if (v := res.get_value(i, j)) is None else v.decode("utf-8", "replace")
+                    for j in range(res.nfields)
+                )
+                for i in range(res.ntuples)
+            ]
+            out.append(outcome(rows))
+        return out
+
+    def volatile(self, names: Sequence[str]) -> set[str]:
+        """Which of these function names (as an example's SQL writes them, schema-qualified
+        or not) are a volatile function of the warehouse's own: read with the catalog."""
+        out = set()
+        for name in names:
+            schema, _, proc = name.rpartition(".")
+            if any(p == proc and (not schema or n == schema) for n, p in self.volatiles):
+                out.add(name)
+        return out
 
     def _type_names(self, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
         """format_type of every (type oid, typmod) pair the formulas produced: one query."""

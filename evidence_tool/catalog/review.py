@@ -163,6 +163,7 @@ def run_catalog(
     *,
     record: bool = True,
     sample_values: bool = False,
+    execute: bool = False,
 ) -> CatalogRun:
     """Check every unit against the catalog, compare it with the active snapshot's
     fingerprint, and (``record``) replace the workspace's catalog record."""
@@ -181,7 +182,9 @@ def run_catalog(
             check_unit(old_catalog, unit, f.data.decode("utf-8"), f.rel, found)
             uses[unit.id] = (f.rel, found)
 
-    checked = check_workspace(root, settings, progress, visit=visit, sample_values=sample_values)
+    checked = check_workspace(
+        root, settings, progress, visit=visit, sample_values=sample_values, execute=execute
+    )
     current = Fingerprint.of(checked.catalog)
     drift = None
     note = None

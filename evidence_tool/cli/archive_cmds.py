@@ -336,14 +336,33 @@ def search_body(
 
 
 def eval_body(
-    s: Session, questions: str, k: int, modes: tuple[str, ...], compare: str | None
+    s: Session,
+    questions: str,
+    k: int,
+    modes: tuple[str, ...],
+    compare: str | None,
+    min_recall: float | None = None,
+    min_mrr: float | None = None,
+    fail_on_drop: bool = False,
 ) -> Report:
     """Measure retrieval on a question set: recall@k, MRR and nDCG per mode; expected ids
-    the archive deleted are reported as retired, never as misses."""
+    the archive deleted are reported as retired, never as misses.  With a threshold or
+    --fail-on-drop it is a gate: exit 1 below it (E171) or worse than REV (E172)."""
     from evidence_tool.cli.reporters.text_lines import eval_lines
 
-    data = s.evaluate(questions, k, modes, compare)
-    return Report(result=data, text=eval_lines(data))
+    if min_recall is None and min_mrr is None and not fail_on_drop:
+        data = s.evaluate(questions, k, modes, compare)
+        return Report(result=data, text=eval_lines(data))
+    data, found = s.evaluate_gate(
+        questions,
+        k,
+        modes,
+        compare,
+        min_recall=min_recall,
+        min_mrr=min_mrr,
+        fail_on_drop=fail_on_drop,
+    )
+    return Report(result=data, errors=found, text=eval_lines(data))
 
 
 def export_body(s: Session, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:
@@ -458,6 +477,23 @@ register(
         help="A search mode (repeat; default: every mode, unavailable ones said so).",
     ),
     click.option("--compare", metavar="REV", help="Also run on this revision's index."),
+    click.option(
+        "--min-recall",
+        type=click.FloatRange(0, 1),
+        metavar="R",
+        help="Gate: exit 1 (E171) when a mode's recall@k is below R.",
+    ),
+    click.option(
+        "--min-mrr",
+        type=click.FloatRange(0, 1),
+        metavar="M",
+        help="Gate: exit 1 (E171) when a mode's MRR is below M.",
+    ),
+    click.option(
+        "--fail-on-drop",
+        is_flag=True,
+        help="Gate: exit 1 (E172) when any metric is worse than on --compare REV.",
+    ),
 )
 register(
     "export",

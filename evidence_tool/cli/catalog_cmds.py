@@ -59,6 +59,12 @@ def _drift_errors(run: CatalogRun) -> list[Diagnostic]:
     help="Compare each enum unit's values with the values its column stores "
     "(postgres and sqlite catalogs).",
 )
+@click.option(
+    "--execute",
+    is_flag=True,
+    help="Also run each example's query read-only and warn when its result changed "
+    "since the last --execute (postgres and sqlite catalogs).",
+)
 @workspace_options
 @format_options
 @click.pass_context
@@ -68,6 +74,7 @@ def check_cmd(
     ddl: tuple[str, ...],
     sqlite: tuple[str, ...],
     sample_values: bool,
+    execute: bool,
     workspace_root: str | None,
     workspace_id: str | None,
     output_format: str | None,
@@ -75,9 +82,11 @@ def check_cmd(
 ) -> None:
     """Check every unit's tables and columns against the warehouse catalog.
 
-    applies_to tables and columns, the Tables/Columns/Column fields, and every
-    column reference of a formula's SQL must exist (with a 'did you mean'). Against
-    PostgreSQL each formula is also type-checked (its type is reported).
+    applies_to tables and columns, the Tables/Columns/Column fields, every
+    column reference of a formula's SQL and every name of an example's SQL must
+    exist (with a 'did you mean'); an example's SQL must be one read-only query.
+    Against PostgreSQL each formula and example is also prepared (never executed);
+    --execute runs the examples read-only and warns when a result changed.
     Drift since the active snapshot's catalog raises review items (E191).
     Exit 0 when clean, 1 with findings, 6 when the catalog cannot be read.
     """
@@ -100,6 +109,7 @@ def check_cmd(
             settings,
             StderrProgress.for_terminal(min_total=300),
             sample_values=sample_values,
+            execute=execute,
         )
         checked, cat = done.check, done.check.catalog
         drift = _drift_errors(done)
@@ -110,6 +120,8 @@ def check_cmd(
             f"({cat.kind}), {len(checked.errors)} finding(s)",
             *(f"{t.path}: formula type {t.type}" for t in checked.types if t.type),
         ]
+        if checked.executed:
+            text.append(f"{len(checked.executed)} example query(ies) run (--execute)")
         if drift:
             text.append(f"{len(drift)} drift review item(s): see 'catalog diff'")
         return Report(

@@ -54,13 +54,20 @@ def test_workflow_structure() -> None:
     steps = job["steps"]
     assert all(("uses" in s) != ("run" in s) for s in steps)
     uses = [s["uses"].split("@")[0] for s in steps if "uses" in s]
-    assert uses == ["actions/checkout", "actions/setup-python", "github/codeql-action/upload-sarif"]
+    sarif = "github/codeql-action/upload-sarif"
+    assert uses == ["actions/checkout", "actions/setup-python", sarif, sarif]
+    categories = [s["with"]["category"] for s in steps if s.get("uses", "").startswith(sarif)]
+    assert categories == ["evidence-catalog", "evidence-validate"]  # one per SARIF run
     runs = "\n".join(s["run"] for s in steps if "run" in s)
     for needed in (
         'validate --workspace-root "$EVIDENCE_ROOT" --format github',
         "--format sarif",
         "verify --strict --json",
         "consolidate --dry-run --json",
+        "fmt --check",
+        "workspace evidence check --workspace-root",
+        "--fail-on-drop",
+        "--min-recall",
     ):
         assert needed in runs
     tht_lines = [line for line in runs.splitlines() if line.strip().startswith("tht ")]
@@ -150,3 +157,57 @@ def test_the_pipeline_script_fails_on_an_unconsolidated_edit(tmp_path: Path) -> 
     assert f"workspace evidence verify: {rel}:: E701" in proc.stdout
     assert "workspace evidence verify: FAILED" in proc.stdout
     assert os.path.exists(ws / rel)
+
+
+@pytest.mark.allow_system_temp
+@pytest.mark.skipif(shutil.which("jq") is None, reason="the workflow's last check uses jq")
+def test_the_gate_finds_a_misspelt_column_in_an_example_and_compares_with_the_base(
+    tmp_path: Path,
+) -> None:
+    """With the catalog, the question set and the base branch present, the gate's steps
+    run for real: clean on the consolidated fixture; then an example whose SQL names a
+    column the warehouse lacks fails verify --strict (block: true) and is a SARIF result
+    on its line, while retrieval, unchanged, passes the comparison with the base."""
+    import json
+
+    from gitflow_helpers import git
+
+    co = make_checkout(tmp_path / "checkout")
+    shutil.copytree(REPO / "fixtures" / "warehouse", co.ws / "ci" / "warehouse")
+    shutil.copy(REPO / "fixtures" / "eval" / "questions.yaml", co.ws / "ci" / "questions.yaml")
+    (co.ws / "ci" / "installation.yaml").write_text(
+        "installation_version: 1\nevidence:\n  catalog:\n    kind: ddl\n"
+        "    paths: [warehouse/]\n    search_path: [public]\n    block: true\n",
+        encoding="utf-8",
+    )
+    co.commit_all("the gate's files")
+    git(co.top, "remote", "add", "origin", str(co.top))
+    git(co.top, "fetch", "-q", "origin")
+    codes = run_steps(co.ws, tmp_path)
+    assert set(codes.values()) == {0}, codes
+
+    rel = "evidence/curated/example/readmissions-30-days.md"
+    path = co.ws / rel
+    text = path.read_text(encoding="utf-8")
+    assert "discharge_date" in text
+    path.write_text(text.replace("discharge_date", "discharge_dte"), encoding="utf-8")
+    env = shell_env(tmp_path)
+    done = subprocess.run(
+        ["tht", "workspace", "evidence", "consolidate"], cwd=co.ws, env=env, check=False
+    )
+    assert done.returncode == 0
+    co.commit_all("a misspelt column in an example")
+    codes = run_steps(co.ws, tmp_path)
+    assert codes["Verify the checkout (strict)"] == 1, codes
+    assert codes["Catalog check, example SQL included (SARIF)"] == 0  # reported, not failed
+    assert codes["Retrieval is no worse than on the base branch"] == 0
+    evaluated = json.loads((tmp_path / "runner" / "eval.json").read_text(encoding="utf-8"))
+    gate = evaluated["result"]["gate"]
+    assert gate["passed"] and gate["fail_on_drop"] and len(gate["compared"]) == 3
+    assert [r["label"] for r in evaluated["result"]["runs"]] == ["active", "compare"]
+    sarif = json.loads((tmp_path / "runner" / "catalog.sarif").read_text(encoding="utf-8"))
+    results = sarif["runs"][0]["results"]
+    assert [
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+        for r in results
+    ] == [("E181", rel)]

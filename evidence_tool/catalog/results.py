@@ -1,0 +1,194 @@
+"""``check --execute``: each example's query run read-only, its result remembered.
+
+Opt-in, PostgreSQL and SQLite.  A query that checked clean (names, and PREPARE on
+PostgreSQL) is run once: on PostgreSQL inside the check's READ ONLY transaction
+(statement_timeout 30 s, lock_timeout 5 s) as ``SELECT * FROM (<query>) LIMIT 10001``
+in the same pipelines as the other statements; on SQLite on the read-only connection
+whose authorizer allows reading only, stopped after 30 s.  What is kept is bounded: the
+row count up to ``ROW_LIMIT`` (more is "over"), and the sha256 of the rows sorted, as
+text, when they fit ``ROW_LIMIT`` rows and ``BYTE_LIMIT`` bytes.
+
+The results go to ``.evidence-cache/example-results.json`` (machine-local, like the
+catalog record: they say what this machine's warehouse returned), keyed by unit id and
+the SQL block's line, with the SQL's hash and the active revision.  The next
+``check --execute`` compares: a query whose SQL is unchanged but whose result is not is
+warning W185 with both row counts.  A query the warehouse refuses when run (division by
+zero, a cast of stored data) is W185 too: the check's findings stay about names and
+types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from evidence_tool import fsio
+from evidence_tool.archive.clock import now
+from evidence_tool.archive.lock import ArchiveLock
+from evidence_tool.errors import AvailabilityError, EvidenceWarning, LockHeldError
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.workspace.cachedir import ensure_cache
+from evidence_tool.workspace.layout import Layout
+
+STORE = "example-results.json"
+FORMAT = 1
+ROW_LIMIT = 10_000
+BYTE_LIMIT = 1024 * 1024
+WARNING = "W185"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One query's result, bounded: its row count (None: over ROW_LIMIT) and hash."""
+
+    rows: int | None
+    fingerprint: str | None  # None when over a bound or when it failed
+    error: str | None = None
+
+    def shown(self) -> str:
+        return f"{self.rows} row(s)" if self.rows is not None else f"over {ROW_LIMIT:,} rows"
+
+
+def outcome(rows: list[tuple[str | None, ...]]) -> Outcome:
+    """The bounded count and hash of fetched rows (at most ROW_LIMIT + 1 of them)."""
+    if len(rows) > ROW_LIMIT:
+        return Outcome(None, None)
+    size = sum(len(v) for row in rows for v in row if v is not None)
+    if size > BYTE_LIMIT:
+        return Outcome(len(rows), None)
+    ordered = sorted(rows, key=lambda row: [(v is None, v or "") for v in row])
+    text = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    return Outcome(len(rows), hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def as_text(value: object) -> str | None:
+    """A stored value as text, the same way on every run (SQLite hands back Python values)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Ran:
+    unit_id: str
+    path: str
+    line: int
+    sql: str
+    result: Outcome
+
+    @property
+    def key(self) -> str:
+        return f"{self.unit_id}#{self.line}"
+
+    def sql_hash(self) -> str:
+        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+    def to_json(self) -> JsonObject:
+        return {
+            "unit_id": self.unit_id,
+            "path": self.path,
+            "line": self.line,
+            "rows": self.result.rows,
+            "fingerprint": self.result.fingerprint,
+            "error": self.result.error,
+        }
+
+
+def compare_and_record(
+    layout: Layout, revision: str | None, ran: list[Ran]
+) -> list[EvidenceWarning]:
+    """W185 for each query whose result differs from the last recorded run of the same
+    SQL, or that failed; then the record replaced with this run's results."""
+    before = _read(layout)
+    warnings: list[EvidenceWarning] = []
+    for r in ran:
+        if r.result.error is not None:
+            warnings.append(
+                EvidenceWarning(
+                    f"{r.unit_id}: the example's query failed when run: {r.result.error}",
+                    r.path,
+                    r.line,
+                    code=WARNING,
+                )
+            )
+            continue
+        old = before.get(r.key)
+        if not isinstance(old, dict) or old.get("sql") != r.sql_hash():
+            continue  # first run of this SQL: nothing to compare with
+        if old.get("rows") == r.result.rows and old.get("fingerprint") == r.result.fingerprint:
+            continue
+        both_unhashed = old.get("fingerprint") is None and r.result.fingerprint is None
+        if both_unhashed and old.get("rows") == r.result.rows:
+            continue  # both over a bound with the same count: no way to tell
+        was = Outcome(_int(old.get("rows")), None).shown()
+        warnings.append(
+            EvidenceWarning(
+                f"{r.unit_id}: the example's result changed since the check of "
+                f"{old.get('checked_at', 'an earlier run')}: {was} then, {r.result.shown()} now",
+                r.path,
+                r.line,
+                code=WARNING,
+            )
+        )
+    warnings.extend(_write(layout, revision, ran, before))
+    return warnings
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _read(layout: Layout) -> dict[str, object]:
+    path = layout.cache / STORE
+    try:
+        if path.is_symlink():
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    results = data.get("results") if isinstance(data, dict) else None
+    return results if isinstance(results, dict) else {}
+
+
+def _write(
+    layout: Layout, revision: str | None, ran: list[Ran], before: dict[str, object]
+) -> list[EvidenceWarning]:
+    at = now()
+    results: dict[str, object] = dict(before)  # examples not run this time keep theirs
+    for r in ran:
+        if r.result.error is None:
+            results[r.key] = {
+                "sql": r.sql_hash(),
+                "rows": r.result.rows,
+                "fingerprint": r.result.fingerprint,
+                "checked_at": at,
+                "revision": revision,
+            }
+    record = {"format": FORMAT, "results": results}
+    text = json.dumps(record, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    try:
+        with ArchiveLock(layout.lock, "catalog check --execute"), fsio.transaction(layout.root):
+            fsio.write_atomic(ensure_cache(layout) / STORE, text.encode("utf-8"), durable=False)
+    except LockHeldError as exc:
+        return [_not_written(f"{exc.message}; run the check again when it has finished")]
+    except AvailabilityError as exc:
+        if exc.code != "E604":
+            raise
+        return [_not_written(exc.message)]
+    except OSError as exc:
+        return [_not_written(f"writing {STORE} failed ({exc.strerror or type(exc).__name__})")]
+    return []
+
+
+def _not_written(why: str) -> EvidenceWarning:
+    return EvidenceWarning(f"the examples' results were not recorded: {why}")
+
+
+def store_path(layout: Layout) -> Path:
+    return layout.cache / STORE
