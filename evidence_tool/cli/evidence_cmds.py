@@ -30,7 +30,7 @@ def validate_cmd(
     ctx = Context(fmt == "json", "evidence validate", format=fmt)
 
     def body() -> Report:
-        from evidence_tool.workspace import validate_paths
+        from evidence_tool.archive.validation import validate_paths
 
         scanned = validate_paths(paths, StderrProgress.for_terminal(min_total=300))
         return scan_report(scanned, warnings_as_errors)

@@ -1,0 +1,73 @@
+"""What ``validate`` tells a newcomer (issue 34 items 1, 5 and 7): a reserved id is E121
+before consolidate refuses it, each file is validated once however PATH is spelled, and a
+unit saved where no unit is read is named with the folder it belongs in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_runner import invoke
+from helpers import codes, envelope
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    """A small consolidated workspace (one example unit per kind), its own id and language."""
+    root = tmp_path / "shop"
+    made = invoke(["workspace", "new", str(root), "--id", "shop", "--language", "en", "--example"])
+    assert made.exit_code == 0, made.stderr
+    for args in (["init"], ["consolidate"]):
+        done = invoke(["workspace", "evidence", *args, "--workspace-root", str(root), "--json"])
+        assert done.exit_code == 0, done.stdout
+    return root
+
+
+def _evidence(root: Path, *args: str) -> dict[str, object]:
+    return envelope(
+        invoke(["workspace", "evidence", *args, "--workspace-root", str(root), "--json"])
+    )
+
+
+def _retire(root: Path, rel: str) -> tuple[str, str]:
+    """Delete ``rel`` and consolidate: its id is now reserved.  Returns (id, old text)."""
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    uid = next(line[4:] for line in text.splitlines() if line.startswith("id: "))
+    path.unlink()
+    out = _evidence(root, "consolidate")
+    assert out["ok"] and out["result"]["changes"]["deleted"] == [uid], out  # type: ignore[index]
+    return uid, text
+
+
+def test_validate_reports_a_reserved_id_as_consolidate_would(shop: Path) -> None:
+    uid, text = _retire(shop, "evidence/curated/formula/average-order-value.md")
+    reused = shop / "evidence/curated/formula/mean-basket.md"
+    reused.write_text(text.replace("# Average", "# Mean basket (was average"), encoding="utf-8")
+
+    for args in (
+        ["workspace", "evidence", "validate", "--workspace-root", str(shop), "--json"],
+        ["evidence", "validate", str(shop), "--json"],
+        ["evidence", "validate", str(reused), "--json"],
+    ):
+        out = envelope(invoke(args))
+        assert codes(out) == ["E121"], (args, out)
+        error = out["errors"][0]
+        assert error["unit_id"] == uid and error["path"].endswith("mean-basket.md"), error
+        assert "restore" in error["message"]
+    # The pre-check agrees with the step it guards.
+    assert codes(_evidence(shop, "consolidate")) == ["E121"]
+
+
+def test_a_staged_restore_is_not_a_reserved_id(shop: Path) -> None:
+    uid, _ = _retire(shop, "evidence/curated/glossary/customer.md")
+    assert _evidence(shop, "restore", uid)["ok"]
+    assert _evidence(shop, "validate")["ok"]
+    assert envelope(invoke(["evidence", "validate", str(shop), "--json"]))["ok"]
+
+
+def test_validate_outside_an_archive_has_no_reserved_ids(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    made = invoke(["workspace", "new", str(root), "--id", "fresh", "--language", "it", "--example"])
+    assert made.exit_code == 0
+    assert _evidence(root, "validate")["ok"]  # never initialized: nothing reserved
