@@ -71,3 +71,26 @@ def test_validate_outside_an_archive_has_no_reserved_ids(tmp_path: Path) -> None
     made = invoke(["workspace", "new", str(root), "--id", "fresh", "--language", "it", "--example"])
     assert made.exit_code == 0
     assert _evidence(root, "validate")["ok"]  # never initialized: nothing reserved
+
+
+def test_each_file_is_validated_once_however_path_is_spelled(
+    shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    enum = shop / "evidence/curated/enum"
+    twin = enum / "order-status-twin.md"
+    twin.write_text((enum / "order-status.md").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(shop / "evidence")
+    spellings = (
+        [str(shop)],
+        [".."],
+        [str(shop), "curated/enum"],  # overlapping: the enum files twice
+        ["curated/enum", str(shop), "../evidence/curated"],
+        [str(twin), "curated/enum/./order-status-twin.md", str(enum)],
+    )
+    for paths in spellings:
+        out = envelope(invoke(["evidence", "validate", *paths, "--json"]))
+        assert codes(out) == ["E120"], (paths, out["errors"])
+        files = 2 if paths[0] == str(twin) else 9
+        assert out["result"]["files"] == files, (paths, out["result"])
+    text = invoke(["evidence", "validate", str(shop), "curated"])
+    assert text.stdout.count("E120") + text.stderr.count("E120 id") == 1, text
