@@ -94,3 +94,52 @@ def test_each_file_is_validated_once_however_path_is_spelled(
         assert out["result"]["files"] == files, (paths, out["result"])
     text = invoke(["evidence", "validate", str(shop), "curated"])
     assert text.stdout.count("E120") + text.stderr.count("E120 id") == 1, text
+
+
+def _unit_text(root: Path, rel: str, new_id: str) -> str:
+    text = (root / rel).read_text(encoding="utf-8")
+    old = next(line for line in text.splitlines() if line.startswith("id: "))
+    return text.replace(old, f"id: {new_id}")
+
+
+def test_a_unit_saved_where_no_unit_is_read_is_named_with_its_folder(shop: Path) -> None:
+    misplaced = {
+        "evidence/basket-size.md": ("formula/average-order-value.md", "formula"),
+        "refund-rate.md": ("domain/cancelled-orders.md", "domain"),
+        "drafts/q3/vip.md": ("glossary/customer.md", "glossary"),
+    }
+    for rel, (model, _kind) in misplaced.items():
+        (shop / rel).parent.mkdir(parents=True, exist_ok=True)
+        text = _unit_text(shop, f"evidence/curated/{model}", f"evidence:shop:{Path(rel).stem}")
+        (shop / rel).write_text(text, encoding="utf-8")
+    # Markdown that is not a v4 unit stays unnamed: a README, a page with other frontmatter.
+    (shop / "README.md").write_text("# Shop evidence\n", encoding="utf-8")
+    (shop / "drafts/notes.md").write_text("---\ntitle: notes\n---\n\nkind: formula\n")
+
+    def named(warnings: list[dict[str, object]]) -> dict[str, str]:
+        return {str(w["path"]): str(w["message"]) for w in warnings if w["code"] == "W108"}
+
+    for out in (
+        _evidence(shop, "validate"),
+        envelope(invoke(["evidence", "validate", str(shop), "--json"])),
+        _evidence(shop, "status"),
+    ):
+        assert out["ok"], out  # a warning: nothing that is read is wrong
+        found = named(out["warnings"])  # type: ignore[arg-type]
+        assert len(found) == len(misplaced), found
+        for rel, (_model, kind) in misplaced.items():
+            message = next(m for p, m in found.items() if p.endswith(rel))
+            assert f"evidence/curated/{kind}/{Path(rel).name}" in message, message
+    refused = _evidence(shop, "validate", "--warnings-as-errors")
+    assert codes(refused) == ["E190"] * 3
+
+
+def test_status_text_names_the_misplaced_unit(shop: Path) -> None:
+    (shop / "evidence/order-lines.md").write_text(
+        _unit_text(shop, "evidence/curated/example/orders-per-month.md", "evidence:shop:ol"),
+        encoding="utf-8",
+    )
+    out = invoke(["workspace", "evidence", "status", "--workspace-root", str(shop)])
+    assert out.exit_code == 0
+    assert "evidence/order-lines.md" in out.stderr + out.stdout
+    assert "evidence/curated/example/order-lines.md" in out.stderr + out.stdout

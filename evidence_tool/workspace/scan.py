@@ -528,7 +528,14 @@ def _parse_many(
 def validate_workspace(
     root: str | os.PathLike[str], progress: Progress | None = None
 ) -> ValidationReport:
-    return scan_curated(Layout.at(root), progress=progress)
+    """Every curated file with the workspace rules, and a warning (W108) for each unit
+    saved where no unit is read."""
+    from evidence_tool.workspace.misplaced import misplaced_units
+
+    layout = Layout.at(root)
+    report = scan_curated(layout, progress=progress)
+    report.warnings.extend(misplaced_units(layout))
+    return report
 
 
 def validate_paths(
@@ -621,3 +628,8 @@ def _take_workspace(
         report.warnings.extend(
             EvidenceWarning(w.message, str(base / rel) if rel else None, w.line, w.code) for w in ws
         )
+    from evidence_tool.workspace.misplaced import misplaced_units
+
+    for w in misplaced_units(Layout.at(base)):
+        if w.path is not None and first_time(base / w.path):
+            report.warnings.append(EvidenceWarning(w.message, str(base / w.path), w.line, w.code))
