@@ -134,6 +134,7 @@ def status_body(s: Session) -> Report:
     st = rep.archive
     pointers = (("baseline", st.state.baseline), ("active", st.state.active))
     lines = [f"{k}: {v or '-'}" for k, v in (*pointers, ("pending", st.state.pending))]
+    lines.append(st.serving.line())
     edits = st.unconsolidated
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         if edits.get(cls):
