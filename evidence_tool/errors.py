@@ -333,6 +333,18 @@ CODES: dict[str, CodeInfo] = {
         "index drift",
         "Re-activate the active revision with 'tht workspace evidence consolidate'.",
     ),
+    "E703": CodeInfo(
+        7,
+        "edit not consolidated",
+        "Run 'tht workspace evidence consolidate' and commit the files it writes with the "
+        "edit, or undo the edit.",
+    ),
+    "E704": CodeInfo(
+        7,
+        "invalid unit file in a checkout",
+        "Correct the file as 'tht workspace evidence validate' reports, then run "
+        "'tht workspace evidence consolidate'.",
+    ),
     "E901": CodeInfo(
         2,
         "usage error",
