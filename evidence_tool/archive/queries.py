@@ -9,13 +9,13 @@ from evidence_tool.archive import staged as staging
 from evidence_tool.archive.diffing import Diff, diff
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import UnitEntry
-from evidence_tool.archive.records import Declaration, Deletion
+from evidence_tool.archive.records import Declaration, Deletion, DeletionReason
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import State
 from evidence_tool.errors import EvidenceWarning, NotReadyError, UnknownNameError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit import render
-from evidence_tool.unit.suggest import did_you_mean
+from evidence_tool.unit.suggest import did_you_mean_live
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,10 +252,11 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
     if entry is None:
         record = newest.deletion(unit_id)
         if record is None:
-            known = {e.id for e in newest.entries()} | newest.view.deleted_ids()
+            live = {e.id for e in newest.entries()}
+            gone = {d.id: _how_gone(d) for d in newest.deletions}
             raise UnknownNameError(
                 f"no unit '{unit_id}' in revision {newest.revision[:12]}…"
-                f"{did_you_mean(unit_id, known)}"
+                f"{did_you_mean_live(unit_id, live, gone)}"
             )
         last = archive.snapshot(record.last_revision)
         last_entry = last.entry(unit_id)
@@ -263,3 +264,10 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
         return ShownUnit(unit_id, text, newest.revision, last_entry, deleted=record)
     # This unit's blob only, not every unit's.
     return ShownUnit(unit_id, render(newest.unit(entry)), newest.revision, entry)
+
+
+def _how_gone(record: Deletion) -> str:
+    """How a deleted id is marked in a suggestion."""
+    if record.reason == DeletionReason.RETIRED:
+        return "deleted: retired by a replace"
+    return "deleted"
