@@ -293,7 +293,10 @@ CODES: dict[str, CodeInfo] = {
     "E503": CodeInfo(
         5,
         "limits exceeded",
-        "Split the source set or raise the limit in the installation descriptor.",
+        "Refresh in parts with 'tht workspace evidence refresh --source-id ID', or split the "
+        "sources or the export: 200 documents, 100 MiB and 10,000 listed files per refresh are "
+        "fixed bounds; only one document over max_bytes can be allowed, by raising "
+        "evidence.network.max_bytes in the installation.",
     ),
     "E504": CodeInfo(
         5,
