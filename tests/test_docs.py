@@ -57,6 +57,7 @@ YAML_HEADERS: dict[str, str | None] = {
     "# installation descriptor": "installation.schema.json",
     "# local-manifest.yaml": None,  # derived files: must load, no schema of their own
     "# state.yaml": None,
+    "# .pre-commit-config.yaml": None,  # run by tests/gitflow/test_precommit_hooks.py
 }
 # Which marker may precede which kind of block.
 # legacy-example / converted: a legacy unit file and the v4 file it converts to, both

@@ -20,6 +20,7 @@ YAML_HEADERS = {
     "# installation descriptor",
     "# local-manifest.yaml",
     "# state.yaml",
+    "# .pre-commit-config.yaml",
 }
 UNCHECKED = {"bash", "shell", "console", "shell-session", "zsh", "yml", "jsonc", "md"}
 
