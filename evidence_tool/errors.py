@@ -24,6 +24,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_SOURCE",
     "EXIT_USAGE",
+    "WARNINGS",
     "ActivationError",
     "AvailabilityError",
     "CodeInfo",
@@ -41,6 +42,7 @@ __all__ = [
     "SourceError",
     "UnknownNameError",
     "UsageError",
+    "WarningInfo",
     "refuse_warnings",
     "with_warnings_refused",
 ]
@@ -312,7 +314,10 @@ CODES: dict[str, CodeInfo] = {
     "E503": CodeInfo(
         5,
         "limits exceeded",
-        "Split the source set or raise the limit in the installation descriptor.",
+        "Refresh in parts with 'tht workspace evidence refresh --source-id ID', or split the "
+        "sources or the export: 200 documents, 100 MiB and 10,000 listed files per refresh are "
+        "fixed bounds; only one document over max_bytes can be allowed, by raising "
+        "evidence.network.max_bytes in the installation.",
     ),
     "E504": CodeInfo(
         5,
@@ -351,6 +356,18 @@ CODES: dict[str, CodeInfo] = {
         7,
         "index drift",
         "Re-activate the active revision with 'tht workspace evidence consolidate'.",
+    ),
+    "E703": CodeInfo(
+        7,
+        "edit not consolidated",
+        "Run 'tht workspace evidence consolidate' and commit the files it writes with the "
+        "edit, or undo the edit.",
+    ),
+    "E704": CodeInfo(
+        7,
+        "invalid unit file in a checkout",
+        "Correct the file as 'tht workspace evidence validate' reports, then run "
+        "'tht workspace evidence consolidate'.",
     ),
     "E901": CodeInfo(
         2,
@@ -403,6 +420,108 @@ CODES: dict[str, CodeInfo] = {
         70,
         "internal error",
         "This is a bug in evidence-tool: report it with the command and traceback.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class WarningInfo:
+    title: str
+    fix: str
+
+
+# Every warning code the library emits (tests/test_docs.py finds each "Wnnn" in the source
+# and checks it is here, and that docs/errors.md has its section opening **Fix.** with
+# ``fix``).  Warnings never change the exit status; ``--warnings-as-errors`` refuses them.
+WARNINGS: dict[str, WarningInfo] = {
+    "W108": WarningInfo(
+        "unit file where no unit is read",
+        "Move the file to the folder the message names, or delete it if it is a copy.",
+    ),
+    "W111": WarningInfo(
+        "prose heading that looks like a misspelt field",
+        "Write the field's heading exactly as the message names it, or reword the heading "
+        "if it is prose.",
+    ),
+    "W122": WarningInfo(
+        "likely id change",
+        "To keep the new id, nothing; to go back, write the old id in the named file again "
+        "and run 'tht workspace evidence restore OLD'.",
+    ),
+    "W151": WarningInfo(
+        "source document missing",
+        "Restore the document and run 'tht workspace evidence refresh'; or retire the unit "
+        "deliberately: delete its file and run 'tht workspace evidence consolidate'.",
+    ),
+    "W160": WarningInfo(
+        "legacy units converted first, or a file left out of the migration",
+        "Nothing for the conversion: review and commit the converted files; a file left out "
+        "is no legacy unit: convert it by hand or delete it.",
+    ),
+    "W184": WarningInfo(
+        "example SQL in another dialect than the warehouse's",
+        "Write the example's SQL in SQLite's dialect if the warehouse is SQLite; if the SQLite "
+        "file only stands in for a PostgreSQL warehouse (a test copy), check against the DDL or "
+        "the live PostgreSQL instead.",
+    ),
+    "W185": WarningInfo(
+        "an example's result changed, or its query failed when run",
+        "Run the query and see whether the change is the data's (nothing to do: the next run "
+        "records the new result) or the example's (correct its SQL or its Interpretation); for "
+        "a query that failed, correct its SQL.",
+    ),
+    "W186": WarningInfo(
+        "documented enum value never stored",
+        "Correct the value to the code the column stores, or delete it if the warehouse no "
+        "longer uses it.",
+    ),
+    "W187": WarningInfo(
+        "frequent stored value undocumented",
+        "Add a value heading that says what the code means, or check that the unit names the "
+        "right column.",
+    ),
+    "W188": WarningInfo(
+        "not checked: the warehouse gave up",
+        "Run the check again when the table is not locked or the warehouse is less busy, or "
+        "grant the check's user SELECT on the table.",
+    ),
+    "W402": WarningInfo(
+        "embedding service failed: answered by bm25",
+        "Check that the service in `evidence.embedding` runs and answers; the next question "
+        "uses it again, no restart needed.",
+    ),
+    "W701": WarningInfo(
+        "local-manifest.yaml written again",
+        "Nothing, if the edit was a slip; change provenance, deletions or review items with "
+        "the commands (restore, review resolve, decide).",
+    ),
+    "W702": WarningInfo(
+        "sqlite-vec installed but not loading",
+        "Reinstall the vec extra for this platform, use a Python whose sqlite3 can load "
+        "extensions, or uninstall sqlite-vec.",
+    ),
+    "W801": WarningInfo(
+        "consolidation not fully staged",
+        "Stage the complete evidence tree: 'tht workspace evidence git-commands' prints the "
+        "commands.",
+    ),
+    "W802": WarningInfo(
+        "staged edit not consolidated",
+        "Run 'tht workspace evidence consolidate', then stage the evidence tree again.",
+    ),
+    "W803": WarningInfo(
+        "lock or cache not ignored by Git, or tracked",
+        "Add the lock file and .evidence-cache/ to .gitignore, and 'git rm --cached' them if "
+        "tracked.",
+    ),
+    "W804": WarningInfo(
+        "Git ignores an evidence file a commit must hold",
+        "Remove the .gitignore rule that matches the named file, then stage it.",
+    ),
+    "W805": WarningInfo(
+        "unmerged evidence file",
+        "Resolve the curated files, then run 'tht workspace evidence consolidate'; never merge "
+        "managed files by hand.",
     ),
 }
 

@@ -182,8 +182,10 @@ class Session:
         from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
+        from evidence_tool.workspace.misplaced import misplaced_units
 
         warnings = tuple(missing_warnings(self.archive))  # W151
+        warnings += tuple(misplaced_units(self.archive.layout))  # W108
         dense, vec_warning = dense_status(self.archive.layout.cache / INDEX_NAME)
         # The working units, so items of units deleted since the catalog run are dropped
         # (the scan is the stat-cached one diff makes; only when there are items at all).

@@ -25,6 +25,7 @@ mentioned in the docs.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -40,7 +41,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from evidence_tool.cli.main import cli
-from evidence_tool.errors import CODES, DescriptorError
+from evidence_tool.errors import CODES, WARNINGS, DescriptorError
 from evidence_tool.unit import parse_unit, render
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load
@@ -56,6 +57,7 @@ YAML_HEADERS: dict[str, str | None] = {
     "# installation descriptor": "installation.schema.json",
     "# local-manifest.yaml": None,  # derived files: must load, no schema of their own
     "# state.yaml": None,
+    "# .pre-commit-config.yaml": None,  # run by tests/gitflow/test_precommit_hooks.py
 }
 # Which marker may precede which kind of block.
 # legacy-example / converted: a legacy unit file and the v4 file it converts to, both
@@ -400,6 +402,68 @@ def test_error_section_matches_the_code_table(code: str) -> None:
     assert f"**Exit code:** {info.exit_code}\n" in body, f"{code}: exit code {info.exit_code}"
     assert "**Cause.**" in body, f"{code}: say what causes it"
     assert info.fix in body, f"{code}: the section must give the tool's hint {info.fix!r}"
+
+
+WARNING_RE = re.compile(r"^### (W\d{3}) — (.+)$", re.MULTILINE)
+
+
+def _warning_sections() -> dict[str, list[tuple[str, str]]]:
+    """code -> [(title, section text)] of the ``### W123 — title`` sections."""
+    text = (DOCS / "errors.md").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    tokens = MarkdownIt("commonmark").parse(text)
+    heads = [
+        (tok.map[0], tok.tag, tokens[i + 1].content)
+        for i, tok in enumerate(tokens)
+        if tok.type == "heading_open" and tok.tag in ("h2", "h3") and tok.map
+    ]
+    sections: dict[str, list[tuple[str, str]]] = {}
+    for n, (start, tag, heading) in enumerate(heads):
+        m = WARNING_RE.fullmatch(f"### {heading}") if tag == "h3" else None
+        if m is None:
+            continue
+        end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
+        sections.setdefault(m.group(1), []).append((m.group(2), "\n".join(lines[start + 1 : end])))
+    return sections
+
+
+def _emitted_warning_codes() -> set[str]:
+    """Every ``"W123"`` string in the library's source: the codes it can emit."""
+    found = set()
+    for path in (REPO / "evidence_tool").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if is_text and re.fullmatch(r"W\d{3}", node.value):
+                found.add(node.value)
+    return found
+
+
+def test_every_emitted_warning_code_is_in_the_table_and_documented() -> None:
+    emitted = _emitted_warning_codes()
+    assert len(emitted) >= 15, emitted  # the scan really found the codes
+    assert emitted == set(WARNINGS), (
+        f"emitted but not in WARNINGS: {sorted(emitted - set(WARNINGS))}, "
+        f"in WARNINGS but never emitted: {sorted(set(WARNINGS) - emitted)}"
+    )
+    text = (DOCS / "errors.md").read_text(encoding="utf-8")
+    malformed = [
+        line
+        for line in text.splitlines()
+        if re.match(r"^#+ *W\d", line) and not WARNING_RE.match(line)
+    ]
+    assert not malformed, f"write warning headings as '### W123 — title': {malformed}"
+    sections = _warning_sections()
+    assert sorted(sections) == sorted(WARNINGS)
+    assert not [c for c, found in sections.items() if len(found) != 1]
+
+
+@pytest.mark.parametrize("code", sorted(WARNINGS))
+def test_warning_section_matches_the_table(code: str) -> None:
+    info = WARNINGS[code]
+    [(title, body)] = _warning_sections()[code]
+    assert title == info.title, f"{code}: title {title!r}, WARNINGS says {info.title!r}"
+    assert "**Cause.**" in body, f"{code}: say what causes it"
+    assert "**Exit code:**" not in body, f"{code}: a warning never changes the exit code"
 
 
 def test_errors_doc_has_the_exit_code_table() -> None:

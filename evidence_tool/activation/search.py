@@ -36,11 +36,27 @@ def search_active(
     ``activation`` and ``embedding`` are the installation's sections as written (JSON
     boundary: the YAML file); each is read once into its settings here."""
     settings = searchable_backend(activation, layout)
+    _require_served(layout)
     if settings.kind == "qdrant":
         return _qdrant(layout, settings, embedding, query, filters, limit, mode)
     from evidence_tool.activation.sqlite_index import search
 
     return search(layout, query, filters, limit, mode, lambda: embedder_for(embedding))
+
+
+def _require_served(layout: Layout) -> None:
+    """E905 saying why retrieval serves nothing, before any index is opened: an index
+    may exist (init prepares the baseline's) while no revision is active."""
+    from evidence_tool.archive.state import read_state
+
+    state = read_state(layout.state)
+    if state.active:
+        return
+    from evidence_tool.archive.local import LocalEvidenceArchive
+    from evidence_tool.archive.queries import serving
+
+    reason = serving(LocalEvidenceArchive(layout.root), state).reason
+    raise NotReadyError(f"retrieval serves nothing yet: {reason}")
 
 
 def searchable_backend(

@@ -318,7 +318,7 @@ class _Run:
         req = self.request
         restoration = staging.restoration(req.staged, uid)
         if uid in self.deletions and restoration is None:
-            self.out.errors.append(_reserved(f, uid))
+            self.out.errors.append(reserved_error(f, uid))
             return None
         if restoration is not None and uid in self.deletions:
             self.deletions.pop(uid)
@@ -420,8 +420,9 @@ class _Run:
         return section
 
 
-def _reserved(f: CuratedFile, uid: str) -> Diagnostic:
-    """E121: a new file took the id of a deleted unit."""
+def reserved_error(f: CuratedFile, uid: str) -> Diagnostic:
+    """E121: a new file took the id of a deleted unit (consolidate, validate and verify
+    say it in the same words)."""
     return Diagnostic(
         "E121",
         f"id '{uid}' belongs to a deleted unit and stays reserved; choose a "

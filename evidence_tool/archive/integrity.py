@@ -13,6 +13,7 @@ from evidence_tool.archive.mirror import check_mirror
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.archive.state import read_state
+from evidence_tool.archive.validation import reserved_uses
 from evidence_tool.errors import Diagnostic, EvidenceError
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import stray_files
@@ -236,22 +237,13 @@ def _check_reserved(
     archive: LocalEvidenceArchive, snap: Snapshot, problems: list[Diagnostic]
 ) -> None:
     """No live unit may use an id a deletion reserves, unless its restore is staged."""
-    reserved = snap.view.deleted_ids()
-    try:
-        staged = archive.staged()
-        for _path, entry in archive.journal.pending():
-            # A journaled restore is committed: its file may be back before staged.json
-            # says so (an unreadable entry or staged.json is reported on its own).
-            staged = staging.merge(staged, entry.staged)
-    except EvidenceError:
-        return
-    if not reserved:
+    if not snap.view.deleted_ids():
         return
     try:
         report = archive.scan()
     except EvidenceError:
         return
-    for f in report.files:
-        uid = f.unit_id
-        if uid in reserved and staging.restoration(staged, uid) is None:
-            problems.append(_e(f"live unit uses the reserved id '{uid}'", f.rel, uid))
+    # The ids and restorations validate and consolidate use (archive.validation).
+    for found in reserved_uses(archive, report.files):
+        uid = found.unit_id
+        problems.append(_e(f"live unit uses the reserved id '{uid}'", found.path or "", uid))

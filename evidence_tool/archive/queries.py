@@ -9,12 +9,13 @@ from evidence_tool.archive import staged as staging
 from evidence_tool.archive.diffing import Diff, diff
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import UnitEntry
-from evidence_tool.archive.records import Declaration, Deletion
+from evidence_tool.archive.records import Declaration, Deletion, DeletionReason
+from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import State
 from evidence_tool.errors import EvidenceWarning, NotReadyError, UnknownNameError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit import render
-from evidence_tool.unit.suggest import did_you_mean
+from evidence_tool.unit.suggest import did_you_mean_live
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,76 @@ class PendingEntry:
 
     def to_json(self) -> JsonObject:
         return {"entry": self.entry, "op": self.op, "at": self.at}
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """What retrieval serves (SPEC.md 8): the active revision and its unit count, or
+    nothing, with why and what to run.  Until the first activation an initialized
+    archive serves nothing, although ``status`` counts the baseline's units."""
+
+    revision: str | None
+    units: int
+    reason: str | None  # None while a revision is active
+
+    def to_json(self) -> JsonObject:
+        return {"revision": self.revision, "units": self.units, "reason": self.reason}
+
+    def line(self) -> str:
+        """The one line ``status`` prints about it."""
+        if self.revision is None:
+            return f"retrieval serves nothing: {self.reason}"
+        return f"retrieval: {self.units} unit(s) of revision {self.revision[:12]}…"
+
+
+_CONSOLIDATE = "'tht workspace evidence consolidate'"
+
+
+def serving(
+    archive: LocalEvidenceArchive,
+    state: State | None = None,
+    review: dict[str, list[JsonObject]] | None = None,
+) -> Serving:
+    """What retrieval serves now; ``state`` and ``review`` (open items by unit) when the
+    caller read them already."""
+    state = state if state is not None else archive.state()
+    if state.active:
+        return Serving(state.active, archive.snapshot(state.active).view.unit_count(), None)
+    if not state.initialized:
+        return Serving(
+            None,
+            0,
+            "the archive is not initialized: run 'tht workspace evidence init', then "
+            f"{_CONSOLIDATE}",
+        )
+    if review is None:
+        newest = archive.newest_snapshot()
+        review = (
+            {e.id: e.review_items for e in newest.entries() if e.review_items} if newest else {}
+        )
+        for uid in staging.section(archive.staged(), "review_items"):
+            review.setdefault(uid, [])
+    if review:
+        return Serving(
+            None,
+            0,
+            f"no revision is active yet: open review items on {len(review)} unit(s) block the "
+            "first activation (E140); resolve them ('tht workspace evidence review'), then "
+            f"run {_CONSOLIDATE}",
+        )
+    if state.pending:
+        return Serving(
+            None,
+            0,
+            f"revision {state.pending[:12]}… is consolidated but not activated (activation "
+            f"failed or did not run): run {_CONSOLIDATE} to activate it",
+        )
+    return Serving(
+        None,
+        0,
+        "no revision is active yet (after init or migrate): run "
+        f"{_CONSOLIDATE} to activate the first one",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +114,7 @@ class ArchiveStatus:
     journal: tuple[PendingEntry, ...]
     id_changes: tuple[EvidenceWarning, ...]  # W122, not yet recorded
     staged: dict[str, list[str]]  # staged section -> its unit ids, sorted
+    serving: Serving
 
     @property
     def unconsolidated(self) -> dict[str, list[str]]:
@@ -67,6 +139,7 @@ class ArchiveStatus:
             "journal": [e.to_json() for e in self.journal],
             "id_changes": [w.to_dict() for w in self.id_changes],
             "staged": {k: list[JsonValue](v) for k, v in self.staged.items()},
+            "serving": self.serving.to_json(),
         }
 
 
@@ -100,7 +173,19 @@ def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
         journal=journal,
         id_changes=tuple(c.warning(recorded=False) for c in id_changes),
         staged={k: sorted(v) for k in staging.SECTIONS if (v := staging.section(staged, k))},
+        serving=_serving(archive, state, newest, review),
     )
+
+
+def _serving(
+    archive: LocalEvidenceArchive,
+    state: State,
+    newest: Snapshot | None,
+    review: dict[str, list[JsonObject]],
+) -> Serving:
+    if state.active and newest is not None and newest.revision == state.active:
+        return Serving(state.active, newest.view.unit_count(), None)  # no second read
+    return serving(archive, state, review)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,10 +252,11 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
     if entry is None:
         record = newest.deletion(unit_id)
         if record is None:
-            known = {e.id for e in newest.entries()} | newest.view.deleted_ids()
+            live = {e.id for e in newest.entries()}
+            gone = {d.id: _how_gone(d) for d in newest.deletions}
             raise UnknownNameError(
                 f"no unit '{unit_id}' in revision {newest.revision[:12]}…"
-                f"{did_you_mean(unit_id, known)}"
+                f"{did_you_mean_live(unit_id, live, gone)}"
             )
         last = archive.snapshot(record.last_revision)
         last_entry = last.entry(unit_id)
@@ -178,3 +264,10 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
         return ShownUnit(unit_id, text, newest.revision, last_entry, deleted=record)
     # This unit's blob only, not every unit's.
     return ShownUnit(unit_id, render(newest.unit(entry)), newest.revision, entry)
+
+
+def _how_gone(record: Deletion) -> str:
+    """How a deleted id is marked in a suggestion."""
+    if record.reason == DeletionReason.RETIRED:
+        return "deleted: retired by a replace"
+    return "deleted"

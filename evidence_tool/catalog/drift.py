@@ -28,6 +28,7 @@ class ChangeKind(StrEnum):
     RELATION_DROPPED = "relation_dropped"
     COLUMN_ADDED = "column_added"
     COLUMN_DROPPED = "column_dropped"
+    COLUMN_RENAMED = "column_renamed"  # likely: a dropped and an added column alike (_renames)
     TYPE_CHANGED = "type_changed"
     KIND_CHANGED = "kind_changed"
 
@@ -45,7 +46,8 @@ class Change:
     column: str | None = None
     old: str | None = None  # the recorded type (or relation kind)
     new: str | None = None
-    renamed_to: str | None = None  # a dropped relation whose columns reappear under this name
+    # A dropped relation whose columns reappear under this name; a renamed column's new name.
+    renamed_to: str | None = None
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"change": str(self.change), "relation": self.relation}
@@ -76,6 +78,9 @@ class Change:
             return f"{where} changed type from {self.old} to {self.new}"
         if self.change == ChangeKind.KIND_CHANGED:
             return f"{where} changed from a {self.old} to a {self.new}"
+        if self.change == ChangeKind.COLUMN_RENAMED:
+            new = quote_ident(self.renamed_to or "")
+            return f"column {where} renamed to {new} (likely: same type, similar name and position)"
         verb = self.change.split("_")[1]
         what = "column" if self.column else "relation"
         more = f" (its columns reappear as {self.renamed_to})" if self.renamed_to else ""
@@ -152,8 +157,7 @@ class Drift:
         return {
             (c.relation, c.column): i
             for i, c in enumerate(self.changes)
-            if c.column is not None
-            and c.change in (ChangeKind.COLUMN_DROPPED, ChangeKind.TYPE_CHANGED)
+            if c.column is not None and c.change in (*_COLUMN_GONE, ChangeKind.TYPE_CHANGED)
         }
 
     def diagnostics(self) -> list[Diagnostic]:
@@ -207,13 +211,50 @@ def compare(recorded: Fingerprint, current: Fingerprint) -> Drift:
     return out
 
 
+# A unit that names one of these columns names a column the warehouse no longer has.
+_COLUMN_GONE = (ChangeKind.COLUMN_DROPPED, ChangeKind.COLUMN_RENAMED)
+# How alike a dropped and an added name must be (difflib's ratio) to be one rename:
+# 'sex' -> 'sex_cd' (0.67) and 'order_state' -> 'order_status' (0.78) are; 'sex' ->
+# 'gender' (0.22) is not.
+RENAME_LIKENESS = 0.6
+
+
+def _renames(old: RelationPrint, new: RelationPrint) -> dict[str, str]:
+    """Dropped column -> added column, for each pair that is most likely one column
+    renamed: the same type at the same position, with a similar name (what ``check``
+    would offer as "did you mean").  A guess, so said as "likely" in the message."""
+    import difflib
+
+    before, after = dict(old.columns), dict(new.columns)
+    out: dict[str, str] = {}
+    for i, (col, typ) in enumerate(old.columns):
+        if col in after or i >= len(new.columns):
+            continue
+        cand, cand_type = new.columns[i]
+        if cand in before or cand_type != typ or cand in out.values():
+            continue
+        if difflib.SequenceMatcher(None, col, cand).ratio() >= RENAME_LIKENESS:
+            out[col] = cand
+    return out
+
+
 def _columns(name: str, old: RelationPrint, new: RelationPrint) -> list[Change]:
     out = []
     if old.kind != new.kind:
         out.append(Change(ChangeKind.KIND_CHANGED, name, old=old.kind, new=new.kind))
     before, after = dict(old.columns), dict(new.columns)
+    renames = _renames(old, new)
+    taken = set(renames.values())
     for col in sorted(set(before) | set(after)):
-        if col not in after:
+        if col in renames:
+            out.append(
+                Change(
+                    ChangeKind.COLUMN_RENAMED, name, col, old=before[col], renamed_to=renames[col]
+                )
+            )
+        elif col in taken:
+            continue  # the new name of a rename, reported with it
+        elif col not in after:
             out.append(Change(ChangeKind.COLUMN_DROPPED, name, col, old=before[col]))
         elif col not in before:
             out.append(Change(ChangeKind.COLUMN_ADDED, name, col, new=after[col]))
@@ -239,7 +280,7 @@ def touch(drift: Drift, unit_id: str, path: str, uses: list[Use], at: str) -> No
         if j is not None:
             hit.add(j)
             c = drift.changes[j]
-            if c.change == ChangeKind.COLUMN_DROPPED or use.formula:
+            if c.change in _COLUMN_GONE or use.formula:
                 items.setdefault(j, _item(c, use, path, at))
     if hit:
         drift.touched[unit_id] = sorted(hit)
@@ -250,6 +291,8 @@ def touch(drift: Drift, unit_id: str, path: str, uses: list[Use], at: str) -> No
 def _item(c: Change, use: Use, path: str, at: str) -> DriftItem:
     if c.change == ChangeKind.TYPE_CHANGED:
         why = "its formula uses it: check the formula still computes what it says"
+    elif c.change == ChangeKind.COLUMN_RENAMED:
+        why = f"the unit names it: write the new name {quote_ident(c.renamed_to or '')}"
     else:
         why = "the unit names it: correct or remove the name"
     message = f"catalog drift: {c.describe()} since the last consolidation; {why}"

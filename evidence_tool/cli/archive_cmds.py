@@ -16,6 +16,7 @@ from evidence_tool.cli.options import (
     workspace_options,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
+from evidence_tool.cli.reporters.text_lines import cut_lines, id_list
 from evidence_tool.cli.workspace_cmds import workspace_evidence
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
@@ -93,8 +94,7 @@ def _consolidate_report(result: ConsolidateResult) -> Report:
     for cls in ("added", "modified", "reformatted", "renamed", "restored", "deleted"):
         ids = changes.get(cls)
         if isinstance(ids, list) and ids:
-            more = f", … and {len(ids) - 20} more (--json lists all)" if len(ids) > 20 else ""
-            lines.append(f"  {cls} ({len(ids)}): {', '.join(ids[:20])}{more}")
+            lines.append(f"  {cls} ({len(ids)}): {id_list([str(i) for i in ids])}")
     lines.append(f"  unchanged: {changes.get('unchanged', 0)}")
     if result.catalog:
         from evidence_tool.catalog.step import summary_line
@@ -134,21 +134,22 @@ def status_body(s: Session) -> Report:
     st = rep.archive
     pointers = (("baseline", st.state.baseline), ("active", st.state.active))
     lines = [f"{k}: {v or '-'}" for k, v in (*pointers, ("pending", st.state.pending))]
+    lines.append(st.serving.line())
     edits = st.unconsolidated
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         if edits.get(cls):
-            lines.append(f"unconsolidated {cls}: {', '.join(edits[cls])}")
+            lines.append(f"unconsolidated {cls} ({len(edits[cls])}): {id_list(edits[cls])}")
     if st.journal:
         lines.append(f"interrupted operations: {len(st.journal)} (see 'recover')")
-    for uid, items in st.review_items.items():
-        lines.append(f"review items on {uid}: {len(items)}")
+    lines += cut_lines([f"review items on {u}: {len(i)}" for u, i in st.review_items.items()])
     edited = set(rep.catalog.edited_since)
-    for uid, found_items in rep.catalog.review_items.items():
-        since = " (edited since the catalog check)" if uid in edited else ""
-        lines += [
-            f"catalog review item on {uid}{since}: {i['code']} {i['message']}"
-            for i in map(narrow.obj, found_items)
-        ]
+    catalog_items = [
+        f"catalog review item on {uid}{' (edited since the catalog check)' if uid in edited else ''}"
+        f": {i['code']} {i['message']}"
+        for uid, found_items in rep.catalog.review_items.items()
+        for i in map(narrow.obj, found_items)
+    ]
+    lines += cut_lines(catalog_items)
     index = rep.search_index
     if index.model:
         lines.append(f"search index: vectors of {index.model}, ranked by {index.path}")
@@ -171,7 +172,7 @@ def _warnings(found: list[JsonObject]) -> list[EvidenceWarning]:
     ]
 
 
-def _git_lines(git: JsonObject, shown: int = 10) -> list[str]:
+def _git_lines(git: JsonObject) -> list[str]:
     if not git["available"]:
         return [f"git: {git['note']}"]
     where = f"branch {git['branch']}" if git["branch"] else "detached HEAD"
@@ -179,11 +180,9 @@ def _git_lines(git: JsonObject, shown: int = 10) -> list[str]:
     lines = [f"git: {where} at {head[:12]} in {git['repository']}"]
     for key in ("staged", "modified", "untracked"):
         files = narrow.objs(git[key])
-        for f in files[:shown]:
-            change = f" ({f['change']})" if "change" in f else ""
-            lines.append(f"  {key}: {f['path']}{change}")
-        if len(files) > shown:
-            lines.append(f"  {key}: … and {len(files) - shown} more")
+        changes = [f" ({f['change']})" if "change" in f else "" for f in files]
+        each = [f"  {key}: {f['path']}{change}" for f, change in zip(files, changes, strict=True)]
+        lines += cut_lines(each, indent=f"  {key}: ")
     if git["clean"]:
         lines.append("  evidence tree clean")
     return lines

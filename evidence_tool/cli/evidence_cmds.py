@@ -11,6 +11,7 @@ from evidence_tool.cli.options import (
     warnings_as_errors_option,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run, scan_report
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 
 @click.group()
@@ -30,7 +31,7 @@ def validate_cmd(
     ctx = Context(fmt == "json", "evidence validate", format=fmt)
 
     def body() -> Report:
-        from evidence_tool.workspace import validate_paths
+        from evidence_tool.archive.validation import validate_paths
 
         scanned = validate_paths(paths, StderrProgress.for_terminal(min_total=300))
         return scan_report(scanned, warnings_as_errors)
@@ -41,22 +42,33 @@ def validate_cmd(
 @evidence.command("fmt")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--check", is_flag=True, help="Change nothing; fail if a file is not canonical.")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Change nothing; print each change as a unified diff (with --check, also fail).",
+)
 @json_option
-def fmt_cmd(paths: tuple[str, ...], check: bool, as_json: bool) -> None:
-    """Rewrite unit files into canonical form (--check for CI)."""
+def fmt_cmd(paths: tuple[str, ...], check: bool, show_diff: bool, as_json: bool) -> None:
+    """Rewrite unit files into canonical form (--check for CI, --diff to see the change)."""
     ctx = Context(as_json, "evidence fmt")
 
     def body() -> Report:
         from evidence_tool.workspace.fmt import format_paths
 
-        rep = format_paths(paths, check=check)
-        verb = "would reformat" if check else "reformatted"
+        rep = format_paths(paths, check=check, diff=show_diff)
+        verb = "would reformat" if check or show_diff else "reformatted"
+        result: JsonObject = {"checked": rep.checked, "changed": [*rep.changed], "check": check}
+        if show_diff:
+            result["diffs"] = dict[str, JsonValue](rep.diffs)
+        shown = [rep.diffs[p] for p in rep.changed] if show_diff else []
         return Report(
-            result={"checked": rep.checked, "changed": [*rep.changed], "check": check},
+            result=result,
             errors=rep.errors,
             warnings=rep.warnings,
             text=[
-                *(f"{verb} {p}" for p in rep.changed),
+                *(line for d in shown for line in d.rstrip("\n").split("\n")),
+                *(f"{verb} {p}" for p in rep.changed if not show_diff),
                 f"{rep.checked} file(s) checked, {len(rep.changed)} {verb}",
             ],
         )

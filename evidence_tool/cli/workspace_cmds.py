@@ -91,8 +91,8 @@ def validate_cmd(
     ctx = Context(fmt == "json", "workspace evidence validate", format=fmt)
 
     def body() -> Report:
+        from evidence_tool.archive.validation import validate_workspace
         from evidence_tool.catalog.step import catalog_step, merged, summary_line
-        from evidence_tool.workspace import validate_workspace
         from evidence_tool.workspace.descriptor import load_installation
 
         root = resolve_root(cctx, workspace_root, workspace_id)

@@ -2,14 +2,15 @@
 
 Strict adds to the archive's integrity checks (``archive.integrity.verify``):
 
-- invalid unit files, one E701 per file (with the first finding's line);
-- unconsolidated edits: every unit whose working file differs from the newest
-  snapshot (added, modified, reformatted, renamed, deleted);
+- invalid unit files, one E704 per file (with the first finding's line);
+- unconsolidated edits (E703): every unit whose working file differs from the
+  newest snapshot (added, modified, reformatted, renamed, deleted);
 - with Git: managed files that only ever get written once (objects,
   snapshots, acquired sources) and differ from HEAD, and an event log whose
   committed lines were rewritten rather than appended to.
 
-Every finding is an E701 naming the broken path, so the command exits 7.
+Every finding names its path and exits 7; each cause has its own code, so that its
+hint fits: consolidate (E703), correct the file (E704), restore from Git (E704).
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ def _e(
     unit_id: str | None = None,
     line: int | None = None,
     column: int | None = None,
+    code: str = "E701",
 ) -> Diagnostic:
-    return Diagnostic("E701", message, path, line, column, unit_id)
+    return Diagnostic(code, message, path, line, column, unit_id)
 
 
 def verify_strict(archive: LocalEvidenceArchive) -> StrictReport:
@@ -61,7 +63,7 @@ def verify_strict(archive: LocalEvidenceArchive) -> StrictReport:
     report = archive.scan(cached=False)
     checked["unit_files"] = len(report.files)
     invalid = _invalid_files(report)
-    # The plain checks' E108 for a stray file is reported here as an invalid file (E701).
+    # The plain checks' E108 for a stray file is reported here as an invalid file (E704).
     problems = [d for d in problems if d.code != "E108" or d.path not in invalid]
     problems += invalid.values()
     problems += _unconsolidated(archive, report, set(invalid), notes)
@@ -93,6 +95,7 @@ def _invalid_files(report: ValidationReport) -> dict[str, Diagnostic]:
             first.unit_id,
             first.line,
             first.column,
+            "E704",
         )
     return out
 
@@ -108,6 +111,7 @@ def _unconsolidated(
                     "the archive is not initialized: no unit is consolidated; run "
                     "'tht workspace evidence init' and 'consolidate'",
                     archive.layout.rel(archive.layout.state),
+                    code="E703",
                 )
             ]
         return []
@@ -134,7 +138,8 @@ def _unconsolidated(
     rev = newest[:12] + "…"
     for kind, template in _UNCONSOLIDATED.items():
         for uid in changes[kind]:
-            out.append(_e(f"{uid} {template.format(rev=rev)}; run consolidate", new[uid][2], uid))
+            message = f"{uid} {template.format(rev=rev)}; run consolidate"
+            out.append(_e(message, new[uid][2], uid, code="E703"))
     for uid in changes["deleted"]:
         path = old[uid][2]
         if path not in invalid:  # an invalid file is reported as invalid, not as a deletion
@@ -144,6 +149,7 @@ def _unconsolidated(
                     "run consolidate",
                     path,
                     uid,
+                    code="E703",
                 )
             )
     return out

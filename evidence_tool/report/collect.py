@@ -101,6 +101,7 @@ class ReportData:
     git: GitPanel
     sources_by_id: dict[str, SourceRow] = field(default_factory=dict)
     catalog: CatalogPanel | None = None  # the last catalog run; None: no run yet
+    not_served: str | None = None  # why retrieval serves nothing; None: a revision is active
 
 
 def decide_commands(installation: str | None, root: str, sid: str, revision: str) -> dict[str, str]:
@@ -308,6 +309,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         git=_git(archive),
         sources_by_id={s.source_id: s for s in sources},
         catalog=CatalogPanel.of(catalog),
+        not_served=status.serving.reason,
     )
 
 

@@ -34,6 +34,10 @@ def overview(data: ReportData) -> str:
         )
     )
     notes = []
+    if data.not_served is not None:
+        notes.append(
+            f'<p class="problem">Retrieval serves nothing yet: {escape(data.not_served)}.</p>'
+        )
     if not data.initialized:
         notes.append(
             '<p class="note">The archive is not initialized: this page shows the working files. '

@@ -51,7 +51,9 @@ def _shift_headings(offset: int) -> Any:
 
 @lru_cache(maxsize=8)
 def _markdown(heading_offset: int) -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False})
+    # GFM tables on (issue 34): CommonMark alone shows a unit's table as one paragraph of
+    # pipes.  Cells are inline Markdown like any other text, so they stay as inert.
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
     md.validateLink = _safe_link  # type: ignore[method-assign]
     md.add_render_rule("image", _image_as_text)
     md.add_render_rule("link_open", _link_open)
@@ -63,7 +65,8 @@ def _markdown(heading_offset: int) -> MarkdownIt:
 
 
 def render_markdown_html(text: str, *, heading_offset: int = 0) -> str:
-    """CommonMark ``text`` as HTML with no raw HTML, no unsafe link and no image.
+    """CommonMark ``text`` (with GFM tables) as HTML with no raw HTML, no unsafe link and
+    no image.
 
     ``heading_offset`` demotes headings (``# T`` becomes ``<h3>`` with 2) so a
     unit's title nests under the page's own headings.

@@ -138,10 +138,15 @@ def _pattern_check(schema: JsonObject) -> Check | None:
         return None
     # fullmatch: JSON Schema's '$' is end of input; Python's also matches before a final newline.
     regex = re.compile(str(schema["pattern"]))
+    # The schema's description of the form, where it has one: "the required form" alone
+    # leaves the user guessing (issue 34).
+    form = schema.get("description")
+    wanted = f": write {form}" if isinstance(form, str) else ""
+    problem = "does not have the required form" + wanted
     return lambda v, p, out: (
         None
         if not isinstance(v, str) or regex.fullmatch(v)
-        else out.append((p, "pattern", f"{_describe(v)} does not have the required form"))
+        else out.append((p, "pattern", f"{_describe(v)} {problem}"))
     )
 
 

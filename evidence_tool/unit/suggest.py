@@ -45,3 +45,22 @@ def did_you_mean(given: str, choices: list[str] | set[str]) -> str:
     """'; did you mean 'x'?' for the closest of ``choices`` (ids, names), or ''."""
     close = difflib.get_close_matches(given, sorted(choices), n=1, cutoff=0.8)
     return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def did_you_mean_live(given: str, live: set[str], retired: dict[str, str]) -> str:
+    """'; did you mean ...' preferring a live id: a deleted or retired id (``retired``:
+    id -> how it left, e.g. 'deleted') is suggested only when no live one is close, and
+    is always marked, so that a reader is not sent to knowledge that was replaced."""
+    near_live = _closest(given, live)
+    near_gone = _closest(given, set(retired))
+    if near_live is not None:
+        also = f" ('{near_gone}' is {retired[near_gone]})" if near_gone is not None else ""
+        return f"; did you mean '{near_live}'?{also}"
+    if near_gone is not None:
+        return f"; did you mean '{near_gone}' ({retired[near_gone]})?"
+    return ""
+
+
+def _closest(given: str, choices: set[str]) -> str | None:
+    close = difflib.get_close_matches(given, sorted(choices), n=1, cutoff=0.8)
+    return close[0] if close else None

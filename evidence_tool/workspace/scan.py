@@ -319,9 +319,14 @@ Progress = Callable[[str, int, int], None]  # (label, done, total)
 
 @gcpause.paused()
 def scan_curated(
-    layout: Layout, *, stat_cache: StatCache | None = None, progress: Progress | None = None
+    layout: Layout,
+    *,
+    stat_cache: StatCache | None = None,
+    progress: Progress | None = None,
+    check_ids: bool = True,
 ) -> ValidationReport:
-    """Read and validate every curated file with the workspace rules.
+    """Read and validate every curated file with the workspace rules (``check_ids``:
+    E120 too; validate_paths checks ids once over every path it was given).
 
     A missing or unreadable curated tree is an availability error (E601), never
     an empty workspace: callers must not read it as "all units deleted".
@@ -398,7 +403,8 @@ def scan_curated(
     report.files = [f for f in slots if f is not None]
     if progress:
         progress("validating", len(found), len(found))
-    _check_ids(report.files, report)
+    if check_ids:
+        _check_ids(report.files, report)
     report.errors.sort(key=Diagnostic.sort_key)
     return report
 
@@ -522,7 +528,14 @@ def _parse_many(
 def validate_workspace(
     root: str | os.PathLike[str], progress: Progress | None = None
 ) -> ValidationReport:
-    return scan_curated(Layout.at(root), progress=progress)
+    """Every curated file with the workspace rules, and a warning (W108) for each unit
+    saved where no unit is read."""
+    from evidence_tool.workspace.misplaced import misplaced_units
+
+    layout = Layout.at(root)
+    report = scan_curated(layout, progress=progress)
+    report.warnings.extend(misplaced_units(layout))
+    return report
 
 
 def validate_paths(
@@ -530,9 +543,27 @@ def validate_paths(
 ) -> ValidationReport:
     """Validate files and folders; a folder that is a workspace root means its curated tree.
 
-    Inside a workspace its managed folders must stay inside it (E108) and the walk never
-    follows a link out of it; outside any workspace, out of the folder named."""
+    Each file is validated once however the paths spell it or overlap (``.``, its absolute
+    form, a folder inside another given one), so one duplicate id is one E120.  Inside a
+    workspace its managed folders must stay inside it (E108) and the walk never follows a
+    link out of it; outside any workspace, out of the folder named."""
     report = ValidationReport()
+    seen: set[str] = set()  # absolute, normalized paths of the files (and findings) taken
+
+    def first_time(path: str | os.PathLike[str]) -> bool:
+        key = os.path.normpath(os.path.abspath(path))
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    def take(
+        f: CuratedFile, errors: Iterable[Diagnostic], warnings: Iterable[EvidenceWarning]
+    ) -> None:
+        report.files.append(f)
+        report.errors.extend(errors)
+        report.warnings.extend(warnings)
+
     for given in paths:
         p = Path(given)
         workspace = enclosing_workspace(p)
@@ -543,35 +574,62 @@ def validate_paths(
                 continue
         if p.is_dir():
             if (p / "evidence" / "curated").is_dir():
-                sub = scan_curated(Layout.at(p), progress=progress)
-                base = Path(given)
-                # Paths as the user gave them, not workspace-relative.
-                report.files.extend(replace(f, rel=str(base / f.rel)) for f in sub.files)
-                report.errors.extend(
-                    d.with_path(str(base / d.path) if d.path else None) for d in sub.errors
-                )
-                report.warnings.extend(
-                    EvidenceWarning(
-                        w.message, str(base / w.path) if w.path else None, w.line, w.code
-                    )
-                    for w in sub.warnings
-                )
+                _take_workspace(p, progress, first_time, take, report)
                 continue
             for path, problem in _walk_md(p, workspace or Layout.at(p), curated=_in_curated(p)):
+                if not first_time(path):
+                    continue
                 if problem is not None:
                     report.errors.append(problem.with_path(str(path)))
                     continue
                 f = _parse_file(path, str(path))
-                report.files.append(f)
-                report.errors.extend(f.result.errors)
-                report.warnings.extend(f.result.warnings)
+                take(f, f.result.errors, f.result.warnings)
         elif p.exists():
-            f = _parse_file(p, str(p))
-            report.files.append(f)
-            report.errors.extend(f.result.errors)
-            report.warnings.extend(f.result.warnings)
+            if first_time(p):
+                f = _parse_file(p, str(p))
+                take(f, f.result.errors, f.result.warnings)
         else:
             report.errors.append(Diagnostic("E603", "no such file or folder", str(p)))
     _check_ids(report.files, report)
     report.errors = sorted(set(report.errors), key=Diagnostic.sort_key)
     return report
+
+
+def _take_workspace(
+    base: Path,
+    progress: Progress | None,
+    first_time: Callable[[str | os.PathLike[str]], bool],
+    take: Callable[[CuratedFile, Iterable[Diagnostic], Iterable[EvidenceWarning]], None],
+    report: ValidationReport,
+) -> None:
+    """The curated tree of the workspace at ``base``, its files and findings under the
+    paths as the user spelled them; files already taken from another path are skipped."""
+    sub = scan_curated(Layout.at(base), progress=progress, check_ids=False)
+    errors: dict[str | None, list[Diagnostic]] = {}
+    for d in sub.errors:
+        errors.setdefault(d.path, []).append(d)
+    warnings: dict[str | None, list[EvidenceWarning]] = {}
+    for w in sub.warnings:
+        warnings.setdefault(w.path, []).append(w)
+    for f in sub.files:
+        if not first_time(f.location):
+            continue
+        shown = str(base / f.rel)  # as the user gave it, not workspace-relative
+        take(
+            replace(f, rel=shown),
+            [d.with_path(shown) for d in errors.pop(f.rel, [])],
+            [EvidenceWarning(w.message, shown, w.line, w.code) for w in warnings.pop(f.rel, [])],
+        )
+    # Findings of what is not a parsed file (a stray name, an unreadable folder).
+    for rel, found in errors.items():
+        if rel is None or first_time(base / rel):
+            report.errors.extend(d.with_path(str(base / rel) if rel else None) for d in found)
+    for rel, ws in warnings.items():
+        report.warnings.extend(
+            EvidenceWarning(w.message, str(base / rel) if rel else None, w.line, w.code) for w in ws
+        )
+    from evidence_tool.workspace.misplaced import misplaced_units
+
+    for w in misplaced_units(Layout.at(base)):
+        if w.path is not None and first_time(base / w.path):
+            report.warnings.append(EvidenceWarning(w.message, str(base / w.path), w.line, w.code))

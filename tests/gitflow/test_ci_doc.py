@@ -20,6 +20,7 @@ YAML_HEADERS = {
     "# installation descriptor",
     "# local-manifest.yaml",
     "# state.yaml",
+    "# .pre-commit-config.yaml",
 }
 UNCHECKED = {"bash", "shell", "console", "shell-session", "zsh", "yml", "jsonc", "md"}
 
@@ -154,7 +155,7 @@ def test_the_pipeline_script_fails_on_an_unconsolidated_edit(tmp_path: Path) -> 
     rel = edit_unit(ws)
     proc = run_sh(script, ws, tmp_path / "tmp")
     assert proc.returncode != 0
-    assert f"workspace evidence verify: {rel}:: E701" in proc.stdout
+    assert f"workspace evidence verify: {rel}:: E703" in proc.stdout
     assert "workspace evidence verify: FAILED" in proc.stdout
     assert os.path.exists(ws / rel)
 

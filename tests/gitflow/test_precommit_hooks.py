@@ -82,3 +82,48 @@ def test_hooks_pass_on_valid_units_and_fail_on_invalid_ones(tmp_path: Path) -> N
     assert "workspaces/psd/evidence/curated/glossary/drg.md" in validate and "E106" in validate
     assert "admission-date" not in validate
     assert "Failed" in fmt and "E117" in fmt and "admission-date.md" in fmt
+
+
+def _documented_local_config() -> str:
+    """The ``.pre-commit-config.yaml`` of docs/ci.md (issue 34: a real example, not a
+    placeholder URL)."""
+    text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    [block] = [
+        b.split("```", 1)[0]
+        for b in text.split("```yaml\n")[1:]
+        if b.startswith("# .pre-commit-config.yaml\n")
+    ]
+    return block
+
+
+@pytest.mark.skipif(not PRE_COMMIT.exists(), reason="needs pre-commit")
+def test_the_documented_local_hooks_run_with_the_installed_tht(tmp_path: Path) -> None:
+    co = make_checkout(tmp_path / "repo", "evidence-ws")
+    (co.top / ".pre-commit-config.yaml").write_text(_documented_local_config(), encoding="utf-8")
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        "PRE_COMMIT_COLOR": "never",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "PATH": f"{PRE_COMMIT.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+    def run_hooks() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PRE_COMMIT), "run", "--all-files"],
+            cwd=co.top,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    passed = run_hooks()
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert passed.stdout.count("Passed") == 2, passed.stdout
+    unit = co.ws / "evidence/curated/enum/triage-code.md"
+    unit.write_text(unit.read_text(encoding="utf-8") + "\n\n", encoding="utf-8")
+    failed = run_hooks()
+    assert failed.returncode == 1, failed.stdout
+    assert "E117" in failed.stdout and "triage-code.md" in failed.stdout

@@ -1,4 +1,5 @@
-"""``verify --strict``: every tampering case fails with E701 naming the path; a clean clone passes."""
+"""``verify --strict``: every tampering case fails naming the path (E701; an unconsolidated
+edit E703, an invalid unit file E704); a clean clone passes."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ def verify(ws: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, result.json
 
 
-def broken_paths(out: dict[str, Any]) -> set[str]:
-    assert {e["code"] for e in out["errors"]} == {"E701"}
+def broken_paths(out: dict[str, Any], code: str = "E701") -> set[str]:
+    assert {e["code"] for e in out["errors"]} == {code}
     return {e["path"] for e in out["errors"]}
 
 
@@ -107,6 +108,14 @@ def removed_object(co: Checkout) -> str:
     return co.ws.joinpath(victim).relative_to(co.ws).as_posix()
 
 
+# The code of each case: damaged managed state is E701; an edit not consolidated (E703)
+# and an invalid unit file (E704) have codes of their own, whose hints fit (issue 34).
+CODE_OF = {
+    "unconsolidated edit": "E703",
+    "unconsolidated deletion": "E703",
+    "invalid unit file": "E704",
+}
+
 TAMPERING: dict[str, Callable[[Checkout], str]] = {
     "hand-edited local-manifest.yaml": hand_edit_manifest,
     "hand-edited acquired source": hand_edit_acquired_source,
@@ -125,7 +134,9 @@ def test_strict_fails_on_tampering(checkout: Checkout, case: str) -> None:
     code, out = verify(checkout.ws, "--strict")
     assert code == 7, out
     assert out["ok"] is False
-    assert broken in broken_paths(out), json.dumps(out["errors"], indent=1)
+    assert broken in broken_paths(out, CODE_OF.get(case, "E701")), json.dumps(
+        out["errors"], indent=1
+    )
 
 
 def test_only_strict_fails_on_unconsolidated_edits(checkout: Checkout) -> None:

@@ -12,6 +12,28 @@ from collections.abc import Callable, Mapping, Sequence
 from evidence_tool.cli.narrow import arr, obj, objs, strs, text
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
+# One rule for long lists in text output (issue 34): the first LIST_LIMIT items, then how
+# many more and where the rest is.  --json always lists everything.
+LIST_LIMIT = 20
+
+
+def more(count: int, limit: int = LIST_LIMIT) -> str:
+    """'… and N more (--json lists all)' for a list of ``count`` items cut at ``limit``."""
+    return f"… and {count - limit} more (--json lists all)"
+
+
+def id_list(items: Sequence[str], limit: int = LIST_LIMIT) -> str:
+    """``items`` joined by commas, cut at ``limit`` by the one rule."""
+    shown = ", ".join(items[:limit])
+    return f"{shown}, {more(len(items), limit)}" if len(items) > limit else shown
+
+
+def cut_lines(lines: Sequence[str], limit: int = LIST_LIMIT, indent: str = "") -> list[str]:
+    """One line per item, cut at ``limit`` by the one rule."""
+    if len(lines) <= limit:
+        return list(lines)
+    return [*lines[:limit], f"{indent}{more(len(lines), limit)}"]
+
 
 def scalar(value: JsonValue | tuple[JsonValue, ...]) -> str:
     """One value as a person reads it: ``-`` for nothing, yes/no, lists comma-joined."""
@@ -187,8 +209,7 @@ def _changes(what: str, changes: JsonObject) -> list[str]:
     for cls in ("added", "changed", "removed"):
         names = strs(changes[cls])
         if names:
-            more = f", … and {len(names) - 20} more (--json lists all)" if len(names) > 20 else ""
-            lines.append(f"  {what} {cls} ({len(names)}): {', '.join(names[:20])}{more}")
+            lines.append(f"  {what} {cls} ({len(names)}): {id_list(names)}")
     if changes["restamped"]:
         lines.append(f"  {what} naming the new revision only: {changes['restamped']}")
     lines.append(f"  {what} unchanged: {changes['unchanged']}")
