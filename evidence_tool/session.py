@@ -332,8 +332,23 @@ class Session:
 
         inst = self.installation
         activation, embedding = inst.section("activation"), inst.section("embedding")
-        found = search_active(self.layout, activation, embedding, query, filters, limit, mode)
+        found = search_active(
+            self.layout,
+            activation,
+            embedding,
+            query,
+            filters,
+            limit,
+            mode,
+            retrieval=self.retrieval(),
+        )
         return found.to_json()
+
+    def retrieval(self) -> JsonObject | None:
+        """The workspace's adopted search settings (workspace.yaml ``retrieval``)."""
+        from evidence_tool.workspace.descriptor import load_workspace_descriptor
+
+        return load_workspace_descriptor(self.root).retrieval
 
     def evaluate(
         self, questions: str, k: int, modes: tuple[str, ...], compare: str | None

@@ -33,9 +33,10 @@ from evidence_tool.activation.dense import (
     delete_vector,
     index_model,
     ranked,
-    rrf,
     write_vectors,
 )
+from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
+from evidence_tool.activation.fusion import Fusion, fuse
 from evidence_tool.activation.prebuild import Prebuild
 from evidence_tool.activation.records import (
     Hit,
@@ -738,12 +739,17 @@ def search_path(
     limit: int = 10,
     mode: str | None = None,
     embedder: Callable[[], DenseEmbedder | None] | None = None,
+    *,
+    fusion: Fusion = DEFAULT_FUSION,
+    default_mode: str | None = None,
 ) -> SearchResult:
     """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
     holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
-    embedding) or ``hybrid`` (both fused by reciprocal rank); default hybrid when the index
-    has vectors.  The filters are conditions of the ranking SQL itself, so ``limit`` counts
-    only units that pass them.  ``embedder`` is called only when a dense ranking is needed."""
+    embedding) or ``hybrid`` (both, each normalised and mixed by ``fusion``).  Without a
+    mode: ``default_mode`` (a workspace's adopted one) when the index can serve it, else
+    hybrid when the index has vectors, else bm25.  The filters are conditions of the
+    ranking SQL itself, so ``limit`` counts only units that pass them.  ``embedder`` is
+    called only when a dense ranking is needed."""
     meta = index_meta(path) or {}
     if meta.get("format") != FORMAT:
         raise IntegrityError(
@@ -774,7 +780,10 @@ def search_path(
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
         with open_readonly(path, connect) as con:
-            mode = mode or ("hybrid" if index_model(con) else "bm25")
+            has_vectors = index_model(con) is not None
+            if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
+                mode = default_mode
+            mode = mode or ("hybrid" if has_vectors else "bm25")
             depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
             dense: list[tuple[str, float]] = []
@@ -797,7 +806,7 @@ def search_path(
         best = rows[0].bm25 if rows else 0.0
         hits = [_hit(row.record, row.bm25, best, row.marked, revision, analyzer) for row in rows]
     else:
-        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
+        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer, fusion)
     warning = vec.probe().warning() if dense_path else None
     rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
     return SearchResult(
@@ -818,6 +827,9 @@ def search(
     limit: int = 10,
     mode: str | None = None,
     embedder: Callable[[], DenseEmbedder | None] | None = None,
+    *,
+    fusion: Fusion = DEFAULT_FUSION,
+    default_mode: str | None = None,
 ) -> SearchResult:
     """Ranked active units of the index (``search_path``), which must serve the active
     revision."""
@@ -827,7 +839,9 @@ def search(
             "no search index yet: run 'tht workspace evidence consolidate' "
             "with the sqlite backend (the default)"
         )
-    data = search_path(path, query, filters, limit, mode, embedder)
+    data = search_path(
+        path, query, filters, limit, mode, embedder, fusion=fusion, default_mode=default_mode
+    )
     _check_current(layout, data.revision, path)
     return data
 
@@ -891,23 +905,25 @@ def _fused_hits(
     revision: str,
     mode: str,
     analyzer: str = "stem",
+    fusion: Fusion = DEFAULT_FUSION,
 ) -> list[Hit]:
-    """Hits of a ``dense`` or ``hybrid`` search: RRF scores scaled by the best one, with
-    each hit's BM25 (None: no query word) and cosine similarity."""
+    """Hits of a ``dense`` or ``hybrid`` search, each with its BM25 (None: no query word)
+    and cosine similarity.  A dense hit scores its cosine; a hybrid hit its fused score
+    (0..1, ``fusion``): scores that say how close, not where in the list."""
     similarity = dict(dense)
-    rankings = [[uid for uid, _ in dense]] + ([list(lexical)] if mode == "hybrid" else [])
-    fused = rrf(rankings)[:limit]
-    best = fused[0][1] if fused else 0.0
+    if mode == "dense":
+        order = list(dense)
+    else:
+        order = fuse([(uid, row.bm25) for uid, row in lexical.items()], dense, fusion)
     hits = []
-    for uid, score in fused:
+    for uid, score in order[:limit]:
         row = lexical.get(uid)
         marked = row.marked if row else ("", "", "")
         r = _record(row.record if row else records[uid], revision)
-        scaled = round(score / best, 4) if best > 0 else 0.0
         cosine = round(similarity[uid], 4) if uid in similarity else None
         matched = _matched(r, analyzer, *marked)
         bm25 = row.bm25 if row else None
-        hits.append(Hit.of(r, scaled, matched, Scoring.FUSED, bm25, cosine))
+        hits.append(Hit.of(r, round(score, 4), matched, Scoring.FUSED, bm25, cosine))
     return hits
 
 
