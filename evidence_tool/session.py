@@ -351,12 +351,29 @@ class Session:
         return load_workspace_descriptor(self.root).retrieval
 
     def evaluate(
-        self, questions: str, k: int, modes: tuple[str, ...], compare: str | None
+        self,
+        questions: str,
+        k: int,
+        modes: tuple[str, ...],
+        compare: str | None,
+        *,
+        adopt: bool = False,
     ) -> JsonObject:
         from evidence_tool.activation.evaluation import evaluate
 
         inst = self.installation
-        return evaluate(
+        adopted: JsonObject | None = None
+        if adopt:  # first, so the figures below are those of the adopted settings
+            from evidence_tool.activation.adopt import adopt as choose
+
+            adopted = choose(
+                self.archive,
+                questions,
+                k=k,
+                activation=inst.section("activation"),
+                embedding=inst.section("embedding"),
+            ).to_json()
+        out = evaluate(
             self.archive,
             questions,
             k=k,
@@ -364,7 +381,11 @@ class Session:
             compare=compare,
             activation=inst.section("activation"),
             embedding=inst.section("embedding"),
+            retrieval=self.retrieval(),
         ).to_json()
+        if adopted is not None:
+            out["adopted"] = adopted
+        return out
 
     def citation_context(self) -> CitationContext:
         from evidence_tool.activation.citations import citation_context

@@ -336,13 +336,19 @@ def search_body(
 
 
 def eval_body(
-    s: Session, questions: str, k: int, modes: tuple[str, ...], compare: str | None
+    s: Session,
+    questions: str,
+    k: int,
+    modes: tuple[str, ...],
+    compare: str | None,
+    adopt: bool = False,
 ) -> Report:
     """Measure retrieval on a question set: recall@k, MRR and nDCG per mode; expected ids
-    the archive deleted are reported as retired, never as misses."""
+    the archive deleted are reported as retired, never as misses.  With --adopt, the best
+    mode and fusion on these questions are written into workspace.yaml first."""
     from evidence_tool.cli.reporters.text_lines import eval_lines
 
-    data = s.evaluate(questions, k, modes, compare)
+    data = s.evaluate(questions, k, modes, compare, adopt=adopt)
     return Report(result=data, text=eval_lines(data))
 
 
@@ -458,6 +464,12 @@ register(
         help="A search mode (repeat; default: every mode, unavailable ones said so).",
     ),
     click.option("--compare", metavar="REV", help="Also run on this revision's index."),
+    click.option(
+        "--adopt",
+        is_flag=True,
+        help="Choose the search mode and fusion that do best on these questions and write "
+        "them into workspace.yaml (retrieval), for review in Git.",
+    ),
 )
 register(
     "export",

@@ -126,6 +126,15 @@ def eval_lines(data: JsonObject) -> list[str]:
                 ]
         for reason, modes in absent.items():
             lines.append(f"{head}/{', '.join(modes)}: unavailable ({reason})")
+    if "adopted" in data:
+        chosen = obj(data["adopted"])
+        fusion = chosen.get("fusion")
+        how = (
+            f" ({obj(fusion)['method']}, lexical weight {obj(fusion)['weight']})" if fusion else ""
+        )
+        lines.append(
+            f"adopted: {chosen['mode']}{how} into {chosen['descriptor']}: {chosen['reason']}"
+        )
     return lines
 
 
