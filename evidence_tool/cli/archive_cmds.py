@@ -322,13 +322,13 @@ def search_body(
     mode: str | None,
 ) -> Report:
     """Search the active units (BM25 over title, fields and applies_to, dense vectors,
-    or both fused; the best hit scores 1)."""
+    or both fused); the first line says which mode ran and what its scores mean."""
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.cli.reporters.text_lines import search_lines
 
     data = s.search(query, Filters(kind, purpose, language, table), limit, mode)
     hits = narrow.objs(data["hits"])
-    lines = search_lines(hits)
+    lines = search_lines(hits, data)
     for h in hits:
         del h["record"]
     found = narrow.objs(data.pop("warnings", []))  # W702: sqlite-vec installed, not loading
