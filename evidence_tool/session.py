@@ -341,8 +341,17 @@ class Session:
             limit,
             mode,
             retrieval=self.retrieval(),
+            schemas=self.search_schemas(),
         )
         return found.to_json()
+
+    def search_schemas(self) -> tuple[str, ...]:
+        """The search path an unqualified table name is resolved through: the catalog's
+        (``evidence.catalog.search_path``), else PostgreSQL's default."""
+        given = self.installation.section("catalog").get("search_path")
+        if isinstance(given, list) and all(isinstance(x, str) for x in given):
+            return tuple(str(x) for x in given)
+        return ("public",)
 
     def retrieval(self) -> JsonObject | None:
         """The workspace's adopted search settings (workspace.yaml ``retrieval``)."""

@@ -36,12 +36,14 @@ def search_active(
     mode: str | None = None,
     *,
     retrieval: Retrieval | JsonObject | None = None,
+    schemas: tuple[str, ...] = ("public",),
 ) -> SearchResult:
     """Search the index of the installation's ``evidence.activation`` backend.
 
     ``activation`` and ``embedding`` are the installation's sections as written (JSON
     boundary: the YAML file); each is read once into its settings here.  ``retrieval``
-    is the workspace's section (its adopted mode and fusion; absent: the defaults)."""
+    is the workspace's section (its adopted mode and fusion; absent: the defaults);
+    ``schemas`` the search path an unqualified ``--table`` is resolved through (sqlite)."""
     settings = searchable_backend(activation, layout)
     chosen = retrieval if isinstance(retrieval, Retrieval) else Retrieval.from_json(retrieval)
     if settings.kind == "qdrant":
@@ -57,6 +59,7 @@ def search_active(
         lambda: embedder_for(embedding),
         fusion=chosen.fusion,
         default_mode=chosen.mode,
+        schemas=schemas,
     )
 
 

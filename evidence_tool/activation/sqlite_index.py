@@ -21,7 +21,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -713,6 +713,26 @@ def _where(filters: Filters) -> tuple[list[str], list[SqlArg]]:
     return where, args
 
 
+def resolve_table(con: sqlite3.Connection, table: str, schemas: tuple[str, ...]) -> str:
+    """The table ``--table`` means: a qualified name as given; an unqualified one as the
+    only table of that name the units name, else the first schema of the search path
+    (``schemas``) that holds it; still several: a usage error naming them."""
+    name = table.lower()
+    if "." in name:
+        return name
+    held = [str(r[0]) for r in con.execute("SELECT DISTINCT tbl FROM unit_tables")]
+    found = sorted(t for t in held if t == name or t.rsplit(".", 1)[-1] == name)
+    if len(found) <= 1:
+        return found[0] if found else name
+    for schema in schemas:
+        if f"{schema.lower()}.{name}" in found:
+            return f"{schema.lower()}.{name}"
+    raise UsageError(
+        f"--table {table} is ambiguous: the units name {', '.join(found)}, and the search path "
+        f"({', '.join(schemas) or 'empty'}) holds none of them: give it as schema.table"
+    )
+
+
 def _check_current(layout: Layout, revision: str, path: Path) -> None:
     """The index must serve the active revision (or the candidate whose activation is
     publishing it right now): an index left behind by another backend is never served."""
@@ -742,14 +762,16 @@ def search_path(
     *,
     fusion: Fusion = DEFAULT_FUSION,
     default_mode: str | None = None,
+    schemas: tuple[str, ...] = ("public",),
 ) -> SearchResult:
     """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
     holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
     embedding) or ``hybrid`` (both, each normalised and mixed by ``fusion``).  Without a
     mode: ``default_mode`` (a workspace's adopted one) when the index can serve it, else
     hybrid when the index has vectors, else bm25.  The filters are conditions of the
-    ranking SQL itself, so ``limit`` counts only units that pass them.  ``embedder`` is
-    called only when a dense ranking is needed."""
+    ranking SQL itself, so ``limit`` counts only units that pass them; an unqualified
+    ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).
+    ``embedder`` is called only when a dense ranking is needed."""
     meta = index_meta(path) or {}
     if meta.get("format") != FORMAT:
         raise IntegrityError(
@@ -773,13 +795,15 @@ def search_path(
             "the query holds only stop words (such as 'the', 'di', 'what'): "
             "add the words that name what you look for"
         )
-    where, args = _where(filters)
     revision = meta.get("revision", "")
     dense_path: str | None = None  # which dense ranking served: "vec" or "python"
     # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
         with open_readonly(path, connect) as con:
+            if filters.table:
+                filters = replace(filters, table=resolve_table(con, filters.table, schemas))
+            where, args = _where(filters)
             has_vectors = index_model(con) is not None
             if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
                 mode = default_mode
@@ -830,6 +854,7 @@ def search(
     *,
     fusion: Fusion = DEFAULT_FUSION,
     default_mode: str | None = None,
+    schemas: tuple[str, ...] = ("public",),
 ) -> SearchResult:
     """Ranked active units of the index (``search_path``), which must serve the active
     revision."""
@@ -840,7 +865,15 @@ def search(
             "with the sqlite backend (the default)"
         )
     data = search_path(
-        path, query, filters, limit, mode, embedder, fusion=fusion, default_mode=default_mode
+        path,
+        query,
+        filters,
+        limit,
+        mode,
+        embedder,
+        fusion=fusion,
+        default_mode=default_mode,
+        schemas=schemas,
     )
     _check_current(layout, data.revision, path)
     return data
