@@ -125,10 +125,13 @@ def build(dev: Path, out: Path) -> None:
     )
 
 
-def collect(ws: Path, questions_path: Path, model: str, depth: int = 100) -> list[dict[str, object]]:
+def collect(
+    ws: Path, questions_path: Path, model: str, depth: int = 100, name_boost: float | None = None
+) -> list[dict[str, object]]:
     """Per question: its expected ids, its BM25 ranking and its dense ranking (``depth``
     units each, with their raw scores), so fusions can be scored without searching again."""
     from evidence_tool.activation.evaluation import QuestionEmbedder, load_questions
+    from evidence_tool.activation.names import NAME_BOOST
     from evidence_tool.activation.sqlite_index import INDEX_NAME, search_path
     from evidence_tool.embedding import embedder_for
     from evidence_tool.embedding.cache import EmbeddingCache
@@ -143,7 +146,8 @@ def collect(ws: Path, questions_path: Path, model: str, depth: int = 100) -> lis
     out: list[dict[str, object]] = []
     for q in questions:
         try:
-            lex = search_path(index, q.question, q.filters, depth, "bm25").hits
+            boost = NAME_BOOST if name_boost is None else name_boost
+            lex = search_path(index, q.question, q.filters, depth, "bm25", name_boost=boost).hits
         except UsageError:
             lex = ()
         den = search_path(index, q.question, q.filters, depth, "dense", lambda: qe).hits
@@ -151,7 +155,8 @@ def collect(ws: Path, questions_path: Path, model: str, depth: int = 100) -> lis
             {
                 "question": q.question,
                 "expected": list(q.expected),
-                "bm25": [[h.id, h.bm25] for h in lex],
+                # The lexical side's ranking score (BM25 over the best, name boost included).
+                "bm25": [[h.id, h.score] for h in lex],
                 "dense": [[h.id, h.dense] for h in den],
             }
         )
@@ -169,11 +174,12 @@ def main() -> None:
     c.add_argument("questions", type=Path)
     c.add_argument("out", type=Path)
     c.add_argument("--model", default=MODEL)
+    c.add_argument("--name-boost", type=float, default=None, help="0: the lever off")
     args = parser.parse_args()
     if args.command == "build":
         build(args.dev, args.out)
     elif args.command == "collect":
-        rows = collect(args.ws, args.questions, args.model)
+        rows = collect(args.ws, args.questions, args.model, name_boost=args.name_boost)
         args.out.write_text(json.dumps(rows), encoding="utf-8")
         print(f"{len(rows)} questions -> {args.out}")
 

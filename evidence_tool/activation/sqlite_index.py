@@ -37,6 +37,7 @@ from evidence_tool.activation.dense import (
 )
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
+from evidence_tool.activation.names import NAME_BOOST, named, query_stems
 from evidence_tool.activation.prebuild import Prebuild
 from evidence_tool.activation.records import (
     Hit,
@@ -657,10 +658,27 @@ class LexicalRow:
     title: str
     body: str
     applies_to: str
+    rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
 
     @property
     def marked(self) -> tuple[str, str, str]:
         return (self.title, self.body, self.applies_to)
+
+
+def _boosted(
+    lexical: dict[str, LexicalRow], query: str, boost: float, revision: str
+) -> dict[str, LexicalRow]:
+    """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
+    question names the unit in full (names.py); best first, ties by id."""
+    best = max((row.bm25 for row in lexical.values()), default=0.0)
+    stems = query_stems(query) if boost else frozenset()
+    out = []
+    for uid, row in lexical.items():
+        base = row.bm25 / best if best > 0 else 0.0
+        bonus = boost if boost and named(_record(row.record, revision), stems) else 0.0
+        out.append((uid, replace(row, rank=base + bonus)))
+    out.sort(key=lambda item: (-item[1].rank, item[0]))
+    return dict(out)
 
 
 @dataclass(frozen=True)
@@ -763,6 +781,7 @@ def search_path(
     fusion: Fusion = DEFAULT_FUSION,
     default_mode: str | None = None,
     schemas: tuple[str, ...] = ("public",),
+    name_boost: float = NAME_BOOST,
 ) -> SearchResult:
     """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
     holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
@@ -770,7 +789,8 @@ def search_path(
     mode: ``default_mode`` (a workspace's adopted one) when the index can serve it, else
     hybrid when the index has vectors, else bm25.  The filters are conditions of the
     ranking SQL itself, so ``limit`` counts only units that pass them; an unqualified
-    ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).
+    ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).  A
+    lexical candidate the question names in full gains ``name_boost`` (names.py; 0: off).
     ``embedder`` is called only when a dense ranking is needed."""
     meta = index_meta(path) or {}
     if meta.get("format") != FORMAT:
@@ -808,8 +828,10 @@ def search_path(
             if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
                 mode = default_mode
             mode = mode or ("hybrid" if has_vectors else "bm25")
-            depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
+            # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
+            depth = max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
+            lexical = _boosted(lexical, query, name_boost, meta.get("revision", ""))
             dense: list[tuple[str, float]] = []
             model = _query_model(con, embedder) if mode != "bm25" else None
             # Hybrid ranks a question its model does not serve by its words alone.
@@ -824,11 +846,11 @@ def search_path(
             path=str(path),
         ) from None
     if mode == "bm25":
-        rows = list(lexical.values())
+        rows = list(lexical.values())[:limit]
         # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
         # its raw BM25 values are all near zero although their ratios still rank the hits.
-        best = rows[0].bm25 if rows else 0.0
-        hits = [_hit(row.record, row.bm25, best, row.marked, revision, analyzer) for row in rows]
+        best = rows[0].rank if rows else 0.0
+        hits = [_hit(row, best, revision, analyzer) for row in rows]
     else:
         hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer, fusion)
     warning = vec.probe().warning() if dense_path else None
@@ -898,7 +920,7 @@ def _bm25_rows(
         if rows:
             break
     # SQLite's bm25() is lower-is-better: negated here, once.
-    return {uid: LexicalRow(rec, -score, *marked) for uid, rec, score, *marked in rows}
+    return {uid: LexicalRow(rec, -score, t, b, a) for uid, rec, score, t, b, a in rows}
 
 
 def _query_model(
@@ -947,7 +969,7 @@ def _fused_hits(
     if mode == "dense":
         order = list(dense)
     else:
-        order = fuse([(uid, row.bm25) for uid, row in lexical.items()], dense, fusion)
+        order = fuse([(uid, row.rank) for uid, row in lexical.items()], dense, fusion)
     hits = []
     for uid, score in order[:limit]:
         row = lexical.get(uid)
@@ -965,17 +987,10 @@ def _record(record_json: str, revision: str) -> IndexRecord:
     return IndexRecord({"revision": revision, **json.loads(record_json)})
 
 
-def _hit(
-    record_json: str,
-    bm25: float,
-    best: float,
-    marked: tuple[str, ...],
-    revision: str,
-    analyzer: str = "stem",
-) -> Hit:
-    r = _record(record_json, revision)
-    score = round(bm25 / best, 4) if best > 0 else 0.0
-    return Hit.of(r, score, _matched(r, analyzer, *marked), Scoring.BM25, bm25)
+def _hit(row: LexicalRow, best: float, revision: str, analyzer: str = "stem") -> Hit:
+    r = _record(row.record, revision)
+    score = round(row.rank / best, 4) if best > 0 else 0.0
+    return Hit.of(r, score, _matched(r, analyzer, *row.marked), Scoring.BM25, row.bm25)
 
 
 _MARKED = re.compile("\x01(.*?)\x02", re.S)
