@@ -37,6 +37,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 TUNING = (
     "california_schools",
@@ -163,6 +164,32 @@ def collect(
     return out
 
 
+def measure(rows: list[dict[str, object]], ws: Path) -> dict[str, dict[str, float]]:
+    """recall@1/5/10, MRR@10, nDCG@5 and hit@5 of bm25, dense, hybrid with the built-in
+    fusion and hybrid with the workspace's adopted one (workspace.yaml ``retrieval``)."""
+    from fusion_sweep import lists, score
+
+    from evidence_tool.activation.fusion import DEFAULT, Retrieval, fuse
+    from evidence_tool.workspace.descriptor import load_workspace_descriptor
+
+    adopted = Retrieval.from_json(load_workspace_descriptor(ws).retrieval)
+    out = {
+        "bm25": score(rows, lambda r: [u for u, _ in r["bm25"]]),  # type: ignore[attr-defined]
+        "dense": score(rows, lambda r: [u for u, _ in r["dense"]]),  # type: ignore[attr-defined]
+        f"hybrid (default {DEFAULT.method} {DEFAULT.weight})": score(
+            rows, lambda r: [u for u, _ in fuse(*lists(r), DEFAULT)]
+        ),
+    }
+    if adopted.mode == "hybrid":
+        f = adopted.fusion
+        out[f"adopted: hybrid {f.method} {f.weight}"] = score(
+            rows, lambda r: [u for u, _ in fuse(*lists(r), f)]
+        )
+    elif adopted.mode:
+        out[f"adopted: {adopted.mode}"] = out[adopted.mode]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -175,6 +202,9 @@ def main() -> None:
     c.add_argument("out", type=Path)
     c.add_argument("--model", default=MODEL)
     c.add_argument("--name-boost", type=float, default=None, help="0: the lever off")
+    m = sub.add_parser("measure", help="the docs table's rows from collected rankings")
+    m.add_argument("ws", type=Path)
+    m.add_argument("rankings", type=Path)
     args = parser.parse_args()
     if args.command == "build":
         build(args.dev, args.out)
@@ -182,6 +212,14 @@ def main() -> None:
         rows = collect(args.ws, args.questions, args.model, name_boost=args.name_boost)
         args.out.write_text(json.dumps(rows), encoding="utf-8")
         print(f"{len(rows)} questions -> {args.out}")
+    elif args.command == "measure":
+        rows = json.loads(args.rankings.read_text(encoding="utf-8"))
+        print(f"| mode ({len(rows)} questions) | recall@1 | recall@5 | recall@10 | MRR@10 "
+              "| nDCG@5 | hit@5 |")
+        print("|---|---|---|---|---|---|---|")
+        for name, f in measure(rows, args.ws).items():
+            cells = " | ".join(f"{f[k]:.3f}" for k in ("r@1", "r@5", "r@10", "mrr@10", "ndcg@5", "hit@5"))
+            print(f"| {name} | {cells} |")
 
 
 if __name__ == "__main__":

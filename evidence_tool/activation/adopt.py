@@ -216,8 +216,8 @@ def _ranking(path: Path, q: Question, mode: str, embedder: QuestionEmbedder | No
         found = search_path(path, q.question, q.filters, FUSION_DEPTH, mode, lambda: embedder)
     except UsageError:  # only stop words: nothing found, as eval counts it
         return []
-    if mode == "bm25":
-        return [(h.id, h.bm25 or 0.0) for h in found.hits]
+    if mode == "bm25":  # the lexical side as hybrid sees it: the name boost included
+        return [(h.id, h.score) for h in found.hits]
     return [(h.id, h.dense or 0.0) for h in found.hits]
 
 
