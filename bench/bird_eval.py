@@ -214,11 +214,15 @@ def main() -> None:
         print(f"{len(rows)} questions -> {args.out}")
     elif args.command == "measure":
         rows = json.loads(args.rankings.read_text(encoding="utf-8"))
-        print(f"| mode ({len(rows)} questions) | recall@1 | recall@5 | recall@10 | MRR@10 "
-              "| nDCG@5 | hit@5 |")
+        print(
+            f"| mode ({len(rows)} questions) | recall@1 | recall@5 | recall@10 | MRR@10 "
+            "| nDCG@5 | hit@5 |"
+        )
         print("|---|---|---|---|---|---|---|")
         for name, f in measure(rows, args.ws).items():
-            cells = " | ".join(f"{f[k]:.3f}" for k in ("r@1", "r@5", "r@10", "mrr@10", "ndcg@5", "hit@5"))
+            cells = " | ".join(
+                f"{f[k]:.3f}" for k in ("r@1", "r@5", "r@10", "mrr@10", "ndcg@5", "hit@5")
+            )
             print(f"| {name} | {cells} |")
 
 

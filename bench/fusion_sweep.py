@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evidence_tool.activation.analysis import query_language  # noqa: E402
-from evidence_tool.activation.fusion import Fusion, fuse  # noqa: E402
+from evidence_tool.activation.analysis import query_language
+from evidence_tool.activation.fusion import Fusion, fuse
 
 Ranking = list[tuple[str, float]]
 
@@ -39,7 +39,9 @@ def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
     }
 
 
-def score(rows: list[dict[str, object]], rank: Callable[[dict[str, object]], list[str]]) -> dict[str, float]:
+def score(
+    rows: list[dict[str, object]], rank: Callable[[dict[str, object]], list[str]]
+) -> dict[str, float]:
     total: dict[str, float] = {}
     for row in rows:
         got = metrics(rank(row), set(row["expected"]))  # type: ignore[arg-type]
