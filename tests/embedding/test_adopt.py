@@ -71,6 +71,11 @@ def test_the_adopted_fusion_never_loses_and_search_runs_it(
         assert hybrid["mrr"] == figures[chosen]["mrr"]
     found = tht("search", "length of stay", installation=inst)
     assert found.json["result"]["mode"] == section["mode"]
+    hybrid = tht("search", "length of stay", "--mode", "hybrid", installation=inst)
+    hits = hybrid.json["result"]["hits"]
+    lexical = [h for h in hits if h["bm25"] is not None]
+    assert lexical and all(h["matched"] for h in lexical)  # the fields the words matched
+    assert all(h["matched"] == [] for h in hits if h["bm25"] is None)
 
 
 def test_a_hand_written_mode_is_what_search_runs(
