@@ -335,24 +335,44 @@ class Session:
 
         inst = self.installation
         activation, embedding = inst.section("activation"), inst.section("embedding")
-        found = search_active(self.layout, activation, embedding, query, filters, limit, mode)
+        found = search_active(
+            self.layout,
+            activation,
+            embedding,
+            query,
+            filters,
+            limit,
+            mode,
+            retrieval=self.retrieval(),
+            schemas=self.search_schemas(),
+        )
         return found.to_json()
 
-    def evaluate(
-        self, questions: str, k: int, modes: tuple[str, ...], compare: str | None
-    ) -> JsonObject:
-        from evidence_tool.activation.evaluation import evaluate
+    def search_schemas(self) -> tuple[str, ...]:
+        """The search path an unqualified table name is resolved through: the catalog's
+        (``evidence.catalog.search_path``), else PostgreSQL's default."""
+        given = self.installation.section("catalog").get("search_path")
+        if isinstance(given, list) and all(isinstance(x, str) for x in given):
+            return tuple(str(x) for x in given)
+        return ("public",)
 
-        inst = self.installation
-        return evaluate(
-            self.archive,
-            questions,
-            k=k,
-            modes=modes,
-            compare=compare,
-            activation=inst.section("activation"),
-            embedding=inst.section("embedding"),
-        ).to_json()
+    def retrieval(self) -> JsonObject | None:
+        """The workspace's adopted search settings (workspace.yaml ``retrieval``)."""
+        from evidence_tool.workspace.descriptor import load_workspace_descriptor
+
+        return load_workspace_descriptor(self.root).retrieval
+
+    def evaluate(
+        self,
+        questions: str,
+        k: int,
+        modes: tuple[str, ...],
+        compare: str | None,
+        *,
+        adopt: bool = False,
+    ) -> JsonObject:
+        out, _ = self.evaluate_gate(questions, k, modes, compare, adopt=adopt)
+        return out
 
     def evaluate_gate(
         self,
@@ -361,17 +381,33 @@ class Session:
         modes: tuple[str, ...],
         compare: str | None,
         *,
-        min_recall: float | None,
-        min_mrr: float | None,
-        fail_on_drop: bool,
+        adopt: bool = False,
+        min_recall: float | None = None,
+        min_mrr: float | None = None,
+        fail_on_drop: bool = False,
     ) -> tuple[JsonObject, list[Diagnostic]]:
-        """``evaluate`` as a gate: its figures with a ``gate`` object, and the thresholds
-        missed (E171) or the metrics worse than on ``compare`` (E172) as findings."""
+        """Measure retrieval on a question set.  With ``adopt`` the best mode and fusion on
+        these questions are written into workspace.yaml first (the figures are then those of
+        the adopted settings); with a threshold or ``fail_on_drop`` it is a gate: a ``gate``
+        object, and the thresholds missed (E171) or the metrics worse than on ``compare``
+        (E172) as findings."""
         from evidence_tool.activation.evaluation import evaluate, gate
 
+        gated = min_recall is not None or min_mrr is not None or fail_on_drop
         if fail_on_drop and compare is None:
             raise UsageError("--fail-on-drop compares with a revision: add --compare REV")
         inst = self.installation
+        adopted: JsonObject | None = None
+        if adopt:
+            from evidence_tool.activation.adopt import adopt as choose
+
+            adopted = choose(
+                self.archive,
+                questions,
+                k=k,
+                activation=inst.section("activation"),
+                embedding=inst.section("embedding"),
+            ).to_json()
         done = evaluate(
             self.archive,
             questions,
@@ -380,11 +416,17 @@ class Session:
             compare=compare,
             activation=inst.section("activation"),
             embedding=inst.section("embedding"),
+            retrieval=self.retrieval(),
         )
+        out = done.to_json()
+        if adopted is not None:
+            out["adopted"] = adopted
+        if not gated:
+            return out, []
         summary, found = gate(
             done, min_recall=min_recall, min_mrr=min_mrr, fail_on_drop=fail_on_drop
         )
-        return {**done.to_json(), "gate": summary}, found
+        return {**out, "gate": summary}, found
 
     def citation_context(self) -> CitationContext:
         from evidence_tool.activation.citations import citation_context

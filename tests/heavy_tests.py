@@ -28,6 +28,8 @@ HEAVY_MODULES = frozenset(
         "tests/unit/test_unit_properties.py",
         # Loads all-MiniLM-L6-v2 and embeds the fixture workspace several times (minutes).
         "tests/activation/test_eval_dense.py",
+        # Loads all-MiniLM-L6-v2 (ONNX) and embeds a BIRD-shaped corpus.
+        "tests/embedding/test_fusion_bird_shaped.py",
     }
 )
 # Docs examples that run shell commands are heavy too; the YAML/JSON checks stay fast.

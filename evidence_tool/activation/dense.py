@@ -1,4 +1,4 @@
-"""Dense vectors in the sqlite index, and reciprocal rank fusion with BM25.
+"""Dense vectors in the sqlite index (their fusion with BM25: fusion.py).
 
 The vectors live in the index file itself (table ``vectors``, float32 blobs of unit
 length), stamped with the embedder's model id in ``meta.embedding``: an index made
@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from evidence_tool.activation import vec
 from evidence_tool.embedding import DenseEmbedder
@@ -21,7 +21,6 @@ from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.embedding.text import unit_text
 from evidence_tool.embedding.vectors import dot, from_blob
 
-RRF_K = 60  # the constant of Cormack et al. (2009): damps the weight of the top ranks
 FUSION_DEPTH = 100  # each ranking contributes at least this many candidates to the fusion
 
 _VECTORS = "CREATE TABLE IF NOT EXISTS vectors(id TEXT PRIMARY KEY, vec BLOB NOT NULL)"
@@ -92,12 +91,3 @@ def dense_ranking(
     # Ties broken by id, so equal vectors rank the same way every time.
     best = heapq.nsmallest(k, scored, key=lambda s: (-s[0], s[1]))
     return [(uid, sim) for sim, uid in best]
-
-
-def rrf(rankings: Iterable[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion: sum of 1 / (k + rank) over the rankings, best first."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, uid in enumerate(ranking, 1):
-            fused[uid] = fused.get(uid, 0.0) + 1.0 / (k + rank)
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

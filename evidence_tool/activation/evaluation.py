@@ -26,6 +26,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from evidence_tool.activation.backends import ActivationSettings
+from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
+from evidence_tool.activation.fusion import Fusion, Retrieval
 from evidence_tool.activation.search import MODES, searchable_backend
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.archive.local import LocalEvidenceArchive
@@ -404,7 +406,10 @@ def _stale_reason(held: str | None, wanted: str) -> str:
 
 
 def _sqlite_searcher(
-    path: Path, dense: _Dense, check: Callable[[str], None] | None = None
+    path: Path,
+    dense: _Dense,
+    check: Callable[[str], None] | None = None,
+    fusion: Fusion = DEFAULT_FUSION,
 ) -> tuple[Searcher, str | None]:
     """A searcher over the sqlite index at ``path``, and why its dense modes cannot run
     (None: they can).  ``check`` vets the revision the index answered for."""
@@ -424,7 +429,7 @@ def _sqlite_searcher(
             reason = _stale_reason(held, dense.embedder.model_id)
 
     def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
-        data = search_path(path, query, filters, k, mode, lambda: dense.embedder)
+        data = search_path(path, query, filters, k, mode, lambda: dense.embedder, fusion=fusion)
         if check is not None:
             check(data.revision)
         return data.ids()
@@ -433,7 +438,11 @@ def _sqlite_searcher(
 
 
 def _qdrant_searcher(
-    stack: ExitStack, layout: Any, settings: ActivationSettings, dense: _Dense
+    stack: ExitStack,
+    layout: Any,
+    settings: ActivationSettings,
+    dense: _Dense,
+    fusion: Fusion = DEFAULT_FUSION,
 ) -> tuple[Searcher, str | None]:
     from evidence_tool.activation.qdrant_index import QdrantBackend
 
@@ -457,6 +466,7 @@ def _qdrant_searcher(
             table=filters.table,
             limit=k,
             mode=mode,
+            fusion=fusion,
         )
         return [p.unit_id for p in points]
 
@@ -499,10 +509,12 @@ def evaluate(
     compare: str | None = None,
     activation: ActivationSettings | JsonObject | None = None,
     embedding: JsonObject | None = None,
+    retrieval: Retrieval | JsonObject | None = None,
 ) -> Evaluation:
     """Figures of the configured backend's index in each mode it can serve, and of
     ``compare``'s index rebuilt in a temp folder (``activation``/``embedding``: the
-    installation's sections as written, JSON boundary: the YAML file)."""
+    installation's sections as written, JSON boundary: the YAML file; ``retrieval``:
+    the workspace's, whose fusion hybrid uses)."""
     from evidence_tool.archive.diffing import resolve_revision
 
     layout = archive.layout
@@ -518,13 +530,16 @@ def evaluate(
     known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
     _check_ids(questions_path, questions, known)
     chosen = _modes(modes)
+    fusion = (
+        retrieval if isinstance(retrieval, Retrieval) else Retrieval.from_json(retrieval)
+    ).fusion
     dense = _dense(embedding or {}, chosen, layout.cache / "embeddings")
     questioner = dense.embedder
     kind = settings.kind
     runs = []
     with ExitStack() as stack:
         if kind == "qdrant":
-            searcher = _qdrant_searcher(stack, layout, settings, dense)
+            searcher = _qdrant_searcher(stack, layout, settings, dense, fusion)
         else:
             from evidence_tool.activation.sqlite_index import INDEX_NAME, _check_current
 
@@ -532,6 +547,7 @@ def evaluate(
                 layout.cache / INDEX_NAME,
                 dense,
                 lambda rev: _check_current(layout, rev, layout.cache / INDEX_NAME),
+                fusion,
             )
         runs.append(
             _run(
@@ -541,7 +557,7 @@ def evaluate(
     if compare is not None:
         revision = resolve_revision(archive, compare)
         with tempfile.TemporaryDirectory(prefix="tht-eval-") as tmp, ExitStack() as stack:
-            searcher = _rebuilt(stack, archive, revision, Path(tmp), kind, settings, dense)
+            searcher = _rebuilt(stack, archive, revision, Path(tmp), kind, settings, dense, fusion)
             runs.append(
                 _run("compare", revision, kind, searcher, questions, retired, k, chosen, questioner)
             )
@@ -563,6 +579,7 @@ def _rebuilt(
     kind: str,
     settings: ActivationSettings,
     dense: _Dense,
+    fusion: Fusion = DEFAULT_FUSION,
 ) -> tuple[Searcher, str | None]:
     """A searcher over ``revision``'s index built in ``tmp``, outside the workspace: unit
     vectors the workspace's cache lacks are embedded into ``tmp`` too."""
@@ -583,7 +600,7 @@ def _rebuilt(
             builder(snapshot)
         finally:
             builder.close()
-        return _qdrant_searcher(stack, archive.layout, local, dense)
+        return _qdrant_searcher(stack, archive.layout, local, dense, fusion)
     from evidence_tool.activation import vec
     from evidence_tool.activation.dense import write_vectors
     from evidence_tool.activation.sqlite_index import INDEX_NAME, build_index
@@ -596,7 +613,7 @@ def _rebuilt(
         con.commit()
     finally:
         con.close()
-    return _sqlite_searcher(path, dense)
+    return _sqlite_searcher(path, dense, fusion=fusion)
 
 
 def score_index(

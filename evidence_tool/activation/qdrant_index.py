@@ -21,6 +21,8 @@ from evidence_tool.activation.backends import (
     activation_settings,
 )
 from evidence_tool.activation.dense import FUSION_DEPTH
+from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
+from evidence_tool.activation.fusion import Fusion, fuse
 from evidence_tool.activation.records import IndexRecord, index_records
 from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.snapshot import Snapshot
@@ -366,12 +368,12 @@ class QdrantBackend:
         table: str | None = None,
         limit: int = 10,
         mode: str | None = None,
+        fusion: Fusion = DEFAULT_FUSION,
     ) -> list[ScoredPoint]:
         """Points ranked by the sparse terms (``bm25``: the lexical mode), the dense
-        vector (``dense``) or both fused by Qdrant's own RRF (``hybrid``, the default
-        when the collection has dense vectors); filters apply inside each ranking."""
-        from qdrant_client import models
-
+        vector (``dense``) or both, each ranking normalised and mixed by ``fusion`` as
+        the sqlite index does (``hybrid``, the default when the collection has dense
+        vectors); filters apply inside each ranking."""
         mode = mode or ("hybrid" if self.dense is not None else "bm25")
         if mode != "bm25" and self.dense is None:
             raise DescriptorError(
@@ -397,16 +399,16 @@ class QdrantBackend:
                 )
             else:
                 depth = max(limit, FUSION_DEPTH)
-                res = self.client.query_points(
-                    self.collection,
-                    prefetch=[
-                        models.Prefetch(query=sparse, using=VECTOR, limit=depth, filter=flt),
-                        models.Prefetch(query=dense, using=DENSE, limit=depth, filter=flt),
-                    ],
-                    query=models.FusionQuery(fusion=models.Fusion.RRF),
-                    limit=limit,
-                    query_filter=flt,
-                )
+                sides = [
+                    self.client.query_points(
+                        self.collection, query=q, using=using, limit=depth, query_filter=flt
+                    ).points
+                    for q, using in ((sparse, VECTOR), (dense, DENSE))
+                ]
+                payloads = {str(p.id): dict(p.payload or {}) for side in sides for p in side}
+                lexical, semantic = ([(str(p.id), float(p.score)) for p in side] for side in sides)
+                fused = fuse(lexical, semantic, fusion)[:limit]
+                return [ScoredPoint(score, payloads[pid]) for pid, score in fused]
         return [ScoredPoint(float(p.score), dict(p.payload or {})) for p in res.points]
 
     def close(self) -> None:

@@ -1,7 +1,10 @@
 """``search`` over whichever backend the installation configures (sqlite or qdrant).
 
 Both answer a ``SearchResult``: revision, query, mode and hits, each hit with id,
-kind, language, title, score (the best hit scores 1), path, provenance, purposes.
+kind, language, title, score, path, provenance, purposes.  The score is BM25 scaled
+by the best hit's (bm25), the cosine similarity (dense) or the fused score (hybrid,
+0..1: fusion.py).  Without ``mode``, the workspace's adopted ``retrieval.mode``
+(workspace.yaml, written by ``eval --adopt``) runs when the index can serve it.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evidence_tool.activation.backends import ActivationSettings, activation_settings
+from evidence_tool.activation.fusion import Retrieval
 from evidence_tool.activation.records import Hit, IndexRecord, SearchResult
 from evidence_tool.activation.sqlite_index import MODES, Filters
 from evidence_tool.embedding import embedder_for
@@ -30,18 +34,34 @@ def search_active(
     filters: Filters,
     limit: int = 10,
     mode: str | None = None,
+    *,
+    retrieval: Retrieval | JsonObject | None = None,
+    schemas: tuple[str, ...] = ("public",),
 ) -> SearchResult:
     """Search the index of the installation's ``evidence.activation`` backend.
 
     ``activation`` and ``embedding`` are the installation's sections as written (JSON
-    boundary: the YAML file); each is read once into its settings here."""
+    boundary: the YAML file); each is read once into its settings here.  ``retrieval``
+    is the workspace's section (its adopted mode and fusion; absent: the defaults);
+    ``schemas`` the search path an unqualified ``--table`` is resolved through (sqlite)."""
     settings = searchable_backend(activation, layout)
     _require_served(layout)
+    chosen = retrieval if isinstance(retrieval, Retrieval) else Retrieval.from_json(retrieval)
     if settings.kind == "qdrant":
-        return _qdrant(layout, settings, embedding, query, filters, limit, mode)
+        return _qdrant(layout, settings, embedding, query, filters, limit, mode, chosen)
     from evidence_tool.activation.sqlite_index import search
 
-    return search(layout, query, filters, limit, mode, lambda: embedder_for(embedding))
+    return search(
+        layout,
+        query,
+        filters,
+        limit,
+        mode,
+        lambda: embedder_for(embedding),
+        fusion=chosen.fusion,
+        default_mode=chosen.mode,
+        schemas=schemas,
+    )
 
 
 def _require_served(layout: Layout) -> None:
@@ -82,6 +102,7 @@ def _qdrant(
     filters: Filters,
     limit: int,
     mode: str | None,
+    retrieval: Retrieval,
 ) -> SearchResult:
     from evidence_tool.activation.qdrant_index import QdrantBackend
     from evidence_tool.archive.state import read_state
@@ -90,6 +111,10 @@ def _qdrant(
     if active is None:
         raise NotReadyError("no active revision yet: run 'tht workspace evidence consolidate'")
     backend = QdrantBackend(layout, settings, dense=embedder_for(embedding))
+    if mode is None and retrieval.mode in ("bm25", "dense", "hybrid") and backend.dense:
+        mode = retrieval.mode
+    elif mode is None and retrieval.mode == "bm25":
+        mode = "bm25"
     try:
         if not backend.client.collection_exists(backend.collection):
             raise NotReadyError(
@@ -104,12 +129,14 @@ def _qdrant(
             table=filters.table,
             limit=limit,
             mode=mode,
+            fusion=retrieval.fusion,
         )
     finally:
         backend.close()
-    best = points[0].score if points else 0.0
-    hits = tuple(_hit(p, best) for p in points)
     used = mode or ("hybrid" if backend.dense is not None else "bm25")
+    # Lexical scores are scaled by the best hit's; cosine and fused scores mean themselves.
+    best = (points[0].score if points else 0.0) if used == "bm25" else 1.0
+    hits = tuple(_hit(p, best) for p in points)
     return SearchResult(active, query, used, hits)
 
 

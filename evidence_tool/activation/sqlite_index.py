@@ -21,7 +21,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -33,9 +33,11 @@ from evidence_tool.activation.dense import (
     delete_vector,
     index_model,
     ranked,
-    rrf,
     write_vectors,
 )
+from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
+from evidence_tool.activation.fusion import Fusion, fuse
+from evidence_tool.activation.names import NAME_BOOST, named, query_stems
 from evidence_tool.activation.prebuild import Prebuild
 from evidence_tool.activation.records import (
     Hit,
@@ -656,10 +658,27 @@ class LexicalRow:
     title: str
     body: str
     applies_to: str
+    rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
 
     @property
     def marked(self) -> tuple[str, str, str]:
         return (self.title, self.body, self.applies_to)
+
+
+def _boosted(
+    lexical: dict[str, LexicalRow], query: str, boost: float, revision: str
+) -> dict[str, LexicalRow]:
+    """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
+    question names the unit in full (names.py); best first, ties by id."""
+    best = max((row.bm25 for row in lexical.values()), default=0.0)
+    stems = query_stems(query) if boost else frozenset()
+    out = []
+    for uid, row in lexical.items():
+        base = row.bm25 / best if best > 0 else 0.0
+        bonus = boost if boost and named(_record(row.record, revision), stems) else 0.0
+        out.append((uid, replace(row, rank=base + bonus)))
+    out.sort(key=lambda item: (-item[1].rank, item[0]))
+    return dict(out)
 
 
 @dataclass(frozen=True)
@@ -712,6 +731,26 @@ def _where(filters: Filters) -> tuple[list[str], list[SqlArg]]:
     return where, args
 
 
+def resolve_table(con: sqlite3.Connection, table: str, schemas: tuple[str, ...]) -> str:
+    """The table ``--table`` means: a qualified name as given; an unqualified one as the
+    only table of that name the units name, else the first schema of the search path
+    (``schemas``) that holds it; still several: a usage error naming them."""
+    name = table.lower()
+    if "." in name:
+        return name
+    held = [str(r[0]) for r in con.execute("SELECT DISTINCT tbl FROM unit_tables")]
+    found = sorted(t for t in held if t == name or t.rsplit(".", 1)[-1] == name)
+    if len(found) <= 1:
+        return found[0] if found else name
+    for schema in schemas:
+        if f"{schema.lower()}.{name}" in found:
+            return f"{schema.lower()}.{name}"
+    raise UsageError(
+        f"--table {table} is ambiguous: the units name {', '.join(found)}, and the search path "
+        f"({', '.join(schemas) or 'empty'}) holds none of them: give it as schema.table"
+    )
+
+
 def _check_current(layout: Layout, revision: str, path: Path) -> None:
     """The index must serve the active revision (or the candidate whose activation is
     publishing it right now): an index left behind by another backend is never served."""
@@ -738,12 +777,21 @@ def search_path(
     limit: int = 10,
     mode: str | None = None,
     embedder: Callable[[], DenseEmbedder | None] | None = None,
+    *,
+    fusion: Fusion = DEFAULT_FUSION,
+    default_mode: str | None = None,
+    schemas: tuple[str, ...] = ("public",),
+    name_boost: float = NAME_BOOST,
 ) -> SearchResult:
     """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
     holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
-    embedding) or ``hybrid`` (both fused by reciprocal rank); default hybrid when the index
-    has vectors.  The filters are conditions of the ranking SQL itself, so ``limit`` counts
-    only units that pass them.  ``embedder`` is called only when a dense ranking is needed."""
+    embedding) or ``hybrid`` (both, each normalised and mixed by ``fusion``).  Without a
+    mode: ``default_mode`` (a workspace's adopted one) when the index can serve it, else
+    hybrid when the index has vectors, else bm25.  The filters are conditions of the
+    ranking SQL itself, so ``limit`` counts only units that pass them; an unqualified
+    ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).  A
+    lexical candidate the question names in full gains ``name_boost`` (names.py; 0: off).
+    ``embedder`` is called only when a dense ranking is needed."""
     meta = index_meta(path) or {}
     if meta.get("format") != FORMAT:
         raise IntegrityError(
@@ -767,16 +815,23 @@ def search_path(
             "the query holds only stop words (such as 'the', 'di', 'what'): "
             "add the words that name what you look for"
         )
-    where, args = _where(filters)
     revision = meta.get("revision", "")
     dense_path: str | None = None  # which dense ranking served: "vec" or "python"
     # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
         with open_readonly(path, connect) as con:
-            mode = mode or ("hybrid" if index_model(con) else "bm25")
-            depth = limit if mode == "bm25" else max(limit, FUSION_DEPTH)
+            if filters.table:
+                filters = replace(filters, table=resolve_table(con, filters.table, schemas))
+            where, args = _where(filters)
+            has_vectors = index_model(con) is not None
+            if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
+                mode = default_mode
+            mode = mode or ("hybrid" if has_vectors else "bm25")
+            # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
+            depth = max(limit, FUSION_DEPTH)
             lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
+            lexical = _boosted(lexical, query, name_boost, meta.get("revision", ""))
             dense: list[tuple[str, float]] = []
             model = _query_model(con, embedder) if mode != "bm25" else None
             # Hybrid ranks a question its model does not serve by its words alone.
@@ -791,13 +846,13 @@ def search_path(
             path=str(path),
         ) from None
     if mode == "bm25":
-        rows = list(lexical.values())
+        rows = list(lexical.values())[:limit]
         # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
         # its raw BM25 values are all near zero although their ratios still rank the hits.
-        best = rows[0].bm25 if rows else 0.0
-        hits = [_hit(row.record, row.bm25, best, row.marked, revision, analyzer) for row in rows]
+        best = rows[0].rank if rows else 0.0
+        hits = [_hit(row, best, revision, analyzer) for row in rows]
     else:
-        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer)
+        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer, fusion)
     warning = vec.probe().warning() if dense_path else None
     rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
     return SearchResult(
@@ -818,6 +873,10 @@ def search(
     limit: int = 10,
     mode: str | None = None,
     embedder: Callable[[], DenseEmbedder | None] | None = None,
+    *,
+    fusion: Fusion = DEFAULT_FUSION,
+    default_mode: str | None = None,
+    schemas: tuple[str, ...] = ("public",),
 ) -> SearchResult:
     """Ranked active units of the index (``search_path``), which must serve the active
     revision."""
@@ -827,7 +886,17 @@ def search(
             "no search index yet: run 'tht workspace evidence consolidate' "
             "with the sqlite backend (the default)"
         )
-    data = search_path(path, query, filters, limit, mode, embedder)
+    data = search_path(
+        path,
+        query,
+        filters,
+        limit,
+        mode,
+        embedder,
+        fusion=fusion,
+        default_mode=default_mode,
+        schemas=schemas,
+    )
     _check_current(layout, data.revision, path)
     return data
 
@@ -851,7 +920,7 @@ def _bm25_rows(
         if rows:
             break
     # SQLite's bm25() is lower-is-better: negated here, once.
-    return {uid: LexicalRow(rec, -score, *marked) for uid, rec, score, *marked in rows}
+    return {uid: LexicalRow(rec, -score, t, b, a) for uid, rec, score, t, b, a in rows}
 
 
 def _query_model(
@@ -891,23 +960,25 @@ def _fused_hits(
     revision: str,
     mode: str,
     analyzer: str = "stem",
+    fusion: Fusion = DEFAULT_FUSION,
 ) -> list[Hit]:
-    """Hits of a ``dense`` or ``hybrid`` search: RRF scores scaled by the best one, with
-    each hit's BM25 (None: no query word) and cosine similarity."""
+    """Hits of a ``dense`` or ``hybrid`` search, each with its BM25 (None: no query word)
+    and cosine similarity.  A dense hit scores its cosine; a hybrid hit its fused score
+    (0..1, ``fusion``): scores that say how close, not where in the list."""
     similarity = dict(dense)
-    rankings = [[uid for uid, _ in dense]] + ([list(lexical)] if mode == "hybrid" else [])
-    fused = rrf(rankings)[:limit]
-    best = fused[0][1] if fused else 0.0
+    if mode == "dense":
+        order = list(dense)
+    else:
+        order = fuse([(uid, row.rank) for uid, row in lexical.items()], dense, fusion)
     hits = []
-    for uid, score in fused:
+    for uid, score in order[:limit]:
         row = lexical.get(uid)
         marked = row.marked if row else ("", "", "")
         r = _record(row.record if row else records[uid], revision)
-        scaled = round(score / best, 4) if best > 0 else 0.0
         cosine = round(similarity[uid], 4) if uid in similarity else None
         matched = _matched(r, analyzer, *marked)
         bm25 = row.bm25 if row else None
-        hits.append(Hit.of(r, scaled, matched, Scoring.FUSED, bm25, cosine))
+        hits.append(Hit.of(r, round(score, 4), matched, Scoring.FUSED, bm25, cosine))
     return hits
 
 
@@ -916,17 +987,10 @@ def _record(record_json: str, revision: str) -> IndexRecord:
     return IndexRecord({"revision": revision, **json.loads(record_json)})
 
 
-def _hit(
-    record_json: str,
-    bm25: float,
-    best: float,
-    marked: tuple[str, ...],
-    revision: str,
-    analyzer: str = "stem",
-) -> Hit:
-    r = _record(record_json, revision)
-    score = round(bm25 / best, 4) if best > 0 else 0.0
-    return Hit.of(r, score, _matched(r, analyzer, *marked), Scoring.BM25, bm25)
+def _hit(row: LexicalRow, best: float, revision: str, analyzer: str = "stem") -> Hit:
+    r = _record(row.record, revision)
+    score = round(row.rank / best, 4) if best > 0 else 0.0
+    return Hit.of(r, score, _matched(r, analyzer, *row.marked), Scoring.BM25, row.bm25)
 
 
 _MARKED = re.compile("\x01(.*?)\x02", re.S)

@@ -321,13 +321,13 @@ def search_body(
     mode: str | None,
 ) -> Report:
     """Search the active units (BM25 over title, fields and applies_to, dense vectors,
-    or both fused; the best hit scores 1)."""
+    or both fused); the first line says which mode ran and what its scores mean."""
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.cli.reporters.text_lines import search_lines
 
     data = s.search(query, Filters(kind, purpose, language, table), limit, mode)
     hits = narrow.objs(data["hits"])
-    lines = search_lines(hits)
+    lines = search_lines(hits, data)
     for h in hits:
         del h["record"]
     found = narrow.objs(data.pop("warnings", []))  # W702: sqlite-vec installed, not loading
@@ -343,20 +343,21 @@ def eval_body(
     min_recall: float | None = None,
     min_mrr: float | None = None,
     fail_on_drop: bool = False,
+    adopt: bool = False,
 ) -> Report:
     """Measure retrieval on a question set: recall@k, MRR and nDCG per mode; expected ids
-    the archive deleted are reported as retired, never as misses.  With a threshold or
-    --fail-on-drop it is a gate: exit 1 below it (E171) or worse than REV (E172)."""
+    the archive deleted are reported as retired, never as misses.  With --adopt, the best
+    mode and fusion on these questions are written into workspace.yaml first; with a
+    threshold or --fail-on-drop it is a gate: exit 1 below it (E171) or worse than REV
+    (E172)."""
     from evidence_tool.cli.reporters.text_lines import eval_lines
 
-    if min_recall is None and min_mrr is None and not fail_on_drop:
-        data = s.evaluate(questions, k, modes, compare)
-        return Report(result=data, text=eval_lines(data))
     data, found = s.evaluate_gate(
         questions,
         k,
         modes,
         compare,
+        adopt=adopt,
         min_recall=min_recall,
         min_mrr=min_mrr,
         fail_on_drop=fail_on_drop,
@@ -492,6 +493,12 @@ register(
         "--fail-on-drop",
         is_flag=True,
         help="Gate: exit 1 (E172) when any metric is worse than on --compare REV.",
+    ),
+    click.option(
+        "--adopt",
+        is_flag=True,
+        help="Choose the search mode and fusion that do best on these questions and write "
+        "them into workspace.yaml (retrieval), for review in Git.",
     ),
 )
 register(

@@ -1,10 +1,13 @@
 """Dense embeddings from the installation's embedding service (``evidence.embedding``).
 
 ``kind: http`` calls an OpenAI-compatible ``/v1/embeddings`` endpoint, ``kind: local``
-runs a sentence-transformers model already installed on the machine, ``kind: none``
-(the default) embeds nothing: search stays lexical.  Vectors are cached by
+runs a model already installed on the machine, on ONNX Runtime (``runtime: onnx``, the
+light ``embeddings`` extra; chosen by itself for a ``.onnx`` model) or on
+sentence-transformers (``runtime: sentence-transformers``, the ``embeddings-torch``
+extra), ``kind: none`` (the default) embeds nothing: search stays lexical.  Vectors are cached by
 (model id, content hash) under ``.evidence-cache/embeddings/`` (``cache``).
-Nothing here imports torch or sentence-transformers until a ``local`` model embeds.
+Nothing here imports torch, sentence-transformers or onnxruntime until a ``local`` model
+embeds; only this package may import them (import-linter).
 """
 
 from __future__ import annotations
@@ -66,7 +69,38 @@ def embedder_for(given: EmbeddingSettings | JsonObject) -> DenseEmbedder | None:
 
         return HttpEmbedder(settings)
     if kind == EmbeddingKind.LOCAL:
+        if _runtime(settings) == "onnx":
+            from evidence_tool.embedding.onnx import OnnxEmbedder
+
+            return OnnxEmbedder(settings)
         from evidence_tool.embedding.local import LocalEmbedder
 
         return LocalEmbedder(settings)
     raise DescriptorError(f"evidence.embedding.kind '{kind}' is not available in this build")
+
+
+RUNTIMES = ("onnx", "sentence-transformers")
+
+
+def _runtime(settings: EmbeddingSettings) -> str:
+    """``runtime`` as set, else ``onnx`` for a model that is (or holds) an ONNX file."""
+    if settings.runtime:
+        if settings.runtime not in RUNTIMES:
+            raise DescriptorError(
+                f"evidence.embedding.runtime '{settings.runtime}' is not one of "
+                f"{', '.join(RUNTIMES)}"
+            )
+        return settings.runtime
+    if settings.tokenizer:
+        return "onnx"  # only the ONNX runtime takes a separate tokenizer
+    import importlib.util
+    from pathlib import Path
+
+    spec = Path(settings.model or "").expanduser()
+    if spec.suffix == ".onnx" or (spec / "model.onnx").is_file():
+        return "onnx"
+    # A Hugging Face folder may hold both forms: the ONNX one when torch's is not installed.
+    exported = (spec / "onnx" / "model.onnx").is_file()
+    if exported and importlib.util.find_spec("sentence_transformers") is None:
+        return "onnx"
+    return "sentence-transformers"

@@ -60,6 +60,8 @@ class EmbeddingSettings:
     backoff_s: float = 0.5
     api_key_env: str | None = None
     languages: tuple[str, ...] = ()  # empty: any language (or, for local, the model card's)
+    runtime: str | None = None  # local: "onnx" or "sentence-transformers"; None: by the model
+    tokenizer: str | None = None  # local onnx: tokenizer.json (default: beside the model)
 
     @classmethod
     def from_json(cls, section: JsonObject) -> EmbeddingSettings:
@@ -80,6 +82,8 @@ class EmbeddingSettings:
             backoff_s=float(more["backoff_s"] if more["backoff_s"] is not None else 0.5),
             api_key_env=_text(merged.get("api_key_env")),
             languages=tuple(str(x) for x in langs) if isinstance(langs, list) else (),
+            runtime=_text(merged.get("runtime")),
+            tokenizer=_text(merged.get("tokenizer")),
         )
 
     def to_json(self) -> JsonObject:
@@ -90,6 +94,8 @@ class EmbeddingSettings:
             "model": self.model,
             "dimensions": self.dimensions,
             "api_key_env": self.api_key_env,
+            "runtime": self.runtime,
+            "tokenizer": self.tokenizer,
         }
         out |= {k: v for k, v in optional.items() if v is not None}
         out |= {

@@ -183,6 +183,7 @@ class WorkspaceDescriptor:
     name: str
     default_language: str
     evidence: JsonObject  # the descriptor's evidence section, as validated YAML
+    retrieval: JsonObject | None = None  # the adopted search settings (activation reads it)
 
     @property
     def sources(self) -> list[JsonObject]:
@@ -198,7 +199,11 @@ def load_workspace_descriptor(root: Path) -> WorkspaceDescriptor:
     validate_descriptor(data, "workspace.schema.json", str(path))
     ws = _object(data)
     return WorkspaceDescriptor(
-        _text(ws["id"]), _text(ws["name"]), _text(ws["default_language"]), _object(ws["evidence"])
+        _text(ws["id"]),
+        _text(ws["name"]),
+        _text(ws["default_language"]),
+        _object(ws["evidence"]),
+        _object(ws["retrieval"]) if "retrieval" in ws else None,
     )
 
 

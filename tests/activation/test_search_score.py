@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 from activation_helpers import Tht, unit_text, write_unit
 
+from evidence_tool.activation.names import NAME_BOOST
+from evidence_tool.activation.sqlite_index import Filters, search_path
+
 WORD = "discharge"
 TITLED = "evidence:ward:discharge-date"  # in the title and the definition
 APPLIED = "evidence:ward:ward-exit"  # in applies_to.concepts only
@@ -93,13 +96,16 @@ def test_a_word_every_unit_holds_still_gets_distinct_scores(focused: Path, tht: 
 
     hits = _hits(tht, focused, WORD)
 
-    assert [h["id"] for h in hits] == [TITLED, APPLIED, SHORT, LONG]
+    # The query names APPLIED's concept ("discharge") in full: it gains the name boost
+    # (names.py) over TITLED, whose BM25 is the best but whose name is "Discharge date".
+    assert [h["id"] for h in hits] == [APPLIED, TITLED, SHORT, LONG]
     scores = [h["score"] for h in hits]
     assert scores[0] == 1.0 and all(s > 0 for s in scores)
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == 4
+    rank = {uid: value / raw[TITLED] + NAME_BOOST * (uid == APPLIED) for uid, value in raw.items()}
     for h in hits:
         assert h["bm25"] == pytest.approx(raw[h["id"]], rel=1e-9)
-        assert h["score"] == pytest.approx(raw[h["id"]] / raw[TITLED], abs=1e-4)
+        assert h["score"] == pytest.approx(rank[h["id"]] / rank[APPLIED], abs=1e-4)
 
 
 def test_each_hit_names_the_fields_that_matched(focused: Path, tht: Tht) -> None:
@@ -114,7 +120,8 @@ def test_each_hit_names_the_fields_that_matched(focused: Path, tht: Tht) -> None
 
 def test_the_text_shows_the_scale_and_the_matched_fields(focused: Path, tht: Tht) -> None:
     hits = _hits(tht, focused, WORD)
-    lines = tht("search", WORD, root=focused, as_json=False).stdout.splitlines()
+    head, *lines = tht("search", WORD, root=focused, as_json=False).stdout.splitlines()
+    assert head == "mode: bm25 (score: BM25 / best hit's)"  # which mode ran, what scores mean
     assert len(lines) == len(hits) == 4
     assert lines[0].split()[0] == "1.000" and "0.000" not in "\n".join(lines)
     for line, h in zip(lines, hits, strict=True):
@@ -124,9 +131,14 @@ def test_the_text_shows_the_scale_and_the_matched_fields(focused: Path, tht: Tht
 
 def test_a_rare_word_in_the_example_workspace_ranks_the_same_way(indexed: Path, tht: Tht) -> None:
     raw = _sqlite_bm25(indexed, "degenza")
-    hits = _hits(tht, indexed, "degenza")
-    assert len(hits) == min(10, len(raw)) >= 3
+    # BM25 alone (the name boost off): the scores are SQLite's, scaled by the best.
+    index = indexed / ".evidence-cache/index.sqlite"
+    plain = [h.to_json() for h in search_path(index, "degenza", Filters(), name_boost=0).hits]
+    assert len(plain) == min(10, len(raw)) >= 3
     best = max(raw.values())
-    assert hits[0]["score"] == 1.0 and raw[hits[0]["id"]] == best
-    assert [h["score"] for h in hits] == [round(raw[h["id"]] / best, 4) for h in hits]
-    assert all(h["matched"] for h in hits)
+    assert plain[0]["score"] == 1.0 and raw[plain[0]["id"]] == best
+    assert [h["score"] for h in plain] == [round(raw[h["id"]] / best, 4) for h in plain]
+    # With it (the default, as the CLI runs): the units named "degenza" lead, in BM25 order.
+    hits = _hits(tht, indexed, "degenza")
+    assert hits[0]["score"] == 1.0 and all(h["matched"] for h in hits)
+    assert {h["id"] for h in hits} <= set(raw)

@@ -108,13 +108,31 @@ def verify_lines(result: JsonObject, problems: int) -> list[str]:
     return [*key_values(result), f"verify: {verdict}"]
 
 
-def search_lines(hits: Sequence[JsonObject]) -> list[str]:
-    """``search``: one line per hit, the best first with score 1.000."""
-    return [
-        f"{_number(h['score']):.3f}  {h['id']}  [{h['kind']}/{h['language']}, {h['provenance']}]"
-        f"  {h['title']}  matched: {', '.join(strs(h['matched']))}"
-        for h in hits
-    ] or ["no match"]
+_SCORES = {
+    "bm25": "BM25 / best hit's",
+    "dense": "cosine similarity",
+    "hybrid": "fused: normalised BM25 and cosine",
+}
+
+
+def search_lines(hits: Sequence[JsonObject], result: JsonObject | None = None) -> list[str]:
+    """``search``: which mode ran and what its scores are, then one line per hit."""
+    head: list[str] = []
+    if result is not None:
+        mode = text(result["mode"])
+        used = strs(result.get("rankings", [])) if "rankings" in result else []
+        note = ""
+        if mode == "hybrid" and used == ["bm25"]:
+            note = ", the model does not serve the query's language: words alone"
+        head = [f"mode: {mode} (score: {_SCORES.get(mode, 'backend score')}{note})"]
+    return head + (
+        [
+            f"{_number(h['score']):.3f}  {h['id']}  [{h['kind']}/{h['language']}, "
+            f"{h['provenance']}]  {h['title']}  matched: {', '.join(strs(h['matched']))}"
+            for h in hits
+        ]
+        or ["no match"]
+    )
 
 
 def _number(value: JsonValue) -> float:
@@ -148,6 +166,15 @@ def eval_lines(data: JsonObject) -> list[str]:
                 ]
         for reason, modes in absent.items():
             lines.append(f"{head}/{', '.join(modes)}: unavailable ({reason})")
+    if "adopted" in data:
+        chosen = obj(data["adopted"])
+        fusion = chosen.get("fusion")
+        how = (
+            f" ({obj(fusion)['method']}, lexical weight {obj(fusion)['weight']})" if fusion else ""
+        )
+        lines.append(
+            f"adopted: {chosen['mode']}{how} into {chosen['descriptor']}: {chosen['reason']}"
+        )
     return lines
 
 
