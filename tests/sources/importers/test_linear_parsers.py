@@ -61,7 +61,9 @@ CASES: dict[str, tuple[Callable[[Any], object], Callable[[int], Any], int]] = {
     ),
     "dbt docs blocks": (
         lambda raw: dbt_docs.docs_blocks("d.md", "d.md", raw),
-        lambda n: b"".join(b"{%% docs b%d %%}\nText %d.\n{%% enddocs %%}\n" % (i, i) for i in range(n)),
+        lambda n: b"".join(
+            b"{%% docs b%d %%}\nText %d.\n{%% enddocs %%}\n" % (i, i) for i in range(n)
+        ),
         800,
     ),
     "dbt docs tag never closed": (
@@ -140,9 +142,7 @@ def test_heading_text(line: bytes, title: str) -> None:
     assert [s.title for s in found] == [None, title]
 
 
-@pytest.mark.parametrize(
-    "line", [b"#nospace", b"####### seven", b"    # indented", b"##"]
-)
+@pytest.mark.parametrize("line", [b"#nospace", b"####### seven", b"    # indented", b"##"])
 def test_not_a_heading(line: bytes) -> None:
     _, found = markdown_spans.sections(b"intro\n" + line + b"\nbody\n")
     assert [s.title for s in found] == [None]
@@ -177,7 +177,9 @@ def test_dbt_value_lists() -> None:
 
 
 def test_dbt_docs_block_lines_and_spans() -> None:
-    raw = "\ufeffintro\n{% docs one %}\n  Ä text\n{% enddocs %}\n\n{%- docs two -%}x{%- enddocs -%}\n"
+    raw = (
+        "\ufeffintro\n{% docs one %}\n  Ä text\n{% enddocs %}\n\n{%- docs two -%}x{%- enddocs -%}\n"
+    )
     data = raw.encode("utf-8")
     blocks = dbt_docs.docs_blocks("d.md", "d.md", data)
     assert [(b.name, b.text, b.where) for b in blocks] == [
@@ -217,7 +219,9 @@ def test_cortex_meanings() -> None:
 
 
 def test_wrenai_condition() -> None:
-    got = wrenai_names.condition_columns("orders.uid = users.id AND\torders.x=users.y", _WREN_MODELS)
+    got = wrenai_names.condition_columns(
+        "orders.uid = users.id AND\torders.x=users.y", _WREN_MODELS
+    )
     assert got == [
         "public.orders.uid",
         "public.users.id",
