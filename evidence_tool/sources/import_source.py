@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,14 @@ from evidence_tool.errors import DescriptorError, PathOutsideError, SourceError
 from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import source_id
-from evidence_tool.sources.importers.base import ImportInput, SourceFile, check_options
+from evidence_tool.sources.importers.base import (
+    Identity,
+    ImportInput,
+    SourceFile,
+    check_options,
+    identity_of,
+    open_no_links,
+)
 from evidence_tool.sources.importers.formats import FORMATS, importer_for
 from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy
 from evidence_tool.sources.specs import SourceSpec
@@ -139,9 +145,18 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
                         "places (outside the workspace, or onto what the tool owns); it is "
                         "refused: replace it with the file itself",
                     )
-            if entry.is_dir():
+            try:
+                is_dir, is_file = entry.is_dir(), entry.is_file()
+            except OSError:  # ELOOP: a link loop (a -> b -> a) leads to no file at all
+                raise _refuse(
+                    key,
+                    f"{rel_top}/{rel}",
+                    "is a symbolic link loop: it leads to no file; remove it or replace "
+                    "it with the file itself",
+                ) from None
+            if is_dir:
                 stack.append((path, rel + "/"))
-            elif entry.is_file():
+            elif is_file:
                 out.append((rel, Path(os.path.realpath(path))))
                 if len(out) > limit:
                     raise SourceError(
@@ -154,23 +169,21 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
     return sorted(out)
 
 
-def _hash_file(path: Path, shown: str) -> tuple[str, int, int]:
-    """(sha256, size, mtime_ns) of a regular file, read in blocks."""
+def _hash_file(path: Path, shown: str) -> tuple[str, int, int, Identity]:
+    """(sha256, size, mtime_ns, identity) of a regular file, read in blocks from a
+    descriptor opened with no link followed; every later read checks it opens the file
+    of that identity (``SourceFile``), so what is imported is what was hashed."""
+    fd, info = open_no_links(path, shown)
     try:
-        # The real path, resolved by the walk: a link put there since is refused (ELOOP).
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise SourceError(f"{shown} cannot be read: {exc.strerror}", path=shown) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SourceError(f"{shown} is not a regular file", path=shown)
         digest = hashlib.sha256()
         while block := os.read(fd, 1 << 20):
             digest.update(block)
-        return digest.hexdigest(), info.st_size, info.st_mtime_ns
+        after = os.fstat(fd)
     finally:
         os.close(fd)
+    if identity_of(after) != identity_of(info):
+        raise SourceError(f"{shown} changed while it was hashed; refresh again", path=shown)
+    return digest.hexdigest(), info.st_size, info.st_mtime_ns, identity_of(info)
 
 
 def _content_hash(spec: SourceSpec, entries: list[tuple[str, str]]) -> str:
@@ -204,12 +217,18 @@ def list_files(
 
 def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) -> ImportAcquired:
     rel = spec.path
-    root, found = list_files(layout, rel, key, policy.max_listed)
+    try:
+        root, found = list_files(layout, rel, key, policy.max_listed)
+    except OSError as exc:  # a link or folder swapped while the walk resolved it
+        raise SourceError(
+            f"{rel} changed while its files were listed ({exc.strerror}); refresh again",
+            path=rel,
+        ) from None
     files, stamps, hashes = [], [], []
     total = 0
     for name, real in found:
         shown = f"{root}/{name}" if root else name
-        sha, size, mtime = _hash_file(real, shown)
+        sha, size, mtime, identity = _hash_file(real, shown)
         total += size
         if total > policy.max_total_bytes:
             raise SourceError(
@@ -218,7 +237,7 @@ def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) ->
                 code="E503",
                 path=rel,
             )
-        files.append(SourceFile(name, real, size, shown))
+        files.append(SourceFile(name, real, size, shown, identity))
         stamps.append((name, size, mtime))
         hashes.append((name, sha))
     locator = import_locator(spec.format, rel)

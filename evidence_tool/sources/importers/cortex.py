@@ -96,7 +96,8 @@ def _meanings(description: str | None, values: list[str]) -> dict[str, str]:
             for ch in reversed(value):
                 node = node.setdefault(ch, {})
             node[""] = value  # a value ends here
-    text, found = description, {}
+    text = description
+    found: dict[str, str] = {}
     ends = _Ends(text)
     for sep in _GIVES.finditer(text):
         stop = sep.start()
