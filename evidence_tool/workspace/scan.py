@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import file_hash
@@ -225,6 +227,28 @@ def stray_files(layout: Layout) -> list[Diagnostic]:
         problem.with_path(path[prefix:])
         for path, problem in _walk_md(layout.curated, layout)
         if problem is not None and problem.code == "E108"
+    ]
+
+
+def left_temp_files(layout: Layout) -> list[Diagnostic]:
+    """E108 for each temp file of an atomic write (``.NAME.<12 hex>.tmp``) in the curated
+    tree or at the workspace root: the lock-free writers (``fmt``, ``workspace new``) leave
+    one when they are killed between the write and the rename, and no locked run sweeps
+    there.  For ``verify``; the generated ``.gitignore`` keeps them out of ``git add``."""
+    found: list[str] = []
+    with contextlib.suppress(OSError):
+        found += [e.path for e in os.scandir(layout.root) if fsio.TEMP_NAME.fullmatch(e.name)]
+    for dirpath, _dirs, names in os.walk(layout.curated):  # follows no link
+        found += [os.path.join(dirpath, n) for n in names if fsio.TEMP_NAME.fullmatch(n)]
+    prefix = len(str(layout.root)) + 1
+    return [
+        Diagnostic(
+            "E108",
+            "a temp file left by a write that was killed (evidence fmt, workspace new); "
+            "nothing reads it: delete it",
+            path[prefix:],
+        )
+        for path in sorted(found)
     ]
 
 
