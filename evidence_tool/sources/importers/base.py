@@ -16,8 +16,10 @@ spans' bytes.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -282,22 +284,29 @@ def line_spans(raw: bytes, path: str) -> Iterator[Span]:
 
 
 def slug(text: str) -> str:
-    """An id segment from a name: lowercase; runs outside [a-z0-9_-] become one '-'."""
+    """An id segment from a name: NFC first (a name typed composed or decomposed is one
+    name), lowercase; runs outside [a-z0-9_-] become one '-'.  A name with no ASCII letter
+    or digit at all (written wholly in another script) becomes ``x-`` and 10 hex of the
+    sha256 of its NFC form, so two such names never share an id (docs/importers.md)."""
+    text = unicodedata.normalize("NFC", text)
     out: list[str] = []
     for ch in text.lower():
         if (ch.isascii() and ch.isalnum()) or ch in "_-":
             out.append(ch)
         elif out and out[-1] != "-":
             out.append("-")
-    return "".join(out).strip("-") or "x"
+    found = "".join(out).strip("-")
+    if found:
+        return found
+    if not text.strip():
+        return "x"
+    return "x-" + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:10]
 
 
 def element_id(prefix: str, *parts: str) -> str:
     """``evidence:<prefix>:<part>.<part>...`` from slugs, deterministic and within the id's
     200 characters: a longer one keeps its start and ends in 12 hex of the full name's sha256,
     so two long names never collide into one id."""
-    import hashlib
-
     body = ".".join(slug(p) for p in parts)
     full = f"evidence:{prefix}:{body}"
     if len(full) <= 200:
