@@ -549,6 +549,21 @@ def validate_workspace(
     return scan_curated(Layout.at(root), progress=progress)
 
 
+def _layout_in(workspace: Layout | None, f: CuratedFile) -> list[Diagnostic]:
+    """The layout rules (kind folder, file name, kind) for a file given by path that lies
+    in a workspace's curated tree: ``validate evidence/curated/...`` flags what the
+    workspace's own validate flags."""
+    if workspace is None:
+        return []
+    real = os.path.realpath(f.path)
+    curated = os.path.realpath(workspace.curated)
+    if not real.startswith(curated + os.sep):
+        return []
+    rel = "evidence/curated/" + os.path.relpath(real, curated).replace(os.sep, "/")
+    problem = _layout_problem(replace(f, rel=rel))
+    return [] if problem is None else [problem.with_path(f.rel)]
+
+
 def validate_paths(
     paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
 ) -> ValidationReport:
@@ -588,11 +603,13 @@ def validate_paths(
                 f = _parse_file(path, str(path))
                 report.files.append(f)
                 report.errors.extend(f.result.errors)
+                report.errors.extend(_layout_in(workspace, f))
                 report.warnings.extend(f.result.warnings)
         elif p.exists():
             f = _parse_file(p, str(p))
             report.files.append(f)
             report.errors.extend(f.result.errors)
+            report.errors.extend(_layout_in(workspace, f))
             report.warnings.extend(f.result.warnings)
         else:
             report.errors.append(Diagnostic("E603", "no such file or folder", str(p)))
