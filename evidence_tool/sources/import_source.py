@@ -207,7 +207,22 @@ def list_files(
     layout: Layout, rel: str, key: str, limit: int = MAX_LISTED
 ) -> tuple[str, list[tuple[str, Path]]]:
     """(the folder the files' paths are relative to, [(path, real path)]) of an entry's
-    path, every check of ``check_path`` and of the folder's links applied."""
+    path, every check of ``check_path`` and of the folder's links applied.  An OSError
+    of the walk (a link or folder swapped while ``realpath`` resolved it: EINVAL, ENOENT)
+    is E501, never exit 70."""
+    try:
+        return _list_files(layout, rel, key, limit)
+    except OSError as exc:
+        raise SourceError(
+            f"{rel} changed while its files were listed ({exc.strerror}); run the command "
+            "again once the export is complete",
+            path=rel,
+        ) from None
+
+
+def _list_files(
+    layout: Layout, rel: str, key: str, limit: int = MAX_LISTED
+) -> tuple[str, list[tuple[str, Path]]]:
     path = check_path(layout, rel, key)
     if path.is_dir():
         return rel, _walk(layout, path, rel, key, limit)
@@ -217,13 +232,7 @@ def list_files(
 
 def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) -> ImportAcquired:
     rel = spec.path
-    try:
-        root, found = list_files(layout, rel, key, policy.max_listed)
-    except OSError as exc:  # a link or folder swapped while the walk resolved it
-        raise SourceError(
-            f"{rel} changed while its files were listed ({exc.strerror}); refresh again",
-            path=rel,
-        ) from None
+    root, found = list_files(layout, rel, key, policy.max_listed)
     files, stamps, hashes = [], [], []
     total = 0
     for name, real in found:
