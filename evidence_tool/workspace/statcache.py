@@ -180,8 +180,10 @@ class StatCache:
         removed = len(self.entries) - (len(self.fresh) - self.new_keys)
         if self.entries and self.learned + self.promotable < REWRITE_AFTER and not removed:
             return False
+        # The folder as any derived writer makes it (its failure is the command's: the
+        # other caches need it too); only the cache file's own write may be refused.
+        ensure_cache(self.layout)
         try:
-            ensure_cache(self.layout)
             # Derived data guarded by its digest: a torn write is ignored on load, no fsync.
             fsio.write_atomic(self.path, encode(self.scan_started_ns, self.fresh), durable=False)
         except OSError as exc:

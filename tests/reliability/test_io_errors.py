@@ -33,11 +33,9 @@ CODES = {"E604": 6, "E401": 4}  # refused write; an activation (index build) tha
 
 
 def _derived_stat_cache(path: str) -> bool:
-    """The stat cache's own writes (and its folder's .gitignore): refused, they cost the
-    next run some reads, never the command."""
-    return "/.evidence-cache/" in path and (
-        "stat-cache.bin" in path or path.endswith("/.evidence-cache/.gitignore")
-    )
+    """The stat cache file's own write: refused, it costs the next run some reads, never
+    the command."""
+    return "/.evidence-cache/" in path and "stat-cache.bin" in path
 
 
 def first_commit(ref: Reference) -> int:
