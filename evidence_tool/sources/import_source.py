@@ -157,7 +157,7 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
             if is_dir:
                 stack.append((path, rel + "/"))
             elif is_file:
-                out.append((rel, Path(os.path.realpath(path))))
+                out.append((rel, _real_inside(layout, path, key, f"{rel_top}/{rel}")))
                 if len(out) > limit:
                     raise SourceError(
                         f"{rel_top} holds more than {limit} files; an import source reads at "
@@ -167,6 +167,22 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
                     )
             # Sockets, FIFOs and devices are not data: skipped.
     return sorted(out)
+
+
+def _real_inside(layout: Layout, path: Path, key: str, shown: str) -> Path:
+    """The real path the file will be read at, checked once more: a file swapped for a link
+    since the entry was listed (its type is the listing's) must not lead the hash outside
+    the workspace or onto what the tool owns.  Every read then opens this real path with no
+    link followed, so a later swap is refused rather than followed."""
+    real = os.path.realpath(path)
+    if not layout.inside(real) or _owned(layout, real):
+        raise _refuse(
+            key,
+            shown,
+            "became a symbolic link leading outside the import folder's allowed places "
+            "while it was listed; it is refused: replace it with the file itself",
+        )
+    return Path(real)
 
 
 def _hash_file(path: Path, shown: str) -> tuple[str, int, int, Identity]:
@@ -227,7 +243,7 @@ def _list_files(
     if path.is_dir():
         return rel, _walk(layout, path, rel, key, limit)
     root = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    return root, [(path.name, Path(os.path.realpath(path)))]
+    return root, [(path.name, _real_inside(layout, path, key, rel))]
 
 
 def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) -> ImportAcquired:

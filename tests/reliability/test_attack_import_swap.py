@@ -185,7 +185,8 @@ def test_attack_a_link_loop_in_an_import_folder_is_a_coded_error(workspace: Path
 FLIPPER = """
 import os, sys, time
 target, outside, inside = sys.argv[1:4]
-link, plain = target + ".l", target + ".p"
+folder, name = os.path.split(target)  # hidden temp names: the walk skips them
+link, plain = os.path.join(folder, "." + name + ".l"), os.path.join(folder, "." + name + ".p")
 while True:
     try:
         os.symlink(outside, link)

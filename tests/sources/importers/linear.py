@@ -40,7 +40,9 @@ def assert_linear(
     fn: Callable[[Any], object], make: Callable[[int], Any], n: int, limit: float = 8.0
 ) -> float:
     ratio = growth(fn, make, n)
-    if ratio > limit:  # one retry: a burst of load on the large run alone
+    for _ in range(2):  # retries: a burst of load on the large runs alone
+        if ratio <= limit:
+            break
         ratio = min(ratio, growth(fn, make, n))
     assert ratio <= limit, f"4x the input took {ratio:.1f}x the work (linear is ~4x)"
     return ratio
