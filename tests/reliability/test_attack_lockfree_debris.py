@@ -111,6 +111,10 @@ def test_attack_workspace_new_killed_mid_write_leaves_no_silent_debris(tmp_path:
         assert temps(root) == left
         reported = sorted(str(e["path"]) for e in strict_findings(root))
         assert reported == left, reported
+        status = tht("workspace", "evidence", "status", "--workspace-root", str(root), "--json")
+        assert status.returncode == 0, status.stderr
+        warned = sorted(w["path"] for w in json.loads(status.stdout)["warnings"])
+        assert warned == left, warned
         assert not set(left) & set(staged(root)), staged(root)
         runs += 1
     assert runs == 3
