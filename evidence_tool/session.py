@@ -183,9 +183,14 @@ class Session:
         from evidence_tool.gitflow import git_state
         from evidence_tool.sources import missing_warnings
         from evidence_tool.workspace.misplaced import misplaced_units
+        from evidence_tool.workspace.scan import left_temp_files
 
         warnings = tuple(missing_warnings(self.archive))  # W151
         warnings += tuple(misplaced_units(self.archive.layout))  # W108
+        # Temp files a killed fmt or workspace new left (verify fails on them: E108).
+        warnings += tuple(
+            EvidenceWarning(d.message, d.path) for d in left_temp_files(self.archive.layout)
+        )
         dense, vec_warning = dense_status(self.archive.layout.cache / INDEX_NAME)
         # The working units, so items of units deleted since the catalog run are dropped
         # (the scan is the stat-cached one diff makes; only when there are items at all).

@@ -16,7 +16,7 @@ from evidence_tool.archive.state import read_state
 from evidence_tool.archive.validation import reserved_uses
 from evidence_tool.errors import Diagnostic, EvidenceError
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import stray_files
+from evidence_tool.workspace.scan import left_temp_files, stray_files
 
 _AGAIN = (
     "run 'tht workspace evidence consolidate' to write it again from the snapshot, "
@@ -39,6 +39,8 @@ def verify(archive: LocalEvidenceArchive) -> tuple[list[Diagnostic], dict[str, i
     # A unit saved under a name that is not a unit file is invisible to the archive: the
     # next consolidate would refuse it (E108), so a checkout holding one is not "ok".
     problems += stray_files(archive.layout)
+    # A lock-free writer (fmt, workspace new) killed mid-write leaves its temp file there.
+    problems += left_temp_files(archive.layout)
     _check_local_files(archive.layout, problems)
     return sorted(problems, key=Diagnostic.sort_key), counts
 

@@ -337,6 +337,8 @@ class LocalEvidenceArchive:
             if d.errors:
                 raise InvalidFilesError(d.errors)
             cache.save()
+            if (unsaved := cache.unsaved_warning()) is not None:
+                report.warnings.append(unsaved)
             revision = self._write_snapshot(d, report)
             # The first activation indexes every unit: hand it what this scan parsed.
             unitrecords.save(self.layout, self._parsed_units(report).items())
@@ -513,6 +515,8 @@ class LocalEvidenceArchive:
             raise InvalidFilesError(refused)
         if not dry_run:
             cache.save()  # derived data: only what changed since the last scan is recorded
+            if (unsaved := cache.unsaved_warning()) is not None:
+                report.warnings.append(unsaved)
         return report, prev, d
 
     def _keep_active(

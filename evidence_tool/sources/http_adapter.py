@@ -16,7 +16,7 @@ import time
 import zlib
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
@@ -55,13 +55,19 @@ class _Scrubber:
 
 
 def _shown(url: str, first: str, hop: int) -> str:
-    """The printable form of a hop: the descriptor's own public URL, then redirect targets."""
+    """The printable form of a hop: the descriptor's own public URL, then redirect targets.
+
+    A redirect target is shown and stored as its origin only (``https://host:port/``):
+    its path and query were written by the server, not the operator, and often carry a
+    signed token (``/download/<token>/file.csv``), which must not reach
+    ``acquisitions/*.json``, the log or a message."""
     if hop == 0:
         return first
     try:
-        return public_url(url)  # a redirect target keeps no query: it is often signed
+        public = urlsplit(public_url(url))
     except MalformedUrl as exc:
         raise SourceError(f"{first}: a redirect points to a malformed URL ({exc})") from None
+    return urlunsplit((public.scheme, public.netloc, "/", "", ""))
 
 
 def _decoder(encoding: str, shown: str) -> Any:

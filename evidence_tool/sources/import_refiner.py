@@ -59,14 +59,15 @@ def for_source(doc: ImportAcquired) -> ImportRefiner:
 
 def _check_unchanged(doc: ImportAcquired) -> None:
     """E501 when a file changed while it was hashed and imported: the proposal would not
-    be the one of the hashed content."""
+    be the one of the hashed content.  The file is opened as every read opens it (no link
+    followed, the identity hashed checked), never stat'ed through a link."""
     for (name, size, mtime), f in zip(doc.stamps, doc.files, strict=True):
+        shown = f"{doc.root}/{name}" if doc.root else name
         try:
-            info = os.stat(f.abs_path)
-        except OSError:
+            info: os.stat_result | None = f.stat_now()
+        except SourceError:
             info = None
         if info is None or (info.st_size, info.st_mtime_ns) != (size, mtime):
-            shown = f"{doc.root}/{name}" if doc.root else name
             raise SourceError(
                 f"{shown} changed while it was being imported; refresh again", path=shown
             )
@@ -85,7 +86,7 @@ def _locate(source: ImportInput, spans: list[Span]) -> tuple[dict[Span, Located]
         if f is None:
             bad.extend(group)
             continue
-        with f.abs_path.open("rb") as handle:
+        with f.open() as handle:  # the file hashed, no link followed
             size = os.fstat(handle.fileno()).st_size
             data: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
             try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,14 @@ from evidence_tool.errors import DescriptorError, PathOutsideError, SourceError
 from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import source_id
-from evidence_tool.sources.importers.base import ImportInput, SourceFile, check_options
+from evidence_tool.sources.importers.base import (
+    Identity,
+    ImportInput,
+    SourceFile,
+    check_options,
+    identity_of,
+    open_no_links,
+)
 from evidence_tool.sources.importers.formats import FORMATS, importer_for
 from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy
 from evidence_tool.sources.specs import SourceSpec
@@ -139,10 +145,19 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
                         "places (outside the workspace, or onto what the tool owns); it is "
                         "refused: replace it with the file itself",
                     )
-            if entry.is_dir():
+            try:
+                is_dir, is_file = entry.is_dir(), entry.is_file()
+            except OSError:  # ELOOP: a link loop (a -> b -> a) leads to no file at all
+                raise _refuse(
+                    key,
+                    f"{rel_top}/{rel}",
+                    "is a symbolic link loop: it leads to no file; remove it or replace "
+                    "it with the file itself",
+                ) from None
+            if is_dir:
                 stack.append((path, rel + "/"))
-            elif entry.is_file():
-                out.append((rel, Path(os.path.realpath(path))))
+            elif is_file:
+                out.append((rel, _real_inside(layout, path, key, f"{rel_top}/{rel}")))
                 if len(out) > limit:
                     raise SourceError(
                         f"{rel_top} holds more than {limit} files; an import source reads at "
@@ -154,23 +169,37 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
     return sorted(out)
 
 
-def _hash_file(path: Path, shown: str) -> tuple[str, int, int]:
-    """(sha256, size, mtime_ns) of a regular file, read in blocks."""
+def _real_inside(layout: Layout, path: Path, key: str, shown: str) -> Path:
+    """The real path the file will be read at, checked once more: a file swapped for a link
+    since the entry was listed (its type is the listing's) must not lead the hash outside
+    the workspace or onto what the tool owns.  Every read then opens this real path with no
+    link followed, so a later swap is refused rather than followed."""
+    real = os.path.realpath(path)
+    if not layout.inside(real) or _owned(layout, real):
+        raise _refuse(
+            key,
+            shown,
+            "became a symbolic link leading outside the import folder's allowed places "
+            "while it was listed; it is refused: replace it with the file itself",
+        )
+    return Path(real)
+
+
+def _hash_file(path: Path, shown: str) -> tuple[str, int, int, Identity]:
+    """(sha256, size, mtime_ns, identity) of a regular file, read in blocks from a
+    descriptor opened with no link followed; every later read checks it opens the file
+    of that identity (``SourceFile``), so what is imported is what was hashed."""
+    fd, info = open_no_links(path, shown)
     try:
-        # The real path, resolved by the walk: a link put there since is refused (ELOOP).
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise SourceError(f"{shown} cannot be read: {exc.strerror}", path=shown) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SourceError(f"{shown} is not a regular file", path=shown)
         digest = hashlib.sha256()
         while block := os.read(fd, 1 << 20):
             digest.update(block)
-        return digest.hexdigest(), info.st_size, info.st_mtime_ns
+        after = os.fstat(fd)
     finally:
         os.close(fd)
+    if identity_of(after) != identity_of(info):
+        raise SourceError(f"{shown} changed while it was hashed; refresh again", path=shown)
+    return digest.hexdigest(), info.st_size, info.st_mtime_ns, identity_of(info)
 
 
 def _content_hash(spec: SourceSpec, entries: list[tuple[str, str]]) -> str:
@@ -194,12 +223,27 @@ def list_files(
     layout: Layout, rel: str, key: str, limit: int = MAX_LISTED
 ) -> tuple[str, list[tuple[str, Path]]]:
     """(the folder the files' paths are relative to, [(path, real path)]) of an entry's
-    path, every check of ``check_path`` and of the folder's links applied."""
+    path, every check of ``check_path`` and of the folder's links applied.  An OSError
+    of the walk (a link or folder swapped while ``realpath`` resolved it: EINVAL, ENOENT)
+    is E501, never exit 70."""
+    try:
+        return _list_files(layout, rel, key, limit)
+    except OSError as exc:
+        raise SourceError(
+            f"{rel} changed while its files were listed ({exc.strerror}); run the command "
+            "again once the export is complete",
+            path=rel,
+        ) from None
+
+
+def _list_files(
+    layout: Layout, rel: str, key: str, limit: int = MAX_LISTED
+) -> tuple[str, list[tuple[str, Path]]]:
     path = check_path(layout, rel, key)
     if path.is_dir():
         return rel, _walk(layout, path, rel, key, limit)
     root = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    return root, [(path.name, Path(os.path.realpath(path)))]
+    return root, [(path.name, _real_inside(layout, path, key, rel))]
 
 
 def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) -> ImportAcquired:
@@ -209,7 +253,7 @@ def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) ->
     total = 0
     for name, real in found:
         shown = f"{root}/{name}" if root else name
-        sha, size, mtime = _hash_file(real, shown)
+        sha, size, mtime, identity = _hash_file(real, shown)
         total += size
         if total > policy.max_total_bytes:
             raise SourceError(
@@ -218,7 +262,7 @@ def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) ->
                 code="E503",
                 path=rel,
             )
-        files.append(SourceFile(name, real, size, shown))
+        files.append(SourceFile(name, real, size, shown, identity))
         stamps.append((name, size, mtime))
         hashes.append((name, sha))
     locator = import_locator(spec.format, rel)

@@ -24,7 +24,10 @@ from evidence_tool.workspace.layout import DESCRIPTOR, Layout, nearest_workspace
 
 # What a commit must never hold (gitflow.roles.NEVER_COMMITTED): without these lines
 # 'status' warns that the lock file is not ignored.
-GITIGNORE_LINES = (".evidence-archive.lock", ".evidence-cache/")
+# The last: the temp files of atomic writes (".NAME.<12 hex>.tmp", fsio.TEMP_NAME), which a
+# killed lock-free writer (fmt, workspace new) leaves behind; verify reports them.
+TEMP_PATTERN = ".*." + "[0-9a-f]" * 12 + ".tmp"
+GITIGNORE_LINES = (".evidence-archive.lock", ".evidence-cache/", TEMP_PATTERN)
 _OPTION_OF = {"id": "--id", "name": "--name", "default_language": "--language"}
 
 

@@ -104,8 +104,40 @@ def clean_url(url: str) -> str:
 
 
 def redact_urls(text: str) -> str:
-    """``text`` with every URL in it (a library's error message, a flag) made public."""
-    return _URL.sub(lambda m: clean_url(m.group(0)), text) if "://" in text else text
+    """``text`` with every URL in it (a library's error message, a flag) made public.
+
+    Found from each ``://`` outwards rather than by ``_URL.sub``: the pattern is tried at
+    every letter, and each try rescans the letters after it, quadratic in a long word.
+    The URLs found are the pattern's: the scheme starts at the first letter of the run of
+    scheme characters before ``://``, and the URL runs to a blank, a quote or ``<>``."""
+    if "://" not in text:
+        return text
+    out: list[str] = []
+    done = 0  # text before this is copied or replaced already
+    at = text.find("://")
+    while at != -1:
+        start = at
+        while start > done and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        while start < at and not _is_letter(text[start]):
+            start += 1  # a scheme starts with a letter
+        body = _URL_BODY.match(text, at + 3)
+        if start == at or body is None:
+            at = text.find("://", at + 1)
+            continue
+        out += [text[done:start], clean_url(text[start : body.end()])]
+        done = body.end()
+        at = text.find("://", done)
+    out.append(text[done:])
+    return "".join(out)
+
+
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_URL_BODY = re.compile(r"[^\s\"'<>]+")
+
+
+def _is_letter(ch: str) -> bool:
+    return ch.isascii() and ch.isalpha()
 
 
 def scrub(text: str, values: Collection[str | None]) -> str:

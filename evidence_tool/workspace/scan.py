@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import file_hash
@@ -225,6 +227,28 @@ def stray_files(layout: Layout) -> list[Diagnostic]:
         problem.with_path(path[prefix:])
         for path, problem in _walk_md(layout.curated, layout)
         if problem is not None and problem.code == "E108"
+    ]
+
+
+def left_temp_files(layout: Layout) -> list[Diagnostic]:
+    """E108 for each temp file of an atomic write (``.NAME.<12 hex>.tmp``) in the curated
+    tree or at the workspace root: the lock-free writers (``fmt``, ``workspace new``) leave
+    one when they are killed between the write and the rename, and no locked run sweeps
+    there.  For ``verify``; the generated ``.gitignore`` keeps them out of ``git add``."""
+    found: list[str] = []
+    with contextlib.suppress(OSError):
+        found += [e.path for e in os.scandir(layout.root) if fsio.TEMP_NAME.fullmatch(e.name)]
+    for dirpath, _dirs, names in os.walk(layout.curated):  # follows no link
+        found += [os.path.join(dirpath, n) for n in names if fsio.TEMP_NAME.fullmatch(n)]
+    prefix = len(str(layout.root)) + 1
+    return [
+        Diagnostic(
+            "E108",
+            "a temp file left by a write that was killed (evidence fmt, workspace new); "
+            "nothing reads it: delete it",
+            path[prefix:],
+        )
+        for path in sorted(found)
     ]
 
 
@@ -538,6 +562,21 @@ def validate_workspace(
     return report
 
 
+def _layout_in(workspace: Layout | None, f: CuratedFile) -> list[Diagnostic]:
+    """The layout rules (kind folder, file name, kind) for a file given by path that lies
+    in a workspace's curated tree: ``validate evidence/curated/...`` flags what the
+    workspace's own validate flags."""
+    if workspace is None:
+        return []
+    real = os.path.realpath(f.path)
+    curated = os.path.realpath(workspace.curated)
+    if not real.startswith(curated + os.sep):
+        return []
+    rel = "evidence/curated/" + os.path.relpath(real, curated).replace(os.sep, "/")
+    problem = _layout_problem(replace(f, rel=rel))
+    return [] if problem is None else [problem.with_path(f.rel)]
+
+
 def validate_paths(
     paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
 ) -> ValidationReport:
@@ -583,11 +622,11 @@ def validate_paths(
                     report.errors.append(problem.with_path(str(path)))
                     continue
                 f = _parse_file(path, str(path))
-                take(f, f.result.errors, f.result.warnings)
+                take(f, [*f.result.errors, *_layout_in(workspace, f)], f.result.warnings)
         elif p.exists():
             if first_time(p):
                 f = _parse_file(p, str(p))
-                take(f, f.result.errors, f.result.warnings)
+                take(f, [*f.result.errors, *_layout_in(workspace, f)], f.result.warnings)
         else:
             report.errors.append(Diagnostic("E603", "no such file or folder", str(p)))
     _check_ids(report.files, report)

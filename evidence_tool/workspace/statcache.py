@@ -29,6 +29,7 @@ import time
 from typing import Any, Final
 
 from evidence_tool import __version__, fsio
+from evidence_tool.errors import EvidenceWarning
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -99,6 +100,7 @@ class StatCache:
         self.promotable = 0
         self.learned = 0  # entries recorded afresh by this scan
         self.new_keys = 0  # of which for files the cache did not know
+        self.unsaved: str | None = None  # why save() could not write, if it could not
 
     @classmethod
     def load(cls, layout: Layout) -> StatCache:
@@ -178,8 +180,27 @@ class StatCache:
         removed = len(self.entries) - (len(self.fresh) - self.new_keys)
         if self.entries and self.learned + self.promotable < REWRITE_AFTER and not removed:
             return False
+        # The folder as any derived writer makes it (its failure is the command's: the
+        # other caches need it too); only the cache file's own write may be refused.
         ensure_cache(self.layout)
-        # Derived data guarded by its digest: a torn write is ignored on load, no fsync needed.
-        fsio.write_atomic(self.path, encode(self.scan_started_ns, self.fresh), durable=False)
+        try:
+            # Derived data guarded by its digest: a torn write is ignored on load, no fsync.
+            fsio.write_atomic(self.path, encode(self.scan_started_ns, self.fresh), durable=False)
+        except OSError as exc:
+            # A cache that cannot be written (a full disk) costs the next run a re-read,
+            # never this command: it goes on and says so (``unsaved``).
+            self.unsaved = exc.strerror or type(exc).__name__
+            return False
         self.entries, self.stamp_ns = dict(self.fresh), self.scan_started_ns
         return True
+
+    def unsaved_warning(self) -> EvidenceWarning | None:
+        """What to tell the user when ``save`` could not write the cache."""
+        if self.unsaved is None:
+            return None
+        rel = self.layout.rel(self.path)
+        return EvidenceWarning(
+            f"the derived stat cache could not be written ({self.unsaved}); nothing is "
+            "lost, the next run reads every unit file again: free disk space",
+            rel,
+        )

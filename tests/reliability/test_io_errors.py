@@ -32,6 +32,12 @@ COMMITS = ("/evidence/.local/state.yaml", "/evidence/.local/journal/", "/.local/
 CODES = {"E604": 6, "E401": 4}  # refused write; an activation (index build) that failed
 
 
+def _derived_stat_cache(path: str) -> bool:
+    """The stat cache file's own write: refused, it costs the next run some reads, never
+    the command."""
+    return "/.evidence-cache/" in path and "stat-cache.bin" in path
+
+
 def first_commit(ref: Reference) -> int:
     """The number of the first operation that commits a step (its rename), or that starts a
     second locked block (migrate: the v4 files of its first block stand, the run resumes)."""
@@ -78,6 +84,8 @@ def inject(pool: K.Pool, ref: Reference, scratch: Path) -> dict[str, int]:
         assert not [o for o in later if o[0] == "fsync" and o[1] == path], f"{where}: fsync retried"
         if path.endswith(".evidence-archive.lock") and run.status == 0:
             outcome = "lock note"  # emptying the note at release is best effort
+        elif _derived_stat_cache(path) and run.status == 0:
+            outcome = "derived cache skipped"  # a warning; the next run re-reads (issue 27)
         else:
             code = error_code(run)
             assert code in CODES and run.status == CODES[code], f"{where}: {run.status} {code}"

@@ -280,7 +280,8 @@ def test_attack_redirect_to_a_signed_query_and_failing_hops_quote_no_secret(
         json.loads(p.read_text()) for p in (ws / "evidence/.local/acquisitions").rglob("*.json")
     ]
     meta = [m for m in meta if m["locator"].startswith("http:")]
-    assert [m["final_url"] for m in meta] == [f"{server.base}/landing/final.md"]
+    # A redirect target is recorded as its origin only: its path may be a token too (G8).
+    assert [m["final_url"] for m in meta] == [f"{server.base}/"]
     # A hop that fails names the redirect target without its query, and no ${ENV} value.
     server.redirect_to = f"/denied/{env_secret}/x.md?grant={hop_secret}"
     _use_sources(ws, [{"kind": "http", "url": f"{server.base}/hop/${{PROBE_PATH_KEY}}/b.md"}])

@@ -100,6 +100,9 @@ The end of an inpatient stay, recorded in `adt.discharges`.
 """
 
 
+SIGNED_TOKEN = "tok-5f0c2e9ab71d"  # a redirect target's path token: never stored
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: DocServer
 
@@ -122,6 +125,8 @@ class _Handler(BaseHTTPRequestHandler):
         route = getattr(
             self, "route_" + parts.path.strip("/").replace("-", "_").replace(".", "_"), None
         )
+        if parts.path.startswith("/signed/"):  # a CDN's signed download link
+            route = self.route_doc_md
         if route is None:
             self._send(404, b"not found")
             return
@@ -147,6 +152,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def route_redirect_away(self, q: dict[str, list[str]]) -> None:
         self._send(302, b"", {"Location": "http://forbidden.invalid/doc.md"})
+
+    def route_redirect_signed(self, q: dict[str, list[str]]) -> None:
+        self._send(302, b"", {"Location": f"/signed/{SIGNED_TOKEN}/doc.md"})
 
     def route_redirect_local(self, q: dict[str, list[str]]) -> None:
         self._send(302, b"", {"Location": "/doc.md"})

@@ -15,6 +15,11 @@ spans' bytes.
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
+import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,10 +30,57 @@ from evidence_tool.errors import DescriptorError, SourceError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit import AppliesTo, Metadata, Payload, Unit
 
+# What pins one file's content between its hash and every later read: (device, inode,
+# size, mtime_ns, ctime_ns).  A write, a rename over it or a swap to another file changes
+# one of them (ctime cannot be set by a user).
+Identity = tuple[int, int, int, int, int]
+
+
+def identity_of(info: os.stat_result) -> Identity:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def open_no_links(path: Path, shown: str) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of the regular file at the real path ``path`` and its fstat,
+    opened one component at a time with O_NOFOLLOW: a link put anywhere on the path since
+    it was resolved (the file itself, or a folder above it) is refused, never followed.
+    E501 when the file cannot be opened so, or is no longer a regular file."""
+    path = Path(os.path.abspath(path))
+    parts = list(path.parts[1:])
+    fd = -1
+    try:
+        fd = os.open(path.anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+            flags |= os.O_NONBLOCK if last else os.O_DIRECTORY  # a FIFO must not block
+            nxt = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        info = os.fstat(fd)
+    except OSError as exc:
+        if fd >= 0:
+            os.close(fd)
+        why = "it became a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise SourceError(
+            f"{shown} cannot be read ({why}); if the import is being rewritten, refresh "
+            "again once it is complete",
+            path=shown,
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise SourceError(f"{shown} is not a regular file", path=shown)
+    return fd, info
+
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One regular file of an import source, already checked to lie inside the workspace."""
+    """One regular file of an import source, already checked to lie inside the workspace.
+
+    Every read opens the real path with no link followed and, when the file was hashed
+    (``identity`` set by acquisition), checks that it is the very file hashed, unchanged:
+    otherwise E501, so no text the hash did not cover (another file swapped in, even one
+    outside the workspace) reaches a proposal, a record or a cache."""
 
     path: (
         str  # relative to the source's root, '/'-separated (the file's own name for a file source)
@@ -36,22 +88,51 @@ class SourceFile:
     abs_path: Path
     size: int
     shown: str = ""  # workspace-relative, for messages (the pipeline sets it)
+    identity: Identity | None = None  # of the descriptor the hash was read from
+
+    def _open(self) -> tuple[int, os.stat_result]:
+        where = self.shown or self.path
+        fd, info = open_no_links(self.abs_path, where)
+        if self.identity is not None and identity_of(info) != self.identity:
+            os.close(fd)
+            raise SourceError(
+                f"{where} changed while it was being imported (it is no longer the file "
+                "hashed); refresh again once the export is complete",
+                path=where,
+            )
+        return fd, info
 
     def open(self) -> IO[bytes]:
-        return self.abs_path.open("rb")
+        fd, _ = self._open()
+        return os.fdopen(fd, "rb")
+
+    def stat_now(self) -> os.stat_result:
+        """The file's fstat through a descriptor opened as every read opens it (E501 when
+        it is gone, a link, or no longer the file hashed)."""
+        fd, info = self._open()
+        os.close(fd)
+        return info
 
     def read_bytes(self, max_bytes: int) -> bytes:
         """The whole file; E503 past ``max_bytes`` (the refresh bound), so a huge file is refused
         rather than read: formats that can stream use ``open`` instead."""
+        where = self.shown or self.path
         if self.size > max_bytes:
-            where = self.shown or self.path
-            raise SourceError(
-                f"{where} is larger than {max_bytes} bytes; one import file is read whole "
-                "only up to that size (network.max_bytes of the installation)",
-                code="E503",
-                path=where,
-            )
-        return self.abs_path.read_bytes()
+            raise _too_large(where, max_bytes)
+        with self.open() as handle:
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise _too_large(where, max_bytes)
+        return data
+
+
+def _too_large(where: str, max_bytes: int) -> SourceError:
+    return SourceError(
+        f"{where} is larger than {max_bytes} bytes; one import file is read whole "
+        "only up to that size (network.max_bytes of the installation)",
+        code="E503",
+        path=where,
+    )
 
 
 @dataclass(frozen=True)
@@ -203,22 +284,29 @@ def line_spans(raw: bytes, path: str) -> Iterator[Span]:
 
 
 def slug(text: str) -> str:
-    """An id segment from a name: lowercase; runs outside [a-z0-9_-] become one '-'."""
+    """An id segment from a name: NFC first (a name typed composed or decomposed is one
+    name), lowercase; runs outside [a-z0-9_-] become one '-'.  A name with no ASCII letter
+    or digit at all (written wholly in another script) becomes ``x-`` and 10 hex of the
+    sha256 of its NFC form, so two such names never share an id (docs/importers.md)."""
+    text = unicodedata.normalize("NFC", text)
     out: list[str] = []
     for ch in text.lower():
         if (ch.isascii() and ch.isalnum()) or ch in "_-":
             out.append(ch)
         elif out and out[-1] != "-":
             out.append("-")
-    return "".join(out).strip("-") or "x"
+    found = "".join(out).strip("-")
+    if found:
+        return found
+    if not text.strip():
+        return "x"
+    return "x-" + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:10]
 
 
 def element_id(prefix: str, *parts: str) -> str:
     """``evidence:<prefix>:<part>.<part>...`` from slugs, deterministic and within the id's
     200 characters: a longer one keeps its start and ends in 12 hex of the full name's sha256,
     so two long names never collide into one id."""
-    import hashlib
-
     body = ".".join(slug(p) for p in parts)
     full = f"evidence:{prefix}:{body}"
     if len(full) <= 200:

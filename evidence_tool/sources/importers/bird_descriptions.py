@@ -130,7 +130,9 @@ def _row(header: list[str], cells: list[str], shown: str, start: int, line: int,
 
 # A stored value: quoted text, a number, or a short code (N, Y, W, HS, ...).
 _CODE = r"\"[^\"\n]+\"|'[^'\n]+'|-?\d+(?:\.\d+)?|[A-Za-z]{1,3}|[A-Z0-9_]{1,10}"
-_ITEM = re.compile(rf"^\s*(?:[•*-]\s*)?({_CODE})\s*[:=：]\s*(\S.*?)\s*$")
+# The meaning runs to the end and is trimmed by hand: a lazy group before trailing blanks
+# backtracked quadratically on a long blank run inside the meaning.
+_ITEM = re.compile(rf"\s*(?:[•*-]\s*)?({_CODE})\s*[:=：]\s*(\S.*)")
 _SPLIT = re.compile(rf"[;\n]|,\s+(?=(?:{_CODE})\s*[:=：])")
 
 
@@ -151,5 +153,5 @@ def code_list(text: str) -> list[tuple[str, str]] | None:
         value = m.group(1)
         if value[0] in "\"'":
             value = value[1:-1]
-        run.append((value, m.group(2)))
+        run.append((value, m.group(2).rstrip()))
     return run if len(run) >= 2 else None

@@ -25,7 +25,9 @@ from evidence_tool.unit.formula import check_expression
 
 _QUOTES = "'\"`"
 _OPEN, _CLOSE = "([", ")]"
-_DEFINES = re.compile(r"\s+(?:refers?\s+to|means|stands\s+for)\s+", re.IGNORECASE)
+# A match starts only where a blank run starts (the lookbehind): tried inside a run, the
+# pattern rescanned the rest of the run at every blank, quadratic in its length.
+_DEFINES = re.compile(r"(?<!\s)\s+(?:refers?\s+to|means|stands\s+for)\s+", re.IGNORECASE)
 # What makes a definition SQL: a comparison, arithmetic, a call, or a SQL-only keyword.
 # Words that also read as prose ("A and B", "K-12") are not enough.
 _OPERATOR = re.compile(

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 
 from evidence_tool.jsonvalue import JsonValue
+from evidence_tool.sources.importers import json_stream
 from evidence_tool.sources.importers.base import SourceFile, Span, element_id, malformed, slug
 from evidence_tool.sources.importers.bird_evidence import fragments, read_fragment
 from evidence_tool.sources.importers.bird_units import Collected, clean, fenced, title
@@ -58,7 +59,10 @@ def _load(record: RawRecord, shown: str) -> Question:
         raise malformed(shown, line, "a NUL byte; a questions file is JSON text")
     try:
         text = record.raw.decode("utf-8")
-        values: JsonValue = json.loads(text)
+        values: JsonValue = json_stream.loads_unique(text)
+    except json_stream.DuplicateKey as exc:
+        line = record.line + json_stream.duplicate_line(record.raw, exc.key)
+        raise malformed(shown, line, json_stream.duplicate_message(exc.key)) from None
     except UnicodeDecodeError as exc:
         line = record.line + record.raw.count(b"\n", 0, exc.start)
         raise malformed(shown, line, "not UTF-8 text; save the file as UTF-8") from None

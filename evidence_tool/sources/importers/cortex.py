@@ -14,7 +14,7 @@ mapping, ``verified_queries`` -> example, ``custom_instructions`` -> domain.
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from evidence_tool.sources.importers import yaml_spans as ys
 from evidence_tool.sources.importers.base import (
@@ -66,19 +66,86 @@ class CortexImporter:
         return result
 
 
+# Where a value's meaning is given: ``V = m``, ``V: m``, ``V -> m``, ``V → m``.
+_GIVES = re.compile(r"(?<!\s)\s*(?:=|:|->|→)")  # starts where a blank run starts
+_WORD = re.compile(r"\w")
+_QUOTE = "'\"`"
+# Bounds that keep the reading linear: a sample value longer than VALUE_MAX characters is
+# never found in the description (the walk back from a separator stops there), and a
+# "meaning" longer than MEANING_MAX is prose, not a value's meaning (without the bound,
+# k values named in one long clause would copy that clause k times).
+VALUE_MAX = 200
+MEANING_MAX = 500
+
+
 def _meanings(description: str | None, values: list[str]) -> dict[str, str]:
     """Meanings a description gives its values as ``V = meaning`` / ``V: meaning``, separated
-    by commas, semicolons or lines; a value it does not name gets none (never a guess)."""
+    by commas, semicolons or lines; a value it does not name gets none (never a guess).
+
+    One pass over the description: at each separator, the values that end right before it
+    (a closing quote and blanks between allowed; not the tail of a word) are looked up in
+    a trie of the values written backwards, so the work does not grow with values times
+    description.  The first mention of a value with a meaning wins.
+    """
+    if not description or not values:
+        return {}
+    trie: dict[str, Any] = {}
+    for value in values:
+        if 0 < len(value) <= VALUE_MAX:
+            node = trie
+            for ch in reversed(value):
+                node = node.setdefault(ch, {})
+            node[""] = value  # a value ends here
+    text = description
     found: dict[str, str] = {}
-    for value in values if description else []:
-        pattern = (
-            rf"(?<![\w])['\"`]?{re.escape(value)}['\"`]?\s*(?:=|:|->|→)\s*"
-            r"(?P<m>[^,;\n]+?)\s*(?=[,;\n]|\.\s|\.?$)"
-        )
-        match = re.search(pattern, description or "")
-        if match and match.group("m").strip():
-            found[value] = match.group("m").strip()
-    return found
+    ends = _Ends(text)
+    for sep in _GIVES.finditer(text):
+        stop = sep.start()
+        named = _named_before(text, stop, trie)
+        if text[stop - 1 : stop] in _QUOTE and stop > 0:
+            named += _named_before(text, stop - 1, trie)  # an optional closing quote
+        named = [v for v in named if v not in found]
+        if not named:
+            continue
+        end = ends.after(sep.end())
+        meaning = text[sep.end() : end].strip() if end - sep.end() <= MEANING_MAX else ""
+        for value in named if meaning else []:
+            found.setdefault(value, meaning)
+    return {v: found[v] for v in values if v in found}
+
+
+def _named_before(text: str, stop: int, trie: dict[str, Any]) -> list[str]:
+    """The values that end at ``stop`` and do not continue a word before them."""
+    out, node, pos = [], trie, stop
+    while True:
+        value = node.get("")
+        if value is not None and (pos == 0 or _WORD.match(text[pos - 1]) is None):
+            out.append(value)
+        if pos == 0 or stop - pos >= VALUE_MAX or text[pos - 1] not in node:
+            return out
+        node, pos = node[text[pos - 1]], pos - 1
+
+
+class _Ends:
+    """Where the meaning after a position ends (a comma, semicolon, line end, a full stop
+    before a blank or at the end), for positions asked in increasing order: the text is
+    scanned forward once."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.end = text, -1
+
+    def after(self, start: int) -> int:
+        if self.end >= start:
+            return self.end
+        text, i = self.text, start
+        n = len(text)
+        while i < n:
+            ch = text[i]
+            if ch in ",;\n" or (ch == "." and (i + 1 == n or text[i + 1].isspace())):
+                break
+            i += 1
+        self.end = i
+        return i
 
 
 class _Model:

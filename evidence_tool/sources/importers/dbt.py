@@ -43,7 +43,9 @@ from evidence_tool.unit.fields import is_italian
 from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload
 
 DEFAULT_SCHEMA = "public"
-_REF = re.compile(r"""\s*ref\(\s*(['"])([^'"]+)\1\s*(?:,\s*(?:v|version)\s*=\s*[^)]*)?\)\s*""")
+# Matched against the stripped value: blanks around the call, and between ``=`` and the
+# version, as optional groups next to ``[^)]*`` backtracked quadratically.
+_REF = re.compile(r"""ref\(\s*(['"])([^'"]+)\1\s*(?:,\s*(?:v|version)\s*=[^)]*)?\)""")
 _JINJA = re.compile(r"\{\{|\{%|\{#")
 
 
@@ -253,7 +255,7 @@ def no_jinja(node: YNode | None, shown: str, what: str) -> str:
 
 def ref_model(value: Any) -> str | None:
     """The model a legacy semantic model names with ``ref('orders')``."""
-    match = _REF.fullmatch(value) if isinstance(value, str) else None
+    match = _REF.fullmatch(value.strip()) if isinstance(value, str) else None
     return match.group(2) if match else None
 
 

@@ -36,6 +36,12 @@ from evidence_tool.sources.importers.dbt import (
     ref_model,
 )
 from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
+from evidence_tool.sources.importers.json_stream import (
+    DuplicateKey,
+    duplicate_line,
+    duplicate_message,
+    loads_unique,
+)
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -113,11 +119,15 @@ class Scanner:
         i = self.expect(i, b"{")
         if self.buf[i : i + 1] == b"}":
             return
+        seen: set[str] = set()
         while True:
             end = self.string_end(i) if self.buf[i : i + 1] == b'"' else None
             if end is None:
                 raise self.fail(i, "expected a member name")
             key = json.loads(bytes(self.buf[i:end]))
+            if key in seen:
+                raise malformed(self.shown, self.line(i), duplicate_message(key))
+            seen.add(key)
             start = self.expect(end, b":")
             stop = self.value_end(start)
             yield key, start, stop
@@ -147,8 +157,12 @@ class Scanner:
                 code="E503",
                 path=self.shown,
             )
+        raw = bytes(self.buf[start:end])
         try:
-            return json.loads(bytes(self.buf[start:end]))
+            return loads_unique(raw)
+        except DuplicateKey as exc:
+            line = self.line(start) + duplicate_line(raw, exc.key)
+            raise malformed(self.shown, line, duplicate_message(exc.key)) from None
         except (ValueError, RecursionError) as exc:
             raise self.fail(start, str(exc).split(":")[0]) from None
 

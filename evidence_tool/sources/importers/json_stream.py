@@ -11,10 +11,11 @@ with its escapes as written.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from evidence_tool.sources.importers.base import malformed
 
@@ -187,3 +188,44 @@ def _escape(raw: bytes, i: int) -> tuple[str, int]:
         if 0xDC00 <= low < 0xE000:
             return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), 12
     return chr(code), 6
+
+
+# -- duplicate member names ----------------------------------------------------------------
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names one member twice: ``json.loads`` would keep the last silently
+    (a second ``SQL`` would win, a second ``db_id`` would change the id), so it is refused
+    as the YAML formats refuse a duplicate key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the member {key!r} appears twice in one object")
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def loads_unique(text: str | bytes) -> Any:
+    """``json.loads`` refusing a duplicate member name (``DuplicateKey``)."""
+    return json.loads(text, object_pairs_hook=_unique_pairs)
+
+
+def duplicate_line(raw: bytes, key: str) -> int:
+    """Lines before the second ``"key":`` in ``raw`` (0 when it is not written plainly)."""
+    name = json.dumps(key, ensure_ascii=False).encode("utf-8")
+    found = [m.start() for m in re.finditer(re.escape(name) + rb"\s*:", raw)]
+    return raw.count(b"\n", 0, found[1]) if len(found) > 1 else 0
+
+
+def duplicate_message(key: str) -> str:
+    return (
+        f"the member {key!r} appears twice in one object; JSON readers disagree on which "
+        "one counts: keep one"
+    )

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADING = re.compile(rb"(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*\r?$")
+# Only the opening run is a pattern: the closing run is stripped by hand, because a lazy
+# text group before optional blanks and hashes backtracks cubically on a long blank run.
+_HEADING_OPEN = re.compile(rb"#{1,6}[ \t]")
 _FENCE = re.compile(rb"(`{3,}|~{3,})")
 _BOM = b"\xef\xbb\xbf"
 
@@ -70,11 +72,21 @@ def _headings(raw: bytes, start: int) -> list[tuple[int, int, int, str]]:
         if opener:
             fence = opener.group(1)
             continue
-        match = _HEADING.fullmatch(stripped)
-        if match:
-            text = match.group(2).decode("utf-8", "replace").strip()
-            found.append((len(match.group(1)), pos, pos + len(line), text))
+        heading = _heading(stripped)
+        if heading is not None:
+            found.append((heading[0], pos, pos + len(line), heading[1]))
     return found
+
+
+def _heading(line: bytes) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line: ``#``s, a blank, the text, then optionally
+    blanks, a closing run of ``#`` and blanks (a CR of a CRLF line end is dropped)."""
+    opener = _HEADING_OPEN.match(line)
+    if opener is None:
+        return None
+    level = opener.end() - 1
+    text = line[level:].removesuffix(b"\r").rstrip(b" \t").rstrip(b"#").rstrip(b" \t")
+    return level, text.decode("utf-8", "replace").strip()
 
 
 def sections(raw: bytes, start: int = 0) -> tuple[str | None, list[Section]]:

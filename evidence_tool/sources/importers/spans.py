@@ -19,6 +19,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from evidence_tool.sources.importers.base import SourceFile, Span, malformed
+from evidence_tool.sources.importers.json_stream import (
+    DuplicateKey,
+    duplicate_line,
+    duplicate_message,
+    loads_unique,
+)
 
 BOM = b"\xef\xbb\xbf"
 
@@ -35,7 +41,10 @@ def decode(raw: bytes, shown: str, line: int = 1) -> str:
 
 def _load(text: str, shown: str, line: int) -> Any:
     try:
-        return json.loads(text)
+        return loads_unique(text)
+    except DuplicateKey as exc:
+        at = line + duplicate_line(text.encode("utf-8"), exc.key)
+        raise malformed(shown, at, duplicate_message(exc.key)) from None
     except json.JSONDecodeError as exc:
         raise malformed(shown, line + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
     except RecursionError:

@@ -12,7 +12,8 @@ from evidence_tool.sources.importers.unit_parts import ident
 
 _REF = r'([A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")'
 _EQUALITY = re.compile(rf"\s*{_REF}\s*\.\s*{_REF}\s*=\s*{_REF}\s*\.\s*{_REF}\s*")
-_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+# Starts only where a blank run starts: tried at every blank, a long run was quadratic.
+_AND = re.compile(r"(?<!\s)\s+and\s+", re.IGNORECASE)
 
 
 @dataclass
