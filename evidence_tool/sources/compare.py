@@ -189,10 +189,13 @@ class _Placement:
     dropped: list[Dropped] = field(default_factory=list)
     items: list[ReviewItem] = field(default_factory=list)
     taken: dict[str, str] = field(default_factory=dict)  # path -> proposed unit id
+    # Kept beside ``proposed``: tested once per unit under the refresh lock, a set rebuilt
+    # per test made a large import's comparison quadratic (issue 27, G2).
+    ids: set[str] = field(default_factory=set)
 
-    @property
-    def ids(self) -> set[str]:
-        return {p.id for p in self.proposed}
+    def add(self, entry: ProposedEntry) -> None:
+        self.proposed.append(entry)
+        self.ids.add(entry.id)
 
 
 def build(view: ArchiveView, r: Refinement) -> Comparison:
@@ -260,7 +263,7 @@ def _place(
     if holder != uid or path in placed.taken:
         placed.items.append(ReviewItem(ReviewCode.PATH_TAKEN, f"{path} holds another unit", uid))
     placed.taken[path] = uid
-    placed.proposed.append(
+    placed.add(
         ProposedEntry(
             uid,
             pu.unit.kind,
