@@ -63,6 +63,9 @@ class ArchiveView:
     reserved: set[str]
     suppressed: set[str]
     layout: Layout
+    # The last content hash of every deleted unit: an import proposal equal to one of them is
+    # retired knowledge (SPEC 6.3), whatever id it carries now.
+    retired_content: frozenset[str] = frozenset()
 
     @classmethod
     def load(cls, archive: LocalEvidenceArchive) -> ArchiveView:
@@ -92,6 +95,7 @@ class ArchiveView:
             manifest.deleted_ids(),
             set(manifest.suppressed_sources()),
             archive.layout,
+            frozenset(d.last_content_hash for d in manifest.deletions()),
         )
 
     @cached_property
@@ -205,7 +209,7 @@ def build(view: ArchiveView, r: Refinement) -> Comparison:
     by_id = {c.id: c for c in current}
     placed = _Placement(items=_document_items(r))
     for pu in r.proposal.units:
-        _place(view, sid, by_id, pu, placed)
+        _place(view, sid, by_id, pu, placed, imported=r.doc.kind == "import")
     comparison = Comparison(
         revision="",
         created_at=r.at,
@@ -242,9 +246,16 @@ def _place(
     current: dict[str, CurrentUnit],
     pu: ProposedUnit,
     placed: _Placement,
+    *,
+    imported: bool,
 ) -> None:
     """Decides what becomes of one proposed unit: skipped as a duplicate, dropped (a
-    reserved or suppressed id), or proposed at its path with any conflict as an item."""
+    reserved or suppressed id), or proposed at its path with any conflict as an item.
+
+    Suppression after a curated deletion differs by kind (SPEC 6.3, docs/sources.md): a
+    document's refiner may rename what it proposes, so every id new to the tree is dropped;
+    an importer's ids are upstream names, so only the deleted ids (reserved) and a proposal
+    whose content equals a deleted unit's are dropped, and new upstream elements come in."""
     uid = pu.unit.id
     if uid in placed.ids:
         placed.items.append(ReviewItem(ReviewCode.DUPLICATE_ID, "the id is proposed twice", uid))
@@ -252,7 +263,11 @@ def _place(
     if uid in view.reserved:
         placed.dropped.append(Dropped(uid, DropReason.RESERVED))
         return
-    if uid not in view.files and sid in view.suppressed:
+    if imported:
+        if uid not in view.files and pu.unit.content_hash in view.retired_content:
+            placed.dropped.append(Dropped(uid, DropReason.RETIRED_CONTENT))
+            return
+    elif uid not in view.files and sid in view.suppressed:
         placed.dropped.append(Dropped(uid, DropReason.SUPPRESSED))
         return
     if uid in view.files and uid not in current:

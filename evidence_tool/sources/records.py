@@ -59,6 +59,7 @@ class LineStatus(StrEnum):
 class DropReason(StrEnum):
     RESERVED = "reserved by a deletion record"
     SUPPRESSED = "suppressed: the source had a curated deletion"
+    RETIRED_CONTENT = "suppressed: the content of a deleted unit"
 
 
 class ReviewCode(StrEnum):
