@@ -127,10 +127,13 @@ def _comparison_lines(comp: JsonObject) -> list[str]:
         f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
         for i in narrow.objs(comp["review_items"])
     ]
-    lines += [
-        f"  not imported {n['what']} of {n['element']}" + (f" ({n['at']})" if n["at"] else "")
-        for n in narrow.objs(comp.get("not_imported", []))
-    ]
+    for n in narrow.objs(comp.get("not_imported", [])):
+        at = f" ({n['at']})" if n["at"] else ""
+        if n.get("reason"):
+            lines.append(f"  not imported ({n['reason']}) {n['unit_id']}{at}")
+            lines.append(f"    to adopt it: {n['fix']}")
+        else:
+            lines.append(f"  not imported {n['what']} of {n['element']}{at}")
     skipped = narrow.obj(comp.get("skipped", {}))
     lines += [f"  skipped  {n} {what}" for what, n in skipped.items()]
     return lines

@@ -222,7 +222,7 @@ def build(view: ArchiveView, r: Refinement) -> Comparison:
         current=tuple(current),
         proposed=tuple(placed.proposed),
         review_items=tuple(placed.items),
-        retire=tuple(sorted(set(by_id) - placed.ids)),
+        retire=tuple(sorted(set(by_id) - placed.ids - _held(r.proposal))),
         dropped=tuple(placed.dropped),
         affected_files=_affected_files(view, current, placed),
         imported=_import_extras(r.proposal),
@@ -303,6 +303,12 @@ def _affected_files(
         for path in view.carriers.get(uid, ()):
             affected.setdefault(path, current_hash(view.layout.resolve_inside(path)))
     return dict(sorted(affected.items()))
+
+
+def _held(proposal: Proposal) -> set[str]:
+    """Ids an import left out as incomplete: a live unit with one stays as it is (replace
+    neither rewrites nor retires it) until the source gives the element whole again."""
+    return {n.unit_id for n in proposal.not_imported if n.unit_id is not None}
 
 
 def _import_extras(proposal: Proposal) -> ImportExtras | None:

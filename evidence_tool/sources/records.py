@@ -169,19 +169,37 @@ class ReviewItem:
 
 @dataclass(frozen=True, slots=True)
 class NotImportedItem:
-    """An element of an import no unit field holds, and where it is (``file:line``)."""
+    """An element of an import no unit field holds, and where it is (``file:line``).
+
+    An element the importer could not make complete (values without meanings, a text only
+    the source tool renders) is one too, with ``reason`` (the importer's item code),
+    ``unit_id`` (the unit it would have been) and ``fix`` (what to write where): it is
+    left out of the proposal, so the complete rest is adoptable (docs/importers.md)."""
 
     element: str
     what: str
     at: str | None
+    reason: str | None = None
+    unit_id: str | None = None
+    fix: str | None = None
 
     def to_json(self) -> JsonObject:
-        return {"element": self.element, "what": self.what, "at": self.at}
+        out: JsonObject = {"element": self.element, "what": self.what, "at": self.at}
+        if self.reason is not None:  # absent for plain elements: their records stay as they were
+            out |= {"reason": self.reason, "unit_id": self.unit_id, "fix": self.fix}
+        return out
 
     @classmethod
     def from_json(cls, value: JsonValue) -> NotImportedItem:
         obj = _obj(value, "a not-imported element")
-        return cls(_str(obj, "element"), _str(obj, "what"), _opt_str(obj, "at"))
+        return cls(
+            _str(obj, "element"),
+            _str(obj, "what"),
+            _opt_str(obj, "at"),
+            _opt_str(obj, "reason"),
+            _opt_str(obj, "unit_id"),
+            _opt_str(obj, "fix"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

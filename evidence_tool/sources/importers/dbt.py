@@ -178,6 +178,7 @@ def _glossary(
             f"{text.where}: the description of {title} holds Jinja other than doc(), "
             "which only dbt can render; write it out or move it into a docs block",
             uid,
+            text.spans[0],
         )
         return
     unit = make_unit(
@@ -200,8 +201,10 @@ def _enum(
     if test.values is None:
         result.review(
             "not-representable",
-            f"{test.where}: the accepted values of {name} are Jinja, which only dbt can render",
+            f"{test.where}: the accepted values of {name} are Jinja, which only dbt can "
+            f"render; write the values out as a list, or write the enum unit {uid} by hand",
             uid,
+            test.span,
         )
         return
     values = list(dict.fromkeys(test.values))  # a value listed twice is one stored value
@@ -212,9 +215,12 @@ def _enum(
         result.review(
             "meaning-missing",
             f"{test.where}: no meaning for {', '.join(repr(v) for v in missing)} of {name}: "
-            "list each value in the column's description (e.g. '- value: meaning') "
-            "or write the meaning in the unit",
+            f"list each value in the description of column {column.name} of model "
+            f"{model.name} (e.g. '- {missing[0]}: what it means', or a docs block table "
+            "of value and meaning) and refresh; or write the enum unit "
+            f"{uid} by hand under evidence/curated/enum/",
             uid,
+            test.span,
         )
     spans = [test.span]
     if found and desc is not None:
