@@ -283,7 +283,8 @@ CODES: dict[str, CodeInfo] = {
     "E501": CodeInfo(
         5,
         "source acquisition failed",
-        "Check the source's locator, network policy and credentials, then refresh again.",
+        "Check what the message names (an import's path, a locator, the network policy "
+        "or credentials of a remote source), then refresh again.",
     ),
     "E502": CodeInfo(
         5, "refinement failed", "Check the refiner command and its output, then refresh again."

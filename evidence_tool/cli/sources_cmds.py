@@ -24,10 +24,14 @@ def refresh_body(s: Session, dry_run: bool, source_id: str | None, actor: str | 
     """Read every source, refine the changed ones, record comparisons (nothing on failure)."""
     progress = StderrProgress.for_terminal()
     try:
-        data = s.refresh(s.actor(actor), source_id, dry_run, progress).to_json()
+        result = s.refresh(s.actor(actor), source_id, dry_run, progress)
     finally:
         if progress:
             progress.close()
+    data = result.to_json()
+    # A source that failed alone (a missing import input) is an error of the run: the
+    # others were recorded, and the exit code says something needs attention.
+    errors = [d for exc in result.failed for d in exc.diagnostics]
     from evidence_tool.cli.reporters.text_lines import refresh_lines
     from evidence_tool.report.collect import decide_commands
 
@@ -35,7 +39,7 @@ def refresh_body(s: Session, dry_run: bool, source_id: str | None, actor: str | 
         return decide_commands(s.installation.path, str(s.root), sid, revision)
 
     lines = refresh_lines(data, None if dry_run else commands)
-    return Report(result=data, text=lines)
+    return Report(result=data, errors=errors, text=lines)
 
 
 def decide_body(

@@ -54,6 +54,7 @@ class LineStatus(StrEnum):
     UNCHANGED = "unchanged"
     COMPARED = "compared"
     MISSING = "missing"
+    FAILED = "failed"  # an import whose input is missing; the other sources went on
 
 
 class DropReason(StrEnum):
