@@ -82,15 +82,22 @@ class Model:
 
 class DbtImporter:
     format = "dbt"
-    options: ClassVar[dict[str, type | tuple[type, ...]]] = {"schema": str}
+    options: ClassVar[dict[str, type | tuple[type, ...]]] = {
+        "schema": str,
+        "select": (str, list),  # dbt node selection (dbt_select): which models to read
+        "exclude": (str, list),
+    }
 
     def read(self, source: ImportInput) -> ImportResult:
+        from evidence_tool.sources.importers.dbt_select import Selection
+
         result = ImportResult()
         schema = _schema(source)
+        selection = Selection.of(source.options, source.key)
         if source.file("dbt_project.yml") is not None:
             from evidence_tool.sources.importers.dbt_project import read_project
 
-            models, sem = read_project(source, schema, result)
+            models, sem = read_project(source, schema, result, selection)
         else:
             manifests = [f for f in source.files if f.path.lower().endswith(".json")]
             if len(manifests) != 1:
@@ -102,7 +109,7 @@ class DbtImporter:
                 )
             from evidence_tool.sources.importers.dbt_manifest import read_manifest
 
-            models, sem = read_manifest(source, manifests[0], schema, result)
+            models, sem = read_manifest(source, manifests[0], schema, result, selection)
         for model in models:
             model_units(model, source.language, result)
         semantic_units(sem, source.language, result)
