@@ -270,6 +270,12 @@ CODES: dict[str, CodeInfo] = {
         "mass retirement refused",
         "Check the source is complete; pass --allow-mass-retire if the retirement is intended.",
     ),
+    "E306": CodeInfo(
+        3,
+        "replace would overwrite units fixed by hand",
+        "Pass --overwrite-manual to put the source's text back, or --exclude ID for each "
+        "unit to keep as it is (decide --dry-run shows the plan).",
+    ),
     "E401": CodeInfo(
         4,
         "activation failed",

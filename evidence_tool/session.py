@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.gitflow.records import GitCommands, GitState
     from evidence_tool.gitflow.strict import StrictReport
     from evidence_tool.sources import NetworkPolicy
-    from evidence_tool.sources.decide import DecideResult
+    from evidence_tool.sources.decide import DecidePlan, DecideResult
     from evidence_tool.sources.import_add import AddResult
     from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner
     from evidence_tool.sources.refresh import RefreshResult
@@ -241,7 +241,14 @@ class Session:
         )
 
     def decide(
-        self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
+        self,
+        source_id: str,
+        revision: str,
+        decision: str,
+        actor: str,
+        allow_mass_retire: bool,
+        exclude: tuple[str, ...] = (),
+        overwrite_manual: bool = False,
     ) -> DecideResult:
         from evidence_tool.sources import decide
 
@@ -253,6 +260,29 @@ class Session:
             actor,
             self.activation(),
             allow_mass_retire=allow_mass_retire,
+            exclude=exclude,
+            overwrite_manual=overwrite_manual,
+        )
+
+    def decide_plan(
+        self,
+        source_id: str,
+        revision: str,
+        decision: str,
+        actor: str,
+        allow_mass_retire: bool,
+        exclude: tuple[str, ...] = (),
+    ) -> DecidePlan:
+        from evidence_tool.sources.decide import plan
+
+        return plan(
+            self.archive,
+            source_id,
+            revision,
+            decision,
+            actor,
+            allow_mass_retire=allow_mass_retire,
+            exclude=exclude,
         )
 
     def decide_retry(self, source_id: str, actor: str) -> DecideResult:

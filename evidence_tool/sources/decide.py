@@ -38,6 +38,7 @@ from evidence_tool.sources.records import (
     DecisionProgress,
     DecisionValue,
     Outcome,
+    ProposalChanges,
     Registry,
     SourceRecord,
 )
@@ -56,6 +57,10 @@ class DecisionRequest:
     decision: DecisionValue
     actor: str
     allow_mass_retire: bool = False
+    # replace only: ids left as they are (not written, not retired), and whether units
+    # fixed by hand (provenance manual) may be overwritten (E306 otherwise).
+    exclude: tuple[str, ...] = ()
+    overwrite_manual: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +91,8 @@ class DecideResult:
     retired: tuple[str, ...] = ()
     already_saved: bool = False
     retry: bool = False
+    excluded: tuple[str, ...] = ()
+    overwrote_manual: tuple[str, ...] = ()
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {
@@ -100,12 +107,41 @@ class DecideResult:
                 "written": list(self.written),
                 "removed": list(self.removed),
                 "retired": list(self.retired),
+                "excluded": list(self.excluded),
+                "overwrote_manual": list(self.overwrote_manual),
             }
             if self.already_saved:
                 out["already_saved"] = True
         # The consolidation's own envelope (the archive's JSON boundary).
         out["consolidation"] = self.consolidation.to_json()
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class DecidePlan:
+    """What ``decide --dry-run`` found: the decision's effect, nothing written."""
+
+    source_id: str
+    decision: DecisionValue
+    revision: str
+    changes: ProposalChanges
+    excluded: tuple[str, ...]
+    overwrites_manual: tuple[str, ...]
+    write: tuple[str, ...]
+    remove: tuple[str, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "source_id": self.source_id,
+            "decision": self.decision.value,
+            "revision": self.revision,
+            "dry_run": True,
+            "changes": self.changes.to_json(),
+            "excluded": list(self.excluded),
+            "overwrites_manual": list(self.overwrites_manual),
+            "would_write": list(self.write),
+            "would_remove": list(self.remove),
+        }
 
 
 def _stale(revision: str | None, message: str, paths: list[str] | None = None) -> EvidenceError:
@@ -155,10 +191,40 @@ def _keep(comparison: Comparison, actor: str, at: str) -> Staged:
     return Staged(declarations)
 
 
-def _check_replace(comparison: Comparison, allow_mass_retire: bool) -> None:
-    """Decides whether replace may go ahead: no open review item (E140), and no mass
-    retirement unless allowed (E305)."""
-    items = comparison.review_items
+def _check_exclude(comparison: Comparison, exclude: tuple[str, ...]) -> None:
+    """Every excluded id must be one the comparison names (a typo excludes nothing)."""
+    known = comparison.affected_ids()
+    unknown = [uid for uid in exclude if uid not in known]
+    if unknown:
+        raise UsageError(
+            f"--exclude {unknown[0]}: not an id this comparison proposes, retires or holds; "
+            "'tht workspace evidence sources show SOURCE' lists them"
+        )
+
+
+def _manual_overwrites(comparison: Comparison, req: DecisionRequest) -> tuple[str, ...]:
+    """The units fixed by hand that replace would overwrite or retire, excluded ones aside."""
+    return tuple(uid for uid in comparison.changes().manual if uid not in req.exclude)
+
+
+def _check_manual(overwrites: tuple[str, ...], req: DecisionRequest) -> None:
+    if overwrites and not req.overwrite_manual:
+        raise EvidenceError(
+            f"replace would overwrite {len(overwrites)} unit(s) fixed by hand (provenance "
+            f"manual): {', '.join(overwrites)}; pass --overwrite-manual to put the source's "
+            "text back, or --exclude ID for each unit to keep as it is",
+            code="E306",
+            unit_id=overwrites[0],
+            details={"result": {"overwrites_manual": list(overwrites)}},
+        )
+
+
+def _check_replace(
+    comparison: Comparison, allow_mass_retire: bool, exclude: tuple[str, ...] = ()
+) -> None:
+    """Decides whether replace may go ahead: no open review item (E140) on what it adopts
+    (an excluded id's items do not count), and no mass retirement unless allowed (E305)."""
+    items = tuple(i for i in comparison.review_items if i.unit_id not in exclude or not i.unit_id)
     if items:
         first = items[0]
         raise EvidenceError(
@@ -169,7 +235,8 @@ def _check_replace(comparison: Comparison, allow_mass_retire: bool) -> None:
             unit_id=first.unit_id,
             details={"result": {"review_items": [i.to_json() for i in items]}},
         )
-    retire, total = len(comparison.retire), len(comparison.current)
+    retire = len([uid for uid in comparison.retire if uid not in exclude])
+    total = len(comparison.current)
     if retire >= 3 and 2 * retire > total and not allow_mass_retire:
         raise EvidenceError(
             f"replace would retire {retire} of the source's {total} units "
@@ -195,9 +262,13 @@ def _adopted_text(archive: LocalEvidenceArchive, comparison: Comparison) -> tupl
 
 
 def _replace(
-    archive: LocalEvidenceArchive, comparison: Comparison, actor: str
+    archive: LocalEvidenceArchive,
+    comparison: Comparison,
+    actor: str,
+    exclude: tuple[str, ...] = (),
 ) -> tuple[Changes, Staged]:
-    """File changes and staged declarations/retirements that adopt the proposal."""
+    """File changes and staged declarations/retirements that adopt the proposal, every
+    excluded id left as it is."""
     sid = comparison.source_id
     text, chash = _adopted_text(archive, comparison)
     acquired = f"evidence/source/acquired/{sid}/{chash}.md"
@@ -205,6 +276,8 @@ def _replace(
     declarations: JsonObject = {}
     current = {c.id: c for c in comparison.current}
     for p in comparison.proposed:
+        if p.id in exclude:
+            continue
         changes.append((p.path, p.markdown.encode("utf-8")))
         old = current.get(p.id)
         if old and old.path != p.path:
@@ -215,6 +288,8 @@ def _replace(
         }
     retirements: JsonObject = {}
     for uid in comparison.retire:
+        if uid in exclude:
+            continue
         changes.append((current[uid].path, None))
         retirements[uid] = {"reason": RETIRED, "actor": actor}
     return changes, Staged(declarations, retirements)
@@ -264,7 +339,8 @@ def _record_decision(
         req.actor,
         at,
         DecisionProgress.SAVED,
-        comparison.retire if replace else (),
+        tuple(u for u in comparison.retire if u not in req.exclude) if replace else (),
+        excluded=req.exclude if replace else (),
     )
     record = dataclasses.replace(registry.sources[sid], comparison=None, decision=decision)
     if replace:
@@ -285,8 +361,10 @@ def _apply_decision(
         changes: Changes = []
         staged = _keep(comparison, req.actor, at)
     else:
-        _check_replace(comparison, req.allow_mass_retire)
-        changes, staged = _replace(archive, comparison, req.actor)
+        _check_exclude(comparison, req.exclude)
+        _check_replace(comparison, req.allow_mass_retire, req.exclude)
+        _check_manual(_manual_overwrites(comparison, req), req)
+        changes, staged = _replace(archive, comparison, req.actor, req.exclude)
     decision = _record_decision(registry, sid, req, comparison, at)
     # sources.json travels in the same journal entry as the unit files it describes.
     changes.append((archive.layout.rel(archive.layout.sources_json), store.render(registry)))
@@ -313,13 +391,84 @@ def decide(
     activate: Activate | None,
     *,
     allow_mass_retire: bool = False,
+    exclude: tuple[str, ...] = (),
+    overwrite_manual: bool = False,
 ) -> DecideResult:
     """Keep or replace one source's pending comparison, then consolidate and activate
     (the documented face: the arguments become one ``DecisionRequest``)."""
+    return decide_on(
+        archive,
+        _request(sid, revision, decision, actor, allow_mass_retire, exclude, overwrite_manual),
+        activate,
+    )
+
+
+def _request(
+    sid: str,
+    revision: str,
+    decision: str,
+    actor: str,
+    allow_mass_retire: bool,
+    exclude: tuple[str, ...],
+    overwrite_manual: bool,
+) -> DecisionRequest:
     if decision not in tuple(DecisionValue):
         raise UsageError("--decision is keep or replace")
-    req = DecisionRequest(sid, revision, DecisionValue(decision), actor, allow_mass_retire)
-    return decide_on(archive, req, activate)
+    if exclude and decision != DecisionValue.REPLACE:
+        raise UsageError("--exclude applies to replace (keep changes no unit file)")
+    return DecisionRequest(
+        sid,
+        revision,
+        DecisionValue(decision),
+        actor,
+        allow_mass_retire,
+        tuple(dict.fromkeys(exclude)),
+        overwrite_manual,
+    )
+
+
+def plan(
+    archive: LocalEvidenceArchive,
+    sid: str,
+    revision: str,
+    decision: str,
+    actor: str,
+    *,
+    allow_mass_retire: bool = False,
+    exclude: tuple[str, ...] = (),
+    overwrite_manual: bool = False,
+) -> DecidePlan:
+    """``decide --dry-run``: the same checks (stale E304, review items E140, mass retire
+    E305, unknown --exclude), then what the decision would do; nothing is written and no
+    lock is taken. Units fixed by hand are listed rather than refused (E306)."""
+    req = _request(sid, revision, decision, actor, allow_mass_retire, exclude, overwrite_manual)
+    registry = store.read(archive.layout)
+    sid = resolve_id(locators(registry), req.source_id)
+    comparison = _comparison(archive, registry.sources.get(sid), sid, req.revision)
+    changes = comparison.changes()
+    if req.decision == DecisionValue.KEEP:
+        return DecidePlan(sid, req.decision, req.revision, changes, (), (), (), ())
+    _check_exclude(comparison, req.exclude)
+    _check_replace(comparison, req.allow_mass_retire, req.exclude)
+    current = {c.id: c for c in comparison.current}
+    write = tuple(p.path for p in comparison.proposed if p.id not in req.exclude)
+    remove = tuple(
+        current[uid].path for uid in comparison.retire if uid not in req.exclude
+    ) + tuple(
+        current[p.id].path
+        for p in comparison.proposed
+        if p.id in current and current[p.id].path != p.path and p.id not in req.exclude
+    )
+    return DecidePlan(
+        sid,
+        req.decision,
+        req.revision,
+        changes,
+        req.exclude,
+        _manual_overwrites(comparison, req),
+        write,
+        remove,
+    )
 
 
 def decide_on(
@@ -346,6 +495,10 @@ def decide_on(
                 retired=saved.retired,
                 already_saved=True,
             )
+        pending = registry.sources.get(sid)
+        overwrote: tuple[str, ...] = ()
+        if pending and pending.comparison and req.decision == DecisionValue.REPLACE:
+            overwrote = _manual_overwrites(pending.comparison, req)
         changes, decision = _apply_decision(archive, registry, sid, req)
         result = _finish(archive, sid, req.actor, activate)
     return DecideResult(
@@ -356,6 +509,8 @@ def decide_on(
         written=tuple(p for p, data in changes if data is not None),
         removed=tuple(p for p, data in changes if data is None),
         retired=decision.retired,
+        excluded=decision.excluded,
+        overwrote_manual=overwrote,
     )
 
 

@@ -173,6 +173,7 @@ class SourceLine:
                 "retire": list(c.retire),
                 "dropped": [d.to_json() for d in c.dropped],
                 "review_items": len(c.review_items),
+                "changes": c.changes().counts(),
             }
             if c.imported is not None:  # an import: what it did not turn into units
                 out |= {

@@ -184,6 +184,7 @@ class SourceDetail:
         return {
             **self.summary.to_json(),
             "comparison": as_stored(self.comparison.to_json()) if self.comparison else None,
+            "changes": self.comparison.changes().to_json() if self.comparison else None,
             "warnings": [warning] if warning else [],
         }
 
