@@ -6,6 +6,7 @@ refiner and network policy for the library calls the CLI makes.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,7 +253,12 @@ class Session:
     ) -> DecideResult:
         from evidence_tool.sources import decide
 
-        return decide(
+        baseline = None
+        if not self.archive.state().initialized:
+            # A workspace 'new' made has no baseline yet: the decide line refresh printed
+            # works as printed (issue 28); the result says the baseline was recorded.
+            baseline = self.initialize(actor).revision
+        result = decide(
             self.archive,
             source_id,
             revision,
@@ -263,6 +269,9 @@ class Session:
             exclude=exclude,
             overwrite_manual=overwrite_manual,
         )
+        if baseline is not None:
+            result = dataclasses.replace(result, initialized=baseline)
+        return result
 
     def decide_plan(
         self,

@@ -79,7 +79,8 @@ def decide_body(
             overwrite_manual,
         )
     cons = data.consolidation
-    lines = [
+    lines = [f"initialized the archive: baseline {data.initialized}"] if data.initialized else []
+    lines += [
         f"{data.decision.value} saved for source {_short(data.source_id)} "
         f"(comparison {_short(data.revision)})",
         f"{cons.status.value}: revision {cons.revision}",

@@ -93,6 +93,7 @@ class DecideResult:
     retry: bool = False
     excluded: tuple[str, ...] = ()
     overwrote_manual: tuple[str, ...] = ()
+    initialized: str | None = None  # the baseline recorded first, on a workspace never init'd
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {
@@ -112,6 +113,8 @@ class DecideResult:
             }
             if self.already_saved:
                 out["already_saved"] = True
+            if self.initialized is not None:
+                out["initialized"] = self.initialized
         # The consolidation's own envelope (the archive's JSON boundary).
         out["consolidation"] = self.consolidation.to_json()
         return out
@@ -159,8 +162,16 @@ def _comparison(
     """Decides whether the pending comparison is the one asked for and still current
     (E304 naming what changed since the refresh)."""
     comparison = record.comparison if record else None
-    if comparison is None or comparison.revision != rev:
+    if comparison is None or not _names(rev, comparison.revision):
         revision = comparison.revision if comparison else None
+        if comparison is not None:
+            # A mistyped or superseded revision: name the pending one (sources show).
+            raise _stale(
+                revision,
+                f"no pending comparison {rev[:12]}… for source {sid[:12]}…: the pending one "
+                f"is {comparison.revision[:12]} ('tht workspace evidence sources show "
+                f"{sid[:12]}' shows it); if you took {rev[:12]} from an older refresh",
+            )
         raise _stale(revision, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
     stale = compare.stale_paths(
         archive.layout, comparison, compare.carriers_of(archive.scan().files)
@@ -176,6 +187,27 @@ def _comparison(
             stale,
         )
     return comparison
+
+
+MIN_PREFIX = 8  # a revision prefix names its comparison from this many hex digits on
+
+
+def _names(given: str, revision: str) -> bool:
+    """True when ``given`` is the revision or a prefix of it long enough to be deliberate
+    (one source has one pending comparison, so a prefix is unique by construction)."""
+    given = given.lower()
+    return given == revision or (len(given) >= MIN_PREFIX and revision.startswith(given))
+
+
+def full_revision(record: SourceRecord | None, given: str) -> str:
+    """The pending comparison's full revision when ``given`` names it, else ``given``."""
+    comparison = record.comparison if record else None
+    if comparison is not None and _names(given, comparison.revision):
+        return comparison.revision
+    saved = record.decision if record else None  # a re-run of a decision already saved
+    if comparison is None and saved is not None and _names(given, saved.revision):
+        return saved.revision
+    return given
 
 
 def _keep(comparison: Comparison, actor: str, at: str) -> Staged:
@@ -444,7 +476,9 @@ def plan(
     req = _request(sid, revision, decision, actor, allow_mass_retire, exclude, overwrite_manual)
     registry = store.read(archive.layout)
     sid = resolve_id(locators(registry), req.source_id)
-    comparison = _comparison(archive, registry.sources.get(sid), sid, req.revision)
+    known = registry.sources.get(sid)
+    req = dataclasses.replace(req, revision=full_revision(known, req.revision))
+    comparison = _comparison(archive, known, sid, req.revision)
     changes = comparison.changes()
     if req.decision == DecisionValue.KEEP:
         return DecidePlan(sid, req.decision, req.revision, changes, (), (), (), ())
@@ -482,6 +516,7 @@ def decide_on(
         registry = store.read(archive.layout)
         sid = resolve_id(locators(registry), req.source_id)
         known = registry.sources.get(sid)
+        req = dataclasses.replace(req, revision=full_revision(known, req.revision))
         saved = known.decision if known else None
         if saved and saved.revision == req.revision and saved.decision == req.decision:
             # The same decision, already saved by a run that was interrupted (or that
