@@ -40,7 +40,7 @@ from evidence_tool.sources.importers.dbt_semantic import (
 )
 from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode, load
 from evidence_tool.unit.fields import is_italian
-from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload
+from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload, MappingPayload
 
 DEFAULT_SCHEMA = "public"
 _REF = re.compile(r"""\s*ref\(\s*(['"])([^'"]+)\1\s*(?:,\s*(?:v|version)\s*=\s*[^)]*)?\)\s*""")
@@ -65,10 +65,21 @@ class EnumTest:
 
 
 @dataclass
+class Join:
+    """A ``relationships`` test: this column's values are ``field`` of model ``to``."""
+
+    to: str  # the target model's name
+    field: str
+    span: Span
+    to_table: str = ""  # schema.table, set once every model was read
+
+
+@dataclass
 class Column:
     name: str
     description: Text | None
     tests: list[EnumTest] = field(default_factory=list)
+    joins: list[Join] = field(default_factory=list)
 
 
 @dataclass
@@ -168,6 +179,32 @@ def model_units(model: Model, language: str, result: ImportResult) -> None:
             )
         for test in column.tests:
             _enum(result, model, column, test, ref, language)
+        for join in column.joins:
+            _join(result, model, column, join, ref, language)
+
+
+def _join(
+    result: ImportResult, model: Model, column: Column, join: Join, ref: str, language: str
+) -> None:
+    """A relationships test as a mapping: the join path, from column to column."""
+    uid = element_id("dbt", model.name, column.name, "joins", join.to, join.field)
+    target = f"{join.to_table}.{quote_ident(join.field)}"
+    title = (
+        f"Join di {model.name}.{column.name} con {join.to}.{join.field}"
+        if is_italian(language)
+        else f"Join {model.name}.{column.name} to {join.to}.{join.field}"
+    )
+    tables = tuple(dict.fromkeys((model.table, join.to_table)))
+    unit = make_unit(
+        id=uid,
+        language=language,
+        title=title,
+        payload=MappingPayload(concept=f"{ref} = {target}", tables=tables, columns=(ref, target)),
+        purposes=("schema_linking", "sql_generation"),
+        tables=tables,
+        columns=(ref, target),
+    )
+    result.units.append(Imported(unit, [join.span]))
 
 
 def _glossary(

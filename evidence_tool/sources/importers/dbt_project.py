@@ -8,11 +8,14 @@ E504; Jinja in a description other than ``doc()`` is a review item.
 
 from __future__ import annotations
 
+import re
+
 from evidence_tool.sources.importers.base import ImportInput, ImportResult, NotImported, malformed
 from evidence_tool.sources.importers.dbt import (
     DEFAULT_SCHEMA,
     Column,
     EnumTest,
+    Join,
     Model,
     Text,
     _under,
@@ -65,6 +68,7 @@ _METRIC = frozenset(
     }
 )
 _TESTS = ("data_tests", "tests")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")  # a join field: one column, never Jinja
 
 
 class _Project:
@@ -117,6 +121,11 @@ class _Project:
                 self.file(yaml_file(self.source, f.path))
         for node, doc in self.legacy:
             self.legacy_semantic_model(node, doc)
+        for model in self.models.values():  # join targets: now every model is known
+            for column in model.columns.values():
+                for join in column.joins:
+                    target = self.models.get(join.to)
+                    join.to_table = target.table if target else qualify(self.schema, join.to)
 
     def file(self, doc: YamlFile) -> None:
         root = doc.root
@@ -211,6 +220,10 @@ class _Project:
         return out
 
     def test(self, column: Column, label: str, node: YNode, doc: YamlFile) -> None:
+        join = _relationship(node)
+        if join is not None:
+            column.joins.append(join)
+            return
         args = _accepted_values(node)
         if args is None:
             self.result.not_imported.append(
@@ -363,6 +376,27 @@ def _accepted_values(node: YNode) -> YNode | None:
     if nested is not None and isinstance(nested.value, dict):
         return nested
     return args
+
+
+def _relationship(node: YNode) -> Join | None:
+    """A ``relationships`` test whose target is a model (``to: ref('m')``) and a plain
+    ``field``, top level or under ``arguments:``; anything else (a ``source()`` target,
+    Jinja) stays a test that is not imported."""
+    if not isinstance(node.value, dict):
+        return None
+    args = node.get("relationships") or node.get("dbt.relationships")
+    if args is None and node.text("test_name") == "relationships":
+        args = node
+    if args is None or not isinstance(args.value, dict):
+        return None
+    nested = args.get("arguments")
+    if nested is not None and isinstance(nested.value, dict):
+        args = nested
+    to = ref_model(args.text("to"))
+    target_field = args.text("field")
+    if not to or not target_field or not _PLAIN.fullmatch(target_field.strip()):
+        return None
+    return Join(to, target_field.strip(), node.span())
 
 
 def _test_name(node: YNode) -> str:

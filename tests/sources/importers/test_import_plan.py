@@ -57,7 +57,7 @@ def _prepared(ws: Path) -> dict[str, Any]:
     refreshed = refresh_one(ws, "dbt", REL)
     assert refreshed.exit_code == 0, refreshed.stdout + refreshed.stderr
     (line,) = [x for x in refreshed.json["result"]["sources"] if x["status"] == "compared"]
-    assert line["changes"] == {"added": 0, "changed": 3, "identical": 7, "retired": 0}
+    assert line["changes"] == {"added": 0, "changed": 3, "identical": 8, "retired": 0}
     return comparison(ws, "dbt", REL)
 
 
@@ -80,7 +80,7 @@ def test_replace_names_the_hand_fixed_units_it_would_overwrite(workspace: Path) 
     shown = tht(workspace, "sources", "show", str(comp["source_id"])[:12])
     changes = shown.json["result"]["changes"]
     assert sorted(changes["changed"]) == sorted([*FIXED, "evidence:dbt:baskets.basket_id"])
-    assert len(changes["identical"]) == 7 and changes["added"] == changes["retired"] == []
+    assert len(changes["identical"]) == 8 and changes["added"] == changes["retired"] == []
     text = invoke(
         [
             "workspace",
@@ -92,7 +92,7 @@ def test_replace_names_the_hand_fixed_units_it_would_overwrite(workspace: Path) 
             str(workspace),
         ]
     ).stdout
-    assert "3 changed, 7 identical" in text
+    assert "3 changed, 8 identical" in text
     assert "proposed evidence:dbt:patrons.nickname" in text and "(changed, manual)" in text
 
     before = tree_state(workspace)
@@ -107,7 +107,7 @@ def test_replace_names_the_hand_fixed_units_it_would_overwrite(workspace: Path) 
     assert planned.exit_code == 0, planned.stdout
     plan = planned.json["result"]
     assert plan["dry_run"] is True and sorted(plan["overwrites_manual"]) == sorted(FIXED)
-    assert len(plan["changes"]["identical"]) == 7
+    assert len(plan["changes"]["identical"]) == 8
     assert tree_state(workspace) == before
 
     kept = _decide(workspace, comp, "--exclude", FIXED[0], "--exclude", FIXED[1])
