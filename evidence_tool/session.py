@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.activation.vec import DenseStatus
+    from evidence_tool.archive.local import CatalogRecord
     from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
     from evidence_tool.catalog.review import CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
@@ -258,6 +259,20 @@ class Session:
             # A workspace 'new' made has no baseline yet: the decide line refresh printed
             # works as printed (issue 28); the result says the baseline was recorded.
             baseline = self.initialize(actor).revision
+        steps: list[StepOutcome] = []
+
+        def catalog() -> CatalogRecord | None:
+            """The catalog step on the files as the decision wrote them, like consolidate's."""
+            step = self.catalog_step()
+            if step is None:
+                return None
+            from evidence_tool.catalog.step import refuse_blocked
+
+            refuse_blocked(step)
+            steps.append(step)
+            return step.record()
+
+        with_step = "catalog" in self.installation.evidence
         result = decide(
             self.archive,
             source_id,
@@ -268,7 +283,17 @@ class Session:
             allow_mass_retire=allow_mass_retire,
             exclude=exclude,
             overwrite_manual=overwrite_manual,
+            catalog=catalog if with_step else None,
         )
+        if steps:  # recorded once the decision's lock is released, as consolidate does
+            from evidence_tool.catalog.step import finish
+
+            finish(steps[-1], self.archive)
+            result.consolidation.catalog = steps[-1].summary()
+            result.consolidation.warnings = [
+                *result.consolidation.warnings,
+                *steps[-1].warnings,
+            ]
         if baseline is not None:
             result = dataclasses.replace(result, initialized=baseline)
         return result

@@ -10,6 +10,7 @@ without reading any source again.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evidence_tool.archive.clock import now
@@ -17,6 +18,7 @@ from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import (
     Activate,
+    CatalogRecord,
     ConsolidateResult,
     ConsolidateStatus,
     LocalEvidenceArchive,
@@ -327,12 +329,22 @@ def _replace(
     return changes, Staged(declarations, retirements)
 
 
+# The catalog step of the installation, run on the files as the decision left them (the
+# session's: the sources layer never imports the catalog package); None: no step.
+CatalogHook = Callable[[], CatalogRecord | None]
+
+
 def _finish(
-    archive: LocalEvidenceArchive, sid: str, actor: str, activate: Activate | None
+    archive: LocalEvidenceArchive,
+    sid: str,
+    actor: str,
+    activate: Activate | None,
+    catalog: CatalogHook | None = None,
 ) -> ConsolidateResult:
     """Consolidate and activate, then record how far the saved decision got."""
     try:
-        result = archive.consolidate_locked(actor, activate)
+        checked = catalog() if catalog is not None else None
+        result = archive.consolidate_locked(actor, activate, checked)
     except EvidenceError as exc:
         # Other files block the consolidation (open review items, invalid units): the
         # decision itself is saved and stays "saved" until a retry consolidates it.
@@ -425,6 +437,7 @@ def decide(
     allow_mass_retire: bool = False,
     exclude: tuple[str, ...] = (),
     overwrite_manual: bool = False,
+    catalog: CatalogHook | None = None,
 ) -> DecideResult:
     """Keep or replace one source's pending comparison, then consolidate and activate
     (the documented face: the arguments become one ``DecisionRequest``)."""
@@ -432,6 +445,7 @@ def decide(
         archive,
         _request(sid, revision, decision, actor, allow_mass_retire, exclude, overwrite_manual),
         activate,
+        catalog,
     )
 
 
@@ -506,7 +520,10 @@ def plan(
 
 
 def decide_on(
-    archive: LocalEvidenceArchive, req: DecisionRequest, activate: Activate | None
+    archive: LocalEvidenceArchive,
+    req: DecisionRequest,
+    activate: Activate | None,
+    catalog: CatalogHook | None = None,
 ) -> DecideResult:
     """``decide`` with its parameters together: saved once, finished by any re-run."""
     with archive.locked("decide"):
@@ -521,7 +538,7 @@ def decide_on(
         if saved and saved.revision == req.revision and saved.decision == req.decision:
             # The same decision, already saved by a run that was interrupted (or that
             # raced us to the lock): finish it instead of refusing a consumed comparison.
-            result = _finish(archive, sid, req.actor, activate)
+            result = _finish(archive, sid, req.actor, activate, catalog)
             return DecideResult(
                 sid,
                 saved.decision,
@@ -535,7 +552,7 @@ def decide_on(
         if pending and pending.comparison and req.decision == DecisionValue.REPLACE:
             overwrote = _manual_overwrites(pending.comparison, req)
         changes, decision = _apply_decision(archive, registry, sid, req)
-        result = _finish(archive, sid, req.actor, activate)
+        result = _finish(archive, sid, req.actor, activate, catalog)
     return DecideResult(
         sid,
         req.decision,
