@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evidence_tool.activation import backend_for
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.local import (
+    Activate,
+    CatalogRecord,
+    ConsolidateResult,
+    LocalEvidenceArchive,
+)
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
@@ -24,7 +30,6 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.activation.vec import DenseStatus
-    from evidence_tool.archive.local import CatalogRecord
     from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
     from evidence_tool.catalog.review import CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
@@ -260,19 +265,6 @@ class Session:
             # works as printed (issue 28); the result says the baseline was recorded.
             baseline = self.initialize(actor).revision
         steps: list[StepOutcome] = []
-
-        def catalog() -> CatalogRecord | None:
-            """The catalog step on the files as the decision wrote them, like consolidate's."""
-            step = self.catalog_step()
-            if step is None:
-                return None
-            from evidence_tool.catalog.step import refuse_blocked
-
-            refuse_blocked(step)
-            steps.append(step)
-            return step.record()
-
-        with_step = "catalog" in self.installation.evidence
         result = decide(
             self.archive,
             source_id,
@@ -283,17 +275,9 @@ class Session:
             allow_mass_retire=allow_mass_retire,
             exclude=exclude,
             overwrite_manual=overwrite_manual,
-            catalog=catalog if with_step else None,
+            catalog=self._decide_catalog(steps),
         )
-        if steps:  # recorded once the decision's lock is released, as consolidate does
-            from evidence_tool.catalog.step import finish
-
-            finish(steps[-1], self.archive)
-            result.consolidation.catalog = steps[-1].summary()
-            result.consolidation.warnings = [
-                *result.consolidation.warnings,
-                *steps[-1].warnings,
-            ]
+        self._finish_catalog(steps, result)
         if baseline is not None:
             result = dataclasses.replace(result, initialized=baseline)
         return result
@@ -319,10 +303,45 @@ class Session:
             exclude=exclude,
         )
 
+    def _decide_catalog(
+        self, steps: list[StepOutcome]
+    ) -> Callable[[], CatalogRecord | None] | None:
+        """decide's catalog hook: the step on the files as the decision wrote them, like
+        consolidate's (None when the installation configures no step)."""
+        if "catalog" not in self.installation.evidence:
+            return None
+
+        def catalog() -> CatalogRecord | None:
+            step = self.catalog_step()
+            if step is None:
+                return None
+            from evidence_tool.catalog.step import refuse_blocked
+
+            refuse_blocked(step)
+            steps.append(step)
+            return step.record()
+
+        return catalog
+
+    def _finish_catalog(self, steps: list[StepOutcome], result: DecideResult) -> None:
+        """Record the step's run once the decision's lock is released, as consolidate does."""
+        if not steps:
+            return
+        from evidence_tool.catalog.step import finish
+
+        finish(steps[-1], self.archive)
+        result.consolidation.catalog = steps[-1].summary()
+        result.consolidation.warnings = [*result.consolidation.warnings, *steps[-1].warnings]
+
     def decide_retry(self, source_id: str, actor: str) -> DecideResult:
         from evidence_tool.sources import retry
 
-        return retry(self.archive, source_id, actor, self.activation())
+        steps: list[StepOutcome] = []
+        result = retry(
+            self.archive, source_id, actor, self.activation(), self._decide_catalog(steps)
+        )
+        self._finish_catalog(steps, result)
+        return result
 
     def sources_list(self) -> list[SourceSummary]:
         from evidence_tool.sources.registry import source_summaries

@@ -567,7 +567,11 @@ def decide_on(
 
 
 def retry(
-    archive: LocalEvidenceArchive, sid: str, actor: str, activate: Activate | None
+    archive: LocalEvidenceArchive,
+    sid: str,
+    actor: str,
+    activate: Activate | None,
+    catalog: CatalogHook | None = None,
 ) -> DecideResult:
     """Re-activate a saved decision: no source is read, only the archive."""
     with archive.locked("decide --retry"):
@@ -579,5 +583,5 @@ def retry(
                 f"source {sid[:12]}… has no saved decision to retry: run 'tht workspace "
                 "evidence decide' with --revision and --decision first"
             )
-        result = _finish(archive, sid, actor, activate)
+        result = _finish(archive, sid, actor, activate, catalog)
     return DecideResult(sid, record.decision.decision, record.decision.revision, result, retry=True)
