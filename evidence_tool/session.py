@@ -214,7 +214,7 @@ class Session:
         declaration = shown.declaration
         return shown.extended(
             unit_warnings(self.archive, declaration),
-            imported_from(self.archive.layout, declaration),
+            imported_from(self.archive.layout, declaration, shown.id),
         )
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------

@@ -152,6 +152,7 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
     located, bad = _locate(source, spans)
     bad_set = set(bad)
     cited: list[Located] = []
+    cited_by: dict[Located, list[str]] = defaultdict(list)  # for show: whose place it is
     held: dict[str, NotImportedItem] = {}
     for item in result.units:
         uid = item.unit.id
@@ -178,8 +179,10 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
         excerpts = list(dict.fromkeys(g.text for g in good))
         _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid)
         cited += good
+        for g in good:
+            cited_by[g].append(uid)
     proposal.record = import_record.render(
-        doc.format, str(doc.provenance["path"]), doc.content_hash, cited
+        doc.format, str(doc.provenance["path"]), doc.content_hash, cited, cited_by
     )
     for uid, (code, message) in incomplete.items():  # items without a unit built
         if uid not in held:
