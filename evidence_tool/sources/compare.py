@@ -284,7 +284,7 @@ def _place(
             pu.unit.kind,
             path,
             pu.unit.content_hash,
-            render(pu.unit),
+            pu.markdown if pu.markdown is not None else render(pu.unit),
             tuple(pu.excerpts),
         )
     )

@@ -177,7 +177,7 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
             proposal.raise_item(ReviewCode.INVALID_UNIT, f"unit from {first}: {exc}", uid)
             continue
         excerpts = list(dict.fromkeys(g.text for g in good))
-        _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid)
+        _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid, item.unit)
         cited += good
         for g in good:
             cited_by[g].append(uid)
