@@ -261,10 +261,11 @@ def _check_replace(
     items = tuple(i for i in comparison.review_items if i.unit_id not in exclude or not i.unit_id)
     if items:
         first = items[0]
+        out = f", or leave {first.unit_id} out with --exclude {first.unit_id}"
         raise EvidenceError(
             f"the proposal has {len(items)} review item(s), first: "
             f"{first.unit_id or 'document'}: {first.message}; correct the draft and "
-            "refresh, or keep the local units",
+            f"refresh, or keep the local units{out if first.unit_id else ''}",
             code="E140",
             unit_id=first.unit_id,
             details={"result": {"review_items": [i.to_json() for i in items]}},
