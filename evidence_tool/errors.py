@@ -293,6 +293,12 @@ CODES: dict[str, CodeInfo] = {
         "mass retirement refused",
         "Check the source is complete; pass --allow-mass-retire if the retirement is intended.",
     ),
+    "E306": CodeInfo(
+        3,
+        "replace would overwrite units fixed by hand",
+        "Pass --overwrite-manual to put the source's text back, or --exclude ID for each "
+        "unit to keep as it is (decide --dry-run shows the plan).",
+    ),
     "E401": CodeInfo(
         4,
         "activation failed",
@@ -306,7 +312,8 @@ CODES: dict[str, CodeInfo] = {
     "E501": CodeInfo(
         5,
         "source acquisition failed",
-        "Check the source's locator, network policy and credentials, then refresh again.",
+        "Check what the message names (an import's path, a locator, the network policy "
+        "or credentials of a remote source), then refresh again.",
     ),
     "E502": CodeInfo(
         5, "refinement failed", "Check the refiner command and its output, then refresh again."

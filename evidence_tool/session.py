@@ -6,13 +6,20 @@ refiner and network policy for the library calls the CLI makes.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evidence_tool.activation import backend_for
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.local import (
+    Activate,
+    CatalogRecord,
+    ConsolidateResult,
+    LocalEvidenceArchive,
+)
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
@@ -30,7 +37,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.gitflow.strict import StrictReport
     from evidence_tool.publish import PublishResult
     from evidence_tool.sources import NetworkPolicy
-    from evidence_tool.sources.decide import DecideResult
+    from evidence_tool.sources.decide import DecidePlan, DecideResult
     from evidence_tool.sources.import_add import AddResult
     from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner
     from evidence_tool.sources.refresh import RefreshResult
@@ -215,7 +222,7 @@ class Session:
         declaration = shown.declaration
         return shown.extended(
             unit_warnings(self.archive, declaration),
-            imported_from(self.archive.layout, declaration),
+            imported_from(self.archive.layout, declaration, shown.id),
         )
 
     # -- sources (SPEC 6): the installation's refiner and network policy -------
@@ -249,11 +256,24 @@ class Session:
         )
 
     def decide(
-        self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
+        self,
+        source_id: str,
+        revision: str,
+        decision: str,
+        actor: str,
+        allow_mass_retire: bool,
+        exclude: tuple[str, ...] = (),
+        overwrite_manual: bool = False,
     ) -> DecideResult:
         from evidence_tool.sources import decide
 
-        return decide(
+        baseline = None
+        if not self.archive.state().initialized:
+            # A workspace 'new' made has no baseline yet: the decide line refresh printed
+            # works as printed (issue 28); the result says the baseline was recorded.
+            baseline = self.initialize(actor).revision
+        steps: list[StepOutcome] = []
+        result = decide(
             self.archive,
             source_id,
             revision,
@@ -261,12 +281,75 @@ class Session:
             actor,
             self.activation(),
             allow_mass_retire=allow_mass_retire,
+            exclude=exclude,
+            overwrite_manual=overwrite_manual,
+            catalog=self._decide_catalog(steps),
         )
+        self._finish_catalog(steps, result)
+        if baseline is not None:
+            result = dataclasses.replace(result, initialized=baseline)
+        return result
+
+    def decide_plan(
+        self,
+        source_id: str,
+        revision: str,
+        decision: str,
+        actor: str,
+        allow_mass_retire: bool,
+        exclude: tuple[str, ...] = (),
+    ) -> DecidePlan:
+        from evidence_tool.sources.decide import plan
+
+        return plan(
+            self.archive,
+            source_id,
+            revision,
+            decision,
+            actor,
+            allow_mass_retire=allow_mass_retire,
+            exclude=exclude,
+        )
+
+    def _decide_catalog(
+        self, steps: list[StepOutcome]
+    ) -> Callable[[], CatalogRecord | None] | None:
+        """decide's catalog hook: the step on the files as the decision wrote them, like
+        consolidate's (None when the installation configures no step)."""
+        if "catalog" not in self.installation.evidence:
+            return None
+
+        def catalog() -> CatalogRecord | None:
+            step = self.catalog_step()
+            if step is None:
+                return None
+            from evidence_tool.catalog.step import refuse_blocked
+
+            refuse_blocked(step)
+            steps.append(step)
+            return step.record()
+
+        return catalog
+
+    def _finish_catalog(self, steps: list[StepOutcome], result: DecideResult) -> None:
+        """Record the step's run once the decision's lock is released, as consolidate does."""
+        if not steps:
+            return
+        from evidence_tool.catalog.step import finish
+
+        finish(steps[-1], self.archive)
+        result.consolidation.catalog = steps[-1].summary()
+        result.consolidation.warnings = [*result.consolidation.warnings, *steps[-1].warnings]
 
     def decide_retry(self, source_id: str, actor: str) -> DecideResult:
         from evidence_tool.sources import retry
 
-        return retry(self.archive, source_id, actor, self.activation())
+        steps: list[StepOutcome] = []
+        result = retry(
+            self.archive, source_id, actor, self.activation(), self._decide_catalog(steps)
+        )
+        self._finish_catalog(steps, result)
+        return result
 
     def sources_list(self) -> list[SourceSummary]:
         from evidence_tool.sources.registry import source_summaries

@@ -395,9 +395,12 @@ class LocalEvidenceArchive:
                     actor, activate, dry_run=False, refuse=refuse, catalog=catalog
                 )
 
-    def consolidate_locked(self, actor: str, activate: Activate | None) -> ConsolidateResult:
-        """Consolidate while the caller already holds the lock (decide, restore)."""
-        return self._consolidate(actor, activate, dry_run=False)
+    def consolidate_locked(
+        self, actor: str, activate: Activate | None, catalog: CatalogRecord | None = None
+    ) -> ConsolidateResult:
+        """Consolidate while the caller already holds the lock (decide, restore);
+        ``catalog`` as for ``consolidate`` (decide runs the catalog step too)."""
+        return self._consolidate(actor, activate, dry_run=False, catalog=catalog)
 
     # -- revision-checked edits (SPEC.md 5): the ArchiveEditor does the work ------
     def get(self, unit_id: str) -> WorkingUnit:

@@ -14,6 +14,7 @@ from evidence_tool.cli.workspace_cmds import workspace_evidence
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
     from evidence_tool.session import Session
+    from evidence_tool.sources.decide import DecidePlan
 
 
 def _short(h: str | None) -> str:
@@ -24,10 +25,14 @@ def refresh_body(s: Session, dry_run: bool, source_id: str | None, actor: str | 
     """Read every source, refine the changed ones, record comparisons (nothing on failure)."""
     progress = StderrProgress.for_terminal()
     try:
-        data = s.refresh(s.actor(actor), source_id, dry_run, progress).to_json()
+        result = s.refresh(s.actor(actor), source_id, dry_run, progress)
     finally:
         if progress:
             progress.close()
+    data = result.to_json()
+    # A source that failed alone (a missing import input) is an error of the run: the
+    # others were recorded, and the exit code says something needs attention.
+    errors = [d for exc in result.failed for d in exc.diagnostics]
     from evidence_tool.cli.reporters.text_lines import refresh_lines
     from evidence_tool.report.collect import decide_commands
 
@@ -35,7 +40,7 @@ def refresh_body(s: Session, dry_run: bool, source_id: str | None, actor: str | 
         return decide_commands(s.installation.path, str(s.root), sid, revision)
 
     lines = refresh_lines(data, None if dry_run else commands)
-    return Report(result=data, text=lines)
+    return Report(result=data, errors=errors, text=lines)
 
 
 def decide_body(
@@ -46,6 +51,9 @@ def decide_body(
     allow_mass_retire: bool,
     retry: bool,
     actor: str | None,
+    exclude: tuple[str, ...],
+    overwrite_manual: bool,
+    dry_run: bool,
 ) -> Report:
     """Keep the local units or adopt the proposal of one source, then consolidate and activate."""
     from evidence_tool.errors import Diagnostic, UsageError
@@ -55,9 +63,24 @@ def decide_body(
     else:
         if not revision or not decision:
             raise UsageError("decide needs --revision and --decision (or --retry)")
-        data = s.decide(source_id, revision, decision, s.actor(actor), allow_mass_retire)
+        if dry_run:
+            return _plan_report(
+                s.decide_plan(
+                    source_id, revision, decision, s.actor(actor), allow_mass_retire, exclude
+                )
+            )
+        data = s.decide(
+            source_id,
+            revision,
+            decision,
+            s.actor(actor),
+            allow_mass_retire,
+            exclude,
+            overwrite_manual,
+        )
     cons = data.consolidation
-    lines = [
+    lines = [f"initialized the archive: baseline {data.initialized}"] if data.initialized else []
+    lines += [
         f"{data.decision.value} saved for source {_short(data.source_id)} "
         f"(comparison {_short(data.revision)})",
         f"{cons.status.value}: revision {cons.revision}",
@@ -65,6 +88,8 @@ def decide_body(
     if not data.retry:  # a retry writes no unit file (its --json has no such lists)
         lines += [f"  wrote {p}" for p in data.written]
         lines += [f"  removed {p}" for p in data.removed]
+        lines += [f"  excluded {uid} (left as it was)" for uid in data.excluded]
+        lines += [f"  overwrote {uid} (was fixed by hand)" for uid in data.overwrote_manual]
     errors = []
     if cons.activation_error:
         errors.append(
@@ -75,6 +100,29 @@ def decide_body(
             )
         )
     return Report(result=data.to_json(), errors=errors, text=lines)
+
+
+def _plan_report(plan: DecidePlan) -> Report:
+    """``decide --dry-run``: the plan, nothing written."""
+    from evidence_tool.cli.reporters.text_lines import change_counts
+
+    data = plan.to_json()
+    changes = plan.changes
+    lines = [
+        f"dry run: {plan.decision.value} of source {_short(plan.source_id)} "
+        f"(comparison {_short(plan.revision)}) would write nothing yet",
+        f"  {change_counts(changes.counts())}",
+    ]
+    for what, ids in (("add", changes.added), ("change", changes.changed)):
+        lines += [f"  {what:<9}{uid}" for uid in ids if uid not in plan.excluded]
+    lines += [f"  retire   {uid}" for uid in changes.retired if uid not in plan.excluded]
+    lines += [f"  exclude  {uid} (left as it is)" for uid in plan.excluded]
+    lines += [
+        f"  manual   {uid}: fixed by hand; needs --overwrite-manual or --exclude {uid}"
+        for uid in plan.overwrites_manual
+    ]
+    lines.append("dry run: nothing written")
+    return Report(result=data, text=lines)
 
 
 @workspace_evidence.group("sources")
@@ -110,27 +158,42 @@ def show_body(s: Session, source_id: str) -> Report:
     lines.append(f"suppressed: {scalar(r['suppressed'])}")
     lines += [f"cites: {c.id} (as {c.role})" for c in detail.summary.citing_units]
     if r["comparison"]:
-        lines += _comparison_lines(narrow.obj(r["comparison"]))
+        lines += _comparison_lines(narrow.obj(r["comparison"]), narrow.obj(r["changes"]))
     # Printed on stderr as "warning: ..." (and in --json "warnings"), never dropped.
     warnings = [EvidenceWarning(w, code="source-retracted") for w in narrow.strs(r["warnings"])]
     return Report(result=r, warnings=warnings, text=lines)
 
 
-def _comparison_lines(comp: JsonObject) -> list[str]:
-    """The pending comparison as stored (the JSON 'sources show --json' prints)."""
-    lines = [f"pending comparison {comp['revision']}"]
+def _comparison_lines(comp: JsonObject, changes: JsonObject) -> list[str]:
+    """The pending comparison as stored (the JSON 'sources show --json' prints), each
+    proposed id marked with what replace would do to it."""
+    from evidence_tool.cli.reporters.text_lines import change_counts
+
+    lines = [f"pending comparison {comp['revision']}", f"  {change_counts(changes)}"]
+    how = {uid: k for k in ("added", "changed", "identical") for uid in narrow.arr(changes[k])}
+    manual = set(narrow.arr(changes["manual"]))
     lines += [f"  current  {c['id']}" for c in narrow.objs(comp["current"])]
-    lines += [f"  proposed {p['id']} -> {p['path']}" for p in narrow.objs(comp["proposed"])]
-    lines += [f"  retire   {uid}" for uid in narrow.arr(comp["retire"])]
+    lines += [
+        f"  proposed {p['id']} -> {p['path']} ({how.get(p['id'], '?')}"
+        + (", manual)" if p["id"] in manual else ")")
+        for p in narrow.objs(comp["proposed"])
+    ]
+    lines += [
+        f"  retire   {uid}" + (" (manual)" if uid in manual else "")
+        for uid in narrow.arr(comp["retire"])
+    ]
     lines += [f"  dropped  {d['id']} ({d['reason']})" for d in narrow.objs(comp["dropped"])]
     lines += [
         f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
         for i in narrow.objs(comp["review_items"])
     ]
-    lines += [
-        f"  not imported {n['what']} of {n['element']}" + (f" ({n['at']})" if n["at"] else "")
-        for n in narrow.objs(comp.get("not_imported", []))
-    ]
+    for n in narrow.objs(comp.get("not_imported", [])):
+        at = f" ({n['at']})" if n["at"] else ""
+        if n.get("reason"):
+            lines.append(f"  not imported ({n['reason']}) {n['unit_id']}{at}")
+            lines.append(f"    to adopt it: {n['fix']}")
+        else:
+            lines.append(f"  not imported {n['what']} of {n['element']}{at}")
     skipped = narrow.obj(comp.get("skipped", {}))
     lines += [f"  skipped  {n} {what}" for what, n in skipped.items()]
     return lines
@@ -193,6 +256,20 @@ register(
     click.option("--retry", is_flag=True, help="Re-activate the saved decision; reads no source."),
     actor_option,
     wait_option,
+    click.option(
+        "--exclude",
+        multiple=True,
+        metavar="ID",
+        help="replace: leave this unit as it is (not written, not retired); repeatable.",
+    ),
+    click.option(
+        "--overwrite-manual",
+        is_flag=True,
+        help="replace: overwrite units fixed by hand (provenance manual) with the source's text.",
+    ),
+    click.option(
+        "--dry-run", is_flag=True, help="Print what the decision would change; write nothing."
+    ),
 )
 register("sources list", list_body, group=sources_group)
 register("sources show", show_body, click.argument("source_id"), group=sources_group)

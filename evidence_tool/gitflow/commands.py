@@ -3,8 +3,9 @@
 Every path is quoted with ``shlex.quote`` and relative to the repository top,
 and every command starts with ``git -C <top>``, so the lines run from any
 folder, for workspace paths with spaces, quotes or non-ASCII letters alike.
-``add`` and ``commit`` name ``evidence`` and ``workspace.yaml`` only: the lock
-file and ``.evidence-cache/`` sit beside them and are never staged.  The
+``add`` and ``commit`` name ``evidence``, ``workspace.yaml``, ``.gitignore`` and the
+import inputs the descriptor names (a clone needs them to refresh): the lock file
+and ``.evidence-cache/`` sit beside them and are never staged.  The
 commit is limited to those paths (``git commit -- PATHS``), so unrelated
 staged work stays staged and out of the evidence commit.
 """
@@ -49,7 +50,8 @@ def git_commands(archive: LocalEvidenceArchive) -> GitCommands:
     with open_repo(archive.layout.root) as repo:
         if isinstance(repo, Unavailable):
             raise not_a_worktree(repo, archive.layout.root, "git-commands needs a Git checkout")
-        top, paths = str(repo.top), [repo.to_repo(p) for p in roles.COMMITTED]
+        committed = roles.committed(archive.layout.root)
+        top, paths = str(repo.top), [repo.to_repo(p) for p in committed]
     state = archive.state()
     message = commit_message(_workspace_id(archive), state.active, state.pending)
     git = "git -C " + shlex.quote(top)

@@ -10,6 +10,7 @@ to the operator's repository.  Paths given to Git are ``:(literal)`` pathspecs
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -71,14 +72,20 @@ class EvidenceRepo:
 
     # -- paths ---------------------------------------------------------------
     def to_repo(self, rel: str) -> str:
-        """Repository-relative path of a workspace-relative path."""
-        return f"{self.prefix}/{rel}" if self.prefix else rel
+        """Repository-relative path of a workspace-relative path (``../dbt`` beside the
+        workspace included: an import input the descriptor names)."""
+        joined = f"{self.prefix}/{rel}" if self.prefix else rel
+        return posixpath.normpath(joined) if ".." in rel.split("/") else joined
 
     def to_workspace(self, repo_rel: str) -> str | None:
         if not self.prefix:
             return repo_rel
         head = self.prefix + "/"
-        return repo_rel[len(head) :] if repo_rel.startswith(head) else None
+        if repo_rel.startswith(head):
+            return repo_rel[len(head) :]
+        # Beside the workspace: only paths asked for reach here (every query names its
+        # pathspecs), so an import input outside the prefix is shown as '../...'.
+        return posixpath.relpath(repo_rel, self.prefix)
 
     def pathspecs(self, rels: Iterable[str]) -> list[str]:
         return [":(literal)" + self.to_repo(rel) for rel in rels]

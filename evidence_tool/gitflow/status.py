@@ -56,15 +56,24 @@ def git_state(archive: LocalEvidenceArchive) -> GitState:
             return GitState.unavailable(f"git failed, Git state is not shown: {exc}")
 
 
-def _listing(entries: list[FileStatus], letter: str) -> tuple[GitFile, ...]:
+def _listing(
+    entries: list[FileStatus], letter: str, imports: tuple[str, ...]
+) -> tuple[GitFile, ...]:
     return tuple(
-        GitFile(e.rel, roles.role(e.rel), CHANGES.get(getattr(e, letter), getattr(e, letter)))
+        GitFile(
+            e.rel,
+            roles.role(e.rel, imports),
+            CHANGES.get(getattr(e, letter), getattr(e, letter)),
+        )
         for e in entries
     )
 
 
 def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
-    entries = repo.status(roles.COMMITTED + roles.NEVER_COMMITTED)
+    root = archive.layout.root
+    imports = roles.import_paths(root)
+    committed = roles.committed(root)
+    entries = repo.status(committed + roles.NEVER_COMMITTED)
     ordered = sorted(entries.values(), key=lambda e: e.rel)
     evidence = [e for e in ordered if roles.role(e.rel) != roles.MACHINE_LOCAL]
     warnings: list[EvidenceWarning] = []
@@ -72,10 +81,12 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
     if partial is not None:
         warnings += partial_warnings(partial)
     warnings += _machine_local_warnings(repo, ordered)
+    all_ignored = repo.ignored(committed)
     ignored = [
         rel
-        for rel in repo.ignored(roles.COMMITTED)
-        if roles.role(rel) in (roles.MANAGED, roles.DESCRIPTOR) or rel.endswith(".md")
+        for rel in all_ignored
+        if roles.role(rel, imports) in (roles.MANAGED, roles.DESCRIPTOR, roles.GITIGNORE)
+        or (rel.endswith(".md") and roles.role(rel, imports) != roles.IMPORT)
     ]
     if ignored:
         warnings.append(
@@ -96,6 +107,7 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
                 conflicted[0].rel,
             )
         )
+    warnings += _import_warnings(imports, evidence, all_ignored)
     staged = [e for e in evidence if e.staged]
     modified = [e for e in evidence if e.unstaged]
     untracked = [e for e in evidence if e.untracked]
@@ -105,15 +117,37 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
         workspace_path=repo.prefix or ".",
         branch=repo.branch,
         head=repo.head,
-        staged=_listing(staged, "index"),
-        modified=_listing(modified, "worktree"),
-        untracked=tuple(GitFile(e.rel, roles.role(e.rel)) for e in untracked),
+        staged=_listing(staged, "index", imports),
+        modified=_listing(modified, "worktree", imports),
+        untracked=tuple(GitFile(e.rel, roles.role(e.rel, imports)) for e in untracked),
         conflicted=tuple(e.rel for e in conflicted),
         ignored=tuple(ignored),
         partial_stage=partial,
         clean=not evidence,
         warnings=tuple(warnings),
     )
+
+
+def _import_warnings(
+    imports: tuple[str, ...], evidence: list[FileStatus], ignored: list[str]
+) -> list[EvidenceWarning]:
+    """W806: an import input the descriptor names that a commit would not hold (untracked
+    or ignored): a clone could not refresh that source."""
+    left = sorted(
+        {e.rel for e in evidence if e.untracked and roles.role(e.rel, imports) == roles.IMPORT}
+        | {rel for rel in ignored if roles.role(rel, imports) == roles.IMPORT}
+    )
+    if not left:
+        return []
+    return [
+        _warning(
+            "W806",
+            f"{len(left)} import input file(s) are not committed (untracked or ignored by Git): "
+            f"{_some(left)}; a clone could not refresh their source: stage them with the "
+            "evidence tree (see 'tht workspace evidence git-commands')",
+            left[0],
+        )
+    ]
 
 
 def _warning(code: str, message: str, path: str | None = None) -> EvidenceWarning:

@@ -214,6 +214,18 @@ def catalog_section(data: ReportData) -> str:
     out += "</dl>"
     if rec.note:
         out += f'<p class="note">{escape(rec.note)}</p>'
+    # The statement names the snapshot it is about; a newer active snapshot (a decide or
+    # consolidate without the catalog step) was never checked, and the page says so.
+    state = getattr(data, "state", None)
+    active = getattr(state, "active", None)
+    since = f"snapshot {_code(rec.base[:12])}" if rec.base else "the snapshot it was compared with"
+    unchecked = (
+        f'<p class="note">The active snapshot {_code(active[:12])} was never checked against '
+        "the warehouse: run <code>tht workspace evidence consolidate</code> with the catalog "
+        "step, or <code>tht workspace evidence catalog diff</code>.</p>"
+        if active and rec.base and active != rec.base
+        else ""
+    )
     if rec.drift is not None:
         rows = "".join(
             f"<tr><td>{escape(c.change.replace('_', ' '))}</td>"
@@ -225,13 +237,14 @@ def catalog_section(data: ReportData) -> str:
             for c in rec.drift
         )
         out += (
-            "<h3>Drift since the active snapshot</h3><table><thead><tr><th>change</th>"
+            f"<h3>Drift since {since}</h3><table><thead><tr><th>change</th>"
             "<th>relation</th><th>column</th><th>type</th><th>units touched</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>"
             if rows
-            else '<p class="note">No drift: the warehouse is as the active snapshot was checked.</p>'
+            else f'<p class="note">No drift since {since}: the warehouse is as that snapshot '
+            "was checked.</p>"
         )
-    return out + "</section>"
+    return out + unchecked + "</section>"
 
 
 def render_page(data: ReportData, nonce: str) -> str:

@@ -44,15 +44,26 @@ def check_count(selected: list[Candidate], policy: NetworkPolicy) -> None:
 
 
 def acquire(
-    candidates: list[Candidate], policy: NetworkPolicy, progress: Progress | None = None
+    candidates: list[Candidate],
+    policy: NetworkPolicy,
+    progress: Progress | None = None,
+    failed: list[tuple[Candidate, SourceError]] | None = None,
 ) -> list[Acquired]:
-    """Fetch every candidate; the first failure stops the refresh (nothing is recorded)."""
+    """Fetch every candidate; the first failure stops the refresh (nothing is recorded),
+    except an import whose path does not exist: that one is put in ``failed`` and the
+    others go on (a clone without one export still refreshes the rest)."""
     out: list[Acquired] = []
     total = 0
     for n, candidate in enumerate(candidates):
         if progress:
             progress("fetching", n, len(candidates))
-        doc = candidate.fetch()
+        try:
+            doc = candidate.fetch()
+        except import_source.InputMissing as exc:
+            if failed is None:
+                raise
+            failed.append((candidate, exc))
+            continue
         total += doc.bytes_read
         if total > policy.max_total_bytes:
             raise SourceError(

@@ -63,6 +63,9 @@ class ArchiveView:
     reserved: set[str]
     suppressed: set[str]
     layout: Layout
+    # The last content hash of every deleted unit: an import proposal equal to one of them is
+    # retired knowledge (SPEC 6.3), whatever id it carries now.
+    retired_content: frozenset[str] = frozenset()
 
     @classmethod
     def load(cls, archive: LocalEvidenceArchive) -> ArchiveView:
@@ -92,6 +95,7 @@ class ArchiveView:
             manifest.deleted_ids(),
             set(manifest.suppressed_sources()),
             archive.layout,
+            frozenset(d.last_content_hash for d in manifest.deletions()),
         )
 
     @cached_property
@@ -189,10 +193,13 @@ class _Placement:
     dropped: list[Dropped] = field(default_factory=list)
     items: list[ReviewItem] = field(default_factory=list)
     taken: dict[str, str] = field(default_factory=dict)  # path -> proposed unit id
+    # Kept beside ``proposed``: tested once per unit under the refresh lock, a set rebuilt
+    # per test made a large import's comparison quadratic (issue 27, G2).
+    ids: set[str] = field(default_factory=set)
 
-    @property
-    def ids(self) -> set[str]:
-        return {p.id for p in self.proposed}
+    def add(self, entry: ProposedEntry) -> None:
+        self.proposed.append(entry)
+        self.ids.add(entry.id)
 
 
 def build(view: ArchiveView, r: Refinement) -> Comparison:
@@ -202,7 +209,7 @@ def build(view: ArchiveView, r: Refinement) -> Comparison:
     by_id = {c.id: c for c in current}
     placed = _Placement(items=_document_items(r))
     for pu in r.proposal.units:
-        _place(view, sid, by_id, pu, placed)
+        _place(view, sid, by_id, pu, placed, imported=r.doc.kind == "import")
     comparison = Comparison(
         revision="",
         created_at=r.at,
@@ -215,7 +222,7 @@ def build(view: ArchiveView, r: Refinement) -> Comparison:
         current=tuple(current),
         proposed=tuple(placed.proposed),
         review_items=tuple(placed.items),
-        retire=tuple(sorted(set(by_id) - placed.ids)),
+        retire=tuple(sorted(set(by_id) - placed.ids - _held(r.proposal))),
         dropped=tuple(placed.dropped),
         affected_files=_affected_files(view, current, placed),
         imported=_import_extras(r.proposal),
@@ -239,9 +246,16 @@ def _place(
     current: dict[str, CurrentUnit],
     pu: ProposedUnit,
     placed: _Placement,
+    *,
+    imported: bool,
 ) -> None:
     """Decides what becomes of one proposed unit: skipped as a duplicate, dropped (a
-    reserved or suppressed id), or proposed at its path with any conflict as an item."""
+    reserved or suppressed id), or proposed at its path with any conflict as an item.
+
+    Suppression after a curated deletion differs by kind (SPEC 6.3, docs/sources.md): a
+    document's refiner may rename what it proposes, so every id new to the tree is dropped;
+    an importer's ids are upstream names, so only the deleted ids (reserved) and a proposal
+    whose content equals a deleted unit's are dropped, and new upstream elements come in."""
     uid = pu.unit.id
     if uid in placed.ids:
         placed.items.append(ReviewItem(ReviewCode.DUPLICATE_ID, "the id is proposed twice", uid))
@@ -249,7 +263,11 @@ def _place(
     if uid in view.reserved:
         placed.dropped.append(Dropped(uid, DropReason.RESERVED))
         return
-    if uid not in view.files and sid in view.suppressed:
+    if imported:
+        if uid not in view.files and pu.unit.content_hash in view.retired_content:
+            placed.dropped.append(Dropped(uid, DropReason.RETIRED_CONTENT))
+            return
+    elif uid not in view.files and sid in view.suppressed:
         placed.dropped.append(Dropped(uid, DropReason.SUPPRESSED))
         return
     if uid in view.files and uid not in current:
@@ -260,13 +278,13 @@ def _place(
     if holder != uid or path in placed.taken:
         placed.items.append(ReviewItem(ReviewCode.PATH_TAKEN, f"{path} holds another unit", uid))
     placed.taken[path] = uid
-    placed.proposed.append(
+    placed.add(
         ProposedEntry(
             uid,
             pu.unit.kind,
             path,
             pu.unit.content_hash,
-            render(pu.unit),
+            pu.markdown if pu.markdown is not None else render(pu.unit),
             tuple(pu.excerpts),
         )
     )
@@ -285,6 +303,12 @@ def _affected_files(
         for path in view.carriers.get(uid, ()):
             affected.setdefault(path, current_hash(view.layout.resolve_inside(path)))
     return dict(sorted(affected.items()))
+
+
+def _held(proposal: Proposal) -> set[str]:
+    """Ids an import left out as incomplete: a live unit with one stays as it is (replace
+    neither rewrites nor retires it) until the source gives the element whole again."""
+    return {n.unit_id for n in proposal.not_imported if n.unit_id is not None}
 
 
 def _import_extras(proposal: Proposal) -> ImportExtras | None:

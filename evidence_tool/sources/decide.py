@@ -10,6 +10,7 @@ without reading any source again.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evidence_tool.archive.clock import now
@@ -17,6 +18,7 @@ from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
 from evidence_tool.archive.local import (
     Activate,
+    CatalogRecord,
     ConsolidateResult,
     ConsolidateStatus,
     LocalEvidenceArchive,
@@ -38,6 +40,7 @@ from evidence_tool.sources.records import (
     DecisionProgress,
     DecisionValue,
     Outcome,
+    ProposalChanges,
     Registry,
     SourceRecord,
 )
@@ -56,6 +59,10 @@ class DecisionRequest:
     decision: DecisionValue
     actor: str
     allow_mass_retire: bool = False
+    # replace only: ids left as they are (not written, not retired), and whether units
+    # fixed by hand (provenance manual) may be overwritten (E306 otherwise).
+    exclude: tuple[str, ...] = ()
+    overwrite_manual: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,9 @@ class DecideResult:
     retired: tuple[str, ...] = ()
     already_saved: bool = False
     retry: bool = False
+    excluded: tuple[str, ...] = ()
+    overwrote_manual: tuple[str, ...] = ()
+    initialized: str | None = None  # the baseline recorded first, on a workspace never init'd
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {
@@ -100,12 +110,43 @@ class DecideResult:
                 "written": list(self.written),
                 "removed": list(self.removed),
                 "retired": list(self.retired),
+                "excluded": list(self.excluded),
+                "overwrote_manual": list(self.overwrote_manual),
             }
             if self.already_saved:
                 out["already_saved"] = True
+            if self.initialized is not None:
+                out["initialized"] = self.initialized
         # The consolidation's own envelope (the archive's JSON boundary).
         out["consolidation"] = self.consolidation.to_json()
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class DecidePlan:
+    """What ``decide --dry-run`` found: the decision's effect, nothing written."""
+
+    source_id: str
+    decision: DecisionValue
+    revision: str
+    changes: ProposalChanges
+    excluded: tuple[str, ...]
+    overwrites_manual: tuple[str, ...]
+    write: tuple[str, ...]
+    remove: tuple[str, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "source_id": self.source_id,
+            "decision": self.decision.value,
+            "revision": self.revision,
+            "dry_run": True,
+            "changes": self.changes.to_json(),
+            "excluded": list(self.excluded),
+            "overwrites_manual": list(self.overwrites_manual),
+            "would_write": list(self.write),
+            "would_remove": list(self.remove),
+        }
 
 
 def _stale(revision: str | None, message: str, paths: list[str] | None = None) -> EvidenceError:
@@ -123,8 +164,16 @@ def _comparison(
     """Decides whether the pending comparison is the one asked for and still current
     (E304 naming what changed since the refresh)."""
     comparison = record.comparison if record else None
-    if comparison is None or comparison.revision != rev:
+    if comparison is None or not _names(rev, comparison.revision):
         revision = comparison.revision if comparison else None
+        if comparison is not None:
+            # A mistyped or superseded revision: name the pending one (sources show).
+            raise _stale(
+                revision,
+                f"no pending comparison {rev[:12]}… for source {sid[:12]}…: the pending one "
+                f"is {comparison.revision[:12]} ('tht workspace evidence sources show "
+                f"{sid[:12]}' shows it); if you took {rev[:12]} from an older refresh",
+            )
         raise _stale(revision, f"no pending comparison {rev[:12]}… for source {sid[:12]}…")
     stale = compare.stale_paths(
         archive.layout, comparison, compare.carriers_of(archive.scan().files)
@@ -142,6 +191,27 @@ def _comparison(
     return comparison
 
 
+MIN_PREFIX = 8  # a revision prefix names its comparison from this many hex digits on
+
+
+def _names(given: str, revision: str) -> bool:
+    """True when ``given`` is the revision or a prefix of it long enough to be deliberate
+    (one source has one pending comparison, so a prefix is unique by construction)."""
+    given = given.lower()
+    return given == revision or (len(given) >= MIN_PREFIX and revision.startswith(given))
+
+
+def full_revision(record: SourceRecord | None, given: str) -> str:
+    """The pending comparison's full revision when ``given`` names it, else ``given``."""
+    comparison = record.comparison if record else None
+    if comparison is not None and _names(given, comparison.revision):
+        return comparison.revision
+    saved = record.decision if record else None  # a re-run of a decision already saved
+    if comparison is None and saved is not None and _names(given, saved.revision):
+        return saved.revision
+    return given
+
+
 def _keep(comparison: Comparison, actor: str, at: str) -> Staged:
     """Document-derived units become manual declarations that keep their lineage."""
     declarations: JsonObject = {
@@ -155,21 +225,53 @@ def _keep(comparison: Comparison, actor: str, at: str) -> Staged:
     return Staged(declarations)
 
 
-def _check_replace(comparison: Comparison, allow_mass_retire: bool) -> None:
-    """Decides whether replace may go ahead: no open review item (E140), and no mass
-    retirement unless allowed (E305)."""
-    items = comparison.review_items
+def _check_exclude(comparison: Comparison, exclude: tuple[str, ...]) -> None:
+    """Every excluded id must be one the comparison names (a typo excludes nothing)."""
+    known = comparison.affected_ids()
+    unknown = [uid for uid in exclude if uid not in known]
+    if unknown:
+        raise UsageError(
+            f"--exclude {unknown[0]}: not an id this comparison proposes, retires or holds; "
+            "'tht workspace evidence sources show SOURCE' lists them"
+        )
+
+
+def _manual_overwrites(comparison: Comparison, req: DecisionRequest) -> tuple[str, ...]:
+    """The units fixed by hand that replace would overwrite or retire, excluded ones aside."""
+    return tuple(uid for uid in comparison.changes().manual if uid not in req.exclude)
+
+
+def _check_manual(overwrites: tuple[str, ...], req: DecisionRequest) -> None:
+    if overwrites and not req.overwrite_manual:
+        raise EvidenceError(
+            f"replace would overwrite {len(overwrites)} unit(s) fixed by hand (provenance "
+            f"manual): {', '.join(overwrites)}; pass --overwrite-manual to put the source's "
+            "text back, or --exclude ID for each unit to keep as it is",
+            code="E306",
+            unit_id=overwrites[0],
+            details={"result": {"overwrites_manual": list(overwrites)}},
+        )
+
+
+def _check_replace(
+    comparison: Comparison, allow_mass_retire: bool, exclude: tuple[str, ...] = ()
+) -> None:
+    """Decides whether replace may go ahead: no open review item (E140) on what it adopts
+    (an excluded id's items do not count), and no mass retirement unless allowed (E305)."""
+    items = tuple(i for i in comparison.review_items if i.unit_id not in exclude or not i.unit_id)
     if items:
         first = items[0]
+        out = f", or leave {first.unit_id} out with --exclude {first.unit_id}"
         raise EvidenceError(
             f"the proposal has {len(items)} review item(s), first: "
             f"{first.unit_id or 'document'}: {first.message}; correct the draft and "
-            "refresh, or keep the local units",
+            f"refresh, or keep the local units{out if first.unit_id else ''}",
             code="E140",
             unit_id=first.unit_id,
             details={"result": {"review_items": [i.to_json() for i in items]}},
         )
-    retire, total = len(comparison.retire), len(comparison.current)
+    retire = len([uid for uid in comparison.retire if uid not in exclude])
+    total = len(comparison.current)
     if retire >= 3 and 2 * retire > total and not allow_mass_retire:
         raise EvidenceError(
             f"replace would retire {retire} of the source's {total} units "
@@ -195,9 +297,13 @@ def _adopted_text(archive: LocalEvidenceArchive, comparison: Comparison) -> tupl
 
 
 def _replace(
-    archive: LocalEvidenceArchive, comparison: Comparison, actor: str
+    archive: LocalEvidenceArchive,
+    comparison: Comparison,
+    actor: str,
+    exclude: tuple[str, ...] = (),
 ) -> tuple[Changes, Staged]:
-    """File changes and staged declarations/retirements that adopt the proposal."""
+    """File changes and staged declarations/retirements that adopt the proposal, every
+    excluded id left as it is."""
     sid = comparison.source_id
     text, chash = _adopted_text(archive, comparison)
     acquired = f"evidence/source/acquired/{sid}/{chash}.md"
@@ -205,6 +311,8 @@ def _replace(
     declarations: JsonObject = {}
     current = {c.id: c for c in comparison.current}
     for p in comparison.proposed:
+        if p.id in exclude:
+            continue
         changes.append((p.path, p.markdown.encode("utf-8")))
         old = current.get(p.id)
         if old and old.path != p.path:
@@ -215,17 +323,29 @@ def _replace(
         }
     retirements: JsonObject = {}
     for uid in comparison.retire:
+        if uid in exclude:
+            continue
         changes.append((current[uid].path, None))
         retirements[uid] = {"reason": RETIRED, "actor": actor}
     return changes, Staged(declarations, retirements)
 
 
+# The catalog step of the installation, run on the files as the decision left them (the
+# session's: the sources layer never imports the catalog package); None: no step.
+CatalogHook = Callable[[], CatalogRecord | None]
+
+
 def _finish(
-    archive: LocalEvidenceArchive, sid: str, actor: str, activate: Activate | None
+    archive: LocalEvidenceArchive,
+    sid: str,
+    actor: str,
+    activate: Activate | None,
+    catalog: CatalogHook | None = None,
 ) -> ConsolidateResult:
     """Consolidate and activate, then record how far the saved decision got."""
     try:
-        result = archive.consolidate_locked(actor, activate)
+        checked = catalog() if catalog is not None else None
+        result = archive.consolidate_locked(actor, activate, checked)
     except EvidenceError as exc:
         # Other files block the consolidation (open review items, invalid units): the
         # decision itself is saved and stays "saved" until a retry consolidates it.
@@ -264,7 +384,8 @@ def _record_decision(
         req.actor,
         at,
         DecisionProgress.SAVED,
-        comparison.retire if replace else (),
+        tuple(u for u in comparison.retire if u not in req.exclude) if replace else (),
+        excluded=req.exclude if replace else (),
     )
     record = dataclasses.replace(registry.sources[sid], comparison=None, decision=decision)
     if replace:
@@ -285,8 +406,10 @@ def _apply_decision(
         changes: Changes = []
         staged = _keep(comparison, req.actor, at)
     else:
-        _check_replace(comparison, req.allow_mass_retire)
-        changes, staged = _replace(archive, comparison, req.actor)
+        _check_exclude(comparison, req.exclude)
+        _check_replace(comparison, req.allow_mass_retire, req.exclude)
+        _check_manual(_manual_overwrites(comparison, req), req)
+        changes, staged = _replace(archive, comparison, req.actor, req.exclude)
     decision = _record_decision(registry, sid, req, comparison, at)
     # sources.json travels in the same journal entry as the unit files it describes.
     changes.append((archive.layout.rel(archive.layout.sources_json), store.render(registry)))
@@ -313,17 +436,95 @@ def decide(
     activate: Activate | None,
     *,
     allow_mass_retire: bool = False,
+    exclude: tuple[str, ...] = (),
+    overwrite_manual: bool = False,
+    catalog: CatalogHook | None = None,
 ) -> DecideResult:
     """Keep or replace one source's pending comparison, then consolidate and activate
     (the documented face: the arguments become one ``DecisionRequest``)."""
+    return decide_on(
+        archive,
+        _request(sid, revision, decision, actor, allow_mass_retire, exclude, overwrite_manual),
+        activate,
+        catalog,
+    )
+
+
+def _request(
+    sid: str,
+    revision: str,
+    decision: str,
+    actor: str,
+    allow_mass_retire: bool,
+    exclude: tuple[str, ...],
+    overwrite_manual: bool,
+) -> DecisionRequest:
     if decision not in tuple(DecisionValue):
         raise UsageError("--decision is keep or replace")
-    req = DecisionRequest(sid, revision, DecisionValue(decision), actor, allow_mass_retire)
-    return decide_on(archive, req, activate)
+    if exclude and decision != DecisionValue.REPLACE:
+        raise UsageError("--exclude applies to replace (keep changes no unit file)")
+    return DecisionRequest(
+        sid,
+        revision,
+        DecisionValue(decision),
+        actor,
+        allow_mass_retire,
+        tuple(dict.fromkeys(exclude)),
+        overwrite_manual,
+    )
+
+
+def plan(
+    archive: LocalEvidenceArchive,
+    sid: str,
+    revision: str,
+    decision: str,
+    actor: str,
+    *,
+    allow_mass_retire: bool = False,
+    exclude: tuple[str, ...] = (),
+    overwrite_manual: bool = False,
+) -> DecidePlan:
+    """``decide --dry-run``: the same checks (stale E304, review items E140, mass retire
+    E305, unknown --exclude), then what the decision would do; nothing is written and no
+    lock is taken. Units fixed by hand are listed rather than refused (E306)."""
+    req = _request(sid, revision, decision, actor, allow_mass_retire, exclude, overwrite_manual)
+    registry = store.read(archive.layout)
+    sid = resolve_id(locators(registry), req.source_id)
+    known = registry.sources.get(sid)
+    req = dataclasses.replace(req, revision=full_revision(known, req.revision))
+    comparison = _comparison(archive, known, sid, req.revision)
+    changes = comparison.changes()
+    if req.decision == DecisionValue.KEEP:
+        return DecidePlan(sid, req.decision, req.revision, changes, (), (), (), ())
+    _check_exclude(comparison, req.exclude)
+    _check_replace(comparison, req.allow_mass_retire, req.exclude)
+    current = {c.id: c for c in comparison.current}
+    write = tuple(p.path for p in comparison.proposed if p.id not in req.exclude)
+    remove = tuple(
+        current[uid].path for uid in comparison.retire if uid not in req.exclude
+    ) + tuple(
+        current[p.id].path
+        for p in comparison.proposed
+        if p.id in current and current[p.id].path != p.path and p.id not in req.exclude
+    )
+    return DecidePlan(
+        sid,
+        req.decision,
+        req.revision,
+        changes,
+        req.exclude,
+        _manual_overwrites(comparison, req),
+        write,
+        remove,
+    )
 
 
 def decide_on(
-    archive: LocalEvidenceArchive, req: DecisionRequest, activate: Activate | None
+    archive: LocalEvidenceArchive,
+    req: DecisionRequest,
+    activate: Activate | None,
+    catalog: CatalogHook | None = None,
 ) -> DecideResult:
     """``decide`` with its parameters together: saved once, finished by any re-run."""
     with archive.locked("decide"):
@@ -333,11 +534,12 @@ def decide_on(
         registry = store.read(archive.layout)
         sid = resolve_id(locators(registry), req.source_id)
         known = registry.sources.get(sid)
+        req = dataclasses.replace(req, revision=full_revision(known, req.revision))
         saved = known.decision if known else None
         if saved and saved.revision == req.revision and saved.decision == req.decision:
             # The same decision, already saved by a run that was interrupted (or that
             # raced us to the lock): finish it instead of refusing a consumed comparison.
-            result = _finish(archive, sid, req.actor, activate)
+            result = _finish(archive, sid, req.actor, activate, catalog)
             return DecideResult(
                 sid,
                 saved.decision,
@@ -346,8 +548,12 @@ def decide_on(
                 retired=saved.retired,
                 already_saved=True,
             )
+        pending = registry.sources.get(sid)
+        overwrote: tuple[str, ...] = ()
+        if pending and pending.comparison and req.decision == DecisionValue.REPLACE:
+            overwrote = _manual_overwrites(pending.comparison, req)
         changes, decision = _apply_decision(archive, registry, sid, req)
-        result = _finish(archive, sid, req.actor, activate)
+        result = _finish(archive, sid, req.actor, activate, catalog)
     return DecideResult(
         sid,
         req.decision,
@@ -356,11 +562,17 @@ def decide_on(
         written=tuple(p for p, data in changes if data is not None),
         removed=tuple(p for p, data in changes if data is None),
         retired=decision.retired,
+        excluded=decision.excluded,
+        overwrote_manual=overwrote,
     )
 
 
 def retry(
-    archive: LocalEvidenceArchive, sid: str, actor: str, activate: Activate | None
+    archive: LocalEvidenceArchive,
+    sid: str,
+    actor: str,
+    activate: Activate | None,
+    catalog: CatalogHook | None = None,
 ) -> DecideResult:
     """Re-activate a saved decision: no source is read, only the archive."""
     with archive.locked("decide --retry"):
@@ -372,5 +584,5 @@ def retry(
                 f"source {sid[:12]}… has no saved decision to retry: run 'tht workspace "
                 "evidence decide' with --revision and --decision first"
             )
-        result = _finish(archive, sid, actor, activate)
+        result = _finish(archive, sid, actor, activate, catalog)
     return DecideResult(sid, record.decision.decision, record.decision.revision, result, retry=True)

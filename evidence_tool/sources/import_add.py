@@ -39,18 +39,16 @@ def _relative(layout: Layout, given: str, cwd: Path) -> str:
     """The workspace-relative form of PATH as typed (relative to ``cwd``); E501 outside."""
     path = Path(os.path.abspath(cwd / given))
     root = layout.root
-    if path != root and root not in path.parents:
-        raise SourceError(
-            f"{given} is outside the workspace {root}; an import reads only files inside "
-            "it: copy the export into the workspace (e.g. imports/) and add that path",
-            path=given,
-        )
     if path == root:
         raise SourceError(
             f"{given} is the workspace itself; name the file or folder of the export",
             path=given,
         )
-    return layout.rel(path)
+    if root in path.parents:
+        return layout.rel(path)
+    # Outside the workspace: stored relative to it ('../dbt'); check_path then decides
+    # whether it lies in the Git work tree that holds the workspace (E501 otherwise).
+    return Path(os.path.relpath(path, root)).as_posix()
 
 
 def parse_options(args: list[str]) -> JsonObject:

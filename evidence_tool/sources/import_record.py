@@ -12,13 +12,15 @@ each header makes the record parse back exactly whatever the spans contain.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evidence_tool.archive.records import Declaration, ManualDeclaration
 from evidence_tool.workspace.layout import Layout
 
 HEAD = b"# Import record\n"
-_HEADER = re.compile(rb"## (.+):(\d+)-(\d+) \(bytes (\d+)-(\d+)\)")
+# The header names the units that cite the span (since issue 28): two elements with one
+# text (a shared description) are then told apart by ``show``.
+_HEADER = re.compile(rb"## (.+):(\d+)-(\d+) \(bytes (\d+)-(\d+)\)(?: cited by (\S.*))?")
 _RUN = re.compile(r"`+")
 
 
@@ -32,6 +34,7 @@ class Located:
     first_line: int
     last_line: int
     text: str
+    units: tuple[str, ...] = field(default=(), compare=False)  # who cites it (a record's)
 
     @property
     def where(self) -> str:
@@ -43,8 +46,15 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def render(fmt: str, path: str, input_hash: str, spans: list[Located]) -> str:
-    """The record of one import: a short head, then each span once, in file order."""
+def render(
+    fmt: str,
+    path: str,
+    input_hash: str,
+    spans: list[Located],
+    cited_by: dict[Located, list[str]] | None = None,
+) -> str:
+    """The record of one import: a short head, then each span once, in file order, its
+    header naming the units that cite it (``cited_by``)."""
     out = [
         HEAD.decode() + "\n",
         f"The source text that the units imported from `{path}` (format `{fmt}`) cite,\n"
@@ -54,7 +64,11 @@ def render(fmt: str, path: str, input_hash: str, spans: list[Located]) -> str:
     ]
     for s in sorted(set(spans), key=lambda s: (s.path, s.start, s.end)):
         fence = _fence(s.text)
-        out.append(f"\n## {s.where} (bytes {s.start}-{s.end})\n\n{fence}text\n{s.text}\n{fence}\n")
+        units = sorted(set((cited_by or {}).get(s, ())))
+        by = f" cited by {', '.join(units)}" if units else ""
+        out.append(
+            f"\n## {s.where} (bytes {s.start}-{s.end}){by}\n\n{fence}text\n{s.text}\n{fence}\n"
+        )
     return "".join(out)
 
 
@@ -70,25 +84,38 @@ def parse(data: bytes) -> list[Located]:
         fence_end = data.find(b"\n", eol + 2) if match else -1  # a blank line, the fence
         if match is None or fence_end < 0:
             return out
-        path, first, last, start, end = match.groups()
+        path, first, last, start, end, units = match.groups()
         body = fence_end + 1
         stop = body + int(end) - int(start)
         fence = data[eol + 2 : fence_end].removesuffix(b"text")
         if data[stop : stop + len(fence) + 2] != b"\n" + fence + b"\n":
             return out  # the text is not followed by its closing fence: damaged
         text = data[body:stop].decode("utf-8", "replace")
-        out.append(Located(path.decode(), int(start), int(end), int(first), int(last), text))
+        cited = tuple(u.strip() for u in units.decode().split(",")) if units else ()
+        out.append(Located(path.decode(), int(start), int(end), int(first), int(last), text, cited))
         pos = data.find(b"\n## ", stop + len(fence) + 1)
     return out
 
 
-def where_each(data: bytes, excerpts: list[str]) -> dict[str, list[str]]:
-    """excerpt -> the ``path:first-last`` of each span holding it (for ``show``)."""
+def where_each(
+    data: bytes, excerpts: list[str], unit_id: str | None = None
+) -> dict[str, list[str]]:
+    """excerpt -> the ``path:first-last`` of each span holding it (for ``show``); with
+    ``unit_id``, a span whose header names its citing units counts only for those."""
     spans = parse(data)
-    return {e: [s.where for s in spans if e in s.text] for e in excerpts}
+    return {
+        e: [
+            s.where
+            for s in spans
+            if e in s.text and (unit_id is None or not s.units or unit_id in s.units)
+        ]
+        for e in excerpts
+    }
 
 
-def imported_from(layout: Layout, declaration: Declaration | None) -> list[str]:
+def imported_from(
+    layout: Layout, declaration: Declaration | None, unit_id: str | None = None
+) -> list[str]:
     """For a unit adopted from an import, or edited since and keeping that lineage under
     ``original``: ``path:first-last`` of each excerpt's span, in excerpt order ([] for any
     other unit, or when the record cannot be read)."""
@@ -101,5 +128,5 @@ def imported_from(layout: Layout, declaration: Declaration | None) -> list[str]:
         return []
     if not data.startswith(HEAD):
         return []
-    found = where_each(data, list(doc.excerpts))
+    found = where_each(data, list(doc.excerpts), unit_id)
     return list(dict.fromkeys(w for places in found.values() for w in places))

@@ -128,19 +128,40 @@ def _where(located: dict[Span, Located], span: Span | None) -> str | None:
     return located[span].where if span is not None and span in located else None
 
 
+# Items that say an element is incomplete rather than wrong: the element is left out of the
+# proposal and listed as not imported with what to write where (docs/importers.md, "Adopt
+# what is complete"), so the rest stays adoptable without editing the source project.
+INCOMPLETE = {
+    "meaning-missing": "values without meanings",
+    "not-representable": "a text only the source tool can render",
+}
+
+
 def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResult) -> Proposal:
     """The proposal of an import: units with verified span texts as excerpts, the
     importer's review items, the import record, not-imported elements and skip counts."""
     proposal = Proposal()
+    incomplete: dict[str, tuple[str, str]] = {}  # unit id -> (code, message), first wins
     for code, message, unit_id in result.review_items:
-        proposal.raise_item(code, message, unit_id)
+        if code in INCOMPLETE and unit_id is not None:
+            incomplete.setdefault(unit_id, (code, message))
+        else:
+            proposal.raise_item(code, message, unit_id)
     spans = [s for item in result.units for s in item.spans]
     spans += [n.span for n in result.not_imported if n.span is not None]
+    spans += result.item_spans.values()
     located, bad = _locate(source, spans)
     bad_set = set(bad)
     cited: list[Located] = []
+    cited_by: dict[Located, list[str]] = defaultdict(list)  # for show: whose place it is
+    held: dict[str, NotImportedItem] = {}
     for item in result.units:
         uid = item.unit.id
+        if uid in incomplete:
+            code, message = incomplete[uid]
+            at = _where(located, item.spans[0] if item.spans else None)
+            held.setdefault(uid, _incomplete(item.unit.title, code, message, uid, at))
+            continue
         good = [located[s] for s in item.spans if s in located]
         for span in item.spans:
             if span in bad_set:
@@ -157,13 +178,23 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
             proposal.raise_item(ReviewCode.INVALID_UNIT, f"unit from {first}: {exc}", uid)
             continue
         excerpts = list(dict.fromkeys(g.text for g in good))
-        _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid)
+        _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid, item.unit)
         cited += good
+        for g in good:
+            cited_by[g].append(uid)
     proposal.record = import_record.render(
-        doc.format, str(doc.provenance["path"]), doc.content_hash, cited
+        doc.format, str(doc.provenance["path"]), doc.content_hash, cited, cited_by
     )
+    for uid, (code, message) in incomplete.items():  # items without a unit built
+        if uid not in held:
+            at = _where(located, result.item_spans.get(uid))
+            held[uid] = _incomplete(uid, code, message, uid, at)
     proposal.not_imported = [
         NotImportedItem(n.element, n.what, _where(located, n.span)) for n in result.not_imported
-    ]
+    ] + [held[uid] for uid in sorted(held)]
     proposal.skipped = dict(sorted(result.skipped.items()))
     return proposal
+
+
+def _incomplete(element: str, code: str, message: str, uid: str, at: str | None) -> NotImportedItem:
+    return NotImportedItem(element, INCOMPLETE[code], at, code, uid, message)

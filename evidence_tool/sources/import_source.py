@@ -1,10 +1,13 @@
 """Import sources (issue 16): a descriptor entry ``{kind: import, format, path}`` as a candidate.
 
-The path is a file or folder inside the workspace, outside what the tool and
-Git own (``evidence/``, ``workspace.yaml``, ``.git``, the cache, the lock);
-a symbolic link that leads outside the workspace, or onto one of those, is
-refused (E501), never followed.  Acquiring an import source lists its files
-and hashes them: the importer runs later, and only when the hash changed.
+The path is a file or folder inside the workspace or, when the workspace lies in
+a Git work tree, anywhere inside that work tree (``../dbt`` beside the workspace:
+the input is committed with it, so a clone can refresh); always outside what the
+tool and Git own (``evidence/``, ``workspace.yaml``, ``.git``, the cache, the
+lock) and never a folder that holds the workspace.  A symbolic link that leads
+outside those bounds, or onto what is owned, is refused (E501), never followed.
+Acquiring an import source lists its files and hashes them: the importer runs
+later, and only when the hash changed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool.archive.clock import now
-from evidence_tool.errors import DescriptorError, PathOutsideError, SourceError
+from evidence_tool.errors import DescriptorError, SourceError
 from evidence_tool.sources.candidates import Candidate
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.identity import source_id
@@ -67,53 +70,133 @@ class ImportAcquired(Acquired):
         )
 
 
-def _refuse(key: str, rel: str, why: str) -> SourceError:
-    return SourceError(f"{key}.path: {rel} {why}", path=rel, details={"result": {"key_path": key}})
+class InputMissing(SourceError):
+    """An import's path does not exist: that source fails, the other sources go on."""
+
+
+def _refuse(key: str, rel: str, why: str, cls: type[SourceError] = SourceError) -> SourceError:
+    return cls(f"{key}.path: {rel} {why}", path=rel, details={"result": {"key_path": key}})
+
+
+def _under(real: str, top: str) -> bool:
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def repo_top(root: Path) -> str | None:
+    """The real path of the Git work tree holding ``root`` (the nearest folder with a
+    ``.git`` entry, a worktree's file included), or None. Read from the file system: the
+    sources layer never runs Git."""
+    here = os.path.realpath(root)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def bound(layout: Layout) -> str:
+    """The folder an import's files must lie in: the Git work tree holding the workspace,
+    else the workspace itself."""
+    return repo_top(layout.root) or os.path.realpath(layout.root)
+
+
+def allowed(layout: Layout, path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` (links resolved) lies inside the bound of ``bound``."""
+    return _under(os.path.realpath(path), bound(layout))
 
 
 def _owned(layout: Layout, real: str) -> str | None:
-    """The owned entry ``real`` is or lies under, if any."""
+    """The owned entry ``real`` is or lies under (or the workspace it holds), if any."""
     root = os.path.realpath(layout.root)
     for name in OWNED:
-        top = os.path.join(root, name)
-        if real == top or real.startswith(top + os.sep):
+        if _under(real, os.path.join(root, name)):
             return name
+    top = repo_top(layout.root)
+    if top is not None and _under(real, os.path.join(top, ".git")):
+        return ".git"
+    if _under(root, real):
+        return "the workspace itself (the path holds it)"
     return None
 
 
+def _join(layout: Layout, rel: str) -> Path | None:
+    """``rel`` joined to the workspace root: '/'-separated and normalized, '..' only as
+    leading segments (``../dbt``); None for anything else (absolute, NUL, backslash)."""
+    if "\x00" in rel or rel.startswith("/") or "\\" in rel or not rel:
+        return None
+    parts = rel.split("/")
+    ups = 0
+    while ups < len(parts) and parts[ups] == "..":
+        ups += 1
+    rest = parts[ups:]
+    if not rest or any(p in ("", ".", "..") for p in rest):
+        return None
+    return Path(os.path.normpath(layout.root.joinpath(*parts)))
+
+
 def check_path(layout: Layout, rel: str, key: str) -> Path:
-    """The absolute path of an import entry's ``path``, inside the workspace and outside
-    what the tool owns (E501 naming the key otherwise); it must exist."""
-    try:
-        path = layout.resolve_inside(rel)
-    except PathOutsideError:
+    """The absolute path of an import entry's ``path``: inside the workspace or the Git
+    work tree holding it, outside what the tool owns (E501 naming the key otherwise); it
+    must exist (``InputMissing``, E501, otherwise)."""
+    path = _join(layout, rel)
+    if path is None:
         raise _refuse(
-            key, repr(rel), "is not a relative path inside the workspace ('..' and '/' refused)"
-        ) from None
+            key,
+            repr(rel),
+            "is not a normalized relative path ('/'-separated, '..' only at its start, "
+            "never absolute)",
+        )
+    top = repo_top(layout.root)
+    lexical = os.path.normpath(os.path.join(os.path.realpath(layout.root), rel))
+    if not _under(lexical, top or os.path.realpath(layout.root)):
+        if top is None:
+            raise _refuse(
+                key,
+                rel,
+                "lies outside the workspace, which is in no Git work tree: an import reads "
+                "only inside the workspace, or inside the Git work tree that holds it; put "
+                "the workspace and the export in one repository, or the export under imports/",
+            )
+        raise _refuse(
+            key,
+            rel,
+            f"lies outside the Git work tree that holds the workspace ({top}): an import "
+            "reads only inside it, so that a clone has the input too; move the export into "
+            "the repository (beside the workspace, e.g. ../dbt) and add that path",
+        )
+    _refuse_owned(layout, lexical, rel, key)  # owned whether or not it exists yet
     if not os.path.lexists(path):
         raise _refuse(
             key,
             rel,
-            "does not exist: export the data there, correct the path, or remove the entry "
-            "from workspace.yaml (its source is then marked missing)",
+            "does not exist: export the data there (in a clone: commit it with the "
+            "workspace, see 'tht workspace evidence git-commands'), correct the path, or "
+            "remove the entry from workspace.yaml (its source is then marked missing)",
+            InputMissing,
         )
     real = os.path.realpath(path)
-    if not layout.inside(path):
+    if not allowed(layout, path):
         raise _refuse(
             key,
             rel,
-            "leads outside the workspace (a symbolic link); it is refused: copy the "
-            "data into the workspace",
+            "leads outside the workspace's Git work tree (or, outside Git, the workspace) "
+            "through a symbolic link; it is refused: put the data itself there",
         )
+    _refuse_owned(layout, real, rel, key)
+    return path
+
+
+def _refuse_owned(layout: Layout, real: str, rel: str, key: str) -> None:
     owned = _owned(layout, real)
     if owned is not None:
         raise _refuse(
             key,
             rel,
             f"is or lies under {owned}, which the tool or Git owns: put import data in a "
-            "folder of its own, such as imports/",
+            "folder of its own, such as imports/ or ../dbt beside the workspace",
         )
-    return path
 
 
 def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list[tuple[str, Path]]:
@@ -137,7 +220,7 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
             path = Path(entry.path)
             if entry.is_symlink():
                 target = os.path.realpath(path)
-                if not layout.inside(path) or _owned(layout, target):
+                if not allowed(layout, path) or _owned(layout, target):
                     raise _refuse(
                         key,
                         f"{rel_top}/{rel}",
@@ -172,10 +255,10 @@ def _walk(layout: Layout, top: Path, rel_top: str, key: str, limit: int) -> list
 def _real_inside(layout: Layout, path: Path, key: str, shown: str) -> Path:
     """The real path the file will be read at, checked once more: a file swapped for a link
     since the entry was listed (its type is the listing's) must not lead the hash outside
-    the workspace or onto what the tool owns.  Every read then opens this real path with no
+    the import's bounds (``bound``) or onto what the tool owns.  Every read then opens this real path with no
     link followed, so a later swap is refused rather than followed."""
     real = os.path.realpath(path)
-    if not layout.inside(real) or _owned(layout, real):
+    if not _under(real, bound(layout)) or _owned(layout, real):
         raise _refuse(
             key,
             shown,

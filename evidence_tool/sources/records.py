@@ -54,11 +54,13 @@ class LineStatus(StrEnum):
     UNCHANGED = "unchanged"
     COMPARED = "compared"
     MISSING = "missing"
+    FAILED = "failed"  # an import whose input is missing; the other sources went on
 
 
 class DropReason(StrEnum):
     RESERVED = "reserved by a deletion record"
     SUPPRESSED = "suppressed: the source had a curated deletion"
+    RETIRED_CONTENT = "suppressed: the content of a deleted unit"
 
 
 class ReviewCode(StrEnum):
@@ -168,19 +170,37 @@ class ReviewItem:
 
 @dataclass(frozen=True, slots=True)
 class NotImportedItem:
-    """An element of an import no unit field holds, and where it is (``file:line``)."""
+    """An element of an import no unit field holds, and where it is (``file:line``).
+
+    An element the importer could not make complete (values without meanings, a text only
+    the source tool renders) is one too, with ``reason`` (the importer's item code),
+    ``unit_id`` (the unit it would have been) and ``fix`` (what to write where): it is
+    left out of the proposal, so the complete rest is adoptable (docs/importers.md)."""
 
     element: str
     what: str
     at: str | None
+    reason: str | None = None
+    unit_id: str | None = None
+    fix: str | None = None
 
     def to_json(self) -> JsonObject:
-        return {"element": self.element, "what": self.what, "at": self.at}
+        out: JsonObject = {"element": self.element, "what": self.what, "at": self.at}
+        if self.reason is not None:  # absent for plain elements: their records stay as they were
+            out |= {"reason": self.reason, "unit_id": self.unit_id, "fix": self.fix}
+        return out
 
     @classmethod
     def from_json(cls, value: JsonValue) -> NotImportedItem:
         obj = _obj(value, "a not-imported element")
-        return cls(_str(obj, "element"), _str(obj, "what"), _opt_str(obj, "at"))
+        return cls(
+            _str(obj, "element"),
+            _str(obj, "what"),
+            _opt_str(obj, "at"),
+            _opt_str(obj, "reason"),
+            _opt_str(obj, "unit_id"),
+            _opt_str(obj, "fix"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +360,29 @@ class Comparison:
         """The ids a decision on this comparison touches: current and proposed."""
         return {c.id for c in self.current} | {p.id for p in self.proposed}
 
+    def changes(self) -> ProposalChanges:
+        """What replace would do to each id: derived from the stored fields (never stored,
+        so the revision of a comparison does not change with how it is shown)."""
+        current = {c.id: c for c in self.current}
+        added, changed, identical = [], [], []
+        for p in self.proposed:
+            old = current.get(p.id)
+            if old is None:
+                added.append(p.id)
+            elif old.content_hash == p.content_hash:
+                identical.append(p.id)
+            else:
+                changed.append(p.id)
+        manual = {c.id for c in self.current if c.provenance.get("kind") == "manual"}
+        touched = [*changed, *self.retire]
+        return ProposalChanges(
+            tuple(added),
+            tuple(changed),
+            tuple(identical),
+            tuple(self.retire),
+            tuple(uid for uid in touched if uid in manual),
+        )
+
     def body_json(self) -> JsonObject:
         """Everything but ``revision`` and ``created_at``: what the revision hashes."""
         body: JsonObject = {
@@ -402,6 +445,35 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class ProposalChanges:
+    """A comparison's proposal by what replace would do with each id; ``manual`` names the
+    changed or retired ids whose unit a curator fixed by hand (provenance ``manual``)."""
+
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    identical: tuple[str, ...]
+    retired: tuple[str, ...]
+    manual: tuple[str, ...]
+
+    def counts(self) -> JsonObject:
+        return {
+            "added": len(self.added),
+            "changed": len(self.changed),
+            "identical": len(self.identical),
+            "retired": len(self.retired),
+        }
+
+    def to_json(self) -> JsonObject:
+        return {
+            "added": list(self.added),
+            "changed": list(self.changed),
+            "identical": list(self.identical),
+            "retired": list(self.retired),
+            "manual": list(self.manual),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The last decision on a source (keep or replace one comparison)."""
 
@@ -413,6 +485,7 @@ class Decision:
     status: DecisionProgress | ConsolidateStatus
     retired: tuple[str, ...]
     outcome: Outcome | None = None  # None until the decision was consolidated
+    excluded: tuple[str, ...] = ()  # ids replace left as they were (--exclude)
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {
@@ -424,6 +497,8 @@ class Decision:
             "status": self.status.value,
             "retired": list(self.retired),
         }
+        if self.excluded:  # absent otherwise: earlier records keep their bytes
+            out["excluded"] = list(self.excluded)
         if self.outcome is not None:
             out["snapshot"] = self.outcome.snapshot
             out["activation_error"] = self.outcome.activation_error
@@ -448,6 +523,7 @@ class Decision:
             status=progress,
             retired=_strs(obj, "retired") if "retired" in obj else (),
             outcome=Outcome(snapshot, _opt_str(obj, "activation_error")) if snapshot else None,
+            excluded=_strs(obj, "excluded") if "excluded" in obj else (),
         )
 
 

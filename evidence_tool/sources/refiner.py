@@ -34,6 +34,9 @@ from evidence_tool.unit.schemas import load_schema
 class ProposedUnit:
     unit: Unit
     excerpts: list[str]
+    # The unit's canonical text when the refiner already rendered it (an import): the
+    # comparison then does not render it a second time. None: render when needed.
+    markdown: str | None = None
 
 
 @dataclass
@@ -165,9 +168,12 @@ def _add_markdown(
     excerpts: list[str] | None,
     where: str,
     unit_id: str | None = None,
+    rendered_from: Unit | None = None,
 ) -> None:
     """Parse one proposed unit; an invalid one is a review item naming its first problem
-    (on ``unit_id`` when the parse cannot tell the id, as for a file too large)."""
+    (on ``unit_id`` when the parse cannot tell the id, as for a file too large).
+    ``rendered_from``: the typed unit ``markdown`` is the rendering of; when it parses back
+    equal, ``markdown`` is its canonical text and is kept (rendered once)."""
     result = parse_unit(markdown)
     if result.unit is None:
         first = result.errors[0] if result.errors else None
@@ -177,7 +183,8 @@ def _add_markdown(
         )
         return
     found = excerpts if excerpts is not None else field_excerpts(markdown, result.unit)
-    proposal.units.append(ProposedUnit(result.unit, list(dict.fromkeys(found))))
+    canonical = markdown if rendered_from is not None and result.unit == rendered_from else None
+    proposal.units.append(ProposedUnit(result.unit, list(dict.fromkeys(found)), canonical))
 
 
 class UnitsRefiner:

@@ -18,7 +18,7 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import EvidenceError, LockHeldError
+from evidence_tool.errors import EvidenceError, LockHeldError, SourceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
@@ -155,6 +155,7 @@ class SourceLine:
     status: LineStatus
     content_hash: str | None = None  # None for a missing source
     comparison: Comparison | None = None  # only when compared
+    error: EvidenceError | None = None  # only when failed
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"source_id": self.source_id, "locator": self.locator}
@@ -162,6 +163,8 @@ class SourceLine:
         if self.content_hash is not None:
             out["content_hash"] = self.content_hash
         out["status"] = self.status.value
+        if self.error is not None:
+            out["error"] = self.error.diagnostics[0].to_dict()
         c = self.comparison
         if c is not None:
             out |= {
@@ -170,6 +173,7 @@ class SourceLine:
                 "retire": list(c.retire),
                 "dropped": [d.to_json() for d in c.dropped],
                 "review_items": len(c.review_items),
+                "changes": c.changes().counts(),
             }
             if c.imported is not None:  # an import: what it did not turn into units
                 out |= {
@@ -188,6 +192,11 @@ class RefreshResult:
     @property
     def compared(self) -> int:
         return sum(1 for line in self.sources if line.status == LineStatus.COMPARED)
+
+    @property
+    def failed(self) -> list[EvidenceError]:
+        """The errors of the sources that failed alone (the others were recorded)."""
+        return [line.error for line in self.sources if line.error is not None]
 
     def to_json(self) -> JsonObject:
         return {
@@ -264,7 +273,12 @@ def refresh(
     candidates = discover(layout, specs_of(descriptor_sources), policy)
     selected, scope = _select(candidates, only, registry)
     check_count(selected, policy)
-    docs = acquire(selected, policy, progress)
+    failed: list[tuple[Candidate, SourceError]] = []
+    docs = acquire(selected, policy, progress, failed)
+    failed_lines = [
+        SourceLine(c.source_id, c.locator, SourceKind(c.kind), LineStatus.FAILED, error=exc)
+        for c, exc in failed
+    ]
     made: list[tuple[str, Proposal]] = []
     try:
         refined = refine_all(archive, docs, registry, refiner, default_language, progress, made)
@@ -276,7 +290,7 @@ def refresh(
     at = now()
     if dry_run:
         lines = _apply(archive, registry, refined, seen, scope, at)
-        return RefreshResult(True, False, tuple(lines))
+        return RefreshResult(True, False, tuple(lines + failed_lines))
     with archive.locked("refresh"):
         for key, proposal in made:
             proposals.save(layout, key, proposal)
@@ -298,4 +312,4 @@ def refresh(
                 sources=len(lines),
                 compared=sum(1 for x in lines if x.status == LineStatus.COMPARED),
             )
-    return RefreshResult(False, wrote, tuple(lines))
+    return RefreshResult(False, wrote, tuple(lines + failed_lines))

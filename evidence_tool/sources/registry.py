@@ -140,7 +140,9 @@ class SourceSummary:
 
 def _summary(record: SourceRecord, view: ArchiveView) -> SourceSummary:
     sid = record.source_id
-    return SourceSummary(record, sid in view.suppressed, tuple(_citing(view, sid)))
+    # An import is never suppressed as a whole (only its deleted ids are: compare._place).
+    suppressed = sid in view.suppressed and record.kind is not SourceKind.IMPORT
+    return SourceSummary(record, suppressed, tuple(_citing(view, sid)))
 
 
 def source_summaries(archive: LocalEvidenceArchive) -> list[SourceSummary]:
@@ -182,6 +184,7 @@ class SourceDetail:
         return {
             **self.summary.to_json(),
             "comparison": as_stored(self.comparison.to_json()) if self.comparison else None,
+            "changes": self.comparison.changes().to_json() if self.comparison else None,
             "warnings": [warning] if warning else [],
         }
 

@@ -94,13 +94,14 @@ def test_json_lists_the_commands(tmp_path: Path) -> None:
     result = json.loads(out)["result"]
     assert result["steps"] == ["status", "diff", "add", "commit", "push"]
     assert len(result["commands"]) == 5
-    assert result["paths"] == ["sub dir/ws/evidence", "sub dir/ws/workspace.yaml"]
+    paths = ["sub dir/ws/evidence", "sub dir/ws/workspace.yaml", "sub dir/ws/.gitignore"]
+    assert result["paths"] == paths
     for step, line in zip(result["steps"], result["commands"], strict=True):
         argv = shlex.split(line)
         assert argv[:3] == ["git", "-C", str(co.top.resolve())]
         assert step in argv
         if step != "push":
-            assert argv[-3:] == ["--", "sub dir/ws/evidence", "sub dir/ws/workspace.yaml"]
+            assert argv[-4:] == ["--", *paths]
     commit = shlex.split(result["commands"][3])
     assert commit[commit.index("-m") + 1] == result["message"]
     assert result["revision"] in result["message"]

@@ -133,7 +133,8 @@ def test_attack_import_path_outside_or_owned_refused_by_refresh(
     (workspace / ".git/config").write_text("[core]\n")
     descriptor(workspace, [{"kind": "import", "format": "vanna", "path": PLAIN[name]}])
     refused(tht(workspace, "refresh"), "evidence.sources[0].path", None)
-    nothing_recorded(workspace)
+    if name != "missing":  # a missing input fails its own source alone (issue 28)
+        nothing_recorded(workspace)
 
 
 @pytest.mark.parametrize("name", sorted(LINKS))

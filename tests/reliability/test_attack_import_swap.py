@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,10 +185,18 @@ def test_attack_a_link_loop_in_an_import_folder_is_a_coded_error(workspace: Path
 
 FLIPPER = """
 import os, sys, time
-target, outside, inside = sys.argv[1:4]
+target, outside, inside, pause, paused = sys.argv[1:6]
 folder, name = os.path.split(target)  # hidden temp names: the walk skips them
 link, plain = os.path.join(folder, "." + name + ".l"), os.path.join(folder, "." + name + ".p")
 while True:
+    if os.path.exists(pause):  # the plain file stays in place until the test resumes
+        open(paused, "w").close()
+        time.sleep(0.005)
+        continue
+    try:
+        os.unlink(paused)
+    except FileNotFoundError:
+        pass
     try:
         os.symlink(outside, link)
         os.replace(link, target)
@@ -201,6 +210,19 @@ while True:
 """
 
 RACES = 24
+
+
+def hold(pause: Path, paused: Path, still: bool) -> None:
+    """Ask the flipper to hold the plain file still (and wait until it does), or to flip."""
+    if not still:
+        pause.unlink(missing_ok=True)
+        return
+    pause.touch()
+    for _ in range(2000):  # bounded: 10 s at most
+        if paused.exists():
+            return
+        time.sleep(0.005)
+    raise AssertionError("the flipper never paused")
 
 
 def test_attack_refreshes_racing_a_link_flipper_never_import_outside_text(
@@ -217,6 +239,7 @@ def test_attack_refreshes_racing_a_link_flipper_never_import_outside_text(
     target = folder / "export.json"
     target.write_bytes(inside_json)
     assert tht(workspace, "sources", "add", "--format", "vanna", str(folder)).exit_code == 0
+    pause, paused = tmp_path / "pause", tmp_path / "paused"
     flipper = subprocess.Popen(
         [
             sys.executable,
@@ -225,12 +248,18 @@ def test_attack_refreshes_racing_a_link_flipper_never_import_outside_text(
             str(target),
             str(outside_file),
             str(tmp_path / "inside.json"),
+            str(pause),
+            str(paused),
         ]
     )
     outcomes: dict[str, int] = {}
     results = []
     try:
-        for _ in range(RACES):
+        for i in range(RACES):
+            # Every third refresh runs while the flipper holds the plain file still: under
+            # load a refresh rarely fits between two flips, and the race must run both ways
+            # (completed refreshes too) however busy the machine is.
+            hold(pause, paused, i % 3 == 2)
             result = tht(workspace, "refresh")
             results.append(result)
             assert result.exit_code in (0, 5), result.stdout + result.stderr

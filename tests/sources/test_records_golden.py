@@ -1,7 +1,10 @@
 """The typed records change no byte: sources.json and every sources command's --json
 output along a whole flow equal the golden file written by the code before the records
 (dict-based, commit 7e7ab36).  ``THT_REGEN_GOLDEN=1`` writes a new one under the test's
-temporary folder, to copy over (only from code whose output is known good)."""
+temporary folder, to copy over (only from code whose output is known good).  Regenerated
+for issue 28, whose outputs gained keys only ("changes" on refresh lines and sources show,
+"excluded" and "overwrote_manual" on decide): every other value and sources.json itself
+were checked equal to the previous golden before it was replaced."""
 
 from __future__ import annotations
 

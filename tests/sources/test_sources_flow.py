@@ -121,7 +121,10 @@ def test_replace_retires_and_a_returning_id_is_dropped(workspace: Path) -> None:
     (workspace / LAB_PATH).write_text(text)
     line = source_line(refresh(workspace), LAB)
     assert line["retire"] == ["evidence:lab:turnaround-minutes"]
-    replaced = decide(workspace, LAB, "replace")
+    # keep made the units manual (the curator's): replace names them and needs the flag.
+    refused = decide(workspace, LAB, "replace")
+    assert refused.json["errors"][0]["code"] == "E306", refused.stdout
+    replaced = decide(workspace, LAB, "replace", "--overwrite-manual")
     assert replaced.exit_code == 0, replaced.stdout
     assert replaced.json["result"]["retired"] == ["evidence:lab:turnaround-minutes"]
     assert not (workspace / "evidence/curated/formula/lab-turnaround-minutes.md").exists()

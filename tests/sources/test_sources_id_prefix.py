@@ -113,3 +113,30 @@ def test_refresh_with_a_bad_source_id_lists_the_discovered_candidates(
     assert ("too short" in message) == (len(given) < 6), message
     assert LAB in message and WARD in message, message
     assert tree_state(workspace) == before
+
+
+@pytest.mark.parametrize("length", [8, 12, 40])
+def test_decide_takes_a_revision_prefix_like_a_source_id_prefix(
+    workspace: Path, length: int
+) -> None:
+    """Issue 28: --revision takes a unique prefix (from 8 hex digits), as --source-id does."""
+    ids = _refreshed(workspace)
+    revision = record(workspace, LAB)["comparison"]["revision"]
+    done = tht(workspace, "decide", "--source-id", ids[LAB][:6], "--revision",
+               revision[:length].upper() if length == 12 else revision[:length],
+               "--decision", "keep")  # fmt: skip
+    assert done.exit_code == 0, done.stdout
+    assert done.json["result"]["revision"] == revision
+
+
+def test_a_wrong_or_too_short_revision_names_the_pending_one(workspace: Path) -> None:
+    ids = _refreshed(workspace)
+    revision = record(workspace, LAB)["comparison"]["revision"]
+    before = tree_state(workspace)
+    for given in (revision[:7], "0" * 12 if revision[0] != "0" else "1" * 12):
+        refused = tht(workspace, "decide", "--source-id", ids[LAB][:6], "--revision", given,
+                      "--decision", "keep")  # fmt: skip
+        error = refused.json["errors"][0]
+        assert error["code"] == "E304"
+        assert f"the pending one is {revision[:12]}" in error["message"]
+    assert tree_state(workspace) == before

@@ -193,6 +193,7 @@ def refresh_lines(
                 f"retire {scalar(x['retire'])}, {x['review_items']} review item(s)"
                 + _import_counts(x)
             )
+            lines.append(f"          {change_counts(obj(x['changes']))}")
             lines += [f"          dropped {d['id']} ({d['reason']})" for d in objs(x["dropped"])]
     compared = [x for x in sources if x["status"] == "compared"]
     if commands is None:
@@ -203,6 +204,14 @@ def refresh_lines(
             by_decision = commands(text(x["source_id"]), text(x["revision"]))
             lines += [f"  {by_decision[d]}" for d in ("keep", "replace")]
     return lines
+
+
+def change_counts(counts: JsonObject) -> str:
+    """'1 added, 3 changed, 7 identical, 0 retired': what replace would do."""
+    return ", ".join(
+        f"{counts[k] if isinstance(counts[k], int) else len(arr(counts[k]))} {k}"
+        for k in ("added", "changed", "identical", "retired")
+    )
 
 
 def _import_counts(line: JsonObject) -> str:

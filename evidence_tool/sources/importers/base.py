@@ -195,9 +195,15 @@ class ImportResult:
     review_items: list[tuple[str, str, str | None]] = field(default_factory=list)
     not_imported: list[NotImported] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)  # e.g. {"ddl": 3}: counted, not evidence
+    # Where an item's element is, for an item whose unit was not built (its 'at').
+    item_spans: dict[str, Span] = field(default_factory=dict)
 
-    def review(self, code: str, message: str, unit_id: str | None = None) -> None:
+    def review(
+        self, code: str, message: str, unit_id: str | None = None, span: Span | None = None
+    ) -> None:
         self.review_items.append((code, message, unit_id))
+        if span is not None and unit_id is not None:
+            self.item_spans.setdefault(unit_id, span)
 
 
 class Importer(Protocol):

@@ -40,7 +40,7 @@ from evidence_tool.sources.importers.dbt_semantic import (
 )
 from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode, load
 from evidence_tool.unit.fields import is_italian
-from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload
+from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload, MappingPayload
 
 DEFAULT_SCHEMA = "public"
 # Matched against the stripped value: blanks around the call, and between ``=`` and the
@@ -67,10 +67,21 @@ class EnumTest:
 
 
 @dataclass
+class Join:
+    """A ``relationships`` test: this column's values are ``field`` of model ``to``."""
+
+    to: str  # the target model's name
+    field: str
+    span: Span
+    to_table: str = ""  # schema.table, set once every model was read
+
+
+@dataclass
 class Column:
     name: str
     description: Text | None
     tests: list[EnumTest] = field(default_factory=list)
+    joins: list[Join] = field(default_factory=list)
 
 
 @dataclass
@@ -84,15 +95,22 @@ class Model:
 
 class DbtImporter:
     format = "dbt"
-    options: ClassVar[dict[str, type | tuple[type, ...]]] = {"schema": str}
+    options: ClassVar[dict[str, type | tuple[type, ...]]] = {
+        "schema": str,
+        "select": (str, list),  # dbt node selection (dbt_select): which models to read
+        "exclude": (str, list),
+    }
 
     def read(self, source: ImportInput) -> ImportResult:
+        from evidence_tool.sources.importers.dbt_select import Selection
+
         result = ImportResult()
         schema = _schema(source)
+        selection = Selection.of(source.options, source.key)
         if source.file("dbt_project.yml") is not None:
             from evidence_tool.sources.importers.dbt_project import read_project
 
-            models, sem = read_project(source, schema, result)
+            models, sem = read_project(source, schema, result, selection)
         else:
             manifests = [f for f in source.files if f.path.lower().endswith(".json")]
             if len(manifests) != 1:
@@ -104,7 +122,7 @@ class DbtImporter:
                 )
             from evidence_tool.sources.importers.dbt_manifest import read_manifest
 
-            models, sem = read_manifest(source, manifests[0], schema, result)
+            models, sem = read_manifest(source, manifests[0], schema, result, selection)
         for model in models:
             model_units(model, source.language, result)
         semantic_units(sem, source.language, result)
@@ -163,6 +181,32 @@ def model_units(model: Model, language: str, result: ImportResult) -> None:
             )
         for test in column.tests:
             _enum(result, model, column, test, ref, language)
+        for join in column.joins:
+            _join(result, model, column, join, ref, language)
+
+
+def _join(
+    result: ImportResult, model: Model, column: Column, join: Join, ref: str, language: str
+) -> None:
+    """A relationships test as a mapping: the join path, from column to column."""
+    uid = element_id("dbt", model.name, column.name, "joins", join.to, join.field)
+    target = f"{join.to_table}.{quote_ident(join.field)}"
+    title = (
+        f"Join di {model.name}.{column.name} con {join.to}.{join.field}"
+        if is_italian(language)
+        else f"Join {model.name}.{column.name} to {join.to}.{join.field}"
+    )
+    tables = tuple(dict.fromkeys((model.table, join.to_table)))
+    unit = make_unit(
+        id=uid,
+        language=language,
+        title=title,
+        payload=MappingPayload(concept=f"{ref} = {target}", tables=tables, columns=(ref, target)),
+        purposes=("schema_linking", "sql_generation"),
+        tables=tables,
+        columns=(ref, target),
+    )
+    result.units.append(Imported(unit, [join.span]))
 
 
 def _glossary(
@@ -180,6 +224,7 @@ def _glossary(
             f"{text.where}: the description of {title} holds Jinja other than doc(), "
             "which only dbt can render; write it out or move it into a docs block",
             uid,
+            text.spans[0],
         )
         return
     unit = make_unit(
@@ -202,8 +247,10 @@ def _enum(
     if test.values is None:
         result.review(
             "not-representable",
-            f"{test.where}: the accepted values of {name} are Jinja, which only dbt can render",
+            f"{test.where}: the accepted values of {name} are Jinja, which only dbt can "
+            f"render; write the values out as a list, or write the enum unit {uid} by hand",
             uid,
+            test.span,
         )
         return
     values = list(dict.fromkeys(test.values))  # a value listed twice is one stored value
@@ -214,9 +261,12 @@ def _enum(
         result.review(
             "meaning-missing",
             f"{test.where}: no meaning for {', '.join(repr(v) for v in missing)} of {name}: "
-            "list each value in the column's description (e.g. '- value: meaning') "
-            "or write the meaning in the unit",
+            f"list each value in the description of column {column.name} of model "
+            f"{model.name} (e.g. '- {missing[0]}: what it means', or a docs block table "
+            "of value and meaning) and refresh; or write the enum unit "
+            f"{uid} by hand under evidence/curated/enum/",
             uid,
+            test.span,
         )
     spans = [test.span]
     if found and desc is not None:

@@ -35,6 +35,7 @@ from evidence_tool.sources.importers.dbt import (
     qualify,
     ref_model,
 )
+from evidence_tool.sources.importers.dbt_select import Node, Selection
 from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
 from evidence_tool.sources.importers.json_stream import (
     DuplicateKey,
@@ -169,9 +170,16 @@ class Scanner:
 
 class _Manifest:
     def __init__(
-        self, source: ImportInput, f: SourceFile, schema: str | None, result: ImportResult
+        self,
+        source: ImportInput,
+        f: SourceFile,
+        schema: str | None,
+        result: ImportResult,
+        selection: Selection | None = None,
     ) -> None:
         self.source, self.file, self.schema, self.result = source, f, schema, result
+        self.selection = selection or Selection()
+        self.unselected: set[str] = set()  # unique ids of models left out by select/exclude
         self.shown = source.shown(f.path)
         self.models: dict[str, Model] = {}  # by unique_id
         # accepted_values tests: (attached node, column, values, span, where); others counted
@@ -252,6 +260,11 @@ class _Manifest:
 
     def model(self, scan: Scanner, uid: str, data: JsonObject, start: int) -> None:
         name = str(data.get("name") or uid.rsplit(".", 1)[-1])
+        if not self.selection.chooses(_node(name, data)):
+            self.unselected.add(uid)
+            skipped = self.result.skipped
+            skipped["model not selected"] = skipped.get("model not selected", 0) + 1
+            return
         if data.get("version") not in (None, ""):
             # Each version of a versioned model is its own relation: one id per version.
             name = f"{name}_v{data['version']}"
@@ -304,6 +317,8 @@ class _Manifest:
     def attach_tests(self) -> None:
         for attached, column, values, span, where in self.tests:
             model = self.models.get(attached)
+            if attached in self.unselected:
+                continue  # its model was left out: counted there, not listed again
             if model is None:
                 self.result.not_imported.append(
                     NotImported(f"dbt node {attached}", "test accepted_values", span)
@@ -362,10 +377,28 @@ class _Manifest:
         )
 
 
+def _node(name: str, data: JsonObject) -> Node:
+    """What dbt's node selection sees of a manifest model (its own fqn, paths and tags)."""
+    fqn = data.get("fqn")
+    parts = tuple(str(p) for p in fqn) if isinstance(fqn, list) else (name,)
+    paths = []
+    for key in ("original_file_path", "patch_path"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            paths.append(value.split("://", 1)[-1])
+    tags = data.get("tags")
+    found = tuple(str(t) for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+    return Node(name, parts, tuple(paths), found)
+
+
 def read_manifest(
-    source: ImportInput, f: SourceFile, schema: str | None, result: ImportResult
+    source: ImportInput,
+    f: SourceFile,
+    schema: str | None,
+    result: ImportResult,
+    selection: Selection | None = None,
 ) -> tuple[list[Model], Semantic]:
-    manifest = _Manifest(source, f, schema, result)
+    manifest = _Manifest(source, f, schema, result, selection)
     if f.size == 0:
         raise malformed(manifest.shown, None, "is empty; a dbt manifest.json is one JSON object")
     with f.open() as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:

@@ -8,11 +8,14 @@ E504; Jinja in a description other than ``doc()`` is a review item.
 
 from __future__ import annotations
 
+import re
+
 from evidence_tool.sources.importers.base import ImportInput, ImportResult, NotImported, malformed
 from evidence_tool.sources.importers.dbt import (
     DEFAULT_SCHEMA,
     Column,
     EnumTest,
+    Join,
     Model,
     Text,
     _under,
@@ -26,6 +29,7 @@ from evidence_tool.sources.importers.dbt import (
     yaml_file,
 )
 from evidence_tool.sources.importers.dbt_docs import DocsBlock
+from evidence_tool.sources.importers.dbt_select import Node, Selection
 from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
 from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode
 
@@ -64,11 +68,22 @@ _METRIC = frozenset(
     }
 )
 _TESTS = ("data_tests", "tests")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")  # a join field: one column, never Jinja
 
 
 class _Project:
-    def __init__(self, source: ImportInput, schema: str | None, result: ImportResult) -> None:
+    def __init__(
+        self,
+        source: ImportInput,
+        schema: str | None,
+        result: ImportResult,
+        selection: Selection | None = None,
+    ) -> None:
         self.source, self.schema, self.result = source, schema or DEFAULT_SCHEMA, result
+        self.selection = selection or Selection()
+        self.name = ""  # the project's name: the first part of every model's fqn
+        self.model_paths: list[str] = []
+        self.sql: dict[str, str] = {}  # model name -> its .sql file, under the model paths
         self.models: dict[str, Model] = {}
         self.sem = Semantic()
         self.legacy: list[tuple[YNode, YamlFile]] = []  # semantic models, tables resolved last
@@ -80,6 +95,7 @@ class _Project:
         if root is None or not isinstance(root.value, dict):
             raise malformed(doc.shown, 1, "is not a mapping of dbt project settings")
         models = self._paths(root, "model-paths", ["models"], doc)
+        self.name = root.text("name") or ""
         return models, self._paths(root, "docs-paths", models, doc)
 
     def _paths(self, root: YNode, key: str, default: list[str], doc: YamlFile) -> list[str]:
@@ -93,12 +109,23 @@ class _Project:
 
     def read(self) -> None:
         model_paths, docs_paths = self.settings()
+        self.model_paths = model_paths
+        self.sql = {
+            f.path.rsplit("/", 1)[-1][:-4]: f.path
+            for f in self.source.files
+            if f.path.lower().endswith(".sql") and _under(f.path, model_paths)
+        }
         self.blocks = docs_of(self.source, docs_paths)
         for f in self.source.files:
             if f.path.lower().endswith((".yml", ".yaml")) and _under(f.path, model_paths):
                 self.file(yaml_file(self.source, f.path))
         for node, doc in self.legacy:
             self.legacy_semantic_model(node, doc)
+        for model in self.models.values():  # join targets: now every model is known
+            for column in model.columns.values():
+                for join in column.joins:
+                    target = self.models.get(join.to)
+                    join.to_table = target.table if target else qualify(self.schema, join.to)
 
     def file(self, doc: YamlFile) -> None:
         root = doc.root
@@ -124,8 +151,31 @@ class _Project:
             raise malformed(doc.shown, child.line, f"'{key}' is not a list of mappings")
         return child.seq()
 
+    def node(self, name: str, node: YNode, doc: YamlFile) -> Node:
+        """What dbt's node selection sees of a model: its fqn (project, the folders of its
+        .sql file, else of its property file, under the model path), files and tags."""
+        sql = self.sql.get(name)
+        where = sql or doc.path
+        root = next((p for p in self.model_paths if _under(where, [p])), "")
+        inner = where[len(root) + 1 :] if root else where
+        folders = tuple(inner.split("/")[:-1])
+        tags: list[str] = []
+        config = node.get("config")
+        for holder in (node, config):
+            found = holder.get("tags") if holder is not None else None
+            if found is not None and isinstance(found.value, list):
+                tags += [str(t.value) for t in found.seq() if isinstance(t.value, str)]
+            elif found is not None and isinstance(found.value, str):
+                tags.append(found.value)
+        paths = (sql, doc.path) if sql else (doc.path,)
+        return Node(name, (self.name, *folders, name), paths, tuple(tags))
+
     def model(self, node: YNode, doc: YamlFile) -> None:
         name = no_jinja(node.get("name"), doc.shown, "a model")
+        if not self.selection.chooses(self.node(name, node, doc)):
+            skipped = self.result.skipped
+            skipped["model not selected"] = skipped.get("model not selected", 0) + 1
+            return
         if name in self.models:
             raise malformed(
                 doc.shown,
@@ -170,6 +220,10 @@ class _Project:
         return out
 
     def test(self, column: Column, label: str, node: YNode, doc: YamlFile) -> None:
+        join = _relationship(node)
+        if join is not None:
+            column.joins.append(join)
+            return
         args = _accepted_values(node)
         if args is None:
             self.result.not_imported.append(
@@ -324,6 +378,27 @@ def _accepted_values(node: YNode) -> YNode | None:
     return args
 
 
+def _relationship(node: YNode) -> Join | None:
+    """A ``relationships`` test whose target is a model (``to: ref('m')``) and a plain
+    ``field``, top level or under ``arguments:``; anything else (a ``source()`` target,
+    Jinja) stays a test that is not imported."""
+    if not isinstance(node.value, dict):
+        return None
+    args = node.get("relationships") or node.get("dbt.relationships")
+    if args is None and node.text("test_name") == "relationships":
+        args = node
+    if args is None or not isinstance(args.value, dict):
+        return None
+    nested = args.get("arguments")
+    if nested is not None and isinstance(nested.value, dict):
+        args = nested
+    to = ref_model(args.text("to"))
+    target_field = args.text("field")
+    if not to or not target_field or not _PLAIN.fullmatch(target_field.strip()):
+        return None
+    return Join(to, target_field.strip(), node.span())
+
+
 def _test_name(node: YNode) -> str:
     if isinstance(node.value, dict):
         named = node.text("test_name")
@@ -332,8 +407,11 @@ def _test_name(node: YNode) -> str:
 
 
 def read_project(
-    source: ImportInput, schema: str | None, result: ImportResult
+    source: ImportInput,
+    schema: str | None,
+    result: ImportResult,
+    selection: Selection | None = None,
 ) -> tuple[list[Model], Semantic]:
-    project = _Project(source, schema, result)
+    project = _Project(source, schema, result, selection)
     project.read()
     return list(project.models.values()), project.sem

@@ -276,7 +276,9 @@ def _not_one(
     if exc.filtered or params is None:
         # A filter cannot be dropped, and a measure that is not one expression has no rule text.
         code = "not-representable" if exc.filtered else "invalid-element"
-        result.review(code, f"{element.where}: dbt {what} not imported: {exc.reason}", uid)
+        result.review(
+            code, f"{element.where}: dbt {what} not imported: {exc.reason}", uid, element.spans[0]
+        )
         kept = "filter (Jinja)" if exc.filtered else f"calculation: {exc.reason}"
         result.not_imported.append(NotImported(f"dbt {what}", kept, element.spans[0]))
         return

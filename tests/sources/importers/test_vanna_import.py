@@ -205,6 +205,12 @@ def test_duplicate_vanna_ids_are_a_review_item_and_block_replace(workspace: Path
     assert [i["code"] for i in comp["review_items"]] == ["duplicate-id"]
     refused = replace(workspace, "vanna", "imports/dup.json")
     assert refused.exit_code == 1 and refused.json["errors"][0]["code"] == "E140"
+    assert f"--exclude {SQL_ID}" in refused.json["errors"][0]["message"]
+    # Issue 28: the operator may leave the unit with the item out, and adopt the rest.
+    done = replace(workspace, "vanna", "imports/dup.json", "--exclude", SQL_ID)
+    assert done.exit_code == 0, done.stdout
+    assert done.json["result"]["excluded"] == [SQL_ID]
+    assert not [p for p in done.json["result"]["written"] if "curated" in p]
 
 
 def test_rows_without_question_or_content_are_review_items(workspace: Path) -> None:
