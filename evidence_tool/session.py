@@ -1,7 +1,10 @@
 """One command's view of a workspace: root, installation, actor, archive and backends.
 
 This is wiring, not behaviour: it picks the configured activation backend,
-refiner and network policy for the library calls the CLI makes.
+refiner and network policy for the library calls the CLI makes.  It is also the
+library's one face for a host (docs/api.md): every ``tht workspace evidence``
+command is one call here, so a host gets what the CLI gets (the catalog step,
+W151 and the legacy migration of consolidate included).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.sources.registry import RetractResult, SourceDetail, SourceSummary
     from evidence_tool.workspace.layout import Layout
 
+__all__ = ["CorpusExport", "Session", "WorkspaceStatus", "WorkspaceValidation"]
+
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceStatus:
@@ -59,8 +64,54 @@ class WorkspaceStatus:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class WorkspaceValidation:
+    """``validate``: the curated files' counts and findings, with the catalog step's
+    when the installation configures one (``catalog`` is then its summary)."""
+
+    counts: JsonObject  # files, valid, invalid, by_kind (refused warnings count invalid)
+    file_errors: int  # the errors of the files' own checks (the catalog step's not counted)
+    errors: list[Diagnostic]
+    warnings: list[EvidenceWarning]
+    catalog: JsonObject | None
+
+    def to_json(self) -> JsonObject:
+        return {**self.counts, **({"catalog": self.catalog} if self.catalog is not None else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusExport:
+    """``export``: the active corpus as JSON lines, written to ``output`` or returned
+    (``lines()``) for the caller to print."""
+
+    revision: str | None
+    units: int
+    format: str
+    output: str | None  # the file written, None when nothing was
+    records: list[JsonObject]  # each unit's export object (IndexRecord.to_json); [] if written
+
+    def summary(self) -> JsonObject:
+        return {"revision": self.revision, "units": self.units, "format": self.format}
+
+    def to_json(self) -> JsonObject:
+        if self.output is not None:
+            return {**self.summary(), "output": self.output}
+        return {**self.summary(), "records": [*self.records]}
+
+    def lines(self) -> list[str]:
+        """One JSON object per unit, as ``tht workspace evidence export`` prints them."""
+        import json
+
+        return [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in self.records]
+
+
 @dataclass
 class Session:
+    """A workspace with its installation: the library's one face (docs/api.md).
+
+    ``Session.open(".")`` and then one call per operation; the CLI makes the same calls.
+    """
+
     root: Path
     installation: Installation
     archive: LocalEvidenceArchive
@@ -68,8 +119,8 @@ class Session:
     @classmethod
     def open(
         cls,
-        root: str | os.PathLike[str],
-        installation: str | None,
+        root: str | os.PathLike[str] = ".",
+        installation: str | None = None,
         wait: float = 0.0,
         progress: Progress | None = None,
     ) -> Session:
@@ -167,6 +218,51 @@ class Session:
         from evidence_tool.catalog.step import catalog_step
 
         return catalog_step(self.root, self.installation, self.archive.progress)
+
+    def validate(self, *, warnings_as_errors: bool = False) -> WorkspaceValidation:
+        """Validate every curated unit with the workspace rules (kind/folder, unique ids),
+        then run the catalog step when configured; with ``warnings_as_errors`` every coded
+        warning is error E190 (and its file counts as invalid)."""
+        from dataclasses import replace
+        from typing import cast
+
+        from evidence_tool.errors import with_warnings_refused
+        from evidence_tool.workspace import validate_workspace
+
+        scanned = validate_workspace(self.root, self.archive.progress)
+        errors, warnings = list(scanned.errors), list(scanned.warnings)
+        if warnings_as_errors:
+            errors, warnings = with_warnings_refused(errors, warnings)
+        # summary() holds ints and a str -> int dict: JSON as it stands.
+        counts = cast(JsonObject, replace(scanned, errors=errors).summary())
+        step = self.catalog_step()  # opt-in: evidence.catalog
+        if step is None:
+            return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+        from evidence_tool.catalog.step import merged
+
+        file_errors = len(errors)
+        errors, warnings = merged(step, errors, warnings, warnings_as_errors)
+        return WorkspaceValidation(counts, file_errors, errors, warnings, step.summary())
+
+    def export(
+        self, output: str | None = None, *, force: bool = False, fmt: str = "jsonl"
+    ) -> CorpusExport:
+        """The active corpus (typed units with provenance) as JSON lines: written to
+        ``output`` under the output-path rule (workspace.outputs), else returned."""
+        from evidence_tool.activation.reader import export_corpus, open_active_corpus
+
+        if fmt != "jsonl":
+            from evidence_tool.errors import UsageError
+
+            raise UsageError(f"export format {fmt!r} is not one of: jsonl")
+
+        corpus = open_active_corpus(self.root)
+        units = len(corpus.records)
+        if output:
+            written = str(export_corpus(self.root, corpus, output, force=force))
+            return CorpusExport(corpus.revision, units, fmt, written, [])
+        records = [r.to_json() for r in corpus.records]
+        return CorpusExport(corpus.revision, units, fmt, None, records)
 
     def status(self) -> JsonObject:
         """``status_report`` as the --json result."""
@@ -328,8 +424,15 @@ class Session:
 
         return [e.to_json() for e in ArchiveEditor(self.archive).recover(abandon, actor)]
 
-    def search(self, query: str, filters: Filters, limit: int, mode: str | None) -> JsonObject:
+    def search(
+        self, query: str, filters: Filters | None = None, limit: int = 10, mode: str | None = None
+    ) -> JsonObject:
         from evidence_tool.activation.search import search_active
+
+        if filters is None:
+            from evidence_tool.activation.sqlite_index import Filters
+
+            filters = Filters()
 
         inst = self.installation
         activation, embedding = inst.section("activation"), inst.section("embedding")

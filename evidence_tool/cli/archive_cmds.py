@@ -50,8 +50,9 @@ def _session(
     )
 
 
-def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
-    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command."""
+def _command(name: str, fn: Callable[..., Report], takes_json: bool) -> Callable[..., None]:
+    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command; with
+    ``takes_json`` the body is also told ``as_json`` (its result differs by format)."""
 
     @workspace_options
     @json_option
@@ -66,7 +67,7 @@ def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
     ) -> None:
         ctx = Context(as_json, name if name.startswith("config") else f"workspace evidence {name}")
         wait = kwargs.pop("wait", 0.0) or 0.0
-        if "as_json" in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
+        if takes_json:
             kwargs["as_json"] = as_json
         run(ctx, lambda: fn(_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
 
@@ -75,10 +76,14 @@ def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
 
 
 def register(
-    name: str, body: Callable[..., Report], *decorators: Any, group: click.Group | None = None
+    name: str,
+    body: Callable[..., Report],
+    *decorators: Any,
+    group: click.Group | None = None,
+    takes_json: bool = False,
 ) -> None:
     """Add ``body`` as a command with its options (listed top to bottom as in --help)."""
-    fn = _command(name, body)
+    fn = _command(name, body, takes_json)
     for deco in reversed(decorators):
         fn = deco(fn)
     (group or workspace_evidence).command(name.split()[-1])(fn)
@@ -348,24 +353,15 @@ def eval_body(
 
 def export_body(s: Session, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:
     """Export the active corpus (typed units with provenance) as JSON lines."""
-    import json
-    import sys
-
-    from evidence_tool.activation.reader import export_corpus, open_active_corpus
-
-    corpus = open_active_corpus(s.root)
-    summary = {"revision": corpus.revision, "units": len(corpus.records), "format": fmt}
-    if output:
-        path = str(export_corpus(s.root, corpus, output, force=force))
+    found = s.export(output, force=force, fmt=fmt)
+    if found.output is not None:
         return Report(
-            result={**summary, "output": path},
-            text=[f"exported {len(corpus.records)} unit(s) to {path}"],
+            result=found.to_json(),
+            text=[f"exported {found.units} unit(s) to {found.output}"],
         )
     if as_json:
-        return Report(result={**summary, "records": [r.to_json() for r in corpus.records]})
-    for r in corpus.records:
-        sys.stdout.write(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
-    return Report()
+        return Report(result=found.to_json())
+    return Report(text=found.lines())  # the text reporter prints one JSON object a line
 
 
 # The choices of --kind/--purpose, spelled out: importing evidence_tool.unit would load
@@ -476,6 +472,7 @@ register(
         help="File inside the workspace (default: print JSON lines).",
     ),
     force_option,
+    takes_json=True,
 )
 
 
