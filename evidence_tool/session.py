@@ -319,7 +319,7 @@ class Session:
         return NetworkPolicy.from_settings(self.installation.section("network"))
 
     def refresh(
-        self, actor: str, only: str | None, dry_run: bool, progress: Any = None
+        self, actor: str, only: str | None = None, dry_run: bool = False, progress: Any = None
     ) -> RefreshResult:
         from evidence_tool.sources import refresh
         from evidence_tool.workspace.descriptor import load_workspace_descriptor
@@ -338,7 +338,12 @@ class Session:
         )
 
     def decide(
-        self, source_id: str, revision: str, decision: str, actor: str, allow_mass_retire: bool
+        self,
+        source_id: str,
+        revision: str,
+        decision: str,
+        actor: str,
+        allow_mass_retire: bool = False,
     ) -> DecideResult:
         from evidence_tool.sources import decide
 
