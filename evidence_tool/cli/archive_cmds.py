@@ -19,6 +19,7 @@ from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.cli.workspace_cmds import workspace_evidence
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.unit.vocabulary import KINDS, PURPOSES  # a leaf: no parser at start-up
 
 if TYPE_CHECKING:
     from evidence_tool.archive.local import ConsolidateResult
@@ -363,20 +364,6 @@ def export_body(s: Session, fmt: str, output: str | None, force: bool, as_json: 
         return Report(result=found.to_json())
     return Report(text=found.lines())  # the text reporter prints one JSON object a line
 
-
-# The choices of --kind/--purpose, spelled out: importing evidence_tool.unit would load
-# the parser (markdown-it, pglast) for every command's start-up.  A test keeps them equal.
-KINDS = [
-    "domain",
-    "glossary",
-    "enum",
-    "example",
-    "mapping",
-    "normalization",
-    "formula",
-    "reference",
-]
-PURPOSES = ["disambiguation", "rewriting", "schema_linking", "sql_generation"]
 
 register("init", init_body, actor_option, wait_option)
 register(
