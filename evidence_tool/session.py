@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.activation.vec import DenseStatus
     from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
-    from evidence_tool.catalog.review import CatalogStatus
+    from evidence_tool.catalog.review import CatalogRun, CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
     from evidence_tool.gitflow.strict import StrictReport
@@ -263,6 +263,23 @@ class Session:
             return CorpusExport(corpus.revision, units, fmt, written, [])
         records = [r.to_json() for r in corpus.records]
         return CorpusExport(corpus.revision, units, fmt, None, records)
+
+    def catalog_run(
+        self,
+        kind: str | None = None,
+        ddl: tuple[str, ...] = (),
+        sqlite: tuple[str, ...] = (),
+        *,
+        sample_values: bool = False,
+    ) -> CatalogRun:
+        """``check`` and ``catalog diff``: the units against the warehouse catalog the
+        arguments name (else the installation's evidence.catalog), and its drift since
+        the active snapshot's."""
+        from evidence_tool.catalog import catalog_settings
+        from evidence_tool.catalog.review import run_catalog
+
+        settings = catalog_settings(self.installation, kind=kind, ddl=ddl, sqlite=sqlite)
+        return run_catalog(self.root, settings, self.archive.progress, sample_values=sample_values)
 
     def status(self) -> JsonObject:
         """``status_report`` as the --json result."""

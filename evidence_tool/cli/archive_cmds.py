@@ -37,9 +37,10 @@ wait_option = click.option(
 )
 
 
-def _session(
+def open_session(
     cctx: click.Context, root_opt: str | None, ws_id: str | None, ctx: Context, wait: float = 0.0
 ) -> Session:
+    """The Session of the workspace the options name (every workspace command's one face)."""
     from evidence_tool.session import Session
 
     root = resolve_root(cctx, root_opt, ws_id)
@@ -70,7 +71,7 @@ def _command(name: str, fn: Callable[..., Report], takes_json: bool) -> Callable
         wait = kwargs.pop("wait", 0.0) or 0.0
         if takes_json:
             kwargs["as_json"] = as_json
-        run(ctx, lambda: fn(_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
+        run(ctx, lambda: fn(open_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
 
     command.__doc__ = fn.__doc__
     return command
