@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
     from evidence_tool.gitflow.strict import StrictReport
+    from evidence_tool.migrate.run import MigrationResult
     from evidence_tool.publish import PublishResult
     from evidence_tool.sources import NetworkPolicy
     from evidence_tool.sources.decide import DecideResult
@@ -129,6 +130,22 @@ class Session:
         # archive as "ok" and writers would start one in the wrong folder (E603).
         root = require_workspace(root)
         return cls(root, inst, LocalEvidenceArchive(root, wait=wait, progress=progress))
+
+    @staticmethod
+    def migrate(
+        root: str | os.PathLike[str],
+        installation: str | None = None,
+        actor: str | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> MigrationResult:
+        """``tht evidence migrate``: legacy units to v4 and the baseline, never activating.
+        Not an instance method: the folder's checks are migrate's own, in its order (a Git
+        worktree, then a workspace).  ``consolidate`` runs it on a legacy workspace too."""
+        from evidence_tool.migrate import migrate
+
+        who = resolve_actor(actor, load_installation(installation))
+        return migrate(root, who, dry_run=dry_run)
 
     def actor(self, explicit: str | None = None) -> str:
         return resolve_actor(explicit, self.installation)

@@ -255,3 +255,24 @@ def test_the_cases_cover_every_operation_of_the_issue() -> None:
     assert named >= {"search", "export"}
     assert {c.name for c in CASES if c.catalog and c.cli_args[0] == "consolidate"}
     assert {c.name for c in CASES if c.legacy and not c.exit}
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_migrate_through_the_cli_and_the_facade_writes_the_same_bytes(
+    tmp_path: Path, dry_run: bool
+) -> None:
+    case = Case("migrate", (), consolidate_call, legacy="v1")
+    ws = fresh(tmp_path, case)
+    extra = ["--dry-run"] if dry_run else []
+    done = invoke(["evidence", "migrate", str(ws), "--json", *extra])
+    assert done.exit_code == 0, done.stdout
+    by_cli, cli_tree = json.loads(done.stdout), tree(tmp_path / "repo")
+    shutil.rmtree(tmp_path / "repo")
+
+    ws = fresh(tmp_path, case)
+    before = tree(tmp_path / "repo")
+    result = Session.migrate(ws, dry_run=dry_run)
+    assert result.to_json() == by_cli["result"]
+    assert dicts(result.warnings) == by_cli["warnings"]
+    assert tree(tmp_path / "repo") == cli_tree
+    assert (cli_tree == before) is dry_run
