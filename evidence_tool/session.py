@@ -41,7 +41,13 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.sources.registry import RetractResult, SourceDetail, SourceSummary
     from evidence_tool.workspace.layout import Layout
 
-__all__ = ["CorpusExport", "Session", "WorkspaceStatus", "WorkspaceValidation"]
+__all__ = [
+    "CorpusExport",
+    "Session",
+    "WorkspaceStatus",
+    "WorkspaceValidation",
+    "WorkspaceVerification",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +84,19 @@ class WorkspaceValidation:
 
     def to_json(self) -> JsonObject:
         return {**self.counts, **({"catalog": self.catalog} if self.catalog is not None else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceVerification:
+    """``verify_report``: what was checked and the problems found (``result`` is the
+    CLI's --json result), with the catalog step's findings under ``strict``."""
+
+    result: JsonObject
+    errors: list[Diagnostic]
+    warnings: list[EvidenceWarning]
+
+    def to_json(self) -> JsonObject:
+        return self.result
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +456,51 @@ class Session:
 
         problems, counts = verify(self.archive)
         return problems, {k: v for k, v in counts.items()}
+
+    def verify_report(
+        self, *, strict: bool = False, index: bool = False, warnings_as_errors: bool = False
+    ) -> WorkspaceVerification:
+        """``verify``: integrity of objects, snapshots, pointers and managed files; with
+        ``strict`` also the unit files, unconsolidated edits, hand-edited managed files and
+        the catalog step when configured; with ``index`` the backend against the active
+        snapshot (E702)."""
+        if warnings_as_errors and not strict:
+            from evidence_tool.errors import UsageError
+
+            # Only --strict reads the unit files, so without it there are no warnings to refuse.
+            raise UsageError("--warnings-as-errors needs --strict")
+        warnings: list[EvidenceWarning]
+        if strict:
+            rep = self.verify_strict()
+            problems = list(rep.problems)
+            result: JsonObject = {
+                "checked": {k: v for k, v in rep.checked.items()},
+                "problems": len(problems),
+                "notes": [*rep.notes],
+            }
+            warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
+            if warnings_as_errors:
+                from evidence_tool.errors import with_warnings_refused
+
+                problems, warnings = with_warnings_refused(problems, warnings)
+                result["problems"] = len(problems)
+            step = self.catalog_step()  # the opt-in catalog step (evidence.catalog)
+            if step is not None:
+                from evidence_tool.catalog.step import merged
+
+                problems, warnings = merged(step, problems, warnings, warnings_as_errors)
+                result["catalog"] = step.summary()
+                result["problems"] = len(problems)
+        else:
+            problems, counts = self.verify()
+            result = {"checked": counts, "problems": len(problems)}
+            warnings = []
+        if index:
+            drift, info = self.index_drift()
+            problems = problems + drift
+            result["index"] = info
+            result["problems"] = len(problems)
+        return WorkspaceVerification(result, problems, warnings)
 
     def verify_strict(self) -> StrictReport:
         from evidence_tool.gitflow import verify_strict

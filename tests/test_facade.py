@@ -85,7 +85,8 @@ class Case:
     prepare: Callable[[Path], None] = lambda ws: None
     legacy: str | None = None  # fixtures/legacy/<this>, in a Git worktree
     catalog: bool = False
-    exit: int = 0  # the CLI's exit code; not 0: the façade raises the error the CLI reports
+    exit: int = 0  # the CLI's exit code
+    raises: bool = False  # the façade raises the error the CLI reports (else returns it)
 
 
 def consolidated(ws: Path) -> None:
@@ -137,6 +138,21 @@ def status_call(s: Session) -> tuple[Any, list[Any], list[Any]]:
     return rep.to_json(), [], dicts(found)
 
 
+def verify_call(**options: bool) -> Callable[[Session], tuple[Any, list[Any], list[Any]]]:
+    def call(s: Session) -> tuple[Any, list[Any], list[Any]]:
+        v = s.verify_report(**options)
+        return v.to_json(), dicts(v.errors), dicts(v.warnings)
+
+    return call
+
+
+def edited(ws: Path) -> None:
+    """Consolidated, then one unit edited and not consolidated (a --strict finding)."""
+    consolidated(ws)
+    unit = next((ws / "evidence/curated").rglob("hba1c-unit.md"))
+    unit.write_text(unit.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+
+
 def search_call(s: Session) -> tuple[Any, list[Any], list[Any]]:
     found = s.search("hba1c unit of measure")
     warnings = found.pop("warnings", [])
@@ -151,7 +167,14 @@ CASES = [
     Case("consolidate-catalog", ("consolidate",), consolidate_call, catalog=True),
     Case("consolidate-legacy", ("consolidate",), consolidate_call, legacy="v2"),
     # v3 holds open review items: migrated, then refused (E140) by both faces alike.
-    Case("consolidate-legacy-refused", ("consolidate",), consolidate_call, legacy="v3", exit=1),
+    Case(
+        "consolidate-legacy-refused",
+        ("consolidate",),
+        consolidate_call,
+        legacy="v3",
+        exit=1,
+        raises=True,
+    ),
     Case(
         "consolidate-dry-run",
         ("consolidate", "--dry-run"),
@@ -174,6 +197,21 @@ CASES = [
     Case("validate", ("validate",), validate_call),
     Case("validate-catalog", ("validate",), validate_call, catalog=True),
     Case("status", ("status",), status_call, prepare=consolidated),
+    Case("verify", ("verify",), verify_call(), prepare=consolidated),
+    Case(
+        "verify-strict-catalog",
+        ("verify", "--strict", "--index"),
+        verify_call(strict=True, index=True),
+        prepare=consolidated,
+        catalog=True,
+    ),
+    Case(
+        "verify-strict-refused",  # an unconsolidated edit under --strict: exit 7 (integrity)
+        ("verify", "--strict", "--warnings-as-errors"),
+        verify_call(strict=True, warnings_as_errors=True),
+        prepare=edited,
+        exit=7,
+    ),
     Case("search", ("search", "hba1c unit of measure"), search_call, prepare=consolidated),
     Case(
         "export",
@@ -222,13 +260,15 @@ def test_the_cli_and_the_facade_give_the_same_result_and_write_the_same_bytes(
     args = [a.replace("WS/", f"{ws}/") for a in case.cli_args or decide_args(ws)]
     by_cli = cli(ws, inst, *args)
     assert by_cli["exit"] == case.exit, by_cli
+    if case.catalog:  # the step ran, so the comparison covers it
+        assert by_cli["result"]["catalog"]["checked"] is True, by_cli["result"]
     cli_tree = tree(tmp_path / "repo")
     shutil.rmtree(tmp_path / "repo")
 
     ws = fresh(tmp_path, case)
     before = tree(tmp_path / "repo")
     session = Session.open(ws, str(inst) if inst else None)
-    if case.exit:
+    if case.raises:
         with pytest.raises(EvidenceError) as refused:
             case.facade(session)
         assert refused.value.exit_code == case.exit
@@ -245,7 +285,8 @@ def test_the_cli_and_the_facade_give_the_same_result_and_write_the_same_bytes(
         assert after != before, "an operation that writes wrote nothing: the case proves little"
 
 
-WRITERS = {c.name for c in CASES if c.cli_args[:1] not in (("validate",), ("status",), ("search",))}
+READERS = (("validate",), ("status",), ("search",), ("verify",))
+WRITERS = {c.name for c in CASES if c.cli_args[:1] not in READERS}
 WRITERS -= {"consolidate-dry-run", "export"}
 
 

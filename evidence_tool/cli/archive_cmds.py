@@ -237,45 +237,13 @@ def verify_body(s: Session, strict: bool, index: bool, warnings_as_errors: bool)
     --index: the activation backend holds exactly the active snapshot)."""
     from evidence_tool.cli.reporters.text_lines import verify_lines
 
-    if warnings_as_errors and not strict:
-        from evidence_tool.errors import UsageError
-
-        # Only --strict reads the unit files, so without it there are no warnings to refuse.
-        raise UsageError("--warnings-as-errors needs --strict")
-    if strict:
-        from evidence_tool.errors import EvidenceWarning
-
-        rep = s.verify_strict()
-        problems = list(rep.problems)
-        result: JsonObject = {
-            "checked": {k: v for k, v in rep.checked.items()},
-            "problems": len(problems),
-            "notes": [*rep.notes],
-        }
-        warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
-        if warnings_as_errors:
-            from evidence_tool.errors import with_warnings_refused
-
-            problems, warnings = with_warnings_refused(problems, warnings)
-            result["problems"] = len(problems)
-        step = s.catalog_step()  # the opt-in catalog step (evidence.catalog)
-        if step is not None:
-            from evidence_tool.catalog.step import merged
-
-            problems, warnings = merged(step, problems, warnings, warnings_as_errors)
-            result["catalog"] = step.summary()
-            result["problems"] = len(problems)
-    else:
-        problems, counts = s.verify()
-        result = {"checked": counts, "problems": len(problems)}
-        warnings = []
-    if index:
-        drift, info = s.index_drift()
-        problems = problems + drift
-        result["index"] = info
-        result["problems"] = len(problems)
+    found = s.verify_report(strict=strict, index=index, warnings_as_errors=warnings_as_errors)
+    result, problems = found.to_json(), found.errors
     return Report(
-        result=result, errors=problems, warnings=warnings, text=verify_lines(result, len(problems))
+        result=result,
+        errors=problems,
+        warnings=found.warnings,
+        text=verify_lines(result, len(problems)),
     )
 
 
