@@ -530,6 +530,11 @@ WARNINGS: dict[str, WarningInfo] = {
         "Resolve the curated files, then run 'tht workspace evidence consolidate'; never merge "
         "managed files by hand.",
     ),
+    "W806": WarningInfo(
+        "import input not held by Git",
+        "Stage the import input with the evidence tree ('tht workspace evidence git-commands' "
+        "names it), or remove its entry from workspace.yaml if the source is gone.",
+    ),
 }
 
 

@@ -1,7 +1,10 @@
 """One command's view of a workspace: root, installation, actor, archive and backends.
 
 This is wiring, not behaviour: it picks the configured activation backend,
-refiner and network policy for the library calls the CLI makes.
+refiner and network policy for the library calls the CLI makes.  It is also the
+library's one face for a host (docs/api.md): every ``tht workspace evidence``
+command is one call here, so a host gets what the CLI gets (the catalog step,
+W151 and the legacy migration of consolidate included).
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.activation.vec import DenseStatus
     from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
-    from evidence_tool.catalog.review import CatalogStatus
+    from evidence_tool.catalog.review import CatalogRun, CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
     from evidence_tool.gitflow.strict import StrictReport
+    from evidence_tool.migrate.run import MigrationResult
     from evidence_tool.publish import PublishResult
     from evidence_tool.sources import NetworkPolicy
     from evidence_tool.sources.decide import DecidePlan, DecideResult
@@ -43,6 +47,14 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.sources.refresh import RefreshResult
     from evidence_tool.sources.registry import RetractResult, SourceDetail, SourceSummary
     from evidence_tool.workspace.layout import Layout
+
+__all__ = [
+    "CorpusExport",
+    "Session",
+    "WorkspaceStatus",
+    "WorkspaceValidation",
+    "WorkspaceVerification",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +78,67 @@ class WorkspaceStatus:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class WorkspaceValidation:
+    """``validate``: the curated files' counts and findings, with the catalog step's
+    when the installation configures one (``catalog`` is then its summary)."""
+
+    counts: JsonObject  # files, valid, invalid, by_kind (refused warnings count invalid)
+    file_errors: int  # the errors of the files' own checks (the catalog step's not counted)
+    errors: list[Diagnostic]
+    warnings: list[EvidenceWarning]
+    catalog: JsonObject | None
+
+    def to_json(self) -> JsonObject:
+        return {**self.counts, **({"catalog": self.catalog} if self.catalog is not None else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceVerification:
+    """``verify_report``: what was checked and the problems found (``result`` is the
+    CLI's --json result), with the catalog step's findings under ``strict``."""
+
+    result: JsonObject
+    errors: list[Diagnostic]
+    warnings: list[EvidenceWarning]
+
+    def to_json(self) -> JsonObject:
+        return self.result
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusExport:
+    """``export``: the active corpus as JSON lines, written to ``output`` or returned
+    (``lines()``) for the caller to print."""
+
+    revision: str | None
+    units: int
+    format: str
+    output: str | None  # the file written, None when nothing was
+    records: list[JsonObject]  # each unit's export object (IndexRecord.to_json); [] if written
+
+    def summary(self) -> JsonObject:
+        return {"revision": self.revision, "units": self.units, "format": self.format}
+
+    def to_json(self) -> JsonObject:
+        if self.output is not None:
+            return {**self.summary(), "output": self.output}
+        return {**self.summary(), "records": [*self.records]}
+
+    def lines(self) -> list[str]:
+        """One JSON object per unit, as ``tht workspace evidence export`` prints them."""
+        import json
+
+        return [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in self.records]
+
+
 @dataclass
 class Session:
+    """A workspace with its installation: the library's one face (docs/api.md).
+
+    ``Session.open(".")`` and then one call per operation; the CLI makes the same calls.
+    """
+
     root: Path
     installation: Installation
     archive: LocalEvidenceArchive
@@ -75,8 +146,8 @@ class Session:
     @classmethod
     def open(
         cls,
-        root: str | os.PathLike[str],
-        installation: str | None,
+        root: str | os.PathLike[str] = ".",
+        installation: str | None = None,
         wait: float = 0.0,
         progress: Progress | None = None,
     ) -> Session:
@@ -85,6 +156,22 @@ class Session:
         # archive as "ok" and writers would start one in the wrong folder (E603).
         root = require_workspace(root)
         return cls(root, inst, LocalEvidenceArchive(root, wait=wait, progress=progress))
+
+    @staticmethod
+    def migrate(
+        root: str | os.PathLike[str],
+        installation: str | None = None,
+        actor: str | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> MigrationResult:
+        """``tht evidence migrate``: legacy units to v4 and the baseline, never activating.
+        Not an instance method: the folder's checks are migrate's own, in its order (a Git
+        worktree, then a workspace).  ``consolidate`` runs it on a legacy workspace too."""
+        from evidence_tool.migrate import migrate
+
+        who = resolve_actor(actor, load_installation(installation))
+        return migrate(root, who, dry_run=dry_run)
 
     def actor(self, explicit: str | None = None) -> str:
         return resolve_actor(explicit, self.installation)
@@ -175,6 +262,75 @@ class Session:
 
         return catalog_step(self.root, self.installation, self.archive.progress)
 
+    def validate(self, *, warnings_as_errors: bool = False) -> WorkspaceValidation:
+        """Validate every curated unit with the workspace rules (kind/folder, unique ids),
+        then run the catalog step when configured; with ``warnings_as_errors`` every coded
+        warning is error E190 (and its file counts as invalid)."""
+        from dataclasses import replace
+        from typing import cast
+
+        from evidence_tool.archive.validation import validate_workspace
+        from evidence_tool.errors import with_warnings_refused
+
+        scanned = validate_workspace(self.root, self.archive.progress)
+        errors, warnings = list(scanned.errors), list(scanned.warnings)
+        if warnings_as_errors:
+            errors, warnings = with_warnings_refused(errors, warnings)
+        # summary() holds ints and a str -> int dict: JSON as it stands.
+        counts = cast(JsonObject, replace(scanned, errors=errors).summary())
+        step = self.catalog_step()  # opt-in: evidence.catalog
+        if step is None:
+            return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+        from evidence_tool.catalog.step import merged
+
+        file_errors = len(errors)
+        errors, warnings = merged(step, errors, warnings, warnings_as_errors)
+        return WorkspaceValidation(counts, file_errors, errors, warnings, step.summary())
+
+    def export(
+        self, output: str | None = None, *, force: bool = False, fmt: str = "jsonl"
+    ) -> CorpusExport:
+        """The active corpus (typed units with provenance) as JSON lines: written to
+        ``output`` under the output-path rule (workspace.outputs), else returned."""
+        from evidence_tool.activation.reader import export_corpus, open_active_corpus
+
+        if fmt != "jsonl":
+            from evidence_tool.errors import UsageError
+
+            raise UsageError(f"export format {fmt!r} is not one of: jsonl")
+
+        corpus = open_active_corpus(self.root)
+        units = len(corpus.records)
+        if output:
+            written = str(export_corpus(self.root, corpus, output, force=force))
+            return CorpusExport(corpus.revision, units, fmt, written, [])
+        records = [r.to_json() for r in corpus.records]
+        return CorpusExport(corpus.revision, units, fmt, None, records)
+
+    def catalog_run(
+        self,
+        kind: str | None = None,
+        ddl: tuple[str, ...] = (),
+        sqlite: tuple[str, ...] = (),
+        *,
+        sample_values: bool = False,
+        execute: bool = False,
+    ) -> CatalogRun:
+        """``check`` and ``catalog diff``: the units against the warehouse catalog the
+        arguments name (else the installation's evidence.catalog), and its drift since
+        the active snapshot's."""
+        from evidence_tool.catalog import catalog_settings
+        from evidence_tool.catalog.review import run_catalog
+
+        settings = catalog_settings(self.installation, kind=kind, ddl=ddl, sqlite=sqlite)
+        return run_catalog(
+            self.root,
+            settings,
+            self.archive.progress,
+            sample_values=sample_values,
+            execute=execute,
+        )
+
     def status(self) -> JsonObject:
         """``status_report`` as the --json result."""
         return self.status_report().to_json()
@@ -237,7 +393,7 @@ class Session:
         return NetworkPolicy.from_settings(self.installation.section("network"))
 
     def refresh(
-        self, actor: str, only: str | None, dry_run: bool, progress: Any = None
+        self, actor: str, only: str | None = None, dry_run: bool = False, progress: Any = None
     ) -> RefreshResult:
         from evidence_tool.sources import refresh
         from evidence_tool.workspace.descriptor import load_workspace_descriptor
@@ -261,7 +417,7 @@ class Session:
         revision: str,
         decision: str,
         actor: str,
-        allow_mass_retire: bool,
+        allow_mass_retire: bool = False,
         exclude: tuple[str, ...] = (),
         overwrite_manual: bool = False,
     ) -> DecideResult:
@@ -393,6 +549,51 @@ class Session:
         problems, counts = verify(self.archive)
         return problems, {k: v for k, v in counts.items()}
 
+    def verify_report(
+        self, *, strict: bool = False, index: bool = False, warnings_as_errors: bool = False
+    ) -> WorkspaceVerification:
+        """``verify``: integrity of objects, snapshots, pointers and managed files; with
+        ``strict`` also the unit files, unconsolidated edits, hand-edited managed files and
+        the catalog step when configured; with ``index`` the backend against the active
+        snapshot (E702)."""
+        if warnings_as_errors and not strict:
+            from evidence_tool.errors import UsageError
+
+            # Only --strict reads the unit files, so without it there are no warnings to refuse.
+            raise UsageError("--warnings-as-errors needs --strict")
+        warnings: list[EvidenceWarning]
+        if strict:
+            rep = self.verify_strict()
+            problems = list(rep.problems)
+            result: JsonObject = {
+                "checked": {k: v for k, v in rep.checked.items()},
+                "problems": len(problems),
+                "notes": [*rep.notes],
+            }
+            warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
+            if warnings_as_errors:
+                from evidence_tool.errors import with_warnings_refused
+
+                problems, warnings = with_warnings_refused(problems, warnings)
+                result["problems"] = len(problems)
+            step = self.catalog_step()  # the opt-in catalog step (evidence.catalog)
+            if step is not None:
+                from evidence_tool.catalog.step import merged
+
+                problems, warnings = merged(step, problems, warnings, warnings_as_errors)
+                result["catalog"] = step.summary()
+                result["problems"] = len(problems)
+        else:
+            problems, counts = self.verify()
+            result = {"checked": counts, "problems": len(problems)}
+            warnings = []
+        if index:
+            drift, info = self.index_drift()
+            problems = problems + drift
+            result["index"] = info
+            result["problems"] = len(problems)
+        return WorkspaceVerification(result, problems, warnings)
+
     def verify_strict(self) -> StrictReport:
         from evidence_tool.gitflow import verify_strict
 
@@ -418,8 +619,15 @@ class Session:
 
         return [e.to_json() for e in ArchiveEditor(self.archive).recover(abandon, actor)]
 
-    def search(self, query: str, filters: Filters, limit: int, mode: str | None) -> JsonObject:
+    def search(
+        self, query: str, filters: Filters | None = None, limit: int = 10, mode: str | None = None
+    ) -> JsonObject:
         from evidence_tool.activation.search import search_active
+
+        if filters is None:
+            from evidence_tool.activation.sqlite_index import Filters
+
+            filters = Filters()
 
         inst = self.installation
         activation, embedding = inst.section("activation"), inst.section("embedding")

@@ -617,8 +617,12 @@ def test_help_does_not_import_heavy_modules() -> None:
 
 
 def test_the_cli_choices_of_kind_and_purpose_are_the_format_s() -> None:
-    from evidence_tool.cli import archive_cmds
+    import click
+
+    from evidence_tool.cli.workspace_cmds import workspace_evidence
     from evidence_tool.unit import KINDS, PURPOSES
 
-    assert tuple(archive_cmds.KINDS) == tuple(KINDS)
-    assert tuple(archive_cmds.PURPOSES) == tuple(PURPOSES)
+    search = workspace_evidence.commands["search"]
+    choices = {p.name: p.type for p in search.params if isinstance(p.type, click.Choice)}
+    assert tuple(choices["kind"].choices) == tuple(KINDS)
+    assert tuple(choices["purpose"].choices) == tuple(PURPOSES)

@@ -20,6 +20,7 @@ from evidence_tool.cli.reporters.text_lines import cut_lines, id_list
 from evidence_tool.cli.workspace_cmds import workspace_evidence
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.unit.vocabulary import KINDS, PURPOSES  # a leaf: no parser at start-up
 
 if TYPE_CHECKING:
     from evidence_tool.archive.local import ConsolidateResult
@@ -37,9 +38,10 @@ wait_option = click.option(
 )
 
 
-def _session(
+def open_session(
     cctx: click.Context, root_opt: str | None, ws_id: str | None, ctx: Context, wait: float = 0.0
 ) -> Session:
+    """The Session of the workspace the options name (every workspace command's one face)."""
     from evidence_tool.session import Session
 
     root = resolve_root(cctx, root_opt, ws_id)
@@ -51,8 +53,9 @@ def _session(
     )
 
 
-def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
-    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command."""
+def _command(name: str, fn: Callable[..., Report], takes_json: bool) -> Callable[..., None]:
+    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command; with
+    ``takes_json`` the body is also told ``as_json`` (its result differs by format)."""
 
     @workspace_options
     @json_option
@@ -67,19 +70,23 @@ def _command(name: str, fn: Callable[..., Report]) -> Callable[..., None]:
     ) -> None:
         ctx = Context(as_json, name if name.startswith("config") else f"workspace evidence {name}")
         wait = kwargs.pop("wait", 0.0) or 0.0
-        if "as_json" in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
+        if takes_json:
             kwargs["as_json"] = as_json
-        run(ctx, lambda: fn(_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
+        run(ctx, lambda: fn(open_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
 
     command.__doc__ = fn.__doc__
     return command
 
 
 def register(
-    name: str, body: Callable[..., Report], *decorators: Any, group: click.Group | None = None
+    name: str,
+    body: Callable[..., Report],
+    *decorators: Any,
+    group: click.Group | None = None,
+    takes_json: bool = False,
 ) -> None:
     """Add ``body`` as a command with its options (listed top to bottom as in --help)."""
-    fn = _command(name, body)
+    fn = _command(name, body, takes_json)
     for deco in reversed(decorators):
         fn = deco(fn)
     (group or workspace_evidence).command(name.split()[-1])(fn)
@@ -229,45 +236,13 @@ def verify_body(s: Session, strict: bool, index: bool, warnings_as_errors: bool)
     --index: the activation backend holds exactly the active snapshot)."""
     from evidence_tool.cli.reporters.text_lines import verify_lines
 
-    if warnings_as_errors and not strict:
-        from evidence_tool.errors import UsageError
-
-        # Only --strict reads the unit files, so without it there are no warnings to refuse.
-        raise UsageError("--warnings-as-errors needs --strict")
-    if strict:
-        from evidence_tool.errors import EvidenceWarning
-
-        rep = s.verify_strict()
-        problems = list(rep.problems)
-        result: JsonObject = {
-            "checked": {k: v for k, v in rep.checked.items()},
-            "problems": len(problems),
-            "notes": [*rep.notes],
-        }
-        warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
-        if warnings_as_errors:
-            from evidence_tool.errors import with_warnings_refused
-
-            problems, warnings = with_warnings_refused(problems, warnings)
-            result["problems"] = len(problems)
-        step = s.catalog_step()  # the opt-in catalog step (evidence.catalog)
-        if step is not None:
-            from evidence_tool.catalog.step import merged
-
-            problems, warnings = merged(step, problems, warnings, warnings_as_errors)
-            result["catalog"] = step.summary()
-            result["problems"] = len(problems)
-    else:
-        problems, counts = s.verify()
-        result = {"checked": counts, "problems": len(problems)}
-        warnings = []
-    if index:
-        drift, info = s.index_drift()
-        problems = problems + drift
-        result["index"] = info
-        result["problems"] = len(problems)
+    found = s.verify_report(strict=strict, index=index, warnings_as_errors=warnings_as_errors)
+    result, problems = found.to_json(), found.errors
     return Report(
-        result=result, errors=problems, warnings=warnings, text=verify_lines(result, len(problems))
+        result=result,
+        errors=problems,
+        warnings=found.warnings,
+        text=verify_lines(result, len(problems)),
     )
 
 
@@ -367,39 +342,16 @@ def eval_body(
 
 def export_body(s: Session, fmt: str, output: str | None, force: bool, as_json: bool) -> Report:
     """Export the active corpus (typed units with provenance) as JSON lines."""
-    import json
-    import sys
-
-    from evidence_tool.activation.reader import export_corpus, open_active_corpus
-
-    corpus = open_active_corpus(s.root)
-    summary = {"revision": corpus.revision, "units": len(corpus.records), "format": fmt}
-    if output:
-        path = str(export_corpus(s.root, corpus, output, force=force))
+    found = s.export(output, force=force, fmt=fmt)
+    if found.output is not None:
         return Report(
-            result={**summary, "output": path},
-            text=[f"exported {len(corpus.records)} unit(s) to {path}"],
+            result=found.to_json(),
+            text=[f"exported {found.units} unit(s) to {found.output}"],
         )
     if as_json:
-        return Report(result={**summary, "records": [r.to_json() for r in corpus.records]})
-    for r in corpus.records:
-        sys.stdout.write(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
-    return Report()
+        return Report(result=found.to_json())
+    return Report(text=found.lines())  # the text reporter prints one JSON object a line
 
-
-# The choices of --kind/--purpose, spelled out: importing evidence_tool.unit would load
-# the parser (markdown-it, pglast) for every command's start-up.  A test keeps them equal.
-KINDS = [
-    "domain",
-    "glossary",
-    "enum",
-    "example",
-    "mapping",
-    "normalization",
-    "formula",
-    "reference",
-]
-PURPOSES = ["disambiguation", "rewriting", "schema_linking", "sql_generation"]
 
 register("init", init_body, actor_option, wait_option)
 register(
@@ -518,6 +470,7 @@ register(
         help="File inside the workspace (default: print JSON lines).",
     ),
     force_option,
+    takes_json=True,
 )
 
 

@@ -8,13 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evidence_tool.cli.options import (
-    format_options,
-    resolve_format,
-    resolve_root,
-    workspace_options,
-)
-from evidence_tool.cli.output import Context, Report, StderrProgress, json_object, run
+from evidence_tool.cli.archive_cmds import open_session
+from evidence_tool.cli.options import format_options, resolve_format, workspace_options
+from evidence_tool.cli.output import Context, Report, json_object, run
 from evidence_tool.cli.workspace_cmds import workspace_evidence
 from evidence_tool.errors import Diagnostic
 
@@ -94,23 +90,11 @@ def check_cmd(
     ctx = Context(fmt == "json", "workspace evidence check", format=fmt)
 
     def body() -> Report:
-        from evidence_tool.catalog import catalog_settings
-        from evidence_tool.catalog.review import run_catalog
         from evidence_tool.errors import Diagnostic
-        from evidence_tool.workspace.descriptor import load_installation
 
         # The workspace first, as every workspace command: outside one the answer is E603.
-        root = resolve_root(cctx, workspace_root, workspace_id)
-        ctx.workspace = str(root)
-        installation = load_installation((cctx.find_root().obj or {}).get("installation"))
-        settings = catalog_settings(installation, kind=kind, ddl=ddl, sqlite=sqlite)
-        done = run_catalog(
-            root,
-            settings,
-            StderrProgress.for_terminal(min_total=300),
-            sample_values=sample_values,
-            execute=execute,
-        )
+        s = open_session(cctx, workspace_root, workspace_id, ctx)
+        done = s.catalog_run(kind, ddl, sqlite, sample_values=sample_values, execute=execute)
         checked, cat = done.check, done.check.catalog
         drift = _drift_errors(done)
         drift_json = done.drift.to_json() if done.drift else None
@@ -167,16 +151,9 @@ def diff_cmd(
     ctx = Context(fmt == "json", "workspace evidence catalog diff", format=fmt)
 
     def body() -> Report:
-        from evidence_tool.catalog import catalog_settings
-        from evidence_tool.catalog.review import run_catalog
         from evidence_tool.errors import NotReadyError
-        from evidence_tool.workspace.descriptor import load_installation
 
-        root = resolve_root(cctx, workspace_root, workspace_id)
-        ctx.workspace = str(root)
-        installation = load_installation((cctx.find_root().obj or {}).get("installation"))
-        settings = catalog_settings(installation, kind=kind, ddl=ddl, sqlite=sqlite)
-        done = run_catalog(root, settings, StderrProgress.for_terminal(min_total=300))
+        done = open_session(cctx, workspace_root, workspace_id, ctx).catalog_run(kind, ddl, sqlite)
         if done.drift is None:
             raise NotReadyError(done.note or "nothing to compare the catalog with")
         return Report(

@@ -29,11 +29,10 @@ def migrate_cmd(
     ctx = Context(as_json, "evidence migrate", os.path.abspath(root))
 
     def body() -> Report:
-        from evidence_tool.migrate import migrate
-        from evidence_tool.workspace.descriptor import load_installation, resolve_actor
+        from evidence_tool.session import Session
 
-        installation = load_installation((cctx.find_root().obj or {}).get("installation"))
-        result = migrate(root, resolve_actor(actor, installation), dry_run=dry_run)
+        installation = (cctx.find_root().obj or {}).get("installation")
+        result = Session.migrate(root, installation, actor, dry_run=dry_run)
         return Report(result=result.to_json(), warnings=result.warnings, text=result.lines())
 
     run(ctx, body)

@@ -14,7 +14,7 @@ from evidence_tool.cli.options import (
     warnings_as_errors_option,
     workspace_options,
 )
-from evidence_tool.cli.output import Context, Report, StderrProgress, run, scan_report
+from evidence_tool.cli.output import Context, Report, StderrProgress, run
 
 
 @click.group()
@@ -91,24 +91,21 @@ def validate_cmd(
     ctx = Context(fmt == "json", "workspace evidence validate", format=fmt)
 
     def body() -> Report:
-        from evidence_tool.archive.validation import validate_workspace
-        from evidence_tool.catalog.step import catalog_step, merged, summary_line
-        from evidence_tool.workspace.descriptor import load_installation
+        from evidence_tool.session import Session
 
         root = resolve_root(cctx, workspace_root, workspace_id)
         ctx.workspace = str(root)
+        installation = (cctx.find_root().obj or {}).get("installation")
         progress = StderrProgress.for_terminal(min_total=300)
-        scanned = validate_workspace(root, progress)
-        report = scan_report(scanned, warnings_as_errors, "unit file(s)")
-        installation = load_installation((cctx.find_root().obj or {}).get("installation"))
-        step = catalog_step(root, installation, progress)  # opt-in: evidence.catalog
-        if step is not None:
-            report.errors, report.warnings = merged(
-                step, report.errors, report.warnings, warnings_as_errors
-            )
-            assert report.result is not None
-            report.result["catalog"] = step.summary()
-            report.text.append(summary_line(step.summary()))
-        return report
+        found = Session.open(root, installation, progress=progress).validate(
+            warnings_as_errors=warnings_as_errors
+        )
+        files, valid = found.counts["files"], found.counts["valid"]
+        text = [f"{files} unit file(s), {valid} valid, {found.file_errors} error(s)"]
+        if found.catalog is not None:
+            from evidence_tool.catalog.step import summary_line
+
+            text.append(summary_line(found.catalog))
+        return Report(found.to_json(), found.errors, found.warnings, text)
 
     run(ctx, body)

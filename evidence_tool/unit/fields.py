@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-KINDS: tuple[str, ...] = (
-    "domain",
-    "glossary",
-    "enum",
-    "example",
-    "mapping",
-    "normalization",
-    "formula",
-    "reference",
-)
-PURPOSES: tuple[str, ...] = ("disambiguation", "rewriting", "schema_linking", "sql_generation")
+from evidence_tool.unit.vocabulary import KINDS as KINDS  # re-exported: one list each
+from evidence_tool.unit.vocabulary import PURPOSES as PURPOSES
 
 # Field types.
 TEXT, LIST, TABLES, COLUMNS, SCALAR, COLUMN, URL, VALUES, SQL = (
