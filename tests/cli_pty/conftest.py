@@ -1,0 +1,67 @@
+"""Workspaces for the terminal tests, built once per session per size."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from ptyrun import piped
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.generate import generate
+
+
+@dataclass(frozen=True)
+class Templates:
+    """``fresh``: N generated units, never consolidated (consolidate has all to do).
+    ``ready``: the same consolidated and refreshed, one source comparison pending."""
+
+    units: int
+    fresh: Path
+    ready: Path
+
+    def pending(self) -> tuple[str, str]:
+        """(source id, revision) of the comparison ``ready`` holds."""
+        registry = json.loads((self.ready / "evidence/.local/sources.json").read_text())
+        record = next(r for r in registry["sources"].values() if r.get("comparison"))
+        return record["source_id"], record["comparison"]["revision"]
+
+
+def build(root: Path, units: int) -> Templates:
+    fresh = generate(units, root / "fresh", seed=units)
+    # The drafts repeat curated units' ids (refresh benchmarks); here their units are new,
+    # so that replace adopts them.
+    for draft in (fresh / "evidence/source").glob("*.md"):
+        draft.write_text(draft.read_text().replace("id: evidence:bench:", "id: evidence:draft:"))
+    ready = root / "ready"
+    shutil.copytree(fresh, ready)
+    for step in ("consolidate", "refresh"):
+        done = piped(["workspace", "evidence", step], ready)
+        assert done.exit == 0, done.where()
+    return Templates(units, fresh, ready)
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Templates]:
+    """``templates(n)``: the n-unit templates, built on first use."""
+    built: dict[int, Templates] = {}
+
+    def get(units: int) -> Templates:
+        if units not in built:
+            built[units] = build(tmp_path_factory.mktemp(f"pty-{units}"), units)
+        return built[units]
+
+    return get
+
+
+def copy(template: Path, dest: Path) -> Path:
+    """A run's own copy of a template (the same path for its piped and terminal runs)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(template, dest, symlinks=True)
+    return dest
