@@ -180,7 +180,7 @@ def _defect(ctx: Context) -> NoReturn:
     exc = sys.exc_info()[1]
     end_bars()
     # A bug's message may quote a URL: its credentials must not ride along.
-    sys.stderr.write(redact_urls(traceback.format_exc()))
+    sys.stderr.write(E.printable(redact_urls(traceback.format_exc()), newlines=True))
     message = redact_urls(
         f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
         "evidence-tool: please report it with the traceback above"
@@ -189,7 +189,7 @@ def _defect(ctx: Context) -> NoReturn:
         crash = Report(errors=[E.Diagnostic("E999", message)])
         sys.stdout.write(envelope_line(ctx, crash, ok=False))
     else:
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {E.printable(message)}", file=sys.stderr)
     raise SystemExit(E.EXIT_BUG) from None
 
 
@@ -198,9 +198,10 @@ def presentation_failed(what: str, exc: BaseException) -> None:
     warning on stderr, never the command's end.  Writing the warning may fail too (the
     terminal gone): then there is no one to tell."""
     try:
+        message = E.printable(f"{what} failed ({type(exc).__name__}: {exc})")
         sys.stderr.write(
-            f"warning: {what} failed ({type(exc).__name__}: {exc}); the command went on "
-            "without it. This is a bug in evidence-tool: please report it\n"
+            f"warning: {message}; the command went on without it. This is a bug in "
+            "evidence-tool: please report it\n"
         )
         sys.stderr.flush()
     except Exception:
