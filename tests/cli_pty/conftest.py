@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,11 +20,14 @@ from bench.generate import generate
 @dataclass(frozen=True)
 class Templates:
     """``fresh``: N generated units, never consolidated (consolidate has all to do).
-    ``ready``: the same consolidated and refreshed, one source comparison pending."""
+    ``ready``: the same consolidated, one unit then deleted (``deleted``) and consolidated
+    again, and refreshed: one source comparison pending.  ``present``: a unit's id."""
 
     units: int
     fresh: Path
     ready: Path
+    deleted: str
+    present: str
 
     def pending(self) -> tuple[str, str]:
         """(source id, revision) of the comparison ``ready`` holds."""
@@ -40,10 +44,27 @@ def build(root: Path, units: int) -> Templates:
         draft.write_text(draft.read_text().replace("id: evidence:bench:", "id: evidence:draft:"))
     ready = root / "ready"
     shutil.copytree(fresh, ready)
-    for step in ("consolidate", "refresh"):
-        done = piped(["workspace", "evidence", step], ready)
-        assert done.exit == 0, done.where()
-    return Templates(units, fresh, ready)
+    first, second = sorted((ready / "evidence/curated/glossary").glob("*.md"))[:2]
+    deleted, present = (unit_id(p) for p in (first, second))
+    step(ready, "consolidate")
+    first.unlink()
+    step(ready, "consolidate")
+    step(ready, "refresh")
+    # A Git worktree, as a workspace is kept (git-commands and status read it).
+    subprocess.run(["git", "init", "-q", "--template=", str(ready)], check=True)
+    return Templates(units, fresh, ready, deleted, present)
+
+
+def step(ws: Path, command: str) -> None:
+    done = piped(["workspace", "evidence", command], ws)
+    assert done.exit == 0, done.where()
+
+
+def unit_id(path: Path) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("id: "):
+            return line[4:].strip()
+    raise AssertionError(f"{path}: no id")
 
 
 @pytest.fixture(scope="session")

@@ -45,11 +45,14 @@ def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     env.update(BASE_ENV)
     env.setdefault("TERM", "xterm-256color")
     env.update(extra or {})
-    return env
+    return {k: v for k, v in env.items() if v != ""}  # an empty value: unset
 
 
-def piped(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Ran:
-    """``tht ARGV`` with stdout and stderr to pipes and stdin from /dev/null."""
+def piped(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, *, stdin: str = "null"
+) -> Ran:
+    """``tht ARGV`` with stdout and stderr to pipes and stdin from /dev/null (or closed:
+    ``stdin="closed"``)."""
     done = subprocess.run(
         [THT, *argv],
         cwd=cwd,
@@ -57,6 +60,7 @@ def piped(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Ran:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=300,
+        preexec_fn=(lambda: os.close(0)) if stdin == "closed" else None,
     )
     out, err = (_text(b) for b in (done.stdout, done.stderr))
     return Ran(done.returncode, out, err, tuple(argv), False)
