@@ -8,6 +8,9 @@ from __future__ import annotations
 HEAVY_MODULES = frozenset(
     {
         "tests/reliability/test_crash_points.py",
+        "tests/reliability/test_exception_points.py",
+        # Every command at a terminal and piped, on 2,300 units and on 12 (minutes).
+        "tests/cli_pty/test_every_command_at_a_terminal.py",
         "tests/reliability/test_crash_regressions.py",
         "tests/reliability/test_archive_stateful.py",
         "tests/reliability/test_io_errors.py",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -80,9 +81,22 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Templ
     return get
 
 
+# Never changed in place: objects are written once under their hash, curated files are
+# replaced by a rename (fsio.write_atomic).  A copy links them instead of copying: a
+# 2,300-unit workspace's copy is then mostly its small managed files.
+_LINKED = ("evidence/.local/objects/", "evidence/curated/")
+
+
 def copy(template: Path, dest: Path) -> Path:
     """A run's own copy of a template (the same path for its piped and terminal runs)."""
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(template, dest, symlinks=True)
+    top = str(template) + os.sep
+
+    def place(src: str, dst: str) -> object:
+        if src.removeprefix(top).startswith(_LINKED):
+            return os.link(src, dst)
+        return shutil.copy2(src, dst)
+
+    shutil.copytree(template, dest, symlinks=True, copy_function=place)
     return dest

@@ -205,6 +205,7 @@ def sweep(t: Templates, scratch: Path, offset: int) -> dict[str, int]:
     return ran
 
 
+@pytest.mark.timeout(1200)  # 60 runs on 2,300 units on a busy 2-core machine
 @pytest.mark.parametrize("units, offset", [(TINY, 3), (LARGE, 0)])
 def test_every_command_at_a_terminal(
     units: int, offset: int, templates: Callable[[int], Templates], tmp_path: Path
@@ -214,6 +215,7 @@ def test_every_command_at_a_terminal(
     assert min(ran.values()) >= len(ARGS) // len(VARIANTS), ran
 
 
+@pytest.mark.timeout(600)
 def test_validate_under_every_variant_draws_where_it_can(
     templates: Callable[[int], Templates], tmp_path: Path
 ) -> None:
