@@ -180,9 +180,10 @@ class Session:
         from evidence_tool.archive.diffing import working_entries
         from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
-        from evidence_tool.sources import missing_warnings
+        from evidence_tool.sources import missing_warnings, unfinished_decisions
 
-        warnings = tuple(missing_warnings(self.archive))  # W151
+        # W151, and W153 for a decision whose consolidation was never recorded.
+        warnings = (*missing_warnings(self.archive), *unfinished_decisions(self.archive))
         dense, vec_warning = dense_status(self.archive.layout.cache / INDEX_NAME)
         # The working units, so items of units deleted since the catalog run are dropped
         # (the scan is the stat-cached one diff makes; only when there are items at all).
