@@ -272,5 +272,7 @@ _BARS: list[StderrProgress] = []  # every bar of this command: ended before its 
 
 
 def end_bars() -> None:
+    """End every bar's line, before the outcome is written (the command is done with them)."""
     for bar in _BARS:
         bar.close()
+    _BARS.clear()
