@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from evidence_tool.errors import printable
+
 THT = str(Path(sys.executable).with_name("tht"))
 # Pinned so that two runs of one command print the same bytes.
 BASE_ENV = {"THT_NOW": "2026-11-30T08:00:00Z", "THT_ACTOR": "pty-tester"}
@@ -36,8 +38,11 @@ class Ran:
     at_terminal: bool
 
     def where(self) -> str:
+        """The run for a failure message, escaped: hostile output must not act on the
+        terminal of whoever reads the test report."""
         mode = "at a terminal" if self.at_terminal else "piped"
-        return f"tht {' '.join(self.argv)} ({mode}) exit {self.exit}:\n{self.stdout}\n{self.stderr}"
+        text = f"tht {' '.join(self.argv)} ({mode}) exit {self.exit}:\n{self.stdout}\n{self.stderr}"
+        return printable(text, newlines=True)
 
 
 def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
