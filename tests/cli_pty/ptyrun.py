@@ -84,7 +84,8 @@ def at_terminal(
     columns: int = 80,
     timeout: float = 300,
 ) -> Ran:
-    """``tht ARGV`` with stdout and stderr on two pseudo-terminals ``columns`` wide."""
+    """``tht ARGV`` with stdout and stderr on two pseudo-terminals ``columns`` wide; stdin
+    the stdout terminal, ``closed``, or ``null`` (/dev/null)."""
     out_master, out_slave = os.openpty()
     err_master, err_slave = os.openpty()
     for fd in (out_slave, err_slave):
@@ -101,7 +102,7 @@ def at_terminal(
         [THT, *argv],
         cwd=cwd,
         env=environment(env),
-        stdin=out_slave,
+        stdin=subprocess.DEVNULL if stdin == "null" else out_slave,
         stdout=out_slave,
         stderr=err_slave,
         preexec_fn=child_setup,  # the test process forks no threads of its own here
