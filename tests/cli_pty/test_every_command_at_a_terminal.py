@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import Templates, copy
+from pty_workspaces import Templates, copy
 from ptyrun import Ran, at_terminal, piped, progress_drawn, without_progress
 
 from evidence_tool.cli.main import cli

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Templates, copy
+from pty_workspaces import Templates, copy
 from ptyrun import Ran, at_terminal, piped, progress_drawn, without_progress
 
 
