@@ -8,6 +8,7 @@ CLI maps an ``EvidenceError`` to its exit code and JSON object in one place
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
@@ -15,6 +16,7 @@ from evidence_tool.jsonvalue import JsonObject, JsonValue
 # The public face; tests/test_public_api.py fails if an error class is left out.
 __all__ = [
     "CODES",
+    "CONTROL_CHARACTERS",
     "EXIT_ACTIVATION",
     "EXIT_AVAILABILITY",
     "EXIT_BUG",
@@ -43,6 +45,7 @@ __all__ = [
     "UnknownNameError",
     "UsageError",
     "WarningInfo",
+    "printable",
     "refuse_warnings",
     "with_warnings_refused",
 ]
@@ -431,6 +434,36 @@ CODES: dict[str, CodeInfo] = {
 }
 
 
+# What a terminal or a log reader acts on instead of showing: C0 controls but tab, DEL,
+# C1 controls (U+009B is a CSI of its own), the line and paragraph separators, and the
+# bidirectional overrides and isolates (text shown reversed).  Newline is in the class:
+# kept only where the caller asks.
+CONTROL_CHARACTERS = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """``text`` safe to write to a terminal or a CI log: every control character escaped
+    as Python writes it (``\\x1b``, ``\\n``, ``\\u202e``), tabs kept, newlines kept only
+    with ``newlines`` (a block of lines; each line is still escaped).  Values in data
+    (JSON, files) keep their bytes: only what is rendered for people is escaped."""
+    if CONTROL_CHARACTERS.search(text) is None:
+        return text
+    if newlines:
+        return "\n".join(CONTROL_CHARACTERS.sub(_escape, line) for line in text.split("\n"))
+    return CONTROL_CHARACTERS.sub(_escape, text)
+
+
 @dataclass(frozen=True)
 class WarningInfo:
     title: str
@@ -459,6 +492,11 @@ WARNINGS: dict[str, WarningInfo] = {
         "source document missing",
         "Restore the document and run 'tht workspace evidence refresh'; or retire the unit "
         "deliberately: delete its file and run 'tht workspace evidence consolidate'.",
+    ),
+    "W153": WarningInfo(
+        "decision saved, its consolidation not recorded",
+        "Run 'tht workspace evidence decide --source-id ID --retry' (the id the message "
+        "names): it consolidates what is left and records the outcome.",
     ),
     "W160": WarningInfo(
         "legacy units converted first, or a file left out of the migration",
@@ -578,14 +616,16 @@ class Diagnostic:
         }
 
     def __str__(self) -> str:
+        """One line for people: path and message escaped (``printable``), so a file named
+        ``x\\n::error ...`` cannot start a line of its own in a terminal or a CI log."""
         if self.path is None and self.line is None:
-            return f"{self.code} {self.message}"
+            return printable(f"{self.code} {self.message}")
         where = self.path or "<text>"
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:
                 where += f":{self.column}"
-        return f"{where}: {self.code} {self.message}"
+        return printable(f"{where}: {self.code} {self.message}")
 
 
 @dataclass(frozen=True)

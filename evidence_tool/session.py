@@ -344,11 +344,12 @@ class Session:
         from evidence_tool.archive.diffing import working_entries
         from evidence_tool.catalog.review import catalog_status, review_items
         from evidence_tool.gitflow import git_state
-        from evidence_tool.sources import missing_warnings
+        from evidence_tool.sources import missing_warnings, unfinished_decisions
         from evidence_tool.workspace.misplaced import misplaced_units
         from evidence_tool.workspace.scan import left_temp_files
 
-        warnings = tuple(missing_warnings(self.archive))  # W151
+        # W151, and W153 for a decision whose consolidation was never recorded.
+        warnings = (*missing_warnings(self.archive), *unfinished_decisions(self.archive))
         warnings += tuple(misplaced_units(self.archive.layout))  # W108
         # Temp files a killed fmt or workspace new left (verify fails on them: E108).
         warnings += tuple(

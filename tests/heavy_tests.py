@@ -8,6 +8,12 @@ from __future__ import annotations
 HEAVY_MODULES = frozenset(
     {
         "tests/reliability/test_crash_points.py",
+        "tests/reliability/test_exception_points.py",
+        # Every command at a terminal and piped, on 2,300 units and on 12 (minutes); the
+        # scanning commands at a terminal on 1,000 units (the fast loop keeps the bar's
+        # in-process tests, test_presentation_failures.py).
+        "tests/cli_pty/test_every_command_at_a_terminal.py",
+        "tests/cli_pty/test_progress_at_terminal.py",
         "tests/reliability/test_crash_regressions.py",
         "tests/reliability/test_archive_stateful.py",
         "tests/reliability/test_io_errors.py",

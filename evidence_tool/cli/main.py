@@ -23,7 +23,7 @@ from evidence_tool.cli.evidence_cmds import evidence
 from evidence_tool.cli.output import Context, Report
 from evidence_tool.cli.reporters.json_reporter import envelope_line
 from evidence_tool.cli.workspace_cmds import workspace
-from evidence_tool.errors import Diagnostic
+from evidence_tool.errors import Diagnostic, printable
 
 _REGISTERED = (
     archive_cmds,
@@ -72,6 +72,18 @@ def _wants_json(args: list[str]) -> bool:
     return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
 
 
+def _show(exc: click.ClickException) -> None:
+    """click's own message and usage, escaped: it may quote an argument (a path holding a
+    newline or ESC) that must not act on the terminal or start a CI log line."""
+    import io
+
+    shown = io.StringIO()
+    exc.show(file=shown)
+    message = exc.format_message()  # its newlines escaped too: the usage's lines are kept
+    text = shown.getvalue().replace(message, printable(message))
+    sys.stderr.write(printable(text, newlines=True))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -84,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
             usage = Report(errors=[Diagnostic("E901", exc.format_message())])
             sys.stdout.write(envelope_line(Context(True, _command_path(args)), usage, ok=False))
         else:
-            exc.show()
+            _show(exc)
         raise SystemExit(exc.exit_code) from None
     except click.exceptions.Abort:
         print("aborted", file=sys.stderr)

@@ -107,8 +107,13 @@ def _reader_gone() -> NoReturn:
     raise SystemExit(EXIT_READER_GONE)
 
 
-def _to_reader(write: Callable[[], object]) -> None:
-    """Run ``write`` (a reporter's output) and flush stdout; a reader gone ends quietly."""
+def _to_reader(ctx: Context, report: Report, write: Callable[[], object]) -> None:
+    """Run ``write`` (a reporter's output) and flush stdout; a reader gone ends quietly.
+
+    The command's work is done when its report is written: a failure to render it is a
+    warning and the command keeps its exit status (``--json`` still gets its one object,
+    without the result that could not be rendered)."""
+    end_bars()
     try:
         write()
         sys.stdout.flush()
@@ -116,19 +121,33 @@ def _to_reader(write: Callable[[], object]) -> None:
         if not _stdout_gone():
             raise
         _reader_gone()
+    except Exception as exc:
+        presentation_failed("writing the report", exc)
+        if ctx.format == "json":
+            try:
+                sys.stdout.write(_bare_envelope(ctx, report))
+                sys.stdout.flush()
+            except Exception as again:  # a stdout that cannot be written: no one to tell
+                presentation_failed("writing the report's findings", again)
+
+
+def _bare_envelope(ctx: Context, report: Report) -> str:
+    """The envelope of a report whose result could not be rendered: its findings only."""
+    bare = Report(errors=report.errors, warnings=report.warnings)
+    return envelope_line(ctx, bare, report.code() == 0)
 
 
 def finish(ctx: Context, report: Report) -> NoReturn:
     """Hand the body's report to the reporter of the chosen format and exit with its code."""
     code = report.code()
-    _to_reader(lambda: reporter_for(ctx.format).report(ctx, report, code))
+    _to_reader(ctx, report, lambda: reporter_for(ctx.format).report(ctx, report, code))
     raise SystemExit(code)
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
     """A coded error, written by the chosen format's reporter."""
     report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
-    _to_reader(lambda: reporter_for(ctx.format).failure(ctx, report, exc))
+    _to_reader(ctx, report, lambda: reporter_for(ctx.format).failure(ctx, report, exc))
     raise SystemExit(exc.exit_code)
 
 
@@ -139,6 +158,7 @@ def run(ctx: Context, body: Callable[[], Report]) -> NoReturn:
     except E.EvidenceError as exc:
         fail(ctx, exc)
     except KeyboardInterrupt:
+        end_bars()
         print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except BrokenPipeError:
@@ -158,8 +178,9 @@ def _defect(ctx: Context) -> NoReturn:
     from evidence_tool.workspace.redact import redact_urls
 
     exc = sys.exc_info()[1]
+    end_bars()
     # A bug's message may quote a URL: its credentials must not ride along.
-    sys.stderr.write(redact_urls(traceback.format_exc()))
+    sys.stderr.write(E.printable(redact_urls(traceback.format_exc()), newlines=True))
     message = redact_urls(
         f"internal error ({type(exc).__name__}: {exc}); this is a bug in "
         "evidence-tool: please report it with the traceback above"
@@ -168,38 +189,90 @@ def _defect(ctx: Context) -> NoReturn:
         crash = Report(errors=[E.Diagnostic("E999", message)])
         sys.stdout.write(envelope_line(ctx, crash, ok=False))
     else:
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {E.printable(message)}", file=sys.stderr)
     raise SystemExit(E.EXIT_BUG) from None
 
 
+def presentation_failed(what: str, exc: BaseException) -> None:
+    """A failure to draw or write something for people (a progress bar, a report): one
+    warning on stderr, never the command's end.  Writing the warning may fail too (the
+    terminal gone): then there is no one to tell."""
+    try:
+        message = E.printable(f"{what} failed ({type(exc).__name__}: {exc})")
+        sys.stderr.write(
+            f"warning: {message}; the command went on without it. This is a bug in "
+            "evidence-tool: please report it\n"
+        )
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
 class StderrProgress:
-    """A progress bar on stderr, only when stderr is a terminal and the work is long
-    (``min_total`` items); --json stdout is never touched."""
+    """A progress bar on stderr, only when stderr is a terminal that can redraw a line
+    (not ``TERM=dumb``) and the work is long (``min_total`` items); --json stdout is never
+    touched.
+
+    Drawing can never end the command: the library calls this between its reads and
+    writes, so a failure here (a terminal gone, a defect) turns the bar off with one
+    warning (``presentation_failed``) instead of leaving an operation half done."""
 
     def __init__(self, min_total: int = 0) -> None:
         self.min_total = min_total
         self.bar: Any = None
-        self.label: str | None = None
+        self.label: str | None = None  # the phase drawn last, kept after its bar ended
+        self.off = False
+        _BARS.append(self)
 
     @classmethod
     def for_terminal(cls, min_total: int = 0) -> StderrProgress | None:
-        return cls(min_total) if sys.stderr.isatty() else None
+        try:
+            terminal = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        except (AttributeError, ValueError):  # no stderr, or a closed one
+            terminal = False
+        return cls(min_total) if terminal else None
 
     def __call__(self, label: str, done: int, total: int) -> None:
-        if total < self.min_total:
+        if self.off or total < self.min_total:
             return
-        if label != self.label:
+        try:
+            self._draw(label, done, total)
+        except Exception as exc:
+            self.off = True
+            self.bar = None
+            presentation_failed("the progress bar", exc)
+
+    def _draw(self, label: str, done: int, total: int) -> None:
+        if self.bar is None or label != self.label:
+            if label == self.label and done >= total:
+                return  # this phase's bar already ended at its total: a scan says so twice
             import click
 
             self.close()
             self.label = label
             self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
             self.bar.__enter__()
-        self.bar.update(done - self.bar.pos)
+        self.bar.update(max(done - self.bar.pos, 0))
         if done >= total:
             self.close()
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
+        """End the bar's line (before anything else is written to stderr)."""
+        bar, self.bar = self.bar, None
+        if bar is None:
+            return
+        try:
+            bar.__exit__(None, None, None)
+        except Exception as exc:
+            self.off = True
+            presentation_failed("the progress bar", exc)
+
+
+_BARS: list[StderrProgress] = []  # every bar of this command: ended before its report
+
+
+def end_bars() -> None:
+    """End every bar's line, before the outcome is written (the command is done with them)."""
+    for bar in _BARS:
+        bar.close()
+    _BARS.clear()

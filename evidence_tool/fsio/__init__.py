@@ -128,8 +128,23 @@ def _write_temp(path: Path, data: bytes, *, sync: bool) -> Path:
 
 def _write_new_file(tmp: str | Path, data: bytes, *, sync: bool = False) -> None:
     """Create ``tmp`` (never an existing name) holding ``data``; removed if that fails."""
-    fd = call("open", tmp, lambda: os.open(tmp, _CREATE, 0o644))
-    assert isinstance(fd, int)
+    created: list[int] = []
+
+    def create() -> int:
+        created.append(os.open(tmp, _CREATE, 0o644))
+        return created[0]
+
+    try:
+        call("open", tmp, create)
+    except BaseException:
+        # Created, then interrupted before the file was ours to clean (an exception or
+        # Ctrl-C right after the open): nobody else knows this temp file, remove it.
+        if created:
+            os.close(created[0])
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        raise
+    fd = created[0]
     try:
         try:
             view = memoryview(data)

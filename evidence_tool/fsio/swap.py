@@ -77,8 +77,12 @@ def swap(tmp: Path, path: Path, expected: str | None, ours: str) -> None:
     if not exchanged:
         os.replace(parked, path)
         return
-    step("exchange", path)
-    seen = {sha256_of(parked)}
+    try:
+        step("exchange", path)
+        seen = {sha256_of(parked)}
+    except BaseException:
+        _undo_exchange(parked, path)
+        raise
     if expected in seen:
         os.unlink(parked)  # the bytes we replaced are the ones we checked
         return
@@ -92,15 +96,44 @@ def swap(tmp: Path, path: Path, expected: str | None, ours: str) -> None:
         seen.add(out)
 
 
+def _undo_exchange(parked: Path, path: Path) -> None:
+    """Struck right after the exchange (an exception, Ctrl-C): as the caller promises when
+    it raises, ``path`` keeps its old bytes -- exchanged back, ours dropped.  Nothing else
+    knows the parked name once the operation has unwound, so nothing would remove it; if
+    the exchange back fails, the parked bytes stay for recovery, as after a kill."""
+    with contextlib.suppress(OSError):
+        _exchange(parked, path)
+        os.unlink(parked)
+
+
 def unlink_if(path: Path, expected: str | None) -> None:
     """Remove ``path`` only if it holds ``expected``: move it aside, check, or give it back."""
     aside = _parked(path)
     os.rename(path, aside)
-    step("park", path)  # parked: a crash leaves the bytes to recovery, as in swap
-    if sha256_of(aside) != expected:
+    try:
+        step("park", path)  # parked: a crash leaves the bytes to recovery, as in swap
+        if sha256_of(aside) == expected:
+            os.unlink(aside)
+            return
         with contextlib.suppress(FileExistsError):  # a newer save of theirs stays
             os.link(aside, path)
             step("link", path)
-        os.unlink(aside)
-        raise Changed(path)
+    except BaseException:
+        _unpark(aside, path)
+        raise
     os.unlink(aside)
+    raise Changed(path)
+
+
+def _unpark(aside: Path, path: Path) -> None:
+    """Struck while the file was parked (an exception, Ctrl-C): as after ``Changed``, the
+    file is given back (a newer save of theirs stays) and the parked name removed, since
+    nothing else knows it once the operation has unwound."""
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # the bytes stay parked for recovery, as after a kill
+    with contextlib.suppress(OSError):
+        os.unlink(aside)

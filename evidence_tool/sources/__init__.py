@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         missing_warnings,
         retract,
         show_source,
+        unfinished_decisions,
         unit_warnings,
     )
 
@@ -63,6 +64,7 @@ __all__ = [
     "retract",
     "retry",
     "show_source",
+    "unfinished_decisions",
     "unit_warnings",
 ]
 
@@ -95,6 +97,7 @@ lazy_face(
         "retract": "registry",
         "retry": "decide",
         "show_source": "registry",
+        "unfinished_decisions": "registry",
         "unit_warnings": "registry",
     },
 )

@@ -21,6 +21,7 @@ from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import store
 from evidence_tool.sources.records import (
     Comparison,
+    DecisionProgress,
     Registry,
     Retraction,
     ReviewCode,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 RETRACTED = ReviewCode.SOURCE_RETRACTED.value
 MISSING = "W151"  # a live unit derived from a source that refresh marked missing
+UNFINISHED = "W153"  # a decision saved whose consolidation was never recorded
 
 
 MIN_PREFIX = 6
@@ -309,3 +311,22 @@ def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) ->
             units=[c.id for c in citing],
         )
     return RetractResult(sid, retraction, tuple(sorted(items)))
+
+
+def unfinished_decisions(archive: LocalEvidenceArchive) -> list[EvidenceWarning]:
+    """W153 for each decision written but still recorded as "saved": its consolidation
+    failed or was interrupted (an exception, a kill, blocking files), so ``status`` says
+    what finishes it."""
+    if not archive.layout.sources_json.exists():
+        return []
+    out = []
+    for sid, record in sorted(store.read(archive.layout).sources.items()):
+        if record.decision is not None and record.decision.status == DecisionProgress.SAVED:
+            message = (
+                f"the {record.decision.decision} decision for source {sid[:12]} "
+                f"({record.locator}) is saved but its consolidation is not recorded: run "
+                f"'tht workspace evidence decide --source-id {sid[:12]} --retry'"
+            )
+            path = archive.layout.rel(archive.layout.sources_json)
+            out.append(EvidenceWarning(message, path, None, UNFINISHED))
+    return out

@@ -120,6 +120,8 @@ def run_operation(name: str, run_dir: Path) -> int:
         return cli(["workspace", "evidence", "restore", params["id"], *_ws_args(ws)])
     if name == "migrate":
         return cli(["evidence", "migrate", str(ws), "--json"])
+    if name in ("refresh", "init", "status"):
+        return cli(["workspace", "evidence", name, *_ws_args(ws)])
     editor = ArchiveEditor(LocalEvidenceArchive(ws))
     if name == "save":
         unit = parse(params["markdown"])
@@ -138,6 +140,9 @@ OPERATIONS = (
     "restore",
     "migrate",
 )
+# The exception sweep's (test_exception_points.py): issue 27's list, the index update
+# being consolidate's activation.
+RAISING = ("consolidate", "decide-keep", "decide-replace", "restore", "refresh", "init")
 
 
 # -- building the templates (in the test process) -------------------------------------
@@ -235,6 +240,15 @@ def build_template(name: str, base: Path, dest: Path) -> Path:
         params.update(markdown=render(saved), expected=_file_hash(drg))
     elif name == "remove":
         params.update(id="evidence:clinical:drg", expected=_file_hash(drg))
+    elif name == "refresh":  # a new version of the document: a new comparison to write
+        lab = ws / LAB
+        lab.write_text(lab.read_text().replace("falsely high", "falsely raised", 1))
+    elif name == "init":  # the same files, never initialized
+        shutil.rmtree(dest)
+        for rel in ("workspace.yaml", ".gitignore", LAB):
+            _write(ws / rel, (base / "ws" / rel).read_bytes())
+        for path in sorted((base / "ws/evidence/curated").rglob("*.md")):
+            _write(ws / path.relative_to(base / "ws"), path.read_bytes())
     elif name == "restore":
         (ws / "evidence/curated/enum/triage-code.md").unlink()
         with pinned_env():

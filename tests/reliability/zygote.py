@@ -17,6 +17,12 @@ Modes (the hook counts managed operations by their "before" call, from 1):
   named ``step:<name>`` in the trace.
 - ``error``: operation ``k`` raises ``OSError`` (EIO for fsync, ENOSPC for
   write, EACCES for replace); the trace lists the operations that followed.
+- ``raise``: an exception that is no ``OSError`` (``InjectedFault``, a defect's
+  kind) is raised at point ``k``, ``phase`` as for ``kill``.  With ``callbacks``
+  (this mode and ``count``), the calls the library makes back into presentation
+  and activation count as points too, named ``callback:<name>``: every progress
+  report (a bar forced on for any length), the activation of a candidate (the
+  index update), and the reporter writing the outcome.
 - ``killparse``: SIGKILL once the run's parse workers are at work (their pids go
   to the file ``pids``).
 - ``powerloss``: at the ``k``-th fsync, rewrite the tree to what a power cut
@@ -45,6 +51,10 @@ import powerloss
 from evidence_tool import fsio
 
 ERRNO = {"fsync": errno.EIO, "write": errno.ENOSPC, "replace": errno.EACCES}
+
+
+class InjectedFault(RuntimeError):
+    """What mode ``raise`` raises: an exception no code path expects."""
 
 
 class Tracer:
@@ -81,6 +91,9 @@ class Tracer:
             n = len(self.ops)
         if self.mode == "kill" and n == self.k and phase == self.phase:
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.mode == "raise" and n == self.k and phase == self.phase:
+            self.failed_at = n
+            raise InjectedFault(f"injected at {op} {phase} ({n})")
         if self.mode == "powerloss" and phase == "before" and op == "fsync":
             self.fsyncs += 1
             if self.fsyncs == self.k:
@@ -92,6 +105,63 @@ class Tracer:
             self.failed_at = n
             code = ERRNO[op]
             raise OSError(code, os.strerror(code), path)
+
+    def callback(self, name: str) -> None:
+        """A call back into presentation or activation code: one point of its own (phase
+        ``step``), struck before the callback runs."""
+        self.ops.append([f"callback:{name}", "", True])
+        n = len(self.ops)
+        if n == self.k and self.phase == "step" and self.mode in ("kill", "raise"):
+            if self.mode == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            self.failed_at = n
+            raise InjectedFault(f"injected in the {name} callback ({n})")
+
+
+def install_callbacks(tracer: Tracer) -> None:
+    """Route the callbacks the library makes through ``tracer`` (mode docstring): wrapped,
+    not replaced, so each still does its work after the tracer saw it."""
+    from evidence_tool.archive.local import LocalEvidenceArchive
+    from evidence_tool.cli import output
+
+    def bar(cls: type[output.StderrProgress], min_total: int = 0) -> output.StderrProgress:
+        return cls(0)  # drawn whatever stderr is and however short the work
+
+    draw = output.StderrProgress._draw
+
+    def traced_draw(self: output.StderrProgress, label: str, done: int, total: int) -> None:
+        tracer.callback("progress")
+        draw(self, label, done, total)
+
+    output.StderrProgress.for_terminal = classmethod(bar)  # type: ignore[assignment,method-assign]
+    output.StderrProgress._draw = traced_draw  # type: ignore[method-assign]
+
+    activate = LocalEvidenceArchive._activate
+
+    def traced_activate(self: Any, actor: str, candidate: Any, act: Any, result: Any) -> Any:
+        def traced(snapshot: Any) -> None:
+            tracer.callback("activate")
+            act(snapshot)
+
+        return activate(self, actor, candidate, traced, result)
+
+    LocalEvidenceArchive._activate = traced_activate  # type: ignore[method-assign]
+
+    reporter_for = output.reporter_for
+
+    class Traced:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def report(self, *args: Any) -> None:
+            tracer.callback("report")
+            self.inner.report(*args)
+
+        def failure(self, *args: Any) -> None:
+            tracer.callback("report")
+            self.inner.failure(*args)
+
+    output.reporter_for = lambda fmt: Traced(reporter_for(fmt))  # type: ignore[assignment]
 
 
 def child(req: dict[str, Any]) -> None:
@@ -113,6 +183,8 @@ def child(req: dict[str, Any]) -> None:
             else:
                 os.environ.pop(key, None)
         tracer = Tracer(req)
+        if req.get("callbacks"):
+            install_callbacks(tracer)
         fsio.set_hook(tracer)
         code = crash_workload.run_operation(req["op"], Path(req["run_dir"]))
         fsio.set_hook(None)

@@ -1,26 +1,33 @@
 """``--format github``: one GitHub Actions workflow command per finding.
 
 ``::error file=F,line=L,col=C,title=E111::message``, escaped as the Actions toolkit
-does (data: ``%`` ``\\r`` ``\\n``; properties also ``:`` and ``,``).  The lines for
-people go to stderr, so stdout holds only the annotations.
+does (data: ``%`` ``\\r`` ``\\n``; properties also ``:`` and ``,``), and every other
+control character too (ESC, BEL, C1: the log viewer would act on them), as ``%1B``...
+The lines for people go to stderr, so stdout holds only the annotations.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evidence_tool.cli.reporters.locations import display_path
-from evidence_tool.errors import Diagnostic, EvidenceWarning
+from evidence_tool.errors import CONTROL_CHARACTERS, Diagnostic, EvidenceWarning, printable
 
 if TYPE_CHECKING:
     from evidence_tool.cli.output import Context, Report
     from evidence_tool.errors import EvidenceError
 
 
+def _percent(match: re.Match[str]) -> str:
+    return "".join(f"%{b:02X}" for b in match.group().encode("utf-8"))
+
+
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # Every control character, the toolkit's CR and LF included, as its UTF-8 bytes.
+    return CONTROL_CHARACTERS.sub(_percent, text.replace("%", "%25"))
 
 
 def escape_property(text: str) -> str:
@@ -71,7 +78,7 @@ class GithubReporter:
     def report(self, ctx: Context, report: Report, exit_code: int) -> None:
         sys.stdout.write(github(report.errors, report.warnings, ctx.workspace))
         for line in report.text:
-            print(line, file=sys.stderr)
+            print(printable(line), file=sys.stderr)
 
     def failure(self, ctx: Context, report: Report, exc: EvidenceError) -> None:
         self.report(ctx, report, report.code())

@@ -99,7 +99,8 @@ def show_lines(data: JsonObject) -> list[str]:
         fields["path"] = "- (no working file; the text below is its last archived content)"
     else:
         fields["deleted"] = "no"
-    return [*head, *key_values(fields), "text:", text(data["text"]).rstrip("\n")]
+    # The text verbatim, one element per line: the reporter escapes within each line.
+    return [*head, *key_values(fields), "text:", *text(data["text"]).rstrip("\n").split("\n")]
 
 
 def verify_lines(result: JsonObject, problems: int) -> list[str]:

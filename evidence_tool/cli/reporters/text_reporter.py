@@ -1,4 +1,8 @@
-"""``--format text`` (the default): lines for people on stdout, hints and warnings on stderr."""
+"""``--format text`` (the default): lines for people on stdout, hints and warnings on stderr.
+
+Every line is written through ``errors.printable``: a title, a body line or a file name
+holding ESC, BEL, CR, a newline or another control character is shown escaped, never
+acted on by the terminal or read as a line of its own by a CI log."""
 
 from __future__ import annotations
 
@@ -14,26 +18,27 @@ if TYPE_CHECKING:
 class TextReporter:
     def report(self, ctx: Context, report: Report, exit_code: int) -> None:
         for line in report.text:
-            print(line)
+            print(E.printable(line))
         for d in report.errors:
-            print(str(d))
+            print(str(d))  # Diagnostic.__str__ escapes
         seen: list[str] = []
         for d in report.errors:
             if d.code not in seen:
                 seen.append(d.code)
         for code in seen[:5]:
-            print(f"  fix {code}: {E.CODES[code].fix if code in E.CODES else ''}", file=sys.stderr)
+            fix = E.CODES[code].fix if code in E.CODES else ""
+            print(E.printable(f"  fix {code}: {fix}"), file=sys.stderr)
         for w in report.warnings:
             where = ":".join(str(part) for part in (w.path, w.line, w.column) if part)
             head = " ".join(part for part in (f"{where}:" if where else "", w.code or "") if part)
-            print(f"warning: {head + ' ' if head else ''}{w.message}", file=sys.stderr)
+            print(E.printable(f"warning: {head + ' ' if head else ''}{w.message}"), file=sys.stderr)
 
     def failure(self, ctx: Context, report: Report, exc: E.EvidenceError) -> None:
         for d in report.errors:
             print(f"error: {d}", file=sys.stderr)
         info = E.CODES.get(exc.code)
         if info:
-            print(f"hint: {info.fix}", file=sys.stderr)
+            print(E.printable(f"hint: {info.fix}"), file=sys.stderr)
 
 
 REPORTER = TextReporter()
