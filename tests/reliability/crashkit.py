@@ -43,15 +43,17 @@ STRIDE = 3
 OFFSET = int(os.environ.get("THT_SAMPLE_OFFSET", "0")) % STRIDE
 
 
-def sample(points: list[T], kind: Callable[[T], str], above: int = SAMPLE_ABOVE) -> list[T]:
-    """Every point under THT_SOAK or for a short operation; else every STRIDE-th one plus
+def sample(
+    points: list[T], kind: Callable[[T], str], above: int = SAMPLE_ABOVE, stride: int = STRIDE
+) -> list[T]:
+    """Every point under THT_SOAK or for a short operation; else every ``stride``-th one plus
     the first and last point of each kind (so every kind of call is still struck)."""
     if SOAK or len(points) <= above:
         return points
     ends: dict[str, list[int]] = {}
     for i, p in enumerate(points):
         ends.setdefault(kind(p), []).append(i)
-    keep = {i for i in range(len(points)) if i % STRIDE == OFFSET}
+    keep = {i for i in range(len(points)) if i % stride == OFFSET % stride}
     keep |= {ix[0] for ix in ends.values()} | {ix[-1] for ix in ends.values()}
     return [points[i] for i in sorted(keep)]
 
