@@ -12,7 +12,8 @@ from __future__ import annotations
 import difflib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -56,10 +57,7 @@ class EvidenceService:
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
         self.readers = {ws.name: ActiveReader(ws.root) for ws in settings.workspaces}
-        # One index read at a time: SQLite readers that overlap without a gap keep an
-        # in-place index update from ever committing ("database is locked": the
-        # activation fails, E401), so concurrent requests queue here instead.
-        self._index_reads = threading.Lock()
+        self._index_reads = ReadGate()
         self._embedders: dict[str, DenseEmbedder | None] = {}
         self._embedders_made = threading.Lock()
 
@@ -141,7 +139,7 @@ class EvidenceService:
         warnings: list[EvidenceWarning],
     ) -> SearchResult:
         try:
-            with self._index_reads:
+            with self._index_reads.reading():
                 return self._index_search(ws, query, filters, count, mode)
         except EmbeddingError as exc:
             if mode == "bm25":
@@ -154,7 +152,7 @@ class EvidenceService:
                     code="W402",
                 )
             )
-            with self._index_reads:
+            with self._index_reads.reading():
                 return self._index_search(ws, query, filters, count, "bm25")
 
     def _index_search(
@@ -254,6 +252,52 @@ class EvidenceService:
                 continue
             served.append({"workspace": ws.name, "active": active})
         return {"workspaces": served}
+
+
+class ReadGate:
+    """Index reads run side by side, but never longer than ``DRAIN_AFTER_S`` without one
+    moment when none is in flight.
+
+    An in-place index update (another process's ``consolidate``) commits only once no
+    reader holds the file, and the readers of one process share one OS lock: threads
+    whose reads overlap without a gap would hold it for ever, and the update fails with
+    "database is locked" (E401).  Once the writer waits to commit, SQLite holds back new
+    readers itself, so one gap is enough: when reads have overlapped for longer than
+    ``DRAIN_AFTER_S``, a new read waits until those in flight are done.
+    """
+
+    DRAIN_AFTER_S = 0.2
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._active = 0
+        self._draining = False
+        self._idle_at = time.monotonic()
+        self.drains = 0  # how many gaps were made (tests count them)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._changed:
+            while self._draining or (
+                self._active and time.monotonic() - self._idle_at > self.DRAIN_AFTER_S
+            ):
+                if not self._draining:
+                    self._draining = True
+                    self.drains += 1
+                    self._changed.wait_for(lambda: self._active == 0)
+                    self._draining = False
+                    self._changed.notify_all()
+                else:
+                    self._changed.wait()
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._active -= 1
+                if self._active == 0:
+                    self._idle_at = time.monotonic()
+                    self._changed.notify_all()
 
 
 def _same_revision(view: RevisionView, found: SearchResult) -> bool:
