@@ -20,7 +20,7 @@ from typing import TypeVar
 from evidence_tool.activation.citations import classify
 from evidence_tool.activation.records import SearchResult
 from evidence_tool.activation.search import MODES, search_active, searchable_backend
-from evidence_tool.activation.sqlite_index import Filters
+from evidence_tool.activation.sqlite_index import INDEX_NAME, Filters, search_path
 from evidence_tool.embedding import DenseEmbedder, embedder_for
 from evidence_tool.errors import (
     EmbeddingError,
@@ -36,6 +36,7 @@ from evidence_tool.serve import limits, shapes
 from evidence_tool.serve.applies import evidence_for
 from evidence_tool.serve.revisions import ActiveReader, RevisionView
 from evidence_tool.serve.workspaces import ServedWorkspace, ServeSettings
+from evidence_tool.workspace.layout import Layout
 
 PIN_ATTEMPTS = 40  # times 25 ms: a request waits at most about a second for a switch
 PIN_PAUSE_S = 0.025
@@ -60,6 +61,7 @@ class EvidenceService:
         self._index_reads = ReadGate()
         self._embedders: dict[str, DenseEmbedder | None] = {}
         self._embedders_made = threading.Lock()
+        self._backends: dict[str, tuple[Layout, bool]] = {}
 
     def _pin(self, ws: ServedWorkspace) -> RevisionView:
         view = self.readers[ws.name].current()
@@ -159,13 +161,31 @@ class EvidenceService:
         self, ws: ServedWorkspace, query: str, filters: Filters, count: int, mode: str | None
     ) -> SearchResult:
         """``search_active``, but with the sqlite index and this server's one embedder per
-        workspace (a local model loaded once, one HTTP client kept), not one per query."""
-        if searchable_backend(ws.activation, ws.layout).kind != "sqlite":
-            run = (ws.layout, ws.activation, ws.embedding, query, filters, count)
+        workspace (a local model loaded once, one HTTP client kept), not one per query.
+        The index is not checked against ``state.yaml`` here (``sqlite_index.search``
+        parses it per query): ``_same_revision`` checks every answer against the pinned
+        revision, which is stricter."""
+        layout, sqlite = self._backend(ws)
+        if not sqlite:
+            run = (layout, ws.activation, ws.embedding, query, filters, count)
             return search_active(*run, mode)
-        from evidence_tool.activation.sqlite_index import search
+        path = layout.cache / INDEX_NAME
+        if not path.is_file():
+            raise NotReadyError(
+                "no search index yet: run 'tht workspace evidence consolidate' "
+                "with the sqlite backend (the default)"
+            )
+        return search_path(path, query, filters, count, mode, lambda: self._embedder(ws))
 
-        return search(ws.layout, query, filters, count, mode, lambda: self._embedder(ws))
+    def _backend(self, ws: ServedWorkspace) -> tuple[Layout, bool]:
+        """The workspace's layout and whether its backend is sqlite: settled by the
+        installation the server started with, so worked out once."""
+        found = self._backends.get(ws.name)
+        if found is None:
+            layout = ws.layout
+            found = (layout, searchable_backend(ws.activation, layout).kind == "sqlite")
+            self._backends[ws.name] = found
+        return found
 
     def _embedder(self, ws: ServedWorkspace) -> DenseEmbedder | None:
         """The workspace's embedder, made on the first search that needs it."""
