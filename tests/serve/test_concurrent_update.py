@@ -95,3 +95,42 @@ def test_an_index_update_elsewhere_commits_while_readers_search_without_pause(
     # The readers really were searching while the update ran, every one of them.
     assert all(n > 0 for n in during), during
     assert sum(counts) >= READERS * 3
+
+
+def test_the_read_gate_holds_new_reads_until_those_in_flight_are_done() -> None:
+    from evidence_tool.serve.service import ReadGate
+
+    gate = ReadGate()
+    gate.DRAIN_AFTER_S = 0.0  # reads have overlapped too long as soon as two do
+    release = threading.Event()
+    inside = threading.Event()
+    entered: list[str] = []
+
+    def first() -> None:
+        with gate.reading():
+            entered.append("first")
+            inside.set()
+            release.wait(60)
+
+    def second() -> None:
+        with gate.reading():
+            entered.append("second")
+
+    a = threading.Thread(target=first)
+    a.start()
+    assert inside.wait(60)
+    b = threading.Thread(target=second)
+    b.start()
+    for _ in range(6000):  # until the second read waits for the gap (bounded)
+        if gate.drains:
+            break
+        threading.Event().wait(0.01)
+    assert gate.drains == 1
+    assert entered == ["first"]  # held back while the first read is in flight
+    release.set()
+    a.join(60)
+    b.join(60)
+    assert entered == ["first", "second"]
+    with gate.reading():  # alone: no gap to make
+        pass
+    assert gate.drains == 1
