@@ -908,15 +908,26 @@ def _bm25_rows(
     first) that matches anything."""
     # highlight() marks the matched words of each column: which fields a hit matched.
     marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
+    # The k best are chosen first (bm25 alone), and only they are highlighted and read
+    # from units: SQLite computes every selected column of every matching row before it
+    # sorts, and a question's common words match most units (two thirds of the
+    # time of a search at 10,000 units).
+    # The join only when a filter reads units: a lookup per matching row costs as much.
+    best = (
+        "SELECT fts.rowid FROM fts "
+        + ("JOIN units u ON u.id = fts.id " if where else "")
+        + "WHERE fts MATCH ?"
+        + "".join(f" AND {w}" for w in where)
+        + " ORDER BY bm25(fts, 0.0, 4.0, 1.0, 2.0) LIMIT ?"
+    )
     sql = (
         f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
-        "JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
-        + "".join(f" AND {w}" for w in where)
-        + " ORDER BY score LIMIT ?"
+        f"JOIN units u ON u.id = fts.id WHERE fts MATCH ? AND fts.rowid IN ({best}) "
+        "ORDER BY score"
     )
     rows: list[tuple[str, str, float, str, str, str]] = []
     for text in texts:
-        rows = con.execute(sql, [text, *args, k]).fetchall()
+        rows = con.execute(sql, [text, text, *args, k]).fetchall()
         if rows:
             break
     # SQLite's bm25() is lower-is-better: negated here, once.

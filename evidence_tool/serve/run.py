@@ -102,7 +102,9 @@ def _http(service: EvidenceService, host: str, port: int, token: str | None) -> 
 
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
+    # proto TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say so, and without
+    # it every answer waited 40 ms for the client's delayed ACK (Nagle).
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host.strip("[]"), port))

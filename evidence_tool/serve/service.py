@@ -12,14 +12,15 @@ from __future__ import annotations
 import difflib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from evidence_tool.activation.citations import classify
 from evidence_tool.activation.records import SearchResult
 from evidence_tool.activation.search import MODES, search_active, searchable_backend
-from evidence_tool.activation.sqlite_index import Filters
+from evidence_tool.activation.sqlite_index import INDEX_NAME, Filters, search_path
 from evidence_tool.embedding import DenseEmbedder, embedder_for
 from evidence_tool.errors import (
     EmbeddingError,
@@ -35,6 +36,7 @@ from evidence_tool.serve import limits, shapes
 from evidence_tool.serve.applies import evidence_for
 from evidence_tool.serve.revisions import ActiveReader, RevisionView
 from evidence_tool.serve.workspaces import ServedWorkspace, ServeSettings
+from evidence_tool.workspace.layout import Layout
 
 PIN_ATTEMPTS = 40  # times 25 ms: a request waits at most about a second for a switch
 PIN_PAUSE_S = 0.025
@@ -56,12 +58,10 @@ class EvidenceService:
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
         self.readers = {ws.name: ActiveReader(ws.root) for ws in settings.workspaces}
-        # One index read at a time: SQLite readers that overlap without a gap keep an
-        # in-place index update from ever committing ("database is locked": the
-        # activation fails, E401), so concurrent requests queue here instead.
-        self._index_reads = threading.Lock()
+        self._index_reads = ReadGate()
         self._embedders: dict[str, DenseEmbedder | None] = {}
         self._embedders_made = threading.Lock()
+        self._backends: dict[str, tuple[Layout, bool]] = {}
 
     def _pin(self, ws: ServedWorkspace) -> RevisionView:
         view = self.readers[ws.name].current()
@@ -141,7 +141,7 @@ class EvidenceService:
         warnings: list[EvidenceWarning],
     ) -> SearchResult:
         try:
-            with self._index_reads:
+            with self._index_reads.reading():
                 return self._index_search(ws, query, filters, count, mode)
         except EmbeddingError as exc:
             if mode == "bm25":
@@ -154,20 +154,38 @@ class EvidenceService:
                     code="W402",
                 )
             )
-            with self._index_reads:
+            with self._index_reads.reading():
                 return self._index_search(ws, query, filters, count, "bm25")
 
     def _index_search(
         self, ws: ServedWorkspace, query: str, filters: Filters, count: int, mode: str | None
     ) -> SearchResult:
         """``search_active``, but with the sqlite index and this server's one embedder per
-        workspace (a local model loaded once, one HTTP client kept), not one per query."""
-        if searchable_backend(ws.activation, ws.layout).kind != "sqlite":
-            run = (ws.layout, ws.activation, ws.embedding, query, filters, count)
+        workspace (a local model loaded once, one HTTP client kept), not one per query.
+        The index is not checked against ``state.yaml`` here (``sqlite_index.search``
+        parses it per query): ``_same_revision`` checks every answer against the pinned
+        revision, which is stricter."""
+        layout, sqlite = self._backend(ws)
+        if not sqlite:
+            run = (layout, ws.activation, ws.embedding, query, filters, count)
             return search_active(*run, mode)
-        from evidence_tool.activation.sqlite_index import search
+        path = layout.cache / INDEX_NAME
+        if not path.is_file():
+            raise NotReadyError(
+                "no search index yet: run 'tht workspace evidence consolidate' "
+                "with the sqlite backend (the default)"
+            )
+        return search_path(path, query, filters, count, mode, lambda: self._embedder(ws))
 
-        return search(ws.layout, query, filters, count, mode, lambda: self._embedder(ws))
+    def _backend(self, ws: ServedWorkspace) -> tuple[Layout, bool]:
+        """The workspace's layout and whether its backend is sqlite: settled by the
+        installation the server started with, so worked out once."""
+        found = self._backends.get(ws.name)
+        if found is None:
+            layout = ws.layout
+            found = (layout, searchable_backend(ws.activation, layout).kind == "sqlite")
+            self._backends[ws.name] = found
+        return found
 
     def _embedder(self, ws: ServedWorkspace) -> DenseEmbedder | None:
         """The workspace's embedder, made on the first search that needs it."""
@@ -254,6 +272,52 @@ class EvidenceService:
                 continue
             served.append({"workspace": ws.name, "active": active})
         return {"workspaces": served}
+
+
+class ReadGate:
+    """Index reads run side by side, but never longer than ``DRAIN_AFTER_S`` without one
+    moment when none is in flight.
+
+    An in-place index update (another process's ``consolidate``) commits only once no
+    reader holds the file, and the readers of one process share one OS lock: threads
+    whose reads overlap without a gap would hold it for ever, and the update fails with
+    "database is locked" (E401).  Once the writer waits to commit, SQLite holds back new
+    readers itself, so one gap is enough: when reads have overlapped for longer than
+    ``DRAIN_AFTER_S``, a new read waits until those in flight are done.
+    """
+
+    DRAIN_AFTER_S = 0.2
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._active = 0
+        self._draining = False
+        self._idle_at = time.monotonic()
+        self.drains = 0  # how many gaps were made (tests count them)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._changed:
+            while self._draining or (
+                self._active and time.monotonic() - self._idle_at > self.DRAIN_AFTER_S
+            ):
+                if not self._draining:
+                    self._draining = True
+                    self.drains += 1
+                    self._changed.wait_for(lambda: self._active == 0)
+                    self._draining = False
+                    self._changed.notify_all()
+                else:
+                    self._changed.wait()
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._active -= 1
+                if self._active == 0:
+                    self._idle_at = time.monotonic()
+                    self._changed.notify_all()
 
 
 def _same_revision(view: RevisionView, found: SearchResult) -> bool:
