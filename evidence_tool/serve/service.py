@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from evidence_tool.activation.citations import classify
+from evidence_tool.activation.fusion import Retrieval
 from evidence_tool.activation.records import SearchResult
 from evidence_tool.activation.search import MODES, search_active, searchable_backend
 from evidence_tool.activation.sqlite_index import INDEX_NAME, Filters, search_path
@@ -168,14 +169,25 @@ class EvidenceService:
         layout, sqlite = self._backend(ws)
         if not sqlite:
             run = (layout, ws.activation, ws.embedding, query, filters, count)
-            return search_active(*run, mode)
+            return search_active(*run, mode, retrieval=ws.retrieval, schemas=ws.search_path)
         path = layout.cache / INDEX_NAME
         if not path.is_file():
             raise NotReadyError(
                 "no search index yet: run 'tht workspace evidence consolidate' "
                 "with the sqlite backend (the default)"
             )
-        return search_path(path, query, filters, count, mode, lambda: self._embedder(ws))
+        chosen = Retrieval.from_json(ws.retrieval)
+        return search_path(
+            path,
+            query,
+            filters,
+            count,
+            mode,
+            lambda: self._embedder(ws),
+            fusion=chosen.fusion,
+            default_mode=chosen.mode,
+            schemas=ws.search_path,
+        )
 
     def _backend(self, ws: ServedWorkspace) -> tuple[Layout, bool]:
         """The workspace's layout and whether its backend is sqlite: settled by the

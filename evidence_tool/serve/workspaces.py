@@ -34,6 +34,9 @@ class ServedWorkspace:
     activation: JsonObject
     embedding: JsonObject
     search_path: tuple[str, ...]
+    # workspace.yaml's adopted search settings (eval --adopt), read when the server starts:
+    # the server ranks as `tht ... search` does.
+    retrieval: JsonObject | None = None
 
     @property
     def layout(self) -> Layout:
@@ -78,6 +81,7 @@ def _served(root: Path, inst: Installation) -> ServedWorkspace:
         inst.section("activation"),
         inst.section("embedding"),
         _search_path(inst),
+        descriptor.retrieval,
     )
 
 
