@@ -253,7 +253,10 @@ def git_commands_body(s: Session) -> Report:
     del data["warnings"]  # shown as the envelope's warnings
     # No path in the comment: a newline in a folder name would end it and run the rest.
     header = "# status, diff, add, commit and push the complete evidence tree"
-    return Report(result=data, warnings=list(commands.warnings), text=[header, *commands.commands])
+    # A newline inside a quoted path is printed as the line break it is (the shell reads
+    # the quoted word on): the reporter escapes control characters within each line.
+    lines = [line for command in commands.commands for line in command.split("\n")]
+    return Report(result=data, warnings=list(commands.warnings), text=[header, *lines])
 
 
 def restore_body(s: Session, unit_id: str, actor: str | None) -> Report:

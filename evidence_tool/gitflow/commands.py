@@ -12,6 +12,7 @@ staged work stays staged and out of the evidence commit.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from evidence_tool.archive.diffing import diff
@@ -25,6 +26,21 @@ from evidence_tool.workspace.descriptor import load_workspace_descriptor
 STEPS = ("status", "diff", "add", "commit", "push")
 # Characters that make a pathspec a glob or magic; plain names need no --literal-pathspecs.
 _MAGIC = set("*?[\\") | {":"}
+
+
+# Control characters but newline and tab: a terminal acts on them (ESC retitles it), so
+# they are written as `printf` octal escapes the shell turns back into the same bytes.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def quote(word: str) -> str:
+    """``shlex.quote``, with every control character but newline and tab spelt
+    ``'"$(printf '\\033')"'``: the printed command names the same bytes and shows no
+    raw control character (a newline stays, inside the quotes, on a line of its own)."""
+    quoted = shlex.quote(word)
+    if _CONTROL.search(quoted) is None:
+        return quoted
+    return _CONTROL.sub(lambda m: f"'\"$(printf '\\{ord(m.group()):03o}')\"'", quoted)
 
 
 def _workspace_id(archive: LocalEvidenceArchive) -> str:
@@ -54,15 +70,15 @@ def git_commands(archive: LocalEvidenceArchive) -> GitCommands:
         top, paths = str(repo.top), [repo.to_repo(p) for p in committed]
     state = archive.state()
     message = commit_message(_workspace_id(archive), state.active, state.pending)
-    git = "git -C " + shlex.quote(top)
+    git = "git -C " + quote(top)
     if any(c in _MAGIC for p in paths for c in p):
         git += " --literal-pathspecs"
-    spec = "-- " + " ".join(shlex.quote(p) for p in paths)
+    spec = "-- " + " ".join(quote(p) for p in paths)
     commands = [
         f"{git} status {spec}",
         f"{git} diff {spec}",
         f"{git} add --all {spec}",
-        f"{git} commit -m {shlex.quote(message)} {spec}",
+        f"{git} commit -m {quote(message)} {spec}",
         f"{git} push",
     ]
     return GitCommands(

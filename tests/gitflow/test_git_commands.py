@@ -16,6 +16,8 @@ AWKWARD = [
     ("plain", ""),
     ("globs [x]", "ws *[draft]"),
     ("two\nlines; touch pwned", "$(touch pwned)"),
+    # ESC and BEL would retitle a terminal: printed as printf escapes, run as the bytes.
+    ("esc\x1b]0;owned\x07top", "ws\x1b[2J"),
 ]
 
 
@@ -47,6 +49,7 @@ def test_printed_commands_commit_the_complete_tree(
 
     code, script = commands(co.ws, as_json=False)
     assert code == 0
+    assert not [c for c in script if ord(c) < 0x20 and c not in "\n\t"], script
     # The printed text is a shell script: run it from another folder with sh.
     proc = subprocess.run(
         ["sh", "-e", "-c", script],
@@ -59,8 +62,10 @@ def test_printed_commands_commit_the_complete_tree(
     assert proc.returncode == 0, script + proc.stdout + proc.stderr
     assert not list(tmp_path.rglob("pwned")), "a folder name was executed as shell code"
 
-    committed = co.git("show", "--name-only", "--format=%s", "HEAD").splitlines()
-    subject, files = committed[0], set(filter(None, committed[1:]))
+    subject = co.git("log", "-1", "--format=%s").strip()
+    # -z: the names as they are (git quotes a name holding a control character otherwise).
+    names = co.git("diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", "HEAD")
+    files = set(filter(None, names.split("\0")))
     assert revision in subject
     for must in (
         rel,
