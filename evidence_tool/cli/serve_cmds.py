@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from evidence_tool.cli.options import workspace_options
+from evidence_tool.cli.options import json_option, workspace_options
 from evidence_tool.cli.output import Context, Report, run
 from evidence_tool.cli.workspace_cmds import workspace_evidence
 
@@ -30,6 +30,7 @@ from evidence_tool.cli.workspace_cmds import workspace_evidence
 )
 @click.option("--port", type=int, default=8765, show_default=True, help="Port to bind (http).")
 @workspace_options
+@json_option
 @click.pass_context
 def serve_cmd(
     cctx: click.Context,
@@ -38,9 +39,12 @@ def serve_cmd(
     port: int,
     workspace_root: str | None,
     workspace_id: str | None,
+    as_json: bool,
 ) -> None:
     """Serve the active evidence to agents (MCP tools and a JSON API), read-only."""
-    ctx = Context(False, "workspace evidence serve")
+    # --json: a server that cannot start (or stops) says so in one envelope, as every
+    # command does; with stdio it follows the MCP session, which has ended by then.
+    ctx = Context(as_json, "workspace evidence serve")
     installation = (cctx.find_root().obj or {}).get("installation")
 
     def body() -> Report:

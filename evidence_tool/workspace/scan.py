@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -234,12 +235,14 @@ def left_temp_files(layout: Layout) -> list[Diagnostic]:
     """E108 for each temp file of an atomic write (``.NAME.<12 hex>.tmp``) in the curated
     tree or at the workspace root: the lock-free writers (``fmt``, ``workspace new``) leave
     one when they are killed between the write and the rename, and no locked run sweeps
-    there.  For ``verify``; the generated ``.gitignore`` keeps them out of ``git add``."""
+    there; one younger than ``TEMP_GRACE_S`` may be a write in flight and is not named.
+    For ``verify``; the generated ``.gitignore`` keeps them out of ``git add``."""
     found: list[str] = []
     with contextlib.suppress(OSError):
         found += [e.path for e in os.scandir(layout.root) if fsio.TEMP_NAME.fullmatch(e.name)]
     for dirpath, _dirs, names in os.walk(layout.curated):  # follows no link
         found += [os.path.join(dirpath, n) for n in names if fsio.TEMP_NAME.fullmatch(n)]
+    found = [path for path in found if _stale(path)]
     prefix = len(str(layout.root)) + 1
     return [
         Diagnostic(
@@ -250,6 +253,18 @@ def left_temp_files(layout: Layout) -> list[Diagnostic]:
         )
         for path in sorted(found)
     ]
+
+
+# A write in flight renames its temp file within moments; one this old was left by a
+# write that was killed (a reader racing a live save must not call its file debris).
+TEMP_GRACE_S = 60.0
+
+
+def _stale(path: str) -> bool:
+    try:
+        return time.time() - os.lstat(path).st_mtime > TEMP_GRACE_S
+    except OSError:  # renamed away meanwhile: the write finished
+        return False
 
 
 def _in_curated(folder: Path) -> bool:
