@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
