@@ -22,7 +22,10 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("THT_NOW", raising=False)
 
 
-@pytest.fixture(scope="session")
+# One browser per test module, closed when it is done: Playwright's sync API keeps an
+# asyncio loop running in the main thread while it is open, and a later test that runs its
+# own loop there (the MCP clients of tests/serve) would be refused.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not chromium_available():
         if os.environ.get("CI"):
