@@ -11,18 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_tool.activation import backend_for
-from evidence_tool.archive.local import (
-    Activate,
-    CatalogRecord,
-    ConsolidateResult,
-    LocalEvidenceArchive,
-)
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
@@ -33,6 +26,12 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.activation.vec import DenseStatus
+    from evidence_tool.archive.local import (
+        Activate,
+        CatalogRecord,
+        ConsolidateResult,
+        LocalEvidenceArchive,
+    )
     from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
     from evidence_tool.catalog.review import CatalogRun, CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
@@ -46,6 +45,8 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.sources.refiner import CommandRefiner, UnitsRefiner
     from evidence_tool.sources.refresh import RefreshResult
     from evidence_tool.sources.registry import RetractResult, SourceDetail, SourceSummary
+    from evidence_tool.workspace.create import NewWorkspace
+    from evidence_tool.workspace.fmt import FormatReport
     from evidence_tool.workspace.layout import Layout
 
 __all__ = [
@@ -155,6 +156,8 @@ class Session:
         # A workspace has a descriptor: without one, readers would report an empty
         # archive as "ok" and writers would start one in the wrong folder (E603).
         root = require_workspace(root)
+        from evidence_tool.archive.local import LocalEvidenceArchive
+
         return cls(root, inst, LocalEvidenceArchive(root, wait=wait, progress=progress))
 
     @staticmethod
@@ -173,10 +176,60 @@ class Session:
         who = resolve_actor(actor, load_installation(installation))
         return migrate(root, who, dry_run=dry_run)
 
+    @staticmethod
+    def create(
+        directory: str | os.PathLike[str],
+        workspace_id: str,
+        language: str,
+        *,
+        name: str | None = None,
+        example: bool = False,
+    ) -> NewWorkspace:
+        """``tht workspace new``: a workspace in ``directory`` (refused where one is, E903).
+        Not an instance method: there is no workspace to open yet."""
+        from evidence_tool.workspace.create import create_workspace
+
+        return create_workspace(directory, workspace_id, language, name=name, example=example)
+
+    @staticmethod
+    def validate_files(
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        warnings_as_errors: bool = False,
+        progress: Progress | None = None,
+    ) -> WorkspaceValidation:
+        """``tht evidence validate PATHS``: unit files or folders, no archive needed (a
+        workspace root means its curated tree); with ``warnings_as_errors`` every coded
+        warning is error E190 and its file counts as invalid."""
+        from dataclasses import replace
+        from typing import cast
+
+        from evidence_tool.archive.validation import validate_paths
+        from evidence_tool.errors import with_warnings_refused
+
+        scanned = validate_paths(paths, progress)
+        errors, warnings = list(scanned.errors), list(scanned.warnings)
+        if warnings_as_errors:
+            errors, warnings = with_warnings_refused(errors, warnings)
+        counts = cast(JsonObject, replace(scanned, errors=errors).summary())
+        return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+
+    @staticmethod
+    def format_files(
+        paths: Sequence[str | os.PathLike[str]], *, check: bool = False, diff: bool = False
+    ) -> FormatReport:
+        """``tht evidence fmt``: valid units rewritten canonically; with ``check`` or
+        ``diff`` nothing is written (``diff`` keeps each change as a unified diff)."""
+        from evidence_tool.workspace.fmt import format_paths
+
+        return format_paths(paths, check=check, diff=diff)
+
     def actor(self, explicit: str | None = None) -> str:
         return resolve_actor(explicit, self.installation)
 
     def activation(self) -> Activate | None:
+        from evidence_tool.activation import backend_for
+
         inst = self.installation
         return backend_for(
             inst.section("activation"), self.archive.layout, inst.section("embedding")

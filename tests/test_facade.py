@@ -317,3 +317,124 @@ def test_migrate_through_the_cli_and_the_facade_writes_the_same_bytes(
     assert dicts(result.warnings) == by_cli["warnings"]
     assert tree(tmp_path / "repo") == cli_tree
     assert (cli_tree == before) is dry_run
+
+
+# The commands on unit files and folders, before (or without) a workspace: `tht workspace
+# new`, `tht evidence validate PATHS` and `tht evidence fmt` are one static call each.
+
+
+def damaged(ws: Path) -> None:
+    """One unit not canonical (fmt changes it), one with an unknown key (an E104 error)."""
+    units = sorted((ws / "evidence/curated").rglob("*.md"))
+    units[0].write_text(units[0].read_text(encoding="utf-8").replace("\n\n", "\n\n\n", 1), "utf-8")
+    text = units[1].read_text(encoding="utf-8")
+    units[1].write_text(text.replace("---\n", "---\nsurplus: 1\n", 1), encoding="utf-8")
+
+
+def fmt_json(rep: Any, check: bool, diff: bool) -> dict[str, Any]:
+    """The CLI's result for a FormatReport (the reporter's part, not behaviour)."""
+    result: dict[str, Any] = {"checked": rep.checked, "changed": [*rep.changed], "check": check}
+    return {**result, "diffs": dict(rep.diffs)} if diff else result
+
+
+FILE_CASES: list[tuple[str, tuple[str, ...], Callable[[Path], tuple[Any, list[Any], list[Any]]]]]
+FILE_CASES = [
+    (
+        "new",
+        ("workspace", "new", "WS/made", "--id", "ward-7", "--language", "it", "--example"),
+        lambda ws: (
+            Session.create(ws / "made", "ward-7", "it", example=True).to_json(),
+            [],
+            [],
+        ),
+    ),
+    (
+        "new-refused",  # a workspace already there: E903 from both faces
+        ("workspace", "new", "WS", "--id", "again", "--language", "en"),
+        lambda ws: (Session.create(ws, "again", "en").to_json(), [], []),
+    ),
+    (
+        "validate-paths",
+        ("evidence", "validate", "WS/evidence/curated", "WS/workspace.yaml"),
+        lambda ws: validation(
+            Session.validate_files([ws / "evidence/curated", ws / "workspace.yaml"])
+        ),
+    ),
+    (
+        "validate-paths-warnings-as-errors",
+        ("evidence", "validate", "WS", "--warnings-as-errors"),
+        lambda ws: validation(Session.validate_files([ws], warnings_as_errors=True)),
+    ),
+    (
+        "fmt",
+        ("evidence", "fmt", "WS/evidence/curated"),
+        lambda ws: fmt_call(ws, check=False, diff=False),
+    ),
+    (
+        "fmt-check",
+        ("evidence", "fmt", "WS/evidence/curated", "--check"),
+        lambda ws: fmt_call(ws, check=True, diff=False),
+    ),
+    (
+        "fmt-diff",
+        ("evidence", "fmt", "WS/evidence/curated", "--diff"),
+        lambda ws: fmt_call(ws, check=False, diff=True),
+    ),
+]
+
+
+def validation(v: Any) -> tuple[Any, list[Any], list[Any]]:
+    return v.to_json(), dicts(v.errors), dicts(v.warnings)
+
+
+def fmt_call(ws: Path, *, check: bool, diff: bool) -> tuple[Any, list[Any], list[Any]]:
+    rep = Session.format_files([str(ws / "evidence/curated")], check=check, diff=diff)
+    return fmt_json(rep, check, diff), dicts(rep.errors), dicts(rep.warnings)
+
+
+@pytest.mark.parametrize("name,args,call", FILE_CASES, ids=[c[0] for c in FILE_CASES])
+def test_the_file_commands_give_the_same_result_through_the_cli_and_the_facade(
+    tmp_path: Path,
+    name: str,
+    args: tuple[str, ...],
+    call: Callable[[Path], tuple[Any, list[Any], list[Any]]],
+) -> None:
+    ws = tmp_path / "ws"
+
+    def start() -> None:
+        shutil.copytree(FIXTURE, ws, symlinks=True)
+        damaged(ws)
+
+    start()
+    done = invoke([a.replace("WS", str(ws)) for a in args] + ["--json"])
+    by_cli = json.loads(done.stdout)
+    cli_tree = tree(ws)
+    shutil.rmtree(ws)
+
+    start()
+    before = tree(ws)
+    if by_cli["ok"]:
+        result, errors, warnings = call(ws)
+        assert (result, errors, warnings) == (
+            by_cli["result"],
+            by_cli["errors"],
+            by_cli["warnings"],
+        )
+    else:
+        if done.exit_code != 1 or name.startswith("new"):  # a refusal, not findings
+            with pytest.raises(EvidenceError) as refused:
+                call(ws)
+            assert refused.value.exit_code == done.exit_code
+            assert dicts(refused.value.diagnostics) == by_cli["errors"]
+        else:
+            result, errors, warnings = call(ws)
+            assert (result, errors, warnings) == (
+                by_cli["result"],
+                by_cli["errors"],
+                by_cli["warnings"],
+            )
+    assert tree(ws) == cli_tree
+    writes = name in ("new", "fmt")
+    assert (tree(ws) != before) is writes, "a writer wrote nothing, or a reader wrote"
+    if name.startswith("validate") or name == "fmt-check":
+        assert by_cli["errors"], "the damaged unit was not found: the case proves little"

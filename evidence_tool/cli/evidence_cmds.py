@@ -10,7 +10,7 @@ from evidence_tool.cli.options import (
     resolve_format,
     warnings_as_errors_option,
 )
-from evidence_tool.cli.output import Context, Report, StderrProgress, run, scan_report
+from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 
@@ -31,10 +31,18 @@ def validate_cmd(
     ctx = Context(fmt == "json", "evidence validate", format=fmt)
 
     def body() -> Report:
-        from evidence_tool.archive.validation import validate_paths
+        from evidence_tool.session import Session
 
-        scanned = validate_paths(paths, StderrProgress.for_terminal(min_total=300))
-        return scan_report(scanned, warnings_as_errors)
+        found = Session.validate_files(
+            paths,
+            warnings_as_errors=warnings_as_errors,
+            progress=StderrProgress.for_terminal(min_total=300),
+        )
+        summary = found.to_json()
+        text = [
+            f"{summary['files']} file(s), {summary['valid']} valid, {len(found.errors)} error(s)"
+        ]
+        return Report(summary, found.errors, found.warnings, text)
 
     run(ctx, body)
 
@@ -54,9 +62,9 @@ def fmt_cmd(paths: tuple[str, ...], check: bool, show_diff: bool, as_json: bool)
     ctx = Context(as_json, "evidence fmt")
 
     def body() -> Report:
-        from evidence_tool.workspace.fmt import format_paths
+        from evidence_tool.session import Session
 
-        rep = format_paths(paths, check=check, diff=show_diff)
+        rep = Session.format_files(paths, check=check, diff=show_diff)
         verb = "would reformat" if check or show_diff else "reformatted"
         result: JsonObject = {"checked": rep.checked, "changed": [*rep.changed], "check": check}
         if show_diff:

@@ -5,16 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NoReturn
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from evidence_tool import errors as E
 from evidence_tool.cli.reporters import reporter_for
 from evidence_tool.cli.reporters.json_reporter import envelope_line
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-
-if TYPE_CHECKING:
-    from evidence_tool.workspace.scan import ValidationReport
 
 
 @dataclass
@@ -51,24 +48,6 @@ def _json_value(value: object) -> JsonValue:
     if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
         return json_object(value)
     raise TypeError(f"not a JSON value: {type(value).__name__}")
-
-
-def scan_report(
-    scanned: ValidationReport, warnings_as_errors: bool, noun: str = "file(s)"
-) -> Report:
-    """The report of a validation scan; with --warnings-as-errors its coded warnings are
-    errors E190 (and count as such)."""
-    errors, warnings = list(scanned.errors), list(scanned.warnings)
-    if warnings_as_errors:
-        errors, warnings = E.with_warnings_refused(errors, warnings)
-    # A file with a refused warning counts as invalid, so the counts agree with the exit.
-    summary = json_object(replace(scanned, errors=errors).summary())
-    return Report(
-        result=summary,
-        errors=errors,
-        warnings=warnings,
-        text=[f"{summary['files']} {noun}, {summary['valid']} valid, {len(errors)} error(s)"],
-    )
 
 
 @dataclass

@@ -54,9 +54,9 @@ def new_cmd(
     ctx = Context(as_json, "workspace new", os.path.abspath(directory or "."))
 
     def body() -> Report:
-        from evidence_tool.workspace.create import create_workspace
+        from evidence_tool.session import Session
 
-        created = create_workspace(
+        created = Session.create(
             directory or ".", workspace_id, language, name=name, example=example
         )
         return Report(
