@@ -370,6 +370,37 @@ def scan_curated(
     A missing or unreadable curated tree is an availability error (E601), never
     an empty workspace: callers must not read it as "all units deleted".
     """
+    _require_curated(layout)
+    report = ValidationReport()
+    prefix = len(str(layout.root)) + 1
+    found = list(_walk_md(layout.curated, layout))
+    slots, todo, racy = _recognized(found, prefix, stat_cache)
+    # A racily clean file is confirmed by its hash (_cached_file) and parsed only if its
+    # bytes changed: sending it to the parse workers would parse the whole workspace
+    # again after `init` or a consolidation of files written a moment before.
+    parsed = _parse_many(
+        [(path, rel) for _, path, rel, problem, _ in todo if not problem and path not in racy],
+        progress,
+        stat_cache is not None,
+    )
+    for n, (slot, path, rel, problem, st_) in enumerate(todo):
+        if progress and not parsed and n % 64 == 0:
+            progress("validating", n, len(todo))
+        if problem is not None:
+            report.errors.append(problem.with_path(rel))
+            continue
+        slots[slot] = _checked(layout, path, rel, st_, parsed.get(path), stat_cache, report)
+    report.files = [f for f in slots if f is not None]
+    if progress:
+        progress("validating", len(found), len(found))
+    if check_ids:
+        _check_ids(report.files, report)
+    report.errors.sort(key=Diagnostic.sort_key)
+    return report
+
+
+def _require_curated(layout: Layout) -> None:
+    """E601 unless the curated tree is a readable folder inside the workspace."""
     layout.require_contained()
     curated = layout.curated
     try:
@@ -386,14 +417,20 @@ def scan_curated(
             code="E601",
             path=layout.rel(curated),
         )
-    report = ValidationReport()
-    prefix = len(str(layout.root)) + 1
-    found = list(_walk_md(curated, layout))
-    # One slot per found file, in walk order: files the stat cache recognizes are filled
-    # in this first pass (never read); the rest are parsed, on both cores when many.
+
+
+_Todo = tuple[int, str, str, Diagnostic | None, os.stat_result | None]
+
+
+def _recognized(
+    found: list[tuple[str, Diagnostic | None]], prefix: int, stat_cache: StatCache | None
+) -> tuple[list[CuratedFile | None], list[_Todo], set[str]]:
+    """One slot per found file, in walk order: files the stat cache recognizes are filled
+    now (never read); the rest go to ``todo`` (slot, path, rel, problem, stat) to parse, on
+    both cores when many.  ``racy``: recorded, stat unchanged, but too recent to trust."""
     slots: list[CuratedFile | None] = []
-    todo: list[tuple[int, str, str, Diagnostic | None, os.stat_result | None]] = []
-    racy: set[str] = set()  # recorded, stat unchanged, but too recent to trust unread
+    todo: list[_Todo] = []
+    racy: set[str] = set()
     for path, problem in found:
         rel = path[prefix:]
         st_ = None
@@ -411,41 +448,33 @@ def scan_curated(
                     racy.add(path)
         todo.append((len(slots), path, rel, problem, st_))
         slots.append(None)
-    # A racily clean file is confirmed by its hash (_cached_file) and parsed only if its
-    # bytes changed: sending it to the parse workers would parse the whole workspace
-    # again after `init` or a consolidation of files written a moment before.
-    parsed = _parse_many(
-        [(path, rel) for _, path, rel, problem, _ in todo if not problem and path not in racy],
-        progress,
-        stat_cache is not None,
-    )
-    for n, (slot, path, rel, problem, st_) in enumerate(todo):
-        if progress and not parsed and n % 64 == 0:
-            progress("validating", n, len(todo))
-        if problem is not None:
-            report.errors.append(problem.with_path(rel))
-            continue
+    return slots, todo, racy
+
+
+def _checked(
+    layout: Layout,
+    path: str,
+    rel: str,
+    st_: os.stat_result | None,
+    parsed: CuratedFile | None,
+    stat_cache: StatCache | None,
+    report: ValidationReport,
+) -> CuratedFile:
+    """The file read (or confirmed by the cache), its findings and layout rule reported."""
+    if stat_cache is not None:
+        f = _cached_file(path, rel, stat_cache, st_, parsed)
+    else:
+        f = parsed or _parse_file(path, rel)
+    if f.cached is None:
+        report.errors.extend(f.errors)
+        report.warnings.extend(f.warnings)
+    # A cache hit passed the layout rules when it was recorded (its path is its key).
+    layout_problem = None if f.cached else _layout_problem(f)
+    if layout_problem is not None:
+        report.errors.append(layout_problem.with_path(rel))
         if stat_cache is not None:
-            f = _cached_file(path, rel, stat_cache, st_, parsed.get(path))
-        else:
-            f = parsed.get(path) or _parse_file(path, rel)
-        slots[slot] = f
-        if f.cached is None:
-            report.errors.extend(f.errors)
-            report.warnings.extend(f.warnings)
-        # A cache hit passed the layout rules when it was recorded (its path is its key).
-        layout_problem = None if f.cached else _layout_problem(f)
-        if layout_problem is not None:
-            report.errors.append(layout_problem.with_path(rel))
-            if stat_cache is not None:
-                stat_cache.fresh.pop(rel, None)
-    report.files = [f for f in slots if f is not None]
-    if progress:
-        progress("validating", len(found), len(found))
-    if check_ids:
-        _check_ids(report.files, report)
-    report.errors.sort(key=Diagnostic.sort_key)
-    return report
+            stat_cache.fresh.pop(rel, None)
+    return f
 
 
 def _cached_file(
