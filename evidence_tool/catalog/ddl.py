@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from evidence_tool.catalog.model import Catalog
-from evidence_tool.catalog.pgtree import Node
-from evidence_tool.catalog.statements import DdlState, apply_statement, type_name
+from evidence_tool.catalog.pgtree import Node, type_name
+from evidence_tool.catalog.statements import DdlState, apply_statement
 from evidence_tool.errors import AvailabilityError, Diagnostic
 
 MAX_DDL_BYTES = 64 * 1024 * 1024

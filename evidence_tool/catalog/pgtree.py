@@ -62,3 +62,40 @@ class Node:
         """A RangeVar's name as written, schema-qualified when it says a schema."""
         schema = self.opt("schemaname")
         return f"{schema}.{self.text('relname')}" if schema else self.text("relname")
+
+
+_TYPE_NAMES = {
+    "int8": "bigint",
+    "int4": "integer",
+    "int2": "smallint",
+    "float8": "double precision",
+    "float4": "real",
+    "bool": "boolean",
+    "bpchar": "character",
+    "varchar": "character varying",
+    "timestamptz": "timestamp with time zone",
+    "timestamp": "timestamp without time zone",
+    "timetz": "time with time zone",
+    "time": "time without time zone",
+}
+
+
+def type_name(node: Node) -> str:
+    """A pglast TypeName as PostgreSQL's format_type prints it (int4 -> integer)."""
+    names = [n.sval for n in node.nodes("names")]
+    if len(names) == 2 and names[0] == "pg_catalog":
+        names = names[1:]
+    text = _TYPE_NAMES.get(names[0], names[0]) if len(names) == 1 else ".".join(names)
+    mods = [m["A_Const"]["ival"].int("ival") for m in node.nodes("typmods") if _is_int(m)]
+    if mods:
+        spec = "(" + ",".join(str(m) for m in mods) + ")"
+        if text.startswith(("timestamp ", "time ")):  # timestamp(3) without time zone
+            head, _, zone = text.partition(" ")
+            text = f"{head}{spec} {zone}"
+        else:
+            text += spec
+    return text + "[]" * len(node.nodes("arrayBounds"))
+
+
+def _is_int(mod: Node) -> bool:
+    return "ival" in mod["A_Const"]

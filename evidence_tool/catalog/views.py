@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evidence_tool.catalog.model import Column, Relation
-from evidence_tool.catalog.pgtree import Node
+from evidence_tool.catalog.pgtree import Node, type_name
 
 Finder = Callable[[Node], Relation | None]
 
@@ -138,8 +138,6 @@ def _name(val: Node) -> str:
 
 
 def _type(val: Node, scope: list[tuple[str, Relation]]) -> str:
-    from evidence_tool.catalog.statements import type_name
-
     if "TypeCast" in val:
         return type_name(val["TypeCast"]["typeName"])
     fields = val["ColumnRef"].nodes("fields")

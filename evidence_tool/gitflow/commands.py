@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 import shlex
 
+import evidence_tool.gitflow.roles as roles
 from evidence_tool.archive.diffing import diff
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, EvidenceWarning
-from evidence_tool.gitflow import roles
 from evidence_tool.gitflow.records import GitCommands
 from evidence_tool.gitflow.repository import Unavailable, not_a_worktree, open_repo
 from evidence_tool.workspace.descriptor import load_workspace_descriptor

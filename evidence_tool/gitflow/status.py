@@ -24,9 +24,9 @@ from __future__ import annotations
 import hashlib
 import os
 
+import evidence_tool.gitflow.roles as roles
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, EvidenceWarning
-from evidence_tool.gitflow import roles
 from evidence_tool.gitflow.records import GitFile, GitState, PartialStage
 from evidence_tool.gitflow.repository import EvidenceRepo, FileStatus, Unavailable, open_repo
 from evidence_tool.workspace.layout import Layout

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import evidence_tool.gitflow.roles as roles
 from evidence_tool.archive.diffing import compare
 from evidence_tool.archive.integrity import verify
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
-from evidence_tool.gitflow import roles
 from evidence_tool.gitflow.repository import EvidenceRepo, Unavailable, open_repo
 from evidence_tool.workspace.scan import ValidationReport
 

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from evidence_tool.unit.yaml_strict import _SPECIAL_START, Path_, YamlDoc, resolve_plain
+from evidence_tool.unit.yaml_doc import _SPECIAL_START, Path_, YamlDoc, resolve_plain
 
 # Characters of a plain scalar after its first (a word character): no indicator, no
 # blank, no ':' (allowed inside when a safe character follows, as in block context).
