@@ -182,13 +182,6 @@ def _flag(ctx: CitationContext, uid: str) -> CitationFlag | None:
     return None
 
 
-def cite_check(
-    archive: LocalEvidenceArchive, cited: Sequence[str], retrieved: Sequence[str]
-) -> CitationCheck:
-    """Classify one answer's citations (see ``classify``; use ``citation_context`` for many)."""
-    return classify(citation_context(archive), cited, retrieved)
-
-
 def ungrounded_errors(
     result: CitationCheck, answer: int, path: str | None = None, line: int | None = None
 ) -> list[Diagnostic]:

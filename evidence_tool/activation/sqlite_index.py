@@ -79,7 +79,6 @@ RACY_NS = 1_000_000_000  # a stamp taken this soon after the file changed is not
 FORMAT = "3"
 # "stem" is the index every command builds; "exact" is format 2's analysis (unicode61
 # tokens, AND then OR), kept so that eval can measure what stemming changed.
-ANALYZERS = ("stem", "exact")
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE units(id TEXT PRIMARY KEY, kind TEXT NOT NULL, language TEXT NOT NULL,

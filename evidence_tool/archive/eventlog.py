@@ -9,22 +9,6 @@ from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
-EVENTS = (
-    "baseline",
-    "consolidated",
-    "activated",
-    "activation failed",
-    "decided",
-    "restored",
-    "review resolved",
-    "saved",
-    "removed",
-    "journal abandoned",
-    "source retracted",
-    "migrated",
-    "review closed",
-)
-
 
 def append(path: Path, event: str, actor: str, /, **fields: JsonValue) -> JsonObject:
     record: JsonObject = {"event": event, "at": now(), "actor": actor, **fields}

@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
     from markdown_it.utils import OptionsDict
 
-# Always on: the rules a unit's own structure is made of.
-BASE = ("paragraph", "heading", "fence")
+# Always on: paragraph, heading and fence, the rules a unit's own structure is made of.
 # The CommonMark preset's other block rules, by the first character that can start them.
 _BY_FIRST = {
     "<": ("html_block",),
@@ -72,7 +71,7 @@ def may_stay_open(lines: list[str]) -> bool:
 
 
 def needed_rules(text: str) -> frozenset[str]:
-    """The block rules beyond ``BASE`` that may apply somewhere in ``text`` (a superset)."""
+    """The block rules beyond paragraph, heading and fence that may apply somewhere in ``text`` (a superset)."""
     needed: set[str] = set()
     for line in text.split("\n"):
         found = _starts(line)
@@ -172,7 +171,7 @@ class BlockParser:
 
 @cache
 def parser(rules: frozenset[str]) -> BlockParser:
-    """A block-only CommonMark parser with ``BASE`` and ``rules`` enabled, in their order."""
+    """A block-only CommonMark parser with paragraph, heading, fence and ``rules`` on."""
     return BlockParser(rules)
 
 

@@ -7,12 +7,6 @@ import difflib
 from evidence_tool.unit.fields import ALL_HEADINGS, FIELDS, is_italian
 
 
-def heading_hint(text: str, kind: str | None, language: str) -> str | None:
-    """The field heading the author probably meant, with the reason, or None."""
-    found = heading_suggestion(text, kind, language)
-    return found[1] if found else None
-
-
 def heading_suggestion(text: str, kind: str | None, language: str) -> tuple[str | None, str] | None:
     """(the field heading meant, or None if no single one, the hint) for a non-field H2."""
     if kind not in FIELDS:

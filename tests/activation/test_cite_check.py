@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from activation_helpers import FORMULA, Tht, stage_document, stage_retirement, unit_file
 
-from evidence_tool.activation.citations import cite_check
+from evidence_tool.activation.citations import citation_context, classify
 from evidence_tool.archive.local import LocalEvidenceArchive
 
 A = "evidence:clinical:sdo"
@@ -139,7 +139,7 @@ def test_nothing_to_check_is_a_usage_error(workspace: Path, tht: Tht, tmp_path: 
 
 
 def test_the_library_call(history: Path) -> None:
-    res = cite_check(LocalEvidenceArchive(history), [B, A], [A, B, C])
+    res = classify(citation_context(LocalEvidenceArchive(history)), [B, A], [A, B, C])
     assert (res.grounded, res.unused, res.ok) == ((A, B), (C,), True)
 
 
