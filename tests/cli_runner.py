@@ -71,3 +71,13 @@ def decide(
         *extra,
         installation=installation,
     )
+
+
+def subcommands(group: Any) -> dict[str, Any]:
+    """A click group's commands by name, as click resolves them: a lazy group
+    (evidence_tool.cli.lazy_group) imports each command's module when asked."""
+    import click
+
+    ctx = click.Context(group)
+    found = {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
+    return {name: cmd for name, cmd in found.items() if cmd is not None}

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 import pytest
+from cli_runner import subcommands
 from helpers import codes, envelope
 
 from evidence_tool.cli.main import cli as tht_group
@@ -541,8 +542,7 @@ def test_root_usage_error_envelope_is_valid(cli: Cli) -> None:
 
 def _command_paths(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = []
-    for name in sorted(group.commands):
-        cmd = group.commands[name]
+    for name, cmd in sorted(subcommands(group).items()):
         out.append((*path, name))
         if isinstance(cmd, click.Group):
             out.extend(_command_paths(cmd, (*path, name)))
@@ -622,7 +622,7 @@ def test_the_cli_choices_of_kind_and_purpose_are_the_format_s() -> None:
     from evidence_tool.cli.workspace_cmds import workspace_evidence
     from evidence_tool.unit import KINDS, PURPOSES
 
-    search = workspace_evidence.commands["search"]
+    search = subcommands(workspace_evidence)["search"]
     choices = {p.name: p.type for p in search.params if isinstance(p.type, click.Choice)}
     assert tuple(choices["kind"].choices) == tuple(KINDS)
     assert tuple(choices["purpose"].choices) == tuple(PURPOSES)

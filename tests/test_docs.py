@@ -38,6 +38,7 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_runner import subcommands
 from markdown_it import MarkdownIt
 
 from evidence_tool.cli.main import cli
@@ -477,8 +478,7 @@ def test_errors_doc_has_the_exit_code_table() -> None:
 
 
 def _commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    for name in sorted(group.commands):
-        cmd = group.commands[name]
+    for name, cmd in sorted(subcommands(group).items()):
         yield (*path, name)
         if isinstance(cmd, click.Group):
             yield from _commands(cmd, (*path, name))
@@ -491,7 +491,7 @@ def _command(path: tuple[str, ...]) -> click.Command:
     cmd: click.Command = cli
     for name in path:
         assert isinstance(cmd, click.Group)
-        cmd = cmd.commands[name]
+        cmd = subcommands(cmd)[name]
     return cmd
 
 

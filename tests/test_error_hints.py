@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 import pytest
-from cli_runner import CliResult, invoke, record, tht
+from cli_runner import CliResult, invoke, record, subcommands, tht
 from test_docs import _error_sections, _warning_sections
 
 from evidence_tool.cli.main import cli
@@ -34,7 +34,7 @@ def _commands(
     group: click.Group, path: tuple[str, ...] = ()
 ) -> dict[tuple[str, ...], click.Command]:
     out: dict[tuple[str, ...], click.Command] = {}
-    for name, cmd in group.commands.items():
+    for name, cmd in subcommands(group).items():
         out[(*path, name)] = cmd
         if isinstance(cmd, click.Group):
             out.update(_commands(cmd, (*path, name)))

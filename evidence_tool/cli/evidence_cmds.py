@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from evidence_tool.cli.lazy_group import LazyGroup
 from evidence_tool.cli.options import (
     format_options,
     json_option,
@@ -14,7 +15,7 @@ from evidence_tool.cli.output import Context, Report, StderrProgress, run
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy={"migrate": "evidence_tool.cli.migrate_cmds"})
 def evidence() -> None:
     """Unit files: validate, format, migrate."""
 

@@ -9,34 +9,27 @@ import sys
 import click
 
 from evidence_tool import __version__
-from evidence_tool.cli import (  # register commands
-    archive_cmds,
-    catalog_cmds,
-    migrate_cmds,
-    publish_cmds,
-    report_cmds,
-    serve_cmds,
-    sources_cmds,
-)
-from evidence_tool.cli.activation_cmds import config
-from evidence_tool.cli.evidence_cmds import evidence
+from evidence_tool.cli.lazy_group import LazyGroup
 from evidence_tool.cli.output import Context, Report
 from evidence_tool.cli.reporters.json_reporter import envelope_line
-from evidence_tool.cli.workspace_cmds import workspace
 from evidence_tool.errors import Diagnostic, printable
 
-_REGISTERED = (
-    archive_cmds,
-    catalog_cmds,
-    migrate_cmds,
-    publish_cmds,
-    report_cmds,
-    serve_cmds,
-    sources_cmds,
+
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "config": "evidence_tool.cli.activation_cmds:config",
+        "evidence": "evidence_tool.cli.evidence_cmds:evidence",
+        "workspace": "evidence_tool.cli.workspace_cmds:workspace",
+    },
+    # Their docstrings, so that `tht --help` imports none of them (tests/test_cli_lazy.py).
+    helps={
+        "config": "Effective settings.",
+        "evidence": "Unit files: validate, format, migrate.",
+        "workspace": "Commands on a workspace.",
+    },
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--installation",
     type=click.Path(dir_okay=False),
@@ -50,19 +43,17 @@ def cli(ctx: click.Context, installation: str | None) -> None:
     ctx.obj = {"installation": installation}
 
 
-cli.add_command(evidence)
-cli.add_command(workspace)
-cli.add_command(config)
-
-
 def _command_path(args: list[str]) -> str:
     """The subcommand names in ``args`` (no option values), e.g. 'workspace evidence validate'."""
     names: list[str] = []
     group: click.Command = cli
     for arg in args:
-        if isinstance(group, click.Group) and arg in group.commands:
+        sub = (
+            group.get_command(click.Context(group), arg) if isinstance(group, click.Group) else None
+        )
+        if sub is not None:
             names.append(arg)
-            group = group.commands[arg]
+            group = sub
     return " ".join(names) or "tht"
 
 

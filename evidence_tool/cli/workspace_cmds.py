@@ -6,6 +6,7 @@ import os
 
 import click
 
+from evidence_tool.cli.lazy_group import LazyGroup
 from evidence_tool.cli.options import (
     format_options,
     json_option,
@@ -68,7 +69,36 @@ def new_cmd(
     run(ctx, body)
 
 
-@workspace.group("evidence")
+@workspace.group(
+    "evidence",
+    cls=LazyGroup,
+    # The module that registers each command: only the one run is imported.
+    lazy={
+        "catalog": "evidence_tool.cli.catalog_cmds",
+        "check": "evidence_tool.cli.catalog_cmds",
+        "cite-check": "evidence_tool.cli.activation_cmds",
+        "consolidate": "evidence_tool.cli.archive_cmds",
+        "decide": "evidence_tool.cli.sources_cmds",
+        "diff": "evidence_tool.cli.archive_cmds",
+        "eval": "evidence_tool.cli.archive_cmds",
+        "export": "evidence_tool.cli.archive_cmds",
+        "git-commands": "evidence_tool.cli.archive_cmds",
+        "init": "evidence_tool.cli.archive_cmds",
+        "log": "evidence_tool.cli.archive_cmds",
+        "publish": "evidence_tool.cli.publish_cmds",
+        "recover": "evidence_tool.cli.archive_cmds",
+        "refresh": "evidence_tool.cli.sources_cmds",
+        "report": "evidence_tool.cli.report_cmds",
+        "restore": "evidence_tool.cli.archive_cmds",
+        "review": "evidence_tool.cli.archive_cmds",
+        "search": "evidence_tool.cli.archive_cmds",
+        "serve": "evidence_tool.cli.serve_cmds",
+        "show": "evidence_tool.cli.archive_cmds",
+        "sources": "evidence_tool.cli.sources_cmds",
+        "status": "evidence_tool.cli.archive_cmds",
+        "verify": "evidence_tool.cli.archive_cmds",
+    },
+)
 def workspace_evidence() -> None:
     """The workspace's curated evidence and its local archive."""
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_runner import subcommands
 from pty_workspaces import Templates, copy
 from ptyrun import Ran, at_terminal, piped, progress_drawn, without_progress
 
@@ -34,7 +35,7 @@ TINY = 12
 def command_paths(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every leaf command of the tree ``tht --help`` shows, as its words."""
     out = []
-    for name, command in sorted(group.commands.items()):
+    for name, command in sorted(subcommands(group).items()):
         if isinstance(command, click.Group):
             out += command_paths(command, (*prefix, name))
         else:

@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 import pytest
+from cli_runner import subcommands
 from helpers import run_tht
 
 from evidence_tool.cli.main import cli as tht_group
@@ -42,8 +43,7 @@ def _workspace_commands(
 ) -> list[tuple[tuple[str, ...], click.Command]]:
     """Every command that takes --workspace-root, i.e. works on one workspace."""
     found = []
-    for name in sorted(group.commands):
-        cmd = group.commands[name]
+    for name, cmd in sorted(subcommands(group).items()):
         if isinstance(cmd, click.Group):
             found += _workspace_commands(cmd, (*path, name))
         elif any("--workspace-root" in p.opts for p in cmd.params):
