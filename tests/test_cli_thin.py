@@ -14,7 +14,7 @@ import inspect
 import typing
 from pathlib import Path
 
-from evidence_tool.cli import main  # registers every command
+from evidence_tool.cli import main  # the entry point, beside the command modules
 from evidence_tool.cli.options import FORMATS
 from evidence_tool.session import Session
 
