@@ -24,7 +24,7 @@ modules that ``tht --help`` loads import it only where they build records.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -32,7 +32,12 @@ from msgspec import UNSET, UnsetType
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
 
-__all__ = ["UNSET", "Record", "UnsetType", "from_json"]
+__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "from_json"]
+
+# A field that holds a JSON object as parsed (a review item, a staged change): checked to
+# be an object, its contents kept as they are.  ``JsonObject`` is a recursive alias that
+# msgspec cannot resolve; this is the same object to the type checker.
+AnyObject = dict[str, Any]
 
 T = TypeVar("T")
 
