@@ -32,7 +32,7 @@ from msgspec import UNSET, UnsetType
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
 
-__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "from_json"]
+__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "field_of", "from_json"]
 
 # A field that holds a JSON object as parsed (a review item, a staged change): checked to
 # be an object, its contents kept as they are.  ``JsonObject`` is a recursive alias that
@@ -66,7 +66,23 @@ class Record(msgspec.Struct, frozen=True):
         return from_json(cls, data)
 
 
-def from_json(kind: type[T], data: object) -> T:
+def from_json(kind: type[T], data: object, error: type[ValueError] | None = None) -> T:
     """``data`` (a parsed JSON value) as a ``kind`` (a record, a union of records with a
-    tag, a list of them); a wrong shape raises ``msgspec.ValidationError`` (a ValueError)."""
-    return msgspec.convert(data, kind)
+    tag, a tuple or map of them).  A wrong shape raises ``msgspec.ValidationError`` (a
+    ValueError naming the path), or ``error`` with its message where a package maps its
+    damaged files to its own exception; this is the one place a reader catches it."""
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError as exc:
+        if error is None:
+            raise
+        raise error(str(exc)) from None
+
+
+def field_of(kind: type[T], obj: JsonObject, key: str, error: type[ValueError] | None = None) -> T:
+    """``obj[key]`` as a ``kind`` (None where the key is missing): ``from_json`` with the
+    key named in the message (``'retire': Expected `array`, got `str```)."""
+    try:
+        return msgspec.convert(obj.get(key), kind)
+    except msgspec.ValidationError as exc:
+        raise (error or ValueError)(f"{key!r}: {exc}") from None

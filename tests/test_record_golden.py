@@ -22,9 +22,23 @@ from evidence_tool.archive.records import (
     ManualDeclaration,
     declaration_from_json,
 )
+from evidence_tool.catalog.drift import Change, ChangeKind, DriftItem
+from evidence_tool.catalog.review import CheckedUnit
 from evidence_tool.errors import EvidenceWarning as W
 from evidence_tool.gitflow.records import GitCommands, GitFile, GitState, PartialStage
 from evidence_tool.gitflow.roles import Role
+from evidence_tool.sources.records import (
+    CurrentUnit,
+    DocumentFacts,
+    Dropped,
+    DropReason,
+    Identifier,
+    NotImportedItem,
+    ProposalChanges,
+    ProposedEntry,
+    Retraction,
+    ReviewItem,
+)
 
 CURATED, OTHER = Role("curated"), Role("other")
 w1, w2, w3 = W("m é", "p", 3, "W801"), W("note"), W("col", "q", 1, "W804", 7)
@@ -107,6 +121,77 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         ClosedItem("evidence:a", {}, ClosedBy.RESOLVED),
         '{"id": "evidence:a", "item": {}, "closed_by": "resolved", "note": null}',
     ),
+    "catalog-change-dropped": (
+        Change(ChangeKind.RELATION_DROPPED, "lab.results"),
+        '{"change": "relation_dropped", "relation": "lab.results"}',
+    ),
+    "catalog-change-type": (
+        Change(ChangeKind.TYPE_CHANGED, "lab.results", "välue", "integer", "numeric"),
+        '{"change": "type_changed", "relation": "lab.results", "column": "v\\u00e4lue", "old": "integer", "new": "numeric"}',
+    ),
+    "catalog-change-renamed": (
+        Change(ChangeKind.COLUMN_RENAMED, "lab.r", "a", None, None, "b"),
+        '{"change": "column_renamed", "relation": "lab.r", "column": "a", "renamed_to": "b"}',
+    ),
+    "catalog-drift-item": (
+        DriftItem(
+            "dropped",
+            "evidence/curated/a.md",
+            3,
+            None,
+            Change(ChangeKind.COLUMN_DROPPED, "lab.r", "x"),
+            "2026-01-01T00:00:00Z",
+        ),
+        '{"code": "E191", "message": "dropped", "path": "evidence/curated/a.md", "line": 3, "column": null, "change": {"change": "column_dropped", "relation": "lab.r", "column": "x"}, "raised_by": "catalog", "raised_at": "2026-01-01T00:00:00Z"}',
+    ),
+    "catalog-checked-unit": (
+        CheckedUnit("evidence/curated/a.md", None, ("E191", "W801")),
+        '{"path": "evidence/curated/a.md", "content_hash": null, "codes": ["E191", "W801"]}',
+    ),
+    "sources-review-item": (
+        ReviewItem("excerpt-not-found", "the excerpt is gone", "evidence:a"),
+        '{"code": "excerpt-not-found", "message": "the excerpt is gone", "unit_id": "evidence:a"}',
+    ),
+    "sources-not-imported": (
+        NotImportedItem("model x", "a dbt model", "models/x.yml:3"),
+        '{"element": "model x", "what": "a dbt model", "at": "models/x.yml:3"}',
+    ),
+    "sources-not-imported-incomplete": (
+        NotImportedItem(
+            "enum y", "values without meanings", None, "incomplete-enum", None, "write the meanings"
+        ),
+        '{"element": "enum y", "what": "values without meanings", "at": null, "reason": "incomplete-enum", "unit_id": null, "fix": "write the meanings"}',
+    ),
+    "sources-document-facts": (
+        DocumentFacts("Lab handbook", Identifier("doi", "10.1/x")),
+        '{"title": "Lab handbook", "identifier": {"type": "doi", "value": "10.1/x"}}',
+    ),
+    "sources-document-facts-empty": (
+        DocumentFacts(),
+        '{"title": null, "identifier": null}',
+    ),
+    "sources-current-unit": (
+        CurrentUnit(
+            "evidence:a", "evidence/curated/a.md", "f", "c", {"kind": "manual", "curator": "ann"}
+        ),
+        '{"id": "evidence:a", "path": "evidence/curated/a.md", "file_hash": "f", "content_hash": "c", "provenance": {"kind": "manual", "curator": "ann"}}',
+    ),
+    "sources-proposed-entry": (
+        ProposedEntry("evidence:a", "glossary", "evidence/curated/a.md", "c", "# A\n", ("x", "ÿ")),
+        '{"id": "evidence:a", "kind": "glossary", "path": "evidence/curated/a.md", "content_hash": "c", "markdown": "# A\\n", "excerpts": ["x", "\\u00ff"]}',
+    ),
+    "sources-dropped": (
+        Dropped("evidence:a", DropReason.RESERVED),
+        '{"id": "evidence:a", "reason": "reserved by a deletion record"}',
+    ),
+    "sources-retraction": (
+        Retraction("gone", "ann", "2026-01-01T00:00:00Z"),
+        '{"note": "gone", "actor": "ann", "at": "2026-01-01T00:00:00Z"}',
+    ),
+    "sources-proposal-changes": (
+        ProposalChanges(("a",), (), ("b",), ("c",), ()),
+        '{"added": ["a"], "changed": [], "identical": ["b"], "retired": ["c"], "manual": []}',
+    ),
 }
 
 
@@ -131,5 +216,16 @@ def test_every_record_class_has_a_golden_case() -> None:
         "ManualDeclaration",
         "Deletion",
         "ClosedItem",
+        "Change",
+        "DriftItem",
+        "CheckedUnit",
+        "ReviewItem",
+        "NotImportedItem",
+        "DocumentFacts",
+        "CurrentUnit",
+        "ProposedEntry",
+        "Dropped",
+        "Retraction",
+        "ProposalChanges",
     }
-    assert len(GOLDEN) == 15
+    assert len(GOLDEN) == 30
