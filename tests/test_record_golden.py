@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag
 from evidence_tool.archive.records import (
     ClosedBy,
     ClosedItem,
@@ -27,6 +28,7 @@ from evidence_tool.catalog.review import CheckedUnit
 from evidence_tool.errors import EvidenceWarning as W
 from evidence_tool.gitflow.records import GitCommands, GitFile, GitState, PartialStage
 from evidence_tool.gitflow.roles import Role
+from evidence_tool.migrate.provenance import CarriedDeclaration, CarriedItem
 from evidence_tool.sources.records import (
     CurrentUnit,
     DocumentFacts,
@@ -192,6 +194,37 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         ProposalChanges(("a",), (), ("b",), ("c",), ()),
         '{"added": ["a"], "changed": [], "identical": ["b"], "retired": ["c"], "manual": []}',
     ),
+    "citation-flag": (
+        CitationFlag("evidence:a", Flag.RETIRED),
+        '{"id": "evidence:a", "flag": "retired"}',
+    ),
+    "citation-flag-retracted": (
+        CitationFlag("evidence:b", Flag.SOURCE_RETRACTED, "s" * 8),
+        '{"id": "evidence:b", "flag": "source-retracted", "source_id": "ssssssss"}',
+    ),
+    "citation-check": (
+        CitationCheck(
+            "r",
+            ("evidence:a",),
+            ("evidence:x",),
+            (),
+            ("evidence:u",),
+            (CitationFlag("evidence:x", Flag.UNKNOWN),),
+        ),
+        '{"revision": "r", "grounded": ["evidence:a"], "ungrounded": ["evidence:x"], "inactive": [], "unused": ["evidence:u"], "flags": [{"id": "evidence:x", "flag": "unknown"}], "ok": false}',
+    ),
+    "citation-check-no-revision": (
+        CitationCheck(None, ("evidence:a",), (), (), (), ()),
+        '{"revision": null, "grounded": ["evidence:a"], "ungrounded": [], "inactive": [], "unused": [], "flags": [], "ok": true}',
+    ),
+    "carried-declaration": (
+        CarriedDeclaration("c" * 8, {"kind": "manual", "curator": "ann", "declared_at": "t"}),
+        '{"content_hash": "cccccccc", "provenance": {"kind": "manual", "curator": "ann", "declared_at": "t"}}',
+    ),
+    "carried-item": (
+        CarriedItem("E140", "look at ü", "legacy", "2025-01-01T00:00:00Z", "c" * 8),
+        '{"code": "E140", "message": "look at \\u00fc", "raised_by": "legacy", "raised_at": "2025-01-01T00:00:00Z", "content_hash": "cccccccc"}',
+    ),
 }
 
 
@@ -200,7 +233,8 @@ def test_record_writes_its_golden_json_and_reads_it_back(name: str) -> None:
     record, golden = GOLDEN[name]
     assert json.dumps(record.to_json()) == golden
     back = json.loads(golden)
-    read = declaration_from_json(back) if "declaration" in name else type(record).from_json(back)
+    tagged = isinstance(record, DocumentDeclaration | ManualDeclaration)
+    read = declaration_from_json(back) if tagged else type(record).from_json(back)
     assert read == record
     assert read.to_json() == back
 
@@ -227,5 +261,9 @@ def test_every_record_class_has_a_golden_case() -> None:
         "Dropped",
         "Retraction",
         "ProposalChanges",
+        "CitationFlag",
+        "CitationCheck",
+        "CarriedDeclaration",
+        "CarriedItem",
     }
-    assert len(GOLDEN) == 30
+    assert len(GOLDEN) == 36
