@@ -226,7 +226,7 @@ def _comparison(
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
-    panel = ComparisonPanel.of(pending.to_json())  # the page reads the record's JSON shape
+    panel = ComparisonPanel.of(pending)
     sid = panel.source_id
     local = {}
     for uid in panel.current:

@@ -162,7 +162,8 @@ def list_sources(archive: LocalEvidenceArchive) -> list[JsonObject]:
 def warning_for(record: SourceRecord | JsonObject) -> str | None:
     """The retraction warning of a record (or of its JSON summary, as the page holds it)."""
     if isinstance(record, dict):  # JSON boundary: the review page's summaries
-        retraction = Retraction.from_json(record.get("retraction"))
+        raw = record.get("retraction")
+        retraction = Retraction.from_json(raw) if isinstance(raw, dict) and raw else None
         locator = str(record.get("locator"))
     else:
         retraction, locator = record.retraction, record.locator
