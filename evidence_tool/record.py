@@ -27,12 +27,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET, UnsetType, field
 
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
 
-__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "field_of", "from_json"]
+__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "field", "field_of", "from_json"]
 
 # A field that holds a JSON object as parsed (a review item, a staged change): checked to
 # be an object, its contents kept as they are.  ``JsonObject`` is a recursive alias that
@@ -62,7 +62,7 @@ class Record(msgspec.Struct, frozen=True):
         return out
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> Self:  # JSON boundary
+    def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value
         return from_json(cls, data)
 
 

@@ -13,7 +13,11 @@ from typing import Any
 
 import pytest
 
+from evidence_tool.activation.adopt import Figures
 from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag
+from evidence_tool.activation.drift import IndexDrift
+from evidence_tool.activation.evaluation import Retired
+from evidence_tool.archive.queries import PendingEntry, Serving
 from evidence_tool.archive.records import (
     ClosedBy,
     ClosedItem,
@@ -225,6 +229,42 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         CarriedItem("E140", "look at ü", "legacy", "2025-01-01T00:00:00Z", "c" * 8),
         '{"code": "E140", "message": "look at \\u00fc", "raised_by": "legacy", "raised_at": "2025-01-01T00:00:00Z", "content_hash": "cccccccc"}',
     ),
+    "pending-entry": (
+        PendingEntry("0001-save.json", "save", "2026-01-01T00:00:00Z"),
+        '{"entry": "0001-save.json", "op": "save", "at": "2026-01-01T00:00:00Z"}',
+    ),
+    "serving-active": (
+        Serving("r" * 8, 12, None),
+        '{"revision": "rrrrrrrr", "units": 12, "reason": null}',
+    ),
+    "serving-nothing": (
+        Serving(None, 0, "run consolidate"),
+        '{"revision": null, "units": 0, "reason": "run consolidate"}',
+    ),
+    "index-drift-unchecked": (
+        IndexDrift("qdrant", None, False, note="keeps no index"),
+        '{"backend": "qdrant", "active": null, "checked": false, "note": "keeps no index"}',
+    ),
+    "index-drift-checked": (
+        IndexDrift("sqlite", "r" * 8, True, 3, 0, 1, "index file missing"),
+        '{"backend": "sqlite", "active": "rrrrrrrr", "checked": true, "expected": 3, "held": 0, "drift": 1, "note": "index file missing"}',
+    ),
+    "index-drift-clean": (
+        IndexDrift("sqlite", "r" * 8, True, 3, 3, 0),
+        '{"backend": "sqlite", "active": "rrrrrrrr", "checked": true, "expected": 3, "held": 3, "drift": 0}',
+    ),
+    "adopt-figures": (
+        Figures(0.5, 0.25, 1.0),
+        '{"recall": 0.5, "mrr": 0.25, "ndcg": 1.0}',
+    ),
+    "eval-retired": (
+        Retired("evidence:a", None, None, None),
+        '{"id": "evidence:a", "actor": null, "deleted_at": null, "reason": null}',
+    ),
+    "eval-retired-full": (
+        Retired("evidence:a", "ann", "2026", "removed"),
+        '{"id": "evidence:a", "actor": "ann", "deleted_at": "2026", "reason": "removed"}',
+    ),
 }
 
 
@@ -265,5 +305,10 @@ def test_every_record_class_has_a_golden_case() -> None:
         "CitationCheck",
         "CarriedDeclaration",
         "CarriedItem",
+        "PendingEntry",
+        "Serving",
+        "IndexDrift",
+        "Figures",
+        "Retired",
     }
-    assert len(GOLDEN) == 36
+    assert len(GOLDEN) == 45

@@ -25,7 +25,7 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.errors import EvidenceError, IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.record import AnyObject, Record, from_json
+from evidence_tool.record import AnyObject, Record, field, from_json
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 
@@ -80,8 +80,8 @@ class JournalEntry(Record, frozen=True):
     actor: str
     at: str
     files: tuple[FileChange, ...]
-    staged: AnyObject = {}
-    extra: AnyObject = {}
+    staged: AnyObject = field(default_factory=dict)
+    extra: AnyObject = field(default_factory=dict)
 
     def to_json(self) -> JsonObject:  # JSON boundary: the journal file
         out = super().to_json()

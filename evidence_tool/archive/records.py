@@ -34,9 +34,7 @@ class DeletionReason(StrEnum):
 _DOCUMENT = DeclarationKind.DOCUMENT.value
 
 
-class DocumentDeclaration(
-    Record, frozen=True, omit_defaults=True, tag_field="kind", tag=_DOCUMENT
-):
+class DocumentDeclaration(Record, frozen=True, omit_defaults=True, tag_field="kind", tag=_DOCUMENT):
     """The unit says what excerpts of an acquired source say (or did: as ``original``).
 
     ``declared_at`` and ``actor`` are set only on declarations migrated from v3 files.
@@ -123,7 +121,7 @@ class ClosedItem(Record, frozen=True):
     id: str
     item: AnyObject
     closed_by: ClosedBy
-    note: str | None | UnsetType = UNSET
+    note: str | UnsetType | None = UNSET
 
     def __post_init__(self) -> None:
         resolved = self.closed_by is ClosedBy.RESOLVED
