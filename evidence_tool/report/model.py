@@ -15,6 +15,7 @@ from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from evidence_tool.sources.records import Comparison
+    from evidence_tool.sources.registry import SourceSummary
 
 
 class UnitStatus(StrEnum):
@@ -166,27 +167,22 @@ class SourceRow:
     warning: str | None = None  # the retraction warning
 
     @classmethod
-    def of(cls, summary: JsonObject, warning: str | None) -> SourceRow:
-        """From a ``list_sources`` summary: sources' --json shape (``sources list``)."""
-        ident = summary.get("identifier")
-        citing = summary["citing_units"]
-        if not isinstance(citing, list):
-            raise ValueError("citing_units: expected a list")
+    def of(cls, summary: SourceSummary) -> SourceRow:
+        """From a source's summary (``sources list``), as its typed record."""
+        r, ident = summary.record, summary.record.identifier
         return cls(
-            source_id=_str(summary["source_id"]),
-            locator=_str(summary["locator"]),
-            kind=_str(summary["kind"]),
-            status=_str(summary["status"]),
-            suppressed=_bool(summary["suppressed"]),
-            title=_opt_str(summary.get("title")),
-            identifier=(_str(ident["type"]), _str(ident["value"]))
-            if isinstance(ident, dict)
-            else None,
-            adopted_hash=_opt_str(summary.get("adopted_hash")),
-            acknowledged_hash=_opt_str(summary.get("acknowledged_hash")),
-            pending_comparison=_opt_str(summary.get("pending_comparison")),
-            citing_units=tuple(_citing(c) for c in citing),
-            warning=warning,
+            source_id=r.source_id,
+            locator=r.locator,
+            kind=r.kind.value,
+            status=summary.status.value,
+            suppressed=summary.suppressed,
+            title=r.title,
+            identifier=(ident.type, ident.value) if ident else None,
+            adopted_hash=r.adopted_hash,
+            acknowledged_hash=r.acknowledged_hash,
+            pending_comparison=r.comparison.revision if r.comparison else None,
+            citing_units=tuple(CitingUnit(c.id, c.role) for c in summary.citing_units),
+            warning=summary.warning(),
         )
 
 
@@ -318,28 +314,10 @@ class WrittenReport:
         )
 
 
-def _obj(value: JsonValue) -> JsonObject:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected an object, got {type(value).__name__}")
-    return value
-
-
-def _arr(value: JsonValue) -> list[JsonValue]:
-    if not isinstance(value, list):
-        raise ValueError(f"expected a list, got {type(value).__name__}")
-    return value
-
-
 def _comparison_ref(value: JsonValue) -> ComparisonRef:
     if not isinstance(value, dict):
         raise ValueError("comparison: expected an object")
     return ComparisonRef(_str(value["source_id"]), _str(value["revision"]))
-
-
-def _citing(value: JsonValue) -> CitingUnit:
-    if not isinstance(value, dict):
-        raise ValueError("citing unit: expected an object")
-    return CitingUnit(_str(value["id"]), _str(value["as"]))
 
 
 def _opt_str(value: JsonValue) -> str | None:
