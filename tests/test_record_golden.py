@@ -33,6 +33,7 @@ from evidence_tool.errors import EvidenceWarning as W
 from evidence_tool.gitflow.records import GitCommands, GitFile, GitState, PartialStage
 from evidence_tool.gitflow.roles import Role
 from evidence_tool.migrate.provenance import CarriedDeclaration, CarriedItem
+from evidence_tool.publish.model import NotExported
 from evidence_tool.sources.records import (
     CurrentUnit,
     DocumentFacts,
@@ -265,6 +266,10 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         Retired("evidence:a", "ann", "2026", "removed"),
         '{"id": "evidence:a", "actor": "ann", "deleted_at": "2026", "reason": "removed"}',
     ),
+    "publish-not-exported": (
+        NotExported("evidence:a", "no SQL in a glossary"),
+        '{"unit_id": "evidence:a", "reason": "no SQL in a glossary"}',
+    ),
 }
 
 
@@ -310,5 +315,6 @@ def test_every_record_class_has_a_golden_case() -> None:
         "IndexDrift",
         "Figures",
         "Retired",
+        "NotExported",
     }
-    assert len(GOLDEN) == 45
+    assert len(GOLDEN) == 46
