@@ -46,6 +46,7 @@ from evidence_tool.sources.records import (
     Retraction,
     ReviewItem,
 )
+from evidence_tool.sources.refiner import RefinerRequest, RequestUnit
 
 CURATED, OTHER = Role("curated"), Role("other")
 w1, w2, w3 = W("m é", "p", 3, "W801"), W("note"), W("col", "q", 1, "W804", 7)
@@ -270,6 +271,23 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         NotExported("evidence:a", "no SQL in a glossary"),
         '{"unit_id": "evidence:a", "reason": "no SQL in a glossary"}',
     ),
+    "refiner-request": (
+        RefinerRequest(
+            "s" * 8,
+            "fs:evidence/source/a.md",
+            "fs",
+            "c" * 8,
+            "it",
+            "testo è",
+            DocumentFacts("T", Identifier("doi", "10.1/x")),
+            (RequestUnit("evidence:a", "evidence/curated/a.md", "# A\n"),),
+        ),
+        '{"protocol": 1, "source_id": "ssssssss", "locator": "fs:evidence/source/a.md", "kind": "fs", "content_hash": "cccccccc", "language": "it", "text": "testo \\u00e8", "document": {"title": "T", "identifier": {"type": "doi", "value": "10.1/x"}}, "current_units": [{"id": "evidence:a", "path": "evidence/curated/a.md", "markdown": "# A\\n"}]}',
+    ),
+    "refiner-request-import": (
+        RefinerRequest("s", "import:vanna:x", "import", "c", "en", "", DocumentFacts()),
+        '{"protocol": 1, "source_id": "s", "locator": "import:vanna:x", "kind": "import", "content_hash": "c", "language": "en", "text": "", "document": {"title": null, "identifier": null}, "current_units": []}',
+    ),
 }
 
 
@@ -316,5 +334,6 @@ def test_every_record_class_has_a_golden_case() -> None:
         "Figures",
         "Retired",
         "NotExported",
+        "RefinerRequest",
     }
-    assert len(GOLDEN) == 46
+    assert len(GOLDEN) == 48
