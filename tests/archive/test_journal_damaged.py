@@ -42,8 +42,8 @@ def test_a_good_entry_reads_back_with_its_extra_keys() -> None:
 
 
 @pytest.mark.parametrize("why", sorted(DAMAGED))
-def test_a_damaged_entry_is_e701_naming_the_entry(consolidated: Path, why: str) -> None:
-    archive = LocalEvidenceArchive(consolidated)
+def test_a_damaged_entry_is_e701_naming_the_entry(tmp_path: Path, why: str) -> None:
+    archive = LocalEvidenceArchive(tmp_path)  # reading the journal needs no workspace
     folder = archive.journal.folder
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "0001-damaged.json").write_text(json.dumps(DAMAGED[why]), "utf-8")
