@@ -20,6 +20,7 @@ from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.archive.records import Deletion, DeletionReason
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record
 
 
 def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
@@ -84,26 +85,13 @@ class Flag(StrEnum):
     SOURCE_RETRACTED = "source-retracted"
 
 
-@dataclass(frozen=True, slots=True)
-class CitationFlag:
+class CitationFlag(Record, frozen=True, omit_defaults=True):
     id: str
     flag: Flag
     source_id: str | None = None  # the retracted source (``source-retracted`` only)
 
-    def to_json(self) -> JsonObject:  # JSON boundary: a flag of the --json result
-        out: JsonObject = {"id": self.id, "flag": self.flag.value}
-        if self.source_id is not None:
-            out["source_id"] = self.source_id
-        return out
 
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> CitationFlag:
-        sid = raw.get("source_id")
-        return cls(str(raw["id"]), Flag(str(raw["flag"])), sid if isinstance(sid, str) else None)
-
-
-@dataclass(frozen=True, slots=True)
-class CitationCheck:
+class CitationCheck(Record, frozen=True):
     """One answer's cited ids, classified against what retrieval returned for it."""
 
     revision: str | None
@@ -118,36 +106,7 @@ class CitationCheck:
         return not self.ungrounded
 
     def to_json(self) -> JsonObject:  # JSON boundary: the --json result of cite-check
-        return {
-            "revision": self.revision,
-            "grounded": list(self.grounded),
-            "ungrounded": list(self.ungrounded),
-            "inactive": list(self.inactive),
-            "unused": list(self.unused),
-            "flags": [f.to_json() for f in self.flags],
-            "ok": self.ok,
-        }
-
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> CitationCheck:
-        def ids(key: str) -> tuple[str, ...]:
-            value = raw.get(key)
-            return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
-
-        flags = raw.get("flags")
-        revision = raw.get("revision")
-        return cls(
-            revision if isinstance(revision, str) else None,
-            ids("grounded"),
-            ids("ungrounded"),
-            ids("inactive"),
-            ids("unused"),
-            tuple(
-                CitationFlag.from_json(f)
-                for f in (flags if isinstance(flags, list) else [])
-                if isinstance(f, dict)
-            ),
-        )
+        return {**super().to_json(), "ok": self.ok}
 
 
 def classify(ctx: CitationContext, cited: Sequence[str], retrieved: Sequence[str]) -> CitationCheck:

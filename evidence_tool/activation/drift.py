@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.activation.backends import ActivationSettings, activation_settings
@@ -10,14 +9,14 @@ from evidence_tool.activation.sqlite_index import INDEX_NAME, index_entries
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import Diagnostic, EvidenceError
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record
 
 
-@dataclass(frozen=True, slots=True)
-class IndexDrift:
+class IndexDrift(Record, frozen=True, omit_defaults=True):
     """The facts ``verify --index`` reports: which backend, and how far it drifted.
 
     ``expected``/``held``/``drift`` are None when nothing was compared (a backend that
-    keeps no index this tool can read)."""
+    keeps no index this tool can read); its JSON leaves them and ``note`` out then."""
 
     backend: str
     active: str | None
@@ -26,31 +25,6 @@ class IndexDrift:
     held: int | None = None
     drift: int | None = None
     note: str | None = None
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the "index" object of verify --json
-        out: JsonObject = {"backend": self.backend, "active": self.active, "checked": self.checked}
-        if self.expected is not None:
-            out.update(expected=self.expected, held=self.held, drift=self.drift)
-        if self.note is not None:
-            out["note"] = self.note
-        return out
-
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> IndexDrift:
-        def num(key: str) -> int | None:
-            value = raw.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-        active, note = raw.get("active"), raw.get("note")
-        return cls(
-            str(raw["backend"]),
-            active if isinstance(active, str) else None,
-            raw.get("checked") is True,
-            num("expected"),
-            num("held"),
-            num("drift"),
-            note if isinstance(note, str) else None,
-        )
 
 
 def index_drift(

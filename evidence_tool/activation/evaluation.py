@@ -37,6 +37,7 @@ from evidence_tool.embedding.cache import EmbeddingCache, question_key
 from evidence_tool.embedding.vectors import from_blob
 from evidence_tool.errors import DescriptorError, Diagnostic, NotReadyError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import Record
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 
@@ -147,8 +148,7 @@ def _check_ids(path: str, questions: list[Question], known: set[str]) -> None:
 # -- records ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Retired:
+class Retired(Record, frozen=True):
     """An expected id the archive deleted or retired: its deletion record."""
 
     id: str
@@ -159,14 +159,6 @@ class Retired:
     @classmethod
     def of(cls, record: Deletion) -> Retired:
         return cls(record.id, record.actor, record.deleted_at, record.reason.value)
-
-    def to_json(self) -> JsonObject:
-        return {
-            "id": self.id,
-            "actor": self.actor,
-            "deleted_at": self.deleted_at,
-            "reason": self.reason,
-        }
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,16 @@ import os
 import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.objects import ObjectStore
-from evidence_tool.archive.records import json_object, optional_text, text
 from evidence_tool.errors import EvidenceError, IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import AnyObject, Record, field, from_json
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 
@@ -59,62 +60,48 @@ def current_hash(path: Path) -> str | None:
         os.close(fd)
 
 
-@dataclass(frozen=True, slots=True)
-class FileChange:
+class FileChange(Record, frozen=True):
     path: str  # workspace-relative
     pre: str | None  # hash before (None: absent)
     post: str | None  # hash after (None: removed); its bytes are an object
-
-    def to_json(self) -> JsonObject:  # JSON boundary: a journal entry's file
-        return {"path": self.path, "pre": self.pre, "post": self.post}
-
-    @classmethod
-    def from_json(cls, value: JsonObject) -> FileChange:
-        return cls(text(value, "path"), optional_text(value, "pre"), optional_text(value, "post"))
 
 
 _ENTRY_KEYS = ("op", "actor", "at", "files", "staged")
 
 
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
+class JournalEntry(Record, frozen=True):
     """One journaled operation: its files' images and the staged change to apply.
 
     ``staged`` is a staged.json change (merged as it is); ``extra`` keeps any other key
-    a layer above recorded, so an entry reads back exactly as it was written."""
+    a layer above recorded, so an entry reads back exactly as it was written: its keys
+    follow the others at the top level of the JSON, not under ``extra``."""
 
     op: str
     actor: str
     at: str
     files: tuple[FileChange, ...]
-    staged: JsonObject = field(default_factory=dict)
-    extra: JsonObject = field(default_factory=dict)
+    staged: AnyObject = field(default_factory=dict)
+    extra: AnyObject = field(default_factory=dict)
 
     def to_json(self) -> JsonObject:  # JSON boundary: the journal file
-        files: list[JsonValue] = [f.to_json() for f in self.files]
-        return {
-            "op": self.op,
-            "actor": self.actor,
-            "at": self.at,
-            "files": files,
-            "staged": self.staged,
-            **self.extra,
-        }
+        out = super().to_json()
+        out.update(_object(out.pop("extra")))
+        return out
 
     @classmethod
-    def from_json(cls, value: JsonObject) -> JournalEntry:  # JSON boundary
-        files = value["files"]
-        if not isinstance(files, list):
-            raise ValueError("'files' must be an array")
-        staged = value.get("staged", {})
-        return cls(
-            op=text(value, "op"),
-            actor=text(value, "actor"),
-            at=text(value, "at"),
-            files=tuple(FileChange.from_json(json_object(f)) for f in files),
-            staged=json_object(staged),
-            extra={k: v for k, v in value.items() if k not in _ENTRY_KEYS},
-        )
+    def from_json(cls, value: JsonObject) -> Self:  # JSON boundary
+        extra = {k: v for k, v in value.items() if k not in _ENTRY_KEYS}
+        return from_json(cls, {k: value[k] for k in _ENTRY_KEYS if k in value} | {"extra": extra})
+
+
+def _object(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _json_object(value: JsonValue) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected an object, not {type(value).__name__}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +136,7 @@ class Journal:
         for path in sorted(self.folder.glob("*.json")):
             try:
                 out.append(
-                    (path, JournalEntry.from_json(json_object(json.loads(path.read_bytes()))))
+                    (path, JournalEntry.from_json(_json_object(json.loads(path.read_bytes()))))
                 )
             except (ValueError, KeyError):
                 raise IntegrityError(

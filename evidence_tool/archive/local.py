@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from evidence_tool import __version__, fsio
 from evidence_tool.archive import eventlog, unitrecords
@@ -47,10 +47,16 @@ if TYPE_CHECKING:
     from evidence_tool.unit import Unit
 
 Activate = Callable[[Snapshot], None]
-# What the catalog step checked against: the manifest's "catalog" entry (naming the
-# fingerprint object by its sha256), that object's bytes, and the units it checked
-# (id -> content hash), which must be the units recorded.
-CatalogRecord = tuple[JsonObject, bytes, dict[str, str]]
+
+
+class CatalogRecord(NamedTuple):
+    """What the catalog step checked against, as a consolidation records it."""
+
+    entry: JsonObject  # the manifest's "catalog" entry: names the fingerprint by its sha256
+    data: bytes  # the fingerprint object's bytes
+    checked: dict[str, str]  # the units it checked (id -> content hash): those recorded
+
+
 # Who encoded the last manifest and mirror: another version may encode them otherwise.
 _ENCODER = f"evidence-tool-{__version__}"
 _YAML_SEAL = "local-manifest.sha256"  # in .evidence-cache: what local-manifest.yaml was
@@ -447,9 +453,9 @@ class LocalEvidenceArchive:
         state = self.state()
         report, prev, d = self._derive(actor, dry_run=dry_run, refuse=refuse, newest=state.newest)
         if catalog is not None:  # a changed warehouse is then a new snapshot
-            _as_checked(d.manifest, catalog[2])
-            d.manifest["catalog"] = catalog[0]
-            d.blobs[str(catalog[0]["fingerprint"])] = catalog[1]
+            _as_checked(d.manifest, catalog.checked)
+            d.manifest["catalog"] = catalog.entry
+            d.blobs[str(catalog.entry["fingerprint"])] = catalog.data
         # An equal manifest has the same canonical bytes: skip serializing and hashing it.
         same = prev is not None and d.manifest == _compared(prev.manifest, catalog)
         revision = state.newest if same and state.newest else d.revision

@@ -14,24 +14,20 @@ from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import State
 from evidence_tool.errors import EvidenceWarning, NotReadyError, UnknownNameError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import Record
 from evidence_tool.unit import render
 from evidence_tool.unit.suggest import did_you_mean_live
 
 
-@dataclass(frozen=True, slots=True)
-class PendingEntry:
+class PendingEntry(Record, frozen=True):
     """A journal entry of an operation that did not finish (``status``'s ``journal``)."""
 
     entry: str
     op: str
     at: str
 
-    def to_json(self) -> JsonObject:
-        return {"entry": self.entry, "op": self.op, "at": self.at}
 
-
-@dataclass(frozen=True, slots=True)
-class Serving:
+class Serving(Record, frozen=True):
     """What retrieval serves (SPEC.md 8): the active revision and its unit count, or
     nothing, with why and what to run.  Until the first activation an initialized
     archive serves nothing, although ``status`` counts the baseline's units."""
@@ -39,9 +35,6 @@ class Serving:
     revision: str | None
     units: int
     reason: str | None  # None while a revision is active
-
-    def to_json(self) -> JsonObject:
-        return {"revision": self.revision, "units": self.units, "reason": self.reason}
 
     def line(self) -> str:
         """The one line ``status`` prints about it."""

@@ -10,15 +10,18 @@ names, and a type change of a column its formula uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+
+from msgspec.structs import replace
 
 from evidence_tool.catalog.check import Use
 from evidence_tool.catalog.fingerprint import Fingerprint, RelationPrint
 from evidence_tool.catalog.model import quote_ident
 from evidence_tool.errors import Diagnostic
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record
 
 DRIFT_CODE = "E191"
 
@@ -33,12 +36,7 @@ class ChangeKind(StrEnum):
     KIND_CHANGED = "kind_changed"
 
 
-def _opt(value: JsonValue) -> str | None:
-    return None if value is None else str(value)
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Record, frozen=True, omit_defaults=True):
     """One difference between the recorded and the current catalog."""
 
     change: ChangeKind
@@ -48,29 +46,6 @@ class Change:
     new: str | None = None
     # A dropped relation whose columns reappear under this name; a renamed column's new name.
     renamed_to: str | None = None
-
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"change": str(self.change), "relation": self.relation}
-        for key, value in (
-            ("column", self.column),
-            ("old", self.old),
-            ("new", self.new),
-            ("renamed_to", self.renamed_to),
-        ):
-            if value is not None:
-                out[key] = value
-        return out
-
-    @classmethod
-    def from_json(cls, data: JsonObject) -> Change:
-        return cls(
-            ChangeKind(str(data["change"])),
-            str(data["relation"]),
-            _opt(data.get("column")),
-            _opt(data.get("old")),
-            _opt(data.get("new")),
-            _opt(data.get("renamed_to")),
-        )
 
     def describe(self) -> str:
         where = self.relation + (f".{quote_ident(self.column)}" if self.column else "")
@@ -87,9 +62,10 @@ class Change:
         return f"{what} {where} {verb}{more}"
 
 
-@dataclass(frozen=True, slots=True)
-class DriftItem:
-    """A drift review item (E191) on one unit: the change that makes the unit wrong."""
+class DriftItem(Record, frozen=True, tag_field="code", tag=DRIFT_CODE):
+    """A drift review item (E191) on one unit: the change that makes the unit wrong.
+
+    Its JSON is a review item: ``code`` (the tag) first, ``raised_by`` before ``raised_at``."""
 
     message: str
     path: str
@@ -98,31 +74,11 @@ class DriftItem:
     change: Change
     raised_at: str
 
-    def to_json(self) -> JsonObject:
-        return {
-            "code": DRIFT_CODE,
-            "message": self.message,
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "change": self.change.to_json(),
-            "raised_by": "catalog",
-            "raised_at": self.raised_at,
-        }
-
-    @classmethod
-    def from_json(cls, data: JsonObject) -> DriftItem:
-        change, line, column = data["change"], data["line"], data["column"]
-        if not isinstance(change, dict):
-            raise ValueError("a drift review item names its change")
-        return cls(
-            str(data["message"]),
-            str(data["path"]),
-            line if isinstance(line, int) else None,
-            column if isinstance(column, int) else None,
-            Change.from_json(change),
-            str(data["raised_at"]),
-        )
+    def to_json(self) -> JsonObject:  # JSON boundary: the catalog record's review items
+        out = super().to_json()
+        out["raised_by"] = "catalog"
+        out["raised_at"] = out.pop("raised_at")
+        return out
 
     def diagnostic(self, unit_id: str) -> Diagnostic:
         """The item as a finding on its unit."""

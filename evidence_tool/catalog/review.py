@@ -30,6 +30,7 @@ from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, IntegrityError, LockHeldError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import Record
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
@@ -48,25 +49,12 @@ def store_path(layout: Layout) -> Path:
     return layout.cache / STORE
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedUnit:
+class CheckedUnit(Record, frozen=True):
     """One unit as a catalog run checked it: its file, content hash and finding codes."""
 
     path: str
     content_hash: str | None
     codes: tuple[str, ...]
-
-    def to_json(self) -> JsonObject:
-        return {"path": self.path, "content_hash": self.content_hash, "codes": [*self.codes]}
-
-    @classmethod
-    def from_json(cls, data: JsonObject) -> CheckedUnit:
-        codes = data["codes"]
-        return cls(
-            str(data["path"]),
-            None if data["content_hash"] is None else str(data["content_hash"]),
-            tuple(str(c) for c in codes) if isinstance(codes, list) else (),
-        )
 
 
 @dataclass(frozen=True, slots=True)

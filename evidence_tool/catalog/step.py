@@ -50,7 +50,7 @@ class StepOutcome:
             return None
         fp = self.run.fingerprint
         checked = {uid: str(u.content_hash) for uid, u in self.run.units.items()}
-        return fp.record(), fp.data, checked
+        return CatalogRecord(fp.record(), fp.data, checked)
 
     def summary(self) -> JsonObject:
         """The step's part of a command's --json result (``summary_line`` words it)."""

@@ -21,6 +21,7 @@ from evidence_tool.migrate.convert import Converted
 from evidence_tool.migrate.manifest import LegacyManifest
 from evidence_tool.migrate.problems import FieldPath, Problem
 from evidence_tool.migrate.reading import HEX64, SOURCE_DIR, read_bytes
+from evidence_tool.record import AnyObject, Record
 from evidence_tool.workspace.layout import Layout
 
 TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -65,30 +66,18 @@ class AcquiredSource:
         return f"{SOURCE_DIR}/acquired/{self.source_id}/{self.hash}.md"
 
 
-@dataclass(frozen=True, slots=True)
-class CarriedDeclaration:
+class CarriedDeclaration(Record, frozen=True):
     """A unit's legacy provenance, bound to its converted content."""
 
     content_hash: str
-    provenance: JsonObject  # the declaration as the staged change holds it (manual or document)
+    provenance: AnyObject  # the declaration as the staged change holds it (manual or document)
 
     @property
     def kind(self) -> str:
         return str(self.provenance["kind"])
 
-    def to_json(self) -> JsonObject:
-        return {"content_hash": self.content_hash, "provenance": self.provenance}
 
-    @classmethod
-    def from_json(cls, data: JsonObject) -> CarriedDeclaration:
-        prov = data["provenance"]
-        if not isinstance(prov, dict):
-            raise ValueError("a carried declaration holds a provenance object")
-        return cls(str(data["content_hash"]), prov)
-
-
-@dataclass(frozen=True, slots=True)
-class CarriedItem:
+class CarriedItem(Record, frozen=True):
     """A legacy review item, bound to the converted content (a visible change closes it)."""
 
     code: str
@@ -96,19 +85,6 @@ class CarriedItem:
     raised_by: str
     raised_at: str
     content_hash: str
-
-    def to_json(self) -> JsonObject:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "raised_by": self.raised_by,
-            "raised_at": self.raised_at,
-            "content_hash": self.content_hash,
-        }
-
-    @classmethod
-    def from_json(cls, data: JsonObject) -> CarriedItem:
-        return cls(*(str(data[k]) for k in (*ITEM_KEYS, "content_hash")))
 
 
 @dataclass

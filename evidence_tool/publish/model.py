@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record
 from evidence_tool.unit import Unit
 
 
@@ -32,13 +32,9 @@ class Snapshot:
     entries: tuple[Entry, ...]  # sorted by unit id: the order every format writes
 
 
-@dataclass(frozen=True)
-class NotExported:
+class NotExported(Record, frozen=True):
     unit_id: str
     reason: str
-
-    def to_json(self) -> JsonObject:
-        return {"unit_id": self.unit_id, "reason": self.reason}
 
 
 @dataclass

@@ -31,11 +31,11 @@ from evidence_tool.report.model import (
     SourceRow,
     UnitStatus,
 )
-from evidence_tool.sources import list_sources, missing_warnings, store
+from evidence_tool.sources import missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
 from evidence_tool.sources.records import Comparison
-from evidence_tool.sources.registry import warning_for
+from evidence_tool.sources.registry import source_summaries
 from evidence_tool.unit import Unit, parse
 from evidence_tool.workspace.descriptor import load_workspace_descriptor
 from evidence_tool.workspace.scan import ValidationReport
@@ -226,7 +226,7 @@ def _comparison(
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
-    panel = ComparisonPanel.of(pending.to_json())  # the page reads the record's JSON shape
+    panel = ComparisonPanel.of(pending)
     sid = panel.source_id
     local = {}
     for uid in panel.current:
@@ -268,7 +268,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     base, label = _base(archive, state)
     view = ArchiveView.load(archive)
     registry = store.read(archive.layout)
-    sources = [SourceRow.of(s, warning_for(s)) for s in list_sources(archive)]
+    sources = [SourceRow.of(s) for s in source_summaries(archive)]
     retracted = {s.source_id: s.warning for s in sources if s.warning}
     error_paths = {d.path for d in scan.errors}
     # Before the first snapshot every working unit is new.

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from evidence_tool.sources.records import Comparison
+    from evidence_tool.sources.registry import SourceSummary
 
 
 class UnitStatus(StrEnum):
@@ -162,27 +167,22 @@ class SourceRow:
     warning: str | None = None  # the retraction warning
 
     @classmethod
-    def of(cls, summary: JsonObject, warning: str | None) -> SourceRow:
-        """From a ``list_sources`` summary: sources' --json shape (``sources list``)."""
-        ident = summary.get("identifier")
-        citing = summary["citing_units"]
-        if not isinstance(citing, list):
-            raise ValueError("citing_units: expected a list")
+    def of(cls, summary: SourceSummary) -> SourceRow:
+        """From a source's summary (``sources list``), as its typed record."""
+        r, ident = summary.record, summary.record.identifier
         return cls(
-            source_id=_str(summary["source_id"]),
-            locator=_str(summary["locator"]),
-            kind=_str(summary["kind"]),
-            status=_str(summary["status"]),
-            suppressed=_bool(summary["suppressed"]),
-            title=_opt_str(summary.get("title")),
-            identifier=(_str(ident["type"]), _str(ident["value"]))
-            if isinstance(ident, dict)
-            else None,
-            adopted_hash=_opt_str(summary.get("adopted_hash")),
-            acknowledged_hash=_opt_str(summary.get("acknowledged_hash")),
-            pending_comparison=_opt_str(summary.get("pending_comparison")),
-            citing_units=tuple(_citing(c) for c in citing),
-            warning=warning,
+            source_id=r.source_id,
+            locator=r.locator,
+            kind=r.kind.value,
+            status=summary.status.value,
+            suppressed=summary.suppressed,
+            title=r.title,
+            identifier=(ident.type, ident.value) if ident else None,
+            adopted_hash=r.adopted_hash,
+            acknowledged_hash=r.acknowledged_hash,
+            pending_comparison=r.comparison.revision if r.comparison else None,
+            citing_units=tuple(CitingUnit(c.id, c.role) for c in summary.citing_units),
+            warning=summary.warning(),
         )
 
 
@@ -232,26 +232,29 @@ class ComparisonPanel:
     skipped: tuple[tuple[str, str], ...] = ()  # (what, how many)
 
     @classmethod
-    def of(cls, record: JsonObject) -> ComparisonPanel:
-        """From a comparison record of sources.json (sources' JSON boundary)."""
-        skipped = record.get("skipped")
+    def of(cls, c: Comparison) -> ComparisonPanel:
+        """From a pending comparison of sources.json, as its typed record."""
+        extras = c.imported
         return cls(
-            source_id=_str(record["source_id"]),
-            revision=_str(record["revision"]),
-            locator=_str(record["locator"]),
-            created_at=_opt_str(record.get("created_at")),
-            content_hash=_str(record["content_hash"]),
-            base_hash=_opt_str(record.get("base_hash")),
-            current=tuple(_str(_obj(c)["id"]) for c in _arr(record["current"])),
-            proposed=tuple(_proposed(p) for p in _arr(record["proposed"])),
-            retire=tuple(_str(uid) for uid in _arr(record["retire"])),
-            dropped=tuple(
-                (_str(_obj(d)["id"]), _str(_obj(d)["reason"])) for d in _arr(record["dropped"])
+            source_id=c.source_id,
+            revision=c.revision,
+            locator=c.locator,
+            created_at=c.created_at,
+            content_hash=c.content_hash,
+            base_hash=c.base_hash,
+            current=tuple(u.id for u in c.current),
+            proposed=tuple(ProposedUnit(p.id, p.path, p.markdown, p.excerpts) for p in c.proposed),
+            retire=c.retire,
+            dropped=tuple((d.id, d.reason.value) for d in c.dropped),
+            review_items=tuple(
+                ReviewRow(i.code, i.message, i.unit_id or "") for i in c.review_items
             ),
-            review_items=tuple(ReviewRow.of(_obj(i)) for i in _arr(record["review_items"])),
-            imported="not_imported" in record,
-            not_imported=tuple(_not_imported(n) for n in _arr(record.get("not_imported", []))),
-            skipped=tuple((k, str(n)) for k, n in _obj(skipped).items()) if skipped else (),
+            imported=extras is not None,
+            not_imported=tuple(
+                NotImported(n.what, n.element, n.at or None)
+                for n in (extras.not_imported if extras else ())
+            ),
+            skipped=tuple((k, str(n)) for k, n in extras.skipped.items()) if extras else (),
         )
 
 
@@ -311,39 +314,10 @@ class WrittenReport:
         )
 
 
-def _proposed(value: JsonValue) -> ProposedUnit:
-    p = _obj(value)
-    excerpts = tuple(_str(x) for x in _arr(p["excerpts"]))
-    return ProposedUnit(_str(p["id"]), _str(p["path"]), _str(p["markdown"]), excerpts)
-
-
-def _not_imported(value: JsonValue) -> NotImported:
-    n = _obj(value)
-    return NotImported(_str(n["what"]), _str(n["element"]), _opt_str(n.get("at")) or None)
-
-
-def _obj(value: JsonValue) -> JsonObject:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected an object, got {type(value).__name__}")
-    return value
-
-
-def _arr(value: JsonValue) -> list[JsonValue]:
-    if not isinstance(value, list):
-        raise ValueError(f"expected a list, got {type(value).__name__}")
-    return value
-
-
 def _comparison_ref(value: JsonValue) -> ComparisonRef:
     if not isinstance(value, dict):
         raise ValueError("comparison: expected an object")
     return ComparisonRef(_str(value["source_id"]), _str(value["revision"]))
-
-
-def _citing(value: JsonValue) -> CitingUnit:
-    if not isinstance(value, dict):
-        raise ValueError("citing unit: expected an object")
-    return CitingUnit(_str(value["id"]), _str(value["as"]))
 
 
 def _opt_str(value: JsonValue) -> str | None:

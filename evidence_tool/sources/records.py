@@ -15,8 +15,10 @@ from typing import TypeVar
 
 from evidence_tool.archive.local import ConsolidateStatus
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import AnyObject, Record, field_of, from_json
 
 E = TypeVar("E", bound=StrEnum)
+R = TypeVar("R", bound=Record)
 
 
 class RecordError(ValueError):
@@ -107,35 +109,9 @@ def _enum(cls: type[E], obj: JsonObject, key: str) -> E:
         raise RecordError(f"{key!r} is not one of {', '.join(cls)}") from None
 
 
-def _list(obj: JsonObject, key: str) -> list[JsonValue]:
-    value = obj.get(key)
-    if not isinstance(value, list):
-        raise RecordError(f"{key!r} is not a list")
-    return value
-
-
-def _strs(obj: JsonObject, key: str) -> tuple[str, ...]:
-    items = _list(obj, key)
-    if not all(isinstance(s, str) for s in items):
-        raise RecordError(f"{key!r} is not a list of strings")
-    return tuple(str(s) for s in items)
-
-
-def _hash_map(obj: JsonObject, key: str) -> dict[str, str | None]:
-    value = _obj(obj.get(key), key)
-    if not all(v is None or isinstance(v, str) for v in value.values()):
-        raise RecordError(f"{key!r} is not a map of hashes")
-    return {k: v if isinstance(v, str) else None for k, v in value.items()}
-
-
-def _int_map(obj: JsonObject, key: str) -> dict[str, int]:
-    value = _obj(obj.get(key), key)
-    out: dict[str, int] = {}
-    for k, v in value.items():
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise RecordError(f"{key!r} is not a map of counts")
-        out[k] = v
-    return out
+def _maybe(kind: type[R], value: JsonValue) -> R | None:
+    """An optional nested record: None where the key is missing, null or empty."""
+    return from_json(kind, value, RecordError) if value else None
 
 
 def as_stored(value: JsonValue) -> JsonValue:
@@ -151,25 +127,15 @@ def as_stored(value: JsonValue) -> JsonValue:
 # -- the records ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ReviewItem:
+class ReviewItem(Record, frozen=True):
     """Something a curator must look at before ``replace`` (E140 while any is open)."""
 
     code: str  # a ReviewCode, or an importer's own code
     message: str
     unit_id: str | None = None
 
-    def to_json(self) -> JsonObject:
-        return {"code": self.code, "message": self.message, "unit_id": self.unit_id}
 
-    @classmethod
-    def from_json(cls, value: JsonValue) -> ReviewItem:
-        obj = _obj(value, "a review item")
-        return cls(_str(obj, "code"), _str(obj, "message"), _opt_str(obj, "unit_id"))
-
-
-@dataclass(frozen=True, slots=True)
-class NotImportedItem:
+class NotImportedItem(Record, frozen=True):
     """An element of an import no unit field holds, and where it is (``file:line``).
 
     An element the importer could not make complete (values without meanings, a text only
@@ -185,63 +151,27 @@ class NotImportedItem:
     fix: str | None = None
 
     def to_json(self) -> JsonObject:
-        out: JsonObject = {"element": self.element, "what": self.what, "at": self.at}
-        if self.reason is not None:  # absent for plain elements: their records stay as they were
-            out |= {"reason": self.reason, "unit_id": self.unit_id, "fix": self.fix}
+        out = super().to_json()
+        if self.reason is None:  # absent for plain elements: their records stay as they were
+            del out["reason"], out["unit_id"], out["fix"]
         return out
 
-    @classmethod
-    def from_json(cls, value: JsonValue) -> NotImportedItem:
-        obj = _obj(value, "a not-imported element")
-        return cls(
-            _str(obj, "element"),
-            _str(obj, "what"),
-            _opt_str(obj, "at"),
-            _opt_str(obj, "reason"),
-            _opt_str(obj, "unit_id"),
-            _opt_str(obj, "fix"),
-        )
 
-
-@dataclass(frozen=True, slots=True)
-class Identifier:
+class Identifier(Record, frozen=True):
     """A document's first identifier (doi, url, isbn, issn, arxiv, urn)."""
 
     type: str
     value: str
 
-    def to_json(self) -> JsonObject:
-        return {"type": self.type, "value": self.value}
 
-    @classmethod
-    def from_json(cls, value: JsonValue) -> Identifier | None:
-        if value is None:
-            return None
-        obj = _obj(value, "an identifier")
-        return cls(_str(obj, "type"), _str(obj, "value"))
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentFacts:
+class DocumentFacts(Record, frozen=True):
     """The document's own metadata as a comparison records it."""
 
     title: str | None = None
     identifier: Identifier | None = None
 
-    def to_json(self) -> JsonObject:
-        return {
-            "title": self.title,
-            "identifier": self.identifier.to_json() if self.identifier else None,
-        }
 
-    @classmethod
-    def from_json(cls, value: JsonValue) -> DocumentFacts:
-        obj = _obj(value, "the document")
-        return cls(_opt_str(obj, "title"), Identifier.from_json(obj.get("identifier")))
-
-
-@dataclass(frozen=True, slots=True)
-class CurrentUnit:
+class CurrentUnit(Record, frozen=True):
     """A live unit from the source, as the comparison found its file."""
 
     id: str
@@ -250,35 +180,14 @@ class CurrentUnit:
     content_hash: str
     # The manifest's provenance object, kept verbatim: the archive owns its record, and
     # keep turns it into a manual declaration through the archive's own functions.
-    provenance: JsonObject
+    provenance: AnyObject
 
     @property
     def from_document(self) -> bool:
         return self.provenance.get("kind") == "document"
 
-    def to_json(self) -> JsonObject:
-        return {
-            "id": self.id,
-            "path": self.path,
-            "file_hash": self.file_hash,
-            "content_hash": self.content_hash,
-            "provenance": self.provenance,
-        }
 
-    @classmethod
-    def from_json(cls, value: JsonValue) -> CurrentUnit:
-        obj = _obj(value, "a current unit")
-        return cls(
-            _str(obj, "id"),
-            _str(obj, "path"),
-            _str(obj, "file_hash"),
-            _str(obj, "content_hash"),
-            _obj(obj.get("provenance"), "'provenance'"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ProposedEntry:
+class ProposedEntry(Record, frozen=True):
     """One unit of the proposal, rendered, with the file replace writes it to."""
 
     id: str
@@ -288,43 +197,12 @@ class ProposedEntry:
     markdown: str
     excerpts: tuple[str, ...]
 
-    def to_json(self) -> JsonObject:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "path": self.path,
-            "content_hash": self.content_hash,
-            "markdown": self.markdown,
-            "excerpts": list(self.excerpts),
-        }
 
-    @classmethod
-    def from_json(cls, value: JsonValue) -> ProposedEntry:
-        obj = _obj(value, "a proposed unit")
-        return cls(
-            _str(obj, "id"),
-            _str(obj, "kind"),
-            _str(obj, "path"),
-            _str(obj, "content_hash"),
-            _str(obj, "markdown"),
-            _strs(obj, "excerpts"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
+class Dropped(Record, frozen=True):
     """A proposed id replace will not write, and why."""
 
     id: str
     reason: DropReason
-
-    def to_json(self) -> JsonObject:
-        return {"id": self.id, "reason": self.reason.value}
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> Dropped:
-        obj = _obj(value, "a dropped unit")
-        return cls(_str(obj, "id"), _enum(DropReason, obj, "reason"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,8 +291,8 @@ class Comparison:
         imported = None
         if "not_imported" in obj:
             imported = ImportExtras(
-                tuple(NotImportedItem.from_json(n) for n in _list(obj, "not_imported")),
-                _int_map(obj, "skipped"),
+                field_of(tuple[NotImportedItem, ...], obj, "not_imported", RecordError),
+                field_of(dict[str, int], obj, "skipped", RecordError),
             )
         return cls(
             revision=_str(obj, "revision"),
@@ -424,13 +302,13 @@ class Comparison:
             content_hash=_str(obj, "content_hash"),
             acquisition=_str(obj, "acquisition"),
             base_hash=_opt_str(obj, "base_hash"),
-            document=DocumentFacts.from_json(obj.get("document")),
-            current=tuple(CurrentUnit.from_json(c) for c in _list(obj, "current")),
-            proposed=tuple(ProposedEntry.from_json(p) for p in _list(obj, "proposed")),
-            review_items=tuple(ReviewItem.from_json(i) for i in _list(obj, "review_items")),
-            retire=_strs(obj, "retire"),
-            dropped=tuple(Dropped.from_json(d) for d in _list(obj, "dropped")),
-            affected_files=_hash_map(obj, "affected_files"),
+            document=field_of(DocumentFacts, obj, "document", RecordError),
+            current=field_of(tuple[CurrentUnit, ...], obj, "current", RecordError),
+            proposed=field_of(tuple[ProposedEntry, ...], obj, "proposed", RecordError),
+            review_items=field_of(tuple[ReviewItem, ...], obj, "review_items", RecordError),
+            retire=field_of(tuple[str, ...], obj, "retire", RecordError),
+            dropped=field_of(tuple[Dropped, ...], obj, "dropped", RecordError),
+            affected_files=field_of(dict[str, str | None], obj, "affected_files", RecordError),
             imported=imported,
         )
 
@@ -444,8 +322,7 @@ class Outcome:
     activation_error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ProposalChanges:
+class ProposalChanges(Record, frozen=True):
     """A comparison's proposal by what replace would do with each id; ``manual`` names the
     changed or retired ids whose unit a curator fixed by hand (provenance ``manual``)."""
 
@@ -461,15 +338,6 @@ class ProposalChanges:
             "changed": len(self.changed),
             "identical": len(self.identical),
             "retired": len(self.retired),
-        }
-
-    def to_json(self) -> JsonObject:
-        return {
-            "added": list(self.added),
-            "changed": list(self.changed),
-            "identical": list(self.identical),
-            "retired": list(self.retired),
-            "manual": list(self.manual),
         }
 
 
@@ -521,27 +389,20 @@ class Decision:
             actor=_str(obj, "actor"),
             at=_str(obj, "at"),
             status=progress,
-            retired=_strs(obj, "retired") if "retired" in obj else (),
+            retired=field_of(tuple[str, ...], obj, "retired", RecordError)
+            if "retired" in obj
+            else (),
             outcome=Outcome(snapshot, _opt_str(obj, "activation_error")) if snapshot else None,
-            excluded=_strs(obj, "excluded") if "excluded" in obj else (),
+            excluded=field_of(tuple[str, ...], obj, "excluded", RecordError)
+            if "excluded" in obj
+            else (),
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Retraction:
+class Retraction(Record, frozen=True):
     note: str
     actor: str
     at: str
-
-    def to_json(self) -> JsonObject:
-        return {"note": self.note, "actor": self.actor, "at": self.at}
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> Retraction | None:
-        if not value:
-            return None
-        obj = _obj(value, "a retraction")
-        return cls(_str(obj, "note"), _str(obj, "actor"), _str(obj, "at"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -599,12 +460,12 @@ class SourceRecord:
             status=_enum(SourceStatus, obj, "status") if "status" in obj else SourceStatus.ACTIVE,
             last_hash=_opt_str(obj, "last_hash"),
             title=_opt_str(obj, "title"),
-            identifier=Identifier.from_json(obj.get("identifier")),
+            identifier=_maybe(Identifier, obj.get("identifier")),
             adopted_hash=_opt_str(obj, "adopted_hash"),
             acknowledged_hash=_opt_str(obj, "acknowledged_hash"),
             comparison=Comparison.from_json(comparison) if comparison else None,
             decision=Decision.from_json(decision) if decision else None,
-            retraction=Retraction.from_json(obj.get("retraction")),
+            retraction=_maybe(Retraction, obj.get("retraction")),
             missing_since=_opt_str(obj, "missing_since"),
         )
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from evidence_tool.errors import EvidenceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import Record
 from evidence_tool.sources.document import Acquired, DocumentMeta, split_units
 from evidence_tool.sources.excerpts import field_excerpts
 from evidence_tool.sources.records import DocumentFacts, NotImportedItem, ReviewCode, ReviewItem
@@ -60,8 +61,10 @@ class Proposal:
             self.review_items.append(item)
 
 
-@dataclass(frozen=True, slots=True)
-class RequestUnit:
+PROTOCOL = 1  # the refiner protocol's version: RefinerRequest's tag
+
+
+class RequestUnit(Record, frozen=True):
     """A live unit from the source, sent to the refiner as context."""
 
     id: str
@@ -69,10 +72,10 @@ class RequestUnit:
     markdown: str
 
 
-@dataclass(frozen=True, slots=True)
-class RefinerRequest:
+class RefinerRequest(Record, frozen=True, tag_field="protocol", tag=PROTOCOL):
     """What a refiner is asked (schemas/refiner-request.schema.json).  An import's request
-    carries only its language: an importer reads files, not a draft."""
+    carries only its language: an importer reads files, not a draft.  Its JSON opens with
+    ``"protocol": 1`` (the tag: a request of another protocol is refused on reading)."""
 
     source_id: str
     locator: str
@@ -82,40 +85,6 @@ class RefinerRequest:
     text: str
     document: DocumentFacts
     current_units: tuple[RequestUnit, ...] = ()
-
-    def to_json(self) -> JsonObject:
-        return {
-            "protocol": PROTOCOL,
-            "source_id": self.source_id,
-            "locator": self.locator,
-            "kind": self.kind,
-            "content_hash": self.content_hash,
-            "language": self.language,
-            "text": self.text,
-            "document": self.document.to_json(),
-            "current_units": [
-                {"id": u.id, "path": u.path, "markdown": u.markdown} for u in self.current_units
-            ],
-        }
-
-    @classmethod
-    def from_json(cls, value: JsonObject) -> RefinerRequest:
-        units = value["current_units"]
-        assert isinstance(units, list)
-        return cls(
-            str(value["source_id"]),
-            str(value["locator"]),
-            str(value["kind"]),
-            str(value["content_hash"]),
-            str(value["language"]),
-            str(value["text"]),
-            DocumentFacts.from_json(value["document"]),
-            tuple(
-                RequestUnit(str(u["id"]), str(u["path"]), str(u["markdown"]))
-                for u in units
-                if isinstance(u, dict)
-            ),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +122,6 @@ class RefinerResponse:
             uid = i.get("unit_id")
             out_items.append((str(i["message"]), uid if isinstance(uid, str) else None))
         return cls(tuple(out_units), tuple(out_items))
-
-
-PROTOCOL = 1
 
 
 def refinement_error(locator: str, why: str) -> EvidenceError:

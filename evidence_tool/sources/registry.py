@@ -159,13 +159,9 @@ def list_sources(archive: LocalEvidenceArchive) -> list[JsonObject]:
     return [s.to_json() for s in source_summaries(archive)]
 
 
-def warning_for(record: SourceRecord | JsonObject) -> str | None:
-    """The retraction warning of a record (or of its JSON summary, as the page holds it)."""
-    if isinstance(record, dict):  # JSON boundary: the review page's summaries
-        retraction = Retraction.from_json(record.get("retraction"))
-        locator = str(record.get("locator"))
-    else:
-        retraction, locator = record.retraction, record.locator
+def warning_for(record: SourceRecord) -> str | None:
+    """The retraction warning of a record."""
+    retraction, locator = record.retraction, record.locator
     if retraction is None:
         return None
     return (

@@ -20,6 +20,15 @@ from evidence_tool.report.model import (
     UnitStatus,
     WrittenReport,
 )
+from evidence_tool.sources.records import (
+    Identifier,
+    Retraction,
+    SourceKind,
+    SourceRecord,
+    SourceStatus,
+)
+from evidence_tool.sources.registry import CitingUnit as SourceCiting
+from evidence_tool.sources.registry import SourceSummary
 from evidence_tool.unit.schemas import load_schema
 
 ENVELOPE = load_schema("cli/envelope.schema.json")
@@ -66,40 +75,43 @@ def test_written_report_refuses_a_wrong_shape() -> None:
             WrittenReport.from_json({**good, key: bad})
 
 
-SUMMARIES = st.fixed_dictionaries(
-    {
-        "source_id": HEX,
-        "locator": TEXT,
-        "kind": st.sampled_from(["fs", "http", "import"]),
-        "status": st.sampled_from(["active", "retracted"]),
-        "title": st.none() | TEXT,
-        "identifier": st.none() | st.fixed_dictionaries({"type": TEXT, "value": TEXT}),
-        "adopted_hash": st.none() | HEX,
-        "acknowledged_hash": st.none() | HEX,
-        "pending_comparison": st.none() | HEX,
-        "suppressed": st.booleans(),
-        "retraction": st.none(),
-        "decision": st.none(),
-        "citing_units": st.lists(
-            st.fixed_dictionaries({"id": TEXT, "as": st.sampled_from(["declaration", "lineage"])}),
-            max_size=3,
-        ),
-    }
+SUMMARIES = st.builds(
+    SourceSummary,
+    st.builds(
+        SourceRecord,
+        source_id=HEX,
+        locator=TEXT,
+        kind=st.sampled_from(SourceKind),
+        first_seen_at=TEXT,
+        status=st.sampled_from(SourceStatus),
+        title=st.none() | TEXT,
+        identifier=st.none() | st.builds(Identifier, TEXT, TEXT),
+        adopted_hash=st.none() | HEX,
+        acknowledged_hash=st.none() | HEX,
+        retraction=st.none() | st.builds(Retraction, TEXT, TEXT, TEXT),
+    ),
+    st.booleans(),
+    st.lists(
+        st.builds(SourceCiting, TEXT, st.sampled_from(["source", "original"]), TEXT),
+        max_size=3,
+    ).map(tuple),
 )
 
 
 @settings(max_examples=60, deadline=None)
-@given(SUMMARIES, st.none() | TEXT)
-def test_source_row_holds_every_field_of_a_source_summary(
-    summary: dict, warning: str | None
-) -> None:  # type: ignore[type-arg]
-    row = SourceRow.of(summary, warning)
-    ident = summary["identifier"]
-    assert row.identifier == ((ident["type"], ident["value"]) if ident else None)
-    assert row.citing_units == tuple(CitingUnit(c["id"], c["as"]) for c in summary["citing_units"])
-    for key in ("source_id", "locator", "kind", "status", "title", "adopted_hash"):
-        assert getattr(row, key) == summary[key]
-    assert (row.suppressed, row.warning) == (summary["suppressed"], warning)
+@given(SUMMARIES)
+def test_source_row_holds_every_field_of_a_source_summary(summary: SourceSummary) -> None:
+    """The page's row is read from the typed summary (no JSON in between)."""
+    row, record = SourceRow.of(summary), summary.record
+    ident = record.identifier
+    assert row.identifier == ((ident.type, ident.value) if ident else None)
+    assert row.citing_units == tuple(CitingUnit(c.id, c.role) for c in summary.citing_units)
+    assert row.status == summary.to_json()["status"]
+    for key in ("source_id", "locator", "title", "adopted_hash", "acknowledged_hash"):
+        assert getattr(row, key) == getattr(record, key)
+    assert row.kind == record.kind.value
+    assert (row.suppressed, row.warning) == (summary.suppressed, summary.warning())
+    assert (row.warning is None) is (record.retraction is None)
 
 
 def test_review_row_names_the_unit_or_who_raised_it() -> None:

@@ -1,0 +1,88 @@
+"""Typed records and their JSON: the one base the library's records derive from.
+
+A record is a frozen ``msgspec.Struct``; its JSON is derived from its fields, in the
+order they are declared, by one serializer instead of a hand-written pair per class:
+
+- ``to_json()`` gives the JSON object (arrays as lists, enums as their values).  A field
+  whose value is ``UNSET`` is left out; a class declared with ``omit_defaults=True``
+  also leaves out every field still at its default.  That is how each record keeps its
+  JSON byte for byte: a key that was written only when set is ``UNSET`` or defaulted, a
+  key that was always written (``null`` included) is a plain field.
+- ``from_json(obj)`` checks a parsed JSON object against the fields' types and builds
+  the record.  A wrong shape raises ``msgspec.ValidationError``: a ``ValueError`` whose
+  message names the field's path (``Expected `str`, got `int` - at `$.staged[0].path```),
+  so the readers of files that map ``ValueError`` to their coded error keep doing so,
+  now with the field named.
+
+Warnings (``errors.EvidenceWarning``, a dataclass every layer uses) are written in
+their own key order (``EvidenceWarning.to_dict``): a record names its warning fields in
+``_warning_fields`` and ``to_json`` writes them that way.
+
+This module is a leaf beside ``jsonvalue``: it imports msgspec (a few ms), so the
+modules that ``tht --help`` loads import it only where they build records.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType, field
+
+if TYPE_CHECKING:
+    from evidence_tool.jsonvalue import JsonObject
+
+__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "field", "field_of", "from_json"]
+
+# A field that holds a JSON object as parsed (a review item, a staged change): checked to
+# be an object, its contents kept as they are.  ``JsonObject`` is a recursive alias that
+# msgspec cannot resolve; this is the same object to the type checker.
+AnyObject = dict[str, Any]
+
+T = TypeVar("T")
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+
+class Record(msgspec.Struct, frozen=True):
+    """A typed record: its JSON is its fields, in order (the module docstring says how).
+
+    A subclass says ``frozen=True`` again (``class X(Record, frozen=True)``): the config is
+    inherited at run time, but mypy reads a subclass without it as a mutable dataclass."""
+
+    _warning_fields: ClassVar[tuple[str, ...]] = ()
+
+    def to_json(self) -> JsonObject:  # JSON boundary: files, HTTP, the --json envelope
+        # Encoded and decoded in C: arrays come back as lists and enums as values, which
+        # ``to_builtins`` would leave as tuples and a walk in Python would make slower.
+        out: JsonObject = _decode(_encode(self))
+        for name in self._warning_fields:
+            out[name] = [w.to_dict() for w in getattr(self, name)]
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value
+        return from_json(cls, data)
+
+
+def from_json(kind: type[T], data: object, error: type[ValueError] | None = None) -> T:
+    """``data`` (a parsed JSON value) as a ``kind`` (a record, a union of records with a
+    tag, a tuple or map of them).  A wrong shape raises ``msgspec.ValidationError`` (a
+    ValueError naming the path), or ``error`` with its message where a package maps its
+    damaged files to its own exception; this is the one place a reader catches it."""
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError as exc:
+        if error is None:
+            raise
+        raise error(str(exc)) from None
+
+
+def field_of(kind: type[T], obj: JsonObject, key: str, error: type[ValueError] | None = None) -> T:
+    """``obj[key]`` as a ``kind`` (None where the key is missing): ``from_json`` with the
+    key named in the message (``'retire': Expected `array`, got `str```)."""
+    try:
+        return msgspec.convert(obj.get(key), kind)
+    except msgspec.ValidationError as exc:
+        raise (error or ValueError)(f"{key!r}: {exc}") from None
