@@ -46,6 +46,7 @@ from evidence_tool.activation.records import (
     SearchResult,
     index_records,
 )
+from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
@@ -323,6 +324,11 @@ class SqliteBackend:
     @property
     def path(self) -> Path:
         return self.layout.cache / INDEX_NAME
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """All four: an index to check, a full build ahead, init's baseline, W702."""
+        return Capabilities(index=self, ahead=self, prepare=self, warnings=self)
 
     def holds(self, snapshot: Snapshot) -> bool:
         """True when the index is this revision's and holds its units, id by content hash.

@@ -10,10 +10,14 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.clock import now
+from evidence_tool.archive.consolidate import consolidate_locked
+from evidence_tool.archive.core import ArchiveCore
 from evidence_tool.archive.derive import item_key, lineage_of, manual
 from evidence_tool.archive.journal import FileChange, Interrupted, current_hash
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.lock import ArchiveLock
+from evidence_tool.archive.port import ActivationPort
 from evidence_tool.archive.records import Declaration, DeletionReason
+from evidence_tool.archive.results import ConsolidateResult
 from evidence_tool.errors import (
     ConflictError,
     EvidenceError,
@@ -46,7 +50,7 @@ def _slug(unit_id: str) -> str:
 class ArchiveEditor:
     """save / remove / restore / review resolve / recover on one archive."""
 
-    def __init__(self, archive: LocalEvidenceArchive) -> None:
+    def __init__(self, archive: ArchiveCore) -> None:
         self.archive = archive
         self.layout = archive.layout
 
@@ -199,7 +203,9 @@ class ArchiveEditor:
                 path=rel,
             )
 
-    def restore(self, unit_id: str, actor: str, activate: Activate | None) -> ConsolidateResult:
+    def restore(
+        self, unit_id: str, actor: str, activate: ActivationPort | None
+    ) -> ConsolidateResult:
         """Bring a deleted unit back from its last snapshot, then consolidate."""
         with self.archive.locked("restore"):
             newest = self.archive.newest_snapshot()
@@ -207,7 +213,7 @@ class ArchiveEditor:
             if record is None and self._restore_pending(unit_id):
                 # An interrupted run of this restore got as far as the pending candidate:
                 # only its activation is left to do.
-                return self.archive.consolidate_locked(actor, activate)
+                return consolidate_locked(self.archive, actor, activate)
             if record is None:
                 deleted = newest.view.deleted_ids() if newest else set()
                 raise UnknownNameError(
@@ -221,7 +227,7 @@ class ArchiveEditor:
             if holder is not None and restoring and holder.file_hash == last.file_hash:
                 # An interrupted run of this restore wrote the file and staged it (journal
                 # replay): only its consolidation is left to do.
-                return self.archive.consolidate_locked(actor, activate)
+                return consolidate_locked(self.archive, actor, activate)
             staged = staging.restoration_change(
                 unit_id, last.content_hash, last.provenance, record.last_revision
             )
@@ -232,7 +238,7 @@ class ArchiveEditor:
                 self._change(
                     "restore", actor, [], {}, staged, event="restored", id=unit_id, path=holder.rel
                 )
-                return self.archive.consolidate_locked(actor, activate)
+                return consolidate_locked(self.archive, actor, activate)
             data = self.archive.objects.get(last.file_hash)
             self._change(
                 "restore",
@@ -244,7 +250,7 @@ class ArchiveEditor:
                 id=unit_id,
                 path=last.path,
             )
-            return self.archive.consolidate_locked(actor, activate)
+            return consolidate_locked(self.archive, actor, activate)
 
     def _restore_pending(self, unit_id: str) -> bool:
         """An earlier run of this restore got past its journal: the newest snapshot holds the
@@ -292,8 +298,6 @@ class ArchiveEditor:
 
     def recover(self, abandon: bool, actor: str) -> list[Interrupted]:
         """Show interrupted journal entries (and their conflicts); abandon them on request."""
-        from evidence_tool.archive.lock import ArchiveLock
-
         with ArchiveLock(self.layout.lock, "recover", self.archive.wait):
             out = []
             for path, entry in self.archive.journal.pending():
