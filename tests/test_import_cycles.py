@@ -53,7 +53,9 @@ def _imports(tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt]]:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 (inner if nested else top).append(node)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                inner.extend(n for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom))
+                inner.extend(
+                    n for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)
+                )
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, nested)
             elif isinstance(node, ast.If | ast.Try | ast.With | ast.For | ast.While):
@@ -113,9 +115,11 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     counter = 0
 
     def pkg(m: str) -> str:
-        return m if (PACKAGE.parent / m.replace(".", "/") / "__init__.py").exists() else m.rsplit(
-            ".", 1
-        )[0]
+        return (
+            m
+            if (PACKAGE.parent / m.replace(".", "/") / "__init__.py").exists()
+            else m.rsplit(".", 1)[0]
+        )
 
     def edges(m: str) -> list[str]:
         # Inside one package only; a package's __init__ belongs to the package it names.

@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.activation.analysis import query_language
+from evidence_tool.activation.dense import FUSION_DEPTH
+from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
+from evidence_tool.activation.fusion import Fusion, fuse
+from evidence_tool.activation.records import IndexRecord, index_records
 from evidence_tool.activation.settings import (
     QDRANT_TIMEOUT_S,
     ActivationSettings,
     activation_settings,
 )
-from evidence_tool.activation.dense import FUSION_DEPTH
-from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
-from evidence_tool.activation.fusion import Fusion, fuse
-from evidence_tool.activation.records import IndexRecord, index_records
 from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot

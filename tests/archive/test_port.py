@@ -80,7 +80,10 @@ def test_a_failing_activation_leaves_the_work_ahead_to_the_backend(consolidated:
     result = LocalEvidenceArchive(consolidated).consolidate(ACTOR, backend)
     assert result.status == "pending_activation"
     assert result.activation_error == "index server gone"
-    assert backend.calls == ["begin written=False", "activate"]  # the activation joined it: no cancel
+    assert backend.calls == [
+        "begin written=False",
+        "activate",
+    ]  # the activation joined it: no cancel
 
 
 def test_a_bare_callable_and_one_with_holds_are_adapted(consolidated: Path) -> None:
