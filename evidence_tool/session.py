@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
         ConsolidateResult,
         LocalEvidenceArchive,
     )
+    from evidence_tool.archive.port import ActivationPort
     from evidence_tool.archive.queries import ArchiveStatus, ShownUnit
     from evidence_tool.catalog.review import CatalogRun, CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
@@ -227,7 +228,7 @@ class Session:
     def actor(self, explicit: str | None = None) -> str:
         return resolve_actor(explicit, self.installation)
 
-    def activation(self) -> Activate | None:
+    def activation(self) -> ActivationPort | None:
         from evidence_tool.activation import backend_for
 
         inst = self.installation
@@ -244,7 +245,8 @@ class Session:
             backend = self.activation()
         except DescriptorError:
             backend = None  # init activates nothing: consolidate reports the descriptor
-        return self.archive.initialize(actor, prepare=getattr(backend, "prepare", None))
+        prepare = backend.capabilities.prepare if backend is not None else None
+        return self.archive.initialize(actor, prepare=prepare.prepare if prepare else None)
 
     def index_drift(self) -> tuple[list[Diagnostic], JsonObject]:
         """E702 per index entry that differs from the active snapshot, and the --json facts."""
@@ -267,8 +269,9 @@ class Session:
         holding evidence/manifest.yaml) converts it to v4 first (SPEC.md 7).  With the
         catalog step configured, the units are checked first, and the snapshot records
         the catalog they were checked against."""
-        from evidence_tool.migrate import consolidate
+        from evidence_tool.archive.port import as_port
 
+        port = as_port(activate)
         step = self.catalog_step()
         if step is not None:
             from evidence_tool.catalog.step import finish, refuse_blocked
@@ -277,10 +280,9 @@ class Session:
         # W151 before any write, so --warnings-as-errors refuses it like the files' warnings.
         missing = self._missing_sources()
         found = [*missing, *(step.warnings if step else [])]
-        result = consolidate(
-            self.archive,
+        result = self._consolidate_migrated(
             actor,
-            activate,
+            port,
             dry_run,
             warnings_as_errors=warnings_as_errors,
             extra_warnings=found,
@@ -291,12 +293,50 @@ class Session:
                 finish(step, self.archive)
             result.catalog = step.summary()
         result.warnings = [*result.warnings, *missing, *(step.warnings if step else [])]
-        if activate is not None and not dry_run:
-            from evidence_tool.activation.sqlite_index import SqliteBackend  # loaded if in use
-
-            if isinstance(activate, SqliteBackend):
-                result.warnings += activate.warnings()  # W702: sqlite-vec installed, not loading
+        reports = port.capabilities.warnings if port is not None and not dry_run else None
+        if reports is not None:
+            result.warnings += reports.warnings()  # W702: sqlite-vec installed, not loading
         return result
+
+    def _consolidate_migrated(
+        self,
+        actor: str,
+        port: ActivationPort | None,
+        dry_run: bool,
+        *,
+        warnings_as_errors: bool,
+        extra_warnings: list[EvidenceWarning],
+        catalog: CatalogRecord | None,
+    ) -> ConsolidateResult:
+        """The archive's consolidate; while the workspace still holds evidence/manifest.yaml
+        (legacy), the migration step runs first and the result reports it (SPEC.md 7)."""
+        from evidence_tool.migrate.reading import has_legacy_manifest
+
+        def plain() -> ConsolidateResult:
+            return self.archive.consolidate(
+                actor,
+                port,
+                dry_run,
+                warnings_as_errors=warnings_as_errors,
+                extra_warnings=extra_warnings,
+                catalog=catalog,
+            )
+
+        if not has_legacy_manifest(self.archive.layout.root):
+            return plain()
+        from evidence_tool.errors import EvidenceError
+        from evidence_tool.migrate.step import migrate_first, planned, with_migration, would_migrate
+
+        migration = migrate_first(self.archive, actor, dry_run)
+        if would_migrate(migration, dry_run):
+            return planned(self.archive, migration)
+        try:
+            result = plain()
+        except EvidenceError as exc:
+            # The conversion stands (it is the baseline); say so next to the validation errors.
+            exc.add_result(migration=migration.to_json())
+            raise
+        return with_migration(result, migration)
 
     def _missing_sources(self) -> list[EvidenceWarning]:
         """W151s; without a source registry no source can be missing, and the sources

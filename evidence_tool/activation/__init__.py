@@ -14,14 +14,22 @@ from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
     from evidence_tool.activation.backends import backend_for
-    from evidence_tool.activation.protocol import Backend, IndexBackend
+    from evidence_tool.activation.protocol import ActivationPort, Backend, IndexBackend
     from evidence_tool.activation.reader import Corpus, open_active_corpus
 
-__all__ = ["Backend", "Corpus", "IndexBackend", "backend_for", "open_active_corpus"]
+__all__ = [
+    "ActivationPort",
+    "Backend",
+    "Corpus",
+    "IndexBackend",
+    "backend_for",
+    "open_active_corpus",
+]
 
 lazy_face(
     __name__,
     {
+        "ActivationPort": "protocol",
         "Backend": "protocol",
         "Corpus": "reader",
         "IndexBackend": "protocol",

@@ -40,6 +40,7 @@ from evidence_tool.activation.fusion import DEFAULT, METHODS, Fusion, Ranking, f
 from evidence_tool.activation.search import searchable_backend
 from evidence_tool.activation.sqlite_index import INDEX_NAME, search_path
 from evidence_tool.archive.local import LocalEvidenceArchive
+from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.embedding import serves
 from evidence_tool.errors import ConflictError, NotReadyError, UsageError
 from evidence_tool.jsonvalue import JsonObject
@@ -147,44 +148,13 @@ def adopt(
             "eval --adopt measures the sqlite index; with the qdrant backend, run eval without "
             "--adopt and write workspace.yaml's retrieval section by hand (docs/retrieval.md)"
         )
-    questions = load_questions(questions_path)
-    newest, active = archive.newest_snapshot(), archive.active_snapshot()
-    if newest is None or active is None:
-        raise NotReadyError(
-            "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
-        )
-    retired = {d.id: Retired.of(d) for d in newest.deletions}
-    known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
-    _check_ids(questions_path, questions, known)
-    scored = [q for q in questions if set(q.expected) - set(retired)]
-    if not scored:
-        raise UsageError(f"{questions_path}: every expected id is retired: nothing to adopt from")
+    scored, retired, active = _scored(archive, questions_path)
     path = layout.cache / INDEX_NAME
     if not path.is_file():
         raise NotReadyError("no search index yet: run 'tht workspace evidence consolidate'")
     dense = _dense(embedding or {}, ["hybrid"], layout.cache / "embeddings")
     wanted = [set(q.expected) - set(retired) for q in scored]
-    lexical = [_ranking(path, q, "bm25", None) for q in scored]
-    figures = {"bm25": _figures([[u for u, _ in r] for r in lexical], wanted, k)}
-    fusions: dict[str, Fusion] = {}
-    model_id = None
-    if dense.embedder is not None:
-        qe = dense.embedder
-        qe.prepare([q.question for q in scored])
-        model_id = qe.model_id
-        semantic = [_ranking(path, q, "dense", qe) for q in scored]
-        figures["dense"] = _figures([[u for u, _ in r] for r in semantic], wanted, k)
-        # As hybrid search does: a question the model does not serve goes by its words.
-        served = [serves(qe, query_language(q.question)) for q in scored]
-        for method in METHODS:
-            for weight in WEIGHTS:
-                f = Fusion(method, weight)
-                fused = [
-                    [u for u, _ in fuse(lx, sm if ok else [], f)]
-                    for lx, sm, ok in zip(lexical, semantic, served, strict=True)
-                ]
-                fusions[_label(f)] = f
-                figures[_label(f)] = _figures(fused, wanted, k)
+    figures, fusions, model_id = _measure(path, scored, wanted, k, dense.embedder)
     label, reason = _choose(figures, fusions)
     fusion = fusions.get(label)
     mode = "hybrid" if fusion else label
@@ -206,6 +176,57 @@ def adopt(
     }
     _write(layout.descriptor, section)
     return Adoption(mode, fusion, figures, reason, section)
+
+
+def _scored(
+    archive: LocalEvidenceArchive, questions_path: str
+) -> tuple[list[Question], dict[str, Retired], Snapshot]:
+    """The questions that score (an expected id not retired), the retired ids and the
+    active snapshot; E2xx for an unknown id, nothing to score, no active revision."""
+    questions = load_questions(questions_path)
+    newest, active = archive.newest_snapshot(), archive.active_snapshot()
+    if newest is None or active is None:
+        raise NotReadyError(
+            "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
+        )
+    retired = {d.id: Retired.of(d) for d in newest.deletions}
+    known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
+    _check_ids(questions_path, questions, known)
+    scored = [q for q in questions if set(q.expected) - set(retired)]
+    if not scored:
+        raise UsageError(f"{questions_path}: every expected id is retired: nothing to adopt from")
+    return scored, retired, active
+
+
+def _measure(
+    path: Path,
+    scored: list[Question],
+    wanted: list[set[str]],
+    k: int,
+    qe: QuestionEmbedder | None,
+) -> tuple[dict[str, Figures], dict[str, Fusion], str | None]:
+    """Each candidate's figures (bm25, and with a model dense and every fusion), the
+    fusions by label, and the model's id."""
+    lexical = [_ranking(path, q, "bm25", None) for q in scored]
+    figures = {"bm25": _figures([[u for u, _ in r] for r in lexical], wanted, k)}
+    fusions: dict[str, Fusion] = {}
+    if qe is None:
+        return figures, fusions, None
+    qe.prepare([q.question for q in scored])
+    semantic = [_ranking(path, q, "dense", qe) for q in scored]
+    figures["dense"] = _figures([[u for u, _ in r] for r in semantic], wanted, k)
+    # As hybrid search does: a question the model does not serve goes by its words.
+    served = [serves(qe, query_language(q.question)) for q in scored]
+    for method in METHODS:
+        for weight in WEIGHTS:
+            f = Fusion(method, weight)
+            fused = [
+                [u for u, _ in fuse(lx, sm if ok else [], f)]
+                for lx, sm, ok in zip(lexical, semantic, served, strict=True)
+            ]
+            fusions[_label(f)] = f
+            figures[_label(f)] = _figures(fused, wanted, k)
+    return figures, fusions, qe.model_id
 
 
 def _ranking(path: Path, q: Question, mode: str, embedder: QuestionEmbedder | None) -> Ranking:

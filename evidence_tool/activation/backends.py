@@ -8,20 +8,36 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from evidence_tool import fsio
 from evidence_tool.activation.cache import write_jsonl
-from evidence_tool.activation.protocol import Backend
+from evidence_tool.activation.settings import (
+    COMMAND_TIMEOUT_S,
+    QDRANT_TIMEOUT_S,
+    ActivationSettings,
+    activation_settings,
+    effective_activation,
+)
+from evidence_tool.archive.port import NONE, ActivationPort, Capabilities
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import ActivationError, DescriptorError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
 if TYPE_CHECKING:
     import subprocess
+
+__all__ = [  # the settings' names stay importable from here (their earlier home)
+    "COMMAND_TIMEOUT_S",
+    "QDRANT_TIMEOUT_S",
+    "ActivationSettings",
+    "CommandBackend",
+    "activation_settings",
+    "backend_for",
+    "effective_activation",
+]
 
 
 class CommandBackend:
@@ -31,6 +47,11 @@ class CommandBackend:
         self.layout = layout
         self.command = command
         self.timeout_s = timeout_s
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """None: the program is the index's keeper, the archive cannot check it."""
+        return NONE
 
     def __call__(self, snapshot: Snapshot) -> None:
         folder = ensure_cache(self.layout) / "corpus"
@@ -93,102 +114,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-COMMAND_TIMEOUT_S = 300
-QDRANT_TIMEOUT_S = 30
-
-
-def effective_activation(settings: JsonObject, layout: Layout) -> JsonObject:
-    """``evidence.activation`` with the defaults each backend applies filled in.
-
-    One place for the defaults, used to build the backend and by ``config show``.
-    JSON boundary: the installation's section as written, every key kept for ``config show``.
-    """
-    out: JsonObject = {"kind": settings.get("kind", "sqlite"), **settings}
-    if out["kind"] == "command":
-        out.setdefault("timeout_s", COMMAND_TIMEOUT_S)
-    elif out["kind"] == "qdrant":
-        out.setdefault("collection", "evidence")
-        if out.get("url"):
-            out.setdefault("timeout_s", QDRANT_TIMEOUT_S)
-        else:
-            out.setdefault("path", str(layout.cache / "qdrant"))
-    return out
-
-
-def _opt_str(value: JsonValue) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _opt_num(value: JsonValue) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-@dataclass(frozen=True, slots=True)
-class ActivationSettings:
-    """``evidence.activation``, read once from the installation (defaults applied)."""
-
-    kind: str = "sqlite"  # none, sqlite, command, qdrant; another is refused by backend_for
-    command: tuple[str, ...] = ()  # kind command: the program and its arguments
-    timeout_s: float | None = None  # command, qdrant server: None is the backend's default
-    collection: str = "evidence"  # qdrant
-    url: str | None = None  # qdrant server; None: local mode in ``path``
-    path: str | None = None  # qdrant local mode
-    api_key_env: str | None = None  # qdrant server: the variable holding the API key
-    embedder: str | None = None  # qdrant: module:factory of the sparse/dense embedder
-
-    @classmethod
-    def from_section(cls, section: JsonObject, layout: Layout) -> ActivationSettings:
-        """The installation's section as written (JSON boundary: the YAML file)."""
-        return cls.from_json(effective_activation(section, layout))
-
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> ActivationSettings:
-        command = raw.get("command")
-        collection = raw.get("collection")
-        return cls(
-            str(raw.get("kind", "sqlite")),
-            tuple(str(c) for c in command) if isinstance(command, list) else (),
-            _opt_num(raw.get("timeout_s")),
-            collection if isinstance(collection, str) and collection else "evidence",
-            _opt_str(raw.get("url")),
-            _opt_str(raw.get("path")),
-            _opt_str(raw.get("api_key_env")),
-            _opt_str(raw.get("embedder")),
-        )
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the section's keys, unset ones left out
-        out: JsonObject = {"kind": self.kind, "collection": self.collection}
-        if self.command:
-            out["command"] = list(self.command)
-        optional: dict[str, str | float | None] = {
-            "timeout_s": self.timeout_s,
-            "url": self.url,
-            "path": self.path,
-            "api_key_env": self.api_key_env,
-            "embedder": self.embedder,
-        }
-        out.update({k: v for k, v in optional.items() if v is not None})
-        return out
-
-    def local_copy(self, path: str) -> ActivationSettings:
-        """These settings for a throw-away local collection at ``path`` (eval --compare)."""
-        return replace(self, url=None, path=path, collection="evidence")
-
-
-def activation_settings(
-    settings: ActivationSettings | JsonObject, layout: Layout
-) -> ActivationSettings:
-    """Typed settings from either form (a caller may still hand the section as written)."""
-    if isinstance(settings, ActivationSettings):
-        return settings
-    return ActivationSettings.from_section(settings, layout)
-
-
 def backend_for(
     settings: ActivationSettings | JsonObject,
     layout: Layout,
     embedding: JsonObject | None = None,
-) -> Backend | None:
+) -> ActivationPort | None:
     """The backend for the installation's ``evidence.activation`` settings (None: ``none``);
     ``embedding`` is the ``evidence.embedding`` section as written (the embedding package
     reads it; dense vectors for the sqlite index)."""

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.activation.analysis import query_language
-from evidence_tool.activation.backends import (
-    QDRANT_TIMEOUT_S,
-    ActivationSettings,
-    activation_settings,
-)
 from evidence_tool.activation.dense import FUSION_DEPTH
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
 from evidence_tool.activation.records import IndexRecord, index_records
+from evidence_tool.activation.settings import (
+    QDRANT_TIMEOUT_S,
+    ActivationSettings,
+    activation_settings,
+)
 from evidence_tool.activation.terms import Embedder, TermEmbedder
+from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
@@ -170,6 +171,11 @@ class QdrantBackend:
         self._client = client
         self.last_written: int | None = None  # points upserted by the last activation
         self.last_deleted: int | None = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """A collection it can check against a snapshot (``holds``)."""
+        return Capabilities(index=self)
 
     @property
     def client(self) -> Any:

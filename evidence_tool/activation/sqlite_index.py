@@ -13,301 +13,83 @@ a question's content words match their inflections, in English and Italian.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
 from evidence_tool.activation import vec
-from evidence_tool.activation.analysis import analyse, query_language, query_terms
 from evidence_tool.activation.dense import (
-    FUSION_DEPTH,
-    delete_vector,
-    index_model,
-    ranked,
     write_vectors,
 )
-from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
-from evidence_tool.activation.fusion import Fusion, fuse
-from evidence_tool.activation.names import NAME_BOOST, named, query_stems
 from evidence_tool.activation.prebuild import Prebuild
-from evidence_tool.activation.records import (
-    Hit,
-    IndexRecord,
-    Scoring,
-    SearchResult,
-    index_records,
+from evidence_tool.activation.sqlite_hits import LexicalRow
+from evidence_tool.activation.sqlite_schema import (
+    _SCHEMA as _SCHEMA,
 )
+from evidence_tool.activation.sqlite_schema import (
+    FORMAT,
+    INDEX_NAME,
+    PREPARED_NAME,
+    RACY_NS,
+    STAMP_NAME,
+    index_entries,
+    index_meta,
+    index_revision,
+    open_readonly,
+)
+from evidence_tool.activation.sqlite_search import (
+    MODES,
+    Filters,
+    SqlArg,
+    resolve_table,
+    search,
+    search_path,
+)
+from evidence_tool.activation.sqlite_search import _bm25_rows as _bm25_rows
+from evidence_tool.activation.sqlite_search import _check_current as _check_current
+from evidence_tool.activation.sqlite_search import _stem_query as _stem_query
+from evidence_tool.activation.sqlite_search import _where as _where
+from evidence_tool.activation.sqlite_write import build_index, update_in_place
+from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
-from evidence_tool.embedding import DenseEmbedder, serves
+from evidence_tool.embedding import DenseEmbedder
 from evidence_tool.embedding.cache import EmbeddingCache
-from evidence_tool.embedding.text import flatten as _flatten
 from evidence_tool.errors import (
     ActivationError,
     EmbeddingError,
     EvidenceError,
     EvidenceWarning,
-    IntegrityError,
-    NotReadyError,
-    UsageError,
 )
-from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
-INDEX_NAME = "index.sqlite"
-SqlArg = str | int  # a bound parameter of the filters' SQL
-# Beside the index: the revision it holds and the file's (size, mtime, ctime, inode) when
-# that was last proven, so a no-op consolidate need not read every row (see holds()).
-STAMP_NAME = "index.sqlite.stamp"
-# The index `init` builds for its baseline, adopted by the activation of that revision.
-PREPARED_NAME = "index.sqlite.prepared"
-RACY_NS = 1_000_000_000  # a stamp taken this soon after the file changed is not trusted
-# Format 2: an fts row shares its unit's rowid and the side tables are indexed by id, so
-# one unit's rows can be replaced without scanning; records hold no revision (the meta
-# row does), so unchanged rows stay valid from one revision to the next.
-# Format 3: the fts columns hold analysed text (stems, no stop words), so an index of
-# format 2 (exact tokens) would be misread by a stemmed query: it is rebuilt, never read.
-FORMAT = "3"
-# "stem" is the index every command builds; "exact" is format 2's analysis (unicode61
-# tokens, AND then OR), kept so that eval can measure what stemming changed.
-_SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE units(id TEXT PRIMARY KEY, kind TEXT NOT NULL, language TEXT NOT NULL,
-                   title TEXT NOT NULL, provenance_kind TEXT NOT NULL,
-                   content_hash TEXT NOT NULL, record TEXT NOT NULL);
-CREATE TABLE unit_purposes(id TEXT NOT NULL, purpose TEXT NOT NULL);
-CREATE INDEX unit_purposes_id ON unit_purposes(id);
-CREATE TABLE unit_tables(id TEXT NOT NULL, tbl TEXT NOT NULL);
-CREATE INDEX unit_tables_id ON unit_tables(id);
-CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, body, applies_to,
-                                    tokenize = 'unicode61 remove_diacritics 2');
-"""
-
-
-def _tables_of(record: IndexRecord) -> set[str]:
-    """Tables a unit is about: applies_to tables and columns, mapping/formula/enum payload."""
-    applies, payload = record.applies_to, record.payload
-    tables = set(_strs(applies.get("tables"))) | set(_strs(payload.get("tables")))
-    columns = _strs(applies.get("columns")) + _strs(payload.get("columns"))
-    column = payload.get("column")
-    if isinstance(column, str):
-        columns.append(column)
-    tables |= {c.rsplit(".", 1)[0] for c in columns if c.count(".") >= 2}
-    return {t.lower() for t in tables}
-
-
-def _strs(value: JsonValue) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-@contextlib.contextmanager
-def open_readonly(
-    path: Path, connect: Callable[..., sqlite3.Connection] = sqlite3.connect
-) -> Iterator[sqlite3.Connection]:
-    """A read-only connection; the path is URI-quoted, so '#', '?' or '%' in it are names."""
-    con = connect(f"file:{quote(str(path))}?mode=ro", uri=True)
-    try:
-        yield con
-    finally:
-        con.close()
-
-
-def _fts_text(text: str, language: str, analyzer: str) -> str:
-    return analyse(text, language) if analyzer == "stem" else text
-
-
-def _insert(con: sqlite3.Connection, r: IndexRecord, analyzer: str = "stem") -> None:
-    lang = r.language
-    cur = con.execute(
-        "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
-        (
-            r.id,
-            r.kind,
-            r.language,
-            r.title,
-            r.provenance_kind,
-            r.content_hash,
-            json.dumps(r.stored(), ensure_ascii=False, sort_keys=True),
-        ),
-    )
-    con.executemany("INSERT INTO unit_purposes VALUES (?,?)", [(r.id, p) for p in r.purposes])
-    con.executemany(
-        "INSERT INTO unit_tables VALUES (?,?)", [(r.id, t) for t in sorted(_tables_of(r))]
-    )
-    con.execute(
-        "INSERT INTO fts(rowid, id, title, body, applies_to) VALUES (?,?,?,?,?)",
-        (
-            cur.lastrowid,
-            r.id,
-            _fts_text(r.title, lang, analyzer),
-            _fts_text("\n".join(_flatten(r.payload)), lang, analyzer),
-            _fts_text(" ".join(_flatten(r.applies_to)), lang, analyzer),
-        ),
-    )
-
-
-# json.dumps(..., ensure_ascii=False, sort_keys=True) builds this encoder at every call.
-_STORED = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
-_BATCH = 512  # rows per executemany: fewer calls, a bounded list (50,000 units fit in memory)
-
-
-def _insert_new(con: sqlite3.Connection, records: Iterable[IndexRecord], analyzer: str) -> None:
-    """``_insert``'s rows for a new file, a batch of units per statement: rowids are
-    given (1, 2, ...: what ``_insert`` gets in an empty file), so fts and units share them."""
-    batch: list[IndexRecord] = []
-    rowid = 0
-    for r in records:
-        batch.append(r)
-        if len(batch) == _BATCH:
-            _insert_batch(con, batch, rowid, analyzer)
-            rowid += len(batch)
-            batch = []
-    _insert_batch(con, batch, rowid, analyzer)
-
-
-def _insert_batch(
-    con: sqlite3.Connection, batch: list[IndexRecord], rowid: int, analyzer: str
-) -> None:
-    units, purposes, tables, fts = [], [], [], []
-    for n, r in enumerate(batch, rowid + 1):
-        lang = r.language
-        units.append(
-            (
-                n,
-                r.id,
-                r.kind,
-                lang,
-                r.title,
-                r.provenance_kind,
-                r.content_hash,
-                _STORED.encode(r.stored()),
-            )
-        )
-        purposes += [(r.id, p) for p in r.purposes]
-        tables += [(r.id, t) for t in sorted(_tables_of(r))]
-        fts.append(
-            (
-                n,
-                r.id,
-                _fts_text(r.title, lang, analyzer),
-                _fts_text("\n".join(_flatten(r.payload)), lang, analyzer),
-                _fts_text(" ".join(_flatten(r.applies_to)), lang, analyzer),
-            )
-        )
-    con.executemany(
-        "INSERT INTO units(rowid, id, kind, language, title, provenance_kind, content_hash, "
-        "record) VALUES (?,?,?,?,?,?,?,?)",
-        units,
-    )
-    con.executemany("INSERT INTO unit_purposes VALUES (?,?)", purposes)
-    con.executemany("INSERT INTO unit_tables VALUES (?,?)", tables)
-    con.executemany("INSERT INTO fts(rowid, id, title, body, applies_to) VALUES (?,?,?,?,?)", fts)
-
-
-def _delete(con: sqlite3.Connection, unit_id: str) -> None:
-    row = con.execute("SELECT rowid FROM units WHERE id = ?", (unit_id,)).fetchone()
-    if row is None:
-        return
-    con.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
-    con.execute("DELETE FROM units WHERE rowid = ?", (row[0],))
-    con.execute("DELETE FROM unit_purposes WHERE id = ?", (unit_id,))
-    con.execute("DELETE FROM unit_tables WHERE id = ?", (unit_id,))
-    delete_vector(con, unit_id)
-
-
-def _stamp(con: sqlite3.Connection, revision: str, analyzer: str = "stem") -> int:
-    n = int(con.execute("SELECT count(*) FROM units").fetchone()[0])
-    con.executemany(
-        "INSERT OR REPLACE INTO meta VALUES (?,?)",
-        # The tool version too: records made by another version are never carried over.
-        [
-            ("revision", revision),
-            ("format", FORMAT),
-            ("tool", __version__),
-            ("units", str(n)),
-            ("analyzer", analyzer),
-        ],
-    )
-    return n
-
-
-def build_index(
-    path: Path, revision: str, records: Iterable[IndexRecord | JsonObject], analyzer: str = "stem"
-) -> int:
-    """Write a complete index for ``revision`` at ``path`` (a new file)."""
-    return _write(path, revision, records, lambda con: con.executescript(_SCHEMA), analyzer)
-
-
-def update_in_place(
-    path: Path,
-    revision: str,
-    drop: set[str],
-    records: Iterable[IndexRecord | JsonObject],
-    finish: Callable[[sqlite3.Connection], object],
-) -> int:
-    """Turn the published index at ``path`` into ``revision``'s in one transaction: the
-    rows of the units ``drop`` names are deleted (``_delete``), ``records`` inserted
-    (``_insert``: every row of one unit), ``finish`` brings the rest along (vectors).
-
-    SQLite's rollback journal makes it all or nothing: readers see the previous revision
-    until the commit, and a process killed halfway leaves a hot journal, which the next
-    activation rolls back (``SqliteBackend._recover``) before it updates again.
-    """
-    # The driver that loads sqlite-vec only for an index that holds vec_units: probing for
-    # it imports numpy, most of what one edit's activation cost over a no-op (issue 20).
-    connect = vec.connect if vec.META_KEY in (index_meta(path) or {}) else sqlite3.connect
-    con = connect(path)
-    con.isolation_level = None
-    try:
-        con.execute("PRAGMA journal_mode=DELETE")
-        con.execute("PRAGMA synchronous=FULL")  # the journal, then the file, reach the disk
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            for unit_id in sorted(drop):
-                _delete(con, unit_id)
-            for r in index_records(records):
-                _insert(con, r)
-            finish(con)
-            n = _stamp(con, revision)
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
-        return n
-    finally:
-        con.close()
-
-
-def _write(
-    path: Path,
-    revision: str,
-    records: Iterable[IndexRecord | JsonObject],
-    start: Callable[[sqlite3.Connection], object],
-    analyzer: str = "stem",
-) -> int:
-    con = sqlite3.connect(path)  # vec_units, if wanted, come after (_embed, vec.connect)
-    try:
-        # No rollback journal: the file is unpublished until complete, and a killed
-        # build must leave nothing but its one temp file (which the next build removes).
-        con.execute("PRAGMA journal_mode=OFF")
-        con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
-        start(con)
-        _insert_new(con, index_records(records), analyzer)
-        n = _stamp(con, revision, analyzer)
-        con.commit()
-        return n
-    finally:
-        con.close()
+# The index's names stay importable from here, the backend's module, as before the split:
+# schema and meta (sqlite_schema), rows (sqlite_write), search (sqlite_search, sqlite_hits).
+__all__ = [
+    "FORMAT",
+    "INDEX_NAME",
+    "MODES",
+    "PREPARED_NAME",
+    "RACY_NS",
+    "STAMP_NAME",
+    "Filters",
+    "LexicalRow",
+    "SqlArg",
+    "SqliteBackend",
+    "build_index",
+    "index_entries",
+    "index_meta",
+    "index_revision",
+    "open_readonly",
+    "resolve_table",
+    "search",
+    "search_path",
+    "update_in_place",
+]
 
 
 class SqliteBackend:
@@ -322,6 +104,11 @@ class SqliteBackend:
     @property
     def path(self) -> Path:
         return self.layout.cache / INDEX_NAME
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """All four: an index to check, a full build ahead, init's baseline, W702."""
+        return Capabilities(index=self, ahead=self, prepare=self, warnings=self)
 
     def holds(self, snapshot: Snapshot) -> bool:
         """True when the index is this revision's and holds its units, id by content hash.
@@ -619,421 +406,3 @@ def _give_up(prebuild: Prebuild) -> None:
     """Stop a build begun ahead and remove its unpublished file."""
     prebuild.cancel()
     fsio.discard_temp(prebuild.tmp)
-
-
-def _pairs(path: Path, sql: str) -> dict[str, str] | None:
-    """Two-column rows of the index as a dict; None if absent or unreadable."""
-    if not path.is_file():
-        return None
-    try:
-        with open_readonly(path) as con:
-            return dict(con.execute(sql).fetchall())
-    except sqlite3.Error:
-        return None
-
-
-def index_meta(path: Path) -> dict[str, str] | None:
-    """The index's meta rows (revision, format, tool, units)."""
-    return _pairs(path, "SELECT key, value FROM meta")
-
-
-def index_revision(path: Path) -> str | None:
-    """The revision the index at ``path`` was built for; None if absent or unreadable."""
-    return (index_meta(path) or {}).get("revision")
-
-
-def index_entries(path: Path) -> dict[str, str] | None:
-    """Unit id -> content hash held by the index; None if absent or unreadable."""
-    return _pairs(path, "SELECT id, content_hash FROM units")
-
-
-@dataclass(frozen=True)
-class LexicalRow:
-    """One BM25 hit: the unit's JSON record, its BM25 (higher is better) and its three
-    FTS columns with the matched words marked by ``\x01...\x02``."""
-
-    record: str
-    bm25: float
-    title: str
-    body: str
-    applies_to: str
-    rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
-
-    @property
-    def marked(self) -> tuple[str, str, str]:
-        return (self.title, self.body, self.applies_to)
-
-
-def _boosted(
-    lexical: dict[str, LexicalRow], query: str, boost: float, revision: str
-) -> dict[str, LexicalRow]:
-    """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
-    question names the unit in full (names.py); best first, ties by id."""
-    best = max((row.bm25 for row in lexical.values()), default=0.0)
-    stems = query_stems(query) if boost else frozenset()
-    out = []
-    for uid, row in lexical.items():
-        base = row.bm25 / best if best > 0 else 0.0
-        bonus = boost if boost and named(_record(row.record, revision), stems) else 0.0
-        out.append((uid, replace(row, rank=base + bonus)))
-    out.sort(key=lambda item: (-item[1].rank, item[0]))
-    return dict(out)
-
-
-@dataclass(frozen=True)
-class Filters:
-    kind: str | None = None
-    purpose: str | None = None
-    language: str | None = None
-    table: str | None = None
-
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def _exact_query(text: str, mode: str) -> str:
-    """Format 2's query: every word, joined by ``mode`` (AND, then OR if none match)."""
-    words = _WORD.findall(text)
-    return f" {mode} ".join(_quoted(w) for w in words)
-
-
-def _quoted(word: str) -> str:
-    return '"' + word.replace('"', '""') + '"'
-
-
-def _stem_query(text: str) -> str:
-    """Any content word, in any analysed language's stem: BM25 weighs the matches, so a
-    unit holding the question's rarer words ranks first (no all-words-first pass)."""
-    groups = query_terms(text)
-    return " OR ".join("(" + " OR ".join(map(_quoted, sorted(g))) + ")" for g in groups)
-
-
-def _where(filters: Filters) -> tuple[list[str], list[SqlArg]]:
-    """SQL conditions and their arguments for the typed filters."""
-    where: list[str] = []
-    args: list[SqlArg] = []
-    if filters.kind:
-        where.append("u.kind = ?")
-        args.append(filters.kind)
-    if filters.language:
-        # BCP 47 tags compare case-insensitively; 'it' also matches 'it-CH'.  No LIKE:
-        # '%' or '_' in the argument must not act as wildcards.
-        lang = filters.language.lower()
-        where.append("(lower(u.language) = ? OR substr(lower(u.language), 1, ?) = ?)")
-        args += [lang, len(lang) + 1, lang + "-"]
-    if filters.purpose:
-        where.append("u.id IN (SELECT id FROM unit_purposes WHERE purpose = ?)")
-        args.append(filters.purpose)
-    if filters.table:
-        where.append("u.id IN (SELECT id FROM unit_tables WHERE tbl = ?)")
-        args.append(filters.table.lower())
-    return where, args
-
-
-def resolve_table(con: sqlite3.Connection, table: str, schemas: tuple[str, ...]) -> str:
-    """The table ``--table`` means: a qualified name as given; an unqualified one as the
-    only table of that name the units name, else the first schema of the search path
-    (``schemas``) that holds it; still several: a usage error naming them."""
-    name = table.lower()
-    if "." in name:
-        return name
-    held = [str(r[0]) for r in con.execute("SELECT DISTINCT tbl FROM unit_tables")]
-    found = sorted(t for t in held if t == name or t.rsplit(".", 1)[-1] == name)
-    if len(found) <= 1:
-        return found[0] if found else name
-    for schema in schemas:
-        if f"{schema.lower()}.{name}" in found:
-            return f"{schema.lower()}.{name}"
-    raise UsageError(
-        f"--table {table} is ambiguous: the units name {', '.join(found)}, and the search path "
-        f"({', '.join(schemas) or 'empty'}) holds none of them: give it as schema.table"
-    )
-
-
-def _check_current(layout: Layout, revision: str, path: Path) -> None:
-    """The index must serve the active revision (or the candidate whose activation is
-    publishing it right now): an index left behind by another backend is never served."""
-    from evidence_tool.archive.state import read_state
-
-    state = read_state(layout.state)
-    if revision not in (state.active, state.pending):
-        raise IntegrityError(
-            f"the search index is for revision {revision[:12]}, but the active revision is "
-            f"{(state.active or 'none')[:12]}: the index is only kept current by the sqlite "
-            "backend; run 'tht workspace evidence consolidate' with it",
-            code="E702",
-            path=str(path),
-        )
-
-
-MODES = ("bm25", "dense", "hybrid")
-
-
-def search_path(
-    path: Path,
-    query: str,
-    filters: Filters,
-    limit: int = 10,
-    mode: str | None = None,
-    embedder: Callable[[], DenseEmbedder | None] | None = None,
-    *,
-    fusion: Fusion = DEFAULT_FUSION,
-    default_mode: str | None = None,
-    schemas: tuple[str, ...] = ("public",),
-    name_boost: float = NAME_BOOST,
-) -> SearchResult:
-    """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
-    holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
-    embedding) or ``hybrid`` (both, each normalised and mixed by ``fusion``).  Without a
-    mode: ``default_mode`` (a workspace's adopted one) when the index can serve it, else
-    hybrid when the index has vectors, else bm25.  The filters are conditions of the
-    ranking SQL itself, so ``limit`` counts only units that pass them; an unqualified
-    ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).  A
-    lexical candidate the question names in full gains ``name_boost`` (names.py; 0: off).
-    ``embedder`` is called only when a dense ranking is needed."""
-    meta = index_meta(path) or {}
-    if meta.get("format") != FORMAT:
-        raise IntegrityError(
-            f"the search index {path} has format {meta.get('format', 'unknown')}, this "
-            f"version reads format {FORMAT}; rebuild it with 'tht workspace evidence consolidate'",
-            code="E702",
-            path=str(path),
-        )
-    if mode is not None and mode not in MODES:
-        raise UsageError(f"unknown search mode '{mode}'; the modes are: {', '.join(MODES)}")
-    analyzer = meta.get("analyzer", "stem")
-    texts = (
-        [_stem_query(query)]
-        if analyzer == "stem"
-        else [_exact_query(query, fts_mode) for fts_mode in ("AND", "OR")]
-    )
-    if not _WORD.search(query):
-        raise UsageError("the query has no words to search for")
-    if not texts[0]:
-        raise UsageError(
-            "the query holds only stop words (such as 'the', 'di', 'what'): "
-            "add the words that name what you look for"
-        )
-    revision = meta.get("revision", "")
-    dense_path: str | None = None  # which dense ranking served: "vec" or "python"
-    # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
-    connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
-    try:
-        with open_readonly(path, connect) as con:
-            if filters.table:
-                filters = replace(filters, table=resolve_table(con, filters.table, schemas))
-            where, args = _where(filters)
-            has_vectors = index_model(con) is not None
-            if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
-                mode = default_mode
-            mode = mode or ("hybrid" if has_vectors else "bm25")
-            # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
-            depth = max(limit, FUSION_DEPTH)
-            lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
-            lexical = _boosted(lexical, query, name_boost, meta.get("revision", ""))
-            dense: list[tuple[str, float]] = []
-            model = _query_model(con, embedder) if mode != "bm25" else None
-            # Hybrid ranks a question its model does not serve by its words alone.
-            if model is not None and (mode == "dense" or serves(model, query_language(query))):
-                dense, dense_path = ranked(con, model.embed([query])[0], where, args, depth)
-            records = _records(con, [uid for uid, _ in dense if uid not in lexical])
-    except vec.errors() as exc:
-        raise IntegrityError(
-            f"the search index {path} is unreadable ({exc}); rebuild it with "
-            "'tht workspace evidence consolidate'",
-            code="E702",
-            path=str(path),
-        ) from None
-    if mode == "bm25":
-        rows = list(lexical.values())[:limit]
-        # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
-        # its raw BM25 values are all near zero although their ratios still rank the hits.
-        best = rows[0].rank if rows else 0.0
-        hits = [_hit(row, best, revision, analyzer) for row in rows]
-    else:
-        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer, fusion)
-    warning = vec.probe().warning() if dense_path else None
-    rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
-    return SearchResult(
-        revision,
-        query,
-        mode,
-        tuple(hits),
-        tuple(rankings),
-        dense_path,
-        (warning,) if warning else (),
-    )
-
-
-def search(
-    layout: Layout,
-    query: str,
-    filters: Filters,
-    limit: int = 10,
-    mode: str | None = None,
-    embedder: Callable[[], DenseEmbedder | None] | None = None,
-    *,
-    fusion: Fusion = DEFAULT_FUSION,
-    default_mode: str | None = None,
-    schemas: tuple[str, ...] = ("public",),
-) -> SearchResult:
-    """Ranked active units of the index (``search_path``), which must serve the active
-    revision."""
-    path = layout.cache / INDEX_NAME
-    if not path.is_file():
-        raise NotReadyError(
-            "no search index yet: run 'tht workspace evidence consolidate' "
-            "with the sqlite backend (the default)"
-        )
-    data = search_path(
-        path,
-        query,
-        filters,
-        limit,
-        mode,
-        embedder,
-        fusion=fusion,
-        default_mode=default_mode,
-        schemas=schemas,
-    )
-    _check_current(layout, data.revision, path)
-    return data
-
-
-def _bm25_rows(
-    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
-) -> dict[str, LexicalRow]:
-    """Unit id -> its BM25 hit, best first; the first of ``texts`` (FTS queries, strictest
-    first) that matches anything."""
-    # highlight() marks the matched words of each column: which fields a hit matched.
-    marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
-    # The k best are chosen first (bm25 alone), and only they are highlighted and read
-    # from units: SQLite computes every selected column of every matching row before it
-    # sorts, and a question's common words match most units (two thirds of the
-    # time of a search at 10,000 units).
-    # The join only when a filter reads units: a lookup per matching row costs as much.
-    best = (
-        "SELECT fts.rowid FROM fts "
-        + ("JOIN units u ON u.id = fts.id " if where else "")
-        + "WHERE fts MATCH ?"
-        + "".join(f" AND {w}" for w in where)
-        + " ORDER BY bm25(fts, 0.0, 4.0, 1.0, 2.0) LIMIT ?"
-    )
-    sql = (
-        f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
-        f"JOIN units u ON u.id = fts.id WHERE fts MATCH ? AND fts.rowid IN ({best}) "
-        "ORDER BY score"
-    )
-    rows: list[tuple[str, str, float, str, str, str]] = []
-    for text in texts:
-        rows = con.execute(sql, [text, text, *args, k]).fetchall()
-        if rows:
-            break
-    # SQLite's bm25() is lower-is-better: negated here, once.
-    return {uid: LexicalRow(rec, -score, t, b, a) for uid, rec, score, t, b, a in rows}
-
-
-def _query_model(
-    con: sqlite3.Connection, embedder: Callable[[], DenseEmbedder | None] | None
-) -> DenseEmbedder:
-    """The installation's embedder, which must be the model that made the index's vectors."""
-    held = index_model(con)
-    if held is None:
-        raise UsageError(
-            "the search index holds no vectors: configure evidence.embedding in the "
-            "installation and run 'tht workspace evidence consolidate', or use --mode bm25"
-        )
-    model = embedder() if embedder else None
-    if model is None or model.model_id != held:
-        raise UsageError(
-            f"the index's vectors were made by {held}, but the installation's "
-            f"evidence.embedding is {model.model_id if model else 'none'}: run "
-            "'tht workspace evidence consolidate' to re-embed, or use --mode bm25"
-        )
-    return model
-
-
-def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        out.update(con.execute(f"SELECT id, record FROM units WHERE id IN ({marks})", chunk))
-    return out
-
-
-def _fused_hits(
-    lexical: dict[str, LexicalRow],
-    dense: list[tuple[str, float]],
-    records: dict[str, str],
-    limit: int,
-    revision: str,
-    mode: str,
-    analyzer: str = "stem",
-    fusion: Fusion = DEFAULT_FUSION,
-) -> list[Hit]:
-    """Hits of a ``dense`` or ``hybrid`` search, each with its BM25 (None: no query word)
-    and cosine similarity.  A dense hit scores its cosine; a hybrid hit its fused score
-    (0..1, ``fusion``): scores that say how close, not where in the list."""
-    similarity = dict(dense)
-    if mode == "dense":
-        order = list(dense)
-    else:
-        order = fuse([(uid, row.rank) for uid, row in lexical.items()], dense, fusion)
-    hits = []
-    for uid, score in order[:limit]:
-        row = lexical.get(uid)
-        marked = row.marked if row else ("", "", "")
-        r = _record(row.record if row else records[uid], revision)
-        cosine = round(similarity[uid], 4) if uid in similarity else None
-        matched = _matched(r, analyzer, *marked)
-        bm25 = row.bm25 if row else None
-        hits.append(Hit.of(r, round(score, 4), matched, Scoring.FUSED, bm25, cosine))
-    return hits
-
-
-def _record(record_json: str, revision: str) -> IndexRecord:
-    """The unit's record as the index stores it, with the revision the index serves."""
-    return IndexRecord({"revision": revision, **json.loads(record_json)})
-
-
-def _hit(row: LexicalRow, best: float, revision: str, analyzer: str = "stem") -> Hit:
-    r = _record(row.record, revision)
-    score = round(row.rank / best, 4) if best > 0 else 0.0
-    return Hit.of(r, score, _matched(r, analyzer, *row.marked), Scoring.BM25, row.bm25)
-
-
-_MARKED = re.compile("\x01(.*?)\x02", re.S)
-
-
-def _holds(text: str, words: set[str]) -> bool:
-    """Does ``text`` hold one of ``words`` as a whole word (``_`` and ``.`` separate)?"""
-    return any(re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", text, re.I) for w in words if w)
-
-
-def _holds_stem(text: str, stems: set[str], language: str) -> bool:
-    """Does ``text``, analysed for ``language``, hold one of ``stems``?"""
-    return not stems.isdisjoint(analyse(text, language).split())
-
-
-def _matched(
-    record: IndexRecord, analyzer: str, title: str, body: str, applies_to: str
-) -> list[str]:
-    """The fields a hit matched: ``title``, payload fields (``rule``, ``sql``, ...) and
-    ``applies_to.*`` lists, named as in the unit's JSON record."""
-    out = ["title"] if "\x01" in title else []
-    lang = record.language
-    holds: Callable[[str, set[str]], bool] = (
-        (lambda text, words: _holds_stem(text, words, lang)) if analyzer == "stem" else _holds
-    )
-    for column, section, prefix in (
-        (body, record.payload, ""),
-        (applies_to, record.applies_to, "applies_to."),
-    ):
-        words = set(_MARKED.findall(column))
-        out += [
-            prefix + key
-            for key, value in section.items()
-            if words and holds("\n".join(_flatten(value)), words)
-        ]
-    return out

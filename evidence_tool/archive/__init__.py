@@ -18,10 +18,13 @@ if TYPE_CHECKING:
         ConsolidateStatus,
         LocalEvidenceArchive,
     )
+    from evidence_tool.archive.port import ActivationPort, Capabilities
     from evidence_tool.archive.snapshot import Snapshot
     from evidence_tool.archive.state import State
 
 __all__ = [
+    "ActivationPort",
+    "Capabilities",
     "ConsolidateResult",
     "ConsolidateStatus",
     "LocalEvidenceArchive",
@@ -33,6 +36,8 @@ __all__ = [
 lazy_face(
     __name__,
     {
+        "ActivationPort": "port",
+        "Capabilities": "port",
         "ConsolidateResult": "local",
         "ConsolidateStatus": "local",
         "LocalEvidenceArchive": "local",

@@ -1,4 +1,4 @@
-"""Revision-checked changes to operator files, through the journal (SPEC.md 5, 5.2-5.4)."""
+"""get / save / remove: revision-checked edits of curated files (SPEC.md 5, 5.2-5.4)."""
 
 from __future__ import annotations
 
@@ -6,21 +6,22 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from evidence_tool import fsio
-from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
+from evidence_tool.archive.change import change_files
 from evidence_tool.archive.clock import now
-from evidence_tool.archive.derive import item_key, lineage_of, manual
+from evidence_tool.archive.core import ArchiveCore
+from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.journal import FileChange, Interrupted, current_hash
-from evidence_tool.archive.local import Activate, ConsolidateResult, LocalEvidenceArchive
+from evidence_tool.archive.port import Activation
 from evidence_tool.archive.records import Declaration, DeletionReason
+from evidence_tool.archive.recover import recover
+from evidence_tool.archive.restore import restore
+from evidence_tool.archive.results import ConsolidateResult
+from evidence_tool.archive.review import resolve_review
 from evidence_tool.errors import (
-    ConflictError,
-    EvidenceError,
     InvalidFilesError,
     PathOutsideError,
     UnknownNameError,
-    UsageError,
 )
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit import Unit, parse_unit, render, validate
@@ -44,9 +45,10 @@ def _slug(unit_id: str) -> str:
 
 
 class ArchiveEditor:
-    """save / remove / restore / review resolve / recover on one archive."""
+    """get / save / remove on one archive; restore, review resolve and recover are their
+    own modules, reached from here too."""
 
-    def __init__(self, archive: LocalEvidenceArchive) -> None:
+    def __init__(self, archive: ArchiveCore) -> None:
         self.archive = archive
         self.layout = archive.layout
 
@@ -100,32 +102,9 @@ class ArchiveEditor:
         staged: JsonObject,
         **event: JsonValue,
     ) -> list[FileChange]:
-        """Check every path against its expected hash, journal, then write (E301 on mismatch).
-
-        The post-image objects and the journal entry are one step: a failure before the
-        entry lands undoes the objects; after it, the next run rolls the change forward.
-        """
-        fsio.begin_step()
-        planned = []
-        for rel, data in changes:
-            target = self.layout.resolve_inside(rel)
-            if not self.layout.inside(target.parent):
-                raise EvidenceError(f"{rel} leaves the workspace", code="E108", path=rel)
-            cur = current_hash(target)
-            if rel in expected and cur != expected[rel]:
-                raise ConflictError(
-                    f"{rel} changed since it was read (expected "
-                    f"{(expected[rel] or 'absent')[:12]}, found {(cur or 'absent')[:12]}); "
-                    "the other edit was kept: read the file again and re-apply your change",
-                    path=rel,
-                )
-            post = self.archive.objects.put(data) if data is not None else None
-            planned.append(FileChange(rel, cur, post))
-        entry_path, entry = self.archive.journal.begin(op, actor, planned, staged)
-        self.archive.journal.apply(entry_path, entry, self.archive.merge_staged)
-        name = event.pop("event", op)
-        eventlog.append(self.layout.log, str(name), actor, **event)
-        return planned
+        """``change_files`` on this archive (change.py): E301 on a changed file, journal
+        first, then the writes."""
+        return change_files(self.archive, op, actor, changes, expected, staged, **event)
 
     def apply_changes(
         self,
@@ -199,114 +178,14 @@ class ArchiveEditor:
                 path=rel,
             )
 
-    def restore(self, unit_id: str, actor: str, activate: Activate | None) -> ConsolidateResult:
-        """Bring a deleted unit back from its last snapshot, then consolidate."""
-        with self.archive.locked("restore"):
-            newest = self.archive.newest_snapshot()
-            record = newest.deletion(unit_id) if newest else None
-            if record is None and self._restore_pending(unit_id):
-                # An interrupted run of this restore got as far as the pending candidate:
-                # only its activation is left to do.
-                return self.archive.consolidate_locked(actor, activate)
-            if record is None:
-                deleted = newest.view.deleted_ids() if newest else set()
-                raise UnknownNameError(
-                    f"'{unit_id}' has no deletion record{did_you_mean(unit_id, deleted)}; "
-                    "'tht workspace evidence log' lists deletions"
-                )
-            holder = next((f for f in self.archive.scan().files if f.unit_id == unit_id), None)
-            last = self.archive.snapshot(record.last_revision).entry(unit_id)
-            assert last is not None
-            restoring = staging.restoration(self.archive.staged(), unit_id)
-            if holder is not None and restoring and holder.file_hash == last.file_hash:
-                # An interrupted run of this restore wrote the file and staged it (journal
-                # replay): only its consolidation is left to do.
-                return self.archive.consolidate_locked(actor, activate)
-            staged = staging.restoration_change(
-                unit_id, last.content_hash, last.provenance, record.last_revision
-            )
-            if holder is not None:
-                # The operator wrote the id into a file again (the way back from an id
-                # changed by mistake, W122, or from E121): that file is the unit restored.
-                # Writing the old file next to it would only end in a duplicate id (E120).
-                self._change(
-                    "restore", actor, [], {}, staged, event="restored", id=unit_id, path=holder.rel
-                )
-                return self.archive.consolidate_locked(actor, activate)
-            data = self.archive.objects.get(last.file_hash)
-            self._change(
-                "restore",
-                actor,
-                [(last.path, data)],
-                {last.path: None},
-                staged,
-                event="restored",
-                id=unit_id,
-                path=last.path,
-            )
-            return self.archive.consolidate_locked(actor, activate)
-
-    def _restore_pending(self, unit_id: str) -> bool:
-        """An earlier run of this restore got past its journal: the newest snapshot holds the
-        unit again, and it is the one the last removal or restore event named restored."""
-        newest = self.archive.newest_snapshot()
-        if newest is None or newest.entry(unit_id) is None:
-            return False
-        state = self.archive.state()
-        if state.pending is not None and state.active is not None:
-            active = self.archive.snapshot(state.active)
-            if active.deletion(unit_id) is not None:
-                return True  # the candidate restoring it waits for activation
-        events = [
-            e["event"]
-            for e in self.archive.events()
-            if e.get("id") == unit_id and e["event"] in ("removed", "restored")
-        ]
-        return bool(events) and events[-1] == "restored"
+    def restore(self, unit_id: str, actor: str, activate: Activation | None) -> ConsolidateResult:
+        """Bring a deleted unit back from its last snapshot, then consolidate (restore.py)."""
+        return restore(self.archive, unit_id, actor, activate)
 
     def resolve_review(self, unit_id: str, note: str, actor: str) -> list[JsonObject]:
-        """Close the open review items of a unit with a note (recorded with the actor)."""
-        if not note.strip():
-            raise UsageError("--note is required: say why the review items are resolved")
-        with self.archive.locked("review resolve"):
-            newest = self.archive.newest_snapshot()
-            entry = newest.entry(unit_id) if newest else None
-            staged = self.archive.staged()
-            items = (entry.review_items if entry else []) + staging.raised_items(staged, unit_id)
-            if not items:
-                raise UnknownNameError(
-                    f"unit '{unit_id}' has no open review items; 'tht workspace evidence "
-                    "status' lists the units that have some"
-                )
-            keys = [item_key(i) for i in items]
-            self.archive.merge_staged(staging.resolution_change(unit_id, note, actor, now(), keys))
-            eventlog.append(
-                self.layout.log,
-                "review resolved",
-                actor,
-                id=unit_id,
-                note=note,
-                items=list[JsonValue](items),
-            )
-            return items
+        """Close the open review items of a unit with a note (review.py)."""
+        return resolve_review(self.archive, unit_id, note, actor)
 
     def recover(self, abandon: bool, actor: str) -> list[Interrupted]:
-        """Show interrupted journal entries (and their conflicts); abandon them on request."""
-        from evidence_tool.archive.lock import ArchiveLock
-
-        with ArchiveLock(self.layout.lock, "recover", self.archive.wait):
-            out = []
-            for path, entry in self.archive.journal.pending():
-                conflicts = self.archive.journal.conflicts(entry)
-                out.append(Interrupted(path.name, entry, tuple(conflicts)))
-                if abandon:
-                    self.archive.journal.abandon(path)
-                    eventlog.append(
-                        self.layout.log,
-                        "journal abandoned",
-                        actor,
-                        entry=path.name,
-                        op=entry.op,
-                        conflicts=list[JsonValue](conflicts),
-                    )
-            return out
+        """Show interrupted journal entries; abandon them on request (recover.py)."""
+        return recover(self.archive, abandon, actor)

@@ -1,8 +1,8 @@
 """Legacy unit versions 1-3 -> v4 (SPEC.md 7, docs/legacy-formats.md).
 
 ``migrate`` converts a workspace and initializes its archive baseline;
-``consolidate`` is the consolidation entry point that migrates a legacy
-workspace first.  Layer: above archive, beside sources and activation, below cli;
+``step`` is the migration the façade (session.py) runs before consolidating a legacy
+workspace.  Layer: above archive, beside sources and activation, below cli;
 it uses gitflow's worktree check (the one sibling edge, see pyproject.toml).
 Names are loaded on first use (``evidence_tool.lazy``): a consolidation without a
 legacy manifest must not load the converter.
@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
-    from evidence_tool.migrate.consolidate import consolidate
     from evidence_tool.migrate.problems import LosslessConversionError, Problem
     from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
     from evidence_tool.migrate.run import MigrationResult, migrate
@@ -25,7 +24,6 @@ __all__ = [
     "LosslessConversionError",
     "MigrationResult",
     "Problem",
-    "consolidate",
     "has_legacy_manifest",
     "migrate",
 ]
@@ -37,7 +35,6 @@ lazy_face(
         "LosslessConversionError": "problems",
         "MigrationResult": "run",
         "Problem": "problems",
-        "consolidate": "consolidate",
         "has_legacy_manifest": "reading",
         "migrate": "run",
     },

@@ -12,7 +12,7 @@ import binascii
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.manifest import ManifestUnit
@@ -37,6 +37,14 @@ OPTIONAL_KEYS: dict[int, tuple[str, ...]] = {
     3: ("provenance", "review_items"),
 }
 V3_METADATA_REQUIRED = ("id", "kind", "language", "purposes")
+
+
+class _Bad(Protocol):
+    """A problem of the file being read, as the one-item list ``read_unit`` returns."""
+
+    def __call__(
+        self, fld: str, reason: str, line: int | None = None, col: int | None = None
+    ) -> list[Problem]: ...
 
 
 @dataclass
@@ -90,6 +98,40 @@ def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]
             f"a v{entry.version} unit lives at {UNITS_DIR}/<kind>/<name>.{ext} with <name> "
             "matching [a-z0-9][a-z0-9._-]*",
         )
+    read = _read_doc(layout, entry, bad)
+    if isinstance(read, list):
+        return read
+    data, doc = read
+    value = doc.value
+    if not isinstance(value, dict):
+        return bad("(file)", "the unit's data must be a YAML mapping", 1, 1)
+    problems = _check_keys(value, doc, entry, rel)
+    if problems:
+        return problems
+    metadata = _metadata(value, doc, entry, bad)
+    if isinstance(metadata, list):
+        return metadata
+    return LegacyUnit(
+        entry,
+        entry.version,
+        rel,
+        shape.group(2),
+        data,
+        doc,
+        metadata,
+        value["title"],
+        value["payload"],
+        value.get("content_hash"),
+        value.get("provenance"),
+        value.get("review_items"),
+    )
+
+
+def _read_doc(
+    layout: Layout, entry: ManifestUnit, bad: _Bad
+) -> tuple[bytes, YamlDoc] | list[Problem]:
+    """The file's bytes and its YAML (v1: the file, v2/v3: the frontmatter)."""
+    rel = entry.path
     data = read_bytes(layout, rel)
     if isinstance(data, str):
         return bad("path", data)
@@ -106,35 +148,20 @@ def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]
         doc = load_yaml(split[0], rel, 1)
     if isinstance(doc, Problem):
         return [Problem(rel, doc.field, doc.reason, entry.id, doc.line, doc.column)]
-    value = doc.value
-    if not isinstance(value, dict):
-        return bad("(file)", "the unit's data must be a YAML mapping", 1, 1)
-    problems = _check_keys(value, doc, entry, rel)
-    if problems:
-        return problems
-    metadata: JsonObject
-    if entry.version == 3:
-        decoded = decode_metadata(value["metadata"])
-        if isinstance(decoded, str):
-            line, col = doc.mark(("metadata",))
-            return bad("metadata", decoded, line, col)
-        metadata = decoded
-    else:
-        metadata = {k: value[k] for k in METADATA_KEYS if k in value}
-    return LegacyUnit(
-        entry,
-        entry.version,
-        rel,
-        shape.group(2),
-        data,
-        doc,
-        metadata,
-        value["title"],
-        value["payload"],
-        value.get("content_hash"),
-        value.get("provenance"),
-        value.get("review_items"),
-    )
+    return data, doc
+
+
+def _metadata(
+    value: dict[str, Any], doc: YamlDoc, entry: ManifestUnit, bad: _Bad
+) -> JsonObject | list[Problem]:
+    """v3 keeps the metadata encoded under one key; v1/v2 at the top level."""
+    if entry.version != 3:
+        return {k: value[k] for k in METADATA_KEYS if k in value}
+    decoded = decode_metadata(value["metadata"])
+    if isinstance(decoded, str):
+        line, col = doc.mark(("metadata",))
+        return bad("metadata", decoded, line, col)
+    return decoded
 
 
 def _check_keys(

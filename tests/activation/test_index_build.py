@@ -117,7 +117,7 @@ def test_a_failed_build_keeps_the_previous_index_and_the_candidate_pending(
 KILLER = textwrap.dedent(
     """
     import os, signal, sqlite3, sys
-    from evidence_tool.activation import backends, sqlite_index
+    from evidence_tool.activation import backends, sqlite_index, sqlite_write
     from evidence_tool.archive.local import LocalEvidenceArchive
 
     real = sqlite_index.build_index
@@ -135,7 +135,7 @@ KILLER = textwrap.dedent(
     sqlite_index.build_index = build_then_die
     def update_then_die(path, revision, drop, records, finish):
         # The in-place update's own transaction, killed before its commit.
-        sqlite_index._stamp = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+        sqlite_write._stamp = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
         return real_update(path, revision, drop, records, finish)
 
     real_update = sqlite_index.update_in_place

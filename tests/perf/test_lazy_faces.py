@@ -43,7 +43,7 @@ def test_importing_a_face_loads_none_of_its_submodules() -> None:
 
 
 def test_a_name_shared_with_its_submodule_is_the_name_whatever_loads_first() -> None:
-    """`sources.refresh`, `sources.decide`, `unit.parse`, `migrate.consolidate`...: the
+    """`sources.refresh`, `sources.decide`, `unit.parse`...: the
     import system binds a loaded submodule to the package's attribute; the face keeps
     the function there, as `from pkg.x import x` in an eager face did."""
     code = (
@@ -68,7 +68,6 @@ def test_a_name_shared_with_its_submodule_is_the_name_whatever_loads_first() -> 
     )
     checked, wrong = _run(code)  # type: ignore[misc]
     assert sorted(checked) == [
-        "migrate.consolidate",
         "sources.decide",
         "sources.refresh",
         "unit.parse",

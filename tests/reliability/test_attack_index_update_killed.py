@@ -81,7 +81,7 @@ def test_one_edited_unit_updates_the_published_index_file_in_place(tmp_path: Pat
 KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from evidence_tool.activation import sqlite_index
+    from evidence_tool.activation import sqlite_index, sqlite_write
     from evidence_tool.archive.local import LocalEvidenceArchive
     from evidence_tool.workspace.layout import Layout
 
@@ -92,8 +92,8 @@ KILLER = textwrap.dedent(
         con.execute("DELETE FROM units WHERE rowid % 2 = 0")  # pages on disk, journal hot
         os.kill(os.getpid(), signal.SIGKILL)
 
-    real_stamp = sqlite_index._stamp
-    sqlite_index._stamp = stamp_then_die
+    real_stamp = sqlite_write._stamp
+    sqlite_write._stamp = stamp_then_die
     root = sys.argv[1]
     backend = sqlite_index.SqliteBackend(Layout.at(root))
     LocalEvidenceArchive(root).consolidate("tester", backend)

@@ -50,6 +50,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ): "SQLite writes the index file itself, into a fresh temp file in .evidence-cache/ "
     "that fsio.publish fsyncs and renames into place; readers open it mode=ro",
     (
+        "evidence_tool/activation/sqlite_write.py",
+        "sqlite3.connect",
+    ): "SQLite writes the index's rows itself: a full build into a fresh temp file that "
+    "fsio.publish fsyncs and renames into place, or an update in one transaction",
+    (
         "evidence_tool/activation/vec.py",
         "sqlite3.connect",
     ): "the index's connection (the driver that loads sqlite-vec when it serves): SQLite "

@@ -121,7 +121,8 @@ class Tracer:
 def install_callbacks(tracer: Tracer) -> None:
     """Route the callbacks the library makes through ``tracer`` (mode docstring): wrapped,
     not replaced, so each still does its work after the tracer saw it."""
-    from evidence_tool.archive.local import LocalEvidenceArchive
+    from evidence_tool.archive import consolidate
+    from evidence_tool.archive.port import as_port
     from evidence_tool.cli import output
 
     def bar(cls: type[output.StderrProgress], min_total: int = 0) -> output.StderrProgress:
@@ -136,16 +137,16 @@ def install_callbacks(tracer: Tracer) -> None:
     output.StderrProgress.for_terminal = classmethod(bar)  # type: ignore[assignment,method-assign]
     output.StderrProgress._draw = traced_draw  # type: ignore[method-assign]
 
-    activate = LocalEvidenceArchive._activate
+    activation = consolidate.activation
 
-    def traced_activate(self: Any, actor: str, candidate: Any, act: Any, result: Any) -> Any:
+    def traced_activate(core: Any, actor: str, candidate: Any, act: Any, result: Any) -> Any:
         def traced(snapshot: Any) -> None:
             tracer.callback("activate")
             act(snapshot)
 
-        return activate(self, actor, candidate, traced, result)
+        return activation(core, actor, candidate, as_port(traced), result)
 
-    LocalEvidenceArchive._activate = traced_activate  # type: ignore[method-assign]
+    consolidate.activation = traced_activate
 
     reporter_for = output.reporter_for
 

@@ -1,0 +1,130 @@
+"""The sqlite index's hits: BM25 rows re-ranked by name, fused with dense ones, and
+the fields each matched."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from evidence_tool.activation.analysis import analyse
+from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
+from evidence_tool.activation.fusion import Fusion, fuse
+from evidence_tool.activation.names import named, query_stems
+from evidence_tool.activation.records import (
+    Hit,
+    IndexRecord,
+    Scoring,
+)
+from evidence_tool.embedding.text import flatten as _flatten
+
+
+@dataclass(frozen=True)
+class LexicalRow:
+    """One BM25 hit: the unit's JSON record, its BM25 (higher is better) and its three
+    FTS columns with the matched words marked by ``\x01...\x02``."""
+
+    record: str
+    bm25: float
+    title: str
+    body: str
+    applies_to: str
+    rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
+
+    @property
+    def marked(self) -> tuple[str, str, str]:
+        return (self.title, self.body, self.applies_to)
+
+
+def _boosted(
+    lexical: dict[str, LexicalRow], query: str, boost: float, revision: str
+) -> dict[str, LexicalRow]:
+    """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
+    question names the unit in full (names.py); best first, ties by id."""
+    best = max((row.bm25 for row in lexical.values()), default=0.0)
+    stems = query_stems(query) if boost else frozenset()
+    out = []
+    for uid, row in lexical.items():
+        base = row.bm25 / best if best > 0 else 0.0
+        bonus = boost if boost and named(_record(row.record, revision), stems) else 0.0
+        out.append((uid, replace(row, rank=base + bonus)))
+    out.sort(key=lambda item: (-item[1].rank, item[0]))
+    return dict(out)
+
+
+def _fused_hits(
+    lexical: dict[str, LexicalRow],
+    dense: list[tuple[str, float]],
+    records: dict[str, str],
+    limit: int,
+    revision: str,
+    mode: str,
+    analyzer: str = "stem",
+    fusion: Fusion = DEFAULT_FUSION,
+) -> list[Hit]:
+    """Hits of a ``dense`` or ``hybrid`` search, each with its BM25 (None: no query word)
+    and cosine similarity.  A dense hit scores its cosine; a hybrid hit its fused score
+    (0..1, ``fusion``): scores that say how close, not where in the list."""
+    similarity = dict(dense)
+    if mode == "dense":
+        order = list(dense)
+    else:
+        order = fuse([(uid, row.rank) for uid, row in lexical.items()], dense, fusion)
+    hits = []
+    for uid, score in order[:limit]:
+        row = lexical.get(uid)
+        marked = row.marked if row else ("", "", "")
+        r = _record(row.record if row else records[uid], revision)
+        cosine = round(similarity[uid], 4) if uid in similarity else None
+        matched = _matched(r, analyzer, *marked)
+        bm25 = row.bm25 if row else None
+        hits.append(Hit.of(r, round(score, 4), matched, Scoring.FUSED, bm25, cosine))
+    return hits
+
+
+def _record(record_json: str, revision: str) -> IndexRecord:
+    """The unit's record as the index stores it, with the revision the index serves."""
+    return IndexRecord({"revision": revision, **json.loads(record_json)})
+
+
+def _hit(row: LexicalRow, best: float, revision: str, analyzer: str = "stem") -> Hit:
+    r = _record(row.record, revision)
+    score = round(row.rank / best, 4) if best > 0 else 0.0
+    return Hit.of(r, score, _matched(r, analyzer, *row.marked), Scoring.BM25, row.bm25)
+
+
+_MARKED = re.compile("\x01(.*?)\x02", re.S)
+
+
+def _holds(text: str, words: set[str]) -> bool:
+    """Does ``text`` hold one of ``words`` as a whole word (``_`` and ``.`` separate)?"""
+    return any(re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", text, re.I) for w in words if w)
+
+
+def _holds_stem(text: str, stems: set[str], language: str) -> bool:
+    """Does ``text``, analysed for ``language``, hold one of ``stems``?"""
+    return not stems.isdisjoint(analyse(text, language).split())
+
+
+def _matched(
+    record: IndexRecord, analyzer: str, title: str, body: str, applies_to: str
+) -> list[str]:
+    """The fields a hit matched: ``title``, payload fields (``rule``, ``sql``, ...) and
+    ``applies_to.*`` lists, named as in the unit's JSON record."""
+    out = ["title"] if "\x01" in title else []
+    lang = record.language
+    holds: Callable[[str, set[str]], bool] = (
+        (lambda text, words: _holds_stem(text, words, lang)) if analyzer == "stem" else _holds
+    )
+    for column, section, prefix in (
+        (body, record.payload, ""),
+        (applies_to, record.applies_to, "applies_to."),
+    ):
+        words = set(_MARKED.findall(column))
+        out += [
+            prefix + key
+            for key, value in section.items()
+            if words and holds("\n".join(_flatten(value)), words)
+        ]
+    return out

@@ -1,0 +1,316 @@
+"""Searching the sqlite index: the query, the filters' SQL, BM25 and dense rankings."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from evidence_tool.activation import vec
+from evidence_tool.activation.analysis import query_language, query_terms
+from evidence_tool.activation.dense import (
+    FUSION_DEPTH,
+    index_model,
+    ranked,
+)
+from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
+from evidence_tool.activation.fusion import Fusion
+from evidence_tool.activation.names import NAME_BOOST
+from evidence_tool.activation.records import (
+    SearchResult,
+)
+from evidence_tool.activation.sqlite_hits import LexicalRow, _boosted, _fused_hits, _hit
+from evidence_tool.activation.sqlite_schema import FORMAT, INDEX_NAME, index_meta, open_readonly
+from evidence_tool.embedding import DenseEmbedder, serves
+from evidence_tool.errors import (
+    IntegrityError,
+    NotReadyError,
+    UsageError,
+)
+from evidence_tool.workspace.layout import Layout
+
+SqlArg = str | int  # a bound parameter of the filters' SQL
+
+
+@dataclass(frozen=True)
+class Filters:
+    kind: str | None = None
+    purpose: str | None = None
+    language: str | None = None
+    table: str | None = None
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _exact_query(text: str, mode: str) -> str:
+    """Format 2's query: every word, joined by ``mode`` (AND, then OR if none match)."""
+    words = _WORD.findall(text)
+    return f" {mode} ".join(_quoted(w) for w in words)
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _stem_query(text: str) -> str:
+    """Any content word, in any analysed language's stem: BM25 weighs the matches, so a
+    unit holding the question's rarer words ranks first (no all-words-first pass)."""
+    groups = query_terms(text)
+    return " OR ".join("(" + " OR ".join(map(_quoted, sorted(g))) + ")" for g in groups)
+
+
+def _where(filters: Filters) -> tuple[list[str], list[SqlArg]]:
+    """SQL conditions and their arguments for the typed filters."""
+    where: list[str] = []
+    args: list[SqlArg] = []
+    if filters.kind:
+        where.append("u.kind = ?")
+        args.append(filters.kind)
+    if filters.language:
+        # BCP 47 tags compare case-insensitively; 'it' also matches 'it-CH'.  No LIKE:
+        # '%' or '_' in the argument must not act as wildcards.
+        lang = filters.language.lower()
+        where.append("(lower(u.language) = ? OR substr(lower(u.language), 1, ?) = ?)")
+        args += [lang, len(lang) + 1, lang + "-"]
+    if filters.purpose:
+        where.append("u.id IN (SELECT id FROM unit_purposes WHERE purpose = ?)")
+        args.append(filters.purpose)
+    if filters.table:
+        where.append("u.id IN (SELECT id FROM unit_tables WHERE tbl = ?)")
+        args.append(filters.table.lower())
+    return where, args
+
+
+def resolve_table(con: sqlite3.Connection, table: str, schemas: tuple[str, ...]) -> str:
+    """The table ``--table`` means: a qualified name as given; an unqualified one as the
+    only table of that name the units name, else the first schema of the search path
+    (``schemas``) that holds it; still several: a usage error naming them."""
+    name = table.lower()
+    if "." in name:
+        return name
+    held = [str(r[0]) for r in con.execute("SELECT DISTINCT tbl FROM unit_tables")]
+    found = sorted(t for t in held if t == name or t.rsplit(".", 1)[-1] == name)
+    if len(found) <= 1:
+        return found[0] if found else name
+    for schema in schemas:
+        if f"{schema.lower()}.{name}" in found:
+            return f"{schema.lower()}.{name}"
+    raise UsageError(
+        f"--table {table} is ambiguous: the units name {', '.join(found)}, and the search path "
+        f"({', '.join(schemas) or 'empty'}) holds none of them: give it as schema.table"
+    )
+
+
+def _check_current(layout: Layout, revision: str, path: Path) -> None:
+    """The index must serve the active revision (or the candidate whose activation is
+    publishing it right now): an index left behind by another backend is never served."""
+    from evidence_tool.archive.state import read_state
+
+    state = read_state(layout.state)
+    if revision not in (state.active, state.pending):
+        raise IntegrityError(
+            f"the search index is for revision {revision[:12]}, but the active revision is "
+            f"{(state.active or 'none')[:12]}: the index is only kept current by the sqlite "
+            "backend; run 'tht workspace evidence consolidate' with it",
+            code="E702",
+            path=str(path),
+        )
+
+
+MODES = ("bm25", "dense", "hybrid")
+
+
+def search_path(
+    path: Path,
+    query: str,
+    filters: Filters,
+    limit: int = 10,
+    mode: str | None = None,
+    embedder: Callable[[], DenseEmbedder | None] | None = None,
+    *,
+    fusion: Fusion = DEFAULT_FUSION,
+    default_mode: str | None = None,
+    schemas: tuple[str, ...] = ("public",),
+    name_boost: float = NAME_BOOST,
+) -> SearchResult:
+    """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
+    holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
+    embedding) or ``hybrid`` (both, each normalised and mixed by ``fusion``).  Without a
+    mode: ``default_mode`` (a workspace's adopted one) when the index can serve it, else
+    hybrid when the index has vectors, else bm25.  The filters are conditions of the
+    ranking SQL itself, so ``limit`` counts only units that pass them; an unqualified
+    ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).  A
+    lexical candidate the question names in full gains ``name_boost`` (names.py; 0: off).
+    ``embedder`` is called only when a dense ranking is needed."""
+    meta = index_meta(path) or {}
+    if meta.get("format") != FORMAT:
+        raise IntegrityError(
+            f"the search index {path} has format {meta.get('format', 'unknown')}, this "
+            f"version reads format {FORMAT}; rebuild it with 'tht workspace evidence consolidate'",
+            code="E702",
+            path=str(path),
+        )
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"unknown search mode '{mode}'; the modes are: {', '.join(MODES)}")
+    analyzer = meta.get("analyzer", "stem")
+    texts = (
+        [_stem_query(query)]
+        if analyzer == "stem"
+        else [_exact_query(query, fts_mode) for fts_mode in ("AND", "OR")]
+    )
+    if not _WORD.search(query):
+        raise UsageError("the query has no words to search for")
+    if not texts[0]:
+        raise UsageError(
+            "the query holds only stop words (such as 'the', 'di', 'what'): "
+            "add the words that name what you look for"
+        )
+    revision = meta.get("revision", "")
+    dense_path: str | None = None  # which dense ranking served: "vec" or "python"
+    # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
+    connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
+    try:
+        with open_readonly(path, connect) as con:
+            if filters.table:
+                filters = replace(filters, table=resolve_table(con, filters.table, schemas))
+            where, args = _where(filters)
+            has_vectors = index_model(con) is not None
+            if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
+                mode = default_mode
+            mode = mode or ("hybrid" if has_vectors else "bm25")
+            # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
+            depth = max(limit, FUSION_DEPTH)
+            lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
+            lexical = _boosted(lexical, query, name_boost, meta.get("revision", ""))
+            dense: list[tuple[str, float]] = []
+            model = _query_model(con, embedder) if mode != "bm25" else None
+            # Hybrid ranks a question its model does not serve by its words alone.
+            if model is not None and (mode == "dense" or serves(model, query_language(query))):
+                dense, dense_path = ranked(con, model.embed([query])[0], where, args, depth)
+            records = _records(con, [uid for uid, _ in dense if uid not in lexical])
+    except vec.errors() as exc:
+        raise IntegrityError(
+            f"the search index {path} is unreadable ({exc}); rebuild it with "
+            "'tht workspace evidence consolidate'",
+            code="E702",
+            path=str(path),
+        ) from None
+    if mode == "bm25":
+        rows = list(lexical.values())[:limit]
+        # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
+        # its raw BM25 values are all near zero although their ratios still rank the hits.
+        best = rows[0].rank if rows else 0.0
+        hits = [_hit(row, best, revision, analyzer) for row in rows]
+    else:
+        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer, fusion)
+    warning = vec.probe().warning() if dense_path else None
+    rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
+    return SearchResult(
+        revision,
+        query,
+        mode,
+        tuple(hits),
+        tuple(rankings),
+        dense_path,
+        (warning,) if warning else (),
+    )
+
+
+def search(
+    layout: Layout,
+    query: str,
+    filters: Filters,
+    limit: int = 10,
+    mode: str | None = None,
+    embedder: Callable[[], DenseEmbedder | None] | None = None,
+    *,
+    fusion: Fusion = DEFAULT_FUSION,
+    default_mode: str | None = None,
+    schemas: tuple[str, ...] = ("public",),
+) -> SearchResult:
+    """Ranked active units of the index (``search_path``), which must serve the active
+    revision."""
+    path = layout.cache / INDEX_NAME
+    if not path.is_file():
+        raise NotReadyError(
+            "no search index yet: run 'tht workspace evidence consolidate' "
+            "with the sqlite backend (the default)"
+        )
+    data = search_path(
+        path,
+        query,
+        filters,
+        limit,
+        mode,
+        embedder,
+        fusion=fusion,
+        default_mode=default_mode,
+        schemas=schemas,
+    )
+    _check_current(layout, data.revision, path)
+    return data
+
+
+def _bm25_rows(
+    con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
+) -> dict[str, LexicalRow]:
+    """Unit id -> its BM25 hit, best first; the first of ``texts`` (FTS queries, strictest
+    first) that matches anything."""
+    # highlight() marks the matched words of each column: which fields a hit matched.
+    marks = ", ".join(f"highlight(fts, {n}, char(1), char(2))" for n in (1, 2, 3))
+    # The k best are chosen first (bm25 alone), and only they are highlighted and read
+    # from units: SQLite computes every selected column of every matching row before it
+    # sorts, and a question's common words match most units (two thirds of the
+    # time of a search at 10,000 units).
+    # The join only when a filter reads units: a lookup per matching row costs as much.
+    best = (
+        "SELECT fts.rowid FROM fts "
+        + ("JOIN units u ON u.id = fts.id " if where else "")
+        + "WHERE fts MATCH ?"
+        + "".join(f" AND {w}" for w in where)
+        + " ORDER BY bm25(fts, 0.0, 4.0, 1.0, 2.0) LIMIT ?"
+    )
+    sql = (
+        f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
+        f"JOIN units u ON u.id = fts.id WHERE fts MATCH ? AND fts.rowid IN ({best}) "
+        "ORDER BY score"
+    )
+    rows: list[tuple[str, str, float, str, str, str]] = []
+    for text in texts:
+        rows = con.execute(sql, [text, text, *args, k]).fetchall()
+        if rows:
+            break
+    # SQLite's bm25() is lower-is-better: negated here, once.
+    return {uid: LexicalRow(rec, -score, t, b, a) for uid, rec, score, t, b, a in rows}
+
+
+def _query_model(
+    con: sqlite3.Connection, embedder: Callable[[], DenseEmbedder | None] | None
+) -> DenseEmbedder:
+    """The installation's embedder, which must be the model that made the index's vectors."""
+    held = index_model(con)
+    if held is None:
+        raise UsageError(
+            "the search index holds no vectors: configure evidence.embedding in the "
+            "installation and run 'tht workspace evidence consolidate', or use --mode bm25"
+        )
+    model = embedder() if embedder else None
+    if model is None or model.model_id != held:
+        raise UsageError(
+            f"the index's vectors were made by {held}, but the installation's "
+            f"evidence.embedding is {model.model_id if model else 'none'}: run "
+            "'tht workspace evidence consolidate' to re-embed, or use --mode bm25"
+        )
+    return model
+
+
+def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(con.execute(f"SELECT id, record FROM units WHERE id IN ({marks})", chunk))
+    return out

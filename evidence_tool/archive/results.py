@@ -1,0 +1,62 @@
+"""What initialize and consolidate report (SPEC.md 5): their status and result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import NamedTuple
+
+from evidence_tool.archive.derive import Changes, changes_json
+from evidence_tool.archive.records import ClosedItem
+from evidence_tool.errors import EvidenceWarning
+from evidence_tool.jsonvalue import JsonObject
+
+
+class CatalogRecord(NamedTuple):
+    """What the catalog step checked against, as a consolidation records it."""
+
+    entry: JsonObject  # the manifest's "catalog" entry: names the fingerprint by its sha256
+    data: bytes  # the fingerprint object's bytes
+    checked: dict[str, str]  # the units it checked (id -> content hash): those recorded
+
+
+class ConsolidateStatus(StrEnum):
+    """What initialize or consolidate did (for a dry run: what it would do)."""
+
+    INITIALIZED = "initialized"
+    ALREADY_INITIALIZED = "already_initialized"
+    UNCHANGED = "unchanged"
+    REINDEXED = "reindexed"  # active revision kept, its missing index rebuilt
+    ACTIVATED = "activated"
+    PENDING_ACTIVATION = "pending_activation"
+    WOULD_ACTIVATE = "would_activate"
+    WOULD_STAY_PENDING = "would_stay_pending"
+    WOULD_MIGRATE = "would_migrate"  # a legacy workspace's dry run: conversion comes first
+
+
+@dataclass
+class ConsolidateResult:
+    status: ConsolidateStatus
+    revision: str
+    previous: str | None
+    changes: Changes
+    wrote: bool
+    dry_run: bool = False
+    activation_error: str | None = None
+    closed_review_items: list[ClosedItem] = field(default_factory=list)
+    warnings: list[EvidenceWarning] = field(default_factory=list)
+    catalog: JsonObject | None = None  # the catalog step's summary, when it ran
+
+    def to_json(self) -> JsonObject:  # JSON boundary: the --json result
+        extra = {"catalog": self.catalog} if self.catalog is not None else {}
+        return {
+            "status": self.status.value,  # a plain str in JSON
+            "revision": self.revision,
+            "previous": self.previous,
+            "changes": changes_json(self.changes),
+            "wrote": self.wrote,
+            "dry_run": self.dry_run,
+            "activation_error": self.activation_error,
+            "closed_review_items": [c.to_json() for c in self.closed_review_items],
+            **extra,
+        }
