@@ -37,7 +37,7 @@ from evidence_tool.activation.dense import (
 )
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
-from evidence_tool.activation.names import NAME_BOOST, named, query_stems
+from evidence_tool.activation.names import NAME_BOOST, Namer
 from evidence_tool.activation.prebuild import Prebuild
 from evidence_tool.activation.records import (
     Hit,
@@ -671,11 +671,11 @@ def _boosted(
     """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
     question names the unit in full (names.py); best first, ties by id."""
     best = max((row.bm25 for row in lexical.values()), default=0.0)
-    stems = query_stems(query) if boost else frozenset()
+    namer = Namer(query, boost)
     out = []
     for uid, row in lexical.items():
         base = row.bm25 / best if best > 0 else 0.0
-        bonus = boost if boost and named(_record(row.record, revision), stems) else 0.0
+        bonus = namer.bonus(_record(row.record, revision)) if boost else 0.0
         out.append((uid, replace(row, rank=base + bonus)))
     out.sort(key=lambda item: (-item[1].rank, item[0]))
     return dict(out)
@@ -901,6 +901,11 @@ def search(
     return data
 
 
+# BM25 column weights: id (not searched), title, fields, applies_to (docs/retrieval.md).
+COLUMN_WEIGHTS = (0.0, 1.0, 1.0, 1.0)
+_WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+
+
 def _bm25_rows(
     con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
 ) -> dict[str, LexicalRow]:
@@ -918,10 +923,10 @@ def _bm25_rows(
         + ("JOIN units u ON u.id = fts.id " if where else "")
         + "WHERE fts MATCH ?"
         + "".join(f" AND {w}" for w in where)
-        + " ORDER BY bm25(fts, 0.0, 4.0, 1.0, 2.0) LIMIT ?"
+        + f" ORDER BY bm25(fts, {_WEIGHTS}) LIMIT ?"
     )
     sql = (
-        f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
+        f"SELECT u.id, u.record, bm25(fts, {_WEIGHTS}) AS score, {marks} FROM fts "
         f"JOIN units u ON u.id = fts.id WHERE fts MATCH ? AND fts.rowid IN ({best}) "
         "ORDER BY score"
     )
