@@ -3,7 +3,7 @@
 Every question is ranked once by BM25 and once by the dense model (``FUSION_DEPTH``
 units each, as hybrid search ranks them); then each candidate is scored on those
 rankings: ``bm25``, ``dense``, and ``hybrid`` with every fusion method and lexical
-weight 0.1 ... 0.9.  The choice never loses to a part on this question set:
+weight 0.1 ... 0.9 (and the built-in one).  The choice never loses to a part on this question set:
 
 1. a hybrid candidate qualifies when it is at least as good as the better of bm25 and
    dense on each of recall@k, MRR and nDCG@k; of those, the one whose smallest margin
@@ -30,11 +30,9 @@ from evidence_tool.activation.dense import FUSION_DEPTH
 from evidence_tool.activation.evaluation import (
     Question,
     QuestionEmbedder,
-    Retired,
-    _check_ids,
     _dense,
     _score,
-    load_questions,
+    question_set,
 )
 from evidence_tool.activation.fusion import DEFAULT, METHODS, Fusion, Ranking, fuse
 from evidence_tool.activation.search import searchable_backend
@@ -51,7 +49,8 @@ from evidence_tool.workspace.descriptor import (
     validate_descriptor,
 )
 
-WEIGHTS = tuple(round(0.1 * n, 1) for n in range(1, 10))
+# 0.1 ... 0.9, and the built-in weight, so the built-in setting is always a candidate.
+WEIGHTS = tuple(sorted({round(0.1 * n, 1) for n in range(1, 10)} | {DEFAULT.weight}))
 DESCRIPTOR = "workspace.yaml"
 SCHEMA = "workspace.schema.json"
 
@@ -150,15 +149,7 @@ def adopt(
             "eval --adopt measures the sqlite index; with the qdrant backend, run eval without "
             "--adopt and write workspace.yaml's retrieval section by hand (docs/retrieval.md)"
         )
-    questions = load_questions(questions_path)
-    newest, active = archive.newest_snapshot(), archive.active_snapshot()
-    if newest is None or active is None:
-        raise NotReadyError(
-            "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
-        )
-    retired = {d.id: Retired.of(d) for d in newest.deletions}
-    known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
-    _check_ids(questions_path, questions, known)
+    questions, revision, retired = question_set(archive, questions_path)
     scored = [q for q in questions if set(q.expected) - set(retired)]
     if not scored:
         raise UsageError(f"{questions_path}: every expected id is retired: nothing to adopt from")
@@ -167,27 +158,7 @@ def adopt(
         raise NotReadyError("no search index yet: run 'tht workspace evidence consolidate'")
     dense = _dense(embedding or {}, ["hybrid"], layout.cache / "embeddings")
     wanted = [set(q.expected) - set(retired) for q in scored]
-    lexical = [_ranking(path, q, "bm25", None) for q in scored]
-    figures = {"bm25": _figures([[u for u, _ in r] for r in lexical], wanted, k)}
-    fusions: dict[str, Fusion] = {}
-    model_id = None
-    if dense.embedder is not None:
-        qe = dense.embedder
-        qe.prepare([q.question for q in scored])
-        model_id = qe.model_id
-        semantic = [_ranking(path, q, "dense", qe) for q in scored]
-        figures["dense"] = _figures([[u for u, _ in r] for r in semantic], wanted, k)
-        # As hybrid search does: a question the model does not serve goes by its words.
-        served = [serves(qe, query_language(q.question)) for q in scored]
-        for method in METHODS:
-            for weight in WEIGHTS:
-                f = Fusion(method, weight)
-                fused = [
-                    [u for u, _ in fuse(lx, sm if ok else [], f)]
-                    for lx, sm, ok in zip(lexical, semantic, served, strict=True)
-                ]
-                fusions[_label(f)] = f
-                figures[_label(f)] = _figures(fused, wanted, k)
+    figures, fusions = _candidates(path, scored, wanted, dense.embedder, k)
     label, reason = _choose(figures, fusions)
     fusion = fusions.get(label)
     mode = "hybrid" if fusion else label
@@ -198,8 +169,8 @@ def adopt(
         "questions": Path(questions_path).name,
         "scored": len(scored),
         "k": k,
-        "model": model_id,
-        "revision": active.revision,
+        "model": dense.embedder.model_id if dense.embedder else None,
+        "revision": revision,
         "reason": reason,
         "figures": {
             name: figures[name].to_json()
@@ -209,6 +180,37 @@ def adopt(
     }
     _write(layout.descriptor, section)
     return Adoption(mode, fusion, figures, reason, section)
+
+
+def _candidates(
+    path: Path,
+    scored: list[Question],
+    wanted: list[set[str]],
+    qe: QuestionEmbedder | None,
+    k: int,
+) -> tuple[dict[str, Figures], dict[str, Fusion]]:
+    """The figures of bm25, of dense and of every fusion (by label) on one ranking of each
+    question per side; dense and the fusions only with a model."""
+    lexical = [_ranking(path, q, "bm25", None) for q in scored]
+    figures = {"bm25": _figures([[u for u, _ in r] for r in lexical], wanted, k)}
+    fusions: dict[str, Fusion] = {}
+    if qe is None:
+        return figures, fusions
+    qe.prepare([q.question for q in scored])
+    semantic = [_ranking(path, q, "dense", qe) for q in scored]
+    figures["dense"] = _figures([[u for u, _ in r] for r in semantic], wanted, k)
+    # As hybrid search does: a question the model does not serve goes by its words.
+    served = [serves(qe, query_language(q.question)) for q in scored]
+    for method in METHODS:
+        for weight in WEIGHTS:
+            f = Fusion(method, weight)
+            fused = [
+                [u for u, _ in fuse(lx, sm if ok else [], f)]
+                for lx, sm, ok in zip(lexical, semantic, served, strict=True)
+            ]
+            fusions[_label(f)] = f
+            figures[_label(f)] = _figures(fused, wanted, k)
+    return figures, fusions
 
 
 def _ranking(path: Path, q: Question, mode: str, embedder: QuestionEmbedder | None) -> Ranking:
