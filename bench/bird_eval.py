@@ -203,6 +203,7 @@ def main() -> None:
     c.add_argument("--model", default=MODEL)
     c.add_argument("--name-boost", type=float, default=None, help="0: the levers off")
     c.add_argument("--literal-boost", type=float, default=None, help="0: that lever off")
+    c.add_argument("--definition-words", type=int, default=None, help="0: that lever off")
     c.add_argument("--weights", default=None, help="BM25 column weights: title,fields,applies_to")
     m = sub.add_parser("measure", help="the docs table's rows from collected rankings")
     m.add_argument("ws", type=Path)
@@ -215,6 +216,10 @@ def main() -> None:
             from evidence_tool.activation import names
 
             names.LITERAL_BOOST = args.literal_boost
+        if args.definition_words is not None:
+            from evidence_tool.activation import names
+
+            names.DEFINITION_WORDS = args.definition_words
         if args.weights:
             from evidence_tool.activation import sqlite_index
 

@@ -26,6 +26,7 @@ from evidence_tool.jsonvalue import JsonValue
 
 NAME_BOOST = 0.25  # chosen on BIRD's tuning split (0.1, 0.25, 0.5, 1.0 measured)
 MIN_CHARS = 3
+DEFINITION_WORDS = 6
 
 
 def _strs(value: JsonValue) -> list[str]:
@@ -47,6 +48,9 @@ def names(record: IndexRecord) -> Iterator[str]:
         + _strs(payload.get("columns"))
     ):
         yield qualified.rsplit(".", 1)[-1]
+    definition = payload.get("definition")
+    if isinstance(definition, str) and len(definition.split()) <= DEFINITION_WORDS:
+        yield definition  # a short definition is the term's other name ("K-12": "grades 1-12")
     column = payload.get("column")
     if isinstance(column, str):
         yield column.rsplit(".", 1)[-1]

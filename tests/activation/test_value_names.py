@@ -1,7 +1,8 @@
 """Values a question says: a unit whose SQL quotes a value the question names
 ("Fresno County" against ``County = 'Fresno'``), or that holds a value the question
 quotes ('mdorf'), gains ``names.LITERAL_BOOST`` on the lexical side (docs/retrieval.md,
-"Schema-aware ranking"); a value that is only part of a word does not."""
+"Schema-aware ranking"); a value that is only part of a word does not.  A glossary
+term's short definition is one of its names ("K-12": "students in grades 1 through 12")."""
 
 from __future__ import annotations
 
@@ -88,3 +89,40 @@ def test_the_literal_boost_lifts_the_unit_that_holds_the_value(tmp_path: Path, t
     assert plain[OTHER] == got[OTHER] == 1.0
     assert got[USER] == pytest.approx(plain[USER] + names.LITERAL_BOOST, abs=2e-4)
     assert COUNTY not in got  # it quotes 'Kern': no word of the question in it
+
+
+def _term(definition: str) -> IndexRecord:
+    return IndexRecord(
+        {
+            "id": "evidence:schools:term.k-12",
+            "title": "K-12",
+            "language": "en",
+            "payload": {"definition": definition, "synonyms": [], "variants": []},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "definition", "expected"),
+    [
+        (
+            "Schools with the most students in grades 1 through 12?",
+            "students in grades 1 through 12",
+            True,
+        ),
+        ("Which districts have the most schools?", "districts", True),
+        ("Students in grade 3 of each school?", "students in grades 1 through 12", False),
+        # A definition longer than DEFINITION_WORDS words is prose, not a name.
+        (
+            "the amount the bank lent to the client for the loan in the year",
+            "the amount the bank lent to the client for the loan in the year",
+            False,
+        ),
+    ],
+)
+def test_a_short_definition_said_in_full_names_its_term(
+    question: str, definition: str, expected: bool
+) -> None:
+    if definition.startswith("the amount"):  # the case must stay past the limit
+        assert len(definition.split()) > names.DEFINITION_WORDS
+    assert names.named(_term(definition), names.query_stems(question)) is expected
