@@ -118,7 +118,10 @@ def literals(record: IndexRecord) -> list[str]:
 def literal_named(record: IndexRecord, question: str, asked: list[str]) -> bool:
     """Does the question say one of the unit's quoted values, or does the unit hold one
     of the question's quoted values (``asked``), as whole words?"""
-    said = _folded_words(question)
+    return _literal_named(record, _folded_words(question), asked)
+
+
+def _literal_named(record: IndexRecord, said: str, asked: list[str]) -> bool:
     if any(f" {lit} " in said for lit in literals(record)):
         return True
     if asked:
@@ -134,15 +137,16 @@ class Namer:
     """The name and value boosts of one question, applied to each lexical candidate."""
 
     def __init__(self, question: str, boost: float) -> None:
-        self.question, self.boost = question, boost
+        self.boost = boost
         self.stems = query_stems(question) if boost else frozenset()
         self.asked = quoted(question)
+        self.said = _folded_words(question)  # once, not once per candidate
 
     def bonus(self, record: IndexRecord) -> float:
         """What ``record`` gains on the scale where the best BM25 hit scores 1."""
         if not self.boost:
             return 0.0
         out = self.boost if named(record, self.stems) else 0.0
-        if LITERAL_BOOST and literal_named(record, self.question, self.asked):
+        if LITERAL_BOOST and _literal_named(record, self.said, self.asked):
             out += LITERAL_BOOST
         return out
