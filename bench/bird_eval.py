@@ -201,7 +201,10 @@ def main() -> None:
     c.add_argument("questions", type=Path)
     c.add_argument("out", type=Path)
     c.add_argument("--model", default=MODEL)
-    c.add_argument("--name-boost", type=float, default=None, help="0: the lever off")
+    c.add_argument("--name-boost", type=float, default=None, help="0: the levers off")
+    c.add_argument("--literal-boost", type=float, default=None, help="0: that lever off")
+    c.add_argument("--definition-words", type=int, default=None, help="0: that lever off")
+    c.add_argument("--weights", default=None, help="BM25 column weights: title,fields,applies_to")
     m = sub.add_parser("measure", help="the docs table's rows from collected rankings")
     m.add_argument("ws", type=Path)
     m.add_argument("rankings", type=Path)
@@ -209,6 +212,18 @@ def main() -> None:
     if args.command == "build":
         build(args.dev, args.out)
     elif args.command == "collect":
+        if args.literal_boost is not None:
+            from evidence_tool.activation import names
+
+            names.LITERAL_BOOST = args.literal_boost
+        if args.definition_words is not None:
+            from evidence_tool.activation import names
+
+            names.DEFINITION_WORDS = args.definition_words
+        if args.weights:
+            from evidence_tool.activation import sqlite_index
+
+            sqlite_index._WEIGHTS = "0.0, " + args.weights
         rows = collect(args.ws, args.questions, args.model, name_boost=args.name_boost)
         args.out.write_text(json.dumps(rows), encoding="utf-8")
         print(f"{len(rows)} questions -> {args.out}")

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evidence_tool.activation.analysis import query_language
-from evidence_tool.activation.fusion import Fusion, fuse
+from evidence_tool.activation.fusion import METHODS, Fusion, fuse
 
 Ranking = list[tuple[str, float]]
 
@@ -66,10 +66,8 @@ def main() -> None:
             "bm25": lambda r: [u for u, _ in r["bm25"]],  # type: ignore[attr-defined]
             "dense": lambda r: [u for u, _ in r["dense"]],  # type: ignore[attr-defined]
         }
-        for method in ("rrf", "minmax", "max", "zscore"):
-            for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
-                if method == "rrf" and w not in (0.5,):
-                    continue
+        for method in METHODS:
+            for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95):
                 f = Fusion(method, w)
                 variants[f"{method} w={w}"] = lambda r, f=f: [  # type: ignore[misc]
                     u for u, _ in fuse(*lists(r), f)

@@ -492,6 +492,44 @@ def _run(
     return Run(label, revision, backend, tuple(out))
 
 
+def question_set(
+    archive: LocalEvidenceArchive, questions_path: str
+) -> tuple[list[Question], str, dict[str, Retired]]:
+    """The questions of ``questions_path``, the active revision and the ids the newest
+    snapshot retired; an expected id the archive never held is E911."""
+    questions = load_questions(questions_path)
+    newest = archive.newest_snapshot()
+    active = archive.active_snapshot()
+    if newest is None or active is None:
+        raise NotReadyError(
+            "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
+        )
+    retired = {d.id: Retired.of(d) for d in newest.deletions}
+    known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
+    _check_ids(questions_path, questions, known)
+    return questions, active.revision, retired
+
+
+def _active_searcher(
+    stack: ExitStack,
+    layout: Any,
+    settings: ActivationSettings,
+    dense: _Dense,
+    fusion: Fusion,
+) -> tuple[Searcher, str | None]:
+    """The searcher of the configured backend's active index."""
+    if settings.kind == "qdrant":
+        return _qdrant_searcher(stack, layout, settings, dense, fusion)
+    from evidence_tool.activation.sqlite_index import INDEX_NAME, _check_current
+
+    return _sqlite_searcher(
+        layout.cache / INDEX_NAME,
+        dense,
+        lambda rev: _check_current(layout, rev, layout.cache / INDEX_NAME),
+        fusion,
+    )
+
+
 def evaluate(
     archive: LocalEvidenceArchive,
     questions_path: str,
@@ -511,16 +549,7 @@ def evaluate(
 
     layout = archive.layout
     settings = searchable_backend(activation or {}, layout)
-    questions = load_questions(questions_path)
-    newest = archive.newest_snapshot()
-    active = archive.active_snapshot()
-    if newest is None or active is None:
-        raise NotReadyError(
-            "no active revision to evaluate: run 'tht workspace evidence consolidate' first"
-        )
-    retired = {d.id: Retired.of(d) for d in newest.deletions}
-    known = {e.id for e in newest.entries()} | {e.id for e in active.entries()} | set(retired)
-    _check_ids(questions_path, questions, known)
+    questions, active_revision, retired = question_set(archive, questions_path)
     chosen = _modes(modes)
     fusion = (
         retrieval if isinstance(retrieval, Retrieval) else Retrieval.from_json(retrieval)
@@ -530,20 +559,10 @@ def evaluate(
     kind = settings.kind
     runs = []
     with ExitStack() as stack:
-        if kind == "qdrant":
-            searcher = _qdrant_searcher(stack, layout, settings, dense, fusion)
-        else:
-            from evidence_tool.activation.sqlite_index import INDEX_NAME, _check_current
-
-            searcher = _sqlite_searcher(
-                layout.cache / INDEX_NAME,
-                dense,
-                lambda rev: _check_current(layout, rev, layout.cache / INDEX_NAME),
-                fusion,
-            )
+        searcher = _active_searcher(stack, layout, settings, dense, fusion)
         runs.append(
             _run(
-                "active", active.revision, kind, searcher, questions, retired, k, chosen, questioner
+                "active", active_revision, kind, searcher, questions, retired, k, chosen, questioner
             )
         )
     if compare is not None:

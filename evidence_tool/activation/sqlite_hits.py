@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from evidence_tool.activation.analysis import analyse
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
-from evidence_tool.activation.names import named, query_stems
+from evidence_tool.activation.names import Namer
 from evidence_tool.activation.records import (
     Hit,
     IndexRecord,
@@ -43,11 +43,11 @@ def _boosted(
     """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
     question names the unit in full (names.py); best first, ties by id."""
     best = max((row.bm25 for row in lexical.values()), default=0.0)
-    stems = query_stems(query) if boost else frozenset()
+    namer = Namer(query, boost)
     out = []
     for uid, row in lexical.items():
         base = row.bm25 / best if best > 0 else 0.0
-        bonus = boost if boost and named(_record(row.record, revision), stems) else 0.0
+        bonus = namer.bonus(_record(row.record, revision)) if boost else 0.0
         out.append((uid, replace(row, rank=base + bonus)))
     out.sort(key=lambda item: (-item[1].rank, item[0]))
     return dict(out)

@@ -41,6 +41,8 @@ from evidence_tool.activation.sqlite_schema import (
     index_revision,
     open_readonly,
 )
+from evidence_tool.activation.sqlite_search import _WEIGHTS as _WEIGHTS
+from evidence_tool.activation.sqlite_search import COLUMN_WEIGHTS as COLUMN_WEIGHTS
 from evidence_tool.activation.sqlite_search import (
     MODES,
     Filters,

@@ -254,6 +254,11 @@ def search(
     return data
 
 
+# BM25 column weights: id (not searched), title, fields, applies_to (docs/retrieval.md).
+COLUMN_WEIGHTS = (0.0, 1.0, 1.0, 1.0)
+_WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+
+
 def _bm25_rows(
     con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
 ) -> dict[str, LexicalRow]:
@@ -271,10 +276,10 @@ def _bm25_rows(
         + ("JOIN units u ON u.id = fts.id " if where else "")
         + "WHERE fts MATCH ?"
         + "".join(f" AND {w}" for w in where)
-        + " ORDER BY bm25(fts, 0.0, 4.0, 1.0, 2.0) LIMIT ?"
+        + f" ORDER BY bm25(fts, {_WEIGHTS}) LIMIT ?"
     )
     sql = (
-        f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "
+        f"SELECT u.id, u.record, bm25(fts, {_WEIGHTS}) AS score, {marks} FROM fts "
         f"JOIN units u ON u.id = fts.id WHERE fts MATCH ? AND fts.rowid IN ({best}) "
         "ORDER BY score"
     )

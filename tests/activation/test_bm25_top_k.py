@@ -21,7 +21,7 @@ def _plain(
     con: sqlite3.Connection, text: str, where: list[str], args: list[str | int], k: int
 ) -> list[tuple[str, float, tuple[str, ...]]]:
     sql = (
-        f"SELECT u.id, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {MARKS} FROM fts "
+        f"SELECT u.id, bm25(fts, {sqlite_index._WEIGHTS}) AS score, {MARKS} FROM fts "
         "JOIN units u ON u.id = fts.id WHERE fts MATCH ?"
         + "".join(f" AND {w}" for w in where)
         + " ORDER BY score, u.id LIMIT ?"
