@@ -17,13 +17,13 @@ from collections import defaultdict
 from typing import Any
 
 from evidence_tool.errors import EvidenceError, SourceError
+from evidence_tool.importers.base import ImportInput, ImportResult, Span
+from evidence_tool.importers.formats import importer_for
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import import_record
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.import_record import Located
 from evidence_tool.sources.import_source import ImportAcquired
-from evidence_tool.sources.importers.base import ImportInput, ImportResult, Span
-from evidence_tool.sources.importers.formats import importer_for
 from evidence_tool.sources.records import NotImportedItem, ReviewCode
 from evidence_tool.sources.refiner import Proposal, ProposedUnit, RefinerRequest, _add_markdown
 from evidence_tool.unit import render

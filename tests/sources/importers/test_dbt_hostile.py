@@ -8,8 +8,8 @@ import pytest
 from dbt_helpers import MiB, read, source_of, write
 
 from evidence_tool.errors import DescriptorError, SourceError
-from evidence_tool.sources.importers.base import ImportInput
-from evidence_tool.sources.importers.dbt import DbtImporter
+from evidence_tool.importers.base import ImportInput
+from evidence_tool.importers.dbt import DbtImporter
 
 PROJECT_YML = "name: hostile\nmodel-paths: [models]\n"
 GOOD_MODEL = "models:\n  - name: rooms\n    description: Rooms of the clinic.\n"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from linear import assert_linear
 
-from evidence_tool.sources.importers import (
+from evidence_tool.importers import (
     bird_descriptions,
     bird_evidence,
     cortex,

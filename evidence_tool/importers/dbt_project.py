@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from evidence_tool.sources.importers.base import ImportInput, ImportResult, NotImported, malformed
-from evidence_tool.sources.importers.dbt import (
+from evidence_tool.importers.base import ImportInput, ImportResult, NotImported, malformed
+from evidence_tool.importers.dbt import (
     DEFAULT_SCHEMA,
     Column,
     EnumTest,
@@ -28,10 +28,10 @@ from evidence_tool.sources.importers.dbt import (
     rest,
     yaml_file,
 )
-from evidence_tool.sources.importers.dbt_docs import DocsBlock
-from evidence_tool.sources.importers.dbt_select import Node, Selection
-from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
-from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode
+from evidence_tool.importers.dbt_docs import DocsBlock
+from evidence_tool.importers.dbt_select import Node, Selection
+from evidence_tool.importers.dbt_semantic import Element, Semantic
+from evidence_tool.importers.dbt_yaml import YamlFile, YNode
 
 _TOP = frozenset({"version", "models", "semantic_models", "metrics"})
 _MODEL = frozenset(

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from evidence_tool.sources.importers.base import SourceFile, malformed
+from evidence_tool.importers.base import SourceFile, malformed
 
 HEADER = (
     "original_column_name",

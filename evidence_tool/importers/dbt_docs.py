@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from evidence_tool.sources.importers.base import Span, malformed
+from evidence_tool.importers.base import Span, malformed
 
 # The tag's argument is taken whole and trimmed by hand: a lazy group before optional
 # blanks backtracks quadratically on a tag left open over a long blank run.

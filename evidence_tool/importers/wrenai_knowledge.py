@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from evidence_tool.sources.importers import markdown_spans as md
-from evidence_tool.sources.importers import yaml_spans
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers import markdown_spans as md
+from evidence_tool.importers import yaml_spans
+from evidence_tool.importers.base import (
     ImportResult,
     NotImported,
     Span,
     element_id,
     malformed,
 )
-from evidence_tool.sources.importers.unit_parts import Units
+from evidence_tool.importers.unit_parts import Units
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
 PREFIX = "wrenai"

@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from evidence_tool.errors import SourceError
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
     NotImported,
@@ -27,7 +26,7 @@ from evidence_tool.sources.importers.base import (
     Span,
     malformed,
 )
-from evidence_tool.sources.importers.dbt import (
+from evidence_tool.importers.dbt import (
     Column,
     EnumTest,
     Model,
@@ -35,14 +34,15 @@ from evidence_tool.sources.importers.dbt import (
     qualify,
     ref_model,
 )
-from evidence_tool.sources.importers.dbt_select import Node, Selection
-from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
-from evidence_tool.sources.importers.json_stream import (
+from evidence_tool.importers.dbt_select import Node, Selection
+from evidence_tool.importers.dbt_semantic import Element, Semantic
+from evidence_tool.importers.json_stream import (
     DuplicateKey,
     duplicate_line,
     duplicate_message,
     loads_unique,
 )
+from evidence_tool.jsonvalue import JsonObject
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)

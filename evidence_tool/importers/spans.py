@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from evidence_tool.sources.importers.base import SourceFile, Span, malformed
-from evidence_tool.sources.importers.json_stream import (
+from evidence_tool.importers.base import SourceFile, Span, malformed
+from evidence_tool.importers.json_stream import (
     DuplicateKey,
     duplicate_line,
     duplicate_message,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from evidence_tool.sources.importers.base import malformed
+from evidence_tool.importers.base import malformed
 
 BOM = b"\xef\xbb\xbf"
 BLOCK = 1 << 20

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from evidence_tool.errors import DescriptorError
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     Imported,
     ImportInput,
     ImportResult,
@@ -26,19 +26,19 @@ from evidence_tool.sources.importers.base import (
     make_unit,
     malformed,
 )
-from evidence_tool.sources.importers.dbt_docs import (
+from evidence_tool.importers.dbt_docs import (
     DocsBlock,
     Rendered,
     docs_blocks,
     meanings,
     render,
 )
-from evidence_tool.sources.importers.dbt_semantic import (
+from evidence_tool.importers.dbt_semantic import (
     Element,
     quote_ident,
     semantic_units,
 )
-from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode, load
+from evidence_tool.importers.dbt_yaml import YamlFile, YNode, load
 from evidence_tool.unit.fields import is_italian
 from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload, MappingPayload
 
@@ -102,13 +102,13 @@ class DbtImporter:
     }
 
     def read(self, source: ImportInput) -> ImportResult:
-        from evidence_tool.sources.importers.dbt_select import Selection
+        from evidence_tool.importers.dbt_select import Selection
 
         result = ImportResult()
         schema = _schema(source)
         selection = Selection.of(source.options, source.key)
         if source.file("dbt_project.yml") is not None:
-            from evidence_tool.sources.importers.dbt_project import read_project
+            from evidence_tool.importers.dbt_project import read_project
 
             models, sem = read_project(source, schema, result, selection)
         else:
@@ -120,7 +120,7 @@ class DbtImporter:
                     "is neither a dbt project (no dbt_project.yml at its top) nor one "
                     "manifest.json; name the project folder or the manifest file",
                 )
-            from evidence_tool.sources.importers.dbt_manifest import read_manifest
+            from evidence_tool.importers.dbt_manifest import read_manifest
 
             models, sem = read_manifest(source, manifests[0], schema, result, selection)
         for model in models:
