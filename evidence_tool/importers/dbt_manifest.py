@@ -24,9 +24,10 @@ from evidence_tool.importers.base import (
     NotImported,
     SourceFile,
     Span,
+    after_bom,
     malformed,
 )
-from evidence_tool.importers.dbt import (
+from evidence_tool.importers.dbt_model import (
     Column,
     EnumTest,
     Model,
@@ -190,7 +191,7 @@ class _Manifest:
 
     def read(self, buf: Any) -> None:
         scan = Scanner(buf, self.shown)
-        start = 3 if bytes(buf[:3]) == b"\xef\xbb\xbf" else 0
+        start = after_bom(bytes(buf[:3]))
         seen_metadata = False
         for key, s, e in scan.members(start):
             if key == "metadata":
