@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -240,15 +239,27 @@ def tht(ws: Path, *args: str) -> dict[str, object]:
 
 def refresh_child(ws: Path, sid: str) -> tuple[float, float, float]:
     """(seconds, CPU seconds, peak RSS in MiB) of one refresh of ``sid`` in a child
-    process.  The CPU time (user + system) is what a busy machine inflates least: compare
-    runs by it when other jobs share the cores."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    process, from that child's own resource usage (``wait4``): RUSAGE_CHILDREN's peak is
+    the largest of every child so far, an earlier format's ``decide`` included.  The CPU
+    time (user + system) is what a busy machine inflates least: compare runs by it when
+    other jobs share the cores."""
+    args = [*THT, "workspace", "evidence", "refresh", "--source-id", sid]
     start = time.perf_counter()
-    tht(ws, "refresh", "--source-id", sid)
+    proc = subprocess.Popen(
+        [*args, "--workspace-root", str(ws), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    out = proc.stdout.read()  # to its end: the child has exited or is exiting
+    proc.stdout.close()
+    _, status, usage = os.wait4(proc.pid, 0)  # reaped here, with its own usage
     seconds = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return seconds, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"tht refresh failed: {out[-2000:]}")
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def prepare(fmt: str, n: int) -> tuple[Path, str, int]:
