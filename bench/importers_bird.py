@@ -121,8 +121,8 @@ def csv_rows(folder: Path, n: int) -> tuple[str, int]:
 
 def child_read(root: str) -> None:
     sys.path.insert(0, str(REPO))
-    from evidence_tool.sources.importers.base import ImportInput, SourceFile
-    from evidence_tool.sources.importers.bird import BirdImporter
+    from evidence_tool.importers.base import ImportInput, SourceFile
+    from evidence_tool.importers.bird import BirdImporter
 
     found = sorted(p for p in Path(root).rglob("*") if p.is_file())
     files = tuple(SourceFile(p.relative_to(root).as_posix(), p, p.stat().st_size) for p in found)

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from evidence_tool import fsio
 from evidence_tool.errors import ConflictError, SourceError, UnknownNameError, UsageError
+from evidence_tool.importers.formats import FORMATS
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.import_source import KIND, check_entry, import_locator, list_files
-from evidence_tool.sources.importers.formats import FORMATS
 from evidence_tool.sources.specs import SourceSpec, specs_of
 from evidence_tool.unit.yaml_strict import YamlProblem, dump, load_unique
 from evidence_tool.workspace.descriptor import (

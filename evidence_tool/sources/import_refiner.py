@@ -17,16 +17,17 @@ from collections import defaultdict
 from typing import Any
 
 from evidence_tool.errors import EvidenceError, SourceError
+from evidence_tool.importers.base import ImportInput, ImportResult, Span
+from evidence_tool.importers.formats import importer_for
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import import_record
 from evidence_tool.sources.document import Acquired
 from evidence_tool.sources.import_record import Located
 from evidence_tool.sources.import_source import ImportAcquired
-from evidence_tool.sources.importers.base import ImportInput, ImportResult, Span
-from evidence_tool.sources.importers.formats import importer_for
 from evidence_tool.sources.records import NotImportedItem, ReviewCode
-from evidence_tool.sources.refiner import Proposal, RefinerRequest, _add_markdown
+from evidence_tool.sources.refiner import Proposal, ProposedUnit, RefinerRequest, _add_markdown
 from evidence_tool.unit import render
+from evidence_tool.unit.roundtrip import renders_back
 
 MISMATCH = "span-mismatch"
 
@@ -178,7 +179,11 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
             proposal.raise_item(ReviewCode.INVALID_UNIT, f"unit from {first}: {exc}", uid)
             continue
         excerpts = list(dict.fromkeys(g.text for g in good))
-        _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid, item.unit)
+        if renders_back(item.unit, markdown):
+            # Known to parse back equal with no error: the typed unit is the parse's result.
+            proposal.units.append(ProposedUnit(item.unit, excerpts, markdown))
+        else:
+            _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid, item.unit)
         cited += good
         for g in good:
             cited_by[g].append(uid)

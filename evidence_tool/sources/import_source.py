@@ -20,10 +20,7 @@ from typing import Any
 
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import DescriptorError, SourceError
-from evidence_tool.sources.candidates import Candidate
-from evidence_tool.sources.document import Acquired
-from evidence_tool.sources.identity import source_id
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     Identity,
     ImportInput,
     SourceFile,
@@ -31,7 +28,10 @@ from evidence_tool.sources.importers.base import (
     identity_of,
     open_no_links,
 )
-from evidence_tool.sources.importers.formats import FORMATS, importer_for
+from evidence_tool.importers.formats import FORMATS, importer_for
+from evidence_tool.sources.candidates import Candidate
+from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy
 from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.unit.hashing import canonical_json

@@ -45,7 +45,12 @@ def _body(proposal: Proposal) -> JsonObject:
     """The proposal as the cache entry holds it (a JSON boundary: the cache file)."""
     body: JsonObject = {
         "units": [
-            {"markdown": render(pu.unit), "excerpts": list(pu.excerpts)} for pu in proposal.units
+            # An import's unit already holds its canonical text: not rendered a second time.
+            {
+                "markdown": pu.markdown if pu.markdown is not None else render(pu.unit),
+                "excerpts": list(pu.excerpts),
+            }
+            for pu in proposal.units
         ],
         "review_items": [i.to_json() for i in proposal.review_items],
     }

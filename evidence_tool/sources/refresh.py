@@ -228,7 +228,11 @@ def _apply(
     at: str,
 ) -> list[SourceLine]:
     """Update the registry in memory: comparisons, missing sources; returns per-source lines."""
-    view = compare.ArchiveView.load(archive)
+    # Only a comparison reads the curated tree: an unchanged refresh answers from the
+    # hashes recorded at the last decision, without scanning the units.
+    view = (
+        compare.ArchiveView.load(archive) if any(r.proposal is not None for r in refined) else None
+    )
     lines = []
     for r in refined:
         record = _record(registry, r.doc, r.meta, at)
@@ -240,6 +244,7 @@ def _apply(
                 SourceLine(record.source_id, r.doc.locator, kind, LineStatus.UNCHANGED, chash)
             )
             continue
+        assert view is not None
         comp = _compared(view, record, r, at)
         registry.sources[record.source_id] = dataclasses.replace(record, comparison=comp)
         lines.append(
@@ -302,9 +307,10 @@ def refresh(
             if comparison and comparison.acquisition == r.doc.raw_hash:
                 store.save_acquisition(layout, r.doc)
         before = layout.sources_json.read_bytes() if layout.sources_json.exists() else None
-        wrote = before != store.render(registry)
+        rendered = store.render(registry)
+        wrote = before != rendered
         if wrote:
-            store.write(layout, registry)
+            store.write(layout, registry, rendered)
             eventlog.append(
                 layout.log,
                 "refreshed",

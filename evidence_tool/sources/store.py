@@ -51,9 +51,12 @@ def _pretty(value: JsonObject) -> bytes:
     return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def write(layout: Layout, registry: Registry) -> None:
+def write(layout: Layout, registry: Registry, rendered: bytes | None = None) -> None:
+    """``rendered``: ``render(registry)`` when the caller has it already (a large comparison
+    takes a second to render)."""
     # The commit point of a refresh: the acquisitions it saved are referenced from here on.
-    fsio.write_atomic(layout.sources_json, render(registry), commit=True)
+    data = rendered if rendered is not None else render(registry)
+    fsio.write_atomic(layout.sources_json, data, commit=True)
 
 
 def acquisition_paths(layout: Layout, sid: str, raw_hash: str) -> tuple[str, str]:

@@ -11,9 +11,9 @@ from typing import Any
 
 from cli_runner import CliResult, invoke
 
+from evidence_tool.importers.base import ImportInput, ImportResult, SourceFile
+from evidence_tool.importers.formats import importer_for
 from evidence_tool.publish.text import as_text
-from evidence_tool.sources.importers.base import ImportInput, ImportResult, SourceFile
-from evidence_tool.sources.importers.formats import importer_for
 from evidence_tool.unit import Unit, render
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from cli_runner import CliResult, tht
 
-from evidence_tool.sources.importers import formats
+from evidence_tool.importers import formats
 
 MARKER = b"quillwort"  # only the outside files hold it
 INSIDE = b"Inside rule one is plain.\n"
@@ -32,7 +32,7 @@ assert len(INSIDE) == len(OUTSIDE)
 
 PLUGIN = '''
 import os
-from evidence_tool.sources.importers.base import Imported, ImportResult, Span, element_id, make_unit
+from evidence_tool.importers.base import Imported, ImportResult, Span, element_id, make_unit
 from evidence_tool.unit.model import DomainPayload
 
 

@@ -84,7 +84,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ): "the warehouse's SQLite files opened mode=ro (URI) to EXPLAIN the examples, with an "
     "authorizer that allows reading only; or an empty in-memory database",
     (
-        "evidence_tool/sources/importers/base.py",
+        "evidence_tool/importers/base.py",
         "os.open",
     ): "import files opened O_RDONLY | O_NOFOLLOW one path component at a time (issue 27 "
     "G3): a read that follows no link, never a write",

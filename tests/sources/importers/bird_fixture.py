@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evidence_tool.sources.importers.base import ImportInput, SourceFile
+from evidence_tool.importers.base import ImportInput, SourceFile
 
 BOM = "\ufeff"
 HEADER = "original_column_name,column_name,column_description,data_format,value_description"

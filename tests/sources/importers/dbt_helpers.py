@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from evidence_tool.sources.importers.base import Imported, ImportInput, ImportResult, SourceFile
-from evidence_tool.sources.importers.dbt import DbtImporter
+from evidence_tool.importers.base import Imported, ImportInput, ImportResult, SourceFile
+from evidence_tool.importers.dbt import DbtImporter
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "fixtures" / "imports" / "dbt"

@@ -11,7 +11,7 @@ import bird_fixture as bf
 import pytest
 
 from evidence_tool.errors import DescriptorError, EvidenceError
-from evidence_tool.sources.importers.bird import BirdImporter
+from evidence_tool.importers.bird import BirdImporter
 
 VESSELS = "dev_databases/harbor/database_description/vessels.csv"
 PETS = "clinic/database_description/pets.csv"

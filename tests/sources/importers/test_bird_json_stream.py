@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from evidence_tool.sources.importers import json_stream
-from evidence_tool.sources.importers.json_stream import array_records, string_member
+from evidence_tool.importers import json_stream
+from evidence_tool.importers.json_stream import array_records, string_member
 
 RECORDS = [
     {"question_id": 3, "evidence": "a \"quoted\" \\ back\\slash; b = 'x}'", "SQL": "SELECT '{'"},

@@ -10,9 +10,9 @@ from typing import Any
 import bird_fixture as bf
 import pytest
 
-from evidence_tool.sources.importers.base import ImportResult
-from evidence_tool.sources.importers.bird import BirdImporter
-from evidence_tool.sources.importers.formats import importer_for
+from evidence_tool.importers.base import ImportResult
+from evidence_tool.importers.bird import BirdImporter
+from evidence_tool.importers.formats import importer_for
 from evidence_tool.unit import parse, render
 from evidence_tool.unit.model import EnumPayload, ExamplePayload, FormulaPayload, GlossaryPayload
 

@@ -8,8 +8,8 @@ import pytest
 from dbt_helpers import MiB, read, source_of, write
 
 from evidence_tool.errors import DescriptorError, SourceError
-from evidence_tool.sources.importers.base import ImportInput
-from evidence_tool.sources.importers.dbt import DbtImporter
+from evidence_tool.importers.base import ImportInput
+from evidence_tool.importers.dbt import DbtImporter
 
 PROJECT_YML = "name: hostile\nmodel-paths: [models]\n"
 GOOD_MODEL = "models:\n  - name: rooms\n    description: Rooms of the clinic.\n"
@@ -254,3 +254,14 @@ def test_neither_project_nor_manifest_names_the_source_folder(tmp_path: Path) ->
     with pytest.raises(SourceError) as caught:
         DbtImporter().read(source)
     assert caught.value.code == "E504" and caught.value.path == "imports/x"
+
+
+def test_a_bad_byte_in_a_docs_file_with_a_bom_is_named_on_its_own_line() -> None:
+    """The BOM is not counted into the position: the line named is the bad byte's."""
+    from evidence_tool.importers.dbt_docs import docs_blocks
+
+    raw = b"\xef\xbb\xbf{% docs a %}\nok\n\xff{% enddocs %}\n"
+    with pytest.raises(SourceError) as caught:
+        docs_blocks("models/docs.md", "imports/dbt/models/docs.md", raw)
+    assert caught.value.code == "E504"
+    assert "imports/dbt/models/docs.md:3" in str(caught.value)

@@ -10,7 +10,7 @@ import pytest
 from dbt_helpers import MANIFEST, MiB, assert_spans_exact, by_id, read
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.importers.base import ImportResult
+from evidence_tool.importers.base import ImportResult
 from evidence_tool.unit.model import EnumPayload, FormulaPayload, GlossaryPayload, MappingPayload
 
 FORMULAS = {

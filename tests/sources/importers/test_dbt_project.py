@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dbt_helpers import PROJECT, assert_spans_exact, by_id, copy_project, read, write
 
-from evidence_tool.sources.importers.base import ImportResult
+from evidence_tool.importers.base import ImportResult
 from evidence_tool.unit import parse_unit, render
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.model import (

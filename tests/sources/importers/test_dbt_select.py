@@ -15,7 +15,7 @@ from dbt_helpers import MANIFEST, read
 from shop_project import write_shop
 
 from evidence_tool.errors import DescriptorError
-from evidence_tool.sources.importers.base import ImportResult
+from evidence_tool.importers.base import ImportResult
 
 
 def _models(result: ImportResult) -> set[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from wren_cortex_fixtures import CORTEX_MODEL, run, write_tree
 
-from evidence_tool.sources.importers.base import element_id, slug
+from evidence_tool.importers.base import element_id, slug
 
 NAMES = ["Città di Zürich", "Ärzte-Übersicht", "São Tomé façade", "Ώmega ratio 2"]
 

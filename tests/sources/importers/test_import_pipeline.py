@@ -13,10 +13,10 @@ from cli_runner import tht
 from import_helpers import add, comparison, error_of, refresh_one, replace, sid_of, write
 from source_helpers import tree_state
 
-from evidence_tool.sources.importers import formats
+from evidence_tool.importers import formats
 
 PLUGIN = '''
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     Imported, ImportResult, Span, element_id, make_unit, NotImported,
 )
 from evidence_tool.unit.model import DomainPayload, GlossaryPayload

@@ -18,8 +18,8 @@ from dbt_helpers import MANIFEST
 from linear import assert_linear
 from wren_cortex_fixtures import WREN_PROJECT, source_input, write_tree
 
-from evidence_tool.sources.importers.base import ImportInput
-from evidence_tool.sources.importers.formats import importer_for
+from evidence_tool.importers.base import ImportInput
+from evidence_tool.importers.formats import importer_for
 
 
 def _dbt(n: int) -> dict[str, str]:
@@ -156,6 +156,6 @@ def test_each_format_reads_a_hostile_project_in_linear_time(fmt: str, tmp_path: 
 
 
 def test_every_format_has_a_case() -> None:
-    from evidence_tool.sources.importers.formats import FORMATS
+    from evidence_tool.importers.formats import FORMATS
 
     assert {f.split("-")[0] for f in PROJECTS} == set(FORMATS) and len(PROJECTS) == 6

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from linear import assert_linear
 
-from evidence_tool.sources.importers import (
+from evidence_tool.importers import (
     bird_descriptions,
     bird_evidence,
     cortex,
-    dbt,
     dbt_docs,
+    dbt_model,
     markdown_spans,
     wrenai_names,
 )
@@ -72,7 +72,7 @@ CASES: dict[str, tuple[Callable[[Any], object], Callable[[int], Any], int]] = {
         1000,
     ),
     "dbt ref()": (
-        lambda text: dbt.ref_model(text),
+        lambda text: dbt_model.ref_model(text),
         lambda n: "ref('m', v=" + " " * n + ")" + " " * n + "!",
         300,
     ),
@@ -191,10 +191,10 @@ def test_dbt_docs_block_lines_and_spans() -> None:
 
 
 def test_ref_model() -> None:
-    assert dbt.ref_model(" ref('orders') ") == "orders"
-    assert dbt.ref_model('ref("o", version = 2)') == "o"
-    assert dbt.ref_model("ref('o', v=1) x") is None
-    assert dbt.ref_model("orders") is None
+    assert dbt_model.ref_model(" ref('orders') ") == "orders"
+    assert dbt_model.ref_model('ref("o", version = 2)') == "o"
+    assert dbt_model.ref_model("ref('o', v=1) x") is None
+    assert dbt_model.ref_model("orders") is None
 
 
 def test_code_list() -> None:

@@ -162,7 +162,7 @@ def test_a_descriptor_with_comments_is_said_to_be_rewritten(workspace: Path) -> 
 def test_a_registered_format_whose_module_is_missing_is_a_coded_error(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evidence_tool.sources.importers import formats
+    from evidence_tool.importers import formats
 
     monkeypatch.setitem(formats.FORMATS, "gone", "no_such_importer_module:Gone")
     write(workspace, "imports/a/training.json", EXPORT)

@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evidence_tool.sources.importers.base import SourceFile
-from evidence_tool.sources.importers.spans import csv_rows, json_array_items, json_lines_items
+from evidence_tool.importers.base import SourceFile
+from evidence_tool.importers.spans import csv_rows, json_array_items, json_lines_items
 
 # A lone CR is left out: csv.writer (and pandas' to_csv) write it unquoted, where it reads
 # as a line end; it is a coded error then (test below), never a wrong cell.

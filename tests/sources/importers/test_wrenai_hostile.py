@@ -67,7 +67,7 @@ def test_attack_file_over_the_read_bound_is_refused_before_reading(tmp_path: Pat
     root = write_tree(tmp_path / "p", {META: big})
     from wren_cortex_fixtures import source_input
 
-    from evidence_tool.sources.importers.wrenai import WrenImporter
+    from evidence_tool.importers.wrenai import WrenImporter
 
     source = source_input(root)
     bounded = type(source)(source.files, {}, "en", 1000)

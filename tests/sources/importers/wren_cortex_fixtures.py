@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evidence_tool.sources.importers.base import ImportInput, ImportResult, SourceFile
-from evidence_tool.sources.importers.formats import importer_for
+from evidence_tool.importers.base import ImportInput, ImportResult, SourceFile
+from evidence_tool.importers.formats import importer_for
 
 WREN_PROJECT: dict[str, str] = {
     "wren_project.yml": (

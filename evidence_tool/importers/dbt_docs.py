@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from evidence_tool.sources.importers.base import Span, malformed
+from evidence_tool.importers.base import Span, after_bom, malformed, utf8
 
 # The tag's argument is taken whole and trimmed by hand: a lazy group before optional
 # blanks backtracks quadratically on a tag left open over a long blank run.
@@ -35,11 +35,8 @@ class DocsBlock:
 def docs_blocks(path: str, shown: str, raw: bytes) -> list[DocsBlock]:
     """Every ``{% docs name %}...{% enddocs %}`` block of one Markdown file (E504 for a block
     never closed, an enddocs without docs, a nested block, or a name that is not one)."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise malformed(shown, raw.count(b"\n", 0, exc.start) + 1, "is not UTF-8 text") from None
-    bom = len(raw) - len(text.encode("utf-8"))
+    bom = after_bom(raw)
+    text = utf8(raw[bom:], shown)  # a BOM holds no line break: the line is the file's
     blocks: list[DocsBlock] = []
     open_at: tuple[str, int, int] | None = None  # (name, content start char, line)
     where = _Cursor(text, bom)  # line numbers and byte offsets, counted forward once

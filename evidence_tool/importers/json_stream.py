@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from evidence_tool.sources.importers.base import malformed
+from evidence_tool.importers.base import BOM, after_bom, malformed
 
-BOM = b"\xef\xbb\xbf"
 BLOCK = 1 << 20
 _OUTSIDE = re.compile(rb'["{}\[\]]')  # what changes the scanner's state outside a string
 _INSIDE = re.compile(rb'["\\]')
@@ -80,7 +79,7 @@ def array_records(
     r = _Reader(handle, shown)
     while len(r.buf) < len(BOM) and r.more():
         pass  # a block shorter than the BOM must not hide it
-    i = len(BOM) if r.buf.startswith(BOM) else 0
+    i = after_bom(r.buf)
     i = r.skip_space(i)
     if i >= len(r.buf) or r.buf[i : i + 1] != b"[":
         raise r.fail(i, f"the file is not a JSON array; {what} is one array of objects")

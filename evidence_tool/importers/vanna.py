@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     Imported,
     ImportInput,
     ImportResult,
@@ -28,7 +27,8 @@ from evidence_tool.sources.importers.base import (
     make_unit,
     malformed,
 )
-from evidence_tool.sources.importers.spans import csv_rows, json_array_items, json_lines_items
+from evidence_tool.importers.spans import csv_rows, json_array_items, json_lines_items
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.model import DomainPayload, ExamplePayload
 
 COLUMNS = ("id", "question", "content", "training_data_type")

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from evidence_tool.sources.importers import wrenai_knowledge as knowledge
-from evidence_tool.sources.importers import yaml_spans as ys
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers import wrenai_knowledge as knowledge
+from evidence_tool.importers import yaml_spans as ys
+from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
     NotImported,
@@ -25,8 +25,8 @@ from evidence_tool.sources.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.sources.importers.unit_parts import Units
-from evidence_tool.sources.importers.wrenai_names import (
+from evidence_tool.importers.unit_parts import Units
+from evidence_tool.importers.wrenai_names import (
     Model,
     check_layout,
     condition_columns,

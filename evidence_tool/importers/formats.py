@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.importers.base import Importer
+from evidence_tool.importers.base import Importer
 
 # format name -> "module:class" (one module per format, in this package; a dotted module
 # is imported as it is named)
@@ -26,7 +26,7 @@ def importer_for(name: str) -> Importer:
         raise SourceError(f"unknown source format {name!r}; the formats are: {known}")
     module, cls = target.split(":")
     # A dotted module is absolute (an importer registered by a plugin or a test).
-    qualified = module if "." in module else f"evidence_tool.sources.importers.{module}"
+    qualified = module if "." in module else f"evidence_tool.importers.{module}"
     try:
         imported = importlib.import_module(qualified)
     except ModuleNotFoundError as exc:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 
-from evidence_tool.sources.importers.base import ImportInput, ImportResult, NotImported, malformed
-from evidence_tool.sources.importers.dbt import (
+from evidence_tool.importers.base import ImportInput, ImportResult, NotImported, malformed
+from evidence_tool.importers.dbt_docs import DocsBlock
+from evidence_tool.importers.dbt_model import (
     DEFAULT_SCHEMA,
     Column,
     EnumTest,
     Join,
     Model,
     Text,
-    _under,
     docs_of,
     element,
     no_jinja,
@@ -26,12 +26,12 @@ from evidence_tool.sources.importers.dbt import (
     ref_model,
     render_text,
     rest,
+    under,
     yaml_file,
 )
-from evidence_tool.sources.importers.dbt_docs import DocsBlock
-from evidence_tool.sources.importers.dbt_select import Node, Selection
-from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
-from evidence_tool.sources.importers.dbt_yaml import YamlFile, YNode
+from evidence_tool.importers.dbt_select import Node, Selection
+from evidence_tool.importers.dbt_semantic import Element, Semantic
+from evidence_tool.importers.dbt_yaml import YamlFile, YNode
 
 _TOP = frozenset({"version", "models", "semantic_models", "metrics"})
 _MODEL = frozenset(
@@ -113,11 +113,11 @@ class _Project:
         self.sql = {
             f.path.rsplit("/", 1)[-1][:-4]: f.path
             for f in self.source.files
-            if f.path.lower().endswith(".sql") and _under(f.path, model_paths)
+            if f.path.lower().endswith(".sql") and under(f.path, model_paths)
         }
         self.blocks = docs_of(self.source, docs_paths)
         for f in self.source.files:
-            if f.path.lower().endswith((".yml", ".yaml")) and _under(f.path, model_paths):
+            if f.path.lower().endswith((".yml", ".yaml")) and under(f.path, model_paths):
                 self.file(yaml_file(self.source, f.path))
         for node, doc in self.legacy:
             self.legacy_semantic_model(node, doc)
@@ -156,7 +156,7 @@ class _Project:
         .sql file, else of its property file, under the model path), files and tags."""
         sql = self.sql.get(name)
         where = sql or doc.path
-        root = next((p for p in self.model_paths if _under(where, [p])), "")
+        root = next((p for p in self.model_paths if under(where, [p])), "")
         inner = where[len(root) + 1 :] if root else where
         folders = tuple(inner.split("/")[:-1])
         tags: list[str] = []

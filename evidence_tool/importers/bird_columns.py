@@ -3,9 +3,9 @@ code list (the files themselves are read by ``bird_descriptions``)."""
 
 from __future__ import annotations
 
-from evidence_tool.sources.importers import bird_descriptions as descriptions
-from evidence_tool.sources.importers.base import SourceFile, Span, element_id
-from evidence_tool.sources.importers.bird_units import Collected, clean, quote
+from evidence_tool.importers import bird_descriptions as descriptions
+from evidence_tool.importers.base import SourceFile, Span, element_id
+from evidence_tool.importers.bird_units import Collected, clean, quote
 from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload
 
 

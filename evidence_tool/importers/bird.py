@@ -25,16 +25,16 @@ import re
 from typing import ClassVar
 
 from evidence_tool.errors import DescriptorError
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
     NotImported,
     SourceFile,
     malformed,
 )
-from evidence_tool.sources.importers.bird_columns import import_table
-from evidence_tool.sources.importers.bird_questions import import_questions
-from evidence_tool.sources.importers.bird_units import Collected
+from evidence_tool.importers.bird_columns import import_table
+from evidence_tool.importers.bird_questions import import_questions
+from evidence_tool.importers.bird_units import Collected
 
 QUESTION_FILES = ("dev.json", "train.json")
 _DESCRIPTION = re.compile(r"^(?:[^/]*_databases/)?([^/]+)/database_description/([^/]+)\.csv$")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.importers.base import Span, malformed
+from evidence_tool.importers.base import Span, malformed
 from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
 

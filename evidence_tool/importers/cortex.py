@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from evidence_tool.sources.importers import yaml_spans as ys
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers import yaml_spans as ys
+from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
     NotImported,
@@ -25,8 +25,8 @@ from evidence_tool.sources.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.sources.importers.markdown_spans import fenced_sql
-from evidence_tool.sources.importers.unit_parts import Units, ident
+from evidence_tool.importers.markdown_spans import fenced_sql
+from evidence_tool.importers.unit_parts import Units, ident
 from evidence_tool.unit import (
     DomainPayload,
     EnumPayload,

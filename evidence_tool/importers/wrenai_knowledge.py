@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from evidence_tool.sources.importers import markdown_spans as md
-from evidence_tool.sources.importers import yaml_spans
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers import markdown_spans as md
+from evidence_tool.importers import yaml_spans
+from evidence_tool.importers.base import (
     ImportResult,
     NotImported,
     Span,
     element_id,
     malformed,
+    utf8,
 )
-from evidence_tool.sources.importers.unit_parts import Units
+from evidence_tool.importers.unit_parts import Units
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
 PREFIX = "wrenai"
@@ -33,11 +34,7 @@ def _span(raw: bytes, path: str, start: int, end: int) -> Span:
 
 
 def _decode(raw: bytes, shown: str) -> None:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise malformed(shown, line, "is not UTF-8 text") from None
+    utf8(raw, shown)
 
 
 def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:

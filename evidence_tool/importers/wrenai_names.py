@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evidence_tool.sources.importers import yaml_spans as ys
-from evidence_tool.sources.importers.base import malformed
-from evidence_tool.sources.importers.unit_parts import ident
+from evidence_tool.importers import yaml_spans as ys
+from evidence_tool.importers.base import malformed
+from evidence_tool.importers.unit_parts import ident
 
 _REF = r'([A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")'
 _EQUALITY = re.compile(rf"\s*{_REF}\s*\.\s*{_REF}\s*=\s*{_REF}\s*\.\s*{_REF}\s*")

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evidence_tool.importers.base import BOM, after_bom
+
 # Only the opening run is a pattern: the closing run is stripped by hand, because a lazy
 # text group before optional blanks and hashes backtracks cubically on a long blank run.
 _HEADING_OPEN = re.compile(rb"#{1,6}[ \t]")
 _FENCE = re.compile(rb"(`{3,}|~{3,})")
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -34,18 +35,18 @@ def _lines(raw: bytes, start: int = 0) -> list[tuple[int, bytes]]:
 
 def content_start(raw: bytes) -> int:
     """The first byte after a BOM, if the file has one."""
-    return len(_BOM) if raw.startswith(_BOM) else 0
+    return after_bom(raw)
 
 
 def opens_frontmatter(raw: bytes) -> bool:
-    first = raw.removeprefix(_BOM).split(b"\n", 1)[0]
+    first = raw.removeprefix(BOM).split(b"\n", 1)[0]
     return first.rstrip(b"\r") == b"---"
 
 
 def frontmatter(raw: bytes) -> tuple[int, int, int] | None:
     """(start, end, body_start) of the YAML between a first line '---' and the next line
     '---' at column 0; None when the file does not start with one."""
-    bom = len(_BOM) if raw.startswith(_BOM) else 0
+    bom = after_bom(raw)
     lines = _lines(raw, bom)
     if not lines or lines[0][1].rstrip(b"\r") != b"---":
         return None
@@ -96,8 +97,8 @@ def sections(raw: bytes, start: int = 0) -> tuple[str | None, list[Section]]:
     the file and deeper headings follow, it is the file's title and the sections split at
     the next level.  Text before the first section is a section with no title.
     """
-    if start == 0 and raw.startswith(_BOM):
-        start = len(_BOM)  # a BOM would hide the opening heading
+    if start == 0 and raw.startswith(BOM):
+        start = len(BOM)  # a BOM would hide the opening heading
     heads = _headings(raw, start)
     title = None
     levels = sorted({h[0] for h in heads})

@@ -18,16 +18,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from evidence_tool.errors import SourceError
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
     NotImported,
     SourceFile,
     Span,
+    after_bom,
     malformed,
 )
-from evidence_tool.sources.importers.dbt import (
+from evidence_tool.importers.dbt_model import (
     Column,
     EnumTest,
     Model,
@@ -35,14 +35,15 @@ from evidence_tool.sources.importers.dbt import (
     qualify,
     ref_model,
 )
-from evidence_tool.sources.importers.dbt_select import Node, Selection
-from evidence_tool.sources.importers.dbt_semantic import Element, Semantic
-from evidence_tool.sources.importers.json_stream import (
+from evidence_tool.importers.dbt_select import Node, Selection
+from evidence_tool.importers.dbt_semantic import Element, Semantic
+from evidence_tool.importers.json_stream import (
     DuplicateKey,
     duplicate_line,
     duplicate_message,
     loads_unique,
 )
+from evidence_tool.jsonvalue import JsonObject
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -190,7 +191,7 @@ class _Manifest:
 
     def read(self, buf: Any) -> None:
         scan = Scanner(buf, self.shown)
-        start = 3 if bytes(buf[:3]) == b"\xef\xbb\xbf" else 0
+        start = after_bom(bytes(buf[:3]))
         seen_metadata = False
         for key, s, e in scan.members(start):
             if key == "metadata":

@@ -18,25 +18,19 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from evidence_tool.sources.importers.base import SourceFile, Span, malformed
-from evidence_tool.sources.importers.json_stream import (
+from evidence_tool.importers.base import BOM, SourceFile, Span, after_bom, malformed, utf8
+from evidence_tool.importers.json_stream import (
     DuplicateKey,
     duplicate_line,
     duplicate_message,
     loads_unique,
 )
 
-BOM = b"\xef\xbb\xbf"
-
 
 def decode(raw: bytes, shown: str, line: int = 1) -> str:
     """UTF-8 text; E504 naming the line of the first bad byte (``line``: the line ``raw``
     starts on in its file)."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = line + raw.count(b"\n", 0, exc.start)
-        raise malformed(shown, at, "is not UTF-8 text (binary bytes)") from None
+    return utf8(raw, shown, line, "is not UTF-8 text (binary bytes)")
 
 
 def _load(text: str, shown: str, line: int) -> Any:
@@ -92,7 +86,7 @@ def _array_items(
     data: Any, size: int, path: str, shown: str, expected: str
 ) -> Iterator[tuple[Any, Span, int]]:
     lines = _Lines(data)
-    pos = len(BOM) if data[: len(BOM)] == BOM else 0
+    pos = after_bom(data)
     while pos < size and data[pos] in b" \t\r\n":
         pos += 1
     if data[pos : pos + 1] != b"[":
@@ -150,7 +144,7 @@ def json_lines_items(f: SourceFile, shown: str) -> Iterator[tuple[Any, Span, int
     """One JSON value per nonblank line; the span is the line without its line end.
     Streams: one line is in memory at a time."""
     with f.open() as handle:
-        start = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        start = after_bom(handle.read(len(BOM)))
         handle.seek(start)
         for n, chunk in enumerate(handle, start=1):
             body = chunk[:-1] if chunk.endswith(b"\n") else chunk
@@ -165,7 +159,7 @@ def _records(f: SourceFile, shown: str) -> Iterator[tuple[int, int, bytes]]:
     """(first line, byte offset, bytes without the final line end) of each CSV record:
     lines are joined while a quoted cell is open (an odd count of '"' so far)."""
     with f.open() as handle:
-        pos = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        pos = after_bom(handle.read(len(BOM)))
         handle.seek(pos)
         start_line, start, quotes = 0, pos, 0
         parts: list[bytes] = []

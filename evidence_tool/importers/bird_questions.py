@@ -7,12 +7,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from evidence_tool.importers import json_stream
+from evidence_tool.importers.base import SourceFile, Span, element_id, malformed, slug
+from evidence_tool.importers.bird_evidence import fragments, read_fragment
+from evidence_tool.importers.bird_units import Collected, clean, fenced, title
+from evidence_tool.importers.json_stream import RawRecord, array_records, string_member
 from evidence_tool.jsonvalue import JsonValue
-from evidence_tool.sources.importers import json_stream
-from evidence_tool.sources.importers.base import SourceFile, Span, element_id, malformed, slug
-from evidence_tool.sources.importers.bird_evidence import fragments, read_fragment
-from evidence_tool.sources.importers.bird_units import Collected, clean, fenced, title
-from evidence_tool.sources.importers.json_stream import RawRecord, array_records, string_member
 from evidence_tool.unit.model import (
     DomainPayload,
     ExamplePayload,

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     Imported,
     ImportInput,
     ImportResult,

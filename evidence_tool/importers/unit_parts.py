@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from evidence_tool.sources.importers.base import Imported, ImportResult, Span, make_unit
+from evidence_tool.importers.base import Imported, ImportResult, Span, make_unit
 from evidence_tool.unit import Payload
 
 # What each kind of imported unit is for (SPEC 3): a curator can change it after import.

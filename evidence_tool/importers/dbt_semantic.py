@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.importers.base import (
+from evidence_tool.importers.base import (
     Imported,
     ImportResult,
     NotImported,
@@ -24,6 +23,7 @@ from evidence_tool.sources.importers.base import (
     element_id,
     make_unit,
 )
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.fields import is_italian
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.model import DomainPayload, FormulaPayload, MappingPayload

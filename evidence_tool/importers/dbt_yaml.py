@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.importers.base import Span, malformed
+from evidence_tool.importers.base import Span, after_bom, malformed, utf8
 from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
-
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -82,12 +80,8 @@ class YamlFile:
 def load(path: str, shown: str, raw: bytes) -> YamlFile:
     """The file's root node with byte ranges; E504 naming file and line for any problem."""
     doc = YamlFile(path, shown, raw)
-    offset = len(_BOM) if raw.startswith(_BOM) else 0
-    try:
-        text = raw[offset:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, offset + exc.start) + 1
-        raise malformed(shown, line, "is not UTF-8 text") from None
+    offset = after_bom(raw)
+    text = utf8(raw[offset:], shown)  # a BOM holds no line break
     if "\x00" in text:
         raise malformed(shown, doc.line(raw.index(b"\x00")), "holds a NUL byte")
     doc.root = _Builder(doc, text, offset).run()

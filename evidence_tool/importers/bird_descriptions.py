@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from evidence_tool.sources.importers.base import SourceFile, malformed
+from evidence_tool.importers.base import BOM, SourceFile, malformed
 
 HEADER = (
     "original_column_name",
@@ -26,7 +26,6 @@ HEADER = (
     "value_description",
 )
 REQUIRED = ("original_column_name", "column_description")
-BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
