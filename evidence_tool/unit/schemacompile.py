@@ -1,0 +1,383 @@
+"""One compiler from the shipped JSON Schemas to plain Python checks.
+
+jsonschema costs 130-190 µs per unit (SPEC.md 12) and ~0.1 s to import in every
+command that opens a workspace; these checks cost microseconds.  Two callers use them:
+``unit.metadata`` words each finding for the author (with a stable code), and
+``workspace.schemacheck`` only asks "is the descriptor valid?" (any finding means "let
+jsonschema find and word the error").  A compiled check appends ``(path, keyword,
+message)`` findings; no findings means valid.
+
+Where the two callers' rules differ, ``Rules`` names the difference; everything else
+is one rule.  The compiler knows the keywords the shipped schemas use; any other
+keyword raises ``Unsupported``, never a guess.  Tests check both callers against
+jsonschema (tests/unit/test_unit_properties.py, tests/perf/test_schemacheck.py) and
+that every keyword of every shipped schema compiles (tests/unit/test_schemacompile.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_tool.unit.schemas import load_schema
+
+# A schema as parsed: data about JSON, walked here, never a record of ours.
+Schema = dict[str, Any]
+Finding = tuple[tuple[Any, ...], str, str]
+Check = Callable[[Any, tuple[Any, ...], list[Finding]], None]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The two places where the callers' rules differ."""
+
+    # pattern: True matches the whole string (unit front matter: "a\n" is not a one-line
+    # id, whatever Python's '$' allows); False searches as jsonschema does, so that a
+    # descriptor the check accepts is one jsonschema accepts.
+    fullmatch: bool
+    # uniqueItems: True compares (type, value), so 1 and 1.0 are two items (the unit
+    # rule, hashed: a unit may list many tags); False is JSON equality (1 equals 1.0).
+    typed_unique: bool
+
+
+METADATA = Rules(fullmatch=True, typed_unique=True)
+DESCRIPTOR = Rules(fullmatch=False, typed_unique=False)
+
+# Words that never constrain a value (annotations, and the containers of definitions).
+_IGNORED = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description", "default"})
+# Every keyword the compiler checks; tests count them against the shipped schemas.
+KEYWORDS = frozenset(
+    {
+        "type", "const", "enum", "pattern", "minLength", "maxLength", "minItems",
+        "maxItems", "uniqueItems", "minimum", "maximum", "exclusiveMinimum",
+         "items", "oneOf", "$ref", "properties", "required",
+        "additionalProperties",
+    }
+)  # fmt: skip
+
+
+class Unsupported(Exception):
+    """The schema uses a keyword this compiler does not know."""
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "number": _number,
+    # JSON Schema's integer is a number without a fraction: 4.0 is one, true is not.
+    "integer": lambda v: _number(v) and (isinstance(v, int) or float(v).is_integer()),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def is_integer(v: Any) -> bool:
+    """JSON Schema's integer: 4 and 4.0 are, true and 4.5 are not."""
+    return _TYPES["integer"](v)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality as jsonschema has it: true is not 1, 1 equals 1.0, deep for containers."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if _number(a) and _number(b):
+        return bool(a == b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _int(node: Any) -> int:
+    if not isinstance(node, int):
+        raise TypeError(f"a schema count must be an integer, got {node!r}")
+    return node
+
+
+_BOUNDS: dict[str, tuple[Callable[[Any, float], bool], str]] = {
+    "minimum": (lambda v, n: v >= n, "at least"),
+    "maximum": (lambda v, n: v <= n, "at most"),
+    "exclusiveMinimum": (lambda v, n: v > n, "greater than"),
+}
+
+
+def _bound(keyword: str, n: float) -> Check:
+    """minimum / maximum / exclusiveMinimum: a number on the right side of ``n``."""
+    ok, words = _BOUNDS[keyword]
+    message = f"must be {words} {n}"
+    return lambda v, p, out: (
+        None if not _number(v) or ok(v, n) else out.append((p, keyword, message))
+    )
+
+
+class Compiler:
+    """Compiles one schema document; ``$ref`` reaches its ``$defs`` or another shipped file."""
+
+    def __init__(self, root: Schema, rules: Rules) -> None:
+        self.root = root
+        self.rules = rules
+        self.refs: dict[str, Check] = {}
+
+    def compile(self, schema: Any) -> Check:
+        """A check appending (path, keyword, message) for each way ``v`` breaks ``schema``."""
+        if isinstance(schema, bool):
+            return (lambda v, p, out: None) if schema else self._never
+        if not isinstance(schema, dict):
+            raise Unsupported(repr(schema))
+        unknown = schema.keys() - KEYWORDS - _IGNORED
+        if unknown:
+            raise Unsupported(", ".join(sorted(unknown)))
+        # A fixed order, so the unit's diagnostics keep theirs whatever the schema's.
+        steps = (
+            self._type, self._const, self._enum, self._pattern, self._min_length,
+            self._max_length, self._min_items, self._max_items, self._bounds, self._unique,
+            self._items, self._one_of, self._ref, self._object,
+        )  # fmt: skip
+        checks = [c for step in steps if (c := step(schema)) is not None]
+        if len(checks) == 1:
+            return checks[0]
+
+        def run(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            for c in checks:
+                c(v, p, out)
+
+        return run
+
+    @staticmethod
+    def _never(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+        out.append((p, "false", f"{describe(v)} is not allowed here"))
+
+    def _type(self, schema: Schema) -> Check | None:
+        if "type" not in schema:
+            return None
+        named = schema["type"]
+        names = [named] if isinstance(named, str) else [str(n) for n in named or []]
+        tests = [_TYPES[n] for n in names]
+        wanted = " or ".join(names)
+
+        def check_type(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            if not any(t(v) for t in tests):
+                out.append((p, "type", f"must be of type {wanted}, got {describe(v)}"))
+
+        return check_type
+
+    def _const(self, schema: Schema) -> Check | None:
+        if "const" not in schema:
+            return None
+        const = schema["const"]
+        return lambda v, p, out: (
+            None
+            if json_equal(v, const)
+            else out.append((p, "const", f"must be {const!r}, got {describe(v)}"))
+        )
+
+    def _enum(self, schema: Schema) -> Check | None:
+        """One of the listed values, with the closest one suggested."""
+        if "enum" not in schema:
+            return None
+        listed = schema["enum"]
+        allowed = tuple(listed) if isinstance(listed, list) else ()
+        words = [str(a) for a in allowed]
+
+        def check_enum(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            if not any(json_equal(v, a) for a in allowed):
+                close = difflib.get_close_matches(str(v), words, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                message = f"must be one of {', '.join(words)}, got {describe(v)}{hint}"
+                out.append((p, "enum", message))
+
+        return check_enum
+
+    def _pattern(self, schema: Schema) -> Check | None:
+        if "pattern" not in schema:
+            return None
+        regex = re.compile(str(schema["pattern"]))
+        match = regex.fullmatch if self.rules.fullmatch else regex.search
+        # The schema's description of the form, where it has one: "the required form"
+        # alone leaves the user guessing (issue 34).
+        form = schema.get("description")
+        problem = "does not have the required form" + (
+            f": write {form}" if isinstance(form, str) else ""
+        )
+        return lambda v, p, out: (
+            None
+            if not isinstance(v, str) or match(v)
+            else out.append((p, "pattern", f"{describe(v)} {problem}"))
+        )
+
+    @staticmethod
+    def _sized(
+        schema: Schema,
+        keyword: str,
+        kind: type[str] | type[list[Any]],
+        at_least: bool,
+        message: str,
+    ) -> Check | None:
+        if keyword not in schema:
+            return None
+        n = _int(schema[keyword])
+        text = message.format(n=n)
+        return lambda v, p, out: (
+            None
+            if not isinstance(v, kind) or (len(v) >= n if at_least else len(v) <= n)
+            else out.append((p, keyword, text))
+        )
+
+    def _min_length(self, schema: Schema) -> Check | None:
+        return self._sized(schema, "minLength", str, True, "must not be empty")
+
+    def _max_length(self, schema: Schema) -> Check | None:
+        return self._sized(schema, "maxLength", str, False, "must be at most {n} characters")
+
+    def _min_items(self, schema: Schema) -> Check | None:
+        return self._sized(schema, "minItems", list, True, "needs at least {n} item(s)")
+
+    def _max_items(self, schema: Schema) -> Check | None:
+        return self._sized(schema, "maxItems", list, False, "takes at most {n} item(s)")
+
+    def _bounds(self, schema: Schema) -> Check | None:
+        keys = ("minimum", "maximum", "exclusiveMinimum")
+        checks = [_bound(k, schema[k]) for k in keys if k in schema]
+        if not checks:
+            return None
+
+        def check_bounds(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            for c in checks:
+                c(v, p, out)
+
+        return check_bounds
+
+    def _unique(self, schema: Schema) -> Check | None:
+        """No item listed twice."""
+        if not schema.get("uniqueItems"):
+            return None
+        typed = self.rules.typed_unique
+
+        def check_unique(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            if not isinstance(v, list):
+                return
+            # Typed: key by (type, value); only unhashable items are compared one by one.
+            keys: set[tuple[type, Any]] = set()
+            others: list[Any] = []
+            for i, item in enumerate(v):
+                if not typed:
+                    repeated = any(json_equal(item, seen) for seen in v[:i])
+                else:
+                    try:
+                        key = (type(item), item)
+                        repeated = key in keys
+                        keys.add(key)
+                    except TypeError:
+                        repeated = any(item == s and type(item) is type(s) for s in others)
+                        others.append(item)
+                if repeated:
+                    out.append((p, "uniqueItems", f"lists {describe(item)} twice"))
+                    return
+
+        return check_unique
+
+    def _items(self, schema: Schema) -> Check | None:
+        if "items" not in schema:
+            return None
+        item_check = self.compile(schema["items"])
+
+        def check_items(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            if isinstance(v, list):
+                for i, item in enumerate(v):
+                    item_check(item, (*p, i), out)
+
+        return check_items
+
+    def _one_of(self, schema: Schema) -> Check | None:
+        if "oneOf" not in schema:
+            return None
+        branches = [self.compile(s) for s in schema["oneOf"] or []]
+
+        def check_one_of(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            fits = 0
+            for branch in branches:
+                found: list[Finding] = []
+                branch(v, p, found)
+                fits += not found
+            if fits != 1:
+                out.append((p, "oneOf", f"{describe(v)} must match exactly one listed form"))
+
+        return check_one_of
+
+    def _ref(self, schema: Schema) -> Check | None:
+        if "$ref" not in schema:
+            return None
+        target = str(schema["$ref"])
+        if target not in self.refs:
+            # Filled in before compiling, so a schema that refers to itself terminates.
+            slot: list[Check] = []
+            self.refs[target] = lambda v, p, out: slot[0](v, p, out)
+            if target.startswith("#/"):
+                node: Any = self.root
+                for part in target[2:].split("/"):
+                    node = node[part]
+                slot.append(self.compile(node))
+            elif re.fullmatch(r"[a-z-]+\.schema\.json", target):
+                other = load_schema(target)
+                slot.append(Compiler(other, self.rules).compile(other))
+            else:
+                raise Unsupported(f"$ref {target}")
+        return self.refs[target]
+
+    def _object(self, schema: Schema) -> Check | None:
+        """``properties`` / ``required`` / ``additionalProperties`` of a mapping."""
+        if not any(k in schema for k in ("properties", "additionalProperties", "required")):
+            return None
+        properties = schema.get("properties")
+        props = (
+            {k: self.compile(s) for k, s in properties.items()}
+            if isinstance(properties, dict)
+            else {}
+        )
+        listed = schema.get("required", [])
+        required = tuple(str(k) for k in listed) if isinstance(listed, list) else ()
+        extra = schema.get("additionalProperties", True)
+        other = None if isinstance(extra, bool) else self.compile(extra)
+        closed = extra is False
+        names = list(props)
+
+        def check_object(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+            if not isinstance(v, dict):
+                return
+            for key in required:
+                if key not in v:
+                    out.append(((*p, key), "required", f"'{key}' is required"))
+            for key, item in v.items():
+                if key in props:
+                    props[key](item, (*p, key), out)
+                elif other is not None:
+                    other(item, (*p, key), out)
+                elif closed:
+                    close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.5)
+                    hint = (
+                        f"; did you mean '{close[0]}'?"
+                        if close
+                        else f"; allowed keys: {', '.join(names)}"
+                    )
+                    out.append(((*p, key), "additionalProperties", f"unknown key '{key}'{hint}"))
+
+        return check_object
+
+
+def compile_schema(schema: Schema, rules: Rules = METADATA) -> Check:
+    """Compile a schema document under ``rules`` (``Unsupported`` for an unknown keyword)."""
+    return Compiler(schema, rules).compile(schema)
