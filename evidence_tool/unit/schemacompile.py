@@ -168,9 +168,11 @@ class Compiler:
         names = [named] if isinstance(named, str) else [str(n) for n in named or []]
         tests = [_TYPES[n] for n in names]
         wanted = " or ".join(names)
+        # One type (every unit rule): a direct call, as this runs for every node of every unit.
+        fits = tests[0] if len(tests) == 1 else (lambda v: any(t(v) for t in tests))
 
         def check_type(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
-            if not any(t(v) for t in tests):
+            if not fits(v):
                 out.append((p, "type", f"must be of type {wanted}, got {describe(v)}"))
 
         return check_type
@@ -192,9 +194,12 @@ class Compiler:
         listed = schema["enum"]
         allowed = tuple(listed) if isinstance(listed, list) else ()
         words = [str(a) for a in allowed]
+        # A string equals only a listed string: a set lookup, not a walk of the list.
+        strings = frozenset(a for a in allowed if isinstance(a, str))
 
         def check_enum(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
-            if not any(json_equal(v, a) for a in allowed):
+            found = v in strings if isinstance(v, str) else any(json_equal(v, a) for a in allowed)
+            if not found:
                 close = difflib.get_close_matches(str(v), words, n=1)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
                 message = f"must be one of {', '.join(words)}, got {describe(v)}{hint}"
