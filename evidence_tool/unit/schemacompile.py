@@ -102,26 +102,45 @@ def describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _int(node: Any) -> int:
-    if not isinstance(node, int):
-        raise TypeError(f"a schema count must be an integer, got {node!r}")
-    return node
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
 
 
-_BOUNDS: dict[str, tuple[Callable[[Any, float], bool], str]] = {
-    "minimum": (lambda v, n: v >= n, "at least"),
-    "maximum": (lambda v, n: v <= n, "at most"),
-    "exclusiveMinimum": (lambda v, n: v > n, "greater than"),
+def _is_list(v: Any) -> bool:
+    return isinstance(v, list)
+
+
+# keyword: (the values it applies to, the test of a value against n, the finding's words).
+_LIMITS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, Any], bool], str]] = {
+    "minLength": (_is_str, lambda v, n: len(v) >= n, "must not be empty"),
+    "maxLength": (_is_str, lambda v, n: len(v) <= n, "must be at most {n} characters"),
+    "minItems": (_is_list, lambda v, n: len(v) >= n, "needs at least {n} item(s)"),
+    "maxItems": (_is_list, lambda v, n: len(v) <= n, "takes at most {n} item(s)"),
+    "minimum": (_number, lambda v, n: v >= n, "must be at least {n}"),
+    "maximum": (_number, lambda v, n: v <= n, "must be at most {n}"),
+    "exclusiveMinimum": (_number, lambda v, n: v > n, "must be greater than {n}"),
 }
 
 
-def _bound(keyword: str, n: float) -> Check:
-    """minimum / maximum / exclusiveMinimum: a number on the right side of ``n``."""
-    ok, words = _BOUNDS[keyword]
-    message = f"must be {words} {n}"
+def _limit(keyword: str, n: Any) -> Check:
+    applies, ok, words = _LIMITS[keyword]
+    if applies is not _number and not isinstance(n, int):
+        raise TypeError(f"a schema count must be an integer, got {n!r}")
+    message = words.format(n=n)
     return lambda v, p, out: (
-        None if not _number(v) or ok(v, n) else out.append((p, keyword, message))
+        None if not applies(v) or ok(v, n) else out.append((p, keyword, message))
     )
+
+
+def _all(checks: list[Check]) -> Check:
+    if len(checks) == 1:
+        return checks[0]
+
+    def run(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
+        for c in checks:
+            c(v, p, out)
+
+    return run
 
 
 class Compiler:
@@ -143,19 +162,10 @@ class Compiler:
             raise Unsupported(", ".join(sorted(unknown)))
         # A fixed order, so the unit's diagnostics keep theirs whatever the schema's.
         steps = (
-            self._type, self._const, self._enum, self._pattern, self._min_length,
-            self._max_length, self._min_items, self._max_items, self._bounds, self._unique,
+            self._type, self._const, self._enum, self._pattern, self._limits, self._unique,
             self._items, self._one_of, self._ref, self._object,
         )  # fmt: skip
-        checks = [c for step in steps if (c := step(schema)) is not None]
-        if len(checks) == 1:
-            return checks[0]
-
-        def run(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
-            for c in checks:
-                c(v, p, out)
-
-        return run
+        return _all([c for step in steps if (c := step(schema)) is not None])
 
     @staticmethod
     def _never(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
@@ -224,47 +234,10 @@ class Compiler:
             else out.append((p, "pattern", f"{describe(v)} {problem}"))
         )
 
-    @staticmethod
-    def _sized(
-        schema: Schema,
-        keyword: str,
-        kind: type[str] | type[list[Any]],
-        at_least: bool,
-        message: str,
-    ) -> Check | None:
-        if keyword not in schema:
-            return None
-        n = _int(schema[keyword])
-        text = message.format(n=n)
-        return lambda v, p, out: (
-            None
-            if not isinstance(v, kind) or (len(v) >= n if at_least else len(v) <= n)
-            else out.append((p, keyword, text))
-        )
-
-    def _min_length(self, schema: Schema) -> Check | None:
-        return self._sized(schema, "minLength", str, True, "must not be empty")
-
-    def _max_length(self, schema: Schema) -> Check | None:
-        return self._sized(schema, "maxLength", str, False, "must be at most {n} characters")
-
-    def _min_items(self, schema: Schema) -> Check | None:
-        return self._sized(schema, "minItems", list, True, "needs at least {n} item(s)")
-
-    def _max_items(self, schema: Schema) -> Check | None:
-        return self._sized(schema, "maxItems", list, False, "takes at most {n} item(s)")
-
-    def _bounds(self, schema: Schema) -> Check | None:
-        keys = ("minimum", "maximum", "exclusiveMinimum")
-        checks = [_bound(k, schema[k]) for k in keys if k in schema]
-        if not checks:
-            return None
-
-        def check_bounds(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
-            for c in checks:
-                c(v, p, out)
-
-        return check_bounds
+    def _limits(self, schema: Schema) -> Check | None:
+        """minLength, maxLength, minItems, maxItems, minimum, maximum, exclusiveMinimum."""
+        checks = [_limit(k, schema[k]) for k in _LIMITS if k in schema]
+        return _all(checks) if checks else None
 
     def _unique(self, schema: Schema) -> Check | None:
         """No item listed twice."""
