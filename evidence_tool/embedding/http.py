@@ -149,7 +149,6 @@ class HttpEmbedder:
         self.model_id = f"http:{self.model}:{self.dim}"
         # Not part of model_id: the languages change which queries use the vectors, not them.
         self.languages = frozenset(x.lower() for x in settings.languages) or None
-        self.requests = 0  # POSTs sent, retries included (tests count them)
 
     def _key(self) -> str | None:
         return os.environ.get(self.key_env) if self.key_env else None
@@ -186,7 +185,6 @@ class HttpEmbedder:
             headers["Authorization"] = f"Bearer {key}"
         limit = answer_limit(len(texts), self.dim)
         deadline = time.monotonic() + self.timeout_s
-        self.requests += 1
         result = _Exchange()
         # The try runs in a thread the caller waits for until the deadline: httpx's timeouts
         # bound each socket operation, this bounds the whole exchange.  A late try's socket

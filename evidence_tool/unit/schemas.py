@@ -16,8 +16,8 @@ _SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 def load_schema(name: str) -> dict[str, Any]:  # JSON boundary: a schema file as parsed
     """Load ``schemas/<name>`` (e.g. ``unit-metadata.schema.json`` or ``cli/envelope.schema.json``).
 
-    Left as parsed JSON for jsonschema and for the compilers that walk it (metadata.py,
-    schemacheck.py): a schema is data about JSON, not a record of ours."""
+    Left as parsed JSON for jsonschema and for the compiler that walks it
+    (schemacompile.py): a schema is data about JSON, not a record of ours."""
     schema: dict[str, Any] = json.loads(  # JSON boundary
         _SCHEMAS.joinpath(*name.split("/")).read_text(encoding="utf-8")
     )
