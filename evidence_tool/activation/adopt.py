@@ -44,6 +44,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.embedding import serves
 from evidence_tool.errors import ConflictError, NotReadyError, UsageError
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record
 from evidence_tool.unit.yaml_strict import dump
 from evidence_tool.workspace.descriptor import (
     parse_descriptor,
@@ -58,8 +59,7 @@ DESCRIPTOR = "workspace.yaml"
 SCHEMA = "workspace.schema.json"
 
 
-@dataclass(frozen=True)
-class Figures:
+class Figures(Record, frozen=True):
     recall: float
     mrr: float
     ndcg: float
@@ -67,9 +67,6 @@ class Figures:
     @property
     def mean(self) -> float:
         return (self.recall + self.mrr + self.ndcg) / 3
-
-    def to_json(self) -> JsonObject:
-        return {"recall": self.recall, "mrr": self.mrr, "ndcg": self.ndcg}
 
 
 @dataclass(frozen=True)
