@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from evidence_tool import __version__, fsio
@@ -62,6 +63,9 @@ from evidence_tool.errors import (
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.postings import Postings
 
 INDEX_NAME = "index.sqlite"
 SqlArg = str | int  # a bound parameter of the filters' SQL
@@ -782,6 +786,7 @@ def search_path(
     default_mode: str | None = None,
     schemas: tuple[str, ...] = ("public",),
     name_boost: float = NAME_BOOST,
+    postings: Postings | None = None,
 ) -> SearchResult:
     """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
     holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
@@ -791,8 +796,9 @@ def search_path(
     ranking SQL itself, so ``limit`` counts only units that pass them; an unqualified
     ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).  A
     lexical candidate the question names in full gains ``name_boost`` (names.py; 0: off).
-    ``embedder`` is called only when a dense ranking is needed."""
-    meta = index_meta(path) or {}
+    ``embedder`` is called only when a dense ranking is needed.  ``postings`` (a server's,
+    loaded once per revision) rank the lexical side in memory, with the same result."""
+    meta = (postings.meta if postings is not None else index_meta(path)) or {}
     if meta.get("format") != FORMAT:
         raise IntegrityError(
             f"the search index {path} has format {meta.get('format', 'unknown')}, this "
@@ -821,6 +827,9 @@ def search_path(
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
         with open_readonly(path, connect) as con:
+            if postings is not None:  # the revision this connection reads, not the postings'
+                held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+                revision = str(held[0]) if held else ""
             if filters.table:
                 filters = replace(filters, table=resolve_table(con, filters.table, schemas))
             where, args = _where(filters)
@@ -830,8 +839,13 @@ def search_path(
             mode = mode or ("hybrid" if has_vectors else "bm25")
             # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
             depth = max(limit, FUSION_DEPTH)
-            lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
-            lexical = _boosted(lexical, query, name_boost, meta.get("revision", ""))
+            lexical = None
+            if postings is not None and mode != "dense" and analyzer == "stem":
+                keep = limit if mode == "bm25" else depth
+                lexical = postings.lexical(con, query, filters, depth, keep, name_boost)
+            if lexical is None:
+                lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
+                lexical = _boosted(lexical, query, name_boost, revision)
             dense: list[tuple[str, float]] = []
             model = _query_model(con, embedder) if mode != "bm25" else None
             # Hybrid ranks a question its model does not serve by its words alone.
@@ -918,7 +932,8 @@ def _bm25_rows(
         + ("JOIN units u ON u.id = fts.id " if where else "")
         + "WHERE fts MATCH ?"
         + "".join(f" AND {w}" for w in where)
-        + " ORDER BY bm25(fts, 0.0, 4.0, 1.0, 2.0) LIMIT ?"
+        # Ties by rowid, as FTS5's scan gives them: postings.py keeps the same ones.
+        + " ORDER BY bm25(fts, 0.0, 4.0, 1.0, 2.0), fts.rowid LIMIT ?"
     )
     sql = (
         f"SELECT u.id, u.record, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score, {marks} FROM fts "

@@ -1,0 +1,439 @@
+"""BM25 over one index file's postings in memory: FTS5's ranking without its cost per row.
+
+FTS5 scores every row that holds one of a question's words before it keeps the best
+(it has no top-k pruning), and a question's common words match most units: at 10,000
+units that is 7 to 8 ms of CPU per search.  A server answers many questions of one
+revision, whose index is immutable, so it loads the postings once (``Postings.load``:
+per term, the rows holding it and its part of FTS5's BM25 there) and ranks a question
+with a few numpy operations per term.
+
+The scores are FTS5's own, bit for bit: ``bm25(fts, 0.0, 4.0, 1.0, 2.0)`` of
+``sqlite_index`` with FTS5's constants (k1 1.2, b 0.75), its IDF (``log((N - n + 0.5) /
+(n + 0.5))``, at least 1e-6), the row sizes of ``fts_docsize`` and the totals of the
+averages record, summed phrase by phrase in the query's order as fts5_aux.c does.  Ties
+go to the lower rowid, as the ``ORDER BY ... LIMIT`` of the SQL path (which names the
+rowid for that).  ``tests/activation/test_postings.py`` compares both paths hit by hit.
+
+A query this cannot rank exactly is left to FTS5 (``top`` answers None): a phrase that
+is not one plain ASCII token (its folding is unicode61's), an index of another format
+or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from evidence_tool.activation.analysis import analyse, query_terms
+from evidence_tool.activation.names import MIN_CHARS, names, query_stems
+from evidence_tool.activation.records import IndexRecord
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.sqlite_index import Filters, LexicalRow
+
+K1 = 1.2  # fts5_aux.c's BM25 constants
+B = 0.75
+IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
+WEIGHTS = {"title": 4.0, "body": 1.0, "applies_to": 2.0}  # sqlite_index's bm25() weights
+_TOKEN = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of ASCII text
+_PLAIN = re.compile(r"[a-z0-9]+\Z")
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (FTS5 stores its sizes and totals with them)."""
+    out: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+@dataclass(frozen=True)
+class Term:
+    rows: Ints  # positions (rowid order) of the rows holding the term
+    part: Floats  # (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)) there
+
+
+@dataclass
+class Postings:
+    """One index file's lexical data, as of its ``revision``; immutable once loaded."""
+
+    revision: str
+    path: Path
+    inode: int
+    meta: dict[str, str]
+    rows: int  # FTS5's row count (its IDF's N)
+    ids: list[str]  # unit id per position; positions follow rowids
+    rowids: list[int]
+    terms: dict[str, Term]
+    kinds: Ints
+    kind_codes: dict[str, int]
+    languages: Ints
+    language_names: list[str]
+    purposes: dict[str, Ints]
+    tables: dict[str, Ints]
+    _names: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def load(cls, path: Path) -> Postings | None:
+        """The postings of the index at ``path``, read in one transaction (one revision);
+        None for an index this module does not rank (another format or analyzer)."""
+        from evidence_tool.activation.sqlite_index import FORMAT, open_readonly
+
+        inode = os.stat(path).st_ino
+        with open_readonly(path) as con:
+            con.isolation_level = None
+            con.execute("BEGIN")
+            try:
+                return cls._read(con, path, inode, FORMAT)
+            finally:
+                con.execute("COMMIT")
+
+    @classmethod
+    def _read(cls, con: sqlite3.Connection, path: Path, inode: int, fmt: str) -> Postings | None:
+        meta = dict(con.execute("SELECT key, value FROM meta"))
+        if meta.get("format") != fmt or meta.get("analyzer", "stem") != "stem":
+            return None
+        averages = con.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
+        counts = _varints(averages[0]) if averages else []
+        if not counts:
+            return None
+        n_rows, total = counts[0], sum(counts[1:])
+        units = con.execute("SELECT rowid, id, kind, language FROM units ORDER BY rowid").fetchall()
+        sizes = dict(con.execute("SELECT id, sz FROM fts_docsize"))
+        rowids = [r for r, _, _, _ in units]
+        if len(sizes) != n_rows or len(units) != n_rows or any(r not in sizes for r in rowids):
+            return None  # fts and units must share rowids (format 2 on)
+        position = {r: n for n, r in enumerate(rowids)}
+        size = np.array([float(sum(_varints(sizes[r]))) for r in rowids], dtype=np.float64)
+        avgdl = float(total) / float(n_rows) if n_rows else 1.0
+        # C's order of operations, so every value is the one fts5_aux.c computes.
+        norm = K1 * ((1 - B) + (B * size) / avgdl)
+        terms = cls._terms(con, position, norm)
+        kind_codes: dict[str, int] = {}
+        lang_codes: dict[str, int] = {}
+        kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _ in units])
+        langs = np.array([lang_codes.setdefault(g, len(lang_codes)) for _, _, _, g in units])
+        by_id = {uid: position[r] for r, uid, _, _ in units}
+        return cls(
+            meta.get("revision", ""),
+            path,
+            inode,
+            meta,
+            n_rows,
+            [uid for _, uid, _, _ in units],
+            rowids,
+            terms,
+            kinds.astype(np.int64),
+            kind_codes,
+            langs.astype(np.int64),
+            list(lang_codes),
+            _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
+            _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
+        )
+
+    @staticmethod
+    def _terms(con: sqlite3.Connection, position: dict[int, int], norm: Floats) -> dict[str, Term]:
+        con.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings USING fts5vocab(main, fts, instance)"
+        )
+        weight = " ".join(f"WHEN '{c}' THEN {w!r}" for c, w in WEIGHTS.items())
+        found = con.execute(
+            f"SELECT term, doc, sum(CASE col {weight} ELSE 0.0 END) FROM temp.postings "
+            "GROUP BY term, doc ORDER BY term, doc"
+        ).fetchall()
+        terms: dict[str, Term] = {}
+        start = 0
+        docs = np.array([position[d] for _, d, _ in found], dtype=np.int64)
+        freq = np.array([f for _, _, f in found], dtype=np.float64)
+        part = (freq * (K1 + 1.0)) / (freq + norm[docs]) if len(found) else freq
+        for end in range(1, len(found) + 1):
+            if end == len(found) or found[end][0] != found[start][0]:
+                terms[found[start][0]] = Term(docs[start:end], part[start:end])
+                start = end
+        return terms
+
+    # -- ranking ------------------------------------------------------------
+    def allowed(
+        self, kind: str | None, purpose: str | None, language: str | None, table: str | None
+    ) -> npt.NDArray[np.bool_] | None:
+        """The rows the filters keep (None: all), as ``sqlite_index._where`` says."""
+        mask: npt.NDArray[np.bool_] | None = None
+
+        def keep(rows: npt.NDArray[np.bool_]) -> None:
+            nonlocal mask
+            mask = rows if mask is None else mask & rows
+
+        if kind:
+            code = self.kind_codes.get(kind, -1)
+            keep(self.kinds == code)
+        if language:
+            lang = language.lower()
+            held = [
+                n
+                for n, tag in enumerate(self.language_names)
+                if _ascii_lower(tag) == lang or _ascii_lower(tag)[: len(lang) + 1] == lang + "-"
+            ]
+            keep(np.isin(self.languages, held))
+        for wanted, groups in ((purpose, self.purposes), (table, self.tables)):
+            if wanted:
+                rows = np.zeros(len(self.ids), dtype=np.bool_)
+                rows[groups.get(wanted, np.zeros(0, dtype=np.int64))] = True
+                keep(rows)
+        return mask
+
+    def top(
+        self, phrases: list[str], allowed: npt.NDArray[np.bool_] | None, k: int
+    ) -> list[tuple[str, float]] | None:
+        """The ``k`` best rows for the OR of ``phrases`` (in the FTS query's order) as
+        (unit id, BM25, higher is better), best first, ties by rowid; None when a phrase
+        is not one plain token (FTS5 ranks that query)."""
+        scores = np.zeros(len(self.ids), dtype=np.float64)
+        matched = np.zeros(len(self.ids), dtype=np.bool_)
+        for phrase in phrases:
+            token = phrase.lower() if phrase.isascii() else ""
+            if not _PLAIN.match(token):
+                return None
+            term = self.terms.get(token)
+            held = len(term.rows) if term is not None else 0
+            idf = math.log((self.rows - held + 0.5) / (held + 0.5))
+            if term is not None:
+                scores[term.rows] += (idf if idf > 0.0 else IDF_FLOOR) * term.part
+                matched[term.rows] = True
+        if allowed is not None:
+            matched &= allowed
+        rows = np.flatnonzero(matched)
+        chosen = scores[rows]
+        if len(rows) > k:
+            threshold = np.partition(chosen, len(rows) - k)[len(rows) - k]
+            above = chosen > threshold
+            tied = np.flatnonzero(chosen == threshold)[: k - int(above.sum())]
+            keep = np.flatnonzero(above)
+            pick = np.concatenate([keep, tied])
+            rows, chosen = rows[pick], chosen[pick]
+        order = np.lexsort((rows, -chosen))
+        return [(self.ids[int(rows[i])], float(chosen[i])) for i in order]
+
+    def names_of(self, uid: str, record: Callable[[], IndexRecord]) -> tuple[tuple[str, ...], ...]:
+        """The content words of each of the unit's names (names.py), once per revision."""
+        found = self._names.get(uid)
+        if found is None:
+            r = record()
+            found = tuple(
+                tuple(words)
+                for name in names(r)
+                if len(name.strip()) >= MIN_CHARS and (words := analyse(name, r.language).split())
+            )
+            with self._lock:
+                self._names[uid] = found
+        return found
+
+    def lexical(
+        self,
+        con: sqlite3.Connection,
+        query: str,
+        filters: Filters,
+        depth: int,
+        keep: int,
+        boost: float,
+    ) -> dict[str, LexicalRow] | None:
+        """``sqlite_index``'s boosted lexical rows (``_bm25_rows`` then ``_boosted``) of the
+        index ``con`` reads, the ``keep`` best of ``depth``; None when ``con`` reads
+        another file or revision than these postings', or the query is FTS5's to rank."""
+        from evidence_tool.activation.sqlite_index import LexicalRow, SqlArg, _stem_query
+
+        held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+        if held is None or held[0] != self.revision or _inode(self.path) != self.inode:
+            return None
+        phrases = [t for group in query_terms(query) for t in sorted(group)]
+        allowed = self.allowed(filters.kind, filters.purpose, filters.language, filters.table)
+        found = self.top(phrases, allowed, depth)
+        if found is None:
+            return None
+        best = max((bm25 for _, bm25 in found), default=0.0)
+        stems = query_stems(query) if boost else frozenset()
+        records: dict[str, str] = {}
+        if boost:
+            missing = [uid for uid, _ in found if uid not in self._names]
+            records.update(_fetch(con, "SELECT id, record FROM units WHERE id IN ({})", missing))
+        ranked = []
+        for uid, bm25 in found:
+            base = bm25 / best if best > 0 else 0.0
+            words = (
+                self.names_of(uid, lambda u=uid: _record(records[u]))  # type: ignore[misc]
+                if boost
+                else ()
+            )
+            bonus = boost if boost and named(words, stems) else 0.0
+            ranked.append((uid, bm25, base + bonus))
+        ranked.sort(key=lambda item: (-item[2], item[0]))
+        ranked = ranked[:keep]
+        sql = (
+            "SELECT u.id, u.record, f.title, f.body, f.applies_to FROM units u "
+            "JOIN fts f ON f.rowid = u.rowid WHERE u.id IN ({})"
+        )
+        rows = {r[0]: r[1:] for r in _rows(con, sql, [uid for uid, _, _ in ranked])}
+        if len(rows) != len(ranked):
+            return None
+        tokens = frozenset(p.lower() for p in phrases)
+        text = _stem_query(query)
+        out: dict[str, LexicalRow] = {}
+        for uid, bm25, rank in ranked:
+            record, title, body, applies = rows[uid]
+            marks = [marked(title, tokens), marked(body, tokens), marked(applies, tokens)]
+            if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
+                args: list[SqlArg] = [text, uid]
+                got = con.execute(
+                    "SELECT highlight(fts, 1, char(1), char(2)), highlight(fts, 2, char(1), "
+                    "char(2)), highlight(fts, 3, char(1), char(2)) FROM fts "
+                    "WHERE fts MATCH ? AND fts.id = ?",
+                    args,
+                ).fetchone()
+                marks = list(got) if got else ["", "", ""]
+            out[uid] = LexicalRow(
+                record, bm25, marks[0] or "", marks[1] or "", marks[2] or "", rank
+            )
+        return out
+
+
+def _record(record_json: str) -> IndexRecord:
+    return IndexRecord(json.loads(record_json))
+
+
+def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
+        chunk = ids[start : start + 500]
+        out += con.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return out
+
+
+def _fetch(con: sqlite3.Connection, sql: str, ids: list[str]) -> dict[str, str]:
+    return {str(r[0]): str(r[1]) for r in _rows(con, sql, ids)}
+
+
+def named(words: tuple[tuple[str, ...], ...], stems: frozenset[str]) -> bool:
+    """``names.named`` over a unit's cached name words."""
+    return any(all(w in stems for w in name) for name in words)
+
+
+def marked(text: str, tokens: frozenset[str]) -> str | None:
+    """``highlight(fts, col, char(1), char(2))`` of an ASCII column for single-token
+    phrases ``tokens``; None for other text (unicode61 folds it: ask FTS5)."""
+    if not text.isascii():
+        return None
+    return _TOKEN.sub(
+        lambda m: f"\x01{m.group()}\x02" if m.group().lower() in tokens else m.group(), text
+    )
+
+
+def _ascii_lower(text: str) -> str:
+    """SQLite's lower(): ASCII letters only."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _grouped(con: sqlite3.Connection, sql: str, by_id: dict[str, int]) -> dict[str, Ints]:
+    groups: dict[str, list[int]] = {}
+    for uid, value in con.execute(sql):
+        if uid in by_id:
+            groups.setdefault(value, []).append(by_id[uid])
+    return {k: np.array(sorted(set(v)), dtype=np.int64) for k, v in groups.items()}
+
+
+class PostingsCache:
+    """The postings of one index path, for the revision it serves now: loaded in a
+    background thread the first time a revision is asked for (searches meanwhile go to
+    FTS5, which ranks the same), and replaced when the file changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._held: Postings | None = None
+        self._loading = False
+        self._tried: tuple[int, int, int, int] | None = None  # the file state last loaded
+        self._lock = threading.Lock()
+        self.loads = 0  # tests count them
+
+    def get(self, revision: str) -> Postings | None:
+        """The postings of ``revision`` if they are loaded; else None, and a load starts
+        unless this state of the file was loaded already (or failed to)."""
+        held = self._held
+        if held is not None and held.revision == revision:
+            return held
+        key = _stat_key(self.path)
+        with self._lock:
+            if self._loading or key is None or key == self._tried:
+                return None
+            self._loading, self._tried = True, key
+        threading.Thread(target=self._load, daemon=True).start()
+        return None
+
+    def wait(self, revision: str, timeout: float = 120.0) -> Postings | None:
+        """``get``, waiting for the load to end (tests; a bench's warm-up)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.get(revision)
+            if found is not None:
+                return found
+            if not self._loading and self._tried == _stat_key(self.path):
+                return None
+            time.sleep(0.01)
+        return None
+
+    def _load(self) -> None:
+        try:
+            found = Postings.load(self.path)
+        except (OSError, sqlite3.Error, KeyError, IndexError, ValueError) as exc:
+            logging.getLogger("evidence_tool.serve").warning(
+                "the index's postings did not load (%s); FTS5 ranks the searches", exc
+            )
+            found = None
+        with self._lock:
+            self._loading = False
+            self.loads += 1
+            if found is not None:
+                self._held = found
+
+
+def _inode(path: Path) -> int:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return -1
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
