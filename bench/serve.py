@@ -116,6 +116,11 @@ class Server:
                 found[key] = int(value.split()[0])
         return found
 
+    def cpu(self) -> float:
+        """The server's CPU seconds so far (user + system, /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=60)
@@ -168,6 +173,17 @@ def units(ids: list[str]) -> Callable[[httpx.Client, random.Random], Any]:
         return _ok(http.get(f"/v1/units/{rng.choice(ids)}"))
 
     return ask
+
+
+def measured(
+    server: Server, clients: int, requests: int, ask: Callable[[httpx.Client, random.Random], Any]
+) -> str:
+    """``load``'s figures and the server's CPU per request (the load of other processes
+    on the machine does not change it, unlike the latencies)."""
+    before = server.cpu()
+    times = load(server.url, clients, requests, ask)
+    cpu = (server.cpu() - before) / (clients * (requests + 1))
+    return f"{pct(times)}; server CPU {cpu * 1e3:.2f} ms a request"
 
 
 def pct(times: list[float]) -> str:
@@ -261,6 +277,7 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=50, help="per client and figure")
     ap.add_argument("--hybrid", action="store_true")
     ap.add_argument("--model-units", type=int, default=20)
+    ap.add_argument("--warm-up", type=float, default=5.0, help="seconds before the figures")
     args = ap.parse_args()
     root = workspace(args.n)
     server = Server(root)
@@ -268,9 +285,13 @@ def main() -> None:
         with httpx.Client(base_url=server.url) as http:
             ids = [h["id"] for h in _ok(http.get("/v1/search", params={"query": WORDS[0],
                    "limit": 100}))["result"]["hits"]]  # fmt: skip
+        # The server loads the revision's postings in the background after its first
+        # search (FTS5 ranks meanwhile): the figures are those of the warm server.
+        time.sleep(args.warm_up)
         print(f"{args.n} units, {args.clients} clients x {args.requests} requests each")
-        print("bm25 search:", pct(load(server.url, args.clients, args.requests, search("bm25"))))
-        print("get_evidence:", pct(load(server.url, args.clients, args.requests, units(ids))))
+        print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print("bm25 search:", measured(server, args.clients, args.requests, search("bm25")))
+        print("get_evidence:", measured(server, args.clients, args.requests, units(ids)))
         memory = server.memory()
         print(f"server RSS {memory['VmRSS'] / 1024:.0f} MiB, peak {memory['VmHWM'] / 1024:.0f} MiB")
         switch(root, server.url, args.clients)

@@ -48,7 +48,6 @@ K1 = 1.2  # fts5_aux.c's BM25 constants
 B = 0.75
 IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
 WEIGHTS = {"title": 4.0, "body": 1.0, "applies_to": 2.0}  # sqlite_index's bm25() weights
-_TOKEN = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of ASCII text
 _PLAIN = re.compile(r"[a-z0-9]+\Z")
 
 Floats = npt.NDArray[np.float64]
@@ -98,13 +97,14 @@ class Postings:
     language_names: list[str]
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
-    _names: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Per unit: its content hash and the content words of each of its names (names.py).
+    names: dict[str, tuple[str, tuple[frozenset[str], ...]]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> Postings | None:
+    def load(cls, path: Path, before: Postings | None = None) -> Postings | None:
         """The postings of the index at ``path``, read in one transaction (one revision);
-        None for an index this module does not rank (another format or analyzer)."""
+        None for an index this module does not rank (another format or analyzer).  The
+        names of a unit ``before`` held with the same content are not analysed again."""
         from evidence_tool.activation.sqlite_index import FORMAT, open_readonly
 
         inode = os.stat(path).st_ino
@@ -112,12 +112,14 @@ class Postings:
             con.isolation_level = None
             con.execute("BEGIN")
             try:
-                return cls._read(con, path, inode, FORMAT)
+                return cls._read(con, path, inode, FORMAT, before)
             finally:
                 con.execute("COMMIT")
 
     @classmethod
-    def _read(cls, con: sqlite3.Connection, path: Path, inode: int, fmt: str) -> Postings | None:
+    def _read(
+        cls, con: sqlite3.Connection, path: Path, inode: int, fmt: str, before: Postings | None
+    ) -> Postings | None:
         meta = dict(con.execute("SELECT key, value FROM meta"))
         if meta.get("format") != fmt or meta.get("analyzer", "stem") != "stem":
             return None
@@ -157,6 +159,7 @@ class Postings:
             list(lang_codes),
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
+            _names(con, before.names if before is not None else {}),
         )
 
     @staticmethod
@@ -239,21 +242,10 @@ class Postings:
             pick = np.concatenate([keep, tied])
             rows, chosen = rows[pick], chosen[pick]
         order = np.lexsort((rows, -chosen))
-        return [(self.ids[int(rows[i])], float(chosen[i])) for i in order]
-
-    def names_of(self, uid: str, record: Callable[[], IndexRecord]) -> tuple[tuple[str, ...], ...]:
-        """The content words of each of the unit's names (names.py), once per revision."""
-        found = self._names.get(uid)
-        if found is None:
-            r = record()
-            found = tuple(
-                tuple(words)
-                for name in names(r)
-                if len(name.strip()) >= MIN_CHARS and (words := analyse(name, r.language).split())
-            )
-            with self._lock:
-                self._names[uid] = found
-        return found
+        ids = self.ids
+        return [
+            (ids[r], s) for r, s in zip(rows[order].tolist(), chosen[order].tolist(), strict=True)
+        ]
 
     def lexical(
         self,
@@ -279,19 +271,10 @@ class Postings:
             return None
         best = max((bm25 for _, bm25 in found), default=0.0)
         stems = query_stems(query) if boost else frozenset()
-        records: dict[str, str] = {}
-        if boost:
-            missing = [uid for uid, _ in found if uid not in self._names]
-            records.update(_fetch(con, "SELECT id, record FROM units WHERE id IN ({})", missing))
         ranked = []
         for uid, bm25 in found:
             base = bm25 / best if best > 0 else 0.0
-            words = (
-                self.names_of(uid, lambda u=uid: _record(records[u]))  # type: ignore[misc]
-                if boost
-                else ()
-            )
-            bonus = boost if boost and named(words, stems) else 0.0
+            bonus = boost if boost and named(self.names[uid][1], stems) else 0.0
             ranked.append((uid, bm25, base + bonus))
         ranked.sort(key=lambda item: (-item[2], item[0]))
         ranked = ranked[:keep]
@@ -302,12 +285,12 @@ class Postings:
         rows = {r[0]: r[1:] for r in _rows(con, sql, [uid for uid, _, _ in ranked])}
         if len(rows) != len(ranked):
             return None
-        tokens = frozenset(p.lower() for p in phrases)
+        mark = _marker(frozenset(p.lower() for p in phrases))
         text = _stem_query(query)
         out: dict[str, LexicalRow] = {}
         for uid, bm25, rank in ranked:
             record, title, body, applies = rows[uid]
-            marks = [marked(title, tokens), marked(body, tokens), marked(applies, tokens)]
+            marks = [mark(title), mark(body), mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
                 args: list[SqlArg] = [text, uid]
                 got = con.execute(
@@ -323,8 +306,35 @@ class Postings:
         return out
 
 
-def _record(record_json: str) -> IndexRecord:
-    return IndexRecord(json.loads(record_json))
+def _names(
+    con: sqlite3.Connection, before: dict[str, tuple[str, tuple[frozenset[str], ...]]]
+) -> dict[str, tuple[str, tuple[frozenset[str], ...]]]:
+    """Every unit's content hash and name words; a unit unchanged since ``before`` keeps
+    its words (analysing every unit's names is most of a load's time)."""
+    out: dict[str, tuple[str, tuple[frozenset[str], ...]]] = {}
+    missing = []
+    for uid, content_hash in con.execute("SELECT id, content_hash FROM units"):
+        held = before.get(uid)
+        if held is not None and held[0] == content_hash:
+            out[uid] = held
+        else:
+            missing.append(uid)
+    sql = "SELECT id, content_hash, record FROM units WHERE id IN ({})"
+    for uid, content_hash, record in _rows(con, sql, missing):
+        out[uid] = (content_hash, name_words(IndexRecord(json.loads(record))))
+    return out
+
+
+def name_words(record: IndexRecord) -> tuple[frozenset[str], ...]:
+    """The content words of each of ``record``'s names that ``names.named`` reads."""
+    out = []
+    for name in names(record):
+        if len(name.strip()) < MIN_CHARS:
+            continue
+        words = analyse(name, record.language).split()
+        if words:
+            out.append(frozenset(words))
+    return tuple(out)
 
 
 def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, ...]]:
@@ -335,23 +345,24 @@ def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, 
     return out
 
 
-def _fetch(con: sqlite3.Connection, sql: str, ids: list[str]) -> dict[str, str]:
-    return {str(r[0]): str(r[1]) for r in _rows(con, sql, ids)}
+def named(words: tuple[frozenset[str], ...], stems: frozenset[str]) -> bool:
+    """``names.named`` over a unit's name words: every word of one name is asked."""
+    return any(name <= stems for name in words)
 
 
-def named(words: tuple[tuple[str, ...], ...], stems: frozenset[str]) -> bool:
-    """``names.named`` over a unit's cached name words."""
-    return any(all(w in stems for w in name) for name in words)
+def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
+    """``highlight(fts, col, char(1), char(2))`` of an ASCII column for the single-token
+    phrases ``tokens`` (whole tokens, any case); None for other text (unicode61 folds it:
+    FTS5 is asked)."""
+    if not tokens:
+        return lambda text: text if text.isascii() else None
+    alternatives = "|".join(sorted(tokens, key=lambda t: (-len(t), t)))
+    pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.I | re.A)
 
+    def mark(text: str) -> str | None:
+        return pattern.sub("\x01\\g<0>\x02", text) if text.isascii() else None
 
-def marked(text: str, tokens: frozenset[str]) -> str | None:
-    """``highlight(fts, col, char(1), char(2))`` of an ASCII column for single-token
-    phrases ``tokens``; None for other text (unicode61 folds it: ask FTS5)."""
-    if not text.isascii():
-        return None
-    return _TOKEN.sub(
-        lambda m: f"\x01{m.group()}\x02" if m.group().lower() in tokens else m.group(), text
-    )
+    return mark
 
 
 def _ascii_lower(text: str) -> str:
@@ -411,7 +422,7 @@ class PostingsCache:
 
     def _load(self) -> None:
         try:
-            found = Postings.load(self.path)
+            found = Postings.load(self.path, self._held)
         except (OSError, sqlite3.Error, KeyError, IndexError, ValueError) as exc:
             logging.getLogger("evidence_tool.serve").warning(
                 "the index's postings did not load (%s); FTS5 ranks the searches", exc

@@ -14,6 +14,7 @@ a question's content words match their inflections, in English and Italian.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -1029,7 +1030,13 @@ def _holds(text: str, words: set[str]) -> bool:
 
 def _holds_stem(text: str, stems: set[str], language: str) -> bool:
     """Does ``text``, analysed for ``language``, hold one of ``stems``?"""
-    return not stems.isdisjoint(analyse(text, language).split())
+    return not stems.isdisjoint(_analysed(text, language))
+
+
+# A server shows the same units' fields again and again: their analysis is kept (bounded).
+@functools.lru_cache(maxsize=4096)
+def _analysed(text: str, language: str) -> frozenset[str]:
+    return frozenset(analyse(text, language).split())
 
 
 def _matched(
