@@ -29,6 +29,7 @@ all clients' requests.  Nothing asserts: the figures go into docs/performance.md
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -126,8 +128,43 @@ class Server:
         self.process.wait(timeout=60)
 
 
+class Client:
+    """One keep-alive HTTP/1.1 connection (the stdlib's): a bench client should cost the
+    shared two cores little (httpx cost 1.7 to 1.9 ms of CPU a search, as much as the
+    server's work, and the eight clients share one interpreter's lock)."""
+
+    def __init__(self, base_url: str, timeout: float = 120) -> None:
+        self.base = urllib.parse.urlsplit(base_url)
+        self.conn = http.client.HTTPConnection(self.base.netloc, timeout=timeout)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Response:
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        self.conn.request("GET", urllib.parse.quote(path) + query)
+        answer = self.conn.getresponse()
+        return Response(answer.status, answer.read())
+
+
+class Response:
+    def __init__(self, status_code: int, content: bytes) -> None:
+        self.status_code = status_code
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
 def load(
-    url: str, clients: int, requests: int, ask: Callable[[httpx.Client, random.Random], Any]
+    url: str, clients: int, requests: int, ask: Callable[[Client, random.Random], Any]
 ) -> list[float]:
     """``clients`` threads, ``requests`` each: the seconds of every request."""
     times: list[float] = []
@@ -136,7 +173,7 @@ def load(
     def run(seed: int) -> None:
         rng = random.Random(seed)
         mine = []
-        with httpx.Client(base_url=url, timeout=120) as http:
+        with Client(url) as http:
             ask(http, rng)  # the connection and the server's caches, untimed
             for _ in range(requests):
                 start = time.perf_counter()
@@ -153,30 +190,30 @@ def load(
     return times
 
 
-def _ok(response: httpx.Response) -> dict[str, Any]:
+def _ok(response: Response) -> dict[str, Any]:
     body: dict[str, Any] = response.json()
     if response.status_code != 200:
         raise SystemExit(f"request failed: {response.text[:300]}")
     return body
 
 
-def search(mode: str) -> Callable[[httpx.Client, random.Random], Any]:
-    def ask(http: httpx.Client, rng: random.Random) -> Any:
+def search(mode: str) -> Callable[[Client, random.Random], Any]:
+    def ask(http: Client, rng: random.Random) -> Any:
         query = " ".join(rng.sample(WORDS, rng.randint(2, 4)))
         return _ok(http.get("/v1/search", params={"query": query, "mode": mode}))
 
     return ask
 
 
-def units(ids: list[str]) -> Callable[[httpx.Client, random.Random], Any]:
-    def ask(http: httpx.Client, rng: random.Random) -> Any:
+def units(ids: list[str]) -> Callable[[Client, random.Random], Any]:
+    def ask(http: Client, rng: random.Random) -> Any:
         return _ok(http.get(f"/v1/units/{rng.choice(ids)}"))
 
     return ask
 
 
 def measured(
-    server: Server, clients: int, requests: int, ask: Callable[[httpx.Client, random.Random], Any]
+    server: Server, clients: int, requests: int, ask: Callable[[Client, random.Random], Any]
 ) -> str:
     """``load``'s figures and the server's CPU per request (the load of other processes
     on the machine does not change it, unlike the latencies)."""
@@ -203,7 +240,7 @@ def switch(root: Path, url: str, clients: int) -> None:
 
     def poll(seed: int) -> None:
         rng = random.Random(seed)
-        with httpx.Client(base_url=url, timeout=120) as http:
+        with Client(url) as http:
             for _ in range(100_000):
                 if stop.is_set():
                     return
@@ -282,7 +319,7 @@ def main() -> None:
     root = workspace(args.n)
     server = Server(root)
     try:
-        with httpx.Client(base_url=server.url) as http:
+        with Client(server.url) as http:
             ids = [h["id"] for h in _ok(http.get("/v1/search", params={"query": WORDS[0],
                    "limit": 100}))["result"]["hits"]]  # fmt: skip
         # The server loads the revision's postings in the background after its first

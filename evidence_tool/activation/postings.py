@@ -21,6 +21,7 @@ or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -29,10 +30,11 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +52,8 @@ IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
 WEIGHTS = {"title": 4.0, "body": 1.0, "applies_to": 2.0}  # sqlite_index's bm25() weights
 _PLAIN = re.compile(r"[a-z0-9]+\Z")
 
+# A unit's content hash, every word of its names, and each name's words.
+Names = tuple[str, frozenset[str], tuple[frozenset[str], ...]]
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
@@ -97,8 +101,12 @@ class Postings:
     language_names: list[str]
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
-    # Per unit: its content hash and the content words of each of its names (names.py).
-    names: dict[str, tuple[str, tuple[frozenset[str], ...]]] = field(default_factory=dict)
+    # Per unit: its content hash and the content words of its names (names.py).
+    names: dict[str, Names] = field(default_factory=dict)
+    # Read-only connections to this file, kept between searches: a new connection parses
+    # the schema on its first statement, a third of what a search cost besides.
+    _pool: list[sqlite3.Connection] = field(default_factory=list)
+    _pool_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def load(cls, path: Path, before: Postings | None = None) -> Postings | None:
@@ -247,6 +255,34 @@ class Postings:
             (ids[r], s) for r, s in zip(rows[order].tolist(), chosen[order].tolist(), strict=True)
         ]
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection to the file these postings were loaded from, kept for
+        the next search; None when the path now names another file (a rebuild)."""
+        with self._pool_lock:
+            con = self._pool.pop() if self._pool else None
+        if con is None:
+            # Used by one search at a time, by whichever thread runs it.
+            uri = f"file:{quote(str(self.path))}?mode=ro"
+            con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            if _inode(self.path) != self.inode:
+                con.close()
+                yield None
+                return
+            con.execute("PRAGMA cache_size = -512")  # KiB: one per concurrent search
+        try:
+            yield con
+        finally:
+            with self._pool_lock:
+                self._pool.append(con)
+
+    def close(self) -> None:
+        """Close the kept connections (the postings were replaced)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, []
+        for con in pool:
+            con.close()
+
     def lexical(
         self,
         con: sqlite3.Connection,
@@ -274,7 +310,7 @@ class Postings:
         ranked = []
         for uid, bm25 in found:
             base = bm25 / best if best > 0 else 0.0
-            bonus = boost if boost and named(self.names[uid][1], stems) else 0.0
+            bonus = boost if boost and named(self.names[uid], stems) else 0.0
             ranked.append((uid, bm25, base + bonus))
         ranked.sort(key=lambda item: (-item[2], item[0]))
         ranked = ranked[:keep]
@@ -306,12 +342,10 @@ class Postings:
         return out
 
 
-def _names(
-    con: sqlite3.Connection, before: dict[str, tuple[str, tuple[frozenset[str], ...]]]
-) -> dict[str, tuple[str, tuple[frozenset[str], ...]]]:
+def _names(con: sqlite3.Connection, before: dict[str, Names]) -> dict[str, Names]:
     """Every unit's content hash and name words; a unit unchanged since ``before`` keeps
     its words (analysing every unit's names is most of a load's time)."""
-    out: dict[str, tuple[str, tuple[frozenset[str], ...]]] = {}
+    out: dict[str, Names] = {}
     missing = []
     for uid, content_hash in con.execute("SELECT id, content_hash FROM units"):
         held = before.get(uid)
@@ -321,7 +355,8 @@ def _names(
             missing.append(uid)
     sql = "SELECT id, content_hash, record FROM units WHERE id IN ({})"
     for uid, content_hash, record in _rows(con, sql, missing):
-        out[uid] = (content_hash, name_words(IndexRecord(json.loads(record))))
+        words = name_words(IndexRecord(json.loads(record)))
+        out[uid] = (content_hash, frozenset().union(*words), words)
     return out
 
 
@@ -345,9 +380,10 @@ def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, 
     return out
 
 
-def named(words: tuple[frozenset[str], ...], stems: frozenset[str]) -> bool:
-    """``names.named`` over a unit's name words: every word of one name is asked."""
-    return any(name <= stems for name in words)
+def named(held: Names, stems: frozenset[str]) -> bool:
+    """``names.named`` over a unit's name words: every word of one name is asked (most
+    units hold none of the question's words in any name: one set operation)."""
+    return not held[1].isdisjoint(stems) and any(name <= stems for name in held[2])
 
 
 def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
@@ -432,7 +468,9 @@ class PostingsCache:
             self._loading = False
             self.loads += 1
             if found is not None:
-                self._held = found
+                before, self._held = self._held, found
+                if before is not None:  # a search still reading it puts its connection back
+                    before.close()
 
 
 def _inode(path: Path) -> int:

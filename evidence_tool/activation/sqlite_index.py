@@ -827,7 +827,14 @@ def search_path(
     # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
-        with open_readonly(path, connect) as con:
+        with contextlib.ExitStack() as stack:
+            # The postings keep connections to their file (plain sqlite3: no vec_units).
+            kept = (
+                postings.reading() if postings is not None and connect is sqlite3.connect else None
+            )
+            con = (stack.enter_context(kept) if kept else None) or stack.enter_context(
+                open_readonly(path, connect)
+            )
             if postings is not None:  # the revision this connection reads, not the postings'
                 held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
                 revision = str(held[0]) if held else ""
