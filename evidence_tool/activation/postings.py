@@ -103,10 +103,9 @@ class Postings:
     tables: dict[str, Ints]
     # Per unit: its content hash and the content words of its names (names.py).
     names: dict[str, Names] = field(default_factory=dict)
-    # Read-only connections to this file, kept between searches: a new connection parses
-    # the schema on its first statement, a third of what a search cost besides.
-    _pool: list[sqlite3.Connection] = field(default_factory=list)
-    _pool_lock: threading.Lock = field(default_factory=threading.Lock)
+    # A read-only connection to this file per serving thread, kept between searches: a
+    # new connection parses the schema on its first statement (a third of a search).
+    _local: threading.local = field(default_factory=threading.local)
 
     @classmethod
     def load(cls, path: Path, before: Postings | None = None) -> Postings | None:
@@ -256,32 +255,22 @@ class Postings:
         ]
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection | None]:
-        """A read-only connection to the file these postings were loaded from, kept for
-        the next search; None when the path now names another file (a rebuild)."""
-        with self._pool_lock:
-            con = self._pool.pop() if self._pool else None
+    def reading(
+        self, connect: Callable[..., sqlite3.Connection] = sqlite3.connect
+    ) -> Iterator[sqlite3.Connection | None]:
+        """This thread's read-only connection to the file these postings were loaded
+        from, kept for its next search (``connect``: the driver the index needs); None
+        when the path names another file now (a rebuild)."""
+        con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is None:
-            # Used by one search at a time, by whichever thread runs it.
-            uri = f"file:{quote(str(self.path))}?mode=ro"
-            con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            con = connect(f"file:{quote(str(self.path))}?mode=ro", uri=True)
             if _inode(self.path) != self.inode:
                 con.close()
                 yield None
                 return
-            con.execute("PRAGMA cache_size = -512")  # KiB: one per concurrent search
-        try:
-            yield con
-        finally:
-            with self._pool_lock:
-                self._pool.append(con)
-
-    def close(self) -> None:
-        """Close the kept connections (the postings were replaced)."""
-        with self._pool_lock:
-            pool, self._pool = self._pool, []
-        for con in pool:
-            con.close()
+            con.execute("PRAGMA cache_size = -512")  # KiB: one per serving thread
+            self._local.con = con
+        yield con
 
     def lexical(
         self,
@@ -468,9 +457,7 @@ class PostingsCache:
             self._loading = False
             self.loads += 1
             if found is not None:
-                before, self._held = self._held, found
-                if before is not None:  # a search still reading it puts its connection back
-                    before.close()
+                self._held = found  # the previous ones' connections close with them
 
 
 def _inode(path: Path) -> int:

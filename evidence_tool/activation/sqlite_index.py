@@ -828,10 +828,8 @@ def search_path(
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
         with contextlib.ExitStack() as stack:
-            # The postings keep connections to their file (plain sqlite3: no vec_units).
-            kept = (
-                postings.reading() if postings is not None and connect is sqlite3.connect else None
-            )
+            # The postings keep a connection to their file per thread.
+            kept = postings.reading(connect) if postings is not None else None
             con = (stack.enter_context(kept) if kept else None) or stack.enter_context(
                 open_readonly(path, connect)
             )
