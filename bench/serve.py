@@ -19,8 +19,9 @@ and drives it with ``--clients`` threads, each with its own HTTP connection:
 server embeds every query with it).  Embedding 10,000 units with the model takes hours
 on a loaded 2-core machine, so, as bench/retrieval.py does, the model embeds
 ``--model-units`` texts and unit i's cache entry holds the vector of text
-``i % model-units`` under the model's id; consolidate then builds the vectors from the
-cache without calling the model.  The ranking costs the same whatever the vectors hold.
+``i % model-units`` with a little noise of its own (``Jittered``: distinct vectors, as
+real units have, not hundreds of exact ties) under the model's id; consolidate then
+builds the vectors from the cache without calling the model.
 
 Times are the client's (request sent to answer parsed), medians and 95th percentiles of
 all clients' requests.  Nothing asserts: the figures go into docs/performance.md.
@@ -273,9 +274,36 @@ def switch(root: Path, url: str, clients: int) -> None:
     print(f"answers during the switch: {len(seen)}, each naming one revision")
 
 
+class Jittered:
+    """``bench.retrieval.Reused`` with every unit's vector its own: text ``i % m``'s
+    vector plus a little deterministic noise, then normalised.  With only ``m`` distinct
+    vectors each query meets hundreds of exact ties at the k-th, and the dense ranking
+    walks past them all (sqlite-vec's KNN asked again with twice the k, each candidate
+    rescored): a cost no real corpus has."""
+
+    def __init__(self, model: Any, texts: list[str], vectors: list[list[float]]) -> None:
+        from bench.retrieval import Reused
+
+        self.reused = Reused(model, texts, vectors)
+        self.model_id, self.dim = model.model_id, model.dim
+        self.languages = getattr(model, "languages", None)
+
+    def assign(self, rs: list[dict[str, Any]]) -> None:
+        from evidence_tool.embedding.text import unit_text
+        from evidence_tool.embedding.vectors import normalized
+
+        base = self.reused.base
+        for i, r in enumerate(rs):
+            rng = random.Random(i)
+            vector = [x + rng.gauss(0.0, 0.02) for x in base[i % len(base)]]
+            self.reused.by_text[unit_text(r)] = normalized(vector)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return self.reused.embed(texts)
+
+
 def hybrid_ready(root: Path, model_units: int) -> Path:
     """An installation with the local model, and the index's vectors from the cache."""
-    from bench.retrieval import Reused
     from evidence_tool.activation.sqlite_index import INDEX_NAME
     from evidence_tool.embedding.cache import EmbeddingCache
     from evidence_tool.embedding.local import LocalEmbedder
@@ -295,8 +323,10 @@ def hybrid_ready(root: Path, model_units: int) -> Path:
     start = time.perf_counter()
     base = model.embed(texts[:model_units])
     print(f"the model embedded {model_units} texts in {time.perf_counter() - start:.1f} s")
-    reused = Reused(model, texts, base)
+    reused = Jittered(model, texts, base)
     reused.assign(rs)
+    # The cache may hold an earlier run's vectors for these contents: made afresh.
+    shutil.rmtree(root / ".evidence-cache" / "embeddings", ignore_errors=True)
     EmbeddingCache(root / ".evidence-cache" / "embeddings", reused).vectors(
         [(r["content_hash"], t) for r, t in zip(rs, texts, strict=True)]
     )
