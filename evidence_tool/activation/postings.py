@@ -22,6 +22,7 @@ or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import math
@@ -42,12 +43,16 @@ import numpy.typing as npt
 from evidence_tool.activation.analysis import analyse, query_terms
 from evidence_tool.activation.names import MIN_CHARS, names, query_stems
 from evidence_tool.activation.records import IndexRecord
+from evidence_tool.embedding.vectors import dot
 
 if TYPE_CHECKING:
     from evidence_tool.activation.sqlite_index import Filters, LexicalRow
 
 K1 = 1.2  # fts5_aux.c's BM25 constants
 B = 0.75
+# float32 dot products of unit vectors (384 terms) are within 2.3e-5 of the exact sum
+# whatever the order (n * 2**-24 * sum |a_i b_i|, and that sum is at most 1).
+DENSE_MARGIN = 1e-4
 IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
 WEIGHTS = {"title": 4.0, "body": 1.0, "applies_to": 2.0}  # sqlite_index's bm25() weights
 _PLAIN = re.compile(r"[a-z0-9]+\Z")
@@ -103,6 +108,8 @@ class Postings:
     tables: dict[str, Ints]
     # Per unit: its content hash and the content words of its names (names.py).
     names: dict[str, Names] = field(default_factory=dict)
+    vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
+    vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
     # A read-only connection to this file per serving thread, kept between searches: a
     # new connection parses the schema on its first statement (a third of a search).
     _local: threading.local = field(default_factory=threading.local)
@@ -167,6 +174,7 @@ class Postings:
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
             _names(con, before.names if before is not None else {}),
+            *(_vectors(con, by_id) or (None, None)),
         )
 
     @staticmethod
@@ -272,6 +280,39 @@ class Postings:
             self._local.con = con
         yield con
 
+    def _reads(self, con: sqlite3.Connection) -> bool:
+        """Does ``con`` read the file and revision these postings were loaded from?"""
+        held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+        return held is not None and held[0] == self.revision and _inode(self.path) == self.inode
+
+    def dense(
+        self, con: sqlite3.Connection, query: list[float], filters: Filters, k: int
+    ) -> tuple[list[tuple[str, float]], str] | None:
+        """``dense.ranked``'s hits from the vectors in memory: numpy finds the candidates,
+        each is rescored by ``vectors.dot`` (the value both SQL paths give), best first,
+        ties by id; None without vectors or when ``con`` reads another file."""
+        vectors, rows = self.vectors, self.vector_rows
+        if vectors is None or rows is None or len(query) != vectors.shape[1]:
+            return None
+        if not self._reads(con):
+            return None
+        allowed = self.allowed(filters.kind, filters.purpose, filters.language, filters.table)
+        if allowed is not None:
+            keep = allowed[rows]
+            rows, vectors = rows[keep], vectors[keep]
+        sims = vectors @ np.asarray(query, dtype=np.float32)
+        if len(rows) > k:
+            # numpy's float32 sums are within the margin of the exact ones: every unit of
+            # the exact top k is a candidate, and each candidate is scored exactly.
+            threshold = np.partition(sims, len(rows) - k)[len(rows) - k] - DENSE_MARGIN
+            pick = np.flatnonzero(sims >= threshold)
+        else:
+            pick = np.arange(len(rows))
+        ids = self.ids
+        scored = [(dot(query, vectors[i].tolist()), ids[int(rows[i])]) for i in pick.tolist()]
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        return [(uid, sim) for sim, uid in scored[:k]], "memory"
+
     def lexical(
         self,
         con: sqlite3.Connection,
@@ -286,8 +327,7 @@ class Postings:
         another file or revision than these postings', or the query is FTS5's to rank."""
         from evidence_tool.activation.sqlite_index import LexicalRow, SqlArg, _stem_query
 
-        held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
-        if held is None or held[0] != self.revision or _inode(self.path) != self.inode:
+        if not self._reads(con):
             return None
         phrases = [t for group in query_terms(query) for t in sorted(group)]
         allowed = self.allowed(filters.kind, filters.purpose, filters.language, filters.table)
@@ -315,6 +355,10 @@ class Postings:
         out: dict[str, LexicalRow] = {}
         for uid, bm25, rank in ranked:
             record, title, body, applies = rows[uid]
+            if title.isascii() and body.isascii() and applies.isascii():
+                marks_of = functools.partial(_marks, mark, title, body, applies)
+                out[uid] = LexicalRow(record, bm25, title, body, applies, rank, marks_of)
+                continue
             marks = [mark(title), mark(body), mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
                 args: list[SqlArg] = [text, uid]
@@ -329,6 +373,30 @@ class Postings:
                 record, bm25, marks[0] or "", marks[1] or "", marks[2] or "", rank
             )
         return out
+
+
+def _marks(
+    mark: Callable[[str], str | None], title: str, body: str, applies: str
+) -> tuple[str, str, str]:
+    return (mark(title) or "", mark(body) or "", mark(applies) or "")
+
+
+def _vectors(
+    con: sqlite3.Connection, position: dict[str, int]
+) -> tuple[Ints, npt.NDArray[np.float32]] | None:
+    """The index's unit vectors (float32 blobs, as stored: the values ``vectors.dot``
+    multiplies) as the rows of a matrix."""
+    if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():
+        return None
+    found = con.execute("SELECT id, vec FROM vectors").fetchall()
+    sizes = {len(blob) for _, blob in found}
+    if len(sizes) != 1 or any(uid not in position for uid, _ in found):
+        return None
+    dim = sizes.pop() // 4
+    matrix = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f4").reshape(-1, dim)
+    rows = np.array([position[uid] for uid, _ in found], dtype=np.int64)
+    order = np.argsort(rows)
+    return rows[order], np.ascontiguousarray(matrix[order])
 
 
 def _names(con: sqlite3.Connection, before: dict[str, Names]) -> dict[str, Names]:

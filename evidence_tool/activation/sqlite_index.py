@@ -664,10 +664,12 @@ class LexicalRow:
     body: str
     applies_to: str
     rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
+    # The marks made when first asked (postings.py: hybrid fuses 100 rows, shows 10).
+    lazy: Callable[[], tuple[str, str, str]] | None = None
 
     @property
     def marked(self) -> tuple[str, str, str]:
-        return (self.title, self.body, self.applies_to)
+        return self.lazy() if self.lazy is not None else (self.title, self.body, self.applies_to)
 
 
 def _boosted(
@@ -856,7 +858,9 @@ def search_path(
             model = _query_model(con, embedder) if mode != "bm25" else None
             # Hybrid ranks a question its model does not serve by its words alone.
             if model is not None and (mode == "dense" or serves(model, query_language(query))):
-                dense, dense_path = ranked(con, model.embed([query])[0], where, args, depth)
+                vector = model.embed([query])[0]
+                found = postings.dense(con, vector, filters, depth) if postings else None
+                dense, dense_path = found or ranked(con, vector, where, args, depth)
             records = _records(con, [uid for uid, _ in dense if uid not in lexical])
     except vec.errors() as exc:
         raise IntegrityError(

@@ -61,6 +61,7 @@ def serve(settings: ServeSettings, transport: str, host: str, port: int) -> None
     # 2-core machine, 22 and 12 ms with one).  The environment may say otherwise.
     os.environ.setdefault("THT_TORCH_THREADS", "1")
     os.environ.setdefault("THT_ONNX_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's, read when it loads
     service = EvidenceService(settings)
     if transport == "stdio":
         _stdio(service)

@@ -243,3 +243,80 @@ def test_a_phrase_that_is_not_one_plain_token_is_fts5s(tmp_path: Path, bad: str)
     assert postings is not None
     assert postings.top([bad], None, 5) is None
     assert postings.top(["ward"], None, 5)
+
+
+class _Toy:
+    """A deterministic 8-dimensional 'model': few distinct vectors, so exact ties."""
+
+    model_id = "test:toy:8"
+    dim = 8
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        from evidence_tool.embedding.vectors import normalized
+
+        out = []
+        for text in texts:
+            rng = random.Random(sum(map(ord, text)) % 13)  # 13 distinct vectors
+            out.append(normalized([rng.uniform(-1, 1) for _ in range(self.dim)]))
+        return out
+
+
+def _with_vectors(path: Path, records: list[JsonObject]) -> None:
+    from evidence_tool.embedding.vectors import to_blob
+
+    toy = _Toy()
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE vectors(id TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        for r in records[: len(records) - 5]:  # a few units without a vector
+            con.execute(
+                "INSERT INTO vectors VALUES (?, ?)",
+                (r["id"], to_blob(toy.embed([str(r["title"])])[0])),
+            )
+        con.execute("INSERT INTO meta VALUES ('embedding', ?)", (toy.model_id,))
+
+
+def test_dense_and_hybrid_from_memory_are_the_indexs_own(tmp_path: Path) -> None:
+    """The dense ranking from the vectors in memory: the plain-Python ranking's hits,
+    similarities and tie order (ties by id), with filters; hybrid answers the same."""
+    from evidence_tool.activation.dense import dense_ranking
+
+    records = _corpus(150, 10, twins=20)
+    path = _build(tmp_path, records)
+    _with_vectors(path, records)
+    postings = Postings.load(path)
+    assert postings is not None and postings.vectors is not None
+    toy = _Toy()
+    cases = 0
+    with sqlite_index.open_readonly(path) as con:
+        for query in QUERIES:
+            vector = toy.embed([query])[0]
+            for filters in FILTERS:
+                where, args = sqlite_index._where(
+                    filters
+                    if not filters.table
+                    else Filters(
+                        filters.kind, filters.purpose, filters.language, "public.ward_stays"
+                    )
+                )
+                for k in (3, 100):
+                    want = dense_ranking(con, vector, where, args, k)
+                    table = "public.ward_stays" if filters.table else None
+                    found = postings.dense(
+                        con,
+                        vector,
+                        Filters(filters.kind, filters.purpose, filters.language, table),
+                        k,
+                    )
+                    assert found is not None and found[0] == want, (query, filters, k)
+                    cases += len(want) > 0
+    assert cases >= 100
+    for query in QUERIES:
+        for mode in ("hybrid", "dense"):
+            runs = [
+                search_path(path, query, Filters(), 10, mode, lambda: toy, postings=p)
+                for p in (None, postings)
+            ]
+            assert [(h.id, h.score, h.bm25, h.dense, h.matched) for h in runs[0].hits] == [
+                (h.id, h.score, h.bm25, h.dense, h.matched) for h in runs[1].hits
+            ]
+            assert runs[1].dense_path == "memory" and len(runs[1].hits) == 10
