@@ -83,6 +83,16 @@ def _varints(blob: bytes) -> list[int]:
 
 
 @dataclass(frozen=True)
+class NameIndex:
+    """Every name of every unit, by word: ``words[w]`` the names holding ``w``,
+    ``sizes[n]`` name n's distinct words, ``units[n]`` its unit's position."""
+
+    words: dict[str, Ints]
+    sizes: Ints
+    units: Ints
+
+
+@dataclass(frozen=True)
 class Term:
     rows: Ints  # positions (rowid order) of the rows holding the term
     part: Floats  # (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)) there
@@ -110,6 +120,8 @@ class Postings:
     names: dict[str, Names] = field(default_factory=dict)
     vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
     vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
+    _names_by_word: NameIndex | None = None  # made on the first boosted search
+    _id_ranks: Ints | None = None  # each position's place in the ids' order
     # A read-only connection to this file per serving thread, kept between searches: a
     # new connection parses the schema on its first statement (a third of a search).
     _local: threading.local = field(default_factory=threading.local)
@@ -233,6 +245,16 @@ class Postings:
         """The ``k`` best rows for the OR of ``phrases`` (in the FTS query's order) as
         (unit id, BM25, higher is better), best first, ties by rowid; None when a phrase
         is not one plain token (FTS5 ranks that query)."""
+        found = self._top(phrases, allowed, k)
+        if found is None:
+            return None
+        ids = self.ids
+        rows, scores = found
+        return [(ids[r], s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
+
+    def _top(
+        self, phrases: list[str], allowed: npt.NDArray[np.bool_] | None, k: int
+    ) -> tuple[Ints, Floats] | None:
         scores = np.zeros(len(self.ids), dtype=np.float64)
         matched = np.zeros(len(self.ids), dtype=np.bool_)
         for phrase in phrases:
@@ -257,10 +279,46 @@ class Postings:
             pick = np.concatenate([keep, tied])
             rows, chosen = rows[pick], chosen[pick]
         order = np.lexsort((rows, -chosen))
-        ids = self.ids
-        return [
-            (ids[r], s) for r, s in zip(rows[order].tolist(), chosen[order].tolist(), strict=True)
-        ]
+        return rows[order], chosen[order]
+
+    def _named(self, stems: frozenset[str]) -> npt.NDArray[np.bool_]:
+        """Per position: does the question (``stems``) name the unit (``named``)?  A name
+        is named when every one of its distinct words is among the stems."""
+        index = self._name_index()
+        found = [index.words[w] for w in stems if w in index.words]
+        out = np.zeros(len(self.ids), dtype=np.bool_)
+        if found:
+            counts = np.bincount(np.concatenate(found), minlength=len(index.sizes))
+            out[index.units[counts == index.sizes]] = True
+        return out
+
+    def _name_index(self) -> NameIndex:
+        index = self._names_by_word
+        if index is None:
+            by_word: dict[str, list[int]] = {}
+            sizes: list[int] = []
+            units: list[int] = []
+            for position, uid in enumerate(self.ids):
+                for name in self.names[uid][2]:
+                    for word in name:
+                        by_word.setdefault(word, []).append(len(sizes))
+                    sizes.append(len(name))
+                    units.append(position)
+            index = NameIndex(
+                {w: np.array(v, dtype=np.int64) for w, v in by_word.items()},
+                np.array(sizes, dtype=np.int64),
+                np.array(units, dtype=np.int64),
+            )
+            self._names_by_word = index
+        return index
+
+    def _id_order(self) -> Ints:
+        order = self._id_ranks
+        if order is None:
+            order = np.empty(len(self.ids), dtype=np.int64)
+            order[sorted(range(len(self.ids)), key=self.ids.__getitem__)] = np.arange(len(self.ids))
+            self._id_ranks = order
+        return order
 
     @contextlib.contextmanager
     def reading(
@@ -331,33 +389,38 @@ class Postings:
             return None
         phrases = [t for group in query_terms(query) for t in sorted(group)]
         allowed = self.allowed(filters.kind, filters.purpose, filters.language, filters.table)
-        found = self.top(phrases, allowed, depth)
+        found = self._top(phrases, allowed, depth)
         if found is None:
             return None
-        best = max((bm25 for _, bm25 in found), default=0.0)
-        stems = query_stems(query) if boost else frozenset()
-        ranked = []
-        for uid, bm25 in found:
-            base = bm25 / best if best > 0 else 0.0
-            bonus = boost if boost and named(self.names[uid], stems) else 0.0
-            ranked.append((uid, bm25, base + bonus))
-        ranked.sort(key=lambda item: (-item[2], item[0]))
-        ranked = ranked[:keep]
+        # _boosted's arithmetic, element by element: the same floats, the same order.
+        rows, scores = found
+        best = float(scores.max()) if len(scores) else 0.0
+        rank = scores / best if best > 0 else np.zeros(len(scores), dtype=np.float64)
+        if boost:
+            rank = rank + np.where(self._named(query_stems(query))[rows], boost, 0.0)
+        order = np.lexsort((self._id_order()[rows], -rank))[:keep]
+        ids = self.ids
+        ranked = [
+            (ids[r], s, k)
+            for r, s, k in zip(
+                rows[order].tolist(), scores[order].tolist(), rank[order].tolist(), strict=True
+            )
+        ]
         sql = (
             "SELECT u.id, u.record, f.title, f.body, f.applies_to FROM units u "
             "JOIN fts f ON f.rowid = u.rowid WHERE u.id IN ({})"
         )
-        rows = {r[0]: r[1:] for r in _rows(con, sql, [uid for uid, _, _ in ranked])}
-        if len(rows) != len(ranked):
+        held = {r[0]: r[1:] for r in _rows(con, sql, [uid for uid, _, _ in ranked])}
+        if len(held) != len(ranked):
             return None
         mark = _marker(frozenset(p.lower() for p in phrases))
         text = _stem_query(query)
         out: dict[str, LexicalRow] = {}
-        for uid, bm25, rank in ranked:
-            record, title, body, applies = rows[uid]
+        for uid, bm25, value in ranked:
+            record, title, body, applies = held[uid]
             if title.isascii() and body.isascii() and applies.isascii():
                 marks_of = functools.partial(_marks, mark, title, body, applies)
-                out[uid] = LexicalRow(record, bm25, title, body, applies, rank, marks_of)
+                out[uid] = LexicalRow(record, bm25, title, body, applies, value, marks_of)
                 continue
             marks = [mark(title), mark(body), mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
@@ -370,7 +433,7 @@ class Postings:
                 ).fetchone()
                 marks = list(got) if got else ["", "", ""]
             out[uid] = LexicalRow(
-                record, bm25, marks[0] or "", marks[1] or "", marks[2] or "", rank
+                record, bm25, marks[0] or "", marks[1] or "", marks[2] or "", value
             )
         return out
 

@@ -320,3 +320,31 @@ def test_dense_and_hybrid_from_memory_are_the_indexs_own(tmp_path: Path) -> None
                 (h.id, h.score, h.bm25, h.dense, h.matched) for h in runs[1].hits
             ]
             assert runs[1].dense_path == "memory" and len(runs[1].hits) == 10
+
+
+def test_the_name_index_names_what_names_py_names(tmp_path: Path) -> None:
+    """The boost's vectorised test against ``names.named`` on every unit's record."""
+    import json
+
+    from evidence_tool.activation.names import named as names_named
+    from evidence_tool.activation.names import query_stems
+    from evidence_tool.activation.postings import named
+    from evidence_tool.activation.records import IndexRecord
+
+    records = _corpus(120, 11)
+    path = _build(tmp_path, records)
+    postings = Postings.load(path)
+    assert postings is not None
+    with sqlite3.connect(path) as con:
+        stored = {
+            u: IndexRecord(json.loads(r)) for u, r in con.execute("SELECT id, record FROM units")
+        }
+    hits = 0
+    for query in [*QUERIES, "ward stays", "admissions labs", "rate rates ward_stays"]:
+        stems = query_stems(query)
+        mask = postings._named(stems)
+        for n, uid in enumerate(postings.ids):
+            want = names_named(stored[uid], stems)
+            assert bool(mask[n]) == want == named(postings.names[uid], stems), (query, uid)
+            hits += want
+    assert hits >= 20
