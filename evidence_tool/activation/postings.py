@@ -128,19 +128,23 @@ class Postings:
 
     @classmethod
     def load(cls, path: Path, before: Postings | None = None) -> Postings | None:
-        """The postings of the index at ``path``, read in one transaction (one revision);
-        None for an index this module does not rank (another format or analyzer).  The
-        names of a unit ``before`` held with the same content are not analysed again."""
+        """The postings of the index at ``path``; None for an index this module does not
+        rank (another format or analyzer) or one that changed while it was read.  The
+        names of a unit ``before`` held with the same content are not analysed again.
+
+        Read in short statements, not one transaction: another process's in-place update
+        commits only between reads, and must not wait a whole load (its busy timeout is
+        5 s).  Every update stamps a new revision, so the same revision (and file) at
+        the end means no update committed in between."""
         from evidence_tool.activation.sqlite_index import FORMAT, open_readonly
 
         inode = os.stat(path).st_ino
         with open_readonly(path) as con:
-            con.isolation_level = None
-            con.execute("BEGIN")
-            try:
-                return cls._read(con, path, inode, FORMAT, before)
-            finally:
-                con.execute("COMMIT")
+            found = cls._read(con, path, inode, FORMAT, before)
+            after = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+        if found is None or after is None or after[0] != found.revision:
+            return None
+        return found if _inode(path) == inode else None
 
     @classmethod
     def _read(
@@ -165,6 +169,8 @@ class Postings:
         # C's order of operations, so every value is the one fts5_aux.c computes.
         norm = K1 * ((1 - B) + (B * size) / avgdl)
         terms = cls._terms(con, position, norm)
+        if terms is None:
+            return None
         kind_codes: dict[str, int] = {}
         lang_codes: dict[str, int] = {}
         kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _ in units])
@@ -190,17 +196,28 @@ class Postings:
         )
 
     @staticmethod
-    def _terms(con: sqlite3.Connection, position: dict[int, int], norm: Floats) -> dict[str, Term]:
+    def _terms(
+        con: sqlite3.Connection, position: dict[int, int], norm: Floats
+    ) -> dict[str, Term] | None:
         con.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings USING fts5vocab(main, fts, instance)"
         )
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, row)")
         weight = " ".join(f"WHEN '{c}' THEN {w!r}" for c, w in WEIGHTS.items())
-        found = con.execute(
+        sql = (
             f"SELECT term, doc, sum(CASE col {weight} ELSE 0.0 END) FROM temp.postings "
-            "GROUP BY term, doc ORDER BY term, doc"
-        ).fetchall()
+            "WHERE term >= ?{} GROUP BY term, doc ORDER BY term, doc"
+        )
+        found: list[tuple[str, int, float]] = []
+        for low, high in _term_ranges(con):  # one short read each (see load)
+            if high is None:
+                found += con.execute(sql.format(""), (low,)).fetchall()
+            else:
+                found += con.execute(sql.format(" AND term < ?"), (low, high)).fetchall()
         terms: dict[str, Term] = {}
         start = 0
+        if any(d not in position for _, d, _ in found):
+            return None  # a row the units did not hold: the index changed meanwhile
         docs = np.array([position[d] for _, d, _ in found], dtype=np.int64)
         freq = np.array([f for _, _, f in found], dtype=np.float64)
         part = (freq * (K1 + 1.0)) / (freq + norm[docs]) if len(found) else freq
@@ -436,6 +453,23 @@ class Postings:
                 record, bm25, marks[0] or "", marks[1] or "", marks[2] or "", value
             )
         return out
+
+
+_CHUNK = 50_000  # postings per read of the vocabulary
+
+
+def _term_ranges(con: sqlite3.Connection) -> list[tuple[str, str | None]]:
+    """Ranges [low, high) of the index's terms holding about ``_CHUNK`` postings each
+    (the last one open)."""
+    bounds: list[str] = []
+    held = 0
+    for term, docs in con.execute("SELECT term, doc FROM temp.vocab ORDER BY term"):
+        if not bounds or held >= _CHUNK:
+            bounds.append(term)
+            held = 0
+        held += docs
+    highs: list[str | None] = [*bounds[1:], None]
+    return list(zip(bounds, highs, strict=True))
 
 
 def _marks(

@@ -113,7 +113,12 @@ def _same_everywhere(path: Path, queries: list[str]) -> int:
     return cases
 
 
-def test_the_same_hits_as_fts5_on_generated_corpora(tmp_path: Path) -> None:
+def test_the_same_hits_as_fts5_on_generated_corpora(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evidence_tool.activation import postings
+
+    monkeypatch.setattr(postings, "_CHUNK", 97)  # the vocabulary read in many short parts
     cases = 0
     for seed, size in ((1, 60), (2, 260)):
         path = _build(tmp_path, _corpus(size, seed), f"index-{seed}.sqlite")
@@ -348,3 +353,27 @@ def test_the_name_index_names_what_names_py_names(tmp_path: Path) -> None:
             assert bool(mask[n]) == want == named(postings.names[uid], stems), (query, uid)
             hits += want
     assert hits >= 20
+
+
+@pytest.mark.parametrize("replace", [True, False])  # a new row; only a deletion
+def test_a_load_that_an_update_overtook_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replace: bool
+) -> None:
+    """The load reads in short statements (an update elsewhere commits between them):
+    when the revision moved meanwhile, what was read is not used."""
+    path = _build(tmp_path, _corpus(40, 12))
+    terms = Postings._terms
+    changed = [_record(3, random.Random(5), odd=False)]
+
+    def overtaken(con: sqlite3.Connection, position: dict[int, int], norm: object) -> object:
+        inserted = changed if replace else []
+        sqlite_index.update_in_place(
+            path, "rev-2", {str(changed[0]["id"])}, inserted, lambda con: None
+        )
+        return terms(con, position, norm)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Postings, "_terms", staticmethod(overtaken))
+    assert Postings.load(path) is None
+    monkeypatch.setattr(Postings, "_terms", staticmethod(terms))
+    loaded = Postings.load(path)
+    assert loaded is not None and loaded.revision == "rev-2"
