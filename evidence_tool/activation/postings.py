@@ -431,7 +431,6 @@ class Postings:
         if len(held) != len(ranked):
             return None
         mark = _marker(frozenset(p.lower() for p in phrases))
-        text = _stem_query(query)
         out: dict[str, LexicalRow] = {}
         for uid, bm25, value in ranked:
             record, title, body, applies = held[uid]
@@ -441,7 +440,7 @@ class Postings:
                 continue
             marks = [mark(title), mark(body), mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
-                args: list[SqlArg] = [text, uid]
+                args: list[SqlArg] = [_stem_query(query), uid]
                 got = con.execute(
                     "SELECT highlight(fts, 1, char(1), char(2)), highlight(fts, 2, char(1), "
                     "char(2)), highlight(fts, 3, char(1), char(2)) FROM fts "
@@ -470,6 +469,10 @@ def _term_ranges(con: sqlite3.Connection) -> list[tuple[str, str | None]]:
         held += docs
     highs: list[str | None] = [*bounds[1:], None]
     return list(zip(bounds, highs, strict=True))
+
+
+def _wrapped(match: re.Match[str]) -> str:
+    return "\x01" + match.group() + "\x02"
 
 
 def _marks(
@@ -550,7 +553,8 @@ def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
     pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.I | re.A)
 
     def mark(text: str) -> str | None:
-        return pattern.sub("\x01\\g<0>\x02", text) if text.isascii() else None
+        # A function, not a template: 3.11 expands a template in Python at every match.
+        return pattern.sub(_wrapped, text) if text.isascii() else None
 
     return mark
 
