@@ -54,7 +54,7 @@ B = 0.75
 # whatever the order (n * 2**-24 * sum |a_i b_i|, and that sum is at most 1).
 DENSE_MARGIN = 1e-4
 IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
-WEIGHTS = {"title": 4.0, "body": 1.0, "applies_to": 2.0}  # sqlite_index's bm25() weights
+COLUMNS = ("id", "title", "body", "applies_to")  # the fts table's, in order
 _PLAIN = re.compile(r"[a-z0-9]+\Z")
 
 # A unit's content hash, every word of its names, and each name's words.
@@ -203,7 +203,11 @@ class Postings:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings USING fts5vocab(main, fts, instance)"
         )
         con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, row)")
-        weight = " ".join(f"WHEN '{c}' THEN {w!r}" for c, w in WEIGHTS.items())
+        from evidence_tool.activation.sqlite_index import COLUMN_WEIGHTS
+
+        # bm25()'s weight of each column, as the SQL path passes them.
+        pairs = zip(COLUMNS, COLUMN_WEIGHTS, strict=True)
+        weight = " ".join(f"WHEN '{c}' THEN {float(w)!r}" for c, w in pairs)
         sql = (
             f"SELECT term, doc, sum(CASE col {weight} ELSE 0.0 END) FROM temp.postings "
             "WHERE term >= ?{} GROUP BY term, doc ORDER BY term, doc"
@@ -395,11 +399,13 @@ class Postings:
         filters: Filters,
         depth: int,
         keep: int,
-        boost: float,
+        boost: float | None,
     ) -> dict[str, LexicalRow] | None:
         """``sqlite_index``'s boosted lexical rows (``_bm25_rows`` then ``_boosted``) of the
-        index ``con`` reads, the ``keep`` best of ``depth``; None when ``con`` reads
-        another file or revision than these postings', or the query is FTS5's to rank."""
+        index ``con`` reads, the ``keep`` best of ``depth``; with ``boost`` None, the rows
+        of ``_bm25_rows`` alone (best first, rank 0), for ``_boosted`` itself to boost.
+        None when ``con`` reads another file or revision than these postings', or the
+        query is FTS5's to rank."""
         from evidence_tool.activation.sqlite_index import LexicalRow, SqlArg, _stem_query
 
         if not self._reads(con):
@@ -411,11 +417,15 @@ class Postings:
             return None
         # _boosted's arithmetic, element by element: the same floats, the same order.
         rows, scores = found
-        best = float(scores.max()) if len(scores) else 0.0
-        rank = scores / best if best > 0 else np.zeros(len(scores), dtype=np.float64)
-        if boost:
-            rank = rank + np.where(self._named(query_stems(query))[rows], boost, 0.0)
-        order = np.lexsort((self._id_order()[rows], -rank))[:keep]
+        if boost is None:
+            rank = np.zeros(len(scores), dtype=np.float64)
+            order = np.arange(min(keep, len(rows)))
+        else:
+            best = float(scores.max()) if len(scores) else 0.0
+            rank = scores / best if best > 0 else np.zeros(len(scores), dtype=np.float64)
+            if boost:
+                rank = rank + np.where(self._named(query_stems(query))[rows], boost, 0.0)
+            order = np.lexsort((self._id_order()[rows], -rank))[:keep]
         ids = self.ids
         ranked = [
             (ids[r], s, k)

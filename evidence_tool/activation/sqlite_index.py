@@ -925,6 +925,11 @@ def search(
     return data
 
 
+# bm25()'s weight of each fts column (id, title, body, applies_to); postings.py reads it.
+COLUMN_WEIGHTS = (0.0, 4.0, 1.0, 2.0)
+_WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+
+
 def _bm25_rows(
     con: sqlite3.Connection, texts: list[str], where: list[str], args: list[SqlArg], k: int
 ) -> dict[str, LexicalRow]:
@@ -938,7 +943,7 @@ def _bm25_rows(
     # time of a search at 10,000 units).
     # The join only when a filter reads units: a lookup per matching row costs as much.
     best = (
-        "SELECT fts.rowid, bm25(fts, 0.0, 4.0, 1.0, 2.0) AS score FROM fts "
+        f"SELECT fts.rowid, bm25(fts, {_WEIGHTS}) AS score FROM fts "
         + ("JOIN units u ON u.id = fts.id " if where else "")
         + "WHERE fts MATCH ?"
         + "".join(f" AND {w}" for w in where)

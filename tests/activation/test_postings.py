@@ -25,6 +25,7 @@ WORDS = [
     "ricovero", "reparto", "degenza", "giornate", "dimissione", "paziente", "codice",
     "ward_stays", "K12", "2024", "Rates", "stays",
 ]  # fmt: skip
+VALUES = ["Alameda County", "Day Hospital", "K12 ward", "ricovero ordinario"]
 ODD = ["città", "søknad", "Ærø", "naïve", "ΔT", "µg", "straße"]  # unicode61 folds these
 
 
@@ -51,6 +52,8 @@ def _record(n: int, rng: random.Random, *, odd: bool, twin: int | None = None) -
         },
         "payload": {"definition": " ".join(words + common), "notes": seed.choice(WORDS)},
     }
+    if n % 5 == 0:  # values a question may quote (names.py reads them)
+        raw["payload"]["values"] = [{"value": seed.choice(VALUES)}]  # type: ignore[index]
     raw["content_hash"] = hashlib.sha256(repr(sorted(raw.items())).encode()).hexdigest()
     return raw
 
@@ -75,6 +78,8 @@ QUERIES = [
     "K12 2024 codice",
     "nurse bed therapy dose diagnosis",
     "stays",
+    "patients of 'Alameda County' in \"Day Hospital\"",  # quoted values
+    "ricovero ordinario per K12 ward",
 ]
 ODD_QUERIES = ["città søknad", "Ærø naïve patient", "µg dose"]
 FILTERS = [
@@ -145,7 +150,10 @@ def test_scores_are_fts5s_own_bit_for_bit(tmp_path: Path) -> None:
     with sqlite3.connect(path) as con:
         for query in QUERIES:
             text = sqlite_index._stem_query(query)
-            sql = "SELECT u.id, -bm25(fts, 0.0, 4.0, 1.0, 2.0) FROM fts JOIN units u ON u.rowid = fts.rowid WHERE fts MATCH ?"
+            sql = (
+                f"SELECT u.id, -bm25(fts, {sqlite_index._WEIGHTS}) FROM fts "
+                "JOIN units u ON u.rowid = fts.rowid WHERE fts MATCH ?"
+            )
             want = dict(con.execute(sql, [text]).fetchall())
             phrases = [t for group in _groups(query) for t in sorted(group)]
             got = dict(postings.top(phrases, None, len(postings.ids)) or [])
@@ -203,6 +211,13 @@ def test_rows_replaced_in_place_and_the_boost(tmp_path: Path) -> None:
                         (u, r.bm25, r.rank, r.record, r.marked) for u, r in want.items()
                     ]
                     cases += len(want) > 0
+                # Unboosted: the rows of _bm25_rows alone, for _boosted itself to boost.
+                plain = sqlite_index._bm25_rows(con, [text], where, args, 100)
+                rows = postings.lexical(con, query, filters, 100, 100, None)
+                assert rows is not None
+                assert [(u, r.bm25, r.record, r.marked) for u, r in rows.items()] == [
+                    (u, r.bm25, r.record, r.marked) for u, r in plain.items()
+                ]
     assert cases >= 80
     assert _same_everywhere(path, QUERIES[:5]) >= 30
 
