@@ -19,8 +19,9 @@ and drives it with ``--clients`` threads, each with its own HTTP connection:
 server embeds every query with it).  Embedding 10,000 units with the model takes hours
 on a loaded 2-core machine, so, as bench/retrieval.py does, the model embeds
 ``--model-units`` texts and unit i's cache entry holds the vector of text
-``i % model-units`` under the model's id; consolidate then builds the vectors from the
-cache without calling the model.  The ranking costs the same whatever the vectors hold.
+``i % model-units`` with a little noise of its own (``Jittered``: distinct vectors, as
+real units have, not hundreds of exact ties) under the model's id; consolidate then
+builds the vectors from the cache without calling the model.
 
 Times are the client's (request sent to answer parsed), medians and 95th percentiles of
 all clients' requests.  Nothing asserts: the figures go into docs/performance.md.
@@ -29,6 +30,7 @@ all clients' requests.  Nothing asserts: the figures go into docs/performance.md
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -40,6 +42,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -116,13 +119,53 @@ class Server:
                 found[key] = int(value.split()[0])
         return found
 
+    def cpu(self) -> float:
+        """The server's CPU seconds so far (user + system, /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=60)
 
 
+class Client:
+    """One keep-alive HTTP/1.1 connection (the stdlib's): a bench client should cost the
+    shared two cores little (httpx cost 1.7 to 1.9 ms of CPU a search, as much as the
+    server's work, and the eight clients share one interpreter's lock)."""
+
+    def __init__(self, base_url: str, timeout: float = 120) -> None:
+        self.base = urllib.parse.urlsplit(base_url)
+        self.conn = http.client.HTTPConnection(self.base.netloc, timeout=timeout)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Response:
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        self.conn.request("GET", urllib.parse.quote(path) + query)
+        answer = self.conn.getresponse()
+        return Response(answer.status, answer.read())
+
+
+class Response:
+    def __init__(self, status_code: int, content: bytes) -> None:
+        self.status_code = status_code
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
 def load(
-    url: str, clients: int, requests: int, ask: Callable[[httpx.Client, random.Random], Any]
+    url: str, clients: int, requests: int, ask: Callable[[Client, random.Random], Any]
 ) -> list[float]:
     """``clients`` threads, ``requests`` each: the seconds of every request."""
     times: list[float] = []
@@ -131,7 +174,7 @@ def load(
     def run(seed: int) -> None:
         rng = random.Random(seed)
         mine = []
-        with httpx.Client(base_url=url, timeout=120) as http:
+        with Client(url) as http:
             ask(http, rng)  # the connection and the server's caches, untimed
             for _ in range(requests):
                 start = time.perf_counter()
@@ -148,26 +191,37 @@ def load(
     return times
 
 
-def _ok(response: httpx.Response) -> dict[str, Any]:
+def _ok(response: Response) -> dict[str, Any]:
     body: dict[str, Any] = response.json()
     if response.status_code != 200:
         raise SystemExit(f"request failed: {response.text[:300]}")
     return body
 
 
-def search(mode: str) -> Callable[[httpx.Client, random.Random], Any]:
-    def ask(http: httpx.Client, rng: random.Random) -> Any:
+def search(mode: str) -> Callable[[Client, random.Random], Any]:
+    def ask(http: Client, rng: random.Random) -> Any:
         query = " ".join(rng.sample(WORDS, rng.randint(2, 4)))
         return _ok(http.get("/v1/search", params={"query": query, "mode": mode}))
 
     return ask
 
 
-def units(ids: list[str]) -> Callable[[httpx.Client, random.Random], Any]:
-    def ask(http: httpx.Client, rng: random.Random) -> Any:
+def units(ids: list[str]) -> Callable[[Client, random.Random], Any]:
+    def ask(http: Client, rng: random.Random) -> Any:
         return _ok(http.get(f"/v1/units/{rng.choice(ids)}"))
 
     return ask
+
+
+def measured(
+    server: Server, clients: int, requests: int, ask: Callable[[Client, random.Random], Any]
+) -> str:
+    """``load``'s figures and the server's CPU per request (the load of other processes
+    on the machine does not change it, unlike the latencies)."""
+    before = server.cpu()
+    times = load(server.url, clients, requests, ask)
+    cpu = (server.cpu() - before) / (clients * (requests + 1))
+    return f"{pct(times)}; server CPU {cpu * 1e3:.2f} ms a request"
 
 
 def pct(times: list[float]) -> str:
@@ -187,7 +241,7 @@ def switch(root: Path, url: str, clients: int) -> None:
 
     def poll(seed: int) -> None:
         rng = random.Random(seed)
-        with httpx.Client(base_url=url, timeout=120) as http:
+        with Client(url) as http:
             for _ in range(100_000):
                 if stop.is_set():
                     return
@@ -220,9 +274,36 @@ def switch(root: Path, url: str, clients: int) -> None:
     print(f"answers during the switch: {len(seen)}, each naming one revision")
 
 
+class Jittered:
+    """``bench.retrieval.Reused`` with every unit's vector its own: text ``i % m``'s
+    vector plus a little deterministic noise, then normalised.  With only ``m`` distinct
+    vectors each query meets hundreds of exact ties at the k-th, and the dense ranking
+    walks past them all (sqlite-vec's KNN asked again with twice the k, each candidate
+    rescored): a cost no real corpus has."""
+
+    def __init__(self, model: Any, texts: list[str], vectors: list[list[float]]) -> None:
+        from bench.retrieval import Reused
+
+        self.reused = Reused(model, texts, vectors)
+        self.model_id, self.dim = model.model_id, model.dim
+        self.languages = getattr(model, "languages", None)
+
+    def assign(self, rs: list[dict[str, Any]]) -> None:
+        from evidence_tool.embedding.text import unit_text
+        from evidence_tool.embedding.vectors import normalized
+
+        base = self.reused.base
+        for i, r in enumerate(rs):
+            rng = random.Random(i)
+            vector = [x + rng.gauss(0.0, 0.02) for x in base[i % len(base)]]
+            self.reused.by_text[unit_text(r)] = normalized(vector)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return self.reused.embed(texts)
+
+
 def hybrid_ready(root: Path, model_units: int) -> Path:
     """An installation with the local model, and the index's vectors from the cache."""
-    from bench.retrieval import Reused
     from evidence_tool.activation.sqlite_index import INDEX_NAME
     from evidence_tool.embedding.cache import EmbeddingCache
     from evidence_tool.embedding.local import LocalEmbedder
@@ -242,8 +323,10 @@ def hybrid_ready(root: Path, model_units: int) -> Path:
     start = time.perf_counter()
     base = model.embed(texts[:model_units])
     print(f"the model embedded {model_units} texts in {time.perf_counter() - start:.1f} s")
-    reused = Reused(model, texts, base)
+    reused = Jittered(model, texts, base)
     reused.assign(rs)
+    # The cache may hold an earlier run's vectors for these contents: made afresh.
+    shutil.rmtree(root / ".evidence-cache" / "embeddings", ignore_errors=True)
     EmbeddingCache(root / ".evidence-cache" / "embeddings", reused).vectors(
         [(r["content_hash"], t) for r, t in zip(rs, texts, strict=True)]
     )
@@ -261,16 +344,21 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=50, help="per client and figure")
     ap.add_argument("--hybrid", action="store_true")
     ap.add_argument("--model-units", type=int, default=20)
+    ap.add_argument("--warm-up", type=float, default=5.0, help="seconds before the figures")
     args = ap.parse_args()
     root = workspace(args.n)
     server = Server(root)
     try:
-        with httpx.Client(base_url=server.url) as http:
+        with Client(server.url) as http:
             ids = [h["id"] for h in _ok(http.get("/v1/search", params={"query": WORDS[0],
-                   "limit": 100}))["result"]["hits"]]  # fmt: skip
+                   "limit": 100, "mode": "bm25"}))["result"]["hits"]]  # fmt: skip
+        # The server loads the revision's postings in the background after its first
+        # search (FTS5 ranks meanwhile): the figures are those of the warm server.
+        time.sleep(args.warm_up)
         print(f"{args.n} units, {args.clients} clients x {args.requests} requests each")
-        print("bm25 search:", pct(load(server.url, args.clients, args.requests, search("bm25"))))
-        print("get_evidence:", pct(load(server.url, args.clients, args.requests, units(ids))))
+        print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print("bm25 search:", measured(server, args.clients, args.requests, search("bm25")))
+        print("get_evidence:", measured(server, args.clients, args.requests, units(ids)))
         memory = server.memory()
         print(f"server RSS {memory['VmRSS'] / 1024:.0f} MiB, peak {memory['VmHWM'] / 1024:.0f} MiB")
         switch(root, server.url, args.clients)
@@ -283,8 +371,12 @@ def main() -> None:
         try:
             warm = load(server.url, 1, 1, search("hybrid"))  # loads the model once
             print(f"hybrid warm-up (model load and first query): {warm[0]:.1f} s")
-            times = load(server.url, args.clients, max(1, args.requests // 5), search("hybrid"))
-            print("hybrid search (model warm):", pct(times))
+            time.sleep(args.warm_up)  # the new revision's postings and vectors load
+            count = max(1, args.requests // 5)
+            print(
+                "hybrid search (model warm):",
+                measured(server, args.clients, count, search("hybrid")),
+            )
             memory = server.memory()
             print(f"server RSS with the model {memory['VmRSS'] / 1024:.0f} MiB")
         finally:

@@ -3,6 +3,7 @@ the fields each matched."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -31,10 +32,12 @@ class LexicalRow:
     body: str
     applies_to: str
     rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
+    # The marks made when first asked (postings.py: hybrid fuses 100 rows, shows 10).
+    lazy: Callable[[], tuple[str, str, str]] | None = None
 
     @property
     def marked(self) -> tuple[str, str, str]:
-        return (self.title, self.body, self.applies_to)
+        return self.lazy() if self.lazy is not None else (self.title, self.body, self.applies_to)
 
 
 def _boosted(
@@ -104,7 +107,13 @@ def _holds(text: str, words: set[str]) -> bool:
 
 def _holds_stem(text: str, stems: set[str], language: str) -> bool:
     """Does ``text``, analysed for ``language``, hold one of ``stems``?"""
-    return not stems.isdisjoint(analyse(text, language).split())
+    return not stems.isdisjoint(_analysed(text, language))
+
+
+# A server shows the same units' fields again and again: their analysis is kept (bounded).
+@functools.lru_cache(maxsize=4096)
+def _analysed(text: str, language: str) -> frozenset[str]:
+    return frozenset(analyse(text, language).split())
 
 
 def _matched(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from evidence_tool.activation import vec
 from evidence_tool.activation.analysis import query_language, query_terms
@@ -40,6 +43,25 @@ class Filters:
     purpose: str | None = None
     language: str | None = None
     table: str | None = None
+
+
+class Postings(Protocol):
+    """An index file's rankings held in memory (postings.py's ``Postings``; a protocol
+    here, so that this module does not import the one that imports it)."""
+
+    meta: dict[str, str]
+
+    def reading(
+        self, connect: Callable[..., sqlite3.Connection]
+    ) -> AbstractContextManager[sqlite3.Connection | None]: ...
+
+    def lexical(
+        self, con: sqlite3.Connection, query: str, filters: Filters, depth: int
+    ) -> dict[str, LexicalRow] | None: ...
+
+    def dense(
+        self, con: sqlite3.Connection, query: list[float], filters: Filters, k: int
+    ) -> tuple[list[tuple[str, float]], str] | None: ...
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -135,6 +157,7 @@ def search_path(
     default_mode: str | None = None,
     schemas: tuple[str, ...] = ("public",),
     name_boost: float = NAME_BOOST,
+    postings: Postings | None = None,
 ) -> SearchResult:
     """Units of the index file at ``path`` ranked by ``mode`` (no check of which revision it
     holds): ``bm25`` over stems with stop words dropped, ``dense`` (cosine to the query's
@@ -144,8 +167,9 @@ def search_path(
     ranking SQL itself, so ``limit`` counts only units that pass them; an unqualified
     ``table`` is resolved through ``schemas`` (the search path, ``resolve_table``).  A
     lexical candidate the question names in full gains ``name_boost`` (names.py; 0: off).
-    ``embedder`` is called only when a dense ranking is needed."""
-    meta = index_meta(path) or {}
+    ``embedder`` is called only when a dense ranking is needed.  ``postings`` (a server's,
+    loaded once per revision) rank the lexical side in memory, with the same result."""
+    meta = (postings.meta if postings is not None else index_meta(path)) or {}
     if meta.get("format") != FORMAT:
         raise IntegrityError(
             f"the search index {path} has format {meta.get('format', 'unknown')}, this "
@@ -173,7 +197,15 @@ def search_path(
     # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
-        with open_readonly(path, connect) as con:
+        with contextlib.ExitStack() as stack:
+            # The postings keep a connection to their file per thread.
+            kept = postings.reading(connect) if postings is not None else None
+            con = (stack.enter_context(kept) if kept else None) or stack.enter_context(
+                open_readonly(path, connect)
+            )
+            if postings is not None:  # the revision this connection reads, not the postings'
+                held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+                revision = str(held[0]) if held else ""
             if filters.table:
                 filters = replace(filters, table=resolve_table(con, filters.table, schemas))
             where, args = _where(filters)
@@ -183,13 +215,20 @@ def search_path(
             mode = mode or ("hybrid" if has_vectors else "bm25")
             # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
             depth = max(limit, FUSION_DEPTH)
-            lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
-            lexical = _boosted(lexical, query, name_boost, meta.get("revision", ""))
+            lexical = None
+            if postings is not None and mode != "dense" and analyzer == "stem":
+                # _bm25_rows's rows from memory; _boosted boosts them as it does FTS5's.
+                lexical = postings.lexical(con, query, filters, depth)
+            if lexical is None:
+                lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
+            lexical = _boosted(lexical, query, name_boost, revision)
             dense: list[tuple[str, float]] = []
             model = _query_model(con, embedder) if mode != "bm25" else None
             # Hybrid ranks a question its model does not serve by its words alone.
             if model is not None and (mode == "dense" or serves(model, query_language(query))):
-                dense, dense_path = ranked(con, model.embed([query])[0], where, args, depth)
+                vector = model.embed([query])[0]
+                found = postings.dense(con, vector, filters, depth) if postings else None
+                dense, dense_path = found or ranked(con, vector, where, args, depth)
             records = _records(con, [uid for uid, _ in dense if uid not in lexical])
     except vec.errors() as exc:
         raise IntegrityError(
@@ -254,7 +293,8 @@ def search(
     return data
 
 
-# BM25 column weights: id (not searched), title, fields, applies_to (docs/retrieval.md).
+# BM25 column weights: id (not searched), title, fields, applies_to (docs/retrieval.md);
+# postings.py reads them.
 COLUMN_WEIGHTS = (0.0, 1.0, 1.0, 1.0)
 _WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS)
 
@@ -272,20 +312,24 @@ def _bm25_rows(
     # time of a search at 10,000 units).
     # The join only when a filter reads units: a lookup per matching row costs as much.
     best = (
-        "SELECT fts.rowid FROM fts "
+        f"SELECT fts.rowid, bm25(fts, {_WEIGHTS}) AS score FROM fts "
         + ("JOIN units u ON u.id = fts.id " if where else "")
         + "WHERE fts MATCH ?"
         + "".join(f" AND {w}" for w in where)
-        + f" ORDER BY bm25(fts, {_WEIGHTS}) LIMIT ?"
+        # Ties by rowid, as FTS5's scan gives them: postings.py keeps the same ones.
+        + " ORDER BY score, fts.rowid LIMIT ?"
     )
+    # The scores come with the k rows: bm25() asked again per row looked up by rowid
+    # counted every phrase's rows again each time (two thirds of a search's time).
     sql = (
-        f"SELECT u.id, u.record, bm25(fts, {_WEIGHTS}) AS score, {marks} FROM fts "
-        f"JOIN units u ON u.id = fts.id WHERE fts MATCH ? AND fts.rowid IN ({best}) "
-        "ORDER BY score"
+        f"WITH best(r, score) AS MATERIALIZED ({best}) "
+        f"SELECT u.id, u.record, best.score, {marks} FROM best "
+        "JOIN fts ON fts.rowid = best.r JOIN units u ON u.id = fts.id WHERE fts MATCH ? "
+        "ORDER BY best.score, best.r"
     )
     rows: list[tuple[str, str, float, str, str, str]] = []
     for text in texts:
-        rows = con.execute(sql, [text, text, *args, k]).fetchall()
+        rows = con.execute(sql, [text, *args, k, text]).fetchall()
         if rows:
             break
     # SQLite's bm25() is lower-is-better: negated here, once.

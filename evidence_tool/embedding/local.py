@@ -76,6 +76,11 @@ class LocalEmbedder:
                     "evidence.embedding kind 'local' needs the 'embeddings' extra: "
                     "pip install 'evidence-tool[embeddings]'"
                 ) from None
+            threads = os.environ.get("THT_TORCH_THREADS")
+            if threads:  # serve sets 1: its requests run side by side (serve/run.py)
+                import torch
+
+                torch.set_num_threads(int(threads))
             if self.folder not in _LOADED:
                 _LOADED[self.folder] = SentenceTransformer(str(self.folder), device="cpu")
             self._model = _LOADED[self.folder]

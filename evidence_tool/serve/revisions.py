@@ -51,6 +51,8 @@ class RevisionView:
     # unchanged by an activation is not parsed again (evidence_for reads every unit).
     parsed: dict[str, JsonObject] = field(default_factory=dict)
     _records: dict[str, IndexRecord] = field(default_factory=dict)
+    # Search hits' unit objects by (id, content hash), shaped once (shapes.hit).
+    shaped: dict[tuple[str, str], JsonObject] = field(default_factory=dict)
     _texts: dict[str, str] = field(default_factory=dict)
     _spans: dict[str, list[str]] = field(default_factory=dict)
     _all: list[IndexRecord] | None = None

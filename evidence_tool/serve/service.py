@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from evidence_tool.activation.citations import classify
 from evidence_tool.activation.fusion import Retrieval
@@ -38,6 +39,9 @@ from evidence_tool.serve.applies import evidence_for
 from evidence_tool.serve.revisions import ActiveReader, RevisionView
 from evidence_tool.serve.workspaces import ServedWorkspace, ServeSettings
 from evidence_tool.workspace.layout import Layout
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.postings import Postings, PostingsCache
 
 PIN_ATTEMPTS = 40  # times 25 ms: a request waits at most about a second for a switch
 PIN_PAUSE_S = 0.025
@@ -63,6 +67,7 @@ class EvidenceService:
         self._embedders: dict[str, DenseEmbedder | None] = {}
         self._embedders_made = threading.Lock()
         self._backends: dict[str, tuple[Layout, bool]] = {}
+        self._postings: dict[str, PostingsCache] = {}
 
     def _pin(self, ws: ServedWorkspace) -> RevisionView:
         view = self.readers[ws.name].current()
@@ -95,7 +100,7 @@ class EvidenceService:
         depth = min(1000, count * 10) if columns else count
 
         def attempt(view: RevisionView) -> JsonObject | None:
-            found = self._ranked(ws, query, base, tables, depth, mode, warnings)
+            found = self._ranked(ws, view.revision, query, base, tables, depth, mode, warnings)
             if not _same_revision(view, found):
                 return None
             hits = [h for h in found.hits if _names_columns(h.record.applies_to, columns)]
@@ -113,6 +118,7 @@ class EvidenceService:
     def _ranked(
         self,
         ws: ServedWorkspace,
+        revision: str,
         query: str,
         base: Filters,
         tables: list[str],
@@ -122,7 +128,7 @@ class EvidenceService:
     ) -> SearchResult:
         """The index's ranking; per table when several are named (merged by score)."""
         runs = [Filters(base.kind, base.purpose, base.language, t) for t in tables] or [base]
-        results = [self._search(ws, query, f, count, mode, warnings) for f in runs]
+        results = [self._search(ws, revision, query, f, count, mode, warnings) for f in runs]
         if len(results) == 1:
             return results[0]
         merged = {h.id: h for r in results for h in sorted(r.hits, key=lambda h: h.score)}
@@ -135,6 +141,7 @@ class EvidenceService:
     def _search(
         self,
         ws: ServedWorkspace,
+        revision: str,
         query: str,
         filters: Filters,
         count: int,
@@ -143,7 +150,7 @@ class EvidenceService:
     ) -> SearchResult:
         try:
             with self._index_reads.reading():
-                return self._index_search(ws, query, filters, count, mode)
+                return self._index_search(ws, revision, query, filters, count, mode)
         except EmbeddingError as exc:
             if mode == "bm25":
                 raise
@@ -156,16 +163,23 @@ class EvidenceService:
                 )
             )
             with self._index_reads.reading():
-                return self._index_search(ws, query, filters, count, "bm25")
+                return self._index_search(ws, revision, query, filters, count, "bm25")
 
     def _index_search(
-        self, ws: ServedWorkspace, query: str, filters: Filters, count: int, mode: str | None
+        self,
+        ws: ServedWorkspace,
+        revision: str,
+        query: str,
+        filters: Filters,
+        count: int,
+        mode: str | None,
     ) -> SearchResult:
         """``search_active``, but with the sqlite index and this server's one embedder per
         workspace (a local model loaded once, one HTTP client kept), not one per query.
         The index is not checked against ``state.yaml`` here (``sqlite_index.search``
         parses it per query): ``_same_revision`` checks every answer against the pinned
-        revision, which is stricter."""
+        revision, which is stricter.  The lexical side is ranked from the postings of the
+        pinned revision once they are loaded (postings.py: the same hits as FTS5's)."""
         layout, sqlite = self._backend(ws)
         if not sqlite:
             run = (layout, ws.activation, ws.embedding, query, filters, count)
@@ -187,7 +201,20 @@ class EvidenceService:
             fusion=chosen.fusion,
             default_mode=chosen.mode,
             schemas=ws.search_path,
+            postings=self._lexicon(ws.name, path, revision),
         )
+
+    def _lexicon(self, name: str, path: Path, revision: str) -> Postings | None:
+        """The loaded postings of ``revision``'s index (None: FTS5 ranks, and they load
+        in the background); never without numpy (the serve extra brings it)."""
+        cache = self._postings.get(name)
+        if cache is None:
+            try:
+                from evidence_tool.activation.postings import PostingsCache
+            except ImportError:
+                return None
+            cache = self._postings.setdefault(name, PostingsCache(path))
+        return cache.get(revision)
 
     def _backend(self, ws: ServedWorkspace) -> tuple[Layout, bool]:
         """The workspace's layout and whether its backend is sqlite: settled by the

@@ -251,3 +251,45 @@ def test_a_table_name_outside_the_search_path_in_two_schemas_is_ambiguous(served
     assert "ambiguous" in note and "staging.admissions" in note  # type: ignore[operator]
     ids = [u["id"] for group in found["by_kind"].values() for u in group]  # type: ignore[union-attr, index]
     assert "evidence:clinical:sdo-staging" in ids and "evidence:clinical:sdo" in ids
+
+
+def _cli_hits(root: Path, query: str, mode: str = "bm25") -> list[tuple[str, float]]:
+    """What ``tht workspace evidence search`` ranks (the library call it makes)."""
+    from evidence_tool.activation.sqlite_index import Filters, search
+    from evidence_tool.workspace.layout import Layout
+
+    found = search(Layout.at(root), query, Filters(), 10, mode)
+    return [(h.id, h.score) for h in found.hits]
+
+
+def _served_hits(service: EvidenceService, query: str) -> list[tuple[str, float]]:
+    hits = service.search_evidence({"query": query, "mode": "bm25"}).result["hits"]
+    return [(h["id"], h["score"]) for h in hits]  # type: ignore[index, union-attr]
+
+
+def test_bm25_from_the_postings_answers_what_the_cli_answers(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the revision's postings are loaded FTS5 ranks, after it they do; an
+    activation elsewhere brings a new load: every answer is the CLI search's."""
+    from evidence_tool.activation import sqlite_search
+
+    service = EvidenceService(serve_settings(None, str(served)))
+    queries = ["giornate di degenza", "ricovero ospedaliero", "degenza media reparto", "tasso"]
+    first = [_served_hits(service, q) for q in queries]  # the load starts with the first
+    cache = service._postings["psd-clinical"]
+    revision = LocalEvidenceArchive(served).state().active
+    assert revision is not None and cache.wait(revision) is not None
+    with monkeypatch.context() as m:  # FTS5's ranking is not asked any more
+        m.setattr(sqlite_search, "_bm25_rows", None)
+        assert [_served_hits(service, q) for q in queries] == first
+    assert first == [_cli_hits(served, q) for q in queries]
+    assert sum(len(h) for h in first) >= 4
+    _retitle(served, "Giornate di ricovero ospedaliero")
+    second = consolidate(served)
+    assert (
+        _served_hits(service, "ricovero ospedaliero")[0]
+        == _cli_hits(served, "ricovero ospedaliero")[0]
+    )
+    assert cache.wait(second) is not None and cache.loads == 2
+    assert [_served_hits(service, q) for q in queries] == [_cli_hits(served, q) for q in queries]

@@ -1,0 +1,529 @@
+"""BM25 over one index file's postings in memory: FTS5's ranking without its cost per row.
+
+FTS5 scores every row that holds one of a question's words before it keeps the best
+(it has no top-k pruning), and a question's common words match most units: at 10,000
+units that is 7 to 8 ms of CPU per search.  A server answers many questions of one
+revision, whose index is immutable, so it loads the postings once (``Postings.load``:
+per term, the rows holding it and its part of FTS5's BM25 there) and ranks a question
+with a few numpy operations per term.
+
+The scores are FTS5's own, bit for bit: ``bm25(fts, *COLUMN_WEIGHTS)`` of
+``sqlite_search`` with FTS5's constants (k1 1.2, b 0.75), its IDF (``log((N - n + 0.5) /
+(n + 0.5))``, at least 1e-6), the row sizes of ``fts_docsize`` and the totals of the
+averages record, summed phrase by phrase in the query's order as fts5_aux.c does.  Ties
+go to the lower rowid, as the ``ORDER BY ... LIMIT`` of the SQL path (which names the
+rowid for that).  ``tests/activation/test_postings.py`` compares both paths hit by hit.
+
+A query this cannot rank exactly is left to FTS5 (``top`` answers None): a phrase that
+is not one plain ASCII token (its folding is unicode61's), an index of another format
+or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import numpy.typing as npt
+
+from evidence_tool.activation.analysis import query_terms
+from evidence_tool.activation.sqlite_hits import LexicalRow
+from evidence_tool.activation.sqlite_schema import FORMAT, open_readonly
+from evidence_tool.activation.sqlite_search import COLUMN_WEIGHTS, Filters, SqlArg, _stem_query
+from evidence_tool.embedding.vectors import dot
+
+K1 = 1.2  # fts5_aux.c's BM25 constants
+B = 0.75
+# float32 dot products of unit vectors (384 terms) are within 2.3e-5 of the exact sum
+# whatever the order (n * 2**-24 * sum |a_i b_i|, and that sum is at most 1).
+DENSE_MARGIN = 1e-4
+IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
+COLUMNS = ("id", "title", "body", "applies_to")  # the fts table's, in order
+_PLAIN = re.compile(r"[a-z0-9]+\Z")
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (FTS5 stores its sizes and totals with them)."""
+    out: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+@dataclass(frozen=True)
+class Term:
+    rows: Ints  # positions (rowid order) of the rows holding the term
+    part: Floats  # (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)) there
+
+
+@dataclass
+class Postings:
+    """One index file's lexical data, as of its ``revision``; immutable once loaded."""
+
+    revision: str
+    path: Path
+    inode: int
+    meta: dict[str, str]
+    rows: int  # FTS5's row count (its IDF's N)
+    ids: list[str]  # unit id per position; positions follow rowids
+    rowids: list[int]
+    terms: dict[str, Term]
+    kinds: Ints
+    kind_codes: dict[str, int]
+    languages: Ints
+    language_names: list[str]
+    purposes: dict[str, Ints]
+    tables: dict[str, Ints]
+    vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
+    vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
+    # A read-only connection to this file per serving thread, kept between searches: a
+    # new connection parses the schema on its first statement (a third of a search).
+    _local: threading.local = field(default_factory=threading.local)
+
+    @classmethod
+    def load(cls, path: Path) -> Postings | None:
+        """The postings of the index at ``path``; None for an index this module does not
+        rank (another format or analyzer) or one that changed while it was read.
+
+        Read in short statements, not one transaction: another process's in-place update
+        commits only between reads, and must not wait a whole load (its busy timeout is
+        5 s).  Every update stamps a new revision, so the same revision (and file) at
+        the end means no update committed in between."""
+        inode = os.stat(path).st_ino
+        with open_readonly(path) as con:
+            found = cls._read(con, path, inode, FORMAT)
+            after = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+        if found is None or after is None or after[0] != found.revision:
+            return None
+        return found if _inode(path) == inode else None
+
+    @classmethod
+    def _read(cls, con: sqlite3.Connection, path: Path, inode: int, fmt: str) -> Postings | None:
+        meta = dict(con.execute("SELECT key, value FROM meta"))
+        if meta.get("format") != fmt or meta.get("analyzer", "stem") != "stem":
+            return None
+        averages = con.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
+        counts = _varints(averages[0]) if averages else []
+        if not counts:
+            return None
+        n_rows, total = counts[0], sum(counts[1:])
+        units = con.execute("SELECT rowid, id, kind, language FROM units ORDER BY rowid").fetchall()
+        sizes = dict(con.execute("SELECT id, sz FROM fts_docsize"))
+        rowids = [r for r, _, _, _ in units]
+        if len(sizes) != n_rows or len(units) != n_rows or any(r not in sizes for r in rowids):
+            return None  # fts and units must share rowids (format 2 on)
+        position = {r: n for n, r in enumerate(rowids)}
+        size = np.array([float(sum(_varints(sizes[r]))) for r in rowids], dtype=np.float64)
+        avgdl = float(total) / float(n_rows) if n_rows else 1.0
+        # C's order of operations, so every value is the one fts5_aux.c computes.
+        norm = K1 * ((1 - B) + (B * size) / avgdl)
+        terms = cls._terms(con, position, norm)
+        if terms is None:
+            return None
+        kind_codes: dict[str, int] = {}
+        lang_codes: dict[str, int] = {}
+        kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _ in units])
+        langs = np.array([lang_codes.setdefault(g, len(lang_codes)) for _, _, _, g in units])
+        by_id = {uid: position[r] for r, uid, _, _ in units}
+        return cls(
+            meta.get("revision", ""),
+            path,
+            inode,
+            meta,
+            n_rows,
+            [uid for _, uid, _, _ in units],
+            rowids,
+            terms,
+            kinds.astype(np.int64),
+            kind_codes,
+            langs.astype(np.int64),
+            list(lang_codes),
+            _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
+            _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
+            *(_vectors(con, by_id) or (None, None)),
+        )
+
+    @staticmethod
+    def _terms(
+        con: sqlite3.Connection, position: dict[int, int], norm: Floats
+    ) -> dict[str, Term] | None:
+        con.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings USING fts5vocab(main, fts, instance)"
+        )
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, row)")
+        # bm25()'s weight of each column, as the SQL path passes them.
+        pairs = zip(COLUMNS, COLUMN_WEIGHTS, strict=True)
+        weight = " ".join(f"WHEN '{c}' THEN {float(w)!r}" for c, w in pairs)
+        sql = (
+            f"SELECT term, doc, sum(CASE col {weight} ELSE 0.0 END) FROM temp.postings "
+            "WHERE term >= ?{} GROUP BY term, doc ORDER BY term, doc"
+        )
+        found: list[tuple[str, int, float]] = []
+        for low, high in _term_ranges(con):  # one short read each (see load)
+            if high is None:
+                found += con.execute(sql.format(""), (low,)).fetchall()
+            else:
+                found += con.execute(sql.format(" AND term < ?"), (low, high)).fetchall()
+        terms: dict[str, Term] = {}
+        start = 0
+        if any(d not in position for _, d, _ in found):
+            return None  # a row the units did not hold: the index changed meanwhile
+        docs = np.array([position[d] for _, d, _ in found], dtype=np.int64)
+        freq = np.array([f for _, _, f in found], dtype=np.float64)
+        part = (freq * (K1 + 1.0)) / (freq + norm[docs]) if len(found) else freq
+        for end in range(1, len(found) + 1):
+            if end == len(found) or found[end][0] != found[start][0]:
+                terms[found[start][0]] = Term(docs[start:end], part[start:end])
+                start = end
+        return terms
+
+    # -- ranking ------------------------------------------------------------
+    def allowed(
+        self, kind: str | None, purpose: str | None, language: str | None, table: str | None
+    ) -> npt.NDArray[np.bool_] | None:
+        """The rows the filters keep (None: all), as ``sqlite_search._where`` says."""
+        mask: npt.NDArray[np.bool_] | None = None
+
+        def keep(rows: npt.NDArray[np.bool_]) -> None:
+            nonlocal mask
+            mask = rows if mask is None else mask & rows
+
+        if kind:
+            code = self.kind_codes.get(kind, -1)
+            keep(self.kinds == code)
+        if language:
+            lang = language.lower()
+            held = [
+                n
+                for n, tag in enumerate(self.language_names)
+                if _ascii_lower(tag) == lang or _ascii_lower(tag)[: len(lang) + 1] == lang + "-"
+            ]
+            keep(np.isin(self.languages, held))
+        for wanted, groups in ((purpose, self.purposes), (table, self.tables)):
+            if wanted:
+                rows = np.zeros(len(self.ids), dtype=np.bool_)
+                rows[groups.get(wanted, np.zeros(0, dtype=np.int64))] = True
+                keep(rows)
+        return mask
+
+    def top(
+        self, phrases: list[str], allowed: npt.NDArray[np.bool_] | None, k: int
+    ) -> list[tuple[str, float]] | None:
+        """The ``k`` best rows for the OR of ``phrases`` (in the FTS query's order) as
+        (unit id, BM25, higher is better), best first, ties by rowid; None when a phrase
+        is not one plain token (FTS5 ranks that query)."""
+        found = self._top(phrases, allowed, k)
+        if found is None:
+            return None
+        ids = self.ids
+        rows, scores = found
+        return [(ids[r], s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
+
+    def _top(
+        self, phrases: list[str], allowed: npt.NDArray[np.bool_] | None, k: int
+    ) -> tuple[Ints, Floats] | None:
+        scores = np.zeros(len(self.ids), dtype=np.float64)
+        matched = np.zeros(len(self.ids), dtype=np.bool_)
+        for phrase in phrases:
+            token = phrase.lower() if phrase.isascii() else ""
+            if not _PLAIN.match(token):
+                return None
+            term = self.terms.get(token)
+            held = len(term.rows) if term is not None else 0
+            idf = math.log((self.rows - held + 0.5) / (held + 0.5))
+            if term is not None:
+                scores[term.rows] += (idf if idf > 0.0 else IDF_FLOOR) * term.part
+                matched[term.rows] = True
+        if allowed is not None:
+            matched &= allowed
+        rows = np.flatnonzero(matched)
+        chosen = scores[rows]
+        if len(rows) > k:
+            threshold = np.partition(chosen, len(rows) - k)[len(rows) - k]
+            above = chosen > threshold
+            tied = np.flatnonzero(chosen == threshold)[: k - int(above.sum())]
+            keep = np.flatnonzero(above)
+            pick = np.concatenate([keep, tied])
+            rows, chosen = rows[pick], chosen[pick]
+        order = np.lexsort((rows, -chosen))
+        return rows[order], chosen[order]
+
+    @contextlib.contextmanager
+    def reading(
+        self, connect: Callable[..., sqlite3.Connection] = sqlite3.connect
+    ) -> Iterator[sqlite3.Connection | None]:
+        """This thread's read-only connection to the file these postings were loaded
+        from, kept for its next search (``connect``: the driver the index needs); None
+        when the path names another file now (a rebuild)."""
+        con: sqlite3.Connection | None = getattr(self._local, "con", None)
+        if con is None:
+            con = connect(f"file:{quote(str(self.path))}?mode=ro", uri=True)
+            if _inode(self.path) != self.inode:
+                con.close()
+                yield None
+                return
+            con.execute("PRAGMA cache_size = -512")  # KiB: one per serving thread
+            self._local.con = con
+        yield con
+
+    def _reads(self, con: sqlite3.Connection) -> bool:
+        """Does ``con`` read the file and revision these postings were loaded from?"""
+        held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+        return held is not None and held[0] == self.revision and _inode(self.path) == self.inode
+
+    def dense(
+        self, con: sqlite3.Connection, query: list[float], filters: Filters, k: int
+    ) -> tuple[list[tuple[str, float]], str] | None:
+        """``dense.ranked``'s hits from the vectors in memory: numpy finds the candidates,
+        each is rescored by ``vectors.dot`` (the value both SQL paths give), best first,
+        ties by id; None without vectors or when ``con`` reads another file."""
+        vectors, rows = self.vectors, self.vector_rows
+        if vectors is None or rows is None or len(query) != vectors.shape[1]:
+            return None
+        if not self._reads(con):
+            return None
+        allowed = self.allowed(filters.kind, filters.purpose, filters.language, filters.table)
+        if allowed is not None:
+            keep = allowed[rows]
+            rows, vectors = rows[keep], vectors[keep]
+        sims = vectors @ np.asarray(query, dtype=np.float32)
+        if len(rows) > k:
+            # numpy's float32 sums are within the margin of the exact ones: every unit of
+            # the exact top k is a candidate, and each candidate is scored exactly.
+            threshold = np.partition(sims, len(rows) - k)[len(rows) - k] - DENSE_MARGIN
+            pick = np.flatnonzero(sims >= threshold)
+        else:
+            pick = np.arange(len(rows))
+        ids = self.ids
+        scored = [(dot(query, vectors[i].tolist()), ids[int(rows[i])]) for i in pick.tolist()]
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        return [(uid, sim) for sim, uid in scored[:k]], "memory"
+
+    def lexical(
+        self,
+        con: sqlite3.Connection,
+        query: str,
+        filters: Filters,
+        depth: int,
+    ) -> dict[str, LexicalRow] | None:
+        """``sqlite_search._bm25_rows``'s rows (the ``depth`` best, best first, rank 0) of the
+        index ``con`` reads, for ``_boosted`` to boost as it boosts FTS5's (names.py's whole
+        rule, values and definitions included, in one place).  None when ``con`` reads
+        another file or revision than these postings', or the query is FTS5's to rank."""
+        if not self._reads(con):
+            return None
+        phrases = [t for group in query_terms(query) for t in sorted(group)]
+        allowed = self.allowed(filters.kind, filters.purpose, filters.language, filters.table)
+        found = self._top(phrases, allowed, depth)
+        if found is None:
+            return None
+        rows, scores = found
+        ids = self.ids
+        ranked = [(ids[r], s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
+        sql = (
+            "SELECT u.id, u.record, f.title, f.body, f.applies_to FROM units u "
+            "JOIN fts f ON f.rowid = u.rowid WHERE u.id IN ({})"
+        )
+        held = {r[0]: r[1:] for r in _rows(con, sql, [uid for uid, _ in ranked])}
+        if len(held) != len(ranked):
+            return None
+        mark = _marker(frozenset(p.lower() for p in phrases))
+        out: dict[str, LexicalRow] = {}
+        for uid, bm25 in ranked:
+            record, title, body, applies = held[uid]
+            if title.isascii() and body.isascii() and applies.isascii():
+                marks_of = functools.partial(_marks, mark, title, body, applies)
+                out[uid] = LexicalRow(record, bm25, title, body, applies, lazy=marks_of)
+                continue
+            marks = [mark(title), mark(body), mark(applies)]
+            if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
+                args: list[SqlArg] = [_stem_query(query), uid]
+                got = con.execute(
+                    "SELECT highlight(fts, 1, char(1), char(2)), highlight(fts, 2, char(1), "
+                    "char(2)), highlight(fts, 3, char(1), char(2)) FROM fts "
+                    "WHERE fts MATCH ? AND fts.id = ?",
+                    args,
+                ).fetchone()
+                marks = list(got) if got else ["", "", ""]
+            out[uid] = LexicalRow(record, bm25, marks[0] or "", marks[1] or "", marks[2] or "")
+        return out
+
+
+_CHUNK = 50_000  # postings per read of the vocabulary
+
+
+def _term_ranges(con: sqlite3.Connection) -> list[tuple[str, str | None]]:
+    """Ranges [low, high) of the index's terms holding about ``_CHUNK`` postings each
+    (the last one open)."""
+    bounds: list[str] = []
+    held = 0
+    for term, docs in con.execute("SELECT term, doc FROM temp.vocab ORDER BY term"):
+        if not bounds or held >= _CHUNK:
+            bounds.append(term)
+            held = 0
+        held += docs
+    highs: list[str | None] = [*bounds[1:], None]
+    return list(zip(bounds, highs, strict=True))
+
+
+def _wrapped(match: re.Match[str]) -> str:
+    return "\x01" + match.group() + "\x02"
+
+
+def _marks(
+    mark: Callable[[str], str | None], title: str, body: str, applies: str
+) -> tuple[str, str, str]:
+    return (mark(title) or "", mark(body) or "", mark(applies) or "")
+
+
+def _vectors(
+    con: sqlite3.Connection, position: dict[str, int]
+) -> tuple[Ints, npt.NDArray[np.float32]] | None:
+    """The index's unit vectors (float32 blobs, as stored: the values ``vectors.dot``
+    multiplies) as the rows of a matrix."""
+    if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():
+        return None
+    found = con.execute("SELECT id, vec FROM vectors").fetchall()
+    sizes = {len(blob) for _, blob in found}
+    if len(sizes) != 1 or any(uid not in position for uid, _ in found):
+        return None
+    dim = sizes.pop() // 4
+    matrix = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f4").reshape(-1, dim)
+    rows = np.array([position[uid] for uid, _ in found], dtype=np.int64)
+    order = np.argsort(rows)
+    return rows[order], np.ascontiguousarray(matrix[order])
+
+
+def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
+        chunk = ids[start : start + 500]
+        out += con.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return out
+
+
+def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
+    """``highlight(fts, col, char(1), char(2))`` of an ASCII column for the single-token
+    phrases ``tokens`` (whole tokens, any case); None for other text (unicode61 folds it:
+    FTS5 is asked)."""
+    if not tokens:
+        return lambda text: text if text.isascii() else None
+    alternatives = "|".join(sorted(tokens, key=lambda t: (-len(t), t)))
+    pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.I | re.A)
+
+    def mark(text: str) -> str | None:
+        # A function, not a template: 3.11 expands a template in Python at every match.
+        return pattern.sub(_wrapped, text) if text.isascii() else None
+
+    return mark
+
+
+def _ascii_lower(text: str) -> str:
+    """SQLite's lower(): ASCII letters only."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _grouped(con: sqlite3.Connection, sql: str, by_id: dict[str, int]) -> dict[str, Ints]:
+    groups: dict[str, list[int]] = {}
+    for uid, value in con.execute(sql):
+        if uid in by_id:
+            groups.setdefault(value, []).append(by_id[uid])
+    return {k: np.array(sorted(set(v)), dtype=np.int64) for k, v in groups.items()}
+
+
+class PostingsCache:
+    """The postings of one index path, for the revision it serves now: loaded in a
+    background thread the first time a revision is asked for (searches meanwhile go to
+    FTS5, which ranks the same), and replaced when the file changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._held: Postings | None = None
+        self._loading = False
+        self._tried: tuple[int, int, int, int] | None = None  # the file state last loaded
+        self._lock = threading.Lock()
+        self.loads = 0  # tests count them
+
+    def get(self, revision: str) -> Postings | None:
+        """The postings of ``revision`` if they are loaded; else None, and a load starts
+        unless this state of the file was loaded already (or failed to)."""
+        held = self._held
+        if held is not None and held.revision == revision:
+            return held
+        key = _stat_key(self.path)
+        with self._lock:
+            if self._loading or key is None or key == self._tried:
+                return None
+            self._loading, self._tried = True, key
+        threading.Thread(target=self._load, daemon=True).start()
+        return None
+
+    def wait(self, revision: str, timeout: float = 120.0) -> Postings | None:
+        """``get``, waiting for the load to end (tests; a bench's warm-up)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.get(revision)
+            if found is not None:
+                return found
+            if not self._loading and self._tried == _stat_key(self.path):
+                return None
+            time.sleep(0.01)
+        return None
+
+    def _load(self) -> None:
+        try:
+            found = Postings.load(self.path)
+        except (OSError, sqlite3.Error, KeyError, IndexError, ValueError) as exc:
+            logging.getLogger("evidence_tool.serve").warning(
+                "the index's postings did not load (%s); FTS5 ranks the searches", exc
+            )
+            found = None
+        with self._lock:
+            self._loading = False
+            self.loads += 1
+            if found is not None:
+                self._held = found  # the previous ones' connections close with them
+
+
+def _inode(path: Path) -> int:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return -1
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
