@@ -36,6 +36,7 @@ from evidence_tool.gitflow.roles import Role
 from evidence_tool.migrate.provenance import CarriedDeclaration, CarriedItem
 from evidence_tool.publish.model import NotExported
 from evidence_tool.publish.write import Changes, PublishResult
+from evidence_tool.report.model import ComparisonRef, WrittenReport
 from evidence_tool.sources.records import (
     CurrentUnit,
     DocumentFacts,
@@ -323,6 +324,16 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         TypeResult("evidence:a", "a.md", None),
         '{"unit_id": "evidence:a", "path": "a.md", "type": null}',
     ),
+    "report-written-opened": (
+        WrittenReport(
+            "/ws/é.html", 10, 2, 0, (ComparisonRef("s" * 8, "r" * 8),), True, "a" * 8, None, True
+        ),
+        '{"path": "/ws/\\u00e9.html", "bytes": 10, "units": 2, "file_errors": 0, "comparisons": [{"source_id": "ssssssss", "revision": "rrrrrrrr"}], "initialized": true, "active": "aaaaaaaa", "pending": null, "opened": true}',
+    ),
+    "report-written": (
+        WrittenReport("/ws/p.html", 10, 2, 1, (), False, None, None),
+        '{"path": "/ws/p.html", "bytes": 10, "units": 2, "file_errors": 1, "comparisons": [], "initialized": false, "active": null, "pending": null}',
+    ),
 }
 
 
@@ -373,5 +384,6 @@ def test_every_record_class_has_a_golden_case() -> None:
         "Changes",
         "PublishResult",
         "TypeResult",
+        "WrittenReport",
     }
-    assert len(GOLDEN) == 54
+    assert len(GOLDEN) == 56
