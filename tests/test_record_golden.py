@@ -29,11 +29,14 @@ from evidence_tool.archive.records import (
 )
 from evidence_tool.catalog.drift import Change, ChangeKind, DriftItem
 from evidence_tool.catalog.review import CheckedUnit
+from evidence_tool.catalog.typecheck import TypeResult
 from evidence_tool.errors import EvidenceWarning as W
 from evidence_tool.gitflow.records import GitCommands, GitFile, GitState, PartialStage
 from evidence_tool.gitflow.roles import Role
 from evidence_tool.migrate.provenance import CarriedDeclaration, CarriedItem
 from evidence_tool.publish.model import NotExported
+from evidence_tool.publish.write import Changes, PublishResult
+from evidence_tool.report.model import ComparisonRef, WrittenReport
 from evidence_tool.sources.records import (
     CurrentUnit,
     DocumentFacts,
@@ -288,6 +291,49 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         RefinerRequest("s", "import:vanna:x", "import", "c", "en", "", DocumentFacts()),
         '{"protocol": 1, "source_id": "s", "locator": "import:vanna:x", "kind": "import", "content_hash": "c", "language": "en", "text": "", "document": {"title": null, "identifier": null}, "current_units": []}',
     ),
+    "publish-changes": (
+        Changes(("a/é.md",), ("b",), (), 2, 5),
+        '{"added": ["a/\\u00e9.md"], "changed": ["b"], "removed": [], "restamped": 2, "unchanged": 5}',
+    ),
+    "publish-changes-none": (
+        Changes(),
+        '{"added": [], "changed": [], "removed": [], "restamped": 0, "unchanged": 0}',
+    ),
+    "publish-result": (
+        PublishResult(
+            "jsonl",
+            "r" * 8,
+            "out/x.jsonl",
+            True,
+            3,
+            Changes(("a/é.md",), ("b",), (), 2, 5),
+            Changes(("evidence:a",)),
+            (NotExported("evidence:b", "no SQL"),),
+        ),
+        '{"format": "jsonl", "revision": "rrrrrrrr", "output": "out/x.jsonl", "dry_run": true, "units": 3, "files": {"added": ["a/\\u00e9.md"], "changed": ["b"], "removed": [], "restamped": 2, "unchanged": 5}, "entries": {"added": ["evidence:a"], "changed": [], "removed": [], "restamped": 0, "unchanged": 0}, "not_exported": [{"unit_id": "evidence:b", "reason": "no SQL"}]}',
+    ),
+    "publish-result-tree": (
+        PublishResult("dbt", "r" * 8, "out", False, 0, Changes(), None, ()),
+        '{"format": "dbt", "revision": "rrrrrrrr", "output": "out", "dry_run": false, "units": 0, "files": {"added": [], "changed": [], "removed": [], "restamped": 0, "unchanged": 0}, "entries": null, "not_exported": []}',
+    ),
+    "catalog-type-result": (
+        TypeResult("evidence:a", "evidence/curated/a.md", "numeric"),
+        '{"unit_id": "evidence:a", "path": "evidence/curated/a.md", "type": "numeric"}',
+    ),
+    "catalog-type-result-refused": (
+        TypeResult("evidence:a", "a.md", None),
+        '{"unit_id": "evidence:a", "path": "a.md", "type": null}',
+    ),
+    "report-written-opened": (
+        WrittenReport(
+            "/ws/é.html", 10, 2, 0, (ComparisonRef("s" * 8, "r" * 8),), True, "a" * 8, None, True
+        ),
+        '{"path": "/ws/\\u00e9.html", "bytes": 10, "units": 2, "file_errors": 0, "comparisons": [{"source_id": "ssssssss", "revision": "rrrrrrrr"}], "initialized": true, "active": "aaaaaaaa", "pending": null, "opened": true}',
+    ),
+    "report-written": (
+        WrittenReport("/ws/p.html", 10, 2, 1, (), False, None, None),
+        '{"path": "/ws/p.html", "bytes": 10, "units": 2, "file_errors": 1, "comparisons": [], "initialized": false, "active": null, "pending": null}',
+    ),
 }
 
 
@@ -335,5 +381,9 @@ def test_every_record_class_has_a_golden_case() -> None:
         "Retired",
         "NotExported",
         "RefinerRequest",
+        "Changes",
+        "PublishResult",
+        "TypeResult",
+        "WrittenReport",
     }
-    assert len(GOLDEN) == 48
+    assert len(GOLDEN) == 56

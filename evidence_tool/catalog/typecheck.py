@@ -15,6 +15,7 @@ from evidence_tool.catalog.check import sql_position
 from evidence_tool.catalog.locate import locate
 from evidence_tool.catalog.model import Relation
 from evidence_tool.errors import Diagnostic, EvidenceWarning
+from evidence_tool.record import Record
 from evidence_tool.unit import FormulaPayload, Unit
 
 _PREFIX = "SELECT "
@@ -38,14 +39,10 @@ class Formula:
         return _PREFIX + self.sql + "\n" + (f"FROM {source}\n" if source else "") + "WHERE false"
 
 
-@dataclass(frozen=True)
-class TypeResult:
+class TypeResult(Record, frozen=True):
     unit_id: str
     path: str
     type: str | None  # None when PostgreSQL refused the formula or gave up
-
-    def to_json(self) -> dict[str, object]:
-        return {"unit_id": self.unit_id, "path": self.path, "type": self.type}
 
 
 def finding(f: Formula, error: str, position: int | None) -> Diagnostic:

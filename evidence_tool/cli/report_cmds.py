@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 def report_body(s: Session, html: str | None, open_page: bool, force: bool) -> Report:
     """Write the review page: units, file errors, changes, pending comparisons, sources, Git."""
-    from dataclasses import replace
     from pathlib import Path
+
+    from msgspec.structs import replace
 
     from evidence_tool.report import write_report
 

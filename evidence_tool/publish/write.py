@@ -14,38 +14,26 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from evidence_tool.errors import UsageError
-from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.publish.model import NotExported, Published
+from evidence_tool.record import Record
 from evidence_tool.workspace import outputs
 from evidence_tool.workspace.layout import Layout
 
 COMMAND = "publish"
 
 
-@dataclass
-class Changes:
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
+class Changes(Record, frozen=True):
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
     restamped: int = 0  # only the revision they name changes (written again, not listed)
     unchanged: int = 0
 
-    def to_json(self) -> JsonObject:
-        return {
-            "added": [*self.added],
-            "changed": [*self.changed],
-            "removed": [*self.removed],
-            "restamped": self.restamped,
-            "unchanged": self.unchanged,
-        }
 
-
-@dataclass(frozen=True)
-class PublishResult:
+class PublishResult(Record, frozen=True):
     format: str
     revision: str
     output: str  # workspace-relative
@@ -54,18 +42,6 @@ class PublishResult:
     files: Changes
     entries: Changes | None  # by unit id, for the one-file JSON lines formats
     not_exported: tuple[NotExported, ...]
-
-    def to_json(self) -> JsonObject:
-        return {
-            "format": self.format,
-            "revision": self.revision,
-            "output": self.output,
-            "dry_run": self.dry_run,
-            "units": self.units,
-            "files": self.files.to_json(),
-            "entries": self.entries.to_json() if self.entries is not None else None,
-            "not_exported": [n.to_json() for n in self.not_exported],
-        }
 
 
 # Entry keys of a JSON lines file: the unit id each line carries.
@@ -112,18 +88,20 @@ class Restamp:
 def _compare(
     old: dict[str, bytes], new: dict[str, bytes], restamp: Callable[[bytes], bytes]
 ) -> Changes:
-    c = Changes()
+    added: list[str] = []
+    changed: list[str] = []
+    restamped = unchanged = 0
     for key in sorted(new):
         if key not in old:
-            c.added.append(key)
+            added.append(key)
         elif old[key] == new[key]:
-            c.unchanged += 1
+            unchanged += 1
         elif restamp(old[key]) == new[key]:
-            c.restamped += 1
+            restamped += 1
         else:
-            c.changed.append(key)
-    c.removed = sorted(k for k in old if k not in new)
-    return c
+            changed.append(key)
+    removed = tuple(sorted(k for k in old if k not in new))
+    return Changes(tuple(added), tuple(changed), removed, restamped, unchanged)
 
 
 def _read(path: Path) -> bytes | None:

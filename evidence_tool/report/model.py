@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import Record
 
 if TYPE_CHECKING:
     from evidence_tool.sources.records import Comparison
@@ -258,15 +259,14 @@ class ComparisonPanel:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ComparisonRef:
+class ComparisonRef(Record, frozen=True):
     source_id: str
     revision: str
 
 
-@dataclass(frozen=True, slots=True)
-class WrittenReport:
-    """Where ``write_report`` put the page and what it holds (the command's result)."""
+class WrittenReport(Record, frozen=True, omit_defaults=True):
+    """Where ``write_report`` put the page and what it holds (the command's result);
+    ``opened`` is written only when set (its default None is left out)."""
 
     path: str
     bytes: int
@@ -277,69 +277,6 @@ class WrittenReport:
     active: str | None
     pending: str | None
     opened: bool | None = None  # set by ``--open``: whether a browser started
-
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "path": self.path,
-            "bytes": self.bytes,
-            "units": self.units,
-            "file_errors": self.file_errors,
-            "comparisons": [
-                {"source_id": c.source_id, "revision": c.revision} for c in self.comparisons
-            ],
-            "initialized": self.initialized,
-            "active": self.active,
-            "pending": self.pending,
-        }
-        if self.opened is not None:
-            out["opened"] = self.opened
-        return out
-
-    @classmethod
-    def from_json(cls, data: JsonObject) -> WrittenReport:
-        comparisons = data["comparisons"]
-        if not isinstance(comparisons, list):
-            raise ValueError("comparisons: expected a list")
-        opened = data.get("opened")
-        return cls(
-            path=_str(data["path"]),
-            bytes=_int(data["bytes"]),
-            units=_int(data["units"]),
-            file_errors=_int(data["file_errors"]),
-            comparisons=tuple(_comparison_ref(c) for c in comparisons),
-            initialized=_bool(data["initialized"]),
-            active=None if data["active"] is None else _str(data["active"]),
-            pending=None if data["pending"] is None else _str(data["pending"]),
-            opened=None if opened is None else _bool(opened),
-        )
-
-
-def _comparison_ref(value: JsonValue) -> ComparisonRef:
-    if not isinstance(value, dict):
-        raise ValueError("comparison: expected an object")
-    return ComparisonRef(_str(value["source_id"]), _str(value["revision"]))
-
-
-def _opt_str(value: JsonValue) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _str(value: JsonValue) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-def _int(value: JsonValue) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected an integer, got {type(value).__name__}")
-    return value
-
-
-def _bool(value: JsonValue) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"expected a boolean, got {type(value).__name__}")
-    return value
 
 
 __all__ = [
