@@ -5,33 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from evidence_tool import errors as E
+from evidence_tool.cli.context import Context as Context  # re-exported: the commands import it here
+from evidence_tool.cli.context import Report as Report
 from evidence_tool.cli.reporters import reporter_for
 from evidence_tool.cli.reporters.json_reporter import envelope_line
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-
-
-@dataclass
-class Report:
-    """What a command hands back: result data, findings, and lines for humans."""
-
-    result: JsonObject | None = None  # JSON boundary: the envelope's result
-    errors: list[E.Diagnostic] = field(default_factory=list)
-    warnings: list[E.EvidenceWarning] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)
-    exit_code: int | None = None
-
-    def code(self) -> int:
-        if self.exit_code is not None:
-            return self.exit_code
-        if not self.errors:
-            return E.EXIT_OK
-        return max(
-            E.CODES[d.code].exit_code if d.code in E.CODES else E.EXIT_BUG for d in self.errors
-        )
 
 
 def json_object(value: Mapping[str, object]) -> JsonObject:
@@ -48,18 +29,6 @@ def _json_value(value: object) -> JsonValue:
     if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
         return json_object(value)
     raise TypeError(f"not a JSON value: {type(value).__name__}")
-
-
-@dataclass
-class Context:
-    as_json: bool
-    command: str
-    workspace: str | None = None
-    format: str = "text"  # text | json | github | sarif: the reporter (cli.reporters)
-
-    def __post_init__(self) -> None:
-        if self.as_json:  # --json is --format json
-            self.format = "json"
 
 
 EXIT_READER_GONE = 141  # what a shell reports for a writer ended by SIGPIPE (128 + 13)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from evidence_tool.unit.model import Unit
+
+class Canonical(Protocol):
+    """What a content hash reads: a unit's canonical JSON shape (``Unit.to_json``).  A
+    protocol, not the Unit class, so that model.py may import this module."""
+
+    def to_json(self) -> Any: ...
 
 
 def canonical_json(value: Any) -> bytes:
@@ -21,7 +25,7 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def content_hash(unit: Unit) -> str:
+def content_hash(unit: Canonical) -> str:
     return sha256_hex(canonical_json(unit.to_json()))
 
 

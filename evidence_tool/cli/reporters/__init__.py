@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from evidence_tool.cli.output import Context, Report
+    from evidence_tool.cli.context import Context, Report
     from evidence_tool.errors import EvidenceError
 
 FORMATS = ("text", "json", "github", "sarif")

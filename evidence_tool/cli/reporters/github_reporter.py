@@ -17,7 +17,7 @@ from evidence_tool.cli.reporters.locations import display_path
 from evidence_tool.errors import CONTROL_CHARACTERS, Diagnostic, EvidenceWarning, printable
 
 if TYPE_CHECKING:
-    from evidence_tool.cli.output import Context, Report
+    from evidence_tool.cli.context import Context, Report
     from evidence_tool.errors import EvidenceError
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from evidence_tool.jsonvalue import JsonObject
 
 if TYPE_CHECKING:
-    from evidence_tool.cli.output import Context, Report
+    from evidence_tool.cli.context import Context, Report
     from evidence_tool.errors import EvidenceError
 
 

@@ -22,7 +22,7 @@ from evidence_tool.errors import CODES, Diagnostic, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 if TYPE_CHECKING:
-    from evidence_tool.cli.output import Context, Report
+    from evidence_tool.cli.context import Context, Report
     from evidence_tool.errors import EvidenceError
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

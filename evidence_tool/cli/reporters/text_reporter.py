@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from evidence_tool import errors as E
 
 if TYPE_CHECKING:
-    from evidence_tool.cli.output import Context, Report
+    from evidence_tool.cli.context import Context, Report
 
 
 class TextReporter:
