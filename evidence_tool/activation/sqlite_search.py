@@ -169,29 +169,11 @@ def search_path(
     lexical candidate the question names in full gains ``name_boost`` (names.py; 0: off).
     ``embedder`` is called only when a dense ranking is needed.  ``postings`` (a server's,
     loaded once per revision) rank the lexical side in memory, with the same result."""
-    meta = (postings.meta if postings is not None else index_meta(path)) or {}
-    if meta.get("format") != FORMAT:
-        raise IntegrityError(
-            f"the search index {path} has format {meta.get('format', 'unknown')}, this "
-            f"version reads format {FORMAT}; rebuild it with 'tht workspace evidence consolidate'",
-            code="E702",
-            path=str(path),
-        )
+    meta = _readable_meta(path, postings)
     if mode is not None and mode not in MODES:
         raise UsageError(f"unknown search mode '{mode}'; the modes are: {', '.join(MODES)}")
     analyzer = meta.get("analyzer", "stem")
-    texts = (
-        [_stem_query(query)]
-        if analyzer == "stem"
-        else [_exact_query(query, fts_mode) for fts_mode in ("AND", "OR")]
-    )
-    if not _WORD.search(query):
-        raise UsageError("the query has no words to search for")
-    if not texts[0]:
-        raise UsageError(
-            "the query holds only stop words (such as 'the', 'di', 'what'): "
-            "add the words that name what you look for"
-        )
+    texts = _query_texts(query, analyzer)
     revision = meta.get("revision", "")
     dense_path: str | None = None  # which dense ranking served: "vec" or "python"
     # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
@@ -209,10 +191,7 @@ def search_path(
             if filters.table:
                 filters = replace(filters, table=resolve_table(con, filters.table, schemas))
             where, args = _where(filters)
-            has_vectors = index_model(con) is not None
-            if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
-                mode = default_mode
-            mode = mode or ("hybrid" if has_vectors else "bm25")
+            mode = _mode(mode, default_mode, index_model(con) is not None)
             # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
             depth = max(limit, FUSION_DEPTH)
             lexical = None
@@ -256,6 +235,46 @@ def search_path(
         dense_path,
         (warning,) if warning else (),
     )
+
+
+def _readable_meta(path: Path, postings: Postings | None) -> dict[str, str]:
+    """The index's meta rows (the postings' copy when a server holds them); E702 for an
+    index of another format."""
+    meta = (postings.meta if postings is not None else index_meta(path)) or {}
+    if meta.get("format") != FORMAT:
+        raise IntegrityError(
+            f"the search index {path} has format {meta.get('format', 'unknown')}, this "
+            f"version reads format {FORMAT}; rebuild it with 'tht workspace evidence consolidate'",
+            code="E702",
+            path=str(path),
+        )
+    return meta
+
+
+def _query_texts(query: str, analyzer: str) -> list[str]:
+    """The FTS5 query texts of ``query`` for the index's analyzer; E901 for a query with
+    no words or only stop words."""
+    texts = (
+        [_stem_query(query)]
+        if analyzer == "stem"
+        else [_exact_query(query, fts_mode) for fts_mode in ("AND", "OR")]
+    )
+    if not _WORD.search(query):
+        raise UsageError("the query has no words to search for")
+    if not texts[0]:
+        raise UsageError(
+            "the query holds only stop words (such as 'the', 'di', 'what'): "
+            "add the words that name what you look for"
+        )
+    return texts
+
+
+def _mode(mode: str | None, default_mode: str | None, has_vectors: bool) -> str:
+    """The mode asked for; else the adopted one when the index can serve it; else hybrid
+    when the index has vectors, else bm25."""
+    if mode is None and default_mode in MODES and (has_vectors or default_mode == "bm25"):
+        mode = default_mode
+    return mode or ("hybrid" if has_vectors else "bm25")
 
 
 def search(

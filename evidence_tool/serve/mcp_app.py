@@ -79,6 +79,14 @@ class EvidenceMCP(MCPServer[Any]):
 def build_mcp(service: EvidenceService) -> MCPServer[Any]:
     """The MCP server of ``service`` (its transport is chosen by the caller)."""
     server = EvidenceMCP(service)
+    _unit_tools(server, service)
+    _context_tools(server, service)
+    _unit_resource(server, service)
+    return server
+
+
+def _unit_tools(server: EvidenceMCP, service: EvidenceService) -> None:
+    """search_evidence and get_evidence: the units themselves."""
 
     @server.tool(annotations=READ_ONLY)
     def search_evidence(
@@ -114,6 +122,10 @@ def build_mcp(service: EvidenceService) -> MCPServer[Any]:
         args = _args(id=id, workspace=workspace)
         return _result("get_evidence", lambda: service.get_evidence(args))
 
+
+def _context_tools(server: EvidenceMCP, service: EvidenceService) -> None:
+    """evidence_for and check_citations: what to read before SQL, what may be cited."""
+
     @server.tool(annotations=READ_ONLY)
     def evidence_for(
         tables: list[str] | None = None,
@@ -134,6 +146,10 @@ def build_mcp(service: EvidenceService) -> MCPServer[Any]:
         args = _args(cited=cited, retrieved=retrieved or [], workspace=workspace)
         return _result("check_citations", lambda: service.check_citations(args))
 
+
+def _unit_resource(server: EvidenceMCP, service: EvidenceService) -> None:
+    """evidence://<workspace>/<id>: a unit for clients that browse resources."""
+
     @server.resource(
         "evidence://{workspace}/{unit_id}",
         name="evidence-unit",
@@ -146,5 +162,3 @@ def build_mcp(service: EvidenceService) -> MCPServer[Any]:
         if not body["ok"]:
             raise ResourceError(json.dumps(body["errors"], ensure_ascii=False))
         return json.dumps(body["result"], ensure_ascii=False)
-
-    return server

@@ -17,7 +17,7 @@ from collections import defaultdict
 from typing import Any
 
 from evidence_tool.errors import EvidenceError, SourceError
-from evidence_tool.importers.base import ImportInput, ImportResult, Span
+from evidence_tool.importers.base import Imported, ImportInput, ImportResult, Span
 from evidence_tool.importers.formats import importer_for
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import import_record
@@ -163,27 +163,7 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
             at = _where(located, item.spans[0] if item.spans else None)
             held.setdefault(uid, _incomplete(item.unit.title, code, message, uid, at))
             continue
-        good = [located[s] for s in item.spans if s in located]
-        for span in item.spans:
-            if span in bad_set:
-                proposal.raise_item(
-                    MISMATCH,
-                    f"the importer cites {source.shown(span.path)} bytes {span.start}-"
-                    f"{span.end}, which do not hold the text it gives; the span is not cited",
-                    uid,
-                )
-        first = good[0].where if good else "the source"
-        try:
-            markdown = render(item.unit)
-        except (EvidenceError, ValueError, TypeError) as exc:
-            proposal.raise_item(ReviewCode.INVALID_UNIT, f"unit from {first}: {exc}", uid)
-            continue
-        excerpts = list(dict.fromkeys(g.text for g in good))
-        if renders_back(item.unit, markdown):
-            # Known to parse back equal with no error: the typed unit is the parse's result.
-            proposal.units.append(ProposedUnit(item.unit, excerpts, markdown))
-        else:
-            _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid, item.unit)
+        good = _propose(proposal, item, source, located, bad_set)
         cited += good
         for g in good:
             cited_by[g].append(uid)
@@ -199,6 +179,40 @@ def build_proposal(doc: ImportAcquired, source: ImportInput, result: ImportResul
     ] + [held[uid] for uid in sorted(held)]
     proposal.skipped = dict(sorted(result.skipped.items()))
     return proposal
+
+
+def _propose(
+    proposal: Proposal,
+    item: Imported,
+    source: ImportInput,
+    located: dict[Span, Located],
+    bad: set[Span],
+) -> list[Located]:
+    """One built unit into ``proposal`` (a span that does not hold its text raised as an
+    item); the places it cites, none when it cannot be rendered."""
+    uid = item.unit.id
+    good = [located[s] for s in item.spans if s in located]
+    for span in item.spans:
+        if span in bad:
+            proposal.raise_item(
+                MISMATCH,
+                f"the importer cites {source.shown(span.path)} bytes {span.start}-"
+                f"{span.end}, which do not hold the text it gives; the span is not cited",
+                uid,
+            )
+    first = good[0].where if good else "the source"
+    try:
+        markdown = render(item.unit)
+    except (EvidenceError, ValueError, TypeError) as exc:
+        proposal.raise_item(ReviewCode.INVALID_UNIT, f"unit from {first}: {exc}", uid)
+        return []
+    excerpts = list(dict.fromkeys(g.text for g in good))
+    if renders_back(item.unit, markdown):
+        # Known to parse back equal with no error: the typed unit is the parse's result.
+        proposal.units.append(ProposedUnit(item.unit, excerpts, markdown))
+    else:
+        _add_markdown(proposal, markdown, excerpts, f"unit from {first}", uid, item.unit)
+    return good
 
 
 def _incomplete(element: str, code: str, message: str, uid: str, at: str | None) -> NotImportedItem:
