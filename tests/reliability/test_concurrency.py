@@ -37,9 +37,10 @@ PROCESSES, OPERATIONS = 8, 25
 FAIL_FAST_S = 1.0
 # Coded refusals a random mix can meet besides E303: a comparison made stale by another
 # process (E304), a save racing another save (E301), a replace that would retire most of
-# a source (E305) or whose proposal has review items (E140).
+# a source (E305), whose proposal has review items (E140), or that would overwrite a
+# unit another process's save has just made manual (E306, issue 28).
 ALLOWED = {None: 0} | {
-    code: CODES[code].exit_code for code in ("E303", "E301", "E304", "E305", "E140")
+    code: CODES[code].exit_code for code in ("E303", "E301", "E304", "E305", "E140", "E306")
 }
 
 
