@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import write_guard
-from heavy_tests import HEAVY_MODULES, HEAVY_TESTS
+from heavy_tests import HEAVY_MODULES, HEAVY_TESTS, LONGEST_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
@@ -30,6 +30,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = item.nodeid.split("::", 1)[0]
         if module in HEAVY_MODULES or item.nodeid.startswith(HEAVY_TESTS):
             item.add_marker(pytest.mark.heavy)
+    # Under `-n 2` (README's command) the workers take modules in this order: the longest
+    # first, so that no minute-long module starts last and runs alone at the end.
+    items.sort(key=_start_order)
+
+
+def _start_order(item: pytest.Item) -> int:
+    module = item.nodeid.split("::", 1)[0]
+    if module in LONGEST_MODULES:
+        return LONGEST_MODULES.index(module)
+    return len(LONGEST_MODULES) + (0 if item.get_closest_marker("heavy") else 1)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -9,7 +9,7 @@ HEAVY_MODULES = frozenset(
     {
         "tests/reliability/test_crash_points.py",
         "tests/reliability/test_exception_points.py",
-        # Every command at a terminal and piped, on 2,300 units and on 12 (minutes); the
+        # Every command at a terminal and piped, on 700 units and on 12 (minutes); the
         # scanning commands at a terminal on 1,000 units (the fast loop keeps the bar's
         # in-process tests, test_presentation_failures.py).
         "tests/cli_pty/test_every_command_at_a_terminal.py",
@@ -46,4 +46,20 @@ HEAVY_TESTS = (
     "tests/serve/test_stateless.py::test_with_qdrant_a_restarted_server_answers_identically",
     # A cold mypy --strict over the package takes tens of seconds.
     "tests/test_typing.py::test_package_is_clean_under_mypy_strict",
+)
+
+# The modules that take longest in README's run (its --durations list), longest first:
+# conftest.py starts them first so that the two workers of `-n 2` finish together.
+LONGEST_MODULES = (
+    "tests/cli_pty/test_every_command_at_a_terminal.py",
+    "tests/test_typing.py",
+    "tests/reliability/test_archive_stateful.py",
+    "tests/gitflow/test_precommit_hooks.py",
+    "tests/reliability/test_crash_points.py",
+    "tests/reliability/test_exception_points.py",
+    "tests/reliability/test_io_errors.py",
+    "tests/reliability/test_power_loss.py",
+    "tests/reliability/test_crash_parse_workers.py",
+    "tests/cli_pty/test_progress_at_terminal.py",
+    "tests/embedding/test_dense_search.py",
 )

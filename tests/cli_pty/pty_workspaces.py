@@ -71,7 +71,7 @@ def unit_id(path: Path) -> str:
 
 # Never changed in place: objects are written once under their hash, curated files are
 # replaced by a rename (fsio.write_atomic).  A copy links them instead of copying: a
-# 2,300-unit workspace's copy is then mostly its small managed files.
+# large workspace's copy is then mostly its small managed files.
 _LINKED = ("evidence/.local/objects/", "evidence/curated/")
 
 

@@ -46,7 +46,14 @@ def test_a_host_that_froze_its_own_objects_keeps_them_frozen() -> None:
         with gcpause.paused():
             _ = [{"n": i} for i in range(5_000)]
             with gcpause.resumed():
-                assert gc.get_freeze_count() == theirs
-        assert gc.get_freeze_count() == theirs
+                assert _kept(theirs), (gc.get_freeze_count(), theirs)
+        assert _kept(theirs), (gc.get_freeze_count(), theirs)
     finally:
         gc.unfreeze()
+
+
+def _kept(theirs: int) -> bool:
+    """The host's frozen objects are still frozen and none of ours joined them.  Another
+    thread of the process (pytest-xdist's channel) may free a few frozen objects meanwhile,
+    so a handful fewer is allowed; an unfreeze would leave none, a freeze add thousands."""
+    return theirs - 100 <= gc.get_freeze_count() <= theirs
