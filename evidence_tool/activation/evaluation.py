@@ -627,21 +627,6 @@ def _rebuilt(
     return _sqlite_searcher(path, dense, fusion=fusion)
 
 
-def score_index(
-    path: Path,
-    questions: list[Question],
-    retired: dict[str, Retired],
-    k: int = 5,
-    mode: str = "bm25",
-) -> ModeFigures:
-    """One mode's figures on the index file at ``path`` (used to compare analyzers)."""
-
-    def one(q: str, f: Filters, n: int) -> list[str]:
-        return search_path(path, q, f, n, mode).ids()
-
-    return ModeFigures(mode, _run_mode(one, questions, retired, k))
-
-
 # -- the gate of a pull request (docs/ci.md) ---------------------------------------------
 
 GATE_METRICS = ("recall", "mrr", "ndcg")
