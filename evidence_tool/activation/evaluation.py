@@ -440,11 +440,7 @@ def _qdrant_searcher(
 
     backend = QdrantBackend(layout, settings, dense=dense.embedder)
     stack.callback(backend.close)
-    if not backend.client.collection_exists(backend.collection):
-        raise NotReadyError(
-            f"the qdrant collection '{backend.collection}' does not exist yet: run "
-            "'tht workspace evidence consolidate'"
-        )
+    backend.require_collection()
     reason = dense.reason or None
     if dense.embedder is not None and not backend._shape_matches():
         reason = _stale_reason(None, dense.embedder.model_id)
