@@ -440,11 +440,7 @@ def _qdrant_searcher(
 
     backend = QdrantBackend(layout, settings, dense=dense.embedder)
     stack.callback(backend.close)
-    if not backend.client.collection_exists(backend.collection):
-        raise NotReadyError(
-            f"the qdrant collection '{backend.collection}' does not exist yet: run "
-            "'tht workspace evidence consolidate'"
-        )
+    backend.require_collection()
     reason = dense.reason or None
     if dense.embedder is not None and not backend._shape_matches():
         reason = _stale_reason(None, dense.embedder.model_id)
@@ -625,21 +621,6 @@ def _rebuilt(
     finally:
         con.close()
     return _sqlite_searcher(path, dense, fusion=fusion)
-
-
-def score_index(
-    path: Path,
-    questions: list[Question],
-    retired: dict[str, Retired],
-    k: int = 5,
-    mode: str = "bm25",
-) -> ModeFigures:
-    """One mode's figures on the index file at ``path`` (used to compare analyzers)."""
-
-    def one(q: str, f: Filters, n: int) -> list[str]:
-        return search_path(path, q, f, n, mode).ids()
-
-    return ModeFigures(mode, _run_mode(one, questions, retired, k))
 
 
 # -- the gate of a pull request (docs/ci.md) ---------------------------------------------

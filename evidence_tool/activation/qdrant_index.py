@@ -31,7 +31,7 @@ from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.embedding.cache import EmbeddingCache
 from evidence_tool.embedding.text import flatten, unit_text
 from evidence_tool.embedding.vectors import from_blob
-from evidence_tool.errors import ActivationError, DescriptorError, EmbeddingError
+from evidence_tool.errors import ActivationError, DescriptorError, EmbeddingError, NotReadyError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
@@ -363,6 +363,14 @@ class QdrantBackend:
             raise ActivationError(f"embedding the units failed: {exc}") from None
         except Exception as exc:  # qdrant raises transport and API errors of many types
             raise ActivationError(f"qdrant activation failed: {_reason(exc)}") from None
+
+    def require_collection(self) -> None:
+        """A not-ready error while the collection was never built (a consolidate builds it)."""
+        if not self.client.collection_exists(self.collection):
+            raise NotReadyError(
+                f"the qdrant collection '{self.collection}' does not exist yet: run "
+                "'tht workspace evidence consolidate'"
+            )
 
     def search(
         self,

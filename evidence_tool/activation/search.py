@@ -116,11 +116,7 @@ def _qdrant(
     elif mode is None and retrieval.mode == "bm25":
         mode = "bm25"
     try:
-        if not backend.client.collection_exists(backend.collection):
-            raise NotReadyError(
-                f"the qdrant collection '{backend.collection}' does not exist yet: run "
-                "'tht workspace evidence consolidate'"
-            )
+        backend.require_collection()
         points = backend.search(
             query,
             kind=filters.kind,

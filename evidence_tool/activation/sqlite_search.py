@@ -173,9 +173,7 @@ def search_path(
     if mode is not None and mode not in MODES:
         raise UsageError(f"unknown search mode '{mode}'; the modes are: {', '.join(MODES)}")
     analyzer = meta.get("analyzer", "stem")
-    texts = _query_texts(query, analyzer)
-    revision = meta.get("revision", "")
-    dense_path: str | None = None  # which dense ranking served: "vec" or "python"
+    ask = _Ask(query, _query_texts(query, analyzer), analyzer, limit, schemas, name_boost)
     # The stdlib's sqlite3 unless the index holds vec_units (then the driver that loads it).
     connect = vec.connect if vec.META_KEY in meta else sqlite3.connect
     try:
@@ -185,30 +183,9 @@ def search_path(
             con = (stack.enter_context(kept) if kept else None) or stack.enter_context(
                 open_readonly(path, connect)
             )
-            if postings is not None:  # the revision this connection reads, not the postings'
-                held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
-                revision = str(held[0]) if held else ""
-            if filters.table:
-                filters = replace(filters, table=resolve_table(con, filters.table, schemas))
-            where, args = _where(filters)
-            mode = _mode(mode, default_mode, index_model(con) is not None)
-            # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
-            depth = max(limit, FUSION_DEPTH)
-            lexical = None
-            if postings is not None and mode != "dense" and analyzer == "stem":
-                # _bm25_rows's rows from memory; _boosted boosts them as it does FTS5's.
-                lexical = postings.lexical(con, query, filters, depth)
-            if lexical is None:
-                lexical = _bm25_rows(con, texts, where, args, depth) if mode != "dense" else {}
-            lexical = _boosted(lexical, query, name_boost, revision)
-            dense: list[tuple[str, float]] = []
-            model = _query_model(con, embedder) if mode != "bm25" else None
-            # Hybrid ranks a question its model does not serve by its words alone.
-            if model is not None and (mode == "dense" or serves(model, query_language(query))):
-                vector = model.embed([query])[0]
-                found = postings.dense(con, vector, filters, depth) if postings else None
-                dense, dense_path = found or ranked(con, vector, where, args, depth)
-            records = _records(con, [uid for uid, _ in dense if uid not in lexical])
+            rankings = _rank(
+                con, ask, meta.get("revision", ""), filters, mode, default_mode, embedder, postings
+            )
     except vec.errors() as exc:
         raise IntegrityError(
             f"the search index {path} is unreadable ({exc}); rebuild it with "
@@ -216,23 +193,100 @@ def search_path(
             code="E702",
             path=str(path),
         ) from None
-    if mode == "bm25":
-        rows = list(lexical.values())[:limit]
+    return _result(ask, rankings, fusion)
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """What ``search_path`` was asked, as the ranking steps read it."""
+
+    query: str
+    texts: list[str]
+    analyzer: str
+    limit: int
+    schemas: tuple[str, ...]
+    name_boost: float
+
+
+@dataclass(frozen=True)
+class _Rankings:
+    """The rankings one connection produced, before they are cut to hits."""
+
+    revision: str
+    mode: str
+    lexical: dict[str, LexicalRow]
+    dense: list[tuple[str, float]]
+    dense_path: str | None  # which dense ranking served: "vec" or "python"
+    records: dict[str, str]
+
+
+def _rank(
+    con: sqlite3.Connection,
+    ask: _Ask,
+    revision: str,
+    filters: Filters,
+    mode: str | None,
+    default_mode: str | None,
+    embedder: Callable[[], DenseEmbedder | None] | None,
+    postings: Postings | None,
+) -> _Rankings:
+    """The lexical and dense rankings of ``ask`` over the open index ``con``."""
+    if postings is not None:  # the revision this connection reads, not the postings'
+        held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+        revision = str(held[0]) if held else ""
+    if filters.table:
+        filters = replace(filters, table=resolve_table(con, filters.table, ask.schemas))
+    where, args = _where(filters)
+    mode = _mode(mode, default_mode, index_model(con) is not None)
+    # bm25 reads as deep as hybrid: the name boost may lift a unit from below the limit.
+    depth = max(ask.limit, FUSION_DEPTH)
+    lexical = None
+    if postings is not None and mode != "dense" and ask.analyzer == "stem":
+        # _bm25_rows's rows from memory; _boosted boosts them as it does FTS5's.
+        lexical = postings.lexical(con, ask.query, filters, depth)
+    if lexical is None:
+        lexical = _bm25_rows(con, ask.texts, where, args, depth) if mode != "dense" else {}
+    lexical = _boosted(lexical, ask.query, ask.name_boost, revision)
+    dense: list[tuple[str, float]] = []
+    dense_path: str | None = None
+    model = _query_model(con, embedder) if mode != "bm25" else None
+    # Hybrid ranks a question its model does not serve by its words alone.
+    if model is not None and (mode == "dense" or serves(model, query_language(ask.query))):
+        vector = model.embed([ask.query])[0]
+        found = postings.dense(con, vector, filters, depth) if postings else None
+        dense, dense_path = found or ranked(con, vector, where, args, depth)
+    records = _records(con, [uid for uid, _ in dense if uid not in lexical])
+    return _Rankings(revision, mode, lexical, dense, dense_path, records)
+
+
+def _result(ask: _Ask, got: _Rankings, fusion: Fusion) -> SearchResult:
+    """The hits of ``got``'s rankings, cut to ``ask.limit``, as a search result."""
+    if got.mode == "bm25":
+        rows = list(got.lexical.values())[: ask.limit]
         # Scaled by the best hit: a word most units hold gets FTS5's smallest IDF (1e-6), and
         # its raw BM25 values are all near zero although their ratios still rank the hits.
         best = rows[0].rank if rows else 0.0
-        hits = [_hit(row, best, revision, analyzer) for row in rows]
+        hits = [_hit(row, best, got.revision, ask.analyzer) for row in rows]
     else:
-        hits = _fused_hits(lexical, dense, records, limit, revision, mode, analyzer, fusion)
-    warning = vec.probe().warning() if dense_path else None
-    rankings = (["bm25"] if mode != "dense" else []) + (["dense"] if dense_path else [])
+        hits = _fused_hits(
+            got.lexical,
+            got.dense,
+            got.records,
+            ask.limit,
+            got.revision,
+            got.mode,
+            ask.analyzer,
+            fusion,
+        )
+    warning = vec.probe().warning() if got.dense_path else None
+    used = (["bm25"] if got.mode != "dense" else []) + (["dense"] if got.dense_path else [])
     return SearchResult(
-        revision,
-        query,
-        mode,
+        got.revision,
+        ask.query,
+        got.mode,
         tuple(hits),
-        tuple(rankings),
-        dense_path,
+        tuple(used),
+        got.dense_path,
         (warning,) if warning else (),
     )
 

@@ -93,19 +93,6 @@ class ArchiveEditor:
             entry.review_items if entry else [],
         )
 
-    def _change(
-        self,
-        op: str,
-        actor: str,
-        changes: list[tuple[str, bytes | None]],
-        expected: dict[str, str | None],
-        staged: JsonObject,
-        **event: JsonValue,
-    ) -> list[FileChange]:
-        """``change_files`` on this archive (change.py): E301 on a changed file, journal
-        first, then the writes."""
-        return change_files(self.archive, op, actor, changes, expected, staged, **event)
-
     def apply_changes(
         self,
         op: str,
@@ -115,9 +102,10 @@ class ArchiveEditor:
         staged: JsonObject,
         **event: JsonValue,
     ) -> list[FileChange]:
-        """``_change`` for layers above the archive (a source ``decide``); the caller holds
-        the lock.  Same contract: E301 on a changed file, journal first, then the writes."""
-        return self._change(op, actor, changes, expected, staged, **event)
+        """``change_files`` on this archive (change.py), also for layers above it (a source
+        ``decide``); the caller holds the lock.  E301 on a changed file, journal first, then
+        the writes."""
+        return change_files(self.archive, op, actor, changes, expected, staged, **event)
 
     def save(self, unit: Unit, expected_file_hash: str | None, actor: str) -> WorkingUnit:
         """Write ``unit`` canonically if its file still has ``expected_file_hash`` (None: new)."""
@@ -140,7 +128,7 @@ class ArchiveEditor:
                 return self.get(unit.id)
             changes.append((rel, data))
             staged = self._save_declaration(unit, actor)
-            self._change(
+            self.apply_changes(
                 "save", actor, changes, expected, staged, event="saved", id=unit.id, path=rel
             )
         return self.get(unit.id)
@@ -167,7 +155,7 @@ class ArchiveEditor:
                 return  # an interrupted run of this remove finished it (journal replay)
             if rel is None:
                 raise self._no_file(unit_id)
-            self._change(
+            self.apply_changes(
                 "remove",
                 actor,
                 [(rel, None)],

@@ -48,13 +48,8 @@ class LocalEvidenceArchive(ArchiveCore):
         carried: JsonObject | None = None,
         prepare: Callable[[Snapshot], None] | None = None,
     ) -> ConsolidateResult:
-        """Record the current files as the baseline snapshot, without activation.
-
-        ``carried`` is a staged change (declarations, review items) that migration
-        brings from legacy units; otherwise every unit gets a manual declaration.
-        ``prepare`` readies the activation of the baseline (the sqlite backend builds its
-        index, which the first consolidate adopts): derived, so a failure is ignored.
-        """
+        """Record the current files as the baseline snapshot, without activation
+        (``archive.initialize.initialize`` says how)."""
         from evidence_tool.archive.initialize import initialize
 
         return initialize(self, actor, carried=carried, prepare=prepare)

@@ -29,15 +29,12 @@ class ObjectStore:
             raise ValueError(f"not a sha256 digest: {digest!r}")
         return f"{self.root}/{digest[:2]}/{digest[2:]}"
 
-    def has(self, digest: str) -> bool:
-        return self.path_for(digest).is_file()
-
     def missing(self, digests: set[str]) -> set[str]:
         """The ``digests`` the store lacks, by one listing per folder they fall in, not one
         stat per digest (a first consolidate asks for every unit's blob)."""
         by_folder: dict[str, set[str]] = {}
         for digest in digests:
-            if not HEX64.fullmatch(digest):  # refused, as has() refuses it
+            if not HEX64.fullmatch(digest):  # refused, as path_for() refuses it
                 raise ValueError(f"not a sha256 digest: {digest!r}")
             by_folder.setdefault(digest[:2], set()).add(digest[2:])
         out: set[str] = set()

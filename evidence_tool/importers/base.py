@@ -20,7 +20,6 @@ import hashlib
 import os
 import stat
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -271,11 +270,6 @@ def check_options(options: JsonObject, known: dict[str, type | tuple[type, ...]]
             )
 
 
-def line_of(raw: bytes, offset: int) -> int:
-    """The 1-based line holding byte ``offset`` of ``raw``."""
-    return raw.count(b"\n", 0, offset) + 1
-
-
 def make_unit(
     *,
     id: str,
@@ -297,15 +291,6 @@ def make_unit(
         applies_to=AppliesTo(concepts=concepts, tables=tables, columns=columns),
     )
     return Unit(meta, title, payload)
-
-
-def line_spans(raw: bytes, path: str) -> Iterator[Span]:
-    """One span per line (without its newline): a helper for line-oriented formats."""
-    start = 0
-    for line in raw.split(b"\n"):
-        end = start + len(line)
-        yield Span(path, start, end, line.decode("utf-8", "replace"))
-        start = end + 1
 
 
 def slug(text: str) -> str:

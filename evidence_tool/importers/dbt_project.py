@@ -312,17 +312,27 @@ class _Project:
         self.sem.entities.append(found)
 
     def metric(self, node: YNode, table: str | None, doc: YamlFile) -> None:
-        name = no_jinja(node.get("name"), doc.shown, "a metric")
-        if name in self.sem.metrics:
+        self._defined_once("metric", self.sem.metrics, node, table, doc, _METRIC)
+
+    def _defined_once(
+        self,
+        what: str,
+        held: dict[str, Element],
+        node: YNode,
+        table: str | None,
+        doc: YamlFile,
+        handled: frozenset[str],
+    ) -> None:
+        """A metric or a measure: its name defined once in the project."""
+        name = no_jinja(node.get("name"), doc.shown, f"a {what}")
+        if name in held:
             raise malformed(
-                doc.shown,
-                node.line,
-                f"the metric {name} is also defined at {self.sem.metrics[name].where}",
+                doc.shown, node.line, f"the {what} {name} is also defined at {held[name].where}"
             )
         found = element(node, name, table, doc.shown)
         self._describe(found, node, doc)
-        rest(self.result, f"dbt metric {name}", node, _METRIC)
-        self.sem.metrics[name] = found
+        rest(self.result, f"dbt {what} {name}", node, handled)
+        held[name] = found
 
     def _describe(self, found: Element, node: YNode, doc: YamlFile) -> None:
         text = self.text(node, doc)
@@ -340,17 +350,7 @@ class _Project:
             ent_name = no_jinja(ent.get("name"), doc.shown, "an entity")
             self.entity(ent, ent_name, ent.text("expr") or ent_name, ref or name, table, doc)
         for meas in self._list(node, "measures", doc):
-            mname = no_jinja(meas.get("name"), doc.shown, "a measure")
-            if mname in self.sem.measures:
-                raise malformed(
-                    doc.shown,
-                    meas.line,
-                    f"the measure {mname} is also defined at {self.sem.measures[mname].where}",
-                )
-            found = element(meas, mname, table, doc.shown)
-            self._describe(found, meas, doc)
-            rest(self.result, f"dbt measure {mname}", meas, _MEASURE)
-            self.sem.measures[mname] = found
+            self._defined_once("measure", self.sem.measures, meas, table, doc, _MEASURE)
 
 
 def _disabled(node: YNode | None) -> bool:

@@ -13,10 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.errors import SourceError
 from evidence_tool.importers.base import Span, after_bom, malformed, utf8
-from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
-from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
+from evidence_tool.importers.yaml_spans import Builder
+from evidence_tool.unit.yaml_events import YamlEvent
 
 
 @dataclass
@@ -88,96 +87,35 @@ def load(path: str, shown: str, raw: bytes) -> YamlFile:
     return doc
 
 
-class _Builder:
+class _Builder(Builder):
+    """The shared reader, in dbt's words; a scalar keeps its text as written (a key too:
+    '01' stays '01'), and a block collection ends at its last child."""
+
+    DOCUMENTS = "holds more than one YAML document"
+    ALIAS = ANCHOR = "uses a YAML anchor or alias; write the values out"
+    TAG = "uses a YAML tag ({tag})"
+    DEEP = "nests YAML deeper than {depth} levels"
+
     def __init__(self, doc: YamlFile, text: str, offset: int) -> None:
-        self.doc, self.text, self.offset = doc, text, offset
-        self.ascii = len(text) == len(doc.raw) - offset
-        self._at = (0, offset)  # (char index, byte offset) of the last start converted
+        super().__init__(doc.raw, text, offset, 0, doc.shown)
+        self.doc = doc
 
-    def byte(self, index: int) -> int:
-        """Byte offset of character ``index``: event starts only grow, so count forward."""
-        if self.ascii:
-            return self.offset + index
-        char, byte = self._at
-        if index < char:
-            char, byte = 0, self.offset
-        byte += len(self.text[char:index].encode("utf-8"))
-        self._at = (index, byte)
-        return byte
+    def scalar(self, start: int, end: int, line: int, value: Any, text: str) -> YNode:
+        return YNode(value, start, end, line, raw=text, doc=self.doc)
 
-    def end_byte(self, start_index: int, start_byte: int, end_index: int) -> int:
-        if self.ascii:
-            return self.offset + end_index
-        return start_byte + len(self.text[start_index:end_index].encode("utf-8"))
+    def collection(self, mapping: bool, start: int, line: int) -> YNode:
+        return YNode({} if mapping else [], start, start, line, doc=self.doc)
 
-    def fail(self, line: int, why: str) -> SourceError:
-        return malformed(self.doc.shown, line, why)
+    def close(self, node: Any, event: YamlEvent) -> int:
+        # A flow collection ends at its bracket; a block one where its last child ended.
+        if event.end > event.start:
+            return self.offset.end(event.start, self.offset(event.start), event.end)
+        return int(node.end)
 
-    def run(self) -> YNode | None:
-        try:
-            return self._events(events(self.text))
-        except YamlSyntaxError as exc:
-            raise malformed(self.doc.shown, exc.line, f"YAML syntax: {exc.message}") from None
+    def key(self, node: Any, line: int) -> str:
+        if isinstance(node.value, dict | list):
+            raise self.fail(node.line, "a mapping key must be a plain value")
+        return node.raw if node.raw is not None else str(node.value)
 
-    def _events(self, stream: Iterator[YamlEvent]) -> YNode | None:
-        # Stack entries: [node, pending key (str | None), key line, seen keys].
-        stack: list[list[Any]] = []
-        root: YNode | None = None
-        documents = 0
-        for event in stream:
-            kind, line = event.kind, event.line
-            if kind == "stream-end":
-                break
-            if kind == "document-start":
-                documents += 1
-                if documents > 1:
-                    raise self.fail(line, "holds more than one YAML document")
-                continue
-            if kind in ("stream-start", "document-end"):
-                continue
-            if kind == "alias" or event.anchor is not None:
-                raise self.fail(line, "uses a YAML anchor or alias; write the values out")
-            if event.tag is not None:
-                raise self.fail(line, f"uses a YAML tag ({event.tag})")
-            if kind in ("mapping-end", "sequence-end"):
-                done = stack.pop()[0]
-                if event.end > event.start:  # a flow collection ends at its bracket
-                    done.end = self.end_byte(event.start, self.byte(event.start), event.end)
-                root = self._attach(stack, done) or root
-                continue
-            start = self.byte(event.start)
-            if kind == "scalar":
-                text = event.value or ""
-                value = resolve_plain(text) if event.plain else text
-                end = self.end_byte(event.start, start, event.end)
-                node = YNode(value, start, end, line, raw=text, doc=self.doc)
-                root = self._attach(stack, node) or root
-            else:
-                if len(stack) >= MAX_DEPTH:
-                    raise self.fail(line, f"nests YAML deeper than {MAX_DEPTH} levels")
-                value = {} if kind == "mapping-start" else []
-                stack.append([YNode(value, start, start, line, doc=self.doc), None, 0, set()])
-        return root
-
-    def _attach(self, stack: list[list[Any]], node: YNode) -> YNode | None:
-        """Put a finished node into its parent; return it when it is the root."""
-        if not stack:
-            return node
-        top = stack[-1]
-        parent: YNode = top[0]
-        parent.end = max(parent.end, node.end)
-        if isinstance(parent.value, list):
-            parent.value.append(node)
-            return None
-        if top[1] is None:
-            if isinstance(node.value, dict | list):
-                raise self.fail(node.line, "a mapping key must be a plain value")
-            key = node.raw if node.raw is not None else str(node.value)
-            if key in top[3]:
-                raise self.fail(node.line, f"duplicate key '{key}'")
-            top[3].add(key)
-            top[1], top[2] = key, node.line
-            return None
-        parent.value[top[1]] = node
-        top[1] = None
-        return None
+    def keyed(self, parent: Any, key: str, key_node: Any) -> None:
+        pass

@@ -95,6 +95,13 @@ class _Offsets:
         self.char = index
         return self.base + self.byte
 
+    def end(self, start: int, start_byte: int, index: int) -> int:
+        """The byte offset of ``index``, counted from the node's ``start`` (whose offset is
+        ``start_byte``) and not remembered: the next event may start before a scalar's end."""
+        if self.ascii:
+            return self.base + index
+        return start_byte + len(self.text[start:index].encode("utf-8"))
+
 
 def _trim(raw: bytes, start: int, end: int) -> int:
     """A block node ends where the next token starts: drop the blanks and newlines between."""
@@ -113,22 +120,32 @@ def load(raw: bytes, path: str, span_path: str, start: int = 0, end: int | None 
         raise malformed(path, line, "is not UTF-8 text") from None
     bom = 1 if text.startswith("\ufeff") else 0
     line0 = raw.count(b"\n", 0, start)
-    root = _Builder(raw, text, start, line0, path).run(bom)
+    root = Builder(raw, text, start, line0, path).run(bom)
     return YamlFile(path, span_path, raw, root)
 
 
-class _Builder:
-    def __init__(self, raw: bytes, text: str, base: int, line0: int, path: str) -> None:
-        self.raw, self.text, self.line0, self.path = raw, text, line0, path
+class Builder:
+    """Nodes with byte offsets from the strict YAML events.  The WrenAI and Cortex importers
+    use it as it is; dbt's (``dbt_yaml``) words its messages its own way, keeps keys as
+    written and ends a block collection at its last child: one reader, two faces."""
+
+    DOCUMENTS = "only one YAML document is allowed"
+    ALIAS = "YAML aliases (*name) are not allowed"
+    ANCHOR = "YAML anchors (&{anchor}) are not allowed"
+    TAG = "YAML tags ({tag}) are not allowed"
+    DEEP = "YAML nested deeper than {depth} levels"
+
+    def __init__(self, raw: bytes, text: str, base: int, line0: int, shown: str) -> None:
+        self.raw, self.text, self.line0, self.shown = raw, text, line0, shown
         self.offset = _Offsets(text, base)
         # [node, pending key (str | None), key node] for mappings; [node] for sequences
         self.stack: list[list[Any]] = []
-        self.root: Node | None = None
+        self.root: Any = None
 
-    def fail(self, event: YamlEvent, why: str) -> SourceError:
-        return malformed(self.path, event.line + self.line0, why)
+    def fail(self, line: int | None, why: str) -> SourceError:
+        return malformed(self.shown, line, why)
 
-    def run(self, bom: int) -> Node | None:
+    def run(self, bom: int = 0) -> Any:
         if bom:  # positions count from after the BOM
             self.offset = _Offsets(self.text[bom:], self.offset.base + 3)
         documents = 0
@@ -139,54 +156,73 @@ class _Builder:
                 if event.kind == "document-start":
                     documents += 1
                     if documents > 1:
-                        raise self.fail(event, "only one YAML document is allowed")
+                        raise self.fail(event.line + self.line0, self.DOCUMENTS)
                 elif event.kind not in ("stream-start", "document-end"):
                     self.event(event)
         except YamlSyntaxError as exc:
             line = exc.line + self.line0 if exc.line is not None else None
-            raise malformed(self.path, line, f"YAML syntax: {exc.message}") from None
+            raise self.fail(line, f"YAML syntax: {exc.message}") from None
         return self.root
 
     def event(self, event: YamlEvent) -> None:
-        if event.kind == "alias":
-            raise self.fail(event, "YAML aliases (*name) are not allowed")
-        if event.anchor is not None:
-            raise self.fail(event, f"YAML anchors (&{event.anchor}) are not allowed")
-        if event.tag is not None:
-            raise self.fail(event, f"YAML tags ({event.tag}) are not allowed")
-        start = self.offset(event.start)
         line = event.line + self.line0
+        if event.kind == "alias":
+            raise self.fail(line, self.ALIAS)
+        if event.anchor is not None:
+            raise self.fail(line, self.ANCHOR.format(anchor=event.anchor))
+        if event.tag is not None:
+            raise self.fail(line, self.TAG.format(tag=event.tag))
+        if event.kind in ("mapping-end", "sequence-end"):
+            node = self.stack.pop()[0]
+            node.end = self.close(node, event)
+            self.attach(node, line)
+            return
+        start = self.offset(event.start)
         if event.kind == "scalar":
-            value = resolve_plain(event.value or "") if event.plain else event.value
-            end = _trim(self.raw, start, self.offset(event.end))
-            self.attach(Node(SCALAR, start, end, line, value), event)
+            text = event.value or ""
+            value = resolve_plain(text) if event.plain else text
+            end = self.offset.end(event.start, start, event.end)
+            self.attach(self.scalar(start, end, line, value, text), line)
         elif event.kind in ("mapping-start", "sequence-start"):
             if len(self.stack) >= MAX_DEPTH:
-                raise self.fail(event, f"YAML nested deeper than {MAX_DEPTH} levels")
+                raise self.fail(line, self.DEEP.format(depth=MAX_DEPTH))
             mapping = event.kind == "mapping-start"
-            node = Node(MAPPING if mapping else SEQUENCE, start, start, line, {} if mapping else [])
+            node = self.collection(mapping, start, line)
             self.stack.append([node, None, None] if mapping else [node])
-        elif event.kind in ("mapping-end", "sequence-end"):
-            node = self.stack.pop()[0]
-            node.end = _trim(self.raw, node.start, self.offset(event.end))
-            self.attach(node, event)
 
-    def attach(self, node: Node, event: YamlEvent) -> None:
+    def scalar(self, start: int, end: int, line: int, value: Any, text: str) -> Any:
+        return Node(SCALAR, start, _trim(self.raw, start, end), line, value)
+
+    def collection(self, mapping: bool, start: int, line: int) -> Any:
+        return Node(MAPPING if mapping else SEQUENCE, start, start, line, {} if mapping else [])
+
+    def close(self, node: Any, event: YamlEvent) -> int:
+        """Where a finished collection ends: here, where the next token starts."""
+        return _trim(self.raw, node.start, self.offset(event.end))
+
+    def key(self, node: Any, line: int) -> str:
+        if node.kind != SCALAR or isinstance(node.value, float):
+            raise self.fail(line, "a mapping key must be a plain name")
+        return str(node.value)
+
+    def keyed(self, parent: Any, key: str, key_node: Any) -> None:
+        parent.keys[key] = key_node
+
+    def attach(self, node: Any, line: int) -> None:
         if not self.stack:
             self.root = node
             return
         top = self.stack[-1]
-        parent: Node = top[0]
-        if parent.kind == SEQUENCE:
+        parent = top[0]
+        parent.end = max(parent.end, node.end)  # dbt's block collections end at their last child
+        if isinstance(parent.value, list):
             parent.value.append(node)
         elif top[2] is None:  # a key
-            if node.kind != SCALAR or isinstance(node.value, float):
-                raise self.fail(event, "a mapping key must be a plain name")
-            key = str(node.value)
+            key = self.key(node, line)
             if key in parent.value:
-                raise self.fail(event, f"duplicate key '{key}'")
+                raise self.fail(line, f"duplicate key '{key}'")
             top[1], top[2] = key, node
         else:
             parent.value[top[1]] = node
-            parent.keys[top[1]] = top[2]
+            self.keyed(parent, top[1], top[2])
             top[1], top[2] = None, None

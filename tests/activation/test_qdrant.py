@@ -34,7 +34,7 @@ from helpers import codes
 
 from evidence_tool.activation.qdrant_index import VECTOR, QdrantBackend, point_id
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.errors import DescriptorError
+from evidence_tool.errors import DescriptorError, NotReadyError
 from evidence_tool.workspace.layout import Layout
 
 qdrant_client = pytest.importorskip("qdrant_client")
@@ -380,3 +380,13 @@ def test_a_collection_locked_by_another_local_client_is_reported_not_crashed(
         consolidated = tht("consolidate", installation=inst)
         assert consolidated.exit_code == 4 and codes(consolidated.json) == ["E401"]
     assert tht("verify", "--index", installation=inst).exit_code == 0
+
+
+def test_a_collection_never_built_is_a_not_ready_error_naming_it_and_consolidate(
+    backend: QdrantBackend,
+) -> None:
+    # Before any consolidate the collection is absent: search and eval both refuse so.
+    with pytest.raises(NotReadyError) as caught:
+        backend.require_collection()
+    assert f"'{COLLECTION}' does not exist yet" in caught.value.message
+    assert "tht workspace evidence consolidate" in caught.value.message

@@ -52,13 +52,13 @@ def test_verify_checks_snapshots_against_one_walk_of_the_objects(
 ) -> None:
     _adopt_lab(workspace)
     lookups: list[str] = []
-    real = ObjectStore.has
+    real = ObjectStore.path_for
 
-    def has(self: ObjectStore, digest: str) -> bool:
+    def path_for(self: ObjectStore, digest: str) -> Path:
         lookups.append(digest)
         return real(self, digest)
 
-    monkeypatch.setattr(ObjectStore, "has", has)
+    monkeypatch.setattr(ObjectStore, "path_for", path_for)
     problems, counts = integrity_module.verify(LocalEvidenceArchive(workspace))
     assert problems == []
     assert counts["snapshots"] >= 2
