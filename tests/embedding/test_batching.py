@@ -7,8 +7,6 @@ import hashlib
 import threading
 from typing import Any
 
-import pytest
-
 from evidence_tool.embedding import embedder_for
 from evidence_tool.embedding.batching import Batched
 from evidence_tool.errors import EmbeddingError
