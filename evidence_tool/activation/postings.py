@@ -45,7 +45,6 @@ from evidence_tool.activation.sqlite_hits import LexicalRow
 from evidence_tool.activation.sqlite_schema import FORMAT, open_readonly
 from evidence_tool.activation.sqlite_search import COLUMN_WEIGHTS, Filters, SqlArg, _stem_query
 from evidence_tool.embedding.vectors import dot
-from evidence_tool.errors import IntegrityError
 
 K1 = 1.2  # fts5_aux.c's BM25 constants
 B = 0.75
@@ -106,6 +105,11 @@ class Postings:
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
     names: list[UnitNames]  # per position: what the name boost reads (names.unit_names)
+    # Per position, what a shown hit reads: the record and the title, body and applies_to
+    # columns (about 1.5 KB a unit).  Read here, not per search: a search's statements
+    # each let the interpreter's lock go, and eight serving threads then queue for it.
+    records: list[str]
+    columns: list[tuple[str, str, str]]
     vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
     vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
     # A read-only connection to this file per serving thread, kept between searches: a
@@ -143,9 +147,13 @@ class Postings:
             "SELECT rowid, id, kind, language, record FROM units ORDER BY rowid"
         ).fetchall()
         sizes = dict(con.execute("SELECT id, sz FROM fts_docsize"))
+        texts = con.execute("SELECT rowid, title, body, applies_to FROM fts ORDER BY rowid")
+        columns = {r: (t, b, a) for r, t, b, a in texts}
         rowids = [r for r, _, _, _, _ in units]
         if len(sizes) != n_rows or len(units) != n_rows or any(r not in sizes for r in rowids):
             return None  # fts and units must share rowids (format 2 on)
+        if len(columns) != n_rows or any(r not in columns for r in rowids):
+            return None
         position = {r: n for n, r in enumerate(rowids)}
         size = np.array([float(sum(_varints(sizes[r]))) for r in rowids], dtype=np.float64)
         avgdl = float(total) / float(n_rows) if n_rows else 1.0
@@ -175,6 +183,8 @@ class Postings:
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
             _names([record for _, _, _, _, record in units]),
+            [record for _, _, _, _, record in units],
+            [columns[r] for r in rowids],
             *(_vectors(con, by_id) or (None, None)),
         )
 
@@ -363,35 +373,12 @@ class Postings:
             out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=names[r])
         return out
 
-    def _row(self, con: sqlite3.Connection, position: int) -> tuple[str, str, str, str]:
-        """The record and the three FTS columns of the unit at ``position``, read in one
-        statement with the revision it reads: E702 (the server asks again) when that is
-        no longer these postings' (another process updated the index in place)."""
-        try:
-            got = con.execute(_ROW, (self.rowids[position],)).fetchone()
-        except sqlite3.ProgrammingError:  # a connection of the search, closed since
-            got = None
-        if got is None or got[0] != self.ids[position] or got[5] != self.revision:
-            raise IntegrityError(
-                f"the search index {self.path} changed while it was read: ask again",
-                code="E702",
-                path=str(self.path),
-            )
-        return got[1], got[2], got[3], got[4]
-
-
-_ROW = (
-    "SELECT u.id, u.record, f.title, f.body, f.applies_to, "
-    "(SELECT value FROM meta WHERE key = 'revision') FROM units u "
-    "JOIN fts f ON f.rowid = u.rowid WHERE u.rowid = ?"
-)
-
 
 class _Row:
-    """A ranked row's record and marked columns, read from the index when first asked
-    (``LexicalRow.source``): a search ranks and boosts 100 rows and shows 10."""
+    """A ranked row's record and marked columns (``LexicalRow.source``), worked out when
+    first asked: a search ranks and boosts 100 rows and shows 10."""
 
-    __slots__ = ("_con", "_mark", "_marked", "_position", "_postings", "_query", "_read")
+    __slots__ = ("_con", "_mark", "_marked", "_position", "_postings", "_query")
 
     def __init__(
         self,
@@ -403,20 +390,14 @@ class _Row:
     ) -> None:
         self._postings, self._con, self._position = postings, con, position
         self._mark, self._query = mark, query
-        self._read: tuple[str, str, str, str] | None = None
         self._marked: tuple[str, str, str] | None = None
 
-    def _columns(self) -> tuple[str, str, str, str]:
-        if self._read is None:
-            self._read = self._postings._row(self._con, self._position)
-        return self._read
-
     def record(self) -> str:
-        return self._columns()[0]
+        return self._postings.records[self._position]
 
     def marked(self) -> tuple[str, str, str]:
         if self._marked is None:
-            _, title, body, applies = self._columns()
+            title, body, applies = self._postings.columns[self._position]
             marks = [self._mark(title), self._mark(body), self._mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
                 args: list[SqlArg] = [self._query, self._postings.ids[self._position]]
