@@ -163,12 +163,19 @@ class Namer:
         if not self.boost:
             return 0.0
         stems = self.stems
-        out = self.boost if any(words <= stems for words in held.words) else 0.0
+        out = 0.0
+        # A name is said only if one of its words is: most candidates stop at one test.
+        if not stems.isdisjoint(held.union):
+            for words in held.words:
+                if words <= stems:
+                    out = self.boost
+                    break
         if LITERAL_BOOST:
             said = self.said
-            if any(lit in said for lit in held.literals) or (
-                self.asked and _holds_asked(record(), self.asked)
-            ):
+            for lit in held.literals:
+                if lit in said:
+                    return out + LITERAL_BOOST
+            if self.asked and _holds_asked(record(), self.asked):
                 out += LITERAL_BOOST
         return out
 
@@ -182,6 +189,7 @@ class UnitNames:
 
     words: tuple[frozenset[str], ...]
     literals: tuple[str, ...]
+    union: frozenset[str]  # every word of ``words``
 
 
 def unit_names(
@@ -198,7 +206,8 @@ def unit_names(
         if found:
             words.append(frozenset(found))
     padded = dict.fromkeys(f" {lit} " for lit in literals(record))
-    return UnitNames(tuple(dict.fromkeys(words)), tuple(padded))
+    kept = tuple(dict.fromkeys(words))
+    return UnitNames(kept, tuple(padded), frozenset().union(*kept))
 
 
 def _holds_asked(record: IndexRecord, asked: list[str]) -> bool:
