@@ -366,10 +366,9 @@ class Postings:
         rows, scores = found
         ids, names = self.ids, self.names
         mark = _marker(frozenset(p.lower() for p in phrases))
-        stem_query = _stem_query(query)
         out: dict[str, LexicalRow] = {}
         for r, bm25 in zip(rows.tolist(), scores.tolist(), strict=True):
-            source = _Row(self, con, r, mark, stem_query)
+            source = _Row(self, con, r, mark, query)
             out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=names[r])
         return out
 
@@ -400,7 +399,10 @@ class _Row:
             title, body, applies = self._postings.columns[self._position]
             marks = [self._mark(title), self._mark(body), self._mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
-                args: list[SqlArg] = [self._query, self._postings.ids[self._position]]
+                args: list[SqlArg] = [
+                    _stem_query(self._query),
+                    self._postings.ids[self._position],
+                ]
                 got = self._con.execute(
                     "SELECT highlight(fts, 1, char(1), char(2)), highlight(fts, 2, char(1), "
                     "char(2)), highlight(fts, 3, char(1), char(2)) FROM fts "
