@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from evidence_tool.activation.analysis import ANALYSED, analyse, fold
 from evidence_tool.activation.records import IndexRecord
@@ -132,10 +133,7 @@ def literal_named(record: IndexRecord, question: str, asked: list[str]) -> bool:
 def _literal_named(record: IndexRecord, said: str, asked: list[str]) -> bool:
     if any(f" {lit} " in said for lit in literals(record)):
         return True
-    if asked:
-        held = _folded_words(" ".join(_payload_text(record.payload)) + " " + record.title)
-        return any(f" {q} " in held for q in asked)
-    return False
+    return bool(asked) and _holds_asked(record, asked)
 
 
 LITERAL_BOOST = 0.25  # chosen on BIRD's tuning split (0.25, 0.5 measured)
@@ -158,3 +156,60 @@ class Namer:
         if LITERAL_BOOST and _literal_named(record, self.said, self.asked):
             out += LITERAL_BOOST
         return out
+
+    def bonus_of(self, held: UnitNames, record: Callable[[], IndexRecord]) -> float:
+        """``bonus`` from the unit's names analysed beforehand (``unit_names``); ``record``
+        is asked for only when the question quotes a value none of them says."""
+        if not self.boost:
+            return 0.0
+        stems = self.stems
+        out = 0.0
+        # A name is said only if one of its words is: most candidates stop at one test.
+        if not stems.isdisjoint(held.union):
+            for words in held.words:
+                if words <= stems:
+                    out = self.boost
+                    break
+        if LITERAL_BOOST:
+            said = self.said
+            for lit in held.literals:
+                if lit in said:
+                    return out + LITERAL_BOOST
+            if self.asked and _holds_asked(record(), self.asked):
+                out += LITERAL_BOOST
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class UnitNames:
+    """What ``Namer.bonus`` reads of one unit, analysed once: each name's content words
+    (names of ``MIN_CHARS`` or more with words) and its quoted values, padded for a
+    phrase test.  A server keeps them per revision (its units are immutable);
+    tests/activation/test_unit_names.py proves ``bonus_of`` equal to ``bonus``."""
+
+    words: tuple[frozenset[str], ...]
+    literals: tuple[str, ...]
+    union: frozenset[str]  # every word of ``words``
+
+
+def unit_names(
+    record: IndexRecord, analysed: Callable[[str, str], tuple[str, ...]] | None = None
+) -> UnitNames:
+    """``record``'s ``UnitNames`` (``analysed``: ``_name_words`` or a memo of its own)."""
+    words_of = analysed or _name_words
+    language = record.language
+    words = []
+    for name in names(record):
+        if len(name.strip()) < MIN_CHARS:
+            continue
+        found = words_of(name, language)
+        if found:
+            words.append(frozenset(found))
+    padded = dict.fromkeys(f" {lit} " for lit in literals(record))
+    kept = tuple(dict.fromkeys(words))
+    return UnitNames(kept, tuple(padded), frozenset().union(*kept))
+
+
+def _holds_asked(record: IndexRecord, asked: list[str]) -> bool:
+    held = _folded_words(" ".join(_payload_text(record.payload)) + " " + record.title)
+    return any(f" {q} " in held for q in asked)

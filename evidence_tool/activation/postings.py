@@ -22,7 +22,7 @@ or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
 from __future__ import annotations
 
 import contextlib
-import functools
+import json
 import logging
 import math
 import os
@@ -38,7 +38,9 @@ from urllib.parse import quote
 import numpy as np
 import numpy.typing as npt
 
-from evidence_tool.activation.analysis import query_terms
+from evidence_tool.activation.analysis import analyse, query_terms
+from evidence_tool.activation.names import UnitNames, unit_names
+from evidence_tool.activation.records import IndexRecord
 from evidence_tool.activation.sqlite_hits import LexicalRow
 from evidence_tool.activation.sqlite_schema import FORMAT, open_readonly
 from evidence_tool.activation.sqlite_search import COLUMN_WEIGHTS, Filters, SqlArg, _stem_query
@@ -79,7 +81,9 @@ def _varints(blob: bytes) -> list[int]:
 @dataclass(frozen=True)
 class Term:
     rows: Ints  # positions (rowid order) of the rows holding the term
-    part: Floats  # (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)) there
+    # The term's whole BM25 there: max(IDF, 1e-6) * ((f * (k1 + 1)) / (f + k1 * (1 - b +
+    # b * D / avgdl))), each product the one fts5_aux.c makes (the IDF is the revision's).
+    score: Floats
 
 
 @dataclass
@@ -100,6 +104,12 @@ class Postings:
     language_names: list[str]
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
+    names: list[UnitNames]  # per position: what the name boost reads (names.unit_names)
+    # Per position, what a shown hit reads: the record and the title, body and applies_to
+    # columns (about 1.5 KB a unit).  Read here, not per search: a search's statements
+    # each let the interpreter's lock go, and eight serving threads then queue for it.
+    records: list[str]
+    columns: list[tuple[str, str, str]]
     vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
     vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
     # A read-only connection to this file per serving thread, kept between searches: a
@@ -107,7 +117,7 @@ class Postings:
     _local: threading.local = field(default_factory=threading.local)
 
     @classmethod
-    def load(cls, path: Path) -> Postings | None:
+    def load(cls, path: Path, before: Postings | None = None) -> Postings | None:
         """The postings of the index at ``path``; None for an index this module does not
         rank (another format or analyzer) or one that changed while it was read.
 
@@ -117,14 +127,21 @@ class Postings:
         the end means no update committed in between."""
         inode = os.stat(path).st_ino
         with open_readonly(path) as con:
-            found = cls._read(con, path, inode, FORMAT)
+            found = cls._read(con, path, inode, FORMAT, before)
             after = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
         if found is None or after is None or after[0] != found.revision:
             return None
         return found if _inode(path) == inode else None
 
     @classmethod
-    def _read(cls, con: sqlite3.Connection, path: Path, inode: int, fmt: str) -> Postings | None:
+    def _read(
+        cls,
+        con: sqlite3.Connection,
+        path: Path,
+        inode: int,
+        fmt: str,
+        before: Postings | None = None,
+    ) -> Postings | None:
         meta = dict(con.execute("SELECT key, value FROM meta"))
         if meta.get("format") != fmt or meta.get("analyzer", "stem") != "stem":
             return None
@@ -133,31 +150,37 @@ class Postings:
         if not counts:
             return None
         n_rows, total = counts[0], sum(counts[1:])
-        units = con.execute("SELECT rowid, id, kind, language FROM units ORDER BY rowid").fetchall()
+        units = con.execute(
+            "SELECT rowid, id, kind, language, record FROM units ORDER BY rowid"
+        ).fetchall()
         sizes = dict(con.execute("SELECT id, sz FROM fts_docsize"))
-        rowids = [r for r, _, _, _ in units]
+        texts = con.execute("SELECT rowid, title, body, applies_to FROM fts ORDER BY rowid")
+        columns = {r: (t, b, a) for r, t, b, a in texts}
+        rowids = [r for r, _, _, _, _ in units]
         if len(sizes) != n_rows or len(units) != n_rows or any(r not in sizes for r in rowids):
             return None  # fts and units must share rowids (format 2 on)
+        if len(columns) != n_rows or any(r not in columns for r in rowids):
+            return None
         position = {r: n for n, r in enumerate(rowids)}
         size = np.array([float(sum(_varints(sizes[r]))) for r in rowids], dtype=np.float64)
         avgdl = float(total) / float(n_rows) if n_rows else 1.0
         # C's order of operations, so every value is the one fts5_aux.c computes.
         norm = K1 * ((1 - B) + (B * size) / avgdl)
-        terms = cls._terms(con, position, norm)
+        terms = cls._terms(con, position, norm, n_rows)
         if terms is None:
             return None
         kind_codes: dict[str, int] = {}
         lang_codes: dict[str, int] = {}
-        kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _ in units])
-        langs = np.array([lang_codes.setdefault(g, len(lang_codes)) for _, _, _, g in units])
-        by_id = {uid: position[r] for r, uid, _, _ in units}
+        kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _, _ in units])
+        langs = np.array([lang_codes.setdefault(g, len(lang_codes)) for _, _, _, g, _ in units])
+        by_id = {uid: position[r] for r, uid, _, _, _ in units}
         return cls(
             meta.get("revision", ""),
             path,
             inode,
             meta,
             n_rows,
-            [uid for _, uid, _, _ in units],
+            [uid for _, uid, _, _, _ in units],
             rowids,
             terms,
             kinds.astype(np.int64),
@@ -166,12 +189,15 @@ class Postings:
             list(lang_codes),
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
+            _names([(uid, record) for _, uid, _, _, record in units], before),
+            [record for _, _, _, _, record in units],
+            [columns[r] for r in rowids],
             *(_vectors(con, by_id) or (None, None)),
         )
 
     @staticmethod
     def _terms(
-        con: sqlite3.Connection, position: dict[int, int], norm: Floats
+        con: sqlite3.Connection, position: dict[int, int], norm: Floats, n_rows: int
     ) -> dict[str, Term] | None:
         con.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings USING fts5vocab(main, fts, instance)"
@@ -199,7 +225,10 @@ class Postings:
         part = (freq * (K1 + 1.0)) / (freq + norm[docs]) if len(found) else freq
         for end in range(1, len(found) + 1):
             if end == len(found) or found[end][0] != found[start][0]:
-                terms[found[start][0]] = Term(docs[start:end], part[start:end])
+                held = end - start  # the rows holding the term
+                idf = math.log((n_rows - held + 0.5) / (held + 0.5))
+                kept = idf if idf > 0.0 else IDF_FLOOR
+                terms[found[start][0]] = Term(docs[start:end], kept * part[start:end])
                 start = end
         return terms
 
@@ -255,10 +284,8 @@ class Postings:
             if not _PLAIN.match(token):
                 return None
             term = self.terms.get(token)
-            held = len(term.rows) if term is not None else 0
-            idf = math.log((self.rows - held + 0.5) / (held + 0.5))
             if term is not None:
-                scores[term.rows] += (idf if idf > 0.0 else IDF_FLOOR) * term.part
+                scores[term.rows] += term.score
                 matched[term.rows] = True
         if allowed is not None:
             matched &= allowed
@@ -344,35 +371,79 @@ class Postings:
         if found is None:
             return None
         rows, scores = found
-        ids = self.ids
-        ranked = [(ids[r], s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
-        sql = (
-            "SELECT u.id, u.record, f.title, f.body, f.applies_to FROM units u "
-            "JOIN fts f ON f.rowid = u.rowid WHERE u.id IN ({})"
-        )
-        held = {r[0]: r[1:] for r in _rows(con, sql, [uid for uid, _ in ranked])}
-        if len(held) != len(ranked):
-            return None
+        ids, names = self.ids, self.names
         mark = _marker(frozenset(p.lower() for p in phrases))
         out: dict[str, LexicalRow] = {}
-        for uid, bm25 in ranked:
-            record, title, body, applies = held[uid]
-            if title.isascii() and body.isascii() and applies.isascii():
-                marks_of = functools.partial(_marks, mark, title, body, applies)
-                out[uid] = LexicalRow(record, bm25, title, body, applies, lazy=marks_of)
-                continue
-            marks = [mark(title), mark(body), mark(applies)]
+        for r, bm25 in zip(rows.tolist(), scores.tolist(), strict=True):
+            source = _Row(self, con, r, mark, query)
+            out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=names[r])
+        return out
+
+
+class _Row:
+    """A ranked row's record and marked columns (``LexicalRow.source``), worked out when
+    first asked: a search ranks and boosts 100 rows and shows 10."""
+
+    __slots__ = ("_con", "_mark", "_marked", "_position", "_postings", "_query")
+
+    def __init__(
+        self,
+        postings: Postings,
+        con: sqlite3.Connection,
+        position: int,
+        mark: Callable[[str], str | None],
+        query: str,
+    ) -> None:
+        self._postings, self._con, self._position = postings, con, position
+        self._mark, self._query = mark, query
+        self._marked: tuple[str, str, str] | None = None
+
+    def record(self) -> str:
+        return self._postings.records[self._position]
+
+    def marked(self) -> tuple[str, str, str]:
+        if self._marked is None:
+            title, body, applies = self._postings.columns[self._position]
+            marks = [self._mark(title), self._mark(body), self._mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
-                args: list[SqlArg] = [_stem_query(query), uid]
-                got = con.execute(
+                args: list[SqlArg] = [
+                    _stem_query(self._query),
+                    self._postings.ids[self._position],
+                ]
+                got = self._con.execute(
                     "SELECT highlight(fts, 1, char(1), char(2)), highlight(fts, 2, char(1), "
                     "char(2)), highlight(fts, 3, char(1), char(2)) FROM fts "
                     "WHERE fts MATCH ? AND fts.id = ?",
                     args,
                 ).fetchone()
                 marks = list(got) if got else ["", "", ""]
-            out[uid] = LexicalRow(record, bm25, marks[0] or "", marks[1] or "", marks[2] or "")
-        return out
+            self._marked = (marks[0] or "", marks[1] or "", marks[2] or "")
+        return self._marked
+
+
+def _names(units: list[tuple[str, str]], before: Postings | None) -> list[UnitNames]:
+    """Every unit's ``UnitNames`` (``units``: id and record), its names analysed once
+    each (tables and columns recur: a memo of this load's own, not ``_name_words``'s
+    bounded cache); a unit whose record is the ``before`` postings' own takes theirs (an
+    activation changes a few units: half of a load's time is analysing names)."""
+    memo: dict[tuple[str, str], tuple[str, ...]] = {}
+    held = {uid: n for n, uid in enumerate(before.ids)} if before is not None else {}
+
+    def analysed(name: str, language: str) -> tuple[str, ...]:
+        key = (name, language)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = tuple(analyse(name, language).split())
+        return found
+
+    out: list[UnitNames] = []
+    for uid, record in units:
+        n = held.get(uid)
+        if before is not None and n is not None and before.records[n] == record:
+            out.append(before.names[n])
+        else:
+            out.append(unit_names(IndexRecord(json.loads(record)), analysed))
+    return out
 
 
 _CHUNK = 50_000  # postings per read of the vocabulary
@@ -394,12 +465,6 @@ def _term_ranges(con: sqlite3.Connection) -> list[tuple[str, str | None]]:
 
 def _wrapped(match: re.Match[str]) -> str:
     return "\x01" + match.group() + "\x02"
-
-
-def _marks(
-    mark: Callable[[str], str | None], title: str, body: str, applies: str
-) -> tuple[str, str, str]:
-    return (mark(title) or "", mark(body) or "", mark(applies) or "")
 
 
 def _vectors(
@@ -501,7 +566,7 @@ class PostingsCache:
 
     def _load(self) -> None:
         try:
-            found = Postings.load(self.path)
+            found = Postings.load(self.path, self._held)
         except (OSError, sqlite3.Error, KeyError, IndexError, ValueError) as exc:
             logging.getLogger("evidence_tool.serve").warning(
                 "the index's postings did not load (%s); FTS5 ranks the searches", exc

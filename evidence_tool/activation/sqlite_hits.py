@@ -7,12 +7,13 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Protocol
 
 from evidence_tool.activation.analysis import analyse
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
-from evidence_tool.activation.names import Namer
+from evidence_tool.activation.names import Namer, UnitNames
 from evidence_tool.activation.records import (
     Hit,
     IndexRecord,
@@ -21,39 +22,71 @@ from evidence_tool.activation.records import (
 from evidence_tool.embedding.text import flatten as _flatten
 
 
+class RowSource(Protocol):
+    """Where a row's record and marked columns are read when first asked (postings.py:
+    a search boosts 100 rows and shows 10)."""
+
+    def record(self) -> str: ...
+
+    def marked(self) -> tuple[str, str, str]: ...
+
+
 @dataclass(frozen=True)
 class LexicalRow:
     """One BM25 hit: the unit's JSON record, its BM25 (higher is better) and its three
     FTS columns with the matched words marked by ``\x01...\x02``."""
 
-    record: str
+    raw: str  # the record ("" when ``source`` reads it: use ``record``)
     bm25: float
     title: str
     body: str
     applies_to: str
     rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
-    # The marks made when first asked (postings.py: hybrid fuses 100 rows, shows 10).
-    lazy: Callable[[], tuple[str, str, str]] | None = None
+    source: RowSource | None = None
+    names: UnitNames | None = None  # the unit's names, analysed beforehand (postings.py)
+
+    @property
+    def record(self) -> str:
+        return self.source.record() if self.source is not None else self.raw
 
     @property
     def marked(self) -> tuple[str, str, str]:
-        return self.lazy() if self.lazy is not None else (self.title, self.body, self.applies_to)
+        if self.source is not None:
+            return self.source.marked()
+        return (self.title, self.body, self.applies_to)
+
+    def ranked(self, rank: float) -> LexicalRow:
+        # Not dataclasses.replace: it inspects the fields on every call (100 rows a search).
+        return LexicalRow(
+            self.raw, self.bm25, self.title, self.body, self.applies_to, rank, self.source,
+            self.names,
+        )  # fmt: skip
 
 
 def _boosted(
     lexical: dict[str, LexicalRow], query: str, boost: float, revision: str
 ) -> dict[str, LexicalRow]:
     """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
-    question names the unit in full (names.py); best first, ties by id."""
+    question names the unit in full (names.py); best first, ties by id.  A row with its
+    names analysed beforehand is boosted from them (``Namer.bonus_of``, the same bonus)."""
     best = max((row.bm25 for row in lexical.values()), default=0.0)
     namer = Namer(query, boost)
     out = []
     for uid, row in lexical.items():
         base = row.bm25 / best if best > 0 else 0.0
-        bonus = namer.bonus(_record(row.record, revision)) if boost else 0.0
-        out.append((uid, replace(row, rank=base + bonus)))
+        if not boost:
+            bonus = 0.0
+        elif row.names is not None:
+            bonus = namer.bonus_of(row.names, functools.partial(_row_record, row, revision))
+        else:
+            bonus = namer.bonus(_record(row.record, revision))
+        out.append((uid, row.ranked(base + bonus)))
     out.sort(key=lambda item: (-item[1].rank, item[0]))
     return dict(out)
+
+
+def _row_record(row: LexicalRow, revision: str) -> IndexRecord:
+    return _record(row.record, revision)
 
 
 def _fused_hits(

@@ -355,12 +355,14 @@ def test_a_load_that_an_update_overtook_is_dropped(
     terms = Postings._terms
     changed = [_record(3, random.Random(5), odd=False)]
 
-    def overtaken(con: sqlite3.Connection, position: dict[int, int], norm: object) -> object:
+    def overtaken(
+        con: sqlite3.Connection, position: dict[int, int], norm: object, n_rows: int
+    ) -> object:
         inserted = changed if replace else []
         sqlite_index.update_in_place(
             path, "rev-2", {str(changed[0]["id"])}, inserted, lambda con: None
         )
-        return terms(con, position, norm)  # type: ignore[arg-type]
+        return terms(con, position, norm, n_rows)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Postings, "_terms", staticmethod(overtaken))
     assert Postings.load(path) is None

@@ -293,3 +293,37 @@ def test_bm25_from_the_postings_answers_what_the_cli_answers(
     )
     assert cache.wait(second) is not None and cache.loads == 2
     assert [_served_hits(service, q) for q in queries] == [_cli_hits(served, q) for q in queries]
+
+
+def test_unit_texts_are_read_once_and_a_new_revision_reads_only_the_changed_ones(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hit shows its unit's text: read for every unit when a revision loads (in the
+    background), and kept across an activation for the blobs it did not change."""
+    from evidence_tool.archive.snapshot import Snapshot
+
+    reads: list[str] = []
+    original = Snapshot.unit_bytes
+
+    def counting(self: Snapshot, entry: object) -> bytes:
+        reads.append(entry.id)  # type: ignore[attr-defined]
+        return original(self, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Snapshot, "unit_bytes", counting)
+    service = EvidenceService(serve_settings(None, str(served)))
+    reader = service.readers["psd-clinical"]
+    view = reader.current()
+    assert view is not None
+    view.warm_texts()  # waits for the background warm-up, which read them all
+    assert sorted(reads) == sorted(view.entries) and len(reads) > 40
+    hits = service.search_evidence({"query": "giornate degenza", "mode": "bm25"}).result["hits"]
+    assert hits and len(reads) == len(view.entries)  # the hits' texts were read already
+    _retitle(served, "Giornate di degenza ospedaliera")
+    consolidate(served)
+    reads.clear()
+    after = reader.current()
+    assert after is not None and after.revision != view.revision
+    after.warm_texts()
+    changed = [e.id for e in after.entries.values() if e.file_hash not in view._texts]
+    assert reads == changed and len(changed) == 1
+    assert "ospedaliera" in after.text(changed[0])
