@@ -26,6 +26,7 @@ for bm25 and for hybrid with the built-in fusion.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import re
@@ -203,6 +204,16 @@ def _line(name: str, f: dict[str, float]) -> str:
     return f"{name:34} r@5 {f['r@5']:.4f}  MRR@10 {f['mrr@10']:.4f}  nDCG@5 {f['ndcg@5']:.4f}  hit@5 {f['hit@5']:.4f}"
 
 
+def _lifted(rows: Sequence[Row], mode: str, beta: float) -> dict[str, float]:
+    return score(rows, functools.partial(lift, mode=mode, beta=beta))
+
+
+def _diversified(
+    rows: Sequence[Row], mode: str, names: dict[str, str], shift: int
+) -> dict[str, float]:
+    return score(rows, lambda r: diversify([u for u, _ in base(r, mode)], names, shift))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tuning", type=Path, help="collected rankings of the tuning split")
@@ -213,29 +224,29 @@ def main() -> None:
     fixture = json.loads(args.fixture.read_text(encoding="utf-8")) if args.fixture else []
     print(f"## tuning split ({len(rows)} questions)")
     for mode in ("bm25", "hybrid"):
-        print(_line(f"{mode}", score(rows, lambda r: lift(r, mode, 0.0))))
+        print(_line(mode, _lifted(rows, mode, 0.0)))
     print(_line("learned (leave one database out)", learned(rows)))
     for mode in ("bm25", "hybrid"):
         for beta in BETAS[1:]:
-            line = _line(f"{mode} namespace {beta}", score(rows, lambda r: lift(r, mode, beta)))
+            line = _line(f"{mode} namespace {beta}", _lifted(rows, mode, beta))
             if fixture:
-                f = score(fixture, lambda r: lift(r, mode, beta))
-                line += f"  | fixture r@5 {f['r@5']:.4f} MRR@10 {f['mrr@10']:.4f} nDCG@5 {f['ndcg@5']:.4f}"
+                f = _lifted(fixture, mode, beta)
+                line += (
+                    f"  | fixture r@5 {f['r@5']:.4f} MRR@10 {f['mrr@10']:.4f}"
+                    f" nDCG@5 {f['ndcg@5']:.4f}"
+                )
             print(line)
-        cv, chosen = leave_one_database_out(rows, BETAS, lambda r, b: lift(r, mode, b))
+        cv, chosen = leave_one_database_out(rows, BETAS, functools.partial(_lift_at, mode=mode))
         print(_line(f"{mode} namespace, cross-validated", cv), chosen)
     if args.ws:
         names = titles(args.ws)
         for mode in ("bm25", "hybrid"):
             for shift in (2, 5):
-                print(
-                    _line(
-                        f"{mode} diversify {shift}",
-                        score(
-                            rows, lambda r: diversify([u for u, _ in base(r, mode)], names, shift)
-                        ),
-                    )
-                )
+                print(_line(f"{mode} diversify {shift}", _diversified(rows, mode, names, shift)))
+
+
+def _lift_at(row: Row, beta: float, mode: str) -> list[str]:
+    return lift(row, mode, beta)
 
 
 if __name__ == "__main__":
