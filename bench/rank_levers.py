@@ -11,7 +11,9 @@ held-out split:
 - ``learned``: a logistic regression over each candidate's features (BM25 over the
   best with the name boosts, cosine over the best, both reciprocal ranks, both
   1 / log2(1 + rank), in which rankings it is, the product of the two scores), trained
-  pointwise (expected or not) on five databases and ranking the sixth;
+  pointwise (expected or not) on five databases and ranking the sixth; with
+  ``--prf QUESTIONS`` also over BM25 without the boosts and the name and value matches
+  (names.py) as features of their own;
 - ``namespace``: the units whose id namespace (the id without its last ``:`` part,
   ``evidence:bird:financial``) is the top hit's gain ``beta`` on the scale where the
   top hit scores 1 (a "companion" lift: BIRD's hint units carry no tables, so the
@@ -276,6 +278,65 @@ def feedback(
     }
 
 
+def learned_with_names(rows: Sequence[Row], index: Path, questions: Path) -> dict[str, float]:
+    """``learned`` with BM25 before the boosts, the name match, the value match and the
+    products with the cosine as features (leave one database out)."""
+    import sqlite3
+
+    import numpy as np
+
+    from evidence_tool.activation import names
+    from evidence_tool.activation.evaluation import load_questions
+    from evidence_tool.activation.records import IndexRecord
+    from evidence_tool.activation.sqlite_index import search_path
+    from evidence_tool.errors import UsageError
+
+    con = sqlite3.connect(index)
+    records = {
+        u: IndexRecord(json.loads(r)) for u, r in con.execute("SELECT id, record FROM units")
+    }
+    con.close()
+    data: dict[int, tuple[list[str], list[list[float]]]] = {}
+    for row, q in zip(rows, load_questions(str(questions)), strict=True):
+        try:
+            hits = search_path(index, q.question, q.filters, 100, "bm25", name_boost=0).hits
+        except UsageError:
+            hits = ()
+        raw = {h.id: h.score for h in hits}
+        at_lex = {u: n for n, u in enumerate(raw, 1)}
+        stems, said = names.query_stems(q.question), names._folded_words(q.question)
+        asked = names.quoted(q.question)
+        den = lists(row)[1]
+        best = max((s for _, s in den), default=0.0) or 1.0
+        at_den = {u: (n, max(0.0, s) / best) for n, (u, s) in enumerate(den, 1)}
+        units = sorted(raw.keys() | at_den.keys())
+        feats = []
+        for u in units:
+            b, lr = raw.get(u, 0.0), at_lex.get(u, 0)
+            dr, ds = at_den.get(u, (0, 0.0))
+            named = float(names.named(records[u], stems))
+            literal = float(names._literal_named(records[u], said, asked))
+            lex = [b, 1 / lr if lr else 0.0, float(lr > 0), named, literal]
+            feats.append([*lex, ds, 1 / dr if dr else 0.0, float(dr > 0), b * ds, named * ds])
+        data[id(row)] = (units, feats)
+    ranked: dict[int, list[str]] = {}
+    for db in sorted({database(r) for r in rows}):
+        train = [r for r in rows if database(r) != db]
+        x = [f for r in train for f in data[id(r)][1]]
+        y = [u in set(r["expected"]) for r in train for u in data[id(r)][0]]  # type: ignore[call-overload]
+        w = np.asarray(_logistic(x, y))
+        for r in rows:
+            units, f = data[id(r)]
+            if database(r) == db and units:
+                s = np.hstack([np.asarray(f), np.ones((len(f), 1))]) @ w
+                ranked[id(r)] = [
+                    units[j] for j in sorted(range(len(units)), key=lambda j: (-s[j], units[j]))
+                ]
+            elif database(r) == db:
+                ranked[id(r)] = []
+    return score(rows, lambda r: ranked[id(r)])
+
+
 def _lifted(rows: Sequence[Row], mode: str, beta: float) -> dict[str, float]:
     return score(rows, functools.partial(lift, mode=mode, beta=beta))
 
@@ -319,6 +380,8 @@ def main() -> None:
             for shift in (2, 5):
                 print(_line(f"{mode} diversify {shift}", _diversified(rows, mode, names, shift)))
     if args.prf and args.ws:
+        index = args.ws / ".evidence-cache" / "index.sqlite"
+        print(_line("learned with names", learned_with_names(rows, index, args.prf)))
         for n, w in ((1, 0.3), (1, 0.5), (2, 0.3), (2, 0.5)):
             got = feedback(rows, args.ws / ".evidence-cache" / "index.sqlite", args.prf, n, w)
             for mode, f in got.items():
