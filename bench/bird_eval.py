@@ -126,8 +126,21 @@ def build(dev: Path, out: Path) -> None:
     )
 
 
+def _embedding_of(installation: Path) -> dict[str, object]:
+    """The ``evidence.embedding`` settings of an installation descriptor (YAML or JSON)."""
+    import yaml
+
+    doc = yaml.safe_load(installation.read_text(encoding="utf-8"))
+    return dict(doc["evidence"]["embedding"])
+
+
 def collect(
-    ws: Path, questions_path: Path, model: str, depth: int = 100, name_boost: float | None = None
+    ws: Path,
+    questions_path: Path,
+    model: str,
+    depth: int = 100,
+    name_boost: float | None = None,
+    installation: Path | None = None,
 ) -> list[dict[str, object]]:
     """Per question: its expected ids, its BM25 ranking and its dense ranking (``depth``
     units each, with their raw scores), so fusions can be scored without searching again."""
@@ -139,7 +152,8 @@ def collect(
     from evidence_tool.errors import UsageError
 
     questions = load_questions(str(questions_path))
-    inner = embedder_for({"kind": "local", "model": model})
+    settings: dict[str, object] = {"kind": "local", "model": model}
+    inner = embedder_for(settings if installation is None else _embedding_of(installation))
     assert inner is not None
     qe = QuestionEmbedder(inner, EmbeddingCache(ws / ".evidence-cache" / "embeddings", inner))
     qe.prepare([q.question for q in questions])
@@ -201,6 +215,12 @@ def main() -> None:
     c.add_argument("questions", type=Path)
     c.add_argument("out", type=Path)
     c.add_argument("--model", default=MODEL)
+    c.add_argument(
+        "--installation",
+        type=Path,
+        default=None,
+        help="embed as this descriptor says (not --model)",
+    )
     c.add_argument("--name-boost", type=float, default=None, help="0: the levers off")
     c.add_argument("--literal-boost", type=float, default=None, help="0: that lever off")
     c.add_argument("--definition-words", type=int, default=None, help="0: that lever off")
@@ -224,7 +244,13 @@ def main() -> None:
             from evidence_tool.activation import sqlite_index
 
             sqlite_index._WEIGHTS = "0.0, " + args.weights
-        rows = collect(args.ws, args.questions, args.model, name_boost=args.name_boost)
+        rows = collect(
+            args.ws,
+            args.questions,
+            args.model,
+            name_boost=args.name_boost,
+            installation=args.installation,
+        )
         args.out.write_text(json.dumps(rows), encoding="utf-8")
         print(f"{len(rows)} questions -> {args.out}")
     elif args.command == "measure":
