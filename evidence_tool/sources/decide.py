@@ -13,6 +13,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from msgspec.structs import replace
+
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
@@ -39,7 +41,6 @@ from evidence_tool.sources.records import (
     Decision,
     DecisionProgress,
     DecisionValue,
-    Outcome,
     ProposalChanges,
     Registry,
     SourceRecord,
@@ -364,9 +365,13 @@ def _finish(
     # "unchanged" when a re-run finds the decision's snapshot already active.
     active = archive.state().active == result.revision
     status = ConsolidateStatus.ACTIVATED if active else result.status
-    outcome = Outcome(result.revision, result.activation_error)
-    decision = dataclasses.replace(record.decision, status=status, outcome=outcome)
-    registry.sources[sid] = dataclasses.replace(record, decision=decision)
+    decision = replace(
+        record.decision,
+        status=status,
+        snapshot=result.revision,
+        activation_error=result.activation_error,
+    )
+    registry.sources[sid] = replace(record, decision=decision)
     store.write(archive.layout, registry)
     return result
 
@@ -376,7 +381,7 @@ def _record_decision(
 ) -> Decision:
     """Decides the source's new record: the hash adopted or acknowledged, the comparison
     consumed, the decision saved (not yet consolidated)."""
-    replace = req.decision == DecisionValue.REPLACE
+    replacing = req.decision == DecisionValue.REPLACE
     decision = Decision(
         req.decision,
         req.revision,
@@ -384,14 +389,14 @@ def _record_decision(
         req.actor,
         at,
         DecisionProgress.SAVED,
-        tuple(u for u in comparison.retire if u not in req.exclude) if replace else (),
-        excluded=req.exclude if replace else (),
+        tuple(u for u in comparison.retire if u not in req.exclude) if replacing else (),
+        excluded=req.exclude if replacing else (),
     )
-    record = dataclasses.replace(registry.sources[sid], comparison=None, decision=decision)
-    if replace:
-        record = dataclasses.replace(record, adopted_hash=comparison.content_hash)
+    record = replace(registry.sources[sid], comparison=None, decision=decision)
+    if replacing:
+        record = replace(record, adopted_hash=comparison.content_hash)
     else:
-        record = dataclasses.replace(record, acknowledged_hash=comparison.content_hash)
+        record = replace(record, acknowledged_hash=comparison.content_hash)
     registry.sources[sid] = record
     return decision
 

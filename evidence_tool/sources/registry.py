@@ -8,9 +8,10 @@ is edited, retired or its item resolved.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
@@ -289,7 +290,7 @@ def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) ->
         # The retraction is recorded first and its time reused, so re-running after a
         # crash stages identical items (staged merges are idempotent).
         if record.retraction is None:
-            record = dataclasses.replace(record, retraction=Retraction(note, actor, now()))
+            record = replace(record, retraction=Retraction(note, actor, now()))
             registry.sources[sid] = record
             store.write(layout, registry)
         assert record.retraction is not None
