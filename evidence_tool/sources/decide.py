@@ -34,6 +34,7 @@ from evidence_tool.errors import (
     UsageError,
 )
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import AnyObject, Record
 from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.records import (
@@ -66,19 +67,12 @@ class DecisionRequest:
     overwrite_manual: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Staged:
+class Staged(Record, frozen=True, omit_defaults=True):
     """What a decision stages for the next consolidation (the archive's staged.json
     format: a JSON boundary, merged by the archive)."""
 
-    declarations: JsonObject
-    retirements: JsonObject | None = None  # None: keep retires nothing
-
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"declarations": self.declarations}
-        if self.retirements is not None:
-            out["retirements"] = self.retirements
-        return out
+    declarations: AnyObject
+    retirements: AnyObject | None = None  # None (left out): keep retires nothing
 
 
 @dataclass(frozen=True, slots=True)
