@@ -22,22 +22,21 @@ from evidence_tool.unit.hashing import canonical_json
 FORMAT = 1
 
 
-class RelationPrint(Record, frozen=True, omit_defaults=True):
+class RelationPrint(Record, frozen=True, omit_defaults=True, kw_only=True):
     """One relation as a fingerprint records it; ``schema`` and ``name`` are None (left
     out) in a fingerprint written before they were recorded (the qualified name says
-    them).  Its JSON is hashed as canonical JSON, so its key order does not matter."""
+    them)."""
 
+    schema: str | None = None
+    name: str | None = None
     kind: str
     columns: tuple[tuple[str, str], ...]  # (name, type) in order
     hash: str
-    schema: str | None = None
-    name: str | None = None
 
     @classmethod
     def of(cls, r: Relation) -> RelationPrint:
-        return cls(
-            r.kind, tuple((c.name, c.type) for c in r.columns), r.fingerprint, r.schema, r.name
-        )
+        columns = tuple((c.name, c.type) for c in r.columns)
+        return cls(schema=r.schema, name=r.name, kind=r.kind, columns=columns, hash=r.fingerprint)
 
     def names(self, qualified: str) -> tuple[str, str]:
         """(schema, name): recorded, else split from the qualified name."""

@@ -34,7 +34,7 @@ from evidence_tool.errors import (
     UsageError,
 )
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import AnyObject, Record
+from evidence_tool.record import AnyObject, Record, field
 from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.records import (
@@ -117,31 +117,18 @@ class DecideResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class DecidePlan:
+class DecidePlan(Record, frozen=True, kw_only=True):
     """What ``decide --dry-run`` found: the decision's effect, nothing written."""
 
     source_id: str
     decision: DecisionValue
     revision: str
+    dry_run: bool = True  # always: written for the --json result, in this place
     changes: ProposalChanges
-    excluded: tuple[str, ...]
-    overwrites_manual: tuple[str, ...]
-    write: tuple[str, ...]
-    remove: tuple[str, ...]
-
-    def to_json(self) -> JsonObject:
-        return {
-            "source_id": self.source_id,
-            "decision": self.decision.value,
-            "revision": self.revision,
-            "dry_run": True,
-            "changes": self.changes.to_json(),
-            "excluded": list(self.excluded),
-            "overwrites_manual": list(self.overwrites_manual),
-            "would_write": list(self.write),
-            "would_remove": list(self.remove),
-        }
+    excluded: tuple[str, ...] = ()
+    overwrites_manual: tuple[str, ...] = ()
+    write: tuple[str, ...] = field(default=(), name="would_write")
+    remove: tuple[str, ...] = field(default=(), name="would_remove")
 
 
 def _stale(revision: str | None, message: str, paths: list[str] | None = None) -> EvidenceError:
@@ -495,7 +482,9 @@ def plan(
     comparison = _comparison(archive, known, sid, req.revision)
     changes = comparison.changes()
     if req.decision == DecisionValue.KEEP:
-        return DecidePlan(sid, req.decision, req.revision, changes, (), (), (), ())
+        return DecidePlan(
+            source_id=sid, decision=req.decision, revision=req.revision, changes=changes
+        )
     _check_exclude(comparison, req.exclude)
     _check_replace(comparison, req.allow_mass_retire, req.exclude)
     current = {c.id: c for c in comparison.current}
@@ -508,14 +497,14 @@ def plan(
         if p.id in current and current[p.id].path != p.path and p.id not in req.exclude
     )
     return DecidePlan(
-        sid,
-        req.decision,
-        req.revision,
-        changes,
-        req.exclude,
-        _manual_overwrites(comparison, req),
-        write,
-        remove,
+        source_id=sid,
+        decision=req.decision,
+        revision=req.revision,
+        changes=changes,
+        excluded=req.exclude,
+        overwrites_manual=_manual_overwrites(comparison, req),
+        write=write,
+        remove=remove,
     )
 
 
