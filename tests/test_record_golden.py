@@ -60,7 +60,13 @@ from evidence_tool.sources.records import (
     SourceRecord,
     SourceStatus,
 )
-from evidence_tool.sources.refiner import RefinerRequest, RequestUnit
+from evidence_tool.sources.refiner import (
+    RefinerRequest,
+    RefinerResponse,
+    RequestUnit,
+    ResponseItem,
+    ResponseUnit,
+)
 from evidence_tool.sources.registry import CitingUnit, RetractResult
 
 CURATED, OTHER = Role("curated"), Role("other")
@@ -492,6 +498,13 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         Unavailable(mode="dense", reason="no vectors"),
         '{"mode": "dense", "available": false, "reason": "no vectors"}',
     ),
+    "refiner-response": (
+        RefinerResponse(
+            (ResponseUnit("# A\n", ("é",)),),
+            (ResponseItem("look"), ResponseItem("fix", "evidence:a")),
+        ),
+        '{"units": [{"markdown": "# A\\n", "excerpts": ["\\u00e9"]}], "review_items": [{"message": "look", "unit_id": null}, {"message": "fix", "unit_id": "evidence:a"}]}',
+    ),
 }
 
 
@@ -553,5 +566,6 @@ def test_every_record_class_has_a_golden_case() -> None:
         "RelationPrint",
         "DecidePlan",
         "Unavailable",
+        "RefinerResponse",
     }
-    assert len(GOLDEN) == 71
+    assert len(GOLDEN) == 72

@@ -41,6 +41,7 @@ from evidence_tool.sources.refiner import (
     RefinerRequest,
     RefinerResponse,
     RequestUnit,
+    ResponseItem,
     ResponseUnit,
 )
 from evidence_tool.unit.schemas import load_schema
@@ -190,7 +191,9 @@ def test_the_refiner_request_validates_and_comes_back(request: RefinerRequest) -
             ),
             max_size=3,
         ).map(tuple),
-        st.lists(st.tuples(st.text(min_size=1, max_size=10), maybe), max_size=2).map(tuple),
+        st.lists(st.builds(ResponseItem, st.text(min_size=1, max_size=10), maybe), max_size=2).map(
+            tuple
+        ),
     )
 )
 def test_the_refiner_response_validates_and_comes_back(response: RefinerResponse) -> None:
