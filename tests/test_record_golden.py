@@ -41,6 +41,7 @@ from evidence_tool.publish.model import NotExported
 from evidence_tool.publish.write import Changes, PublishResult
 from evidence_tool.report.model import ComparisonRef, WrittenReport
 from evidence_tool.sources.decide import DecidePlan, Staged
+from evidence_tool.sources.import_add import AddResult
 from evidence_tool.sources.records import (
     Comparison,
     CurrentUnit,
@@ -505,6 +506,16 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         ),
         '{"units": [{"markdown": "# A\\n", "excerpts": ["\\u00e9"]}], "review_items": [{"message": "look", "unit_id": null}, {"message": "fix", "unit_id": "evidence:a"}]}',
     ),
+    "sources-add-result": (
+        AddResult(
+            source_id="s" * 8,
+            locator="import:imports/x",
+            key="evidence.sources[2]",
+            entry={"import": "imports/x", "format": "dbt"},
+            rewritten=True,
+        ),
+        '{"source_id": "ssssssss", "locator": "import:imports/x", "key": "evidence.sources[2]", "entry": {"import": "imports/x", "format": "dbt"}, "descriptor": "workspace.yaml", "rewritten": true}',
+    ),
 }
 
 
@@ -567,5 +578,6 @@ def test_every_record_class_has_a_golden_case() -> None:
         "DecidePlan",
         "Unavailable",
         "RefinerResponse",
+        "AddResult",
     }
-    assert len(GOLDEN) == 72
+    assert len(GOLDEN) == 73
