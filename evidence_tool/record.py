@@ -58,6 +58,9 @@ class Record(msgspec.Struct, frozen=True):
     inherited at run time, but mypy reads a subclass without it as a mutable dataclass."""
 
     _warning_fields: ClassVar[tuple[str, ...]] = ()
+    # the ValueError a damaged value raises from ``from_json`` (where a package maps its
+    # damaged files to its own exception); msgspec.ValidationError where None
+    _error: ClassVar[type[ValueError] | None] = None
 
     def to_json(self) -> JsonObject:  # JSON boundary: files, HTTP, the --json envelope
         # ``to_builtins`` shares the record's strings (an encode and decode round trip
@@ -70,7 +73,7 @@ class Record(msgspec.Struct, frozen=True):
 
     @classmethod
     def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value
-        return from_json(cls, data)
+        return from_json(cls, data, cls._error)
 
 
 def from_json(kind: type[T], data: object, error: type[ValueError] | None = None) -> T:

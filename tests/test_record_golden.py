@@ -16,7 +16,9 @@ import pytest
 from evidence_tool.activation.adopt import Figures
 from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag
 from evidence_tool.activation.drift import IndexDrift
-from evidence_tool.activation.evaluation import Retired
+from evidence_tool.activation.evaluation import Retired, Unavailable
+from evidence_tool.archive.local import ConsolidateStatus
+from evidence_tool.archive.manifest import SourceBlob
 from evidence_tool.archive.queries import PendingEntry, Serving
 from evidence_tool.archive.records import (
     ClosedBy,
@@ -28,6 +30,7 @@ from evidence_tool.archive.records import (
     declaration_from_json,
 )
 from evidence_tool.catalog.drift import Change, ChangeKind, DriftItem
+from evidence_tool.catalog.fingerprint import RelationPrint
 from evidence_tool.catalog.review import CheckedUnit
 from evidence_tool.catalog.typecheck import TypeResult
 from evidence_tool.errors import EvidenceWarning as W
@@ -37,8 +40,14 @@ from evidence_tool.migrate.provenance import CarriedDeclaration, CarriedItem
 from evidence_tool.publish.model import NotExported
 from evidence_tool.publish.write import Changes, PublishResult
 from evidence_tool.report.model import ComparisonRef, WrittenReport
+from evidence_tool.sources.decide import DecidePlan, Staged
+from evidence_tool.sources.import_add import AddResult
 from evidence_tool.sources.records import (
+    Comparison,
     CurrentUnit,
+    Decision,
+    DecisionProgress,
+    DecisionValue,
     DocumentFacts,
     Dropped,
     DropReason,
@@ -48,10 +57,21 @@ from evidence_tool.sources.records import (
     ProposedEntry,
     Retraction,
     ReviewItem,
+    SourceKind,
+    SourceRecord,
+    SourceStatus,
 )
-from evidence_tool.sources.refiner import RefinerRequest, RequestUnit
+from evidence_tool.sources.refiner import (
+    RefinerRequest,
+    RefinerResponse,
+    RequestUnit,
+    ResponseItem,
+    ResponseUnit,
+)
+from evidence_tool.sources.registry import CitingUnit, RetractResult
 
 CURATED, OTHER = Role("curated"), Role("other")
+MANUAL = {"kind": "manual", "by": "x"}
 w1, w2, w3 = W("m é", "p", 3, "W801"), W("note"), W("col", "q", 1, "W804", 7)
 
 GOLDEN: dict[str, tuple[Any, str]] = {
@@ -334,6 +354,168 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         WrittenReport("/ws/p.html", 10, 2, 1, (), False, None, None),
         '{"path": "/ws/p.html", "bytes": 10, "units": 2, "file_errors": 1, "comparisons": [], "initialized": false, "active": null, "pending": null}',
     ),
+    # issue 32 part 2, round 2: the registry's records and the views that became records
+    "comparison-import": (
+        Comparison(
+            "r" * 8,
+            "2026-01-01T00:00:00Z",
+            "s" * 8,
+            "fs:evidence/source/é.md",
+            "c" * 8,
+            "d" * 8,
+            None,
+            DocumentFacts("T", None),
+            (CurrentUnit("evidence:a", "evidence/curated/a.md", "f" * 8, "h" * 8, MANUAL),),
+            (
+                ProposedEntry(
+                    "evidence:b", "glossary", "evidence/curated/b.md", "h" * 8, "# B\n", ("ex",)
+                ),
+            ),
+            (ReviewItem("invalid-unit", "bad", None),),
+            ("evidence:z",),
+            (Dropped("evidence:q", DropReason.RESERVED),),
+            {"evidence/curated/a.md": "f" * 8, "evidence/curated/b.md": None},
+            not_imported=(
+                NotImportedItem("model x", "a dbt model", "m.yml:3"),
+                NotImportedItem(
+                    "enum y", "values", None, "incomplete-enum", "evidence:y", "fix it"
+                ),
+            ),
+            skipped={"tests": 2},
+        ),
+        '{"revision": "rrrrrrrr", "created_at": "2026-01-01T00:00:00Z", "source_id": "ssssssss", "locator": "fs:evidence/source/\\u00e9.md", "content_hash": "cccccccc", "acquisition": "dddddddd", "base_hash": null, "document": {"title": "T", "identifier": null}, "current": [{"id": "evidence:a", "path": "evidence/curated/a.md", "file_hash": "ffffffff", "content_hash": "hhhhhhhh", "provenance": {"kind": "manual", "by": "x"}}], "proposed": [{"id": "evidence:b", "kind": "glossary", "path": "evidence/curated/b.md", "content_hash": "hhhhhhhh", "markdown": "# B\\n", "excerpts": ["ex"]}], "review_items": [{"code": "invalid-unit", "message": "bad", "unit_id": null}], "retire": ["evidence:z"], "dropped": [{"id": "evidence:q", "reason": "reserved by a deletion record"}], "affected_files": {"evidence/curated/a.md": "ffffffff", "evidence/curated/b.md": null}, "not_imported": [{"element": "model x", "what": "a dbt model", "at": "m.yml:3"}, {"element": "enum y", "what": "values", "at": null, "reason": "incomplete-enum", "unit_id": "evidence:y", "fix": "fix it"}], "skipped": {"tests": 2}}',
+    ),
+    "comparison-document": (
+        Comparison(
+            "r" * 8,
+            "t",
+            "s" * 8,
+            "fs:x",
+            "c" * 8,
+            "d" * 8,
+            "b" * 8,
+            DocumentFacts(),
+            (),
+            (),
+            (),
+            (),
+            (),
+            {},
+        ),
+        '{"revision": "rrrrrrrr", "created_at": "t", "source_id": "ssssssss", "locator": "fs:x", "content_hash": "cccccccc", "acquisition": "dddddddd", "base_hash": "bbbbbbbb", "document": {"title": null, "identifier": null}, "current": [], "proposed": [], "review_items": [], "retire": [], "dropped": [], "affected_files": {}}',
+    ),
+    "decision-saved": (
+        Decision(DecisionValue.KEEP, "r" * 8, "c" * 8, "alice", "t", DecisionProgress.SAVED, ()),
+        '{"decision": "keep", "revision": "rrrrrrrr", "content_hash": "cccccccc", "actor": "alice", "at": "t", "status": "saved", "retired": []}',
+    ),
+    "decision-consolidated": (
+        Decision(
+            DecisionValue.REPLACE,
+            "r" * 8,
+            "c" * 8,
+            "bob",
+            "t",
+            ConsolidateStatus.PENDING_ACTIVATION,
+            ("evidence:z",),
+            ("evidence:x",),
+            "n" * 8,
+            "down",
+        ),
+        '{"decision": "replace", "revision": "rrrrrrrr", "content_hash": "cccccccc", "actor": "bob", "at": "t", "status": "pending_activation", "retired": ["evidence:z"], "excluded": ["evidence:x"], "snapshot": "nnnnnnnn", "activation_error": "down"}',
+    ),
+    "source-missing": (
+        SourceRecord(
+            "s" * 8,
+            "fs:evidence/source/x.md",
+            SourceKind.FS,
+            "t0",
+            SourceStatus.MISSING,
+            "h" * 8,
+            "T",
+            Identifier("doi", "10.1/x"),
+            "a" * 8,
+            None,
+            None,
+            Decision(
+                DecisionValue.KEEP, "r" * 8, "c" * 8, "alice", "t", DecisionProgress.SAVED, ()
+            ),
+            Retraction("gone", "carol", "t1"),
+            "t2",
+        ),
+        '{"source_id": "ssssssss", "locator": "fs:evidence/source/x.md", "kind": "fs", "first_seen_at": "t0", "status": "missing", "last_hash": "hhhhhhhh", "title": "T", "identifier": {"type": "doi", "value": "10.1/x"}, "adopted_hash": "aaaaaaaa", "acknowledged_hash": null, "comparison": null, "decision": {"decision": "keep", "revision": "rrrrrrrr", "content_hash": "cccccccc", "actor": "alice", "at": "t", "status": "saved", "retired": []}, "retraction": {"note": "gone", "actor": "carol", "at": "t1"}, "missing_since": "t2"}',
+    ),
+    "source-new": (
+        SourceRecord("s" * 8, "import:imports/x", SourceKind.IMPORT, "t0"),
+        '{"source_id": "ssssssss", "locator": "import:imports/x", "kind": "import", "first_seen_at": "t0", "status": "active", "last_hash": null, "title": null, "identifier": null, "adopted_hash": null, "acknowledged_hash": null, "comparison": null, "decision": null, "retraction": null}',
+    ),
+    "staged-keep": (
+        Staged({"evidence:a": {"kind": "manual"}}),
+        '{"declarations": {"evidence:a": {"kind": "manual"}}}',
+    ),
+    "staged-replace": (
+        Staged({}, {"evidence:z": {"reason": "retired"}}),
+        '{"declarations": {}, "retirements": {"evidence:z": {"reason": "retired"}}}',
+    ),
+    "citing-unit": (
+        CitingUnit("evidence:a", "original", "evidence/curated/a.md"),
+        '{"id": "evidence:a", "as": "original", "path": "evidence/curated/a.md"}',
+    ),
+    "retract-result": (
+        RetractResult("s" * 8, Retraction("gone", "carol", "t1"), ("evidence:a",)),
+        '{"source_id": "ssssssss", "retraction": {"note": "gone", "actor": "carol", "at": "t1"}, "review_items_raised": ["evidence:a"]}',
+    ),
+    "source-blob": (
+        SourceBlob("evidence/source/é.md", "b" * 8),
+        '{"path": "evidence/source/\\u00e9.md", "blob": "bbbbbbbb"}',
+    ),
+    "relation-print": (
+        RelationPrint(
+            kind="table",
+            columns=(("id", "integer"), ("name", "text")),
+            hash="h" * 8,
+            schema="public",
+            name="t",
+        ),
+        '{"schema": "public", "name": "t", "kind": "table", "columns": [["id", "integer"], ["name", "text"]], "hash": "hhhhhhhh"}',
+    ),
+    "relation-print-unnamed": (
+        RelationPrint(kind="view", columns=(), hash="h" * 8),
+        '{"kind": "view", "columns": [], "hash": "hhhhhhhh"}',
+    ),
+    "decide-plan": (
+        DecidePlan(
+            source_id="a" * 8,
+            decision=DecisionValue.REPLACE,
+            revision="b" * 8,
+            changes=ProposalChanges(("evidence:n",), ("evidence:c",), (), ("evidence:r",), ()),
+            excluded=("evidence:x",),
+            overwrites_manual=("evidence:c",),
+            write=("evidence/curated/n.md",),
+            remove=("evidence/curated/r.md",),
+        ),
+        '{"source_id": "aaaaaaaa", "decision": "replace", "revision": "bbbbbbbb", "dry_run": true, "changes": {"added": ["evidence:n"], "changed": ["evidence:c"], "identical": [], "retired": ["evidence:r"], "manual": []}, "excluded": ["evidence:x"], "overwrites_manual": ["evidence:c"], "would_write": ["evidence/curated/n.md"], "would_remove": ["evidence/curated/r.md"]}',
+    ),
+    "eval-unavailable": (
+        Unavailable(mode="dense", reason="no vectors"),
+        '{"mode": "dense", "available": false, "reason": "no vectors"}',
+    ),
+    "refiner-response": (
+        RefinerResponse(
+            (ResponseUnit("# A\n", ("é",)),),
+            (ResponseItem("look"), ResponseItem("fix", "evidence:a")),
+        ),
+        '{"units": [{"markdown": "# A\\n", "excerpts": ["\\u00e9"]}], "review_items": [{"message": "look", "unit_id": null}, {"message": "fix", "unit_id": "evidence:a"}]}',
+    ),
+    "sources-add-result": (
+        AddResult(
+            source_id="s" * 8,
+            locator="import:imports/x",
+            key="evidence.sources[2]",
+            entry={"import": "imports/x", "format": "dbt"},
+            rewritten=True,
+        ),
+        '{"source_id": "ssssssss", "locator": "import:imports/x", "key": "evidence.sources[2]", "entry": {"import": "imports/x", "format": "dbt"}, "descriptor": "workspace.yaml", "rewritten": true}',
+    ),
 }
 
 
@@ -385,5 +567,17 @@ def test_every_record_class_has_a_golden_case() -> None:
         "PublishResult",
         "TypeResult",
         "WrittenReport",
+        "Comparison",
+        "Decision",
+        "SourceRecord",
+        "Staged",
+        "CitingUnit",
+        "RetractResult",
+        "SourceBlob",
+        "RelationPrint",
+        "DecidePlan",
+        "Unavailable",
+        "RefinerResponse",
+        "AddResult",
     }
-    assert len(GOLDEN) == 56
+    assert len(GOLDEN) == 73

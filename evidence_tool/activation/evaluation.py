@@ -237,15 +237,12 @@ class ModeFigures:
         }
 
 
-@dataclass(frozen=True)
-class Unavailable:
+class Unavailable(Record, frozen=True, kw_only=True):
     """A mode this backend cannot run here, and why (one line, not an error)."""
 
     mode: str
+    available: bool = False  # always: written for the --json result, in this place
     reason: str
-
-    def to_json(self) -> JsonObject:
-        return {"mode": self.mode, "available": False, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -476,7 +473,7 @@ def _run(
     out: list[ModeFigures | Unavailable] = []
     for mode in modes:
         if mode != "bm25" and dense_reason is not None:
-            out.append(Unavailable(mode, dense_reason))
+            out.append(Unavailable(mode=mode, reason=dense_reason))
             continue
         if mode != "bm25" and questioner is not None:
             questioner.prepare([q.question for q in questions])  # one batch, once per eval

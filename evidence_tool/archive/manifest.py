@@ -20,6 +20,7 @@ from evidence_tool.archive.records import (
     declaration_from_json,
 )
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import Record
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.unit.yaml_strict import dump, load, scalar
 
@@ -518,19 +519,11 @@ class UnitEntry:
         return bool(self._raw.get("review_items"))
 
 
-@dataclass(frozen=True, slots=True)
-class SourceBlob:
+class SourceBlob(Record, frozen=True):
     """A source document a declaration points at, kept as the blob ``blob``."""
 
     path: str
     blob: str
-
-    def to_json(self) -> JsonObject:  # JSON boundary: a manifest object
-        return {"path": self.path, "blob": self.blob}
-
-    @classmethod
-    def from_json(cls, value: JsonObject) -> SourceBlob:  # JSON boundary
-        return cls(path=_text(value, "path"), blob=_text(value, "blob"))
 
 
 class Manifest:

@@ -15,54 +15,28 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from evidence_tool.catalog.model import Catalog, Column, Relation, split_name
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record
 from evidence_tool.unit.hashing import canonical_json
 
 FORMAT = 1
 
 
-@dataclass(frozen=True, slots=True)
-class RelationPrint:
-    """One relation as a fingerprint records it; ``schema`` and ``name`` are None in a
-    fingerprint written before they were recorded (the qualified name says them)."""
+class RelationPrint(Record, frozen=True, omit_defaults=True, kw_only=True):
+    """One relation as a fingerprint records it; ``schema`` and ``name`` are None (left
+    out) in a fingerprint written before they were recorded (the qualified name says
+    them)."""
 
+    schema: str | None = None
+    name: str | None = None
     kind: str
     columns: tuple[tuple[str, str], ...]  # (name, type) in order
     hash: str
-    schema: str | None = None
-    name: str | None = None
 
     @classmethod
     def of(cls, r: Relation) -> RelationPrint:
-        return cls(
-            r.kind, tuple((c.name, c.type) for c in r.columns), r.fingerprint, r.schema, r.name
-        )
-
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {}
-        if self.schema is not None and self.name is not None:
-            out = {"schema": self.schema, "name": self.name}
-        out.update(
-            {"kind": self.kind, "columns": [[n, t] for n, t in self.columns], "hash": self.hash}
-        )
-        return out
-
-    @classmethod
-    def from_json(cls, data: JsonValue) -> RelationPrint:
-        if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
-            raise ValueError("a fingerprint relation is an object with columns")
-        columns = data["columns"]
-        assert isinstance(columns, list)
-        pairs = tuple(_pair(c) for c in columns)
-        schema, name = data.get("schema"), data.get("name")
-        named = "schema" in data and "name" in data
-        return cls(
-            str(data["kind"]),
-            pairs,
-            str(data["hash"]),
-            str(schema) if named else None,
-            str(name) if named else None,
-        )
+        columns = tuple((c.name, c.type) for c in r.columns)
+        return cls(schema=r.schema, name=r.name, kind=r.kind, columns=columns, hash=r.fingerprint)
 
     def names(self, qualified: str) -> tuple[str, str]:
         """(schema, name): recorded, else split from the qualified name."""
@@ -70,12 +44,6 @@ class RelationPrint:
             return self.schema, self.name
         parts = split_name(qualified) or ["", qualified]
         return parts[0], parts[-1]
-
-
-def _pair(column: JsonValue) -> tuple[str, str]:
-    if not isinstance(column, list) or len(column) != 2:
-        raise ValueError("a fingerprint column is a [name, type] pair")
-    return str(column[0]), str(column[1])
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ of those files makes the comparison stale for ``decide``.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+
+from msgspec.structs import replace
 
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.journal import current_hash
@@ -25,7 +26,6 @@ from evidence_tool.sources.records import (
     CurrentUnit,
     Dropped,
     DropReason,
-    ImportExtras,
     ProposedEntry,
     ReviewCode,
     ReviewItem,
@@ -225,9 +225,14 @@ def build(view: ArchiveView, r: Refinement) -> Comparison:
         retire=tuple(sorted(set(by_id) - placed.ids - _held(r.proposal))),
         dropped=tuple(placed.dropped),
         affected_files=_affected_files(view, current, placed),
-        imported=_import_extras(r.proposal),
     )
-    return dataclasses.replace(comparison, revision=revision_of(comparison))
+    if r.proposal.record is not None:  # an import: what it did not turn into units
+        comparison = replace(
+            comparison,
+            not_imported=tuple(r.proposal.not_imported),
+            skipped=dict(r.proposal.skipped),
+        )
+    return replace(comparison, revision=revision_of(comparison))
 
 
 def _document_items(r: Refinement) -> list[ReviewItem]:
@@ -308,14 +313,7 @@ def _affected_files(
 def _held(proposal: Proposal) -> set[str]:
     """Ids an import left out as incomplete: a live unit with one stays as it is (replace
     neither rewrites nor retires it) until the source gives the element whole again."""
-    return {n.unit_id for n in proposal.not_imported if n.unit_id is not None}
-
-
-def _import_extras(proposal: Proposal) -> ImportExtras | None:
-    """Decides whether the comparison lists what an import did not turn into units."""
-    if proposal.record is None:
-        return None
-    return ImportExtras(tuple(proposal.not_imported), dict(proposal.skipped))
+    return {n.unit_id for n in proposal.not_imported if isinstance(n.unit_id, str)}
 
 
 def revision_of(comparison: Comparison) -> str:

@@ -13,6 +13,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from msgspec.structs import replace
+
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.derive import lineage_of, manual
 from evidence_tool.archive.edits import ArchiveEditor
@@ -32,6 +34,7 @@ from evidence_tool.errors import (
     UsageError,
 )
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import AnyObject, Record, field
 from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
 from evidence_tool.sources.records import (
@@ -39,7 +42,6 @@ from evidence_tool.sources.records import (
     Decision,
     DecisionProgress,
     DecisionValue,
-    Outcome,
     ProposalChanges,
     Registry,
     SourceRecord,
@@ -65,19 +67,12 @@ class DecisionRequest:
     overwrite_manual: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Staged:
+class Staged(Record, frozen=True, omit_defaults=True):
     """What a decision stages for the next consolidation (the archive's staged.json
     format: a JSON boundary, merged by the archive)."""
 
-    declarations: JsonObject
-    retirements: JsonObject | None = None  # None: keep retires nothing
-
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"declarations": self.declarations}
-        if self.retirements is not None:
-            out["retirements"] = self.retirements
-        return out
+    declarations: AnyObject
+    retirements: AnyObject | None = None  # None (left out): keep retires nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,31 +117,18 @@ class DecideResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class DecidePlan:
+class DecidePlan(Record, frozen=True, kw_only=True):
     """What ``decide --dry-run`` found: the decision's effect, nothing written."""
 
     source_id: str
     decision: DecisionValue
     revision: str
+    dry_run: bool = True  # always: written for the --json result, in this place
     changes: ProposalChanges
-    excluded: tuple[str, ...]
-    overwrites_manual: tuple[str, ...]
-    write: tuple[str, ...]
-    remove: tuple[str, ...]
-
-    def to_json(self) -> JsonObject:
-        return {
-            "source_id": self.source_id,
-            "decision": self.decision.value,
-            "revision": self.revision,
-            "dry_run": True,
-            "changes": self.changes.to_json(),
-            "excluded": list(self.excluded),
-            "overwrites_manual": list(self.overwrites_manual),
-            "would_write": list(self.write),
-            "would_remove": list(self.remove),
-        }
+    excluded: tuple[str, ...] = ()
+    overwrites_manual: tuple[str, ...] = ()
+    write: tuple[str, ...] = field(default=(), name="would_write")
+    remove: tuple[str, ...] = field(default=(), name="would_remove")
 
 
 def _stale(revision: str | None, message: str, paths: list[str] | None = None) -> EvidenceError:
@@ -364,9 +346,13 @@ def _finish(
     # "unchanged" when a re-run finds the decision's snapshot already active.
     active = archive.state().active == result.revision
     status = ConsolidateStatus.ACTIVATED if active else result.status
-    outcome = Outcome(result.revision, result.activation_error)
-    decision = dataclasses.replace(record.decision, status=status, outcome=outcome)
-    registry.sources[sid] = dataclasses.replace(record, decision=decision)
+    decision = replace(
+        record.decision,
+        status=status,
+        snapshot=result.revision,
+        activation_error=result.activation_error,
+    )
+    registry.sources[sid] = replace(record, decision=decision)
     store.write(archive.layout, registry)
     return result
 
@@ -376,7 +362,7 @@ def _record_decision(
 ) -> Decision:
     """Decides the source's new record: the hash adopted or acknowledged, the comparison
     consumed, the decision saved (not yet consolidated)."""
-    replace = req.decision == DecisionValue.REPLACE
+    replacing = req.decision == DecisionValue.REPLACE
     decision = Decision(
         req.decision,
         req.revision,
@@ -384,14 +370,14 @@ def _record_decision(
         req.actor,
         at,
         DecisionProgress.SAVED,
-        tuple(u for u in comparison.retire if u not in req.exclude) if replace else (),
-        excluded=req.exclude if replace else (),
+        tuple(u for u in comparison.retire if u not in req.exclude) if replacing else (),
+        excluded=req.exclude if replacing else (),
     )
-    record = dataclasses.replace(registry.sources[sid], comparison=None, decision=decision)
-    if replace:
-        record = dataclasses.replace(record, adopted_hash=comparison.content_hash)
+    record = replace(registry.sources[sid], comparison=None, decision=decision)
+    if replacing:
+        record = replace(record, adopted_hash=comparison.content_hash)
     else:
-        record = dataclasses.replace(record, acknowledged_hash=comparison.content_hash)
+        record = replace(record, acknowledged_hash=comparison.content_hash)
     registry.sources[sid] = record
     return decision
 
@@ -496,7 +482,9 @@ def plan(
     comparison = _comparison(archive, known, sid, req.revision)
     changes = comparison.changes()
     if req.decision == DecisionValue.KEEP:
-        return DecidePlan(sid, req.decision, req.revision, changes, (), (), (), ())
+        return DecidePlan(
+            source_id=sid, decision=req.decision, revision=req.revision, changes=changes
+        )
     _check_exclude(comparison, req.exclude)
     _check_replace(comparison, req.allow_mass_retire, req.exclude)
     current = {c.id: c for c in comparison.current}
@@ -509,14 +497,14 @@ def plan(
         if p.id in current and current[p.id].path != p.path and p.id not in req.exclude
     )
     return DecidePlan(
-        sid,
-        req.decision,
-        req.revision,
-        changes,
-        req.exclude,
-        _manual_overwrites(comparison, req),
-        write,
-        remove,
+        source_id=sid,
+        decision=req.decision,
+        revision=req.revision,
+        changes=changes,
+        excluded=req.exclude,
+        overwrites_manual=_manual_overwrites(comparison, req),
+        write=write,
+        remove=remove,
     )
 
 

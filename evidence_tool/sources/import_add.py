@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from evidence_tool import fsio
 from evidence_tool.errors import ConflictError, SourceError, UnknownNameError, UsageError
 from evidence_tool.importers.formats import FORMATS
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import AnyObject, Record
 from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.import_source import KIND, check_entry, import_locator, list_files
 from evidence_tool.sources.specs import SourceSpec, specs_of
@@ -122,25 +122,17 @@ def add_import(
             "nothing was written: run 'sources add' again",
             path=DESCRIPTOR,
         ) from None
-    return AddResult(source_id(locator), locator, key, entry, rewritten)
+    return AddResult(
+        source_id=source_id(locator), locator=locator, key=key, entry=entry, rewritten=rewritten
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class AddResult:
+class AddResult(Record, frozen=True, kw_only=True):
     """What 'sources add' wrote: the new source and its descriptor entry."""
 
     source_id: str
     locator: str
     key: str  # evidence.sources[N]
-    entry: JsonObject  # as written into workspace.yaml
+    entry: AnyObject  # as written into workspace.yaml
+    descriptor: str = DESCRIPTOR  # always: written for the --json result, in this place
     rewritten: bool  # the operator's own bytes (comments, spacing) were not kept
-
-    def to_json(self) -> JsonObject:
-        return {
-            "source_id": self.source_id,
-            "locator": self.locator,
-            "key": self.key,
-            "entry": self.entry,
-            "descriptor": DESCRIPTOR,
-            "rewritten": self.rewritten,
-        }

@@ -1,24 +1,23 @@
-"""The source registry's records (``.local/sources.json``, SPEC 6): typed, frozen, one
-``to_json`` / ``from_json`` pair each.
+"""The source registry's records (``.local/sources.json``, SPEC 6): typed, frozen
+records (``evidence_tool.record``) whose JSON is their fields.
 
 Inside the package a source, its comparison and its decision are these records; they
-meet JSON only here.  ``to_json`` writes exactly the keys the registry always held (the
-file is rendered with sorted keys, so the bytes are unchanged), and ``from_json``
-narrows what a hand-edited file may hold, raising ``RecordError`` for anything else.
+meet JSON only at the file.  ``to_json`` writes exactly the keys the registry always
+held (the file is rendered with sorted keys, so the bytes are unchanged), and
+``Registry.from_json`` checks what a hand-edited file holds, raising ``RecordError``
+(naming the field's path) for anything else.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from enum import StrEnum
-from typing import TypeVar
+from typing import ClassVar
 
 from evidence_tool.archive.local import ConsolidateStatus
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.record import AnyObject, Record, field_of, from_json
-
-E = TypeVar("E", bound=StrEnum)
-R = TypeVar("R", bound=Record)
+from evidence_tool.record import UNSET, AnyObject, Record, UnsetType, field
 
 
 class RecordError(ValueError):
@@ -78,42 +77,6 @@ class ReviewCode(StrEnum):
     REFINER = "refiner"
 
 
-# -- narrowing helpers: what a JSON value must be, else RecordError -------------------
-
-
-def _obj(value: JsonValue, what: str) -> JsonObject:
-    if not isinstance(value, dict):
-        raise RecordError(f"{what} is not an object")
-    return value
-
-
-def _str(obj: JsonObject, key: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str):
-        raise RecordError(f"{key!r} is not a string")
-    return value
-
-
-def _opt_str(obj: JsonObject, key: str) -> str | None:
-    value = obj.get(key)
-    if value is not None and not isinstance(value, str):
-        raise RecordError(f"{key!r} is not a string or null")
-    return value
-
-
-def _enum(cls: type[E], obj: JsonObject, key: str) -> E:
-    value = _str(obj, key)
-    try:
-        return cls(value)
-    except ValueError:
-        raise RecordError(f"{key!r} is not one of {', '.join(cls)}") from None
-
-
-def _maybe(kind: type[R], value: JsonValue) -> R | None:
-    """An optional nested record: None where the key is missing, null or empty."""
-    return from_json(kind, value, RecordError) if value else None
-
-
 def as_stored(value: JsonValue) -> JsonValue:
     """``value`` with every object's keys sorted, as sources.json holds it: what a
     command that read the file has always printed (the envelope keeps key order)."""
@@ -135,7 +98,7 @@ class ReviewItem(Record, frozen=True):
     unit_id: str | None = None
 
 
-class NotImportedItem(Record, frozen=True):
+class NotImportedItem(Record, frozen=True, omit_defaults=True):
     """An element of an import no unit field holds, and where it is (``file:line``).
 
     An element the importer could not make complete (values without meanings, a text only
@@ -145,16 +108,12 @@ class NotImportedItem(Record, frozen=True):
 
     element: str
     what: str
-    at: str | None
+    at: str | None  # always written, null included
+    # Written only for an incomplete element, all three (``unit_id`` and ``fix`` as given,
+    # null included): a plain element's record stays as it was.
     reason: str | None = None
-    unit_id: str | None = None
-    fix: str | None = None
-
-    def to_json(self) -> JsonObject:
-        out = super().to_json()
-        if self.reason is None:  # absent for plain elements: their records stay as they were
-            del out["reason"], out["unit_id"], out["fix"]
-        return out
+    unit_id: str | UnsetType | None = UNSET
+    fix: str | UnsetType | None = UNSET
 
 
 class Identifier(Record, frozen=True):
@@ -210,12 +169,13 @@ class ImportExtras:
     """What an import did not turn into units (absent for a document source)."""
 
     not_imported: tuple[NotImportedItem, ...] = ()
-    skipped: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = dataclass_field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """Local units against one source's proposal; ``revision`` hashes all the rest."""
+class Comparison(Record, frozen=True):
+    """Local units against one source's proposal; ``revision`` hashes all the rest.  An
+    import source also lists what it did not turn into units (``not_imported`` and
+    ``skipped``: absent, ``UNSET``, for a document source)."""
 
     revision: str
     created_at: str
@@ -232,7 +192,14 @@ class Comparison:
     dropped: tuple[Dropped, ...]
     # path -> the file's hash the comparison depends on (None: the file did not exist)
     affected_files: dict[str, str | None]
-    imported: ImportExtras | None = None
+    not_imported: tuple[NotImportedItem, ...] | UnsetType = UNSET
+    skipped: dict[str, int] | UnsetType = UNSET
+
+    @property
+    def imported(self) -> ImportExtras | None:
+        if isinstance(self.not_imported, UnsetType):
+            return None
+        return ImportExtras(self.not_imported, self.skipped or {})
 
     def affected_ids(self) -> set[str]:
         """The ids a decision on this comparison touches: current and proposed."""
@@ -263,63 +230,9 @@ class Comparison:
 
     def body_json(self) -> JsonObject:
         """Everything but ``revision`` and ``created_at``: what the revision hashes."""
-        body: JsonObject = {
-            "source_id": self.source_id,
-            "locator": self.locator,
-            "content_hash": self.content_hash,
-            "acquisition": self.acquisition,
-            "base_hash": self.base_hash,
-            "document": self.document.to_json(),
-            "current": [c.to_json() for c in self.current],
-            "proposed": [p.to_json() for p in self.proposed],
-            "review_items": [i.to_json() for i in self.review_items],
-            "retire": list(self.retire),
-            "dropped": [d.to_json() for d in self.dropped],
-            "affected_files": dict(self.affected_files),
-        }
-        if self.imported is not None:
-            body["not_imported"] = [n.to_json() for n in self.imported.not_imported]
-            body["skipped"] = dict(self.imported.skipped)
+        body = self.to_json()
+        del body["revision"], body["created_at"]
         return body
-
-    def to_json(self) -> JsonObject:
-        return {"revision": self.revision, "created_at": self.created_at, **self.body_json()}
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> Comparison:
-        obj = _obj(value, "a comparison")
-        imported = None
-        if "not_imported" in obj:
-            imported = ImportExtras(
-                field_of(tuple[NotImportedItem, ...], obj, "not_imported", RecordError),
-                field_of(dict[str, int], obj, "skipped", RecordError),
-            )
-        return cls(
-            revision=_str(obj, "revision"),
-            created_at=_str(obj, "created_at"),
-            source_id=_str(obj, "source_id"),
-            locator=_str(obj, "locator"),
-            content_hash=_str(obj, "content_hash"),
-            acquisition=_str(obj, "acquisition"),
-            base_hash=_opt_str(obj, "base_hash"),
-            document=field_of(DocumentFacts, obj, "document", RecordError),
-            current=field_of(tuple[CurrentUnit, ...], obj, "current", RecordError),
-            proposed=field_of(tuple[ProposedEntry, ...], obj, "proposed", RecordError),
-            review_items=field_of(tuple[ReviewItem, ...], obj, "review_items", RecordError),
-            retire=field_of(tuple[str, ...], obj, "retire", RecordError),
-            dropped=field_of(tuple[Dropped, ...], obj, "dropped", RecordError),
-            affected_files=field_of(dict[str, str | None], obj, "affected_files", RecordError),
-            imported=imported,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How far a saved decision got: the snapshot it consolidated to, and whether
-    activating it failed."""
-
-    snapshot: str
-    activation_error: str | None = None
 
 
 class ProposalChanges(Record, frozen=True):
@@ -341,62 +254,31 @@ class ProposalChanges(Record, frozen=True):
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The last decision on a source (keep or replace one comparison)."""
+_STATUSES = frozenset([*DecisionProgress, *ConsolidateStatus])
+
+
+class Decision(Record, frozen=True, omit_defaults=True):
+    """The last decision on a source (keep or replace one comparison).  ``snapshot`` and
+    ``activation_error`` say how far it got, set once it was consolidated; ``excluded``
+    (ids replace left as they were, --exclude) is written only when it names any, so
+    earlier records keep their bytes."""
 
     decision: DecisionValue
     revision: str
     content_hash: str
     actor: str
     at: str
-    status: DecisionProgress | ConsolidateStatus
+    # a DecisionProgress until consolidated, then a ConsolidateStatus (msgspec cannot
+    # decode a union of two string enums: the value is checked in __post_init__)
+    status: str
     retired: tuple[str, ...]
-    outcome: Outcome | None = None  # None until the decision was consolidated
-    excluded: tuple[str, ...] = ()  # ids replace left as they were (--exclude)
+    excluded: tuple[str, ...] = ()
+    snapshot: str | UnsetType = UNSET
+    activation_error: str | UnsetType | None = UNSET
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "decision": self.decision.value,
-            "revision": self.revision,
-            "content_hash": self.content_hash,
-            "actor": self.actor,
-            "at": self.at,
-            "status": self.status.value,
-            "retired": list(self.retired),
-        }
-        if self.excluded:  # absent otherwise: earlier records keep their bytes
-            out["excluded"] = list(self.excluded)
-        if self.outcome is not None:
-            out["snapshot"] = self.outcome.snapshot
-            out["activation_error"] = self.outcome.activation_error
-        return out
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> Decision:
-        obj = _obj(value, "a decision")
-        status = _str(obj, "status")
-        progress = (
-            DecisionProgress.SAVED
-            if status == DecisionProgress.SAVED
-            else _enum(ConsolidateStatus, obj, "status")
-        )
-        snapshot = _opt_str(obj, "snapshot")
-        return cls(
-            decision=_enum(DecisionValue, obj, "decision"),
-            revision=_str(obj, "revision"),
-            content_hash=_str(obj, "content_hash"),
-            actor=_str(obj, "actor"),
-            at=_str(obj, "at"),
-            status=progress,
-            retired=field_of(tuple[str, ...], obj, "retired", RecordError)
-            if "retired" in obj
-            else (),
-            outcome=Outcome(snapshot, _opt_str(obj, "activation_error")) if snapshot else None,
-            excluded=field_of(tuple[str, ...], obj, "excluded", RecordError)
-            if "excluded" in obj
-            else (),
-        )
+    def __post_init__(self) -> None:
+        if self.status not in _STATUSES:
+            raise ValueError(f"'status' is not one of {', '.join(sorted(_STATUSES))}")
 
 
 class Retraction(Record, frozen=True):
@@ -405,8 +287,7 @@ class Retraction(Record, frozen=True):
     at: str
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
+class SourceRecord(Record, frozen=True):
     """One source in the registry: identity, what was decided, what is pending."""
 
     source_id: str
@@ -422,71 +303,23 @@ class SourceRecord:
     comparison: Comparison | None = None
     decision: Decision | None = None
     retraction: Retraction | None = None
-    missing_since: str | None = None  # only while status is missing
+    missing_since: str | UnsetType = UNSET  # only while status is missing
 
     @property
     def decided_hashes(self) -> tuple[str | None, str | None]:
         return self.adopted_hash, self.acknowledged_hash
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "source_id": self.source_id,
-            "locator": self.locator,
-            "kind": self.kind.value,
-            "first_seen_at": self.first_seen_at,
-            "status": self.status.value,
-            "last_hash": self.last_hash,
-            "title": self.title,
-            "identifier": self.identifier.to_json() if self.identifier else None,
-            "adopted_hash": self.adopted_hash,
-            "acknowledged_hash": self.acknowledged_hash,
-            "comparison": self.comparison.to_json() if self.comparison else None,
-            "decision": self.decision.to_json() if self.decision else None,
-            "retraction": self.retraction.to_json() if self.retraction else None,
-        }
-        if self.missing_since is not None:
-            out["missing_since"] = self.missing_since
-        return out
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> SourceRecord:
-        obj = _obj(value, "a source")
-        comparison, decision = obj.get("comparison"), obj.get("decision")
-        return cls(
-            source_id=_str(obj, "source_id"),
-            locator=_str(obj, "locator"),
-            kind=_enum(SourceKind, obj, "kind"),
-            first_seen_at=_str(obj, "first_seen_at"),
-            status=_enum(SourceStatus, obj, "status") if "status" in obj else SourceStatus.ACTIVE,
-            last_hash=_opt_str(obj, "last_hash"),
-            title=_opt_str(obj, "title"),
-            identifier=_maybe(Identifier, obj.get("identifier")),
-            adopted_hash=_opt_str(obj, "adopted_hash"),
-            acknowledged_hash=_opt_str(obj, "acknowledged_hash"),
-            comparison=Comparison.from_json(comparison) if comparison else None,
-            decision=Decision.from_json(decision) if decision else None,
-            retraction=_maybe(Retraction, obj.get("retraction")),
-            missing_since=_opt_str(obj, "missing_since"),
-        )
-
 
 FORMAT = 1
 
 
-@dataclass(frozen=True, slots=True)
-class Registry:
+class Registry(Record, frozen=True):
     """sources.json: every source by id.  The map is updated in place with new records
-    (each record stays frozen), then written whole."""
+    (each record stays frozen), then written whole; ``store.read`` checks the format."""
 
     sources: dict[str, SourceRecord] = field(default_factory=dict)
+    format: int = FORMAT
 
-    def to_json(self) -> JsonObject:
-        return {"format": FORMAT, "sources": {s: r.to_json() for s, r in self.sources.items()}}
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> Registry:
-        obj = _obj(value, "the registry")
-        if obj.get("format") != FORMAT:
-            raise RecordError("it is not a format-1 source registry")
-        sources = _obj(obj.get("sources", {}), "'sources'")
-        return cls({sid: SourceRecord.from_json(r) for sid, r in sources.items()})
+    _error: ClassVar[type[ValueError]] = (
+        RecordError  # a damaged record of sources.json: store.read's E-coded refusal
+    )

@@ -87,41 +87,21 @@ class RefinerRequest(Record, frozen=True, tag_field="protocol", tag=PROTOCOL):
     current_units: tuple[RequestUnit, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseUnit:
+class ResponseUnit(Record, frozen=True):
     markdown: str
     excerpts: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class RefinerResponse:
+class ResponseItem(Record, frozen=True):
+    message: str
+    unit_id: str | None = None
+
+
+class RefinerResponse(Record, frozen=True):
     """A command refiner's answer (schemas/refiner-response.schema.json), once valid."""
 
     units: tuple[ResponseUnit, ...]
-    review_items: tuple[tuple[str, str | None], ...] = ()  # (message, unit id)
-
-    def to_json(self) -> JsonObject:
-        return {
-            "units": [{"markdown": u.markdown, "excerpts": list(u.excerpts)} for u in self.units],
-            "review_items": [{"message": m, "unit_id": uid} for m, uid in self.review_items],
-        }
-
-    @classmethod
-    def from_json(cls, value: JsonValue) -> RefinerResponse:
-        """Read a response that passed the schema (which the narrowing below restates)."""
-        assert isinstance(value, dict)
-        units, items = value["units"], value.get("review_items", [])
-        assert isinstance(units, list) and isinstance(items, list)
-        out_units = []
-        for u in units:
-            assert isinstance(u, dict) and isinstance(u["excerpts"], list)
-            out_units.append(ResponseUnit(str(u["markdown"]), tuple(map(str, u["excerpts"]))))
-        out_items = []
-        for i in items:
-            assert isinstance(i, dict)
-            uid = i.get("unit_id")
-            out_items.append((str(i["message"]), uid if isinstance(uid, str) else None))
-        return cls(tuple(out_units), tuple(out_items))
+    review_items: tuple[ResponseItem, ...] = ()
 
 
 def refinement_error(locator: str, why: str) -> EvidenceError:
@@ -246,8 +226,8 @@ class CommandRefiner:
         proposal = Proposal()
         for n, unit in enumerate(answer.units):
             _add_markdown(proposal, unit.markdown, list(unit.excerpts), f"proposed unit {n + 1}")
-        for message, unit_id in answer.review_items:
-            proposal.raise_item(ReviewCode.REFINER, message, unit_id)
+        for item in answer.review_items:
+            proposal.raise_item(ReviewCode.REFINER, item.message, item.unit_id)
         return proposal
 
 

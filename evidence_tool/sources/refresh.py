@@ -14,12 +14,15 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from msgspec.structs import replace
+
 from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError, SourceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import UNSET
 from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.candidates import Candidate
@@ -135,10 +138,10 @@ def _record(registry: Registry, doc: Acquired, meta: DocumentMeta, at: str) -> S
     known = registry.sources.get(doc.source_id)
     record = known or SourceRecord(doc.source_id, doc.locator, SourceKind(doc.kind), at)
     # No "last seen" time: an unchanged refresh must leave sources.json byte-for-byte alone.
-    return dataclasses.replace(
+    return replace(
         record,
         status=SourceStatus.ACTIVE,
-        missing_since=None,
+        missing_since=UNSET,
         last_hash=doc.content_hash,
         title=meta.title or doc.title,
         identifier=meta.identifier,
@@ -215,7 +218,7 @@ def _compared(view: compare.ArchiveView, record: SourceRecord, r: Refined, at: s
     comp = compare.build(view, refinement)
     previous = record.comparison
     if previous and previous.revision == comp.revision:
-        comp = dataclasses.replace(comp, created_at=previous.created_at)
+        comp = replace(comp, created_at=previous.created_at)
     return comp
 
 
@@ -239,14 +242,14 @@ def _apply(
         kind, chash = SourceKind(r.doc.kind), r.doc.content_hash
         if r.proposal is None:
             # Back to what was decided: nothing left to compare.
-            registry.sources[record.source_id] = dataclasses.replace(record, comparison=None)
+            registry.sources[record.source_id] = replace(record, comparison=None)
             lines.append(
                 SourceLine(record.source_id, r.doc.locator, kind, LineStatus.UNCHANGED, chash)
             )
             continue
         assert view is not None
         comp = _compared(view, record, r, at)
-        registry.sources[record.source_id] = dataclasses.replace(record, comparison=comp)
+        registry.sources[record.source_id] = replace(record, comparison=comp)
         lines.append(
             SourceLine(record.source_id, r.doc.locator, kind, LineStatus.COMPARED, chash, comp)
         )
@@ -254,9 +257,7 @@ def _apply(
         if sid in seen or (scope is not None and sid not in scope):
             continue
         if record.status != SourceStatus.MISSING:
-            registry.sources[sid] = dataclasses.replace(
-                record, status=SourceStatus.MISSING, missing_since=at
-            )
+            registry.sources[sid] = replace(record, status=SourceStatus.MISSING, missing_since=at)
         lines.append(SourceLine(sid, record.locator, record.kind, LineStatus.MISSING))
     return lines
 

@@ -8,9 +8,10 @@ is edited, retired or its item resolved.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
@@ -18,6 +19,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.records import Declaration, ManualDeclaration
 from evidence_tool.errors import EvidenceWarning, UnknownNameError, UsageError
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record, field
 from evidence_tool.sources import store
 from evidence_tool.sources.records import (
     Comparison,
@@ -78,16 +80,12 @@ def _candidates(known: dict[str, str], matches: list[str]) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class CitingUnit:
+class CitingUnit(Record, frozen=True):
     """A live unit citing a source, as its document source or as its original."""
 
     id: str
-    role: str  # "source" | "original"
+    role: str = field(name="as")  # "source" | "original"
     path: str
-
-    def to_json(self) -> JsonObject:
-        return {"id": self.id, "as": self.role, "path": self.path}
 
 
 def _view(archive: LocalEvidenceArchive) -> ArchiveView:
@@ -242,18 +240,10 @@ def missing_warnings(
     return sorted(out, key=lambda w: (w.path or "", w.message))
 
 
-@dataclass(frozen=True, slots=True)
-class RetractResult:
+class RetractResult(Record, frozen=True):
     source_id: str
     retraction: Retraction
     review_items_raised: tuple[str, ...]
-
-    def to_json(self) -> JsonObject:
-        return {
-            "source_id": self.source_id,
-            "retraction": self.retraction.to_json(),
-            "review_items_raised": list(self.review_items_raised),
-        }
 
 
 def _retraction_items(
@@ -289,7 +279,7 @@ def retract(archive: LocalEvidenceArchive, given: str, note: str, actor: str) ->
         # The retraction is recorded first and its time reused, so re-running after a
         # crash stages identical items (staged merges are idempotent).
         if record.retraction is None:
-            record = dataclasses.replace(record, retraction=Retraction(note, actor, now()))
+            record = replace(record, retraction=Retraction(note, actor, now()))
             registry.sources[sid] = record
             store.write(layout, registry)
         assert record.retraction is not None

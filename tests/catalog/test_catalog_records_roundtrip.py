@@ -43,7 +43,9 @@ def test_a_fingerprint_written_without_schema_and_name_keeps_its_bytes() -> None
     old = {"kind": "table", "columns": [["id", "bigint"]], "hash": "ab" * 32}
     data = {"format": 1, "kind": "ddl", "search_path": ["s"], "fold_case": True}
     fp = parse_fingerprint(json.dumps({**data, "relations": {"s.t": old}}).encode())
-    assert fp.relations["s.t"] == RelationPrint("table", (("id", "bigint"),), "ab" * 32)
+    assert fp.relations["s.t"] == RelationPrint(
+        kind="table", columns=(("id", "bigint"),), hash="ab" * 32
+    )
     assert fp.to_json()["relations"] == {"s.t": old}
     assert fp.relations["s.t"].names("s.t") == ("s", "t")
 

@@ -11,9 +11,11 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from evidence_tool.archive.local import ConsolidateStatus
 from evidence_tool.errors import IntegrityError
+from evidence_tool.record import UNSET
 from evidence_tool.sources import store
 from evidence_tool.sources.records import (
     Comparison,
@@ -25,9 +27,7 @@ from evidence_tool.sources.records import (
     Dropped,
     DropReason,
     Identifier,
-    ImportExtras,
     NotImportedItem,
-    Outcome,
     ProposedEntry,
     RecordError,
     Registry,
@@ -41,6 +41,7 @@ from evidence_tool.sources.refiner import (
     RefinerRequest,
     RefinerResponse,
     RequestUnit,
+    ResponseItem,
     ResponseUnit,
 )
 from evidence_tool.unit.schemas import load_schema
@@ -61,12 +62,13 @@ provenance = st.fixed_dictionaries({"kind": st.sampled_from(["document", "manual
 current_units = st.builds(CurrentUnit, text, text, hashes, hashes, provenance)
 proposed = st.builds(ProposedEntry, text, text, text, hashes, text, ids)
 dropped = st.builds(Dropped, text, st.sampled_from(list(DropReason)))
-extras = st.builds(
-    ImportExtras,
-    st.lists(not_imported, max_size=2).map(tuple),
-    st.dictionaries(text, st.integers(0, 10**6), max_size=2),
+extras = st.fixed_dictionaries(
+    {
+        "not_imported": st.lists(not_imported, max_size=2).map(tuple),
+        "skipped": st.dictionaries(text, st.integers(0, 10**6), max_size=2),
+    }
 )
-comparisons = st.builds(
+plain_comparisons = st.builds(
     Comparison,
     revision=hashes,
     created_at=text,
@@ -82,7 +84,10 @@ comparisons = st.builds(
     retire=ids,
     dropped=st.lists(dropped, max_size=2).map(tuple),
     affected_files=st.dictionaries(text, st.none() | hashes, max_size=3),
-    imported=st.none() | extras,
+)
+# an import source's comparison also lists what it did not import, and what it skipped
+comparisons = st.tuples(plain_comparisons, st.none() | extras).map(
+    lambda ce: ce[0] if ce[1] is None else replace(ce[0], **ce[1])
 )
 decisions = st.builds(
     Decision,
@@ -93,7 +98,13 @@ decisions = st.builds(
     text,
     st.sampled_from([DecisionProgress.SAVED, *ConsolidateStatus]),
     ids,
-    st.none() | st.builds(Outcome, hashes, maybe),
+    ids,
+)
+# a consolidated decision: how far it got
+decisions = st.tuples(decisions, st.none() | st.tuples(hashes, maybe)).map(
+    lambda do: (
+        do[0] if do[1] is None else replace(do[0], snapshot=do[1][0], activation_error=do[1][1])
+    )
 )
 retractions = st.builds(Retraction, text, text, text)
 records = st.builds(
@@ -111,7 +122,7 @@ records = st.builds(
     comparison=st.none() | comparisons,
     decision=st.none() | decisions,
     retraction=st.none() | retractions,
-    missing_since=maybe,
+    missing_since=st.just(UNSET) | text,
 )
 registries = st.lists(records, max_size=3).map(lambda rs: Registry({r.source_id: r for r in rs}))
 
@@ -180,7 +191,9 @@ def test_the_refiner_request_validates_and_comes_back(request: RefinerRequest) -
             ),
             max_size=3,
         ).map(tuple),
-        st.lists(st.tuples(st.text(min_size=1, max_size=10), maybe), max_size=2).map(tuple),
+        st.lists(st.builds(ResponseItem, st.text(min_size=1, max_size=10), maybe), max_size=2).map(
+            tuple
+        ),
     )
 )
 def test_the_refiner_response_validates_and_comes_back(response: RefinerResponse) -> None:
