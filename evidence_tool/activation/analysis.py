@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import re
 import sys
+import threading
 import types
 import unicodedata
 from functools import cache, lru_cache
@@ -104,7 +105,13 @@ def stem(word: str, language: str) -> str:
 def _stem_folded(folded: str, lang: str) -> str:
     if lang not in _STEMMERS or not folded.isalpha():
         return folded  # codes, numbers and identifiers keep their exact form
-    return str(_stemmer(lang).stemWord(folded))
+    # A stemmer keeps the word it works on in the object (snowballstemmer's ``current``,
+    # PyStemmer's C state): a server's threads must not stem with it at once.
+    with _STEMMING:
+        return str(_stemmer(lang).stemWord(folded))
+
+
+_STEMMING = threading.Lock()
 
 
 @lru_cache(maxsize=1 << 16)
