@@ -149,17 +149,16 @@ class Namer:
         self.said = _folded_words(question)  # once, not once per candidate
 
     def bonus(self, record: IndexRecord) -> float:
-        """What ``record`` gains on the scale where the best BM25 hit scores 1."""
+        """What ``record`` gains on the scale where the best BM25 hit scores 1: ``named``
+        and ``literal_named`` (the rule as stated), through ``bonus_of``."""
         if not self.boost:
             return 0.0
-        out = self.boost if named(record, self.stems) else 0.0
-        if LITERAL_BOOST and _literal_named(record, self.said, self.asked):
-            out += LITERAL_BOOST
-        return out
+        return self.bonus_of(unit_names(record), lambda: record)
 
     def bonus_of(self, held: UnitNames, record: Callable[[], IndexRecord]) -> float:
-        """``bonus`` from the unit's names analysed beforehand (``unit_names``); ``record``
-        is asked for only when the question quotes a value none of them says."""
+        """``bonus`` from the unit's names analysed beforehand (``unit_names``, which a
+        server keeps per revision); ``record`` is asked for only when the question quotes
+        a value none of them says."""
         if not self.boost:
             return 0.0
         stems = self.stems
@@ -185,7 +184,8 @@ class UnitNames:
     """What ``Namer.bonus`` reads of one unit, analysed once: each name's content words
     (names of ``MIN_CHARS`` or more with words) and its quoted values, padded for a
     phrase test.  A server keeps them per revision (its units are immutable);
-    tests/activation/test_unit_names.py proves ``bonus_of`` equal to ``bonus``."""
+    tests/activation/test_unit_names.py proves ``bonus_of`` equal to the rule as
+    ``named`` and ``literal_named`` state it."""
 
     words: tuple[frozenset[str], ...]
     literals: tuple[str, ...]

@@ -11,6 +11,7 @@ import hashlib
 import random
 from pathlib import Path
 
+from evidence_tool.activation import names as rule
 from evidence_tool.activation import sqlite_index
 from evidence_tool.activation.analysis import analyse
 from evidence_tool.activation.names import MIN_CHARS, Namer, names, unit_names
@@ -100,6 +101,16 @@ def _corpus(n: int, seed: int) -> tuple[list[JsonObject], list[str]]:
     return units, [_question(rng, units) for _ in range(60)]
 
 
+def _rule(record: IndexRecord, question: str, boost: float) -> float:
+    """The boost as names.py states it, one predicate per lever."""
+    if not boost:
+        return 0.0
+    out = boost if rule.named(record, rule.query_stems(question)) else 0.0
+    if rule.literal_named(record, question, rule.quoted(question)):
+        out += rule.LITERAL_BOOST
+    return out
+
+
 def test_bonus_of_the_kept_names_is_the_namers_bonus() -> None:
     units, questions = _corpus(120, 1)
     kept = [(IndexRecord(u), unit_names(IndexRecord(u))) for u in units]
@@ -116,8 +127,9 @@ def test_bonus_of_the_kept_names_is_the_namers_bonus() -> None:
                     reads.append(1)
                     return record
 
-                want = namer.bonus(record)
+                want = _rule(record, question, boost)
                 assert namer.bonus_of(held, record_of) == want, (question, record.to_json())
+                assert namer.bonus(record) == want
                 assert not reads or namer.asked  # the record only for a quoted question
                 cases += 1
                 named += want in (boost, boost + 0.25) and boost > 0 and want != 0.25
