@@ -14,6 +14,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from evidence_tool.activation.citations import CitationContext, retracted_sources
 from evidence_tool.activation.records import IndexRecord
@@ -26,6 +27,7 @@ from evidence_tool.errors import EvidenceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 StatKey = tuple[int, int, int, int]
+V = TypeVar("V")
 # Units are parsed one at a time: the parser's first use quiets markdown-it's loggers by
 # walking sys.modules, which another thread's import may change under it (RuntimeError).
 _PARSING = threading.Lock()
@@ -72,8 +74,8 @@ class RevisionView:
         texts: dict[str, str] = {}
         if before is not None:  # only what this revision still holds: memory stays bounded
             held = {e.file_hash for e in entries.values()}
-            parsed = {h: f for h, f in before.parsed.items() if h in held}
-            texts = {h: t for h, t in before._texts.items() if h in held}
+            parsed = carried(before.parsed, held)
+            texts = carried(before._texts, held)
         deletions = {d.id: d for d in snap.deletions}
         return cls(revision, snap, archive, entries, deletions, parsed, _texts=texts)
 
@@ -181,6 +183,13 @@ def export_record(
             "review_items": list[JsonValue](entry.review_items),
         }
     )
+
+
+def carried(before: dict[str, V], held: set[str]) -> dict[str, V]:
+    """``before``'s entries for the file hashes ``held``.  The old view's request threads
+    and its background text reader still add to ``before`` meanwhile: iterating it would
+    raise (its size changed), so it is copied first (one step under the interpreter lock)."""
+    return {h: v for h, v in before.copy().items() if h in held}
 
 
 def body_of(text: str) -> str:
