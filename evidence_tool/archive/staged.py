@@ -143,6 +143,17 @@ def read(path: Path) -> JsonObject:
         raise IntegrityError(
             "staged.json is not valid JSON; restore it from Git", path=str(path)
         ) from None
+    # valid JSON of another shape is as damaged as invalid JSON: reading it as empty
+    # would drop what an operation staged for the next consolidation
+    if not isinstance(value, dict):
+        where = "it is not a JSON object"
+    else:
+        bad = [s for s in SECTIONS if not isinstance(value.get(s, {}), dict)]
+        where = f"its {bad[0]!r} is not an object" if bad else ""
+    if where:
+        raise IntegrityError(
+            f"staged.json is damaged ({where}); restore it from Git", path=str(path)
+        )
     out = empty()
     for s in SECTIONS:
         out[s] = dict(value.get(s, {}))
