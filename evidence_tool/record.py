@@ -18,12 +18,21 @@ Warnings (``errors.EvidenceWarning``, a dataclass every layer uses) are written 
 their own key order (``EvidenceWarning.to_dict``): a record names its warning fields in
 ``_warning_fields`` and ``to_json`` writes them that way.
 
+An output view whose JSON is not its fields (computed keys, keys in another order, fields
+kept out of the JSON) names its keys in ``_keys``: each a field or a property, written in
+that order through the same serializer (``"from=source"`` where the key is spelled otherwise
+than the attribute, ``"op=entry.op"`` for an attribute of a field).  ``View`` gives a dataclass that same ``to_json``; a record whose
+unknown keys are kept (a journal entry's) names the dict field that holds them in ``_rest``.
+
 This module is a leaf beside ``jsonvalue``: it imports msgspec (a few ms), so the
 modules that ``tht --help`` loads import it only where they build records.
 """
 
 from __future__ import annotations
 
+import os
+from enum import Enum
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import msgspec
@@ -32,7 +41,16 @@ from msgspec import UNSET, UnsetType, field
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
 
-__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "field", "field_of", "from_json"]
+__all__ = [
+    "UNSET",
+    "AnyObject",
+    "Record",
+    "UnsetType",
+    "View",
+    "field",
+    "field_of",
+    "from_json",
+]
 
 # A field that holds a JSON object as parsed (a review item, a staged change): checked to
 # be an object, its contents kept as they are.  ``JsonObject`` is a recursive alias that
@@ -51,28 +69,75 @@ def _lists(value: Any) -> Any:
     return value
 
 
-class Record(msgspec.Struct, frozen=True):
-    """A typed record: its JSON is its fields, in order (the module docstring says how).
+def _json(value: Any) -> Any:
+    """One value of a view as JSON: views and records by their ``to_json``, warnings by
+    their ``to_dict``, containers element by element, the rest through msgspec."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value.value if isinstance(value, Enum) else value
+    if isinstance(value, View):
+        return value.to_json()
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    to_dict = getattr(value, "to_dict", None)  # errors.EvidenceWarning, a layer above
+    return to_dict() if to_dict is not None else _lists(msgspec.to_builtins(value))
 
-    A subclass says ``frozen=True`` again (``class X(Record, frozen=True)``): the config is
-    inherited at run time, but mypy reads a subclass without it as a mutable dataclass."""
 
+_PAIRS: dict[type, tuple[tuple[str, attrgetter[Any]], ...]] = {}
+
+
+def _pairs(kind: type[View]) -> tuple[tuple[str, attrgetter[Any]], ...]:
+    """(key, getter) per entry of ``kind._keys``."""
+    pairs = _PAIRS.get(kind)
+    if pairs is None:
+        split = (k.partition("=") for k in kind._keys)
+        pairs = _PAIRS[kind] = tuple((key, attrgetter(attr or key)) for key, _, attr in split)
+    return pairs
+
+
+class View:
+    """What has a JSON form: records, and the dataclasses that name their ``_keys``."""
+
+    __slots__ = ()
+    _keys: ClassVar[tuple[str, ...]] = ()  # empty: a record's fields, in declared order
     _warning_fields: ClassVar[tuple[str, ...]] = ()
-    # the ValueError a damaged value raises from ``from_json`` (where a package maps its
-    # damaged files to its own exception); msgspec.ValidationError where None
-    _error: ClassVar[type[ValueError] | None] = None
+    _rest: ClassVar[str | None] = None  # a dict field whose keys stand beside the others
 
     def to_json(self) -> JsonObject:  # JSON boundary: files, HTTP, the --json envelope
+        if self._keys:
+            return {key: _json(get(self)) for key, get in _pairs(type(self))}
         # ``to_builtins`` shares the record's strings (an encode and decode round trip
         # copied every unit text a refresh holds: 12 MiB at 15,500 units); its tuples
         # become lists here, as JSON arrays read back.
         out: JsonObject = _lists(msgspec.to_builtins(self))
         for name in self._warning_fields:
             out[name] = [w.to_dict() for w in getattr(self, name)]
+        if self._rest is not None:
+            rest = out.pop(self._rest)
+            out.update(rest if isinstance(rest, dict) else {})
         return out
+
+
+class Record(msgspec.Struct, View, frozen=True):
+    """A typed record: its JSON is its fields, in order (the module docstring says how).
+
+    A subclass says ``frozen=True`` again (``class X(Record, frozen=True)``): the config is
+    inherited at run time, but mypy reads a subclass without it as a mutable dataclass."""
+
+    # the ValueError a damaged value raises from ``from_json`` (where a package maps its
+    # damaged files to its own exception); msgspec.ValidationError where None
+    _error: ClassVar[type[ValueError] | None] = None
 
     @classmethod
     def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value
+        if cls._rest is not None and isinstance(data, dict):
+            known = set(cls.__struct_fields__) - {cls._rest}
+            data = {k: v for k, v in data.items() if k in known} | {
+                cls._rest: {k: v for k, v in data.items() if k not in known}
+            }
         return from_json(cls, data, cls._error)
 
 
