@@ -21,7 +21,8 @@ their own key order (``EvidenceWarning.to_dict``): a record names its warning fi
 An output view whose JSON is not its fields (computed keys, keys in another order, fields
 kept out of the JSON) names its keys in ``_keys``: each a field or a property, written in
 that order through the same serializer (``"from=source"`` where the key is spelled otherwise
-than the attribute, ``"op=entry.op"`` for an attribute of a field).  ``View`` gives a dataclass that same ``to_json``; a record whose
+than the attribute, ``"op=entry.op"`` for an attribute of a field); ``"key?"`` is left out
+while its value is None or ``()``, and ``"*attr"`` writes the keys of a dict (or view) there.  ``View`` gives a dataclass that same ``to_json``; a record whose
 unknown keys are kept (a journal entry's) names the dict field that holds them in ``_rest``.
 
 This module is a leaf beside ``jsonvalue``: it imports msgspec (a few ms), so the
@@ -94,7 +95,9 @@ def _pairs(kind: type[View]) -> tuple[tuple[str, attrgetter[Any]], ...]:
     pairs = _PAIRS.get(kind)
     if pairs is None:
         split = (k.partition("=") for k in kind._keys)
-        pairs = _PAIRS[kind] = tuple((key, attrgetter(attr or key)) for key, _, attr in split)
+        pairs = _PAIRS[kind] = tuple(
+            (key, attrgetter(attr or key.strip("*?"))) for key, _, attr in split
+        )
     return pairs
 
 
@@ -108,11 +111,20 @@ class View:
 
     def to_json(self) -> JsonObject:  # JSON boundary: files, HTTP, the --json envelope
         if self._keys:
-            return {key: _json(get(self)) for key, get in _pairs(type(self))}
+            out: JsonObject = {}
+            for key, get in _pairs(type(self)):
+                value = get(self)
+                if key[0] == "*":
+                    out.update(_json(value))
+                elif key[-1] != "?":
+                    out[key] = _json(value)
+                elif value is not None and value != ():
+                    out[key[:-1]] = _json(value)
+            return out
         # ``to_builtins`` shares the record's strings (an encode and decode round trip
         # copied every unit text a refresh holds: 12 MiB at 15,500 units); its tuples
         # become lists here, as JSON arrays read back.
-        out: JsonObject = _lists(msgspec.to_builtins(self))
+        out = _lists(msgspec.to_builtins(self))
         for name in self._warning_fields:
             out[name] = [w.to_dict() for w in getattr(self, name)]
         if self._rest is not None:

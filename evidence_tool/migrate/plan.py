@@ -28,6 +28,7 @@ from evidence_tool.migrate.manifest import LegacyManifest, ManifestUnit, read_ma
 from evidence_tool.migrate.problems import LosslessConversionError, Problem
 from evidence_tool.migrate.provenance import AcquiredSource, Carried, SourceReader, carry
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, read_bytes
+from evidence_tool.record import View
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
 
@@ -35,24 +36,22 @@ WRITE, UNCHANGED, RECORDED = "write", "unchanged", "recorded"
 
 
 @dataclass
-class PlannedUnit:
+class PlannedUnit(View):
     entry: ManifestUnit
     converted: Converted | None  # None in finish mode when the legacy file is already gone
     target: str
     action: str  # write | unchanged (convert mode); recorded (finish mode)
     provenance: str = "migrating actor"  # manual | document | migrating actor
     review_items: int = 0
-
-    def to_json(self) -> JsonObject:
-        return {
-            "id": self.entry.id,
-            "version": self.entry.version,
-            "from": self.entry.path,
-            "to": self.target,
-            "action": self.action,
-            "provenance": self.provenance,
-            "review_items": self.review_items,
-        }
+    _keys = (
+        "id=entry.id",
+        "version=entry.version",
+        "from=entry.path",
+        "to=target",
+        "action",
+        "provenance",
+        "review_items",
+    )
 
 
 @dataclass
