@@ -71,12 +71,16 @@ def _lists(value: Any) -> Any:
 
 
 def _json(value: Any) -> Any:
-    """One value of a view as JSON: views and records by their ``to_json``, warnings by
-    their ``to_dict``, containers element by element, the rest through msgspec."""
+    """One value of a view as JSON: views and records (and a layer's results) by their
+    ``to_json``, warnings by their ``to_dict``, containers element by element, the rest
+    through msgspec."""
     if value is None or isinstance(value, (str, int, float)):
         return value.value if isinstance(value, Enum) else value
     if isinstance(value, View):
         return value.to_json()
+    to_json = getattr(value, "to_json", None)
+    if to_json is not None:
+        return to_json()
     if isinstance(value, dict):
         return {k: _json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import View
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
 from evidence_tool.workspace.scan import Progress
@@ -60,7 +61,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class WorkspaceStatus:
+class WorkspaceStatus(View):
     """``status``: the archive's status, the last catalog run's part, the Git state and
     the warnings about missing sources (W151)."""
 
@@ -69,19 +70,11 @@ class WorkspaceStatus:
     git: GitState
     warnings: tuple[EvidenceWarning, ...]
     search_index: DenseStatus  # the sqlite index's vectors and which path ranks them
-
-    def to_json(self) -> JsonObject:
-        return {
-            **self.archive.to_json(),
-            "catalog": self.catalog.to_json(),
-            "git": self.git.to_json(),
-            "search_index": self.search_index.to_json(),
-            "warnings": [w.to_dict() for w in self.warnings],
-        }
+    _keys = ("*archive", "catalog", "git", "search_index", "warnings")
 
 
 @dataclass(frozen=True, slots=True)
-class WorkspaceValidation:
+class WorkspaceValidation(View):
     """``validate``: the curated files' counts and findings, with the catalog step's
     when the installation configures one (``catalog`` is then its summary)."""
 
@@ -90,26 +83,22 @@ class WorkspaceValidation:
     errors: list[Diagnostic]
     warnings: list[EvidenceWarning]
     catalog: JsonObject | None
-
-    def to_json(self) -> JsonObject:
-        return {**self.counts, **({"catalog": self.catalog} if self.catalog is not None else {})}
+    _keys = ("*counts", "catalog?")
 
 
 @dataclass(frozen=True, slots=True)
-class WorkspaceVerification:
+class WorkspaceVerification(View):
     """``verify_report``: what was checked and the problems found (``result`` is the
     CLI's --json result), with the catalog step's findings under ``strict``."""
 
     result: JsonObject
     errors: list[Diagnostic]
     warnings: list[EvidenceWarning]
-
-    def to_json(self) -> JsonObject:
-        return self.result
+    _keys = ("*result",)
 
 
 @dataclass(frozen=True, slots=True)
-class CorpusExport:
+class CorpusExport(View):
     """``export``: the active corpus as JSON lines, written to ``output`` or returned
     (``lines()``) for the caller to print."""
 
@@ -118,14 +107,12 @@ class CorpusExport:
     format: str
     output: str | None  # the file written, None when nothing was
     records: list[JsonObject]  # each unit's export object (IndexRecord.to_json); [] if written
+    _keys = ("revision", "units", "format", "output?", "records?=shown")
 
-    def summary(self) -> JsonObject:
-        return {"revision": self.revision, "units": self.units, "format": self.format}
-
-    def to_json(self) -> JsonObject:
-        if self.output is not None:
-            return {**self.summary(), "output": self.output}
-        return {**self.summary(), "records": [*self.records]}
+    @property
+    def shown(self) -> list[JsonObject] | None:
+        """The records, in the result when nothing was written."""
+        return self.records if self.output is None else None
 
     def lines(self) -> list[str]:
         """One JSON object per unit, as ``tht workspace evidence export`` prints them."""

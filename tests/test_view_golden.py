@@ -13,7 +13,13 @@ import pytest
 from evidence_tool.archive.diffing import Diff
 from evidence_tool.archive.journal import FileChange, Interrupted, JournalEntry
 from evidence_tool.archive.manifest import UnitEntry
-from evidence_tool.archive.queries import ArchiveStatus, PendingEntry, Serving, ShownUnit
+from evidence_tool.archive.queries import (
+    ArchiveStatus,
+    PendingEntry,
+    Serving,
+    ShownDeleted,
+    ShownUnit,
+)
 from evidence_tool.archive.records import ClosedBy, ClosedItem, Deletion, DeletionReason
 from evidence_tool.archive.results import ConsolidateResult, ConsolidateStatus
 from evidence_tool.archive.state import State
@@ -122,11 +128,11 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         '{"id": "evidence:a", "path": "evidence/curated/domain/a.md", "text": "# A\\n", "deleted": null, "provenance": {"kind": "manual", "curator": "ann", "declared_at": "t"}, "review_items": [{"message": "look \\u00e9"}], "content_hash": "abababababababababababababababababababababababababababababababab", "file_hash": "abababababababababababababababababababababababababababababababab", "revision": "r1", "warnings": [], "imported_from": ["f.csv:3"]}',
     ),
     "shown-unit-deleted": (
-        ShownUnit("evidence:c", "", "r1", UNIT, deleted=DELETED, warnings=("w",)),
+        ShownDeleted("evidence:c", "", "r1", UNIT, deleted=DELETED, warnings=("w",)),
         '{"id": "evidence:c", "deleted": {"id": "evidence:c", "deleted_at": "t", "last_revision": "r0", "actor": "ann", "reason": "removed", "last_content_hash": "abababababababababababababababababababababababababababababababab", "source_id": null}, "text": "", "path": null, "provenance": {"kind": "manual", "curator": "ann", "declared_at": "t"}, "review_items": [], "revision": "r1", "warnings": ["w"]}',
     ),
     "shown-unit-deleted-no-entry": (
-        ShownUnit("evidence:c", "", "r1", None, deleted=DELETED),
+        ShownDeleted("evidence:c", "", "r1", None, deleted=DELETED),
         '{"id": "evidence:c", "deleted": {"id": "evidence:c", "deleted_at": "t", "last_revision": "r0", "actor": "ann", "reason": "removed", "last_content_hash": "abababababababababababababababababababababababababababababababab", "source_id": null}, "text": "", "path": null, "provenance": null, "review_items": [], "revision": "r1", "warnings": []}',
     ),
     "new-workspace": (
