@@ -23,7 +23,7 @@ from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.errors import EvidenceError, IntegrityError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.record import AnyObject, Record, View, field
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
@@ -81,12 +81,6 @@ class JournalEntry(Record, frozen=True):
     _rest = "extra"
 
 
-def _json_object(value: JsonValue) -> JsonObject:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected an object, not {type(value).__name__}")
-    return value
-
-
 @dataclass(frozen=True, slots=True)
 class Interrupted(View):
     """A pending journal entry as 'recover' shows it, with the files edited since."""
@@ -116,9 +110,8 @@ class Journal:
         out = []
         for path in sorted(self.folder.glob("*.json")):
             try:
-                out.append(
-                    (path, JournalEntry.from_json(_json_object(json.loads(path.read_bytes()))))
-                )
+                # not an object, or a wrong field: msgspec's ValidationError, a ValueError
+                out.append((path, JournalEntry.from_json(json.loads(path.read_bytes()))))
             except (ValueError, KeyError):
                 raise IntegrityError(
                     f"journal entry {path.name} is unreadable; inspect it "
