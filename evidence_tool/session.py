@@ -14,14 +14,14 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.record import View
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
-from evidence_tool.workspace.scan import Progress
+from evidence_tool.workspace.scan import Progress, ValidationReport
 
 if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
@@ -121,6 +121,19 @@ class CorpusExport(View):
         return [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in self.records]
 
 
+def _validation(scanned: ValidationReport, warnings_as_errors: bool) -> WorkspaceValidation:
+    """The files' counts and findings; with ``warnings_as_errors`` every coded warning is
+    error E190 (and its file counts as invalid)."""
+    from evidence_tool.errors import with_warnings_refused
+
+    errors, warnings = list(scanned.errors), list(scanned.warnings)
+    if warnings_as_errors:
+        errors, warnings = with_warnings_refused(errors, warnings)
+    # summary() holds ints and a str -> int dict: JSON as it stands.
+    counts = cast(JsonObject, dataclasses.replace(scanned, errors=errors).summary())
+    return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+
+
 @dataclass
 class Session:
     """A workspace with its installation: the library's one face (docs/api.md).
@@ -189,18 +202,9 @@ class Session:
         """``tht evidence validate PATHS``: unit files or folders, no archive needed (a
         workspace root means its curated tree); with ``warnings_as_errors`` every coded
         warning is error E190 and its file counts as invalid."""
-        from dataclasses import replace
-        from typing import cast
-
         from evidence_tool.archive.validation import validate_paths
-        from evidence_tool.errors import with_warnings_refused
 
-        scanned = validate_paths(paths, progress)
-        errors, warnings = list(scanned.errors), list(scanned.warnings)
-        if warnings_as_errors:
-            errors, warnings = with_warnings_refused(errors, warnings)
-        counts = cast(JsonObject, replace(scanned, errors=errors).summary())
-        return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+        return _validation(validate_paths(paths, progress), warnings_as_errors)
 
     @staticmethod
     def format_files(
@@ -346,26 +350,17 @@ class Session:
         """Validate every curated unit with the workspace rules (kind/folder, unique ids),
         then run the catalog step when configured; with ``warnings_as_errors`` every coded
         warning is error E190 (and its file counts as invalid)."""
-        from dataclasses import replace
-        from typing import cast
-
         from evidence_tool.archive.validation import validate_workspace
-        from evidence_tool.errors import with_warnings_refused
 
-        scanned = validate_workspace(self.root, self.archive.progress)
-        errors, warnings = list(scanned.errors), list(scanned.warnings)
-        if warnings_as_errors:
-            errors, warnings = with_warnings_refused(errors, warnings)
-        # summary() holds ints and a str -> int dict: JSON as it stands.
-        counts = cast(JsonObject, replace(scanned, errors=errors).summary())
+        files = validate_workspace(self.root, self.archive.progress)
+        done = _validation(files, warnings_as_errors)
         step = self.catalog_step()  # opt-in: evidence.catalog
         if step is None:
-            return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+            return done
         from evidence_tool.catalog.step import merged
 
-        file_errors = len(errors)
-        errors, warnings = merged(step, errors, warnings, warnings_as_errors)
-        return WorkspaceValidation(counts, file_errors, errors, warnings, step.summary())
+        errors, warnings = merged(step, done.errors, done.warnings, warnings_as_errors)
+        return dataclasses.replace(done, errors=errors, warnings=warnings, catalog=step.summary())
 
     def export(
         self, output: str | None = None, *, force: bool = False, fmt: str = "jsonl"
@@ -410,10 +405,6 @@ class Session:
             sample_values=sample_values,
             execute=execute,
         )
-
-    def status(self) -> JsonObject:
-        """``status_report`` as the --json result."""
-        return self.status_report().to_json()
 
     def status_report(self) -> WorkspaceStatus:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)
@@ -656,14 +647,12 @@ class Session:
                 from evidence_tool.errors import with_warnings_refused
 
                 problems, warnings = with_warnings_refused(problems, warnings)
-                result["problems"] = len(problems)
             step = self.catalog_step()  # the opt-in catalog step (evidence.catalog)
             if step is not None:
                 from evidence_tool.catalog.step import merged
 
                 problems, warnings = merged(step, problems, warnings, warnings_as_errors)
                 result["catalog"] = step.summary()
-                result["problems"] = len(problems)
         else:
             problems, counts = self.verify()
             result = {"checked": counts, "problems": len(problems)}
@@ -672,7 +661,7 @@ class Session:
             drift, info = self.index_drift()
             problems = problems + drift
             result["index"] = info
-            result["problems"] = len(problems)
+        result["problems"] = len(problems)  # its place is kept: after "checked"
         return WorkspaceVerification(result, problems, warnings)
 
     def verify_strict(self) -> StrictReport:
@@ -738,18 +727,6 @@ class Session:
         from evidence_tool.workspace.descriptor import load_workspace_descriptor
 
         return load_workspace_descriptor(self.root).retrieval
-
-    def evaluate(
-        self,
-        questions: str,
-        k: int,
-        modes: tuple[str, ...],
-        compare: str | None,
-        *,
-        adopt: bool = False,
-    ) -> JsonObject:
-        out, _ = self.evaluate_gate(questions, k, modes, compare, adopt=adopt)
-        return out
 
     def evaluate_gate(
         self,
