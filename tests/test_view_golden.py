@@ -159,6 +159,10 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         CorpusExport(None, 1, "jsonl", None, [{"id": "evidence:a"}]),
         '{"revision": null, "units": 1, "format": "jsonl", "records": [{"id": "evidence:a"}]}',
     ),
+    "corpus-export-empty": (  # an empty corpus still has its (empty) records
+        CorpusExport("r1", 0, "jsonl", None, []),
+        '{"revision": "r1", "units": 0, "format": "jsonl", "records": []}',
+    ),
 }
 
 
@@ -169,4 +173,4 @@ def test_view_writes_its_golden_json(name: str) -> None:
 
 
 def test_the_views_sweep_every_case() -> None:
-    assert len(GOLDEN) == 18
+    assert len(GOLDEN) == 19
