@@ -22,8 +22,10 @@ An output view whose JSON is not its fields (computed keys, keys in another orde
 kept out of the JSON) names its keys in ``_keys``: each a field or a property, written in
 that order through the same serializer (``"from=source"`` where the key is spelled otherwise
 than the attribute, ``"op=entry.op"`` for an attribute of a field); ``"key?"`` is left out
-while its value is None or ``()``, and ``"*attr"`` writes the keys of a dict (or view) there.  ``View`` gives a dataclass that same ``to_json``; a record whose
-unknown keys are kept (a journal entry's) names the dict field that holds them in ``_rest``.
+while its value is None or ``()``, and ``"*attr"`` writes the keys of a dict (or view) there.
+``View`` (``jsonvalue.View``, re-exported here) gives a dataclass that same ``to_json``
+without loading msgspec; a record whose unknown keys are kept (a journal entry's) names the
+dict field that holds them in ``_rest``.
 
 This module is a leaf beside ``jsonvalue``: it imports msgspec (a few ms), so the
 modules that ``tht --help`` loads import it only where they build records.
@@ -31,13 +33,12 @@ modules that ``tht --help`` loads import it only where they build records.
 
 from __future__ import annotations
 
-import os
-from enum import Enum
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType, field
+
+from evidence_tool.jsonvalue import View
 
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
@@ -70,82 +71,29 @@ def _lists(value: Any) -> Any:
     return value
 
 
-def _json(value: Any) -> Any:
-    """One value of a view as JSON: views and records (and a layer's results) by their
-    ``to_json``, warnings by their ``to_dict``, containers element by element, the rest
-    through msgspec."""
-    if value is None or isinstance(value, (str, int, float)):
-        return value.value if isinstance(value, Enum) else value
-    if isinstance(value, View):
-        return value.to_json()
-    to_json = getattr(value, "to_json", None)
-    if to_json is not None:
-        return to_json()
-    if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json(v) for v in value]
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    to_dict = getattr(value, "to_dict", None)  # errors.EvidenceWarning, a layer above
-    return to_dict() if to_dict is not None else _lists(msgspec.to_builtins(value))
-
-
-_PAIRS: dict[type, tuple[tuple[str, attrgetter[Any]], ...]] = {}
-
-
-def _pairs(kind: type[View]) -> tuple[tuple[str, attrgetter[Any]], ...]:
-    """(key, getter) per entry of ``kind._keys``."""
-    pairs = _PAIRS.get(kind)
-    if pairs is None:
-        split = (k.partition("=") for k in kind._keys)
-        pairs = _PAIRS[kind] = tuple(
-            (key, attrgetter(attr or key.strip("*?"))) for key, _, attr in split
-        )
-    return pairs
-
-
-class View:
-    """What has a JSON form: records, and the dataclasses that name their ``_keys``."""
-
-    __slots__ = ()
-    _keys: ClassVar[tuple[str, ...]] = ()  # empty: a record's fields, in declared order
-    _warning_fields: ClassVar[tuple[str, ...]] = ()
-    _rest: ClassVar[str | None] = None  # a dict field whose keys stand beside the others
-
-    def to_json(self) -> JsonObject:  # JSON boundary: files, HTTP, the --json envelope
-        if self._keys:
-            out: JsonObject = {}
-            for key, get in _pairs(type(self)):
-                value = get(self)
-                if key[0] == "*":
-                    out.update(_json(value))
-                elif key[-1] != "?":
-                    out[key] = _json(value)
-                elif value is not None and value != ():
-                    out[key[:-1]] = _json(value)
-            return out
-        # ``to_builtins`` shares the record's strings (an encode and decode round trip
-        # copied every unit text a refresh holds: 12 MiB at 15,500 units); its tuples
-        # become lists here, as JSON arrays read back.
-        out = _lists(msgspec.to_builtins(self))
-        for name in self._warning_fields:
-            out[name] = [w.to_dict() for w in getattr(self, name)]
-        if self._rest is not None:
-            rest = out.pop(self._rest)
-            out.update(rest if isinstance(rest, dict) else {})
-        return out
-
-
 class Record(msgspec.Struct, View, frozen=True):
     """A typed record: its JSON is its fields, in order (the module docstring says how).
 
     A subclass says ``frozen=True`` again (``class X(Record, frozen=True)``): the config is
     inherited at run time, but mypy reads a subclass without it as a mutable dataclass."""
 
+    _warning_fields: ClassVar[tuple[str, ...]] = ()
+    _rest: ClassVar[str | None] = None  # a dict field whose keys stand beside the others
     # the ValueError a damaged value raises from ``from_json`` (where a package maps its
     # damaged files to its own exception); msgspec.ValidationError where None
     _error: ClassVar[type[ValueError] | None] = None
+
+    def _fields_json(self) -> JsonObject:  # View.to_json of a record without ``_keys``
+        # ``to_builtins`` shares the record's strings (an encode and decode round trip
+        # copied every unit text a refresh holds: 12 MiB at 15,500 units); its tuples
+        # become lists here, as JSON arrays read back.
+        out: JsonObject = _lists(msgspec.to_builtins(self))
+        for name in self._warning_fields:
+            out[name] = [w.to_dict() for w in getattr(self, name)]
+        if self._rest is not None:
+            rest = out.pop(self._rest)
+            out.update(rest if isinstance(rest, dict) else {})
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value

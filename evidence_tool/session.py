@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import View
+from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
 from evidence_tool.workspace.scan import Progress, ValidationReport

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import UnknownNameError
-from evidence_tool.record import View
+from evidence_tool.jsonvalue import View
 
 
 def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:

@@ -9,8 +9,7 @@ from typing import ClassVar, NamedTuple
 from evidence_tool.archive.derive import Changes
 from evidence_tool.archive.records import ClosedItem
 from evidence_tool.errors import EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import View
+from evidence_tool.jsonvalue import JsonObject, View
 
 
 class CatalogRecord(NamedTuple):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evidence_tool.errors import Diagnostic, EvidenceError
-from evidence_tool.record import View
+from evidence_tool.jsonvalue import View
 
 FieldPath = tuple[str | int, ...]  # keys and list indexes into the legacy data
 

@@ -27,10 +27,9 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import AvailabilityError, EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.migrate.plan import WRITE, Plan, PlannedUnit, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
-from evidence_tool.record import View
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.locate import require_workspace
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
-from evidence_tool.record import View
+from evidence_tool.jsonvalue import View
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import sha256_hex
 from evidence_tool.unit.yaml_strict import dump
