@@ -174,3 +174,28 @@ def test_view_writes_its_golden_json(name: str) -> None:
 
 def test_the_views_sweep_every_case() -> None:
     assert len(GOLDEN) == 19
+
+
+def _subclasses(kind: type) -> list[type]:
+    out = []
+    for sub in kind.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+def test_every_views_keys_name_an_attribute_of_its_class() -> None:
+    """A misspelled ``_keys`` entry fails here, not in the one run that writes that view."""
+    import importlib
+
+    from evidence_tool.jsonvalue import View
+
+    for module in ("evidence_tool.session", "evidence_tool.migrate.step"):
+        importlib.import_module(module)
+    checked = 0
+    for cls in _subclasses(View):
+        for entry in cls.__dict__.get("_keys", ()):
+            attr = (entry.partition("=")[2] or entry.strip("*?")).split(".")[0]
+            names = set(dir(cls)) | set(getattr(cls, "__dataclass_fields__", ()))
+            assert attr in names, (cls.__name__, entry)
+            checked += 1
+    assert checked >= 60
