@@ -37,7 +37,6 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.catalog.review import CatalogRun, CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
-    from evidence_tool.gitflow.strict import StrictReport
     from evidence_tool.migrate.run import MigrationResult
     from evidence_tool.publish import PublishResult
     from evidence_tool.sources import NetworkPolicy
@@ -237,15 +236,6 @@ class Session:
             backend = None  # init activates nothing: consolidate reports the descriptor
         prepare = backend.capabilities.prepare if backend is not None else None
         return self.archive.initialize(actor, prepare=prepare.prepare if prepare else None)
-
-    def index_drift(self) -> tuple[list[Diagnostic], JsonObject]:
-        """E702 per index entry that differs from the active snapshot, and the --json facts."""
-        from evidence_tool.activation.drift import index_drift
-
-        settings = self.installation.section("activation")
-        backend = self.activation() if settings.get("kind") == "qdrant" else None
-        problems, drift = index_drift(self.archive, settings, backend)
-        return problems, drift.to_json()
 
     def consolidate(
         self,
@@ -614,12 +604,6 @@ class Session:
     def events(self) -> list[JsonObject]:
         return self.archive.events()
 
-    def verify(self) -> tuple[list[Diagnostic], JsonObject]:
-        from evidence_tool.archive.integrity import verify
-
-        problems, counts = verify(self.archive)
-        return problems, {k: v for k, v in counts.items()}
-
     def verify_report(
         self, *, strict: bool = False, index: bool = False, warnings_as_errors: bool = False
     ) -> WorkspaceVerification:
@@ -634,7 +618,9 @@ class Session:
             raise UsageError("--warnings-as-errors needs --strict")
         warnings: list[EvidenceWarning]
         if strict:
-            rep = self.verify_strict()
+            from evidence_tool.gitflow import verify_strict
+
+            rep = verify_strict(self.archive)
             problems = list(rep.problems)
             result: JsonObject = {
                 "checked": {k: v for k, v in rep.checked.items()},
@@ -653,20 +639,22 @@ class Session:
                 problems, warnings = merged(step, problems, warnings, warnings_as_errors)
                 result["catalog"] = step.summary()
         else:
-            problems, counts = self.verify()
-            result = {"checked": counts, "problems": len(problems)}
+            from evidence_tool.archive.integrity import verify
+
+            problems, counts = verify(self.archive)
+            result = {"checked": {**counts}, "problems": len(problems)}
             warnings = []
         if index:
-            drift, info = self.index_drift()
+            from evidence_tool.activation.drift import index_drift
+
+            # E702 per index entry that differs from the active snapshot
+            settings = self.installation.section("activation")
+            backend = self.activation() if settings.get("kind") == "qdrant" else None
+            drift, facts = index_drift(self.archive, settings, backend)
             problems = problems + drift
-            result["index"] = info
+            result["index"] = facts.to_json()
         result["problems"] = len(problems)  # its place is kept: after "checked"
         return WorkspaceVerification(result, problems, warnings)
-
-    def verify_strict(self) -> StrictReport:
-        from evidence_tool.gitflow import verify_strict
-
-        return verify_strict(self.archive)
 
     def git_commands(self) -> GitCommands:
         from evidence_tool.gitflow import git_commands
