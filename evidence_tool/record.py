@@ -18,6 +18,15 @@ Warnings (``errors.EvidenceWarning``, a dataclass every layer uses) are written 
 their own key order (``EvidenceWarning.to_dict``): a record names its warning fields in
 ``_warning_fields`` and ``to_json`` writes them that way.
 
+An output view whose JSON is not its fields (computed keys, keys in another order, fields
+kept out of the JSON) names its keys in ``_keys``: each a field or a property, written in
+that order through the same serializer (``"from=source"`` where the key is spelled otherwise
+than the attribute, ``"op=entry.op"`` for an attribute of a field); ``"key?"`` is left out
+while its value is None or ``()``, and ``"*attr"`` writes the keys of a dict (or view) there.
+``View`` (``jsonvalue.View``, re-exported here) gives a dataclass that same ``to_json``
+without loading msgspec; a record whose unknown keys are kept (a journal entry's) names the
+dict field that holds them in ``_rest``.
+
 This module is a leaf beside ``jsonvalue``: it imports msgspec (a few ms), so the
 modules that ``tht --help`` loads import it only where they build records.
 """
@@ -29,10 +38,21 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
+from evidence_tool.jsonvalue import View
+
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
 
-__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "field", "field_of", "from_json"]
+__all__ = [
+    "UNSET",
+    "AnyObject",
+    "Record",
+    "UnsetType",
+    "View",
+    "field",
+    "field_of",
+    "from_json",
+]
 
 # A field that holds a JSON object as parsed (a review item, a staged change): checked to
 # be an object, its contents kept as they are.  ``JsonObject`` is a recursive alias that
@@ -51,28 +71,37 @@ def _lists(value: Any) -> Any:
     return value
 
 
-class Record(msgspec.Struct, frozen=True):
+class Record(msgspec.Struct, View, frozen=True):
     """A typed record: its JSON is its fields, in order (the module docstring says how).
 
     A subclass says ``frozen=True`` again (``class X(Record, frozen=True)``): the config is
     inherited at run time, but mypy reads a subclass without it as a mutable dataclass."""
 
     _warning_fields: ClassVar[tuple[str, ...]] = ()
+    _rest: ClassVar[str | None] = None  # a dict field whose keys stand beside the others
     # the ValueError a damaged value raises from ``from_json`` (where a package maps its
     # damaged files to its own exception); msgspec.ValidationError where None
     _error: ClassVar[type[ValueError] | None] = None
 
-    def to_json(self) -> JsonObject:  # JSON boundary: files, HTTP, the --json envelope
+    def _fields_json(self) -> JsonObject:  # View.to_json of a record without ``_keys``
         # ``to_builtins`` shares the record's strings (an encode and decode round trip
         # copied every unit text a refresh holds: 12 MiB at 15,500 units); its tuples
         # become lists here, as JSON arrays read back.
         out: JsonObject = _lists(msgspec.to_builtins(self))
         for name in self._warning_fields:
             out[name] = [w.to_dict() for w in getattr(self, name)]
+        if self._rest is not None:
+            rest = out.pop(self._rest)
+            out.update(rest if isinstance(rest, dict) else {})
         return out
 
     @classmethod
     def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value
+        if cls._rest is not None and isinstance(data, dict):
+            known = set(cls.__struct_fields__) - {cls._rest}
+            data = {k: v for k, v in data.items() if k in known} | {
+                cls._rest: {k: v for k, v in data.items() if k not in known}
+            }
         return from_json(cls, data, cls._error)
 
 

@@ -14,13 +14,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
 from evidence_tool.workspace.locate import require_workspace
-from evidence_tool.workspace.scan import Progress
+from evidence_tool.workspace.scan import Progress, ValidationReport
 
 if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
@@ -37,7 +37,6 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.catalog.review import CatalogRun, CatalogStatus
     from evidence_tool.catalog.step import StepOutcome
     from evidence_tool.gitflow.records import GitCommands, GitState
-    from evidence_tool.gitflow.strict import StrictReport
     from evidence_tool.migrate.run import MigrationResult
     from evidence_tool.publish import PublishResult
     from evidence_tool.sources import NetworkPolicy
@@ -60,7 +59,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class WorkspaceStatus:
+class WorkspaceStatus(View):
     """``status``: the archive's status, the last catalog run's part, the Git state and
     the warnings about missing sources (W151)."""
 
@@ -69,19 +68,11 @@ class WorkspaceStatus:
     git: GitState
     warnings: tuple[EvidenceWarning, ...]
     search_index: DenseStatus  # the sqlite index's vectors and which path ranks them
-
-    def to_json(self) -> JsonObject:
-        return {
-            **self.archive.to_json(),
-            "catalog": self.catalog.to_json(),
-            "git": self.git.to_json(),
-            "search_index": self.search_index.to_json(),
-            "warnings": [w.to_dict() for w in self.warnings],
-        }
+    _keys = ("*archive", "catalog", "git", "search_index", "warnings")
 
 
 @dataclass(frozen=True, slots=True)
-class WorkspaceValidation:
+class WorkspaceValidation(View):
     """``validate``: the curated files' counts and findings, with the catalog step's
     when the installation configures one (``catalog`` is then its summary)."""
 
@@ -90,26 +81,22 @@ class WorkspaceValidation:
     errors: list[Diagnostic]
     warnings: list[EvidenceWarning]
     catalog: JsonObject | None
-
-    def to_json(self) -> JsonObject:
-        return {**self.counts, **({"catalog": self.catalog} if self.catalog is not None else {})}
+    _keys = ("*counts", "catalog?")
 
 
 @dataclass(frozen=True, slots=True)
-class WorkspaceVerification:
+class WorkspaceVerification(View):
     """``verify_report``: what was checked and the problems found (``result`` is the
     CLI's --json result), with the catalog step's findings under ``strict``."""
 
     result: JsonObject
     errors: list[Diagnostic]
     warnings: list[EvidenceWarning]
-
-    def to_json(self) -> JsonObject:
-        return self.result
+    _keys = ("*result",)
 
 
 @dataclass(frozen=True, slots=True)
-class CorpusExport:
+class CorpusExport(View):
     """``export``: the active corpus as JSON lines, written to ``output`` or returned
     (``lines()``) for the caller to print."""
 
@@ -118,20 +105,31 @@ class CorpusExport:
     format: str
     output: str | None  # the file written, None when nothing was
     records: list[JsonObject]  # each unit's export object (IndexRecord.to_json); [] if written
+    _keys = ("revision", "units", "format", "output?", "records?=shown")
 
-    def summary(self) -> JsonObject:
-        return {"revision": self.revision, "units": self.units, "format": self.format}
-
-    def to_json(self) -> JsonObject:
-        if self.output is not None:
-            return {**self.summary(), "output": self.output}
-        return {**self.summary(), "records": [*self.records]}
+    @property
+    def shown(self) -> list[JsonObject] | None:
+        """The records, in the result when nothing was written."""
+        return self.records if self.output is None else None
 
     def lines(self) -> list[str]:
         """One JSON object per unit, as ``tht workspace evidence export`` prints them."""
         import json
 
         return [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in self.records]
+
+
+def _validation(scanned: ValidationReport, warnings_as_errors: bool) -> WorkspaceValidation:
+    """The files' counts and findings; with ``warnings_as_errors`` every coded warning is
+    error E190 (and its file counts as invalid)."""
+    from evidence_tool.errors import with_warnings_refused
+
+    errors, warnings = list(scanned.errors), list(scanned.warnings)
+    if warnings_as_errors:
+        errors, warnings = with_warnings_refused(errors, warnings)
+    # summary() holds ints and a str -> int dict: JSON as it stands.
+    counts = cast(JsonObject, dataclasses.replace(scanned, errors=errors).summary())
+    return WorkspaceValidation(counts, len(errors), errors, warnings, None)
 
 
 @dataclass
@@ -202,18 +200,9 @@ class Session:
         """``tht evidence validate PATHS``: unit files or folders, no archive needed (a
         workspace root means its curated tree); with ``warnings_as_errors`` every coded
         warning is error E190 and its file counts as invalid."""
-        from dataclasses import replace
-        from typing import cast
-
         from evidence_tool.archive.validation import validate_paths
-        from evidence_tool.errors import with_warnings_refused
 
-        scanned = validate_paths(paths, progress)
-        errors, warnings = list(scanned.errors), list(scanned.warnings)
-        if warnings_as_errors:
-            errors, warnings = with_warnings_refused(errors, warnings)
-        counts = cast(JsonObject, replace(scanned, errors=errors).summary())
-        return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+        return _validation(validate_paths(paths, progress), warnings_as_errors)
 
     @staticmethod
     def format_files(
@@ -247,15 +236,6 @@ class Session:
             backend = None  # init activates nothing: consolidate reports the descriptor
         prepare = backend.capabilities.prepare if backend is not None else None
         return self.archive.initialize(actor, prepare=prepare.prepare if prepare else None)
-
-    def index_drift(self) -> tuple[list[Diagnostic], JsonObject]:
-        """E702 per index entry that differs from the active snapshot, and the --json facts."""
-        from evidence_tool.activation.drift import index_drift
-
-        settings = self.installation.section("activation")
-        backend = self.activation() if settings.get("kind") == "qdrant" else None
-        problems, drift = index_drift(self.archive, settings, backend)
-        return problems, drift.to_json()
 
     def consolidate(
         self,
@@ -359,26 +339,17 @@ class Session:
         """Validate every curated unit with the workspace rules (kind/folder, unique ids),
         then run the catalog step when configured; with ``warnings_as_errors`` every coded
         warning is error E190 (and its file counts as invalid)."""
-        from dataclasses import replace
-        from typing import cast
-
         from evidence_tool.archive.validation import validate_workspace
-        from evidence_tool.errors import with_warnings_refused
 
-        scanned = validate_workspace(self.root, self.archive.progress)
-        errors, warnings = list(scanned.errors), list(scanned.warnings)
-        if warnings_as_errors:
-            errors, warnings = with_warnings_refused(errors, warnings)
-        # summary() holds ints and a str -> int dict: JSON as it stands.
-        counts = cast(JsonObject, replace(scanned, errors=errors).summary())
+        files = validate_workspace(self.root, self.archive.progress)
+        done = _validation(files, warnings_as_errors)
         step = self.catalog_step()  # opt-in: evidence.catalog
         if step is None:
-            return WorkspaceValidation(counts, len(errors), errors, warnings, None)
+            return done
         from evidence_tool.catalog.step import merged
 
-        file_errors = len(errors)
-        errors, warnings = merged(step, errors, warnings, warnings_as_errors)
-        return WorkspaceValidation(counts, file_errors, errors, warnings, step.summary())
+        errors, warnings = merged(step, done.errors, done.warnings, warnings_as_errors)
+        return dataclasses.replace(done, errors=errors, warnings=warnings, catalog=step.summary())
 
     def export(
         self, output: str | None = None, *, force: bool = False, fmt: str = "jsonl"
@@ -423,10 +394,6 @@ class Session:
             sample_values=sample_values,
             execute=execute,
         )
-
-    def status(self) -> JsonObject:
-        """``status_report`` as the --json result."""
-        return self.status_report().to_json()
 
     def status_report(self) -> WorkspaceStatus:
         """The archive's status plus the Git state of the evidence tree (a note outside Git)
@@ -637,12 +604,6 @@ class Session:
     def events(self) -> list[JsonObject]:
         return self.archive.events()
 
-    def verify(self) -> tuple[list[Diagnostic], JsonObject]:
-        from evidence_tool.archive.integrity import verify
-
-        problems, counts = verify(self.archive)
-        return problems, {k: v for k, v in counts.items()}
-
     def verify_report(
         self, *, strict: bool = False, index: bool = False, warnings_as_errors: bool = False
     ) -> WorkspaceVerification:
@@ -657,7 +618,9 @@ class Session:
             raise UsageError("--warnings-as-errors needs --strict")
         warnings: list[EvidenceWarning]
         if strict:
-            rep = self.verify_strict()
+            from evidence_tool.gitflow import verify_strict
+
+            rep = verify_strict(self.archive)
             problems = list(rep.problems)
             result: JsonObject = {
                 "checked": {k: v for k, v in rep.checked.items()},
@@ -669,29 +632,29 @@ class Session:
                 from evidence_tool.errors import with_warnings_refused
 
                 problems, warnings = with_warnings_refused(problems, warnings)
-                result["problems"] = len(problems)
             step = self.catalog_step()  # the opt-in catalog step (evidence.catalog)
             if step is not None:
                 from evidence_tool.catalog.step import merged
 
                 problems, warnings = merged(step, problems, warnings, warnings_as_errors)
                 result["catalog"] = step.summary()
-                result["problems"] = len(problems)
         else:
-            problems, counts = self.verify()
-            result = {"checked": counts, "problems": len(problems)}
+            from evidence_tool.archive.integrity import verify
+
+            problems, counts = verify(self.archive)
+            result = {"checked": {**counts}, "problems": len(problems)}
             warnings = []
         if index:
-            drift, info = self.index_drift()
+            from evidence_tool.activation.drift import index_drift
+
+            # E702 per index entry that differs from the active snapshot
+            settings = self.installation.section("activation")
+            backend = self.activation() if settings.get("kind") == "qdrant" else None
+            drift, facts = index_drift(self.archive, settings, backend)
             problems = problems + drift
-            result["index"] = info
-            result["problems"] = len(problems)
+            result["index"] = facts.to_json()
+        result["problems"] = len(problems)  # its place is kept: after "checked"
         return WorkspaceVerification(result, problems, warnings)
-
-    def verify_strict(self) -> StrictReport:
-        from evidence_tool.gitflow import verify_strict
-
-        return verify_strict(self.archive)
 
     def git_commands(self) -> GitCommands:
         from evidence_tool.gitflow import git_commands
@@ -751,18 +714,6 @@ class Session:
         from evidence_tool.workspace.descriptor import load_workspace_descriptor
 
         return load_workspace_descriptor(self.root).retrieval
-
-    def evaluate(
-        self,
-        questions: str,
-        k: int,
-        modes: tuple[str, ...],
-        compare: str | None,
-        *,
-        adopt: bool = False,
-    ) -> JsonObject:
-        out, _ = self.evaluate_gate(questions, k, modes, compare, adopt=adopt)
-        return out
 
     def evaluate_gate(
         self,

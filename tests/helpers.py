@@ -95,3 +95,17 @@ def tht_modules(cwd: Path, *args: str) -> tuple[set[str], str]:
     )
     *text, modules = out.stdout.strip().splitlines()
     return set(json.loads(modules)), "\n".join(text)
+
+
+def render_local_manifest_generic(manifest: dict[str, Any], revision: str) -> bytes:
+    """local-manifest.yaml through the general emitter only: the reference the fast,
+    spliced rendering (archive/manifest.py) must equal byte for byte."""
+    from evidence_tool.archive.manifest import _FLOW_KEYS, FORMAT, _ordered, mirror_header
+    from evidence_tool.unit.yaml_strict import dump
+
+    doc: dict[str, Any] = {"format": FORMAT, "revision": revision}
+    for key in ("units", "deletions", "suppressed_sources", "sources"):
+        doc[key] = _ordered(manifest.get(key, []))
+    if "catalog" in manifest:
+        doc["catalog"] = _ordered(manifest["catalog"])
+    return (mirror_header(revision) + dump(doc, flow_keys=_FLOW_KEYS)).encode("utf-8")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import UnknownNameError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import View
 
 
 def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:
@@ -74,22 +74,18 @@ def working_entries(
 
 
 @dataclass(frozen=True, slots=True)
-class Diff:
+class Diff(View):
     """The ids that differ between two revisions, or a revision and the working files."""
 
     source: str | None  # the revision compared from (None: the archive has none)
     target: str  # a revision, or "working files"
     classes: dict[str, list[str]]  # added / modified / deleted / reformatted / renamed
     invalid: list[str] = field(default_factory=list)  # working files that do not validate
+    _keys = ("from=source", "to=target", "*classes", "invalid")
 
     def ids(self, cls: str) -> list[str]:
         """The ids of one class ("invalid": the paths of files that do not validate)."""
         return self.invalid if cls == "invalid" else self.classes[cls]
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the --json result
-        changes: JsonObject = {k: list[JsonValue](v) for k, v in self.classes.items()}
-        invalid: list[JsonValue] = list(self.invalid)
-        return {"from": self.source, "to": self.target, **changes, "invalid": invalid}
 
 
 def diff(archive: LocalEvidenceArchive, rev_a: str | None = None, rev_b: str | None = None) -> Diff:

@@ -18,14 +18,13 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.errors import EvidenceError, IntegrityError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.record import AnyObject, Record, field, from_json
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import AnyObject, Record, View, field
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import Layout
 
@@ -66,9 +65,6 @@ class FileChange(Record, frozen=True):
     post: str | None  # hash after (None: removed); its bytes are an object
 
 
-_ENTRY_KEYS = ("op", "actor", "at", "files", "staged")
-
-
 class JournalEntry(Record, frozen=True):
     """One journaled operation: its files' images and the staged change to apply.
 
@@ -82,45 +78,24 @@ class JournalEntry(Record, frozen=True):
     files: tuple[FileChange, ...]
     staged: AnyObject = field(default_factory=dict)
     extra: AnyObject = field(default_factory=dict)
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the journal file
-        out = super().to_json()
-        out.update(_object(out.pop("extra")))
-        return out
-
-    @classmethod
-    def from_json(cls, value: JsonObject) -> Self:  # JSON boundary
-        extra = {k: v for k, v in value.items() if k not in _ENTRY_KEYS}
-        return from_json(cls, {k: value[k] for k in _ENTRY_KEYS if k in value} | {"extra": extra})
-
-
-def _object(value: JsonValue) -> JsonObject:
-    return value if isinstance(value, dict) else {}
-
-
-def _json_object(value: JsonValue) -> JsonObject:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected an object, not {type(value).__name__}")
-    return value
+    _rest = "extra"
 
 
 @dataclass(frozen=True, slots=True)
-class Interrupted:
+class Interrupted(View):
     """A pending journal entry as 'recover' shows it, with the files edited since."""
 
     name: str
     entry: JournalEntry
     conflicts: tuple[str, ...]
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the --json result
-        return {
-            "entry": self.name,
-            "op": self.entry.op,
-            "actor": self.entry.actor,
-            "at": self.entry.at,
-            "files": [f.to_json() for f in self.entry.files],
-            "conflicts": list[JsonValue](self.conflicts),
-        }
+    _keys = (
+        "entry=name",
+        "op=entry.op",
+        "actor=entry.actor",
+        "at=entry.at",
+        "files=entry.files",
+        "conflicts",
+    )
 
 
 class Journal:
@@ -135,9 +110,8 @@ class Journal:
         out = []
         for path in sorted(self.folder.glob("*.json")):
             try:
-                out.append(
-                    (path, JournalEntry.from_json(_json_object(json.loads(path.read_bytes()))))
-                )
+                # not an object, or a wrong field: msgspec's ValidationError, a ValueError
+                out.append((path, JournalEntry.from_json(json.loads(path.read_bytes()))))
             except (ValueError, KeyError):
                 raise IntegrityError(
                     f"journal entry {path.name} is unreadable; inspect it "

@@ -276,6 +276,13 @@ def _sequence_yaml(
     return [key.encode() + b":\n", *[block(e) for e in entries]]
 
 
+def mirror_header(revision: str) -> str:
+    return (
+        "# Derived by evidence-tool from snapshot " + revision + ".\n"
+        "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"
+    )
+
+
 def render_local_manifest(
     manifest: JsonObject, revision: str, previous: PreviousYaml | None = None
 ) -> bytes:
@@ -284,34 +291,16 @@ def render_local_manifest(
     tail = {key: _ordered(manifest.get(key, [])) for key in ("suppressed_sources", "sources")}
     if "catalog" in manifest:  # what the catalog step checked against (catalog.md)
         tail["catalog"] = _ordered(manifest["catalog"])
-    header = (
-        "# Derived by evidence-tool from snapshot " + revision + ".\n"
-        "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"
-    )
     memo: dict[str, str] = {}
     view = Manifest(manifest)
     return b"".join(
         [
-            (header + head).encode("utf-8"),
+            (mirror_header(revision) + head).encode("utf-8"),
             *_sequence_yaml("units", view.unit_objects(), lambda e: _unit_block(e, memo), previous),
             *_sequence_yaml("deletions", view.deletion_objects(), _record_block, previous),
             dump(tail, flow_keys=_FLOW_KEYS).encode("utf-8"),
         ]
     )
-
-
-def render_local_manifest_generic(manifest: JsonObject, revision: str) -> bytes:
-    """The same document through the general emitter only (the fast path's reference)."""
-    doc = {"format": FORMAT, "revision": revision}
-    for key in ("units", "deletions", "suppressed_sources", "sources"):
-        doc[key] = _ordered(manifest.get(key, []))
-    if "catalog" in manifest:
-        doc["catalog"] = _ordered(manifest["catalog"])
-    header = (
-        "# Derived by evidence-tool from snapshot " + revision + ".\n"
-        "# Do not edit: 'tht workspace evidence verify' fails on hand edits.\n"
-    )
-    return (header + dump(doc, flow_keys=_FLOW_KEYS)).encode("utf-8")
 
 
 def load_local_manifest(data: bytes) -> tuple[str, JsonObject]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.diffing import Diff, diff
@@ -13,8 +14,8 @@ from evidence_tool.archive.records import Declaration, Deletion, DeletionReason
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import State
 from evidence_tool.errors import EvidenceWarning, NotReadyError, UnknownNameError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.record import Record
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record, View
 from evidence_tool.unit import render
 from evidence_tool.unit.suggest import did_you_mean_live
 
@@ -94,7 +95,7 @@ def serving(
 
 
 @dataclass(frozen=True, slots=True)
-class ArchiveStatus:
+class ArchiveStatus(View):
     """``status``: pointers, counts, unconsolidated changes, open items, pending journal."""
 
     initialized: bool
@@ -108,6 +109,18 @@ class ArchiveStatus:
     id_changes: tuple[EvidenceWarning, ...]  # W122, not yet recorded
     staged: dict[str, list[str]]  # staged section -> its unit ids, sorted
     serving: Serving
+    _keys = (
+        "initialized",
+        "state",
+        "units",
+        "deletions",
+        "unconsolidated",
+        "review_items",
+        "journal",
+        "id_changes",
+        "staged",
+        "serving",
+    )
 
     @property
     def unconsolidated(self) -> dict[str, list[str]]:
@@ -115,25 +128,6 @@ class ArchiveStatus:
         if self.changes is None:
             return {}
         return {**self.changes.classes, "invalid": self.changes.invalid}
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the 'status --json' document
-        changes = self.changes.to_json() if self.changes is not None else {}
-        return {
-            "initialized": self.initialized,
-            "state": {
-                "baseline": self.state.baseline,
-                "active": self.state.active,
-                "pending": self.state.pending,
-            },
-            "units": self.units,
-            "deletions": self.deletions,
-            "unconsolidated": {k: v for k, v in changes.items() if k not in ("from", "to")},
-            "review_items": {uid: list[JsonValue](i) for uid, i in self.review_items.items()},
-            "journal": [e.to_json() for e in self.journal],
-            "id_changes": [w.to_dict() for w in self.id_changes],
-            "staged": {k: list[JsonValue](v) for k, v in self.staged.items()},
-            "serving": self.serving.to_json(),
-        }
 
 
 def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
@@ -182,7 +176,7 @@ def _serving(
 
 
 @dataclass(frozen=True, slots=True)
-class ShownUnit:
+class ShownUnit(View):
     """``show``: a unit as the newest snapshot holds it, or a deleted unit's record with
     its last archived content; the session adds source warnings and import places."""
 
@@ -193,6 +187,19 @@ class ShownUnit:
     deleted: Deletion | None = None
     warnings: tuple[str, ...] = ()
     imported_from: tuple[str, ...] = ()
+    _keys: ClassVar[tuple[str, ...]] = (
+        "id",
+        "path",
+        "text",
+        "deleted",
+        "provenance",
+        "review_items",
+        "content_hash=entry.content_hash",
+        "file_hash=entry.file_hash",
+        "revision",
+        "warnings",
+        "imported_from?",
+    )
 
     @property
     def declaration(self) -> Declaration | None:
@@ -203,36 +210,34 @@ class ShownUnit:
             self, warnings=(*self.warnings, *warnings), imported_from=tuple(imported_from)
         )
 
-    def to_json(self) -> JsonObject:  # JSON boundary: the 'show --json' document
-        e = self.entry
-        if self.deleted is not None:
-            out: JsonObject = {
-                "id": self.id,
-                "deleted": self.deleted.to_json(),
-                "text": self.text,
-                "path": None,
-                "provenance": e.provenance if e else None,
-                "review_items": [],
-                "revision": self.revision,
-                "warnings": list[JsonValue](self.warnings),
-            }
-        else:
-            assert e is not None  # a live unit has its entry
-            out = {
-                "id": self.id,
-                "path": e.path,
-                "text": self.text,
-                "deleted": None,
-                "provenance": e.provenance,
-                "review_items": list[JsonValue](e.review_items),
-                "content_hash": e.content_hash,
-                "file_hash": e.file_hash,
-                "revision": self.revision,
-                "warnings": list[JsonValue](self.warnings),
-            }
-        if self.imported_from:  # an imported unit: the file and lines each excerpt came from
-            out["imported_from"] = list[JsonValue](self.imported_from)
-        return out
+    @property
+    def path(self) -> str | None:
+        return self.entry.path if self.entry and self.deleted is None else None
+
+    @property
+    def provenance(self) -> JsonObject | None:
+        return self.entry.provenance if self.entry else None
+
+    @property
+    def review_items(self) -> list[JsonObject]:
+        return self.entry.review_items if self.entry and self.deleted is None else []
+
+
+@dataclass(frozen=True, slots=True)
+class ShownDeleted(ShownUnit):
+    """``show`` of a deleted unit: its deletion record first, no hashes."""
+
+    _keys = (
+        "id",
+        "deleted",
+        "text",
+        "path",
+        "provenance",
+        "review_items",
+        "revision",
+        "warnings",
+        "imported_from?",
+    )
 
 
 def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
@@ -254,7 +259,7 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
         last = archive.snapshot(record.last_revision)
         last_entry = last.entry(unit_id)
         text = last.unit_bytes(last_entry).decode("utf-8") if last_entry else ""
-        return ShownUnit(unit_id, text, newest.revision, last_entry, deleted=record)
+        return ShownDeleted(unit_id, text, newest.revision, last_entry, deleted=record)
     # This unit's blob only, not every unit's.
     return ShownUnit(unit_id, render(newest.unit(entry)), newest.revision, entry)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
-from evidence_tool.archive.derive import Changes, changes_json
+from evidence_tool.archive.derive import Changes
 from evidence_tool.archive.records import ClosedItem
 from evidence_tool.errors import EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, View
 
 
 class CatalogRecord(NamedTuple):
@@ -35,7 +35,7 @@ class ConsolidateStatus(StrEnum):
 
 
 @dataclass
-class ConsolidateResult:
+class ConsolidateResult(View):
     status: ConsolidateStatus
     revision: str
     previous: str | None
@@ -46,17 +46,15 @@ class ConsolidateResult:
     closed_review_items: list[ClosedItem] = field(default_factory=list)
     warnings: list[EvidenceWarning] = field(default_factory=list)
     catalog: JsonObject | None = None  # the catalog step's summary, when it ran
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the --json result
-        extra = {"catalog": self.catalog} if self.catalog is not None else {}
-        return {
-            "status": self.status.value,  # a plain str in JSON
-            "revision": self.revision,
-            "previous": self.previous,
-            "changes": changes_json(self.changes),
-            "wrote": self.wrote,
-            "dry_run": self.dry_run,
-            "activation_error": self.activation_error,
-            "closed_review_items": [c.to_json() for c in self.closed_review_items],
-            **extra,
-        }
+    # the warnings travel in the envelope, beside the result
+    _keys: ClassVar[tuple[str, ...]] = (
+        "status",
+        "revision",
+        "previous",
+        "changes",
+        "wrote",
+        "dry_run",
+        "activation_error",
+        "closed_review_items",
+        "catalog?",
+    )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from evidence_tool.archive.manifest import Manifest, UnitEntry, parse_manifest
 from evidence_tool.archive.objects import HEX64, ObjectStore
 from evidence_tool.archive.records import Deletion
+from evidence_tool.archive.unitrecords import fields_of
 from evidence_tool.errors import IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.workspace import gcpause
@@ -118,15 +119,7 @@ class Snapshot:
             found = self.known.get(entry.file_hash)
             if found is not None:
                 return found
-        unit = self.unit(entry)
-        return (
-            unit.id,
-            unit.kind,
-            unit.language,
-            unit.title,
-            unit.metadata.to_json(),
-            unit.payload.to_json(),
-        )
+        return fields_of(self.unit(entry))
 
     @property
     def deletions(self) -> list[Deletion]:

@@ -21,7 +21,7 @@ from evidence_tool.errors import (
     IntegrityError,
     InvalidFilesError,
 )
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.migrate.convert import Converted, convert
 from evidence_tool.migrate.legacy import read_unit
 from evidence_tool.migrate.manifest import LegacyManifest, ManifestUnit, read_manifest
@@ -35,24 +35,22 @@ WRITE, UNCHANGED, RECORDED = "write", "unchanged", "recorded"
 
 
 @dataclass
-class PlannedUnit:
+class PlannedUnit(View):
     entry: ManifestUnit
     converted: Converted | None  # None in finish mode when the legacy file is already gone
     target: str
     action: str  # write | unchanged (convert mode); recorded (finish mode)
     provenance: str = "migrating actor"  # manual | document | migrating actor
     review_items: int = 0
-
-    def to_json(self) -> JsonObject:
-        return {
-            "id": self.entry.id,
-            "version": self.entry.version,
-            "from": self.entry.path,
-            "to": self.target,
-            "action": self.action,
-            "provenance": self.provenance,
-            "review_items": self.review_items,
-        }
+    _keys = (
+        "id=entry.id",
+        "version=entry.version",
+        "from=entry.path",
+        "to=target",
+        "action",
+        "provenance",
+        "review_items",
+    )
 
 
 @dataclass

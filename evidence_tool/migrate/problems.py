@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evidence_tool.errors import Diagnostic, EvidenceError
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import View
 
 FieldPath = tuple[str | int, ...]  # keys and list indexes into the legacy data
 
@@ -26,13 +26,14 @@ def field_name(path: FieldPath) -> str:
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(View):
     path: str  # workspace-relative legacy file (or the legacy manifest)
     field: str  # dotted path in the legacy data: title, payload.synonyms[1], provenance.excerpts[0]
     reason: str
     unit_id: str | None = None
     line: int | None = None
     column: int | None = None
+    _keys = ("unit_id", "field", "reason", "path", "line")
 
     def diagnostic(self) -> Diagnostic:
         who = f"unit '{self.unit_id}'" if self.unit_id else self.path
@@ -44,15 +45,6 @@ class Problem:
             self.column,
             self.unit_id,
         )
-
-    def to_json(self) -> JsonObject:
-        return {
-            "unit_id": self.unit_id,
-            "field": self.field,
-            "reason": self.reason,
-            "path": self.path,
-            "line": self.line,
-        }
 
 
 class LosslessConversionError(EvidenceError):

@@ -27,8 +27,8 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import AvailabilityError, EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.migrate.plan import WRITE, Plan, Planner
+from evidence_tool.jsonvalue import JsonObject, View
+from evidence_tool.migrate.plan import WRITE, Plan, PlannedUnit, Planner
 from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, has_legacy_manifest
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.locate import require_workspace
@@ -49,7 +49,7 @@ class MigrationStatus(StrEnum):
 
 
 @dataclass
-class MigrationResult:
+class MigrationResult(View):
     status: MigrationStatus
     dry_run: bool
     plan: Plan | None = None
@@ -65,34 +65,46 @@ class MigrationResult:
         """What was removed, or (a dry run) what would be."""
         return self.removed if not self.dry_run else (self.plan.removals if self.plan else [])
 
-    def to_json(self) -> JsonObject:
-        plan = self.plan
-        units = plan.units if plan else []
-        sources: list[JsonObject] = [
-            {"from": s.legacy_path, "to": s.target, "action": action}
-            for s, action in (plan.sources if plan else [])
-        ]
+    _keys = (
+        "status",
+        "dry_run",
+        "mode",
+        "baseline",
+        "units",
+        "sources",
+        "removed=removals",
+        "counts",
+    )
+
+    @property
+    def mode(self) -> str | None:
+        return self.plan.mode if self.plan else None
+
+    @property
+    def units(self) -> list[PlannedUnit]:
+        return self.plan.units if self.plan else []
+
+    @property
+    def sources(self) -> list[JsonObject]:
+        pairs = self.plan.sources if self.plan else []
+        return [{"from": s.legacy_path, "to": s.target, "action": a} for s, a in pairs]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        units, removed = self.units, len(self.removals)
+        written = sum(u.action == WRITE for u in units)
         return {
-            "status": str(self.status),
-            "dry_run": self.dry_run,
-            "mode": plan.mode if plan else None,
-            "baseline": self.baseline,
-            "units": [u.to_json() for u in units],
-            "sources": [*sources],
-            "removed": [*self.removals],
-            "counts": {
-                "units": len(units),
-                "written": sum(u.action == WRITE for u in units),
-                "sources": len(sources),
-                "removed": len(self.removals),
-            },
+            "units": len(units),
+            "written": written,
+            "sources": len(self.sources),
+            "removed": removed,
         }
 
     def lines(self) -> list[str]:
         if self.status == MigrationStatus.NOTHING_TO_MIGRATE:
             return [f"nothing to migrate: no {LEGACY_MANIFEST}"]
         verb = "would remove" if self.dry_run else "removed"
-        units = self.plan.units if self.plan else []
+        units = self.units
         out = [f"{self.status}: {len(units)} legacy unit(s)"]
         out += [
             f"  v{u.entry.version} {u.entry.path} -> {u.target} ({u.action}, "

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from evidence_tool.archive.local import ConsolidateResult, ConsolidateStatus, LocalEvidenceArchive
 from evidence_tool.errors import EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.migrate.reading import LEGACY_MANIFEST
 
 if TYPE_CHECKING:
@@ -21,10 +20,7 @@ class MigratedConsolidateResult(ConsolidateResult):
     """A consolidation result that also reports the migration that ran first."""
 
     migration: MigrationResult | None = None
-
-    def to_json(self) -> JsonObject:
-        migration = self.migration.to_json() if self.migration else None
-        return {**super().to_json(), "migration": migration}
+    _keys = (*ConsolidateResult._keys, "migration")
 
 
 def migrate_first(archive: LocalEvidenceArchive, actor: str, dry_run: bool) -> MigrationResult:

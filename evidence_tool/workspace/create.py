@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import View
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import sha256_hex
 from evidence_tool.unit.yaml_strict import dump
@@ -32,21 +32,13 @@ _OPTION_OF = {"id": "--id", "name": "--name", "default_language": "--language"}
 
 
 @dataclass(frozen=True)
-class NewWorkspace:
+class NewWorkspace(View):
     root: Path
     id: str
     name: str
     default_language: str
     written: list[str] = field(default_factory=list)  # workspace-relative, in write order
-
-    def to_json(self) -> JsonObject:
-        return {
-            "root": str(self.root),
-            "id": self.id,
-            "name": self.name,
-            "default_language": self.default_language,
-            "written": [*self.written],
-        }
+    _keys = ("root", "id", "name", "default_language", "written")
 
 
 def descriptor_bytes(workspace_id: str, language: str, name: str) -> bytes:

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import render_local_manifest_generic
 
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import (
     PreviousJson,
     PreviousYaml,
     manifest_bytes,
-    render_local_manifest_generic,
 )
 from evidence_tool.unit.yaml_strict import load
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from helpers import render_local_manifest_generic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,6 @@ from evidence_tool.archive.manifest import (
     PreviousYaml,
     manifest_bytes,
     render_local_manifest,
-    render_local_manifest_generic,
 )
 from evidence_tool.unit.hashing import canonical_json
 

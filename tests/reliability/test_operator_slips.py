@@ -163,8 +163,9 @@ MIRROR = "evidence/local-manifest.yaml"
 
 
 def _canonical(ws: Path) -> bytes:
+    from helpers import render_local_manifest_generic
+
     from evidence_tool.archive.local import LocalEvidenceArchive
-    from evidence_tool.archive.manifest import render_local_manifest_generic
 
     snap = LocalEvidenceArchive(ws).newest_snapshot()
     assert snap is not None

@@ -1,0 +1,201 @@
+"""The --json bytes of the output views (results whose JSON is not their fields in order):
+pinned as the hand-written ``to_json`` methods printed them before they became ``_keys``
+views of ``evidence_tool.record`` (issue 32).  One-way: these are results, never read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evidence_tool.archive.diffing import Diff
+from evidence_tool.archive.journal import FileChange, Interrupted, JournalEntry
+from evidence_tool.archive.manifest import UnitEntry
+from evidence_tool.archive.queries import (
+    ArchiveStatus,
+    PendingEntry,
+    Serving,
+    ShownDeleted,
+    ShownUnit,
+)
+from evidence_tool.archive.records import ClosedBy, ClosedItem, Deletion, DeletionReason
+from evidence_tool.archive.results import ConsolidateResult, ConsolidateStatus
+from evidence_tool.archive.state import State
+from evidence_tool.errors import EvidenceWarning as W
+from evidence_tool.migrate.manifest import ManifestUnit
+from evidence_tool.migrate.plan import Plan, PlannedUnit
+from evidence_tool.migrate.problems import Problem
+from evidence_tool.migrate.provenance import AcquiredSource
+from evidence_tool.migrate.run import MigrationResult, MigrationStatus
+from evidence_tool.migrate.step import MigratedConsolidateResult
+from evidence_tool.session import CorpusExport, WorkspaceValidation, WorkspaceVerification
+from evidence_tool.workspace.create import NewWorkspace
+
+H = "ab" * 32
+ENTRY = JournalEntry("save", "ann", "t", (FileChange("a.md", None, H),), {}, {"x": 1})
+UNIT = UnitEntry.build(
+    unit_id="evidence:a",
+    path="evidence/curated/domain/a.md",
+    kind="domain",
+    content_hash=H,
+    file_hash=H,
+    provenance={"kind": "manual", "curator": "ann", "declared_at": "t"},
+    review_items=[{"message": "look é"}],
+)
+DIFF = Diff("r1", "working files", {"added": ["evidence:b"], "deleted": []}, ["x.md"])
+DELETED = Deletion("evidence:c", "t", "r0", "ann", DeletionReason.REMOVED, H, None)
+CLOSED = ClosedItem("evidence:a", {"message": "m"}, ClosedBy.RESOLVED, None)
+RESULT = ConsolidateResult(
+    ConsolidateStatus.ACTIVATED, "r2", "r1", {"added": ["evidence:b"], "units": 3}, True
+)
+PLANNED = PlannedUnit(
+    ManifestUnit("evidence:a", "units/a.yaml", 3, 4), None, "evidence/curated/domain/a.md", "write"
+)
+PLAN = Plan("convert", [PLANNED], [(AcquiredSource("sources/s.txt", b"x"), "write")], ["u"], {})
+MIGRATION = MigrationResult(MigrationStatus.MIGRATED, False, PLAN, "r0", ["units/a.yaml"])
+
+GOLDEN: dict[str, tuple[Any, str]] = {
+    "interrupted": (
+        Interrupted("x.json", ENTRY, ("a.md",)),
+        '{"entry": "x.json", "op": "save", "actor": "ann", "at": "t", "files": [{"path": "a.md", "pre": null, "post": "abababababababababababababababababababababababababababababababab"}], "conflicts": ["a.md"]}',
+    ),
+    "diff": (
+        DIFF,
+        '{"from": "r1", "to": "working files", "added": ["evidence:b"], "deleted": [], "invalid": ["x.md"]}',
+    ),
+    "consolidate-result": (
+        RESULT,
+        '{"status": "activated", "revision": "r2", "previous": "r1", "changes": {"added": ["evidence:b"], "units": 3}, "wrote": true, "dry_run": false, "activation_error": null, "closed_review_items": []}',
+    ),
+    "consolidate-result-full": (
+        ConsolidateResult(
+            ConsolidateStatus.PENDING_ACTIVATION,
+            "r2",
+            None,
+            {},
+            True,
+            False,
+            "boom",
+            [CLOSED],
+            [W("w")],
+            {"fingerprint": H},
+        ),
+        '{"status": "pending_activation", "revision": "r2", "previous": null, "changes": {}, "wrote": true, "dry_run": false, "activation_error": "boom", "closed_review_items": [{"id": "evidence:a", "item": {"message": "m"}, "closed_by": "resolved", "note": null}], "catalog": {"fingerprint": "abababababababababababababababababababababababababababababababab"}}',
+    ),
+    "consolidate-result-migrated": (
+        MigratedConsolidateResult(
+            ConsolidateStatus.WOULD_MIGRATE,
+            None,
+            None,
+            {},
+            False,
+            True,
+            migration=MIGRATION,  # type: ignore[arg-type]
+        ),
+        '{"status": "would_migrate", "revision": null, "previous": null, "changes": {}, "wrote": false, "dry_run": true, "activation_error": null, "closed_review_items": [], "migration": {"status": "migrated", "dry_run": false, "mode": "convert", "baseline": "r0", "units": [{"id": "evidence:a", "version": 3, "from": "units/a.yaml", "to": "evidence/curated/domain/a.md", "action": "write", "provenance": "migrating actor", "review_items": 0}], "sources": [{"from": "sources/s.txt", "to": "evidence/source/acquired/6f92fce03c981e52c8f49e17503d5f03e61eeecf1c18f0b2c9477f1c8707230a/2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881.md", "action": "write"}], "removed": ["units/a.yaml"], "counts": {"units": 1, "written": 1, "sources": 1, "removed": 1}}}',
+    ),
+    "migration-empty": (
+        MigrationResult(MigrationStatus.NOTHING_TO_MIGRATE, True),
+        '{"status": "nothing_to_migrate", "dry_run": true, "mode": null, "baseline": null, "units": [], "sources": [], "removed": [], "counts": {"units": 0, "written": 0, "sources": 0, "removed": 0}}',
+    ),
+    "problem": (
+        Problem("units/a.yaml", "payload.x[1]", "lost", "evidence:a", 3, 4),
+        '{"unit_id": "evidence:a", "field": "payload.x[1]", "reason": "lost", "path": "units/a.yaml", "line": 3}',
+    ),
+    "archive-status": (
+        ArchiveStatus(
+            True,
+            State("r0", "r1", None),
+            3,
+            1,
+            DIFF,
+            {"evidence:a": [{"message": "m"}]},
+            (PendingEntry("x.json", "save", "t"),),
+            (W("id changed", "a.md", None, "W122"),),
+            {"review_items": ["evidence:a"]},
+            Serving("r1", 3, None),
+        ),
+        '{"initialized": true, "state": {"baseline": "r0", "active": "r1", "pending": null}, "units": 3, "deletions": 1, "unconsolidated": {"added": ["evidence:b"], "deleted": [], "invalid": ["x.md"]}, "review_items": {"evidence:a": [{"message": "m"}]}, "journal": [{"entry": "x.json", "op": "save", "at": "t"}], "id_changes": [{"code": "W122", "message": "id changed", "path": "a.md", "line": null}], "staged": {"review_items": ["evidence:a"]}, "serving": {"revision": "r1", "units": 3, "reason": null}}',
+    ),
+    "archive-status-empty": (
+        ArchiveStatus(False, State(), 0, 0, None, {}, (), (), {}, Serving(None, 0, "why")),
+        '{"initialized": false, "state": {"baseline": null, "active": null, "pending": null}, "units": 0, "deletions": 0, "unconsolidated": {}, "review_items": {}, "journal": [], "id_changes": [], "staged": {}, "serving": {"revision": null, "units": 0, "reason": "why"}}',
+    ),
+    "shown-unit": (
+        ShownUnit("evidence:a", "# A\n", "r1", UNIT, imported_from=("f.csv:3",)),
+        '{"id": "evidence:a", "path": "evidence/curated/domain/a.md", "text": "# A\\n", "deleted": null, "provenance": {"kind": "manual", "curator": "ann", "declared_at": "t"}, "review_items": [{"message": "look \\u00e9"}], "content_hash": "abababababababababababababababababababababababababababababababab", "file_hash": "abababababababababababababababababababababababababababababababab", "revision": "r1", "warnings": [], "imported_from": ["f.csv:3"]}',
+    ),
+    "shown-unit-deleted": (
+        ShownDeleted("evidence:c", "", "r1", UNIT, deleted=DELETED, warnings=("w",)),
+        '{"id": "evidence:c", "deleted": {"id": "evidence:c", "deleted_at": "t", "last_revision": "r0", "actor": "ann", "reason": "removed", "last_content_hash": "abababababababababababababababababababababababababababababababab", "source_id": null}, "text": "", "path": null, "provenance": {"kind": "manual", "curator": "ann", "declared_at": "t"}, "review_items": [], "revision": "r1", "warnings": ["w"]}',
+    ),
+    "shown-unit-deleted-no-entry": (
+        ShownDeleted("evidence:c", "", "r1", None, deleted=DELETED),
+        '{"id": "evidence:c", "deleted": {"id": "evidence:c", "deleted_at": "t", "last_revision": "r0", "actor": "ann", "reason": "removed", "last_content_hash": "abababababababababababababababababababababababababababababababab", "source_id": null}, "text": "", "path": null, "provenance": null, "review_items": [], "revision": "r1", "warnings": []}',
+    ),
+    "new-workspace": (
+        NewWorkspace(Path("/w/x"), "ws", "Ws", "en", ["workspace.yaml", ".gitignore"]),
+        '{"root": "/w/x", "id": "ws", "name": "Ws", "default_language": "en", "written": ["workspace.yaml", ".gitignore"]}',
+    ),
+    "workspace-validation": (
+        WorkspaceValidation({"files": 2, "valid": 1}, 1, [], [], {"checked": 2}),
+        '{"files": 2, "valid": 1, "catalog": {"checked": 2}}',
+    ),
+    "workspace-validation-no-catalog": (
+        WorkspaceValidation({"files": 0}, 0, [], [], None),
+        '{"files": 0}',
+    ),
+    "workspace-verification": (
+        WorkspaceVerification({"checked": {"objects": 3}, "problems": 0}, [], []),
+        '{"checked": {"objects": 3}, "problems": 0}',
+    ),
+    "corpus-export-written": (
+        CorpusExport("r1", 2, "jsonl", "out.jsonl", []),
+        '{"revision": "r1", "units": 2, "format": "jsonl", "output": "out.jsonl"}',
+    ),
+    "corpus-export-records": (
+        CorpusExport(None, 1, "jsonl", None, [{"id": "evidence:a"}]),
+        '{"revision": null, "units": 1, "format": "jsonl", "records": [{"id": "evidence:a"}]}',
+    ),
+    "corpus-export-empty": (  # an empty corpus still has its (empty) records
+        CorpusExport("r1", 0, "jsonl", None, []),
+        '{"revision": "r1", "units": 0, "format": "jsonl", "records": []}',
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_view_writes_its_golden_json(name: str) -> None:
+    view, golden = GOLDEN[name]
+    assert json.dumps(view.to_json()) == golden
+
+
+def test_the_views_sweep_every_case() -> None:
+    assert len(GOLDEN) == 19
+
+
+def _subclasses(kind: type) -> list[type]:
+    out = []
+    for sub in kind.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+def test_every_views_keys_name_an_attribute_of_its_class() -> None:
+    """A misspelled ``_keys`` entry fails here, not in the one run that writes that view."""
+    import importlib
+
+    from evidence_tool.jsonvalue import View
+
+    for module in ("evidence_tool.session", "evidence_tool.migrate.step"):
+        importlib.import_module(module)
+    checked = 0
+    for cls in _subclasses(View):
+        for entry in cls.__dict__.get("_keys", ()):
+            attr = (entry.partition("=")[2] or entry.strip("*?")).split(".")[0]
+            names = set(dir(cls)) | set(getattr(cls, "__dataclass_fields__", ()))
+            assert attr in names, (cls.__name__, entry)
+            checked += 1
+    assert checked >= 60
