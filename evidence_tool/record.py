@@ -14,6 +14,11 @@ order they are declared, by one serializer instead of a hand-written pair per cl
   so the readers of files that map ``ValueError`` to their coded error keep doing so,
   now with the field named.
 
+A computed key (``ok`` of a citation check, the means of an evaluation's mode) is a
+field declared with a default and filled from the others by the class's
+``__post_init__`` through ``computed``: written like any field, recomputed when read
+back, and the constructor keeps taking only the fields it is computed from.
+
 Warnings (``errors.EvidenceWarning``, a dataclass every layer uses) are written in
 their own key order (``EvidenceWarning.to_dict``): a record names its warning fields in
 ``_warning_fields`` and ``to_json`` writes them that way.
@@ -32,7 +37,16 @@ from msgspec import UNSET, UnsetType, field
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
 
-__all__ = ["UNSET", "AnyObject", "Record", "UnsetType", "field", "field_of", "from_json"]
+__all__ = [
+    "UNSET",
+    "AnyObject",
+    "Record",
+    "UnsetType",
+    "computed",
+    "field",
+    "field_of",
+    "from_json",
+]
 
 # A field that holds a JSON object as parsed (a review item, a staged change): checked to
 # be an object, its contents kept as they are.  ``JsonObject`` is a recursive alias that
@@ -74,6 +88,13 @@ class Record(msgspec.Struct, frozen=True):
     @classmethod
     def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value
         return from_json(cls, data, cls._error)
+
+
+def computed(record: Record, **values: object) -> None:
+    """Set ``record``'s computed fields (the module docstring says how): called from its
+    ``__post_init__``, the one place a frozen record is written after it is built."""
+    for name, value in values.items():
+        msgspec.structs.force_setattr(record, name, value)
 
 
 def from_json(kind: type[T], data: object, error: type[ValueError] | None = None) -> T:

@@ -17,6 +17,7 @@ from evidence_tool.activation.adopt import Figures
 from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag
 from evidence_tool.activation.drift import IndexDrift
 from evidence_tool.activation.evaluation import Retired, Unavailable
+from evidence_tool.activation.vec import DenseStatus
 from evidence_tool.archive.local import ConsolidateStatus
 from evidence_tool.archive.manifest import SourceBlob
 from evidence_tool.archive.queries import PendingEntry, Serving
@@ -495,6 +496,14 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         ),
         '{"source_id": "aaaaaaaa", "decision": "replace", "revision": "bbbbbbbb", "dry_run": true, "changes": {"added": ["evidence:n"], "changed": ["evidence:c"], "identical": [], "retired": ["evidence:r"], "manual": []}, "excluded": ["evidence:x"], "overwrites_manual": ["evidence:c"], "would_write": ["evidence/curated/n.md"], "would_remove": ["evidence/curated/r.md"]}',
     ),
+    "dense-status-none": (
+        DenseStatus(None, None, None),
+        '{"model": null, "dense_path": null, "sqlite_vec": null}',
+    ),
+    "dense-status-vec": (
+        DenseStatus("m-é", "vec", "0.1.6"),
+        '{"model": "m-\\u00e9", "dense_path": "vec", "sqlite_vec": "0.1.6"}',
+    ),
     "eval-unavailable": (
         Unavailable(mode="dense", reason="no vectors"),
         '{"mode": "dense", "available": false, "reason": "no vectors"}',
@@ -579,5 +588,6 @@ def test_every_record_class_has_a_golden_case() -> None:
         "Unavailable",
         "RefinerResponse",
         "AddResult",
+        "DenseStatus",
     }
-    assert len(GOLDEN) == 73
+    assert len(GOLDEN) == 75
