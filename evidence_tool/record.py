@@ -74,7 +74,7 @@ class Record(msgspec.Struct, frozen=True):
     _warning_fields: ClassVar[tuple[str, ...]] = ()
     # the ValueError a damaged value raises from ``from_json`` (where a package maps its
     # damaged files to its own exception); msgspec.ValidationError where None
-    _error: ClassVar[type[ValueError] | None] = None
+    _error: ClassVar[type[Exception] | None] = None
 
     def to_json(self) -> JsonObject:  # JSON boundary: files, HTTP, the --json envelope
         # ``to_builtins`` shares the record's strings (an encode and decode round trip
@@ -97,7 +97,7 @@ def computed(record: Record, **values: object) -> None:
         msgspec.structs.force_setattr(record, name, value)
 
 
-def from_json(kind: type[T], data: object, error: type[ValueError] | None = None) -> T:
+def from_json(kind: type[T], data: object, error: type[Exception] | None = None) -> T:
     """``data`` (a parsed JSON value) as a ``kind`` (a record, a union of records with a
     tag, a tuple or map of them).  A wrong shape raises ``msgspec.ValidationError`` (a
     ValueError naming the path), or ``error`` with its message where a package maps its
@@ -110,7 +110,7 @@ def from_json(kind: type[T], data: object, error: type[ValueError] | None = None
         raise error(str(exc)) from None
 
 
-def field_of(kind: type[T], obj: JsonObject, key: str, error: type[ValueError] | None = None) -> T:
+def field_of(kind: type[T], obj: JsonObject, key: str, error: type[Exception] | None = None) -> T:
     """``obj[key]`` as a ``kind`` (None where the key is missing): ``from_json`` with the
     key named in the message (``'retire': Expected `array`, got `str```)."""
     try:
