@@ -187,14 +187,15 @@ ACTIVATION = Draft202012Validator(_activation_schema())
 names = st.from_regex(r"[A-Za-z0-9_-]{1,20}", fullmatch=True)
 activations = st.builds(
     ActivationSettings,
-    st.sampled_from(["sqlite", "qdrant", "command", "none"]),
-    st.lists(words, max_size=3).map(tuple),
-    st.none() | st.floats(min_value=0.5, max_value=600),
-    names,
-    st.none() | st.just("http://127.0.0.1:6333"),
-    st.none() | words,
-    st.none() | names,
-    st.none() | st.from_regex(r"[a-z_][a-z0-9_]{0,8}:[a-z_][a-z0-9_]{0,8}", fullmatch=True),
+    kind=st.sampled_from(["sqlite", "qdrant", "command", "none"]),
+    command=st.lists(words, max_size=3).map(tuple),
+    timeout_s=st.none() | st.floats(min_value=0.5, max_value=600),
+    collection=names,
+    url=st.none() | st.just("http://127.0.0.1:6333"),
+    path=st.none() | words,
+    api_key_env=st.none() | names,
+    embedder=st.none()
+    | st.from_regex(r"[a-z_][a-z0-9_]{0,8}:[a-z_][a-z0-9_]{0,8}", fullmatch=True),
 )
 
 
