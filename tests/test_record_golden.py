@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evidence_tool.activation.adopt import Figures
+from evidence_tool.activation.adopt import Adoption, Figures
 from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag
 from evidence_tool.activation.drift import IndexDrift
 from evidence_tool.activation.evaluation import (
@@ -26,6 +26,7 @@ from evidence_tool.activation.evaluation import (
     Score,
     Unavailable,
 )
+from evidence_tool.activation.fusion import Fusion
 from evidence_tool.activation.vec import DenseStatus
 from evidence_tool.archive.local import ConsolidateStatus
 from evidence_tool.archive.manifest import SourceBlob
@@ -89,6 +90,8 @@ Q_SCORED = QuestionResult.of(3, "què?", (GONE,), Score(0.5, 1.0, 0.6131, ("evid
 Q_GONE = QuestionResult.of(5, "only gone", (GONE,), None)
 Q_NOTE = QuestionResult.of(7, "the", (), Score(0.0, 0.0, 0.0, ("evidence:y",)), "only stop words")
 MODE = ModeFigures(mode="bm25", questions=(Q_SCORED, Q_GONE, Q_NOTE))
+
+HYBRID = {"mode": "hybrid", "fusion": {"method": "rrf", "weight": 0.7}}
 
 GOLDEN: dict[str, tuple[Any, str]] = {
     "git-file-untracked": (
@@ -539,6 +542,14 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         ModeFigures(mode="dense", questions=(Q_GONE,)),
         '{"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}',
     ),
+    "adoption-hybrid": (
+        Adoption(mode="hybrid", fusion=Fusion("rrf", 0.7), reason="better é", retrieval=HYBRID),
+        '{"mode": "hybrid", "fusion": {"method": "rrf", "weight": 0.7}, "reason": "better \\u00e9", "descriptor": "workspace.yaml", "retrieval": {"mode": "hybrid", "fusion": {"method": "rrf", "weight": 0.7}}}',
+    ),
+    "adoption-bm25": (
+        Adoption(mode="bm25", fusion=None, reason="no model", retrieval={"mode": "bm25"}),
+        '{"mode": "bm25", "fusion": null, "reason": "no model", "descriptor": "workspace.yaml", "retrieval": {"mode": "bm25"}}',
+    ),
     "eval-unavailable": (
         Unavailable(mode="dense", reason="no vectors"),
         '{"mode": "dense", "available": false, "reason": "no vectors"}',
@@ -626,8 +637,9 @@ def test_every_record_class_has_a_golden_case() -> None:
         "DenseStatus",
         "QuestionResult",
         "ModeFigures",
+        "Adoption",
     }
-    assert len(GOLDEN) == 80
+    assert len(GOLDEN) == 82
 
 
 # Output views the library writes and never reads back (a union of records without a

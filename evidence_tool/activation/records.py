@@ -36,10 +36,6 @@ class IndexRecord:
     def __init__(self, raw: JsonObject) -> None:
         self._raw = raw
 
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> IndexRecord:
-        return cls(raw)
-
     def to_json(self) -> JsonObject:  # JSON boundary: the export line, the stored record
         return self._raw
 
