@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from evidence_tool.errors import DescriptorError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import Record
+from evidence_tool.record import Record, field_of
 from evidence_tool.workspace.layout import Layout
 
 COMMAND_TIMEOUT_S = 300
@@ -48,7 +49,8 @@ class ActivationSettings(Record, frozen=True, omit_defaults=True):
     def from_section(cls, section: JsonObject, layout: Layout) -> ActivationSettings:
         """The installation's section as written (JSON boundary: the YAML file, whose
         schema the installation's reader checked)."""
-        return cls.from_json(effective_activation(section, layout))
+        key = "evidence.activation"
+        return field_of(cls, {key: effective_activation(section, layout)}, key, DescriptorError)
 
     def local_copy(self, path: str) -> ActivationSettings:
         """These settings for a throw-away local collection at ``path`` (eval --compare)."""

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from evidence_tool.errors import DescriptorError
 from evidence_tool.jsonvalue import JsonValue
-from evidence_tool.record import AnyObject, Record, field, from_json
+from evidence_tool.record import AnyObject, Record, field, field_of
+
+KEY = "evidence.sources"
 
 
 class SourceSpec(Record, frozen=True):
@@ -32,10 +35,13 @@ class SourceSpec(Record, frozen=True):
 
     @property
     def key(self) -> str:
-        return f"evidence.sources[{self.index}]"
+        return f"{KEY}[{self.index}]"
 
 
 def specs_of(entries: Iterable[Mapping[str, JsonValue]]) -> list[SourceSpec]:
     """Every entry of ``evidence.sources``, in order (the descriptor's schema checked
     their shapes)."""
-    return [from_json(SourceSpec, {**e, "index": n}) for n, e in enumerate(entries)]
+    return [
+        field_of(SourceSpec, {f"{KEY}[{n}]": {**e, "index": n}}, f"{KEY}[{n}]", DescriptorError)
+        for n, e in enumerate(entries)
+    ]
