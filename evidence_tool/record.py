@@ -14,6 +14,11 @@ order they are declared, by one serializer instead of a hand-written pair per cl
   so the readers of files that map ``ValueError`` to their coded error keep doing so,
   now with the field named.
 
+A computed key (``ok`` of a citation check, the means of an evaluation's mode) is a
+field declared with a default and filled from the others by the class's
+``__post_init__`` through ``computed``: written like any field, recomputed when read
+back, and the constructor keeps taking only the fields it is computed from.
+
 Warnings (``errors.EvidenceWarning``, a dataclass every layer uses) are written in
 their own key order (``EvidenceWarning.to_dict``): a record names its warning fields in
 ``_warning_fields`` and ``to_json`` writes them that way.
@@ -49,6 +54,7 @@ __all__ = [
     "Record",
     "UnsetType",
     "View",
+    "computed",
     "field",
     "field_of",
     "from_json",
@@ -81,7 +87,7 @@ class Record(msgspec.Struct, View, frozen=True):
     _rest: ClassVar[str | None] = None  # a dict field whose keys stand beside the others
     # the ValueError a damaged value raises from ``from_json`` (where a package maps its
     # damaged files to its own exception); msgspec.ValidationError where None
-    _error: ClassVar[type[ValueError] | None] = None
+    _error: ClassVar[type[Exception] | None] = None
 
     def _fields_json(self) -> JsonObject:  # View.to_json of a record without ``_keys``
         # ``to_builtins`` shares the record's strings (an encode and decode round trip
@@ -105,7 +111,14 @@ class Record(msgspec.Struct, View, frozen=True):
         return from_json(cls, data, cls._error)
 
 
-def from_json(kind: type[T], data: object, error: type[ValueError] | None = None) -> T:
+def computed(record: Record, **values: object) -> None:
+    """Set ``record``'s computed fields (the module docstring says how): called from its
+    ``__post_init__``, the one place a frozen record is written after it is built."""
+    for name, value in values.items():
+        msgspec.structs.force_setattr(record, name, value)
+
+
+def from_json(kind: type[T], data: object, error: type[Exception] | None = None) -> T:
     """``data`` (a parsed JSON value) as a ``kind`` (a record, a union of records with a
     tag, a tuple or map of them).  A wrong shape raises ``msgspec.ValidationError`` (a
     ValueError naming the path), or ``error`` with its message where a package maps its
@@ -118,7 +131,7 @@ def from_json(kind: type[T], data: object, error: type[ValueError] | None = None
         raise error(str(exc)) from None
 
 
-def field_of(kind: type[T], obj: JsonObject, key: str, error: type[ValueError] | None = None) -> T:
+def field_of(kind: type[T], obj: JsonObject, key: str, error: type[Exception] | None = None) -> T:
     """``obj[key]`` as a ``kind`` (None where the key is missing): ``from_json`` with the
     key named in the message (``'retire': Expected `array`, got `str```)."""
     try:

@@ -13,10 +13,21 @@ from typing import Any
 
 import pytest
 
-from evidence_tool.activation.adopt import Figures
+from evidence_tool.activation.adopt import Adoption, Figures
 from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag
 from evidence_tool.activation.drift import IndexDrift
-from evidence_tool.activation.evaluation import Retired, Unavailable
+from evidence_tool.activation.evaluation import (
+    Evaluation,
+    ModeFigures,
+    QuestionResult,
+    QuestionVectors,
+    Retired,
+    Run,
+    Score,
+    Unavailable,
+)
+from evidence_tool.activation.fusion import Fusion
+from evidence_tool.activation.vec import DenseStatus
 from evidence_tool.archive.local import ConsolidateStatus
 from evidence_tool.archive.manifest import SourceBlob
 from evidence_tool.archive.queries import PendingEntry, Serving
@@ -73,6 +84,14 @@ from evidence_tool.sources.registry import CitingUnit, RetractResult
 CURATED, OTHER = Role("curated"), Role("other")
 MANUAL = {"kind": "manual", "by": "x"}
 w1, w2, w3 = W("m é", "p", 3, "W801"), W("note"), W("col", "q", 1, "W804", 7)
+
+GONE = Retired("evidence:g", "ann", "2026-01-01T00:00:00Z", "retired")
+Q_SCORED = QuestionResult.of(3, "què?", (GONE,), Score(0.5, 1.0, 0.6131, ("evidence:x",)))
+Q_GONE = QuestionResult.of(5, "only gone", (GONE,), None)
+Q_NOTE = QuestionResult.of(7, "the", (), Score(0.0, 0.0, 0.0, ("evidence:y",)), "only stop words")
+MODE = ModeFigures(mode="bm25", questions=(Q_SCORED, Q_GONE, Q_NOTE))
+
+HYBRID = {"mode": "hybrid", "fusion": {"method": "rrf", "weight": 0.7}}
 
 GOLDEN: dict[str, tuple[Any, str]] = {
     "git-file-untracked": (
@@ -495,6 +514,42 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         ),
         '{"source_id": "aaaaaaaa", "decision": "replace", "revision": "bbbbbbbb", "dry_run": true, "changes": {"added": ["evidence:n"], "changed": ["evidence:c"], "identical": [], "retired": ["evidence:r"], "manual": []}, "excluded": ["evidence:x"], "overwrites_manual": ["evidence:c"], "would_write": ["evidence/curated/n.md"], "would_remove": ["evidence/curated/r.md"]}',
     ),
+    "dense-status-none": (
+        DenseStatus(None, None, None),
+        '{"model": null, "dense_path": null, "sqlite_vec": null}',
+    ),
+    "dense-status-vec": (
+        DenseStatus("m-é", "vec", "0.1.6"),
+        '{"model": "m-\\u00e9", "dense_path": "vec", "sqlite_vec": "0.1.6"}',
+    ),
+    "eval-question-scored": (
+        Q_SCORED,
+        '{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}',
+    ),
+    "eval-question-retired-only": (
+        Q_GONE,
+        '{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}',
+    ),
+    "eval-question-with-note": (
+        Q_NOTE,
+        '{"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}',
+    ),
+    "eval-mode-figures": (
+        MODE,
+        '{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}',
+    ),
+    "eval-mode-figures-nothing-scored": (
+        ModeFigures(mode="dense", questions=(Q_GONE,)),
+        '{"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}',
+    ),
+    "adoption-hybrid": (
+        Adoption(mode="hybrid", fusion=Fusion("rrf", 0.7), reason="better é", retrieval=HYBRID),
+        '{"mode": "hybrid", "fusion": {"method": "rrf", "weight": 0.7}, "reason": "better \\u00e9", "descriptor": "workspace.yaml", "retrieval": {"mode": "hybrid", "fusion": {"method": "rrf", "weight": 0.7}}}',
+    ),
+    "adoption-bm25": (
+        Adoption(mode="bm25", fusion=None, reason="no model", retrieval={"mode": "bm25"}),
+        '{"mode": "bm25", "fusion": null, "reason": "no model", "descriptor": "workspace.yaml", "retrieval": {"mode": "bm25"}}',
+    ),
     "eval-unavailable": (
         Unavailable(mode="dense", reason="no vectors"),
         '{"mode": "dense", "available": false, "reason": "no vectors"}',
@@ -579,5 +634,62 @@ def test_every_record_class_has_a_golden_case() -> None:
         "Unavailable",
         "RefinerResponse",
         "AddResult",
+        "DenseStatus",
+        "QuestionResult",
+        "ModeFigures",
+        "Adoption",
     }
-    assert len(GOLDEN) == 73
+    assert len(GOLDEN) == 82
+
+
+# Output views the library writes and never reads back (a union of records without a
+# tag, or keys computed from objects that are not in the JSON): their bytes only.
+WRITTEN: dict[str, tuple[Any, str]] = {
+    "eval-run": (
+        Run(
+            "active",
+            "abc",
+            "sqlite",
+            (
+                MODE,
+                ModeFigures(mode="dense", questions=(Q_GONE,)),
+                Unavailable(mode="hybrid", reason="no vectors"),
+            ),
+        ),
+        '{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}',
+    ),
+    "eval-evaluation": (
+        Evaluation(
+            10,
+            3,
+            "questions.yaml",
+            (
+                Run(
+                    "active",
+                    "abc",
+                    "sqlite",
+                    (
+                        MODE,
+                        ModeFigures(mode="dense", questions=(Q_GONE,)),
+                        Unavailable(mode="hybrid", reason="no vectors"),
+                    ),
+                ),
+            ),
+        ),
+        '{"k": 10, "questions": 3, "path": "questions.yaml", "runs": [{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}]}',
+    ),
+    "eval-evaluation-question-vectors": (
+        Evaluation(5, 1, "q.yaml", (), QuestionVectors(2, 1)),
+        '{"k": 5, "questions": 1, "path": "q.yaml", "runs": [], "question_vectors": {"embedded": 2, "cached": 1}}',
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN))
+def test_output_view_writes_its_golden_json(name: str) -> None:
+    record, golden = WRITTEN[name]
+    assert json.dumps(record.to_json()) == golden
+
+
+def test_every_output_view_has_a_golden_case() -> None:
+    assert len(WRITTEN) == 3

@@ -24,7 +24,6 @@ but ``--adopt`` measures the sqlite index).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from evidence_tool import fsio
@@ -44,7 +43,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.embedding import serves
 from evidence_tool.errors import ConflictError, NotReadyError, UsageError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import Record
+from evidence_tool.record import AnyObject, Record
 from evidence_tool.unit.yaml_strict import dump
 from evidence_tool.workspace.descriptor import (
     parse_descriptor,
@@ -69,22 +68,14 @@ class Figures(Record, frozen=True):
         return (self.recall + self.mrr + self.ndcg) / 3
 
 
-@dataclass(frozen=True)
-class Adoption:
+class Adoption(Record, frozen=True, kw_only=True):
+    """What ``eval --adopt`` wrote: the --json result's ``adopted``."""
+
     mode: str
     fusion: Fusion | None  # hybrid only
-    figures: dict[str, Figures]  # "bm25", "dense", "hybrid METHOD WEIGHT" -> figures
     reason: str  # why this candidate (one sentence)
-    section: JsonObject  # what workspace.yaml's retrieval now holds
-
-    def to_json(self) -> JsonObject:
-        return {
-            "mode": self.mode,
-            "fusion": self.fusion.to_json() if self.fusion else None,
-            "reason": self.reason,
-            "descriptor": DESCRIPTOR,
-            "retrieval": self.section,
-        }
+    descriptor: str = DESCRIPTOR
+    retrieval: AnyObject  # what workspace.yaml's retrieval now holds
 
 
 def _label(f: Fusion) -> str:
@@ -213,7 +204,7 @@ def adopt(
         },
     }
     _write(layout.descriptor, section)
-    return Adoption(mode, fusion, figures, reason, section)
+    return Adoption(mode=mode, fusion=fusion, reason=reason, retrieval=section)
 
 
 def _candidates(

@@ -19,8 +19,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.archive.records import Deletion, DeletionReason
 from evidence_tool.errors import Diagnostic
-from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import Record
+from evidence_tool.record import Record, computed
 
 
 def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
@@ -100,13 +99,10 @@ class CitationCheck(Record, frozen=True):
     inactive: tuple[str, ...]
     unused: tuple[str, ...]
     flags: tuple[CitationFlag, ...]
+    ok: bool = True  # computed: no cited id is ungrounded
 
-    @property
-    def ok(self) -> bool:
-        return not self.ungrounded
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the --json result of cite-check
-        return {**super().to_json(), "ok": self.ok}
+    def __post_init__(self) -> None:
+        computed(self, ok=not self.ungrounded)
 
 
 def classify(ctx: CitationContext, cited: Sequence[str], retrieved: Sequence[str]) -> CitationCheck:

@@ -37,7 +37,7 @@ from evidence_tool.embedding.cache import EmbeddingCache, question_key
 from evidence_tool.embedding.vectors import from_blob
 from evidence_tool.errors import DescriptorError, Diagnostic, NotReadyError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.record import Record
+from evidence_tool.record import UNSET, Record, UnsetType, computed
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 
@@ -171,70 +171,72 @@ class Score:
     misses: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class QuestionResult:
+class QuestionResult(Record, frozen=True):
+    """One question's row: its figures at k are left out when every expected id is
+    retired (listed, not scored), its note when nothing says why nothing was found."""
+
     line: int
     question: str
     retired: tuple[Retired, ...]
-    score: Score | None  # None: every expected id is retired (listed, not scored)
-    note: str | None = None  # why nothing was found (e.g. only stop words)
+    recall: float | UnsetType = UNSET
+    rr: float | UnsetType = UNSET
+    ndcg: float | UnsetType = UNSET
+    misses: tuple[str, ...] | UnsetType = UNSET
+    note: str | UnsetType = UNSET  # why nothing was found (e.g. only stop words)
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "line": self.line,
-            "question": self.question,
-            "retired": [r.to_json() for r in self.retired],
-        }
-        if self.score is not None:
-            out |= {
-                "recall": self.score.recall,
-                "rr": self.score.rr,
-                "ndcg": self.score.ndcg,
-                "misses": list(self.score.misses),
-            }
-        if self.note is not None:
-            out["note"] = self.note
-        return out
+    @classmethod
+    def of(
+        cls,
+        line: int,
+        question: str,
+        retired: tuple[Retired, ...],
+        score: Score | None,
+        note: str | None = None,
+    ) -> QuestionResult:
+        """The row of a question; ``score`` None: every expected id is retired."""
+        if score is None:
+            return cls(line, question, retired)
+        figures = (score.recall, score.rr, score.ndcg, score.misses)
+        return cls(line, question, retired, *figures, UNSET if note is None else note)
+
+    @property
+    def score(self) -> Score | None:
+        if self.recall is UNSET or self.rr is UNSET or self.ndcg is UNSET:
+            return None
+        return Score(self.recall, self.rr, self.ndcg, self.misses or ())
 
 
-@dataclass(frozen=True)
-class ModeFigures:
-    """A mode's figures, averaged over the questions with a live expected id."""
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+class ModeFigures(Record, frozen=True, kw_only=True):
+    """A mode's figures, averaged over the questions with a live expected id (computed
+    from ``questions``)."""
 
     mode: str
+    available: bool = True  # always: written for the --json result, in this place
+    evaluated: int = 0
+    retired_only: int = 0
+    recall: float | None = None
+    mrr: float | None = None
+    ndcg: float | None = None
     questions: tuple[QuestionResult, ...]
+
+    def __post_init__(self) -> None:
+        scored = self.scored
+        computed(
+            self,
+            evaluated=len(scored),
+            retired_only=len(self.questions) - len(scored),
+            recall=_mean([s.recall for s in scored]),
+            mrr=_mean([s.rr for s in scored]),
+            ndcg=_mean([s.ndcg for s in scored]),
+        )
 
     @property
     def scored(self) -> list[Score]:
-        return [q.score for q in self.questions if q.score is not None]
-
-    def _mean(self, values: list[float]) -> float | None:
-        return round(sum(values) / len(values), 4) if values else None
-
-    @property
-    def recall(self) -> float | None:
-        return self._mean([s.recall for s in self.scored])
-
-    @property
-    def mrr(self) -> float | None:
-        return self._mean([s.rr for s in self.scored])
-
-    @property
-    def ndcg(self) -> float | None:
-        return self._mean([s.ndcg for s in self.scored])
-
-    def to_json(self) -> JsonObject:
-        n = len(self.scored)
-        return {
-            "mode": self.mode,
-            "available": True,
-            "evaluated": n,
-            "retired_only": len(self.questions) - n,
-            "recall": self.recall,
-            "mrr": self.mrr,
-            "ndcg": self.ndcg,
-            "questions": [q.to_json() for q in self.questions],
-        }
+        return [s for q in self.questions if (s := q.score) is not None]
 
 
 class Unavailable(Record, frozen=True, kw_only=True):
@@ -245,41 +247,27 @@ class Unavailable(Record, frozen=True, kw_only=True):
     reason: str
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(Record, frozen=True):
     label: str  # "active" or "compare"
     revision: str
     backend: str
     modes: tuple[ModeFigures | Unavailable, ...]
 
-    def to_json(self) -> JsonObject:
-        return {
-            "label": self.label,
-            "revision": self.revision,
-            "backend": self.backend,
-            "modes": [m.to_json() for m in self.modes],
-        }
 
-
-@dataclass(frozen=True)
-class Evaluation:
-    k: int
-    path: str
-    questions: int
-    runs: tuple[Run, ...]
+class QuestionVectors(Record, frozen=True):
     embedded: int  # question texts sent to the embedding service by this eval
     cached: int  # question vectors read from the embedding cache
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "k": self.k,
-            "questions": self.questions,
-            "path": self.path,
-            "runs": [r.to_json() for r in self.runs],
-        }
-        if self.embedded or self.cached:
-            out["question_vectors"] = {"embedded": self.embedded, "cached": self.cached}
-        return out
+
+class Evaluation(Record, frozen=True):
+    """An eval's --json result; ``question_vectors`` is left out when no question was
+    embedded or read from the cache."""
+
+    k: int
+    questions: int
+    path: str
+    runs: tuple[Run, ...]
+    question_vectors: QuestionVectors | UnsetType = UNSET
 
 
 # -- scoring ---------------------------------------------------------------------------
@@ -311,14 +299,15 @@ def _run_mode(
         gone = tuple(retired[uid] for uid in q.expected if uid in retired)
         relevant = set(q.expected) - {r.id for r in gone}
         if not relevant:
-            rows.append(QuestionResult(q.line, q.question, gone, None))
+            rows.append(QuestionResult.of(q.line, q.question, gone, None))
             continue
         note = None
         try:
             ranked = search(q.question, q.filters, k)
         except UsageError as exc:  # e.g. only stop words: nothing found, said why
             ranked, note = [], exc.message
-        rows.append(QuestionResult(q.line, q.question, gone, _score(ranked, relevant, k), note))
+        score = _score(ranked, relevant, k)
+        rows.append(QuestionResult.of(q.line, q.question, gone, score, note))
     return tuple(rows)
 
 
@@ -481,7 +470,7 @@ def _run(
         def one(q: str, f: Filters, n: int, m: str = mode) -> list[str]:
             return search(q, f, n, m)
 
-        out.append(ModeFigures(mode, _run_mode(one, questions, retired, k)))
+        out.append(ModeFigures(mode=mode, questions=_run_mode(one, questions, retired, k)))
     return Run(label, revision, backend, tuple(out))
 
 
@@ -565,14 +554,9 @@ def evaluate(
             runs.append(
                 _run("compare", revision, kind, searcher, questions, retired, k, chosen, questioner)
             )
-    return Evaluation(
-        k,
-        questions_path,
-        len(questions),
-        tuple(runs),
-        questioner.cache.embedded if questioner else 0,
-        questioner.cache.hits if questioner else 0,
-    )
+    vectors = (questioner.cache.embedded, questioner.cache.hits) if questioner else (0, 0)
+    used = QuestionVectors(*vectors) if any(vectors) else UNSET
+    return Evaluation(k, len(questions), questions_path, tuple(runs), used)
 
 
 def _rebuilt(

@@ -17,10 +17,9 @@ scale, points here"; docs/retrieval.md has the measurements behind the default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from evidence_tool.errors import DescriptorError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonValue
+from evidence_tool.record import Record, field_of
 
 RRF_K = 60  # the constant of Cormack et al. (2009): damps the weight of the top ranks
 # z-scores were measured too: once shifted to a common floor they rank exactly as minmax
@@ -30,8 +29,7 @@ METHODS = ("max", "minmax", "rrf")
 Ranking = list[tuple[str, float]]
 
 
-@dataclass(frozen=True, slots=True)
-class Fusion:
+class Fusion(Record, frozen=True):
     """How hybrid mixes its two rankings (the workspace may adopt another: eval --adopt)."""
 
     method: str = "max"
@@ -48,25 +46,11 @@ class Fusion:
                 f"retrieval.fusion.weight must be a number from 0 to 1, not {self.weight!r}"
             )
 
-    def to_json(self) -> JsonObject:
-        return {"method": self.method, "weight": self.weight}
-
-    @classmethod
-    def from_json(cls, raw: JsonValue) -> Fusion:
-        """The ``retrieval.fusion`` of a workspace descriptor (the schema checked its shape)."""
-        if not isinstance(raw, dict):
-            return DEFAULT
-        method, weight = raw.get("method", DEFAULT.method), raw.get("weight", DEFAULT.weight)
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise DescriptorError(f"retrieval.fusion.weight must be a number, not {weight!r}")
-        return cls(str(method), float(weight))
-
 
 DEFAULT = Fusion()
 
 
-@dataclass(frozen=True, slots=True)
-class Retrieval:
+class Retrieval(Record, frozen=True):
     """A workspace's ``retrieval`` section (workspace.yaml): the mode ``search`` runs when
     none is asked for, and the fusion of ``hybrid``.  Written by ``eval --adopt``,
     reviewed in Git like any other change of behaviour."""
@@ -76,10 +60,10 @@ class Retrieval:
 
     @classmethod
     def from_json(cls, raw: JsonValue) -> Retrieval:
-        if not isinstance(raw, dict):
-            return cls()
-        mode = raw.get("mode")
-        return cls(mode if isinstance(mode, str) else None, Fusion.from_json(raw.get("fusion")))
+        """The section as the descriptor holds it (None: no section, the defaults); a
+        value of the wrong type is a DescriptorError naming its path."""
+        section = {"retrieval": raw}
+        return cls() if raw is None else field_of(cls, section, "retrieval", DescriptorError)
 
 
 def _minmax(ranking: Ranking) -> dict[str, float]:

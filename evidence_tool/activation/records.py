@@ -36,10 +36,6 @@ class IndexRecord:
     def __init__(self, raw: JsonObject) -> None:
         self._raw = raw
 
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> IndexRecord:
-        return cls(raw)
-
     def to_json(self) -> JsonObject:  # JSON boundary: the export line, the stored record
         return self._raw
 
@@ -191,29 +187,6 @@ class Hit:
             out["dense"] = self.dense
         return out
 
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> Hit:
-        scoring = (
-            Scoring.FUSED if "dense" in raw else Scoring.BM25 if "bm25" in raw else Scoring.POINT
-        )
-        record = raw.get("record")
-        provenance = raw.get("provenance")
-        return cls(
-            _str(raw, "id"),
-            _str(raw, "kind"),
-            _str(raw, "language"),
-            _str(raw, "title"),
-            _num(raw.get("score")) or 0.0,
-            tuple(_strs(raw.get("matched"))),
-            _str(raw, "path"),
-            provenance if isinstance(provenance, str) else None,
-            tuple(_strs(raw.get("purposes"))),
-            IndexRecord(record if isinstance(record, dict) else {}),
-            scoring,
-            _num(raw.get("bm25")),
-            _num(raw.get("dense")),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
@@ -246,41 +219,7 @@ class SearchResult:
         )
         return out
 
-    @classmethod
-    def from_json(cls, raw: JsonObject) -> SearchResult:
-        hits = tuple(Hit.from_json(h) for h in _objs(raw.get("hits")))
-        dense_path = raw.get("dense_path")
-        rankings = tuple(_strs(raw["rankings"])) if "rankings" in raw else None
-        return cls(
-            _str(raw, "revision"),
-            _str(raw, "query"),
-            _str(raw, "mode"),
-            hits,
-            rankings,
-            dense_path if isinstance(dense_path, str) else None,
-            tuple(_warning(w) for w in _objs(raw.get("warnings"))),
-        )
-
 
 def _str(raw: JsonObject, key: str) -> str:
     value = raw.get(key)
     return value if isinstance(value, str) else ""
-
-
-def _num(value: JsonValue) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _objs(value: JsonValue) -> list[JsonObject]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _warning(raw: JsonObject) -> EvidenceWarning:
-    path, line, code, column = (raw.get(k) for k in ("path", "line", "code", "column"))
-    return EvidenceWarning(
-        _str(raw, "message"),
-        path if isinstance(path, str) else None,
-        line if isinstance(line, int) else None,
-        code if isinstance(code, str) else None,
-        column if isinstance(column, int) else None,
-    )

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from evidence_tool.embedding.vectors import dot, from_blob, to_blob
 from evidence_tool.errors import EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record, field
 
 TABLE = "vec_units"
 META_KEY = "vec"  # meta row: the sqlite-vec version that wrote vec_units (absent: none)
@@ -240,16 +240,12 @@ def _rescored(
     return [(uid, sim) for sim, uid in scored[:k]]
 
 
-@dataclass(frozen=True)
-class DenseStatus:
+class DenseStatus(Record, frozen=True):
     """What ``status`` says of the sqlite index's vectors and who would rank them."""
 
     model: str | None  # the model id of the index's vectors; None: no vectors
-    path: str | None  # "vec" or "python"; None without vectors
+    path: str | None = field(name="dense_path")  # "vec" or "python"; None without vectors
     sqlite_vec: str | None  # the version that wrote vec_units; None: the index has none
-
-    def to_json(self) -> JsonObject:
-        return {"model": self.model, "dense_path": self.path, "sqlite_vec": self.sqlite_vec}
 
 
 def dense_status(index: Path) -> tuple[DenseStatus, EvidenceWarning | None]:

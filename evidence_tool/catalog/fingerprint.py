@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from functools import cached_property
 
 from evidence_tool.catalog.model import Catalog, Column, Relation, split_name
@@ -46,11 +45,14 @@ class RelationPrint(Record, frozen=True, omit_defaults=True, kw_only=True):
         return parts[0], parts[-1]
 
 
-@dataclass(frozen=True)
-class Fingerprint:
+class Fingerprint(Record, frozen=True, kw_only=True, dict=True):
+    """The fingerprint's JSON, ``format`` first; ``dict=True`` lets it cache its bytes
+    and digest."""
+
+    format: int = FORMAT
     kind: str
-    search_path: tuple[str, ...]
-    fold_case: bool
+    search_path: tuple[str, ...] = ("public",)
+    fold_case: bool = False
     relations: dict[str, RelationPrint]  # by qualified name, sorted
 
     @classmethod
@@ -59,16 +61,12 @@ class Fingerprint:
             r.qualified: RelationPrint.of(r)
             for r in sorted(catalog.relations, key=lambda r: (r.schema, r.name))
         }
-        return cls(catalog.kind, tuple(catalog.search_path), catalog.fold_case, rels)
-
-    def to_json(self) -> JsonObject:
-        return {
-            "format": FORMAT,
-            "kind": self.kind,
-            "search_path": list(self.search_path),
-            "fold_case": self.fold_case,
-            "relations": {q: r.to_json() for q, r in self.relations.items()},
-        }
+        return cls(
+            kind=catalog.kind,
+            search_path=tuple(catalog.search_path),
+            fold_case=catalog.fold_case,
+            relations=rels,
+        )
 
     @cached_property
     def data(self) -> bytes:
@@ -96,20 +94,8 @@ class Fingerprint:
 
 
 def parse_fingerprint(data: bytes) -> Fingerprint:
-    """A stored fingerprint; ValueError when the bytes are not one."""
-    value = json.loads(data)
-    if not isinstance(value, dict) or value.get("format") != FORMAT:
-        raise ValueError("not a catalog fingerprint of format 1")
-    rels = value.get("relations")
-    if not isinstance(rels, dict):
-        raise ValueError("a catalog fingerprint without relations")
-    try:
-        relations = {str(q): RelationPrint.from_json(r) for q, r in rels.items()}
-        return Fingerprint(
-            str(value["kind"]),
-            tuple(str(s) for s in value.get("search_path", ["public"])),
-            bool(value.get("fold_case", False)),
-            relations,
-        )
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"a malformed catalog fingerprint ({exc})") from None
+    """A stored fingerprint; ValueError (naming the key) when the bytes are not one."""
+    fp = Fingerprint.from_json(json.loads(data))
+    if fp.format != FORMAT:
+        raise ValueError(f"not a catalog fingerprint of format {FORMAT}")
+    return fp

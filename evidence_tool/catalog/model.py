@@ -54,14 +54,6 @@ class Relation:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "schema": self.schema,
-            "name": self.name,
-            "kind": self.kind,
-            "columns": [{"name": c.name, "type": c.type} for c in self.columns],
-        }
-
 
 @dataclass(frozen=True)
 class Catalog:

@@ -107,7 +107,7 @@ def add_import(
                 f"{DESCRIPTOR} already imports {rel} as {fmt} (evidence.sources[{n}]); "
                 "nothing was written: edit that entry to change its options"
             )
-    check_entry(SourceSpec.from_json(len(sources), entry), key)
+    check_entry(SourceSpec.from_json({**entry, "index": len(sources)}), key)
     list_files(layout, rel, key)  # the links inside a folder too, as refresh will
     # Bytes of the operator's own (comments, spacing) are not kept: said in the result.
     rewritten = dump(value).encode("utf-8") != data

@@ -7,25 +7,19 @@ JSON once and becomes a ``SourceSpec``, so an adapter reads typed fields, not ke
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.errors import DescriptorError
+from evidence_tool.jsonvalue import JsonValue
+from evidence_tool.record import AnyObject, Record, field, field_of
 
-
-def _text(value: JsonValue, default: str = "") -> str:
-    return value if isinstance(value, str) else default
-
-
-def _maybe(value: JsonValue) -> str | None:
-    return value if isinstance(value, str) else None
+KEY = "evidence.sources"
 
 
-@dataclass(frozen=True, slots=True)
-class SourceSpec:
+class SourceSpec(Record, frozen=True):
     """One entry; fields a kind does not use keep their defaults."""
 
     index: int  # its place in evidence.sources: messages name it
-    kind: str  # http | s3 | import (filesystem sources need no entry)
+    kind: str = ""  # http | s3 | import (filesystem sources need no entry)
     url: str = ""
     safe_query_params: tuple[str, ...] = ()
     bucket: str = ""
@@ -35,35 +29,19 @@ class SourceSpec:
     format: str = ""
     path: str = ""
     # An importer's options as written (a JSON boundary: each importer checks its own).
-    options: JsonObject = field(default_factory=dict)
+    options: AnyObject = field(default_factory=dict)
     language: str | None = None
     title: str | None = None
 
     @property
     def key(self) -> str:
-        return f"evidence.sources[{self.index}]"
-
-    @classmethod
-    def from_json(cls, index: int, value: Mapping[str, JsonValue]) -> SourceSpec:
-        params = value.get("safe_query_params")
-        options = value.get("options")
-        return cls(
-            index,
-            _text(value.get("kind")),
-            url=_text(value.get("url")),
-            safe_query_params=tuple(_text(p) for p in params) if isinstance(params, list) else (),
-            bucket=_text(value.get("bucket")),
-            prefix=_text(value.get("prefix")),
-            endpoint_url=_maybe(value.get("endpoint_url")),
-            region=_maybe(value.get("region")),
-            format=_text(value.get("format")),
-            path=_text(value.get("path")),
-            options=dict(options) if isinstance(options, dict) else {},
-            language=_maybe(value.get("language")),
-            title=_maybe(value.get("title")),
-        )
+        return f"{KEY}[{self.index}]"
 
 
 def specs_of(entries: Iterable[Mapping[str, JsonValue]]) -> list[SourceSpec]:
-    """Every entry of ``evidence.sources``, in order."""
-    return [SourceSpec.from_json(n, e) for n, e in enumerate(entries)]
+    """Every entry of ``evidence.sources``, in order (the descriptor's schema checked
+    their shapes)."""
+    return [
+        field_of(SourceSpec, {f"{KEY}[{n}]": {**e, "index": n}}, f"{KEY}[{n}]", DescriptorError)
+        for n, e in enumerate(entries)
+    ]

@@ -48,7 +48,7 @@ def _bm25_figures(path: Path, questions: list[Question]) -> ModeFigures:
     def one(q: str, f: Filters, n: int) -> list[str]:
         return search_path(path, q, f, n, "bm25").ids()
 
-    return ModeFigures("bm25", _run_mode(one, questions, {}, 5))
+    return ModeFigures(mode="bm25", questions=_run_mode(one, questions, {}, 5))
 
 
 def test_stemming_bm25_is_not_worse_than_exact_tokens_on_the_question_set(

@@ -94,5 +94,5 @@ def test_a_missing_required_key_is_named(missing: str) -> None:
 
 
 def test_a_dimension_that_is_no_number_is_a_descriptor_error() -> None:
-    with pytest.raises(DescriptorError, match="dimensions must be a number"):
+    with pytest.raises(DescriptorError, match=r"got `str` - at `\$\.dimensions`"):
         EmbeddingSettings.from_json({"kind": "http", "dimensions": "many"})

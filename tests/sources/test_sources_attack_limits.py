@@ -70,9 +70,9 @@ def test_a_prefix_listing_more_than_the_listing_bound_is_refused_not_truncated(
     from evidence_tool.errors import SourceError
     from evidence_tool.sources import s3_adapter
     from evidence_tool.sources.policy import NetworkPolicy
-    from evidence_tool.sources.specs import SourceSpec
+    from evidence_tool.sources.specs import specs_of
 
-    spec = SourceSpec.from_json(0, _bucket(moto_endpoint, "memo-overflow", 12, monkeypatch))
+    (spec,) = specs_of([_bucket(moto_endpoint, "memo-overflow", 12, monkeypatch)])
     policy = NetworkPolicy(allowed_hosts=("127.0.0.1",), max_listed=9)
     with pytest.raises(SourceError) as refused:
         s3_adapter.discover([spec], policy)
