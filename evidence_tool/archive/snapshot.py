@@ -14,10 +14,10 @@ from evidence_tool.archive.objects import HEX64, ObjectStore
 from evidence_tool.archive.records import Deletion
 from evidence_tool.errors import IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.workspace import gcpause
+from evidence_tool.workspace._speed import gcpause
 
 if TYPE_CHECKING:
-    from evidence_tool.archive.unitrecords import Fields, KnownRecords
+    from evidence_tool.archive._speed.unitrecords import Fields, KnownRecords
     from evidence_tool.unit.model import Unit
 
 
