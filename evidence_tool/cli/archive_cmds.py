@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from evidence_tool.cli import narrow
-from evidence_tool.cli.options import (
-    force_option,
-    json_option,
-    resolve_root,
-    warnings_as_errors_option,
-    workspace_options,
-)
-from evidence_tool.cli.output import Context, Report, StderrProgress, run
+from evidence_tool.cli.options import force_option, warnings_as_errors_option
+from evidence_tool.cli.output import Report
 from evidence_tool.cli.reporters.text_lines import cut_lines, id_list
-from evidence_tool.cli.workspace_cmds import workspace_evidence
+from evidence_tool.cli.workspace_cmds import actor_option, register, wait_option, workspace_evidence
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.vocabulary import KINDS, PURPOSES  # a leaf: no parser at start-up
@@ -25,71 +18,6 @@ from evidence_tool.unit.vocabulary import KINDS, PURPOSES  # a leaf: no parser a
 if TYPE_CHECKING:
     from evidence_tool.archive.local import ConsolidateResult
     from evidence_tool.session import Session
-
-actor_option = click.option(
-    "--actor", help="Who does this (default: installation actor, THT_ACTOR, OS user)."
-)
-wait_option = click.option(
-    "--wait",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait for the archive lock before failing (E303).",
-)
-
-
-def open_session(
-    cctx: click.Context, root_opt: str | None, ws_id: str | None, ctx: Context, wait: float = 0.0
-) -> Session:
-    """The Session of the workspace the options name (every workspace command's one face)."""
-    from evidence_tool.session import Session
-
-    root = resolve_root(cctx, root_opt, ws_id)
-    ctx.workspace = str(root)
-    # Long scans (more than a few hundred units) draw a bar on a terminal's stderr.
-    progress = StderrProgress.for_terminal(min_total=300)
-    return Session.open(
-        root, (cctx.find_root().obj or {}).get("installation"), wait=wait, progress=progress
-    )
-
-
-def _command(name: str, fn: Callable[..., Report], takes_json: bool) -> Callable[..., None]:
-    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command; with
-    ``takes_json`` the body is also told ``as_json`` (its result differs by format)."""
-
-    @workspace_options
-    @json_option
-    @click.pass_context
-    def command(
-        cctx: click.Context,
-        /,
-        workspace_root: str | None,
-        workspace_id: str | None,
-        as_json: bool,
-        **kwargs: Any,
-    ) -> None:
-        ctx = Context(as_json, name if name.startswith("config") else f"workspace evidence {name}")
-        wait = kwargs.pop("wait", 0.0) or 0.0
-        if takes_json:
-            kwargs["as_json"] = as_json
-        run(ctx, lambda: fn(open_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
-
-    command.__doc__ = fn.__doc__
-    return command
-
-
-def register(
-    name: str,
-    body: Callable[..., Report],
-    *decorators: Any,
-    group: click.Group | None = None,
-    takes_json: bool = False,
-) -> None:
-    """Add ``body`` as a command with its options (listed top to bottom as in --help)."""
-    fn = _command(name, body, takes_json)
-    for deco in reversed(decorators):
-        fn = deco(fn)
-    (group or workspace_evidence).command(name.split()[-1])(fn)
 
 
 def _consolidate_report(result: ConsolidateResult) -> Report:

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 from evidence_tool.cli import narrow
-from evidence_tool.cli.archive_cmds import actor_option, register, wait_option
 from evidence_tool.cli.output import Report, StderrProgress
-from evidence_tool.cli.workspace_cmds import workspace_evidence
+from evidence_tool.cli.workspace_cmds import actor_option, register, wait_option, workspace_evidence
 
 if TYPE_CHECKING:
     from evidence_tool.jsonvalue import JsonObject
