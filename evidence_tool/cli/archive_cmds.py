@@ -17,6 +17,7 @@ from evidence_tool.unit.vocabulary import KINDS, PURPOSES  # a leaf: no parser a
 
 if TYPE_CHECKING:
     from evidence_tool.archive.local import ConsolidateResult
+    from evidence_tool.gitflow.records import GitState
     from evidence_tool.session import Session
 
 
@@ -88,8 +89,7 @@ def status_body(s: Session) -> Report:
     index = rep.search_index
     if index.model:
         lines.append(f"search index: vectors of {index.model}, ranked by {index.path}")
-    git = rep.git.to_json()
-    lines += _git_lines(git)
+    lines += _git_lines(rep.git)
     warnings = [*rep.warnings, *st.id_changes, *rep.git.warnings]
     return Report(result=rep.to_json(), text=lines, warnings=warnings)
 
@@ -107,18 +107,17 @@ def _warnings(found: list[JsonObject]) -> list[EvidenceWarning]:
     ]
 
 
-def _git_lines(git: JsonObject) -> list[str]:
-    if not git["available"]:
-        return [f"git: {git['note']}"]
-    where = f"branch {git['branch']}" if git["branch"] else "detached HEAD"
-    head = narrow.opt_text(git["head"]) or "no commit"
-    lines = [f"git: {where} at {head[:12]} in {git['repository']}"]
-    for key in ("staged", "modified", "untracked"):
-        files = narrow.objs(git[key])
-        changes = [f" ({f['change']})" if "change" in f else "" for f in files]
-        each = [f"  {key}: {f['path']}{change}" for f, change in zip(files, changes, strict=True)]
+def _git_lines(git: GitState) -> list[str]:
+    if not git.available:
+        return [f"git: {git.note}"]
+    where = f"branch {git.branch}" if git.branch else "detached HEAD"
+    lines = [f"git: {where} at {(git.head or 'no commit')[:12]} in {git.repository}"]
+    for key, files in (("staged", git.staged), ("modified", git.modified)):
+        each = [f"  {key}: {f.path} ({f.change})" for f in files]
         lines += cut_lines(each, indent=f"  {key}: ")
-    if git["clean"]:
+    untracked = [f"  untracked: {f.path}" for f in git.untracked]
+    lines += cut_lines(untracked, indent="  untracked: ")
+    if git.clean:
         lines.append("  evidence tree clean")
     return lines
 
