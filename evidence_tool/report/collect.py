@@ -28,6 +28,7 @@ from evidence_tool.report.model import (
     ReviewRow,
     RevisionState,
     UnitStatus,
+    part,
 )
 from evidence_tool.sources import missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
@@ -316,12 +317,12 @@ def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]
 
     ``record`` is the catalog run's record file as ``read_record`` returns it (catalog's
     JSON boundary): each part is narrowed before it is trusted."""
-    checked = _object(record.get("units"))
-    items = _object(record.get("review_items"))
+    checked = part(record.get("units"))
+    items = part(record.get("review_items"))
     for card in cards:
         uid = card.unit.id
         f = view.files.get(uid)
-        seen = _object(checked.get(uid))
+        seen = part(checked.get(uid))
         if card.status == UnitStatus.DELETED or f is None or not seen:
             continue
         if seen.get("content_hash") != f.content_hash:
@@ -336,11 +337,6 @@ def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]
             tuple(codes),
             tuple(ReviewRow.of(i) for i in mine),
         )
-
-
-def _object(value: JsonValue) -> JsonObject:
-    """A part of the catalog record, read as a derived file: a broken part reads empty."""
-    return value if isinstance(value, dict) else {}
 
 
 def _list(value: JsonValue) -> list[JsonValue]:

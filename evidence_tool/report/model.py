@@ -77,8 +77,8 @@ def _shown(value: JsonValue) -> str | None:
     return str(value) if value else None
 
 
-def _part(value: JsonValue) -> JsonObject:
-    """A part of a derived record: a broken part reads empty."""
+def part(value: JsonValue) -> JsonObject:
+    """A part of a derived record (the catalog run's): a broken part reads empty."""
     return value if isinstance(value, dict) else {}
 
 
@@ -126,10 +126,10 @@ class CatalogPanel:
         may be hand-broken: every part is narrowed); None when no run left one."""
         if not rec:
             return None
-        cat = _part(rec.get("catalog"))
-        drift = _part(rec.get("drift"))
+        cat = part(rec.get("catalog"))
+        drift = part(rec.get("drift"))
         changes = drift.get("changes")
-        rows = [DriftRow.of(_part(c)) for c in changes] if isinstance(changes, list) else []
+        rows = [DriftRow.of(part(c)) for c in changes] if isinstance(changes, list) else []
         return cls(
             str(rec.get("checked_at")),
             str(cat.get("kind")),
