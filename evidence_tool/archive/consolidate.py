@@ -8,8 +8,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from evidence_tool.archive import eventlog, unitrecords
+from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
+from evidence_tool.archive._speed import unitrecords
 from evidence_tool.archive.clock import changed_at
 from evidence_tool.archive.core import ArchiveCore
 from evidence_tool.archive.derive import Derivation, DeriveRequest, changes_json, derive
@@ -37,9 +38,9 @@ from evidence_tool.errors import (
     refuse_warnings,
 )
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.workspace import gcpause
+from evidence_tool.workspace._speed import gcpause
+from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.scan import CuratedFile, ValidationReport
-from evidence_tool.workspace.statcache import StatCache
 
 if TYPE_CHECKING:
     from evidence_tool.unit import Unit

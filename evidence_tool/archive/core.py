@@ -23,9 +23,9 @@ from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.archive.state import State, read_state
 from evidence_tool.errors import AvailabilityError, IntegrityError, InvalidFilesError
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import Progress, ValidationReport, scan_curated
-from evidence_tool.workspace.statcache import StatCache
 
 
 def unfinished_snapshots(layout: Layout) -> list[Path]:

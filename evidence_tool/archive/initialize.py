@@ -6,8 +6,9 @@ import contextlib
 from collections.abc import Callable
 
 from evidence_tool import fsio
-from evidence_tool.archive import eventlog, unitrecords
+from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
+from evidence_tool.archive._speed import unitrecords
 from evidence_tool.archive.clock import changed_at
 from evidence_tool.archive.consolidate import build_candidate, parsed_units
 from evidence_tool.archive.core import ArchiveCore
@@ -20,9 +21,9 @@ from evidence_tool.archive.state import State, write_state
 from evidence_tool.archive.writing import write_snapshot
 from evidence_tool.errors import InvalidFilesError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.workspace import gcpause
+from evidence_tool.workspace._speed import gcpause
+from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.scan import ValidationReport
-from evidence_tool.workspace.statcache import StatCache
 
 
 def initialize(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
-from evidence_tool.archive import splice
+from evidence_tool.archive._speed import splice
 from evidence_tool.archive.records import (
     Declaration,
     DeclarationKind,

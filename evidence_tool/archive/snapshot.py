@@ -9,16 +9,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evidence_tool.archive._speed.unitrecords import fields_of
 from evidence_tool.archive.manifest import Manifest, UnitEntry, parse_manifest
 from evidence_tool.archive.objects import HEX64, ObjectStore
 from evidence_tool.archive.records import Deletion
-from evidence_tool.archive.unitrecords import fields_of
 from evidence_tool.errors import IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.workspace import gcpause
+from evidence_tool.workspace._speed import gcpause
 
 if TYPE_CHECKING:
-    from evidence_tool.archive.unitrecords import Fields, KnownRecords
+    from evidence_tool.archive._speed.unitrecords import Fields, KnownRecords
     from evidence_tool.unit.model import Unit
 
 
@@ -31,7 +31,7 @@ class Snapshot:
     # Units this process already parsed, by file hash (a blob is named by its hash, so the
     # unit parsed from the same bytes is the same): activation takes them, never a reparse.
     parsed: dict[str, Unit] = field(default_factory=dict, compare=False, repr=False)
-    # Unit fields recorded by 'init' (archive.unitrecords), by file hash: a lookup, no parse.
+    # Unit fields recorded by 'init' (archive._speed.unitrecords), by file hash: a lookup, no parse.
     known: KnownRecords | None = field(default=None, compare=False, repr=False)
     # The newest snapshot before this one, when the consolidation that made it had it
     # loaded: an index update starts from it without loading its manifest again.

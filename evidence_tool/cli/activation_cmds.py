@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 from evidence_tool.cli import narrow
-from evidence_tool.cli.archive_cmds import register
 from evidence_tool.cli.output import Report
+from evidence_tool.cli.workspace_cmds import register
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 if TYPE_CHECKING:

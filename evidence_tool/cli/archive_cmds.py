@@ -2,94 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from evidence_tool.cli import narrow
-from evidence_tool.cli.options import (
-    force_option,
-    json_option,
-    resolve_root,
-    warnings_as_errors_option,
-    workspace_options,
-)
-from evidence_tool.cli.output import Context, Report, StderrProgress, run
+from evidence_tool.cli.options import force_option, warnings_as_errors_option
+from evidence_tool.cli.output import Report
 from evidence_tool.cli.reporters.text_lines import cut_lines, id_list
-from evidence_tool.cli.workspace_cmds import workspace_evidence
+from evidence_tool.cli.workspace_cmds import actor_option, register, wait_option, workspace_evidence
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.vocabulary import KINDS, PURPOSES  # a leaf: no parser at start-up
 
 if TYPE_CHECKING:
     from evidence_tool.archive.local import ConsolidateResult
+    from evidence_tool.gitflow.records import GitState
     from evidence_tool.session import Session
-
-actor_option = click.option(
-    "--actor", help="Who does this (default: installation actor, THT_ACTOR, OS user)."
-)
-wait_option = click.option(
-    "--wait",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait for the archive lock before failing (E303).",
-)
-
-
-def open_session(
-    cctx: click.Context, root_opt: str | None, ws_id: str | None, ctx: Context, wait: float = 0.0
-) -> Session:
-    """The Session of the workspace the options name (every workspace command's one face)."""
-    from evidence_tool.session import Session
-
-    root = resolve_root(cctx, root_opt, ws_id)
-    ctx.workspace = str(root)
-    # Long scans (more than a few hundred units) draw a bar on a terminal's stderr.
-    progress = StderrProgress.for_terminal(min_total=300)
-    return Session.open(
-        root, (cctx.find_root().obj or {}).get("installation"), wait=wait, progress=progress
-    )
-
-
-def _command(name: str, fn: Callable[..., Report], takes_json: bool) -> Callable[..., None]:
-    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command; with
-    ``takes_json`` the body is also told ``as_json`` (its result differs by format)."""
-
-    @workspace_options
-    @json_option
-    @click.pass_context
-    def command(
-        cctx: click.Context,
-        /,
-        workspace_root: str | None,
-        workspace_id: str | None,
-        as_json: bool,
-        **kwargs: Any,
-    ) -> None:
-        ctx = Context(as_json, name if name.startswith("config") else f"workspace evidence {name}")
-        wait = kwargs.pop("wait", 0.0) or 0.0
-        if takes_json:
-            kwargs["as_json"] = as_json
-        run(ctx, lambda: fn(open_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
-
-    command.__doc__ = fn.__doc__
-    return command
-
-
-def register(
-    name: str,
-    body: Callable[..., Report],
-    *decorators: Any,
-    group: click.Group | None = None,
-    takes_json: bool = False,
-) -> None:
-    """Add ``body`` as a command with its options (listed top to bottom as in --help)."""
-    fn = _command(name, body, takes_json)
-    for deco in reversed(decorators):
-        fn = deco(fn)
-    (group or workspace_evidence).command(name.split()[-1])(fn)
 
 
 def _consolidate_report(result: ConsolidateResult) -> Report:
@@ -160,8 +89,7 @@ def status_body(s: Session) -> Report:
     index = rep.search_index
     if index.model:
         lines.append(f"search index: vectors of {index.model}, ranked by {index.path}")
-    git = rep.git.to_json()
-    lines += _git_lines(git)
+    lines += _git_lines(rep.git)
     warnings = [*rep.warnings, *st.id_changes, *rep.git.warnings]
     return Report(result=rep.to_json(), text=lines, warnings=warnings)
 
@@ -179,18 +107,17 @@ def _warnings(found: list[JsonObject]) -> list[EvidenceWarning]:
     ]
 
 
-def _git_lines(git: JsonObject) -> list[str]:
-    if not git["available"]:
-        return [f"git: {git['note']}"]
-    where = f"branch {git['branch']}" if git["branch"] else "detached HEAD"
-    head = narrow.opt_text(git["head"]) or "no commit"
-    lines = [f"git: {where} at {head[:12]} in {git['repository']}"]
-    for key in ("staged", "modified", "untracked"):
-        files = narrow.objs(git[key])
-        changes = [f" ({f['change']})" if "change" in f else "" for f in files]
-        each = [f"  {key}: {f['path']}{change}" for f, change in zip(files, changes, strict=True)]
+def _git_lines(git: GitState) -> list[str]:
+    if not git.available:
+        return [f"git: {git.note}"]
+    where = f"branch {git.branch}" if git.branch else "detached HEAD"
+    lines = [f"git: {where} at {(git.head or 'no commit')[:12]} in {git.repository}"]
+    for key, files in (("staged", git.staged), ("modified", git.modified)):
+        each = [f"  {key}: {f.path} ({f.change})" for f in files]
         lines += cut_lines(each, indent=f"  {key}: ")
-    if git["clean"]:
+    untracked = [f"  untracked: {f.path}" for f in git.untracked]
+    lines += cut_lines(untracked, indent="  untracked: ")
+    if git.clean:
         lines.append("  evidence tree clean")
     return lines
 

@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evidence_tool.cli.archive_cmds import open_session
-from evidence_tool.cli.options import format_options, resolve_format, workspace_options
-from evidence_tool.cli.output import Context, Report, json_object, run
-from evidence_tool.cli.workspace_cmds import workspace_evidence
+from evidence_tool.cli.output import Report, json_object
+from evidence_tool.cli.workspace_cmds import register, workspace_evidence
 from evidence_tool.errors import Diagnostic
 
 if TYPE_CHECKING:
     from evidence_tool.catalog.drift import Drift
     from evidence_tool.catalog.review import CatalogRun
+    from evidence_tool.session import Session
 
 
 def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -47,35 +46,14 @@ def _drift_errors(run: CatalogRun) -> list[Diagnostic]:
     return run.drift.diagnostics() if run.drift else []
 
 
-@workspace_evidence.command("check")
-@catalog_options
-@click.option(
-    "--sample-values",
-    is_flag=True,
-    help="Compare each enum unit's values with the values its column stores "
-    "(postgres and sqlite catalogs).",
-)
-@click.option(
-    "--execute",
-    is_flag=True,
-    help="Also run each example's query read-only and warn when its result changed "
-    "since the last --execute (postgres and sqlite catalogs).",
-)
-@workspace_options
-@format_options
-@click.pass_context
-def check_cmd(
-    cctx: click.Context,
+def check_body(
+    s: Session,
     kind: str | None,
     ddl: tuple[str, ...],
     sqlite: tuple[str, ...],
     sample_values: bool,
     execute: bool,
-    workspace_root: str | None,
-    workspace_id: str | None,
-    output_format: str | None,
-    as_json: bool,
-) -> None:
+) -> Report:
     """Check every unit's tables and columns against the warehouse catalog.
 
     applies_to tables and columns, the Tables/Columns/Column fields, every
@@ -86,36 +64,46 @@ def check_cmd(
     Drift since the active snapshot's catalog raises review items (E191).
     Exit 0 when clean, 1 with findings, 6 when the catalog cannot be read.
     """
-    fmt = resolve_format(output_format, as_json)
-    ctx = Context(fmt == "json", "workspace evidence check", format=fmt)
+    done = s.catalog_run(kind, ddl, sqlite, sample_values=sample_values, execute=execute)
+    checked, cat = done.check, done.check.catalog
+    drift = _drift_errors(done)
+    drift_json = done.drift.to_json() if done.drift else None
+    result = {**json_object(checked.summary()), "drift": drift_json}
+    text = [
+        f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
+        f"({cat.kind}), {len(checked.errors)} finding(s)",
+        *(f"{t.path}: formula type {t.type}" for t in checked.types if t.type),
+    ]
+    if checked.executed:
+        text.append(f"{len(checked.executed)} example query(ies) run (--execute)")
+    if drift:
+        text.append(f"{len(drift)} drift review item(s): see 'catalog diff'")
+    return Report(
+        result=result,
+        errors=sorted([*checked.errors, *drift], key=Diagnostic.sort_key),
+        warnings=[*checked.warnings, *done.warnings],
+        text=text,
+    )
 
-    def body() -> Report:
-        from evidence_tool.errors import Diagnostic
 
-        # The workspace first, as every workspace command: outside one the answer is E603.
-        s = open_session(cctx, workspace_root, workspace_id, ctx)
-        done = s.catalog_run(kind, ddl, sqlite, sample_values=sample_values, execute=execute)
-        checked, cat = done.check, done.check.catalog
-        drift = _drift_errors(done)
-        drift_json = done.drift.to_json() if done.drift else None
-        result = {**json_object(checked.summary()), "drift": drift_json}
-        text = [
-            f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
-            f"({cat.kind}), {len(checked.errors)} finding(s)",
-            *(f"{t.path}: formula type {t.type}" for t in checked.types if t.type),
-        ]
-        if checked.executed:
-            text.append(f"{len(checked.executed)} example query(ies) run (--execute)")
-        if drift:
-            text.append(f"{len(drift)} drift review item(s): see 'catalog diff'")
-        return Report(
-            result=result,
-            errors=sorted([*checked.errors, *drift], key=Diagnostic.sort_key),
-            warnings=[*checked.warnings, *done.warnings],
-            text=text,
-        )
-
-    run(ctx, body)
+register(
+    "check",
+    check_body,
+    catalog_options,
+    click.option(
+        "--sample-values",
+        is_flag=True,
+        help="Compare each enum unit's values with the values its column stores "
+        "(postgres and sqlite catalogs).",
+    ),
+    click.option(
+        "--execute",
+        is_flag=True,
+        help="Also run each example's query read-only and warn when its result changed "
+        "since the last --execute (postgres and sqlite catalogs).",
+    ),
+    formats=True,
+)
 
 
 @workspace_evidence.group("catalog")
@@ -123,21 +111,9 @@ def catalog_group() -> None:
     """The warehouse catalog the units were checked against."""
 
 
-@catalog_group.command("diff")
-@catalog_options
-@workspace_options
-@format_options
-@click.pass_context
-def diff_cmd(
-    cctx: click.Context,
-    kind: str | None,
-    ddl: tuple[str, ...],
-    sqlite: tuple[str, ...],
-    workspace_root: str | None,
-    workspace_id: str | None,
-    output_format: str | None,
-    as_json: bool,
-) -> None:
+def diff_body(
+    s: Session, kind: str | None, ddl: tuple[str, ...], sqlite: tuple[str, ...]
+) -> Report:
     """What changed in the warehouse since the active snapshot's catalog.
 
     Relations and columns added or dropped and type changes, each with the units
@@ -147,23 +123,20 @@ def diff_cmd(
     Exit 0 when no change touches a unit, 1 with review items, 2 when the active
     snapshot records no catalog, 6 when the catalog cannot be read.
     """
-    fmt = resolve_format(output_format, as_json)
-    ctx = Context(fmt == "json", "workspace evidence catalog diff", format=fmt)
+    from evidence_tool.errors import NotReadyError
 
-    def body() -> Report:
-        from evidence_tool.errors import NotReadyError
+    done = s.catalog_run(kind, ddl, sqlite)
+    if done.drift is None:
+        raise NotReadyError(done.note or "nothing to compare the catalog with")
+    return Report(
+        result=done.drift.to_json(),
+        errors=_drift_errors(done),
+        warnings=done.warnings,
+        text=diff_lines(done.drift),
+    )
 
-        done = open_session(cctx, workspace_root, workspace_id, ctx).catalog_run(kind, ddl, sqlite)
-        if done.drift is None:
-            raise NotReadyError(done.note or "nothing to compare the catalog with")
-        return Report(
-            result=done.drift.to_json(),
-            errors=_drift_errors(done),
-            warnings=done.warnings,
-            text=diff_lines(done.drift),
-        )
 
-    run(ctx, body)
+register("catalog diff", diff_body, catalog_options, group=catalog_group, formats=True)
 
 
 def diff_lines(drift: Drift) -> list[str]:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evidence_tool.cli.archive_cmds import register
 from evidence_tool.cli.options import force_option
 from evidence_tool.cli.output import Report
+from evidence_tool.cli.workspace_cmds import register
 
 if TYPE_CHECKING:
     from evidence_tool.session import Session

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING
 import click
 
 from evidence_tool.cli import narrow
-from evidence_tool.cli.archive_cmds import actor_option, register, wait_option
 from evidence_tool.cli.output import Report, StderrProgress
-from evidence_tool.cli.workspace_cmds import workspace_evidence
+from evidence_tool.cli.workspace_cmds import actor_option, register, wait_option, workspace_evidence
 
 if TYPE_CHECKING:
-    from evidence_tool.jsonvalue import JsonObject
     from evidence_tool.session import Session
     from evidence_tool.sources.decide import DecidePlan
+    from evidence_tool.sources.records import Comparison
 
 
 def _short(h: str | None) -> str:
@@ -160,45 +159,40 @@ def show_body(s: Session, source_id: str) -> Report:
     lines += [f"{k}: {r[k] or '-'}" for k in ("adopted_hash", "acknowledged_hash")]
     lines.append(f"suppressed: {scalar(r['suppressed'])}")
     lines += [f"cites: {c.id} (as {c.role})" for c in detail.summary.citing_units]
-    if r["comparison"]:
-        lines += _comparison_lines(narrow.obj(r["comparison"]), narrow.obj(r["changes"]))
+    if detail.comparison is not None:
+        lines += _comparison_lines(detail.comparison)
     # Printed on stderr as "warning: ..." (and in --json "warnings"), never dropped.
     warnings = [EvidenceWarning(w, code="source-retracted") for w in narrow.strs(r["warnings"])]
     return Report(result=r, warnings=warnings, text=lines)
 
 
-def _comparison_lines(comp: JsonObject, changes: JsonObject) -> list[str]:
-    """The pending comparison as stored (the JSON 'sources show --json' prints), each
-    proposed id marked with what replace would do to it."""
+def _comparison_lines(comp: Comparison) -> list[str]:
+    """The pending comparison (what 'sources show --json' prints), each proposed id marked
+    with what replace would do to it."""
     from evidence_tool.cli.reporters.text_lines import change_counts
 
-    lines = [f"pending comparison {comp['revision']}", f"  {change_counts(changes)}"]
-    how = {uid: k for k in ("added", "changed", "identical") for uid in narrow.arr(changes[k])}
-    manual = set(narrow.arr(changes["manual"]))
-    lines += [f"  current  {c['id']}" for c in narrow.objs(comp["current"])]
+    changes = comp.changes()
+    lines = [f"pending comparison {comp.revision}", f"  {change_counts(changes.counts())}"]
+    how = {uid: k for k in ("added", "changed", "identical") for uid in getattr(changes, k)}
+    manual = set(changes.manual)
+    lines += [f"  current  {c.id}" for c in comp.current]
     lines += [
-        f"  proposed {p['id']} -> {p['path']} ({how.get(p['id'], '?')}"
-        + (", manual)" if p["id"] in manual else ")")
-        for p in narrow.objs(comp["proposed"])
+        f"  proposed {p.id} -> {p.path} ({how.get(p.id, '?')}"
+        + (", manual)" if p.id in manual else ")")
+        for p in comp.proposed
     ]
-    lines += [
-        f"  retire   {uid}" + (" (manual)" if uid in manual else "")
-        for uid in narrow.arr(comp["retire"])
-    ]
-    lines += [f"  dropped  {d['id']} ({d['reason']})" for d in narrow.objs(comp["dropped"])]
-    lines += [
-        f"  review   {i.get('unit_id') or 'document'}: {i['message']}"
-        for i in narrow.objs(comp["review_items"])
-    ]
-    for n in narrow.objs(comp.get("not_imported", [])):
-        at = f" ({n['at']})" if n["at"] else ""
-        if n.get("reason"):
-            lines.append(f"  not imported ({n['reason']}) {n['unit_id']}{at}")
-            lines.append(f"    to adopt it: {n['fix']}")
+    lines += [f"  retire   {uid}" + (" (manual)" if uid in manual else "") for uid in comp.retire]
+    lines += [f"  dropped  {d.id} ({d.reason.value})" for d in comp.dropped]
+    lines += [f"  review   {i.unit_id or 'document'}: {i.message}" for i in comp.review_items]
+    extras = comp.imported
+    for n in extras.not_imported if extras else ():
+        at = f" ({n.at})" if n.at else ""
+        if n.reason:
+            lines.append(f"  not imported ({n.reason}) {n.unit_id}{at}")
+            lines.append(f"    to adopt it: {n.fix}")
         else:
-            lines.append(f"  not imported {n['what']} of {n['element']}{at}")
-    skipped = narrow.obj(comp.get("skipped", {}))
-    lines += [f"  skipped  {n} {what}" for what, n in skipped.items()]
+            lines.append(f"  not imported {n.what} of {n.element}{at}")
+    lines += [f"  skipped  {n} {what}" for what, n in (extras.skipped if extras else {}).items()]
     return lines
 
 

@@ -1,8 +1,16 @@
-"""``tht workspace new`` (create a workspace) and ``tht workspace evidence ...`` (use one)."""
+"""``tht workspace new`` (create a workspace) and ``tht workspace evidence ...`` (use one).
+
+Every ``workspace evidence`` command is made one way (``register``): the command
+module writes a body ``fn(session, **options) -> Report`` and its options; the
+workspace options, ``--json`` or ``--format``, the Session and the reporter are
+added here once.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +24,9 @@ from evidence_tool.cli.options import (
     workspace_options,
 )
 from evidence_tool.cli.output import Context, Report, StderrProgress, run
+
+if TYPE_CHECKING:
+    from evidence_tool.session import Session
 
 
 @click.group()
@@ -103,39 +114,91 @@ def workspace_evidence() -> None:
     """The workspace's curated evidence and its local archive."""
 
 
-@workspace_evidence.command("validate")
-@workspace_options
-@warnings_as_errors_option
-@format_options
-@click.pass_context
-def validate_cmd(
-    cctx: click.Context,
-    workspace_root: str | None,
-    workspace_id: str | None,
-    warnings_as_errors: bool,
-    output_format: str | None,
-    as_json: bool,
+actor_option = click.option(
+    "--actor", help="Who does this (default: installation actor, THT_ACTOR, OS user)."
+)
+wait_option = click.option(
+    "--wait",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for the archive lock before failing (E303).",
+)
+
+
+def open_session(
+    cctx: click.Context, root_opt: str | None, ws_id: str | None, ctx: Context, wait: float = 0.0
+) -> Session:
+    """The Session of the workspace the options name (every workspace command's one face)."""
+    from evidence_tool.session import Session
+
+    root = resolve_root(cctx, root_opt, ws_id)
+    ctx.workspace = str(root)
+    # Long scans (more than a few hundred units) draw a bar on a terminal's stderr.
+    progress = StderrProgress.for_terminal(min_total=300)
+    return Session.open(
+        root, (cctx.find_root().obj or {}).get("installation"), wait=wait, progress=progress
+    )
+
+
+def _command(
+    name: str, fn: Callable[..., Report], takes_json: bool, formats: bool
+) -> Callable[..., None]:
+    """Wrap a body ``fn(session, **kwargs) -> Report`` into a workspace command; with
+    ``takes_json`` the body is also told ``as_json`` (its result differs by format); with
+    ``formats`` the command takes ``--format`` (text, json, github, sarif) beside ``--json``."""
+
+    @(format_options if formats else json_option)
+    @click.pass_context
+    def command(
+        cctx: click.Context,
+        /,
+        workspace_root: str | None,
+        workspace_id: str | None,
+        as_json: bool,
+        output_format: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        fmt = resolve_format(output_format, as_json)
+        label = name if name.startswith("config") else f"workspace evidence {name}"
+        ctx = Context(fmt == "json", label, format=fmt)
+        wait = kwargs.pop("wait", 0.0) or 0.0
+        if takes_json:
+            kwargs["as_json"] = as_json
+        run(ctx, lambda: fn(open_session(cctx, workspace_root, workspace_id, ctx, wait), **kwargs))
+
+    command.__doc__ = fn.__doc__
+    return command
+
+
+def register(
+    name: str,
+    body: Callable[..., Report],
+    *decorators: Any,
+    group: click.Group | None = None,
+    takes_json: bool = False,
+    formats: bool = False,
 ) -> None:
+    """Add ``body`` as a command with its options (listed top to bottom as in --help; the
+    workspace options come after them unless ``decorators`` places them)."""
+    if workspace_options not in decorators:
+        decorators = (*decorators, workspace_options)
+    fn = _command(name, body, takes_json, formats)
+    for deco in reversed(decorators):
+        fn = deco(fn)
+    (group or workspace_evidence).command(name.split()[-1])(fn)
+
+
+def validate_body(s: Session, warnings_as_errors: bool) -> Report:
     """Validate every curated unit with the workspace rules (kind/folder, unique ids)."""
-    fmt = resolve_format(output_format, as_json)
-    ctx = Context(fmt == "json", "workspace evidence validate", format=fmt)
+    found = s.validate(warnings_as_errors=warnings_as_errors)
+    files, valid = found.counts["files"], found.counts["valid"]
+    text = [f"{files} unit file(s), {valid} valid, {found.file_errors} error(s)"]
+    if found.catalog is not None:
+        from evidence_tool.catalog.step import summary_line
 
-    def body() -> Report:
-        from evidence_tool.session import Session
+        text.append(summary_line(found.catalog))
+    return Report(found.to_json(), found.errors, found.warnings, text)
 
-        root = resolve_root(cctx, workspace_root, workspace_id)
-        ctx.workspace = str(root)
-        installation = (cctx.find_root().obj or {}).get("installation")
-        progress = StderrProgress.for_terminal(min_total=300)
-        found = Session.open(root, installation, progress=progress).validate(
-            warnings_as_errors=warnings_as_errors
-        )
-        files, valid = found.counts["files"], found.counts["valid"]
-        text = [f"{files} unit file(s), {valid} valid, {found.file_errors} error(s)"]
-        if found.catalog is not None:
-            from evidence_tool.catalog.step import summary_line
 
-            text.append(summary_line(found.catalog))
-        return Report(found.to_json(), found.errors, found.warnings, text)
-
-    run(ctx, body)
+register("validate", validate_body, workspace_options, warnings_as_errors_option, formats=True)

@@ -24,18 +24,17 @@ from evidence_tool.report.model import (
     CatalogPanel,
     CatalogState,
     CatalogStatus,
-    ComparisonPanel,
     GitPanel,
     ReviewRow,
     RevisionState,
-    SourceRow,
     UnitStatus,
+    part,
 )
 from evidence_tool.sources import missing_warnings, store
 from evidence_tool.sources.compare import ArchiveView, stale_paths
 from evidence_tool.sources.identity import normalize
 from evidence_tool.sources.records import Comparison
-from evidence_tool.sources.registry import source_summaries
+from evidence_tool.sources.registry import SourceSummary, source_summaries
 from evidence_tool.unit import Unit, parse
 from evidence_tool.workspace.descriptor import load_workspace_descriptor
 from evidence_tool.workspace.scan import ValidationReport
@@ -71,8 +70,8 @@ class UnitView:
 
 @dataclass
 class ComparisonView:
-    source: SourceRow
-    comparison: ComparisonPanel
+    source: SourceSummary
+    comparison: Comparison
     local: dict[str, str]  # unit id -> the working file's Markdown
     source_text: str | None
     source_note: str | None
@@ -97,9 +96,9 @@ class ReportData:
     old_texts: dict[str, str]  # modified or deleted id -> the base revision's Markdown
     interrupted: int  # journal entries of interrupted operations
     comparisons: list[ComparisonView]
-    sources: list[SourceRow]
+    sources: list[SourceSummary]
     git: GitPanel
-    sources_by_id: dict[str, SourceRow] = field(default_factory=dict)
+    sources_by_id: dict[str, SourceSummary] = field(default_factory=dict)
     catalog: CatalogPanel | None = None  # the last catalog run; None: no run yet
     not_served: str | None = None  # why retrieval serves nothing; None: a revision is active
 
@@ -221,27 +220,26 @@ def _deleted_cards(
 def _comparison(
     archive: ReportArchive,
     view: ArchiveView,
-    summary: SourceRow,
+    summary: SourceSummary,
     pending: Comparison,
     installation: str | None,
 ) -> ComparisonView:
     layout = archive.layout
-    panel = ComparisonPanel.of(pending)
-    sid = panel.source_id
+    sid = pending.source_id
     local = {}
-    for uid in panel.current:
-        f = view.files.get(uid)
+    for current in pending.current:
+        f = view.files.get(current.id)
         if f is not None:
-            local[uid] = f.data.decode("utf-8")
+            local[current.id] = f.data.decode("utf-8")
     stale = stale_paths(layout, pending, view.carriers)
     text, note = None, None
     try:
         raw = store.load_acquisition(layout, sid, pending.acquisition)
-        text = normalize(raw, panel.locator)
+        text = normalize(raw, pending.locator)
     except EvidenceError as exc:
         note = str(exc)
-    commands = decide_commands(installation, str(layout.root), sid, panel.revision)
-    return ComparisonView(summary, panel, local, text, note, stale, commands)
+    commands = decide_commands(installation, str(layout.root), sid, pending.revision)
+    return ComparisonView(summary, pending, local, text, note, stale, commands)
 
 
 def _git(archive: ReportArchive) -> GitPanel:
@@ -268,8 +266,8 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     base, label = _base(archive, state)
     view = ArchiveView.load(archive)
     registry = store.read(archive.layout)
-    sources = [SourceRow.of(s) for s in source_summaries(archive)]
-    retracted = {s.source_id: s.warning for s in sources if s.warning}
+    sources = source_summaries(archive)
+    retracted = {s.source_id: note for s in sources if (note := s.warning())}
     error_paths = {d.path for d in scan.errors}
     # Before the first snapshot every working unit is new.
     changes = status.unconsolidated if status.initialized else {"added": sorted(view.files)}
@@ -319,12 +317,12 @@ def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]
 
     ``record`` is the catalog run's record file as ``read_record`` returns it (catalog's
     JSON boundary): each part is narrowed before it is trusted."""
-    checked = _object(record.get("units"))
-    items = _object(record.get("review_items"))
+    checked = part(record.get("units"))
+    items = part(record.get("review_items"))
     for card in cards:
         uid = card.unit.id
         f = view.files.get(uid)
-        seen = _object(checked.get(uid))
+        seen = part(checked.get(uid))
         if card.status == UnitStatus.DELETED or f is None or not seen:
             continue
         if seen.get("content_hash") != f.content_hash:
@@ -339,11 +337,6 @@ def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]
             tuple(codes),
             tuple(ReviewRow.of(i) for i in mine),
         )
-
-
-def _object(value: JsonValue) -> JsonObject:
-    """A part of the catalog record, read as a derived file: a broken part reads empty."""
-    return value if isinstance(value, dict) else {}
 
 
 def _list(value: JsonValue) -> list[JsonValue]:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from html import escape
 
 from evidence_tool.report.collect import ComparisonView, ReportData
-from evidence_tool.report.model import ComparisonPanel, ProposedUnit
+from evidence_tool.report.model import ReviewRow
 from evidence_tool.report.textdiff import highlight_excerpts, word_diff_html
 from evidence_tool.report.units import markdown_block, review_items_html, unit_anchor
+from evidence_tool.sources.records import Comparison, ImportExtras, ProposedEntry
 
 
 def _id_list(ids: Sequence[str], empty: str) -> str:
@@ -25,20 +26,20 @@ class _Ids:
     """A comparison's lists by id, built once: a proposal of thousands of units is
     rendered in linear time."""
 
-    proposed: dict[str, ProposedUnit]
+    proposed: dict[str, ProposedEntry]
     current: set[str]
     retire: set[str]
 
     @classmethod
-    def of(cls, comparison: ComparisonPanel) -> _Ids:
+    def of(cls, comparison: Comparison) -> _Ids:
         return cls(
             {p.id: p for p in reversed(comparison.proposed)},  # the first one wins
-            set(comparison.current),
+            {c.id for c in comparison.current},
             set(comparison.retire),
         )
 
 
-def _change(uid: str, local: str | None, proposed: ProposedUnit | None, ids: _Ids) -> str:
+def _change(uid: str, local: str | None, proposed: ProposedEntry | None, ids: _Ids) -> str:
     if proposed is None:
         return "retired" if uid in ids.retire else "unproposed"
     return "new" if local is None else "changed"
@@ -134,14 +135,14 @@ def _source_text(view: ComparisonView) -> str:
     )
 
 
-def _import_facts(comparison: ComparisonPanel) -> list[tuple[str, str]]:
+def _import_facts(extras: ImportExtras) -> list[tuple[str, str]]:
     items = "".join(
         f"<li>{escape(n.what)} of {escape(n.element)}"
         + (f" (<code>{escape(n.at)}</code>)" if n.at else "")
         + "</li>"
-        for n in comparison.not_imported
+        for n in extras.not_imported
     )
-    skipped = ", ".join(f"{n} {escape(what)}" for what, n in comparison.skipped)
+    skipped = ", ".join(f"{n} {escape(what)}" for what, n in extras.skipped.items())
     return [
         ("not imported", f"<ul>{items}</ul>" if items else '<span class="muted">nothing</span>'),
         ("skipped", skipped or '<span class="muted">nothing</span>'),
@@ -149,15 +150,15 @@ def _import_facts(comparison: ComparisonPanel) -> list[tuple[str, str]]:
 
 
 def comparison_html(data: ReportData, view: ComparisonView) -> str:
-    comparison, source = view.comparison, view.source
+    comparison, source, items = view.comparison, view.source, view.comparison.review_items
     sid = comparison.source_id
     dropped = "".join(
-        f"<li><code>{escape(uid)}</code>: {escape(reason)}</li>"
-        for uid, reason in comparison.dropped
+        f"<li><code>{escape(d.id)}</code>: {escape(d.reason.value)}</li>"
+        for d in comparison.dropped
     )
     facts = [
         ("source id", f"<code>{escape(sid)}</code>"),
-        ("title", escape(source.title or "—")),
+        ("title", escape(source.record.title or "—")),
         ("comparison revision", f'<code class="revision">{escape(comparison.revision)}</code>'),
         ("created", escape(str(comparison.created_at))),
         ("content hash", f"<code>{escape(comparison.content_hash)}</code>"),
@@ -174,11 +175,14 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
             f"<ul>{dropped}</ul>" if dropped else '<span class="muted">nothing</span>',
         ),
     ]
-    if comparison.imported:  # an import source: what no unit holds, what was skipped
-        facts += _import_facts(comparison)
-    ids = list(dict.fromkeys([*comparison.current, *(p.id for p in comparison.proposed)]))
+    extras = comparison.imported
+    if extras is not None:  # an import source: what no unit holds, what was skipped
+        facts += _import_facts(extras)
+    current = (c.id for c in comparison.current)
+    ids = list(dict.fromkeys([*current, *(p.id for p in comparison.proposed)]))
     by_id = _Ids.of(comparison)
-    warning = f'<p class="warning">{escape(source.warning)}</p>' if source.warning else ""
+    retracted = source.warning()
+    warning = f'<p class="warning">{escape(retracted)}</p>' if retracted else ""
     return (
         f'<article class="comparison" id="comparison-{escape(sid)}" data-source-id="{escape(sid)}" '
         f'data-revision="{escape(comparison.revision)}"><h3>{escape(comparison.locator)}</h3>'
@@ -186,7 +190,7 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
         + '<dl class="meta">'
         + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
         + "</dl>"
-        + review_items_html(comparison.review_items)
+        + review_items_html([ReviewRow(i.code, i.message, i.unit_id or "") for i in items])
         + "".join(_pair(view, uid, by_id) for uid in ids)
         + _source_text(view)
         + _decide(view)

@@ -1,22 +1,19 @@
 """The review page's model: what ``collect`` reads once and the page sections render.
 
-Typed rows, not the library's dicts: a section reads ``row.locator``, and mypy knows
-what a card or a source row holds.  ``WrittenReport`` is what ``write_report`` hands
-the CLI; its ``to_json`` is the ``report`` command's --json result.
+Typed rows, not the library's dicts: a section reads ``row.code``, and mypy knows
+what a card or a panel holds.  Sources and comparisons are the sources package's own
+typed records (``SourceSummary``, ``Comparison``), read as they are.  ``WrittenReport``
+is what ``write_report`` hands the CLI; its ``to_json`` is the ``report`` command's
+--json result.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.record import Record
-
-if TYPE_CHECKING:
-    from evidence_tool.sources.records import Comparison
-    from evidence_tool.sources.registry import SourceSummary
 
 
 class UnitStatus(StrEnum):
@@ -80,8 +77,8 @@ def _shown(value: JsonValue) -> str | None:
     return str(value) if value else None
 
 
-def _part(value: JsonValue) -> JsonObject:
-    """A part of a derived record: a broken part reads empty."""
+def part(value: JsonValue) -> JsonObject:
+    """A part of a derived record (the catalog run's): a broken part reads empty."""
     return value if isinstance(value, dict) else {}
 
 
@@ -129,10 +126,10 @@ class CatalogPanel:
         may be hand-broken: every part is narrowed); None when no run left one."""
         if not rec:
             return None
-        cat = _part(rec.get("catalog"))
-        drift = _part(rec.get("drift"))
+        cat = part(rec.get("catalog"))
+        drift = part(rec.get("drift"))
         changes = drift.get("changes")
-        rows = [DriftRow.of(_part(c)) for c in changes] if isinstance(changes, list) else []
+        rows = [DriftRow.of(part(c)) for c in changes] if isinstance(changes, list) else []
         return cls(
             str(rec.get("checked_at")),
             str(cat.get("kind")),
@@ -145,49 +142,6 @@ class CatalogPanel:
 
 
 @dataclass(frozen=True, slots=True)
-class CitingUnit:
-    id: str
-    as_: str  # "declaration" or "lineage" (``as`` in sources' JSON)
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRow:
-    """One source of the registry as the page shows it."""
-
-    source_id: str
-    locator: str
-    kind: str
-    status: str
-    suppressed: bool
-    title: str | None = None
-    identifier: tuple[str, str] | None = None  # (type, value)
-    adopted_hash: str | None = None
-    acknowledged_hash: str | None = None
-    pending_comparison: str | None = None
-    citing_units: tuple[CitingUnit, ...] = ()
-    warning: str | None = None  # the retraction warning
-
-    @classmethod
-    def of(cls, summary: SourceSummary) -> SourceRow:
-        """From a source's summary (``sources list``), as its typed record."""
-        r, ident = summary.record, summary.record.identifier
-        return cls(
-            source_id=r.source_id,
-            locator=r.locator,
-            kind=r.kind.value,
-            status=summary.status.value,
-            suppressed=summary.suppressed,
-            title=r.title,
-            identifier=(ident.type, ident.value) if ident else None,
-            adopted_hash=r.adopted_hash,
-            acknowledged_hash=r.acknowledged_hash,
-            pending_comparison=r.comparison.revision if r.comparison else None,
-            citing_units=tuple(CitingUnit(c.id, c.role) for c in summary.citing_units),
-            warning=summary.warning(),
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class GitPanel:
     """The commands that commit the complete evidence tree, or why there are none."""
 
@@ -196,67 +150,6 @@ class GitPanel:
     steps: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ProposedUnit:
-    id: str
-    path: str  # where replace writes it
-    markdown: str
-    excerpts: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class NotImported:
-    what: str
-    element: str
-    at: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ComparisonPanel:
-    """A pending comparison as the page shows it (read from its sources.json record)."""
-
-    source_id: str
-    revision: str
-    locator: str
-    created_at: str | None
-    content_hash: str
-    base_hash: str | None
-    current: tuple[str, ...]  # ids of the local units the source yields today
-    proposed: tuple[ProposedUnit, ...]
-    retire: tuple[str, ...]
-    dropped: tuple[tuple[str, str], ...]  # (id, reason)
-    review_items: tuple[ReviewRow, ...]
-    imported: bool  # an import source: what no unit holds, and what was skipped, are shown
-    not_imported: tuple[NotImported, ...] = ()
-    skipped: tuple[tuple[str, str], ...] = ()  # (what, how many)
-
-    @classmethod
-    def of(cls, c: Comparison) -> ComparisonPanel:
-        """From a pending comparison of sources.json, as its typed record."""
-        extras = c.imported
-        return cls(
-            source_id=c.source_id,
-            revision=c.revision,
-            locator=c.locator,
-            created_at=c.created_at,
-            content_hash=c.content_hash,
-            base_hash=c.base_hash,
-            current=tuple(u.id for u in c.current),
-            proposed=tuple(ProposedUnit(p.id, p.path, p.markdown, p.excerpts) for p in c.proposed),
-            retire=c.retire,
-            dropped=tuple((d.id, d.reason.value) for d in c.dropped),
-            review_items=tuple(
-                ReviewRow(i.code, i.message, i.unit_id or "") for i in c.review_items
-            ),
-            imported=extras is not None,
-            not_imported=tuple(
-                NotImported(n.what, n.element, n.at or None)
-                for n in (extras.not_imported if extras else ())
-            ),
-            skipped=tuple((k, str(n)) for k, n in extras.skipped.items()) if extras else (),
-        )
 
 
 class ComparisonRef(Record, frozen=True):
@@ -282,15 +175,10 @@ class WrittenReport(Record, frozen=True, omit_defaults=True):
 __all__ = [
     "CatalogState",
     "CatalogStatus",
-    "CitingUnit",
-    "ComparisonPanel",
     "ComparisonRef",
     "GitPanel",
-    "NotImported",
-    "ProposedUnit",
     "ReviewRow",
     "RevisionState",
-    "SourceRow",
     "UnitStatus",
     "WrittenReport",
 ]

@@ -8,9 +8,9 @@ from evidence_tool.errors import CODES
 from evidence_tool.report.assets import CSS, SCRIPT, content_security_policy
 from evidence_tool.report.collect import ReportData
 from evidence_tool.report.comparisons import comparisons_section
-from evidence_tool.report.model import SourceRow
 from evidence_tool.report.textdiff import word_diff_html
 from evidence_tool.report.units import source_name, unit_anchor, units_section
+from evidence_tool.sources.registry import SourceSummary
 
 LISTED = 200  # ids listed per change class; the status filter shows every unit
 
@@ -138,19 +138,20 @@ def changes_section(data: ReportData) -> str:
     return head + "".join(parts) + "</section>"
 
 
-def _source_row(data: ReportData, s: SourceRow) -> str:
-    sid = escape(s.source_id)
-    title = escape(s.title or "")
-    if s.identifier:
-        title += "<br>" + escape(f"{s.identifier[0]}: {s.identifier[1]}")
-    pending = s.pending_comparison
+def _source_row(data: ReportData, s: SourceSummary) -> str:
+    r = s.record
+    sid = escape(r.source_id)
+    title = escape(r.title or "")
+    if r.identifier:
+        title += "<br>" + escape(f"{r.identifier.type}: {r.identifier.value}")
+    pending = r.comparison.revision if r.comparison else None
     pending_html = f'<a href="#comparison-{sid}">{escape(pending[:12])}…</a>' if pending else ""
-    status = escape(s.status) + (" · suppressed" if s.suppressed else "")
-    hashes = f"{_code((s.adopted_hash or '')[:12])} / {_code((s.acknowledged_hash or '')[:12])}"
-    citing = ", ".join(f"{_unit_link(c.id)} ({escape(c.as_)})" for c in s.citing_units)
+    status = escape(s.status.value) + (" · suppressed" if s.suppressed else "")
+    hashes = f"{_code((r.adopted_hash or '')[:12])} / {_code((r.acknowledged_hash or '')[:12])}"
+    citing = ", ".join(f"{_unit_link(c.id)} ({escape(c.role)})" for c in s.citing_units)
     cells = (
-        source_name(data, s.source_id),
-        escape(s.kind),
+        source_name(data, r.source_id),
+        escape(r.kind.value),
         status,
         title,
         hashes,
@@ -165,9 +166,8 @@ def sources_section(data: ReportData) -> str:
         body = '<p class="note">No sources recorded yet: run <code>tht workspace evidence refresh</code>.</p>'
         return f'<section class="part" id="sources"><h2>Source registry</h2>{body}</section>'
     rows = "".join(_source_row(data, s) for s in data.sources)
-    warnings = "".join(
-        f'<p class="warning">{escape(s.warning)}</p>' for s in data.sources if s.warning
-    )
+    found = (s.warning() for s in data.sources)
+    warnings = "".join(f'<p class="warning">{escape(w)}</p>' for w in found if w)
     table = (
         "<table><thead><tr><th>source</th><th>kind</th><th>status</th><th>title, identifier</th>"
         "<th>adopted / acknowledged</th><th>pending comparison</th><th>citing units</th></tr></thead>"

@@ -62,7 +62,7 @@ def source_name(data: ReportData, sid: str | None) -> str:
     short = f'<code class="muted">{escape(sid[:12])}…</code>'
     if known is None:  # not in the registry (yet): nothing to link to
         return short
-    return f'<a href="#source-{escape(sid)}">{escape(known.locator)}</a> {short}'
+    return f'<a href="#source-{escape(sid)}">{escape(known.record.locator)}</a> {short}'
 
 
 def _declaration(data: ReportData, decl: Declaration) -> str:

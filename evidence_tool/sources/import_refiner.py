@@ -27,7 +27,7 @@ from evidence_tool.sources.import_source import ImportAcquired
 from evidence_tool.sources.records import NotImportedItem, ReviewCode
 from evidence_tool.sources.refiner import Proposal, ProposedUnit, RefinerRequest, _add_markdown
 from evidence_tool.unit import render
-from evidence_tool.unit.roundtrip import renders_back
+from evidence_tool.unit._speed.roundtrip import renders_back
 
 MISMATCH = "span-mismatch"
 

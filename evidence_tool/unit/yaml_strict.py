@@ -56,7 +56,7 @@ def load(text: str, *, line_offset: int = 0) -> YamlDoc:
     this tool writes it takes the line reader (yaml_fast), which builds the same document
     without a Python step per event; anything else, the event loader.
     """
-    from evidence_tool.unit.yaml_fast import load_canonical
+    from evidence_tool.unit._speed.yaml_fast import load_canonical
 
     doc = load_canonical(text, line_offset)
     return doc if doc is not None else load_events(text, line_offset=line_offset)

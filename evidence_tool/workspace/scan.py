@@ -15,11 +15,11 @@ from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import file_hash
-from evidence_tool.workspace import gcpause
-from evidence_tool.workspace import statcache as sc
+from evidence_tool.workspace._speed import gcpause
+from evidence_tool.workspace._speed import statcache as sc
+from evidence_tool.workspace._speed.statcache import StatCache, StatEntry
 from evidence_tool.workspace.children import die_with
 from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
-from evidence_tool.workspace.statcache import StatCache, StatEntry
 from evidence_tool.workspace.unitnames import not_a_unit
 
 if TYPE_CHECKING:

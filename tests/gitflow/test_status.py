@@ -78,6 +78,17 @@ def test_staged_unstaged_and_untracked_files(checkout: Checkout) -> None:
         },
     ]
     assert git["untracked"] == [{"path": "evidence/incoming/new draft.md", "role": "authored"}]
+    # The text says the same, a line per path with its change (none for an untracked one).
+    text = invoke(["workspace", "evidence", "status", "--workspace-root", str(ws)]).stdout
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("git: branch main at "))
+    assert lines[first].endswith(f" in {checkout.top.resolve()}")
+    assert lines[first + 1 :] == [
+        f"  staged: {CURATED} (modified)",
+        "  modified: evidence/curated/domain/admission-date.md (modified)",
+        "  modified: evidence/curated/domain/ricoveri-validi.md (deleted)",
+        "  untracked: evidence/incoming/new draft.md",
+    ]
 
 
 def test_status_never_writes_to_the_repository(checkout: Checkout) -> None:

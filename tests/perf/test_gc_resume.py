@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 
-from evidence_tool.workspace import gcpause
+from evidence_tool.workspace._speed import gcpause
 
 
 class _Node:

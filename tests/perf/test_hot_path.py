@@ -94,7 +94,9 @@ def test_a_noop_consolidate_imports_no_parser_or_validator(tmp_path: Path) -> No
     first = _modules_of(root, "workspace", "evidence", "consolidate")
     assert {"markdown_it", "sqlite3"} <= first  # the first one parses and activates
     loaded = _modules_of(root, "workspace", "evidence", "consolidate")
-    assert "evidence_tool.archive.local" in loaded and "evidence_tool.unit.yaml_fast" in loaded
+    assert (
+        "evidence_tool.archive.local" in loaded and "evidence_tool.unit._speed.yaml_fast" in loaded
+    )
     # workspace.yaml and state.yaml as the tool writes them take the line reader: no libyaml.
     assert "ruamel" not in loaded
     assert [m for m in _HEAVY if m in loaded] == []

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.workspace import scan, statcache
+from evidence_tool.workspace import scan
+from evidence_tool.workspace._speed import statcache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.generate import generate

@@ -1,4 +1,4 @@
-"""Splicing (archive/splice.py): a new manifest built from the previous one's bytes is
+"""Splicing (archive/_speed/splice.py): a new manifest built from the previous one's bytes is
 byte for byte the manifest encoded afresh, whatever changed, and a previous document in
 any other layout lends nothing instead of lending the wrong bytes."""
 
@@ -11,7 +11,7 @@ from helpers import render_local_manifest_generic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evidence_tool.archive import splice
+from evidence_tool.archive._speed import splice
 from evidence_tool.archive.manifest import (
     PreviousJson,
     PreviousYaml,

@@ -14,10 +14,10 @@ import pytest
 
 from evidence_tool import fsio
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.workspace import statcache
+from evidence_tool.workspace._speed import statcache
+from evidence_tool.workspace._speed.statcache import RACY_NS, StatCache
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
-from evidence_tool.workspace.statcache import RACY_NS, StatCache
 
 DRG = "evidence/curated/glossary/drg.md"
 

@@ -1,5 +1,5 @@
 """A no-op reads workspace.yaml and state.yaml with the line reader for YAML as the tool
-writes it (unit/yaml_fast.py, issue 20), libyaml left unloaded.  That shortcut may not
+writes it (unit/_speed/yaml_fast.py, issue 20), libyaml left unloaded.  That shortcut may not
 miss an edit or accept a file the strict parser refuses, and a key given twice is
 refused in both files (SPEC.md 2), never resolved in favour of either value."""
 

@@ -1,10 +1,14 @@
 """The review page's typed records (issue 18): WrittenReport, the ``report`` command's
 --json result, round-trips through to_json/from_json and sits in a schema-valid envelope;
-the page model's rows read the library's JSON shapes they are built from."""
+the page model's rows read the library's JSON shapes they are built from, and the page's
+source rows show the typed source summaries they are given."""
 
 from __future__ import annotations
 
 import json
+from html import escape
+from types import SimpleNamespace
+from typing import Any
 
 import jsonschema
 import pytest
@@ -13,13 +17,12 @@ from hypothesis import strategies as st
 
 from evidence_tool.report.model import (
     CatalogState,
-    CitingUnit,
     ComparisonRef,
     ReviewRow,
-    SourceRow,
     UnitStatus,
     WrittenReport,
 )
+from evidence_tool.report.page import sources_section
 from evidence_tool.sources.records import (
     Identifier,
     Retraction,
@@ -100,18 +103,26 @@ SUMMARIES = st.builds(
 
 @settings(max_examples=60, deadline=None)
 @given(SUMMARIES)
-def test_source_row_holds_every_field_of_a_source_summary(summary: SourceSummary) -> None:
-    """The page's row is read from the typed summary (no JSON in between)."""
-    row, record = SourceRow.of(summary), summary.record
-    ident = record.identifier
-    assert row.identifier == ((ident.type, ident.value) if ident else None)
-    assert row.citing_units == tuple(CitingUnit(c.id, c.role) for c in summary.citing_units)
-    assert row.status == summary.to_json()["status"]
-    for key in ("source_id", "locator", "title", "adopted_hash", "acknowledged_hash"):
-        assert getattr(row, key) == getattr(record, key)
-    assert row.kind == record.kind.value
-    assert (row.suppressed, row.warning) == (summary.suppressed, summary.warning())
-    assert (row.warning is None) is (record.retraction is None)
+def test_the_source_row_shows_every_field_of_a_source_summary(summary: SourceSummary) -> None:
+    """The page reads the typed summary itself (no copy of it in between): its row holds
+    the id, kind, status, title, identifier, both hashes, the citing units' roles, and the
+    retraction warning above the table."""
+    data: Any = SimpleNamespace(sources=[summary], sources_by_id={summary.source_id: summary})
+    html = sources_section(data)
+    record = summary.record
+    row = html[html.index(f'<tr id="source-{escape(record.source_id)}">') :]
+    shown = [escape(record.locator), escape(record.kind.value), escape(summary.status.value)]
+    shown += [escape(record.title or ""), escape(record.source_id[:12])]
+    if record.identifier:
+        shown.append(escape(f"{record.identifier.type}: {record.identifier.value}"))
+    shown += [escape(h[:12]) for h in (record.adopted_hash, record.acknowledged_hash) if h]
+    shown += [f"({escape(c.role)})" for c in summary.citing_units]
+    assert [s for s in shown if s not in row] == []
+    assert (" · suppressed</td>" in row) is summary.suppressed
+    warning = summary.warning()
+    assert (warning is None) is (record.retraction is None)
+    if warning is not None:
+        assert f'<p class="warning">{escape(warning)}</p>' in html
 
 
 def test_review_row_names_the_unit_or_who_raised_it() -> None:

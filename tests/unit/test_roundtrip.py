@@ -26,7 +26,7 @@ from evidence_tool.unit import (
     parse_unit,
     render,
 )
-from evidence_tool.unit.roundtrip import renders_back
+from evidence_tool.unit._speed.roundtrip import renders_back
 
 PIECES = [
     "#", "# ", "## Rule", "## Definition", '### "x"', "#x", "\\#", " #", "```", "~~~", "``",

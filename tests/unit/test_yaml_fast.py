@@ -19,9 +19,9 @@ from unit_helpers import PROPERTY
 from unit_strategies import metadata, units
 
 from evidence_tool.unit import KINDS, AppliesTo, Metadata, Unit, render
+from evidence_tool.unit._speed.yaml_fast import load_canonical
 from evidence_tool.unit.model import DomainPayload
 from evidence_tool.unit.parse import split_frontmatter
-from evidence_tool.unit.yaml_fast import load_canonical
 from evidence_tool.unit.yaml_strict import YamlDoc, YamlProblem, load, load_events
 
 SOAK = os.environ.get("THT_SOAK") == "1"

@@ -24,7 +24,7 @@ from wren_cortex_fixtures import CORTEX_MODEL, WREN_PROJECT, run, write_tree
 
 from evidence_tool.sources import import_refiner
 from evidence_tool.unit import parse_unit, render
-from evidence_tool.unit.roundtrip import renders_back
+from evidence_tool.unit._speed.roundtrip import renders_back
 
 VANNA = json.dumps(
     [

@@ -20,6 +20,7 @@ import json
 import re
 
 from evidence_tool.unit import fields as F
+from evidence_tool.unit._speed.yaml_fast import load_canonical
 from evidence_tool.unit.body import _is_http_url
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
@@ -27,7 +28,6 @@ from evidence_tool.unit.metadata import check_metadata
 from evidence_tool.unit.model import PAYLOAD_CLASSES, EnumValue, Unit
 from evidence_tool.unit.parse import _size_problem, _text_problem, split_frontmatter
 from evidence_tool.unit.render import line_value
-from evidence_tool.unit.yaml_fast import load_canonical
 
 # Characters left to the parse: controls other than tab and LF, line breaks Python or
 # YAML know and Markdown does not, the BOM.
