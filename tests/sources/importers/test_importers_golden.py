@@ -25,12 +25,25 @@ GOLDEN = Path(__file__).with_name("golden") / "importers.json"
 # Vanna in the three shapes pandas writes: records (slashes escaped), JSON Lines, to_csv()
 # with its index column, CRLF and a multi-line quoted cell; a BOM on the CSV.
 _ROWS = [
-    {"id": "v1-sql", "question": "Stays per ward?", "content": "SELECT ward, count(*)\n"
-     "FROM adm GROUP BY ward", "training_data_type": "sql"},  # fmt: skip
-    {"id": "v2-doc", "question": None, "content": "## Ward\nThe discharge ward (è) closes "
-     "the stay.", "training_data_type": "documentation", "extra": 1},  # fmt: skip
-    {"id": "v3-ddl", "question": None, "content": "CREATE TABLE t (a int)",
-     "training_data_type": "ddl"},  # fmt: skip
+    {
+        "id": "v1-sql",
+        "question": "Stays per ward?",
+        "content": "SELECT ward, count(*)\nFROM adm GROUP BY ward",
+        "training_data_type": "sql",
+    },
+    {
+        "id": "v2-doc",
+        "question": None,
+        "content": "## Ward\nThe discharge ward (è) closes the stay.",
+        "training_data_type": "documentation",
+        "extra": 1,
+    },
+    {
+        "id": "v3-ddl",
+        "question": None,
+        "content": "CREATE TABLE t (a int)",
+        "training_data_type": "ddl",
+    },
     {"id": "v4-x", "question": "q", "content": "c", "training_data_type": "plot"},
     {"id": "v5-sql", "question": "", "content": "SELECT 1", "training_data_type": "sql"},
 ]
@@ -38,7 +51,7 @@ VANNA: dict[str, str | bytes] = {
     "t.json": json.dumps(_ROWS, separators=(",", ":"), ensure_ascii=False).replace("/", "\\/"),
     "t.jsonl": "\n".join(json.dumps(r, ensure_ascii=False) for r in _ROWS) + "\r\n\r\n",
     "t.csv": "\ufeff,id,question,content,training_data_type\r\n"
-    '0,c1-sql,Average stay?,"SELECT avg(los)\r\nFROM adm\r\nWHERE w = \'C\'",sql\r\n'
+    "0,c1-sql,Average stay?,\"SELECT avg(los)\r\nFROM adm\r\nWHERE w = 'C'\",sql\r\n"
     '1,c2-doc,,"Stay counts nights, ""not"" days.",documentation\r\n'
     "\r\n"
     "2,c3-ddl,,CREATE TABLE t (a int),ddl\r\n",
