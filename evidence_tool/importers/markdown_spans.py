@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evidence_tool.importers.base import BOM, after_bom
+from evidence_tool.importers.spans import BOM, after_bom
 
 # Only the opening run is a pattern: the closing run is stripped by hand, because a lazy
 # text group before optional blanks and hashes backtracks cubically on a long blank run.

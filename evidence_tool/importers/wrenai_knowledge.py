@@ -19,8 +19,8 @@ from evidence_tool.importers.base import (
     Span,
     element_id,
     malformed,
-    utf8,
 )
+from evidence_tool.importers.spans import text as decode
 from evidence_tool.importers.unit_parts import Units
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
@@ -33,14 +33,10 @@ def _span(raw: bytes, path: str, start: int, end: int) -> Span:
     return Span(path, start, end, raw[start:end].decode("utf-8"))
 
 
-def _decode(raw: bytes, shown: str) -> None:
-    utf8(raw, shown)
-
-
 def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:
     """One example from a ``knowledge/sql`` file; a file without ``nl`` and ``sql`` (which
     WrenAI skips too) is listed as not imported."""
-    _decode(raw, shown)
+    decode(raw, shown)  # E504 for a file that is not text
     front = md.frontmatter(raw)
     if front is None and md.opens_frontmatter(raw):
         raise malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
@@ -87,7 +83,7 @@ def rule_sections(
     raw: bytes, path: str, shown: str, group: str, units: Units, result: ImportResult
 ) -> None:
     """One domain unit per top-level section of a rules-like file."""
-    _decode(raw, shown)
+    decode(raw, shown)  # E504 for a file that is not text
     file_title, found = md.sections(raw)
     stem = PurePosixPath(path).stem
     used: dict[str, int] = {}
@@ -113,7 +109,7 @@ def rule_sections(
 def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:
     """A ``knowledge/glossary/<term>.md`` file: the term is its opening heading (else the
     file name), the definition the rest."""
-    _decode(raw, shown)
+    decode(raw, shown)  # E504 for a file that is not text
     stem = PurePosixPath(path).stem
     file_title, found = md.sections(raw)
     term = file_title or stem.replace("-", " ").replace("_", " ")
