@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from evidence_tool.importers.base import Span, malformed
-from evidence_tool.importers.spans import after_bom, text as decode
+from evidence_tool.importers.spans import after_bom, decode
 
 # The tag's argument is taken whole and trimmed by hand: a lazy group before optional
 # blanks backtracks quadratically on a tag left open over a long blank run.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.importers.base import Span
-from evidence_tool.importers.spans import after_bom, text
+from evidence_tool.importers.spans import after_bom, decode
 from evidence_tool.importers.yaml_spans import Builder
 from evidence_tool.unit.yaml_events import YamlEvent
 
@@ -81,7 +81,7 @@ def load(path: str, shown: str, raw: bytes) -> YamlFile:
     """The file's root node with byte ranges; E504 naming file and line for any problem."""
     doc = YamlFile(path, shown, raw)
     offset = after_bom(raw)
-    decoded = text(raw[offset:], shown)  # a BOM holds no line break
+    decoded = decode(raw[offset:], shown)  # a BOM holds no line break
     doc.root = _Builder(doc, decoded, offset).run()
     return doc
 

@@ -1,7 +1,7 @@
 """The span toolkit every importer reads its files with: exact bytes, coded errors.
 
 An importer cites the bytes each unit came from, so every reader here gives
-byte offsets into the raw file.  One decode (``text``: UTF-8 without NUL bytes),
+byte offsets into the raw file.  One decode (``decode``: UTF-8 without NUL bytes),
 one BOM rule (``after_bom``: no span starts inside it), one JSON scanner
 (``Scanner``: the byte range of each value of a mapped file, nothing decoded in
 between), and the shapes built on them: the items of a JSON array, the lines of
@@ -39,7 +39,7 @@ def after_bom(raw: bytes) -> int:
     return len(BOM) if raw[: len(BOM)] == BOM else 0
 
 
-def text(raw: bytes, shown: str, line: int = 1) -> str:
+def decode(raw: bytes, shown: str, line: int = 1) -> str:
     """``raw`` as UTF-8 text, the one decode every importer uses: E504 naming the line of a
     NUL byte or of the first byte that is not UTF-8 (``line``: the line ``raw`` starts on
     in its file)."""
@@ -134,7 +134,7 @@ class Scanner:
         return match.end() if match else i
 
     def text(self, start: int, end: int) -> str:
-        return text(self.buf[start:end], self.shown, self.line(start))
+        return decode(self.buf[start:end], self.shown, self.line(start))
 
     def load(self, start: int, end: int) -> Any:
         return parse(self.text(start, end), self.shown, self.line(start))
@@ -168,26 +168,30 @@ class Scanner:
             raise self.fail(i, "expected a value")
         return match.end()
 
-    def _next(self, i: int, close: bytes) -> int | None:
+    def _first(self, i: int, opener: bytes, close: bytes) -> int | None:
+        """The start of the first value of the collection at ``i``; None when it is empty
+        (``end`` set past it)."""
+        i = self.ws(i)
+        if self.buf[i : i + 1] != opener:
+            raise self.fail(i, f"expected '{opener.decode()}'")
+        return self._next(i + 1, close, first=True)
+
+    def _next(self, i: int, close: bytes, first: bool = False) -> int | None:
         """After a value: None at the closing ``close`` (``end`` set past it), else the
         start of the next value."""
         i = self.ws(i)
         if self.buf[i : i + 1] == close:
             self.end = i + 1
             return None
+        if first:
+            return i
         if self.buf[i : i + 1] != b",":
             raise self.fail(i, f"expected ',' or '{close.decode()}'")
         return self.ws(i + 1)
 
     def members(self, i: int) -> Iterator[tuple[str, int, int]]:
         """(key, value start, value end) of the object at ``i``."""
-        at: int | None = self.ws(i)
-        if self.buf[at : at + 1] != b"{":
-            raise self.fail(at, "expected '{'")
-        at = self.ws(at + 1)
-        if self.buf[at : at + 1] == b"}":
-            self.end = at + 1
-            return
+        at = self._first(i, b"{", b"}")
         seen: set[str] = set()
         while at is not None:
             end = self.string_end(at) if self.buf[at : at + 1] == b'"' else None
@@ -206,11 +210,8 @@ class Scanner:
             at = self._next(stop, b"}")
 
     def elements(self, i: int) -> Iterator[tuple[int, int]]:
-        """(start, end) of each element of the array at ``i`` (its '[')."""
-        at: int | None = self.ws(i + 1)
-        if self.buf[at : at + 1] == b"]":
-            self.end = at + 1
-            return
+        """(start, end) of each element of the array at ``i``."""
+        at = self._first(i, b"[", b"]")
         while at is not None:
             stop = self.value_end(at)
             yield at, stop
@@ -275,7 +276,7 @@ def json_lines_items(
             if len(body) > max_item:
                 raise malformed(shown, n, f"the line is larger than {max_item} bytes")
             if body.strip():
-                decoded = text(body, shown, n)
+                decoded = decode(body, shown, n)
                 yield parse(decoded, shown, n), Span(f.path, start, start + len(body), decoded), n
             start += len(chunk)
 
@@ -352,7 +353,7 @@ class _Lines:
                 raw, start = raw[skip:], start + skip
             if self.first is None:
                 self.first = (start, self.number)
-            self.parts.append(text(raw, self.shown, self.number))
+            self.parts.append(decode(raw, self.shown, self.number))
             yield self.parts[-1]
         self.eof = True
 

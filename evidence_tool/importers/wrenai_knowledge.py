@@ -20,7 +20,7 @@ from evidence_tool.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.importers.spans import text as decode
+from evidence_tool.importers.spans import decode
 from evidence_tool.importers.unit_parts import Units
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 

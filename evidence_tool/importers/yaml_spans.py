@@ -14,7 +14,7 @@ from typing import Any
 
 from evidence_tool.errors import SourceError
 from evidence_tool.importers.base import Span, malformed
-from evidence_tool.importers.spans import text as decode
+from evidence_tool.importers.spans import decode
 from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
 
