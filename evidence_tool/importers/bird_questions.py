@@ -9,8 +9,9 @@ from typing import Any
 
 from evidence_tool.importers.base import SourceFile, Span, element_id, malformed, slug
 from evidence_tool.importers.bird_evidence import fragments, read_fragment
-from evidence_tool.importers.bird_units import Collected, clean, fenced, title
+from evidence_tool.importers.bird_units import Collected, clean
 from evidence_tool.importers.spans import json_array_items, string_member
+from evidence_tool.importers.unit_parts import fenced_sql, title
 from evidence_tool.unit.model import (
     DomainPayload,
     ExamplePayload,
@@ -99,10 +100,10 @@ def _import_question(
     else:
         label = state.labels[0]
         told = " ".join(evidence.split())
-        interpretation = f"{label} {told}\n\n{fenced(sql)}" if told else fenced(sql)
+        interpretation = f"{label} {told}\n\n{fenced_sql(sql)}" if told else fenced_sql(sql)
         state.add(
             uid,
-            title(question),
+            title(question, headings=True),
             ExamplePayload(question=question, interpretation=interpretation),
             span,
             purposes=("sql_generation",),
@@ -132,7 +133,13 @@ def _import_fragment(state: Collected, db: str, text: str, span: Span) -> None:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if reading.kind == "domain":
         uid = element_id(scope, "rule", digest[:12])
-        state.add(uid, title(text), DomainPayload(rule=text), span, purposes=("sql_generation",))
+        state.add(
+            uid,
+            title(text, headings=True),
+            DomainPayload(rule=text),
+            span,
+            purposes=("sql_generation",),
+        )
         return
     uid = element_id(scope, "term", reading.name)
     first = state.names.setdefault(uid, text)
@@ -146,4 +153,4 @@ def _import_fragment(state: Collected, db: str, text: str, span: Span) -> None:
     else:
         payload = GlossaryPayload(definition=reading.body)
         purposes = ("disambiguation", "sql_generation")
-    state.add(uid, title(name), payload, span, purposes=purposes, concepts=(name,))
+    state.add(uid, title(name, headings=True), payload, span, purposes=purposes, concepts=(name,))

@@ -128,10 +128,3 @@ def trimmed(raw: bytes, start: int, end: int) -> tuple[int, int]:
     while end > start and raw[end - 1 : end] in (b" ", b"\t", b"\r", b"\n"):
         end -= 1
     return start, end
-
-
-def fenced_sql(sql: str) -> str:
-    """SQL in a ```sql fence longer than any backtick run inside it."""
-    longest = max((len(m) for m in re.findall(r"`+", sql)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sql\n{sql.strip()}\n{fence}"

@@ -21,7 +21,7 @@ from evidence_tool.importers.base import (
     malformed,
 )
 from evidence_tool.importers.spans import decode
-from evidence_tool.importers.unit_parts import Units
+from evidence_tool.importers.unit_parts import Units, fenced_sql
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
 PREFIX = "wrenai"
@@ -60,7 +60,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
         return
     spans = [doc.span(nl), doc.span(sql)]
     notes_at = md.trimmed(raw, front[2], len(raw))
-    parts = [md.fenced_sql(str(sql.value))]
+    parts = [fenced_sql(str(sql.value))]
     if notes_at[0] < notes_at[1]:
         spans.append(_span(raw, path, *notes_at))
         parts.insert(0, spans[-1].text)
