@@ -33,11 +33,6 @@ def _lines(raw: bytes, start: int = 0) -> list[tuple[int, bytes]]:
     return out
 
 
-def content_start(raw: bytes) -> int:
-    """The first byte after a BOM, if the file has one."""
-    return after_bom(raw)
-
-
 def opens_frontmatter(raw: bytes) -> bool:
     first = raw.removeprefix(BOM).split(b"\n", 1)[0]
     return first.rstrip(b"\r") == b"---"

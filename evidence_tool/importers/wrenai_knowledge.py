@@ -20,7 +20,7 @@ from evidence_tool.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.importers.spans import decode
+from evidence_tool.importers.spans import after_bom, decode
 from evidence_tool.importers.unit_parts import Units, fenced_sql
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
@@ -124,6 +124,6 @@ def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: Impor
         element_id(PREFIX, "glossary", stem),
         term,
         GlossaryPayload(raw[body[0] : body[1]].decode("utf-8")),
-        [_span(raw, path, *md.trimmed(raw, md.content_start(raw), len(raw)))],
+        [_span(raw, path, *md.trimmed(raw, after_bom(raw), len(raw)))],
         where=shown,
     )
