@@ -134,7 +134,10 @@ class Scanner:
         return match.end() if match else i
 
     def text(self, start: int, end: int) -> str:
-        return decode(self.buf[start:end], self.shown, self.line(start))
+        raw = self.buf[start:end]
+        if b"\x00" not in raw and raw.isascii():
+            return raw.decode("ascii")  # a member name: no line counted unless it is bad
+        return decode(raw, self.shown, self.line(start))
 
     def load(self, start: int, end: int) -> Any:
         return parse(self.text(start, end), self.shown, self.line(start))
