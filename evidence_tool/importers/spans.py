@@ -62,7 +62,8 @@ def decode(raw: bytes, shown: str, line: int = 1) -> str:
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_STRUCT = re.compile(rb'[\[\]{}"]')
+# Everything up to the next bracket: other bytes and whole strings (a quote left open stops it).
+_SKIP = re.compile(rb'(?:[^"\[\]{}]+|"[^"\\]*(?:\\.[^"\\]*)*")*', re.S)
 _SCALAR = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
 
 
@@ -136,7 +137,7 @@ class Scanner:
     def text(self, start: int, end: int) -> str:
         raw = self.buf[start:end]
         if b"\x00" not in raw and raw.isascii():
-            return raw.decode("ascii")  # a member name: no line counted unless it is bad
+            return str(raw, "ascii")  # a member name: no line counted unless it is bad
         return decode(raw, self.shown, self.line(start))
 
     def load(self, start: int, end: int) -> Any:
@@ -155,15 +156,14 @@ class Scanner:
         if first in (b"{", b"["):
             depth, at = 0, i
             while True:
-                match = _STRUCT.search(self.buf, at)
-                if match is None:  # named where the value starts: that is what is open
-                    raise self.fail(i, "an object or array is not closed before the end")
-                char = match.group()
+                at = _SKIP.match(self.buf, at).end()  # type: ignore[union-attr]  # matches ""
+                char = self.buf[at : at + 1]
                 if char == b'"':
-                    at = self.string_end(match.start())
-                    continue
+                    raise self.fail(at, "a string is not closed")
+                if not char:  # named where the value starts: that is what is open
+                    raise self.fail(i, "an object or array is not closed before the end")
                 depth += 1 if char in (b"{", b"[") else -1
-                at = match.end()
+                at += 1
                 if depth == 0:
                     return at
         match = _SCALAR.match(self.buf, i)
