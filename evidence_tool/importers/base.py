@@ -29,16 +29,6 @@ from evidence_tool.errors import DescriptorError, SourceError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit import AppliesTo, Metadata, Payload, Unit
 
-# UTF-8's byte order mark: a reader steps over it (no span starts inside it), and the one
-# constant every format's reader uses.
-BOM = b"\xef\xbb\xbf"
-
-
-def after_bom(raw: bytes) -> int:
-    """The offset of a text's first byte: past a BOM when ``raw`` starts with one."""
-    return len(BOM) if raw[: len(BOM)] == BOM else 0
-
-
 # What pins one file's content between its hash and every later read: (device, inode,
 # size, mtime_ns, ctime_ns).  A write, a rename over it or a swap to another file changes
 # one of them (ctime cannot be set by a user).
@@ -238,15 +228,6 @@ def malformed(path: str, line: int | None, why: str) -> SourceError:
         path=path,
         line=line,
     )
-
-
-def utf8(raw: bytes, shown: str, line: int = 1, why: str = "is not UTF-8 text") -> str:
-    """``raw`` as UTF-8 text; E504 naming the line of the first bad byte (``line``: the
-    line ``raw`` starts on in its file), the one decode every format's reader uses."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise malformed(shown, line + raw.count(b"\n", 0, exc.start), why) from None
 
 
 def check_options(options: JsonObject, known: dict[str, type | tuple[type, ...]], key: str) -> None:

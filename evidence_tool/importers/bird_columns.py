@@ -13,7 +13,7 @@ def import_table(state: Collected, db: str, table: str, f: SourceFile) -> None:
     shown = state.source.shown(f.path)
     known = state.columns.setdefault(db, set())
     for row in descriptions.rows(f, shown):
-        span = Span(f.path, row.start, row.end, row.text)
+        span = row.span
         name = row.cells["original_column_name"].strip()
         if not name or not name.isprintable():
             state.result.review(

@@ -4,15 +4,14 @@ domain rule per distinct evidence fragment of a database."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
+from typing import Any
 
-from evidence_tool.importers import json_stream
 from evidence_tool.importers.base import SourceFile, Span, element_id, malformed, slug
 from evidence_tool.importers.bird_evidence import fragments, read_fragment
-from evidence_tool.importers.bird_units import Collected, clean, fenced, title
-from evidence_tool.importers.json_stream import RawRecord, array_records, string_member
-from evidence_tool.jsonvalue import JsonValue
+from evidence_tool.importers.bird_units import Collected, clean
+from evidence_tool.importers.spans import json_array_items, string_member
+from evidence_tool.importers.unit_parts import fenced_sql, title
 from evidence_tool.unit.model import (
     DomainPayload,
     ExamplePayload,
@@ -20,7 +19,6 @@ from evidence_tool.unit.model import (
     GlossaryPayload,
     Payload,
 )
-from evidence_tool.unit.parse import MAX_BYTES
 
 REQUIRED = ("db_id", "question", "evidence", "SQL")
 KNOWN = ("question_id", *REQUIRED)
@@ -28,13 +26,9 @@ KNOWN = ("question_id", *REQUIRED)
 
 def import_questions(state: Collected, f: SourceFile) -> None:
     shown = state.source.shown(f.path)
-    with f.open() as handle:
-        records = array_records(
-            handle, shown, what="a BIRD questions file", max_record=4 * MAX_BYTES
-        )
-        for position, record in enumerate(records):
-            values = _load(record, shown)
-            _import_question(state, f, shown, position, record, values)
+    items = json_array_items(f, shown, "one JSON array of question objects (BIRD's dev.json)")
+    for position, (values, span, line) in enumerate(items):
+        _import_question(state, shown, position, span, _question(values, shown, line))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,49 +41,32 @@ class Question:
     evidence: str
     sql: str
     keys: tuple[str, ...]  # every key it has, to count those no unit field holds
+    line: int  # where its object starts in the file
 
     @property
     def numbered(self) -> bool:
         return "question_id" in self.keys  # train.json has no question_id
 
 
-def _load(record: RawRecord, shown: str) -> Question:
-    if b"\x00" in record.raw:
-        line = record.line + record.raw.count(b"\n", 0, record.raw.index(b"\x00"))
-        raise malformed(shown, line, "a NUL byte; a questions file is JSON text")
-    try:
-        text = record.raw.decode("utf-8")
-        values: JsonValue = json_stream.loads_unique(text)
-    except json_stream.DuplicateKey as exc:
-        line = record.line + json_stream.duplicate_line(record.raw, exc.key)
-        raise malformed(shown, line, json_stream.duplicate_message(exc.key)) from None
-    except UnicodeDecodeError as exc:
-        line = record.line + record.raw.count(b"\n", 0, exc.start)
-        raise malformed(shown, line, "not UTF-8 text; save the file as UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise malformed(shown, record.line + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise malformed(shown, record.line, "the JSON is nested too deeply") from None
-    if not isinstance(values, dict):  # array_records hands over objects only
-        raise malformed(shown, record.line, "not a JSON object")
+def _question(values: dict[str, Any], shown: str, line: int) -> Question:
     missing = [k for k in REQUIRED if k not in values]
     if missing:
         raise malformed(
             shown,
-            record.line,
+            line,
             f"the question lacks {', '.join(missing)}; a BIRD question has "
             "question_id, db_id, question, evidence, SQL and difficulty",
         )
     texts = {k: values[k] for k in REQUIRED}
     for key, value in texts.items():
         if not isinstance(value, str):
-            raise malformed(shown, record.line, f"{key} is not a string")
+            raise malformed(shown, line, f"{key} is not a string")
     strings = {k: v for k, v in texts.items() if isinstance(v, str)}
     if not strings["db_id"].strip():
-        raise malformed(shown, record.line, "db_id is empty")
+        raise malformed(shown, line, "db_id is empty")
     qid = values.get("question_id")
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, int | str)):
-        raise malformed(shown, record.line, "question_id is not a number or a string")
+        raise malformed(shown, line, "question_id is not a number or a string")
     return Question(
         qid,
         strings["db_id"],
@@ -97,16 +74,12 @@ def _load(record: RawRecord, shown: str) -> Question:
         strings["evidence"],
         strings["SQL"],
         tuple(values),
+        line,
     )
 
 
 def _import_question(
-    state: Collected,
-    f: SourceFile,
-    shown: str,
-    position: int,
-    record: RawRecord,
-    values: Question,
+    state: Collected, shown: str, position: int, span: Span, values: Question
 ) -> None:
     db = values.db_id.strip()
     for key in values.keys:
@@ -117,32 +90,30 @@ def _import_question(
     uid = element_id("bird", db, f"q{qid}")
     question, sql = clean(values.question), clean(values.sql)
     evidence = values.evidence
-    span = Span(f.path, record.start, record.start + len(record.raw), record.raw.decode("utf-8"))
     if not question or not sql:
         state.result.review(
             "invalid-element",
-            f"{shown}:{record.line}: question {qid} has no "
+            f"{shown}:{values.line}: question {qid} has no "
             f"{'question' if not question else 'SQL'}; it is not imported",
             uid,
         )
     else:
         label = state.labels[0]
         told = " ".join(evidence.split())
-        interpretation = f"{label} {told}\n\n{fenced(sql)}" if told else fenced(sql)
+        interpretation = f"{label} {told}\n\n{fenced_sql(sql)}" if told else fenced_sql(sql)
         state.add(
             uid,
-            title(question),
+            title(question, headings=True),
             ExamplePayload(question=question, interpretation=interpretation),
             span,
             purposes=("sql_generation",),
         )
-    _import_evidence(state, f, db, record, evidence, span)
+    _import_evidence(state, db, evidence, span)
 
 
-def _import_evidence(
-    state: Collected, f: SourceFile, db: str, record: RawRecord, evidence: str, whole: Span
-) -> None:
-    offsets = string_member(record.raw, "evidence", evidence) if evidence.strip() else None
+def _import_evidence(state: Collected, db: str, evidence: str, whole: Span) -> None:
+    raw = whole.text.encode("utf-8")
+    offsets = string_member(raw, "evidence", evidence) if evidence.strip() else None
     for a, b in fragments(evidence):
         text = " ".join(evidence[a:b].split())
         if (db, text) in state.fragments:
@@ -151,8 +122,8 @@ def _import_evidence(
         span = whole
         if offsets is not None:
             start, end = offsets[a], offsets[b]
-            raw = record.raw[start:end].decode("utf-8")
-            span = Span(f.path, record.start + start, record.start + end, raw)
+            cited = raw[start:end].decode("utf-8")
+            span = Span(whole.path, whole.start + start, whole.start + end, cited)
         _import_fragment(state, db, text, span)
 
 
@@ -162,7 +133,13 @@ def _import_fragment(state: Collected, db: str, text: str, span: Span) -> None:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if reading.kind == "domain":
         uid = element_id(scope, "rule", digest[:12])
-        state.add(uid, title(text), DomainPayload(rule=text), span, purposes=("sql_generation",))
+        state.add(
+            uid,
+            title(text, headings=True),
+            DomainPayload(rule=text),
+            span,
+            purposes=("sql_generation",),
+        )
         return
     uid = element_id(scope, "term", reading.name)
     first = state.names.setdefault(uid, text)
@@ -176,4 +153,4 @@ def _import_fragment(state: Collected, db: str, text: str, span: Span) -> None:
     else:
         payload = GlossaryPayload(definition=reading.body)
         purposes = ("disambiguation", "sql_generation")
-    state.add(uid, title(name), payload, span, purposes=purposes, concepts=(name,))
+    state.add(uid, title(name, headings=True), payload, span, purposes=purposes, concepts=(name,))

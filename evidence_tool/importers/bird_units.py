@@ -18,7 +18,6 @@ from evidence_tool.unit import is_italian
 from evidence_tool.unit.model import Payload
 
 _BARE = re.compile(r"[a-z_][a-z0-9_$]*")
-_TITLE_MAX = 120
 _LABELS = {  # (evidence, values, an enum's title) in each heading language
     "en": ("Evidence:", "Values:", "{column} values"),
     "it": ("Conoscenza esterna:", "Valori:", "Valori di {column}"),
@@ -30,22 +29,9 @@ def quote(name: str) -> str:
     return name if _BARE.fullmatch(name) else '"' + name.replace('"', '""') + '"'
 
 
-def title(text: str) -> str:
-    """One line, heading marks dropped, cut at 120 characters."""
-    line = " ".join(text.split()).lstrip("#").strip()
-    return line if len(line) <= _TITLE_MAX else line[: _TITLE_MAX - 1].rstrip() + "…"
-
-
 def clean(text: str) -> str:
     """A cell or member as unit text: line ends as the unit format writes them, trimmed."""
     return text.replace("\r\n", "\n").replace("\r", "\n").strip()
-
-
-def fenced(sql: str) -> str:
-    """A fenced sql block, its fence longer than any backtick run inside."""
-    longest = max((len(m) for m in re.findall(r"`+", sql)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sql\n{sql.strip()}\n{fence}"
 
 
 @dataclass

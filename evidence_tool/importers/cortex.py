@@ -25,8 +25,7 @@ from evidence_tool.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.importers.markdown_spans import fenced_sql
-from evidence_tool.importers.unit_parts import Units, ident
+from evidence_tool.importers.unit_parts import Units, fenced_sql, ident
 from evidence_tool.unit import (
     DomainPayload,
     EnumPayload,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from evidence_tool.importers.base import Span, after_bom, malformed, utf8
+from evidence_tool.importers.base import Span, malformed
+from evidence_tool.importers.spans import after_bom, decode
 
 # The tag's argument is taken whole and trimmed by hand: a lazy group before optional
 # blanks backtracks quadratically on a tag left open over a long blank run.
@@ -36,7 +37,7 @@ def docs_blocks(path: str, shown: str, raw: bytes) -> list[DocsBlock]:
     """Every ``{% docs name %}...{% enddocs %}`` block of one Markdown file (E504 for a block
     never closed, an enddocs without docs, a nested block, or a name that is not one)."""
     bom = after_bom(raw)
-    text = utf8(raw[bom:], shown)  # a BOM holds no line break: the line is the file's
+    text = decode(raw[bom:], shown)  # a BOM holds no line break: the line is the file's
     blocks: list[DocsBlock] = []
     open_at: tuple[str, int, int] | None = None  # (name, content start char, line)
     where = _Cursor(text, bom)  # line numbers and byte offsets, counted forward once

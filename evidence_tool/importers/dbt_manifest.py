@@ -1,9 +1,8 @@
 """dbt's ``manifest.json`` (v12), read node by node.
 
 A manifest can be 100 MB, most of it macros and compiled SQL.  The file is
-memory-mapped and a small scanner finds the byte range of each member of the
-top-level objects (strings are skipped by one regular expression, brackets
-counted), so only the nodes the importer needs (models, tests, semantic
+memory-mapped and the span toolkit's scanner (``spans.Scanner``) finds the byte
+range of each member of the top-level objects, so only the nodes the importer needs (models, tests, semantic
 models, metrics) are parsed, one at a time, with ``json.loads``.  A span is
 the exact bytes of the JSON value it cites (a description string with its
 quotes, a test node, a measure).
@@ -14,7 +13,6 @@ from __future__ import annotations
 import json
 import mmap
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from evidence_tool.errors import SourceError
@@ -24,7 +22,6 @@ from evidence_tool.importers.base import (
     NotImported,
     SourceFile,
     Span,
-    after_bom,
     malformed,
 )
 from evidence_tool.importers.dbt_model import (
@@ -37,18 +34,9 @@ from evidence_tool.importers.dbt_model import (
 )
 from evidence_tool.importers.dbt_select import Node, Selection
 from evidence_tool.importers.dbt_semantic import Element, Semantic
-from evidence_tool.importers.json_stream import (
-    DuplicateKey,
-    duplicate_line,
-    duplicate_message,
-    loads_unique,
-)
+from evidence_tool.importers.spans import BOM, Scanner, after_bom
 from evidence_tool.jsonvalue import JsonObject
 
-_WS = re.compile(rb"[ \t\r\n]*")
-_STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_STRUCT = re.compile(rb'[\[\]{}"]')
-_SCALAR = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
 _JINJA = re.compile(r"\{\{|\{%|\{#")
 _VERSION = re.compile(r"/manifest/v(\d+)\.json")
 _SUPPORTED = 12
@@ -56,117 +44,6 @@ _SUPPORTED = 12
 # holds for things that are not models).
 _COUNTED = {"sources": "source", "exposures": "exposure", "saved_queries": "saved query"}
 _BUFFERED = ("model.", "test.")
-
-
-class Scanner:
-    """Byte ranges of JSON values in ``buf`` without parsing what lies between."""
-
-    def __init__(self, buf: Any, shown: str) -> None:
-        self.buf, self.shown = buf, shown
-        self._line = (0, 1)  # (offset, line) last counted
-
-    def line(self, offset: int) -> int:
-        at, line = self._line
-        if offset < at:
-            at, line = 0, 1
-        for start in range(at, offset, 1 << 20):
-            line += self.buf[start : min(offset, start + (1 << 20))].count(b"\n")
-        self._line = (offset, line)
-        return line
-
-    def fail(self, offset: int, why: str) -> SourceError:
-        return malformed(self.shown, self.line(offset), f"invalid JSON: {why}")
-
-    def ws(self, i: int) -> int:
-        match = _WS.match(self.buf, i)
-        return match.end() if match else i
-
-    def expect(self, i: int, char: bytes) -> int:
-        i = self.ws(i)
-        if self.buf[i : i + 1] != char:
-            raise self.fail(i, f"expected '{char.decode()}'")
-        return self.ws(i + 1)
-
-    def string_end(self, i: int) -> int:
-        match = _STR.match(self.buf, i)
-        if match is None:
-            raise self.fail(i, "a string is not closed")
-        return match.end()
-
-    def value_end(self, i: int) -> int:
-        first = self.buf[i : i + 1]
-        if first == b'"':
-            return self.string_end(i)
-        if first in (b"{", b"["):
-            depth = 0
-            while True:
-                match = _STRUCT.search(self.buf, i)
-                if match is None:
-                    raise self.fail(i, "an object or array is not closed")
-                char = match.group()
-                if char == b'"':
-                    i = self.string_end(match.start())
-                    continue
-                depth += 1 if char in (b"{", b"[") else -1
-                i = match.end()
-                if depth == 0:
-                    return i
-        match = _SCALAR.match(self.buf, i)
-        if match is None:
-            raise self.fail(i, "expected a value")
-        return match.end()
-
-    def members(self, i: int) -> Iterator[tuple[str, int, int]]:
-        """(key, value start, value end) of the object at ``i``."""
-        i = self.expect(i, b"{")
-        if self.buf[i : i + 1] == b"}":
-            return
-        seen: set[str] = set()
-        while True:
-            end = self.string_end(i) if self.buf[i : i + 1] == b'"' else None
-            if end is None:
-                raise self.fail(i, "expected a member name")
-            key = json.loads(bytes(self.buf[i:end]))
-            if key in seen:
-                raise malformed(self.shown, self.line(i), duplicate_message(key))
-            seen.add(key)
-            start = self.expect(end, b":")
-            stop = self.value_end(start)
-            yield key, start, stop
-            i = self.ws(stop)
-            if self.buf[i : i + 1] == b"}":
-                return
-            i = self.expect(i, b",")
-
-    def elements(self, i: int) -> Iterator[tuple[int, int]]:
-        """(start, end) of each element of the array at ``i``."""
-        i = self.expect(i, b"[")
-        if self.buf[i : i + 1] == b"]":
-            return
-        while True:
-            stop = self.value_end(i)
-            yield i, stop
-            i = self.ws(stop)
-            if self.buf[i : i + 1] == b"]":
-                return
-            i = self.expect(i, b",")
-
-    def load(self, start: int, end: int, max_bytes: int) -> Any:
-        if end - start > max_bytes:
-            raise SourceError(
-                f"{self.shown}: one manifest entry (line {self.line(start)}) is larger than "
-                f"{max_bytes} bytes, the refresh's per-file bound",
-                code="E503",
-                path=self.shown,
-            )
-        raw = bytes(self.buf[start:end])
-        try:
-            return loads_unique(raw)
-        except DuplicateKey as exc:
-            line = self.line(start) + duplicate_line(raw, exc.key)
-            raise malformed(self.shown, line, duplicate_message(exc.key)) from None
-        except (ValueError, RecursionError) as exc:
-            raise self.fail(start, str(exc).split(":")[0]) from None
 
 
 class _Manifest:
@@ -191,11 +68,11 @@ class _Manifest:
 
     def read(self, buf: Any) -> None:
         scan = Scanner(buf, self.shown)
-        start = after_bom(bytes(buf[:3]))
+        start = after_bom(buf[: len(BOM)])
         seen_metadata = False
         for key, s, e in scan.members(start):
             if key == "metadata":
-                self.metadata(scan.load(s, e, self.source.max_bytes), scan.line(s))
+                self.metadata(self.load(scan, s, e), scan.line(s))
                 seen_metadata = True
             elif key == "nodes":
                 for uid, ns, ne in scan.members(s):
@@ -237,15 +114,26 @@ class _Manifest:
                 "(dbt 1.8 and later write v12; run 'dbt parse' with a current dbt)",
             )
 
+    def load(self, scan: Scanner, start: int, end: int) -> Any:
+        """One entry parsed; E503 past the refresh's per-file bound (an entry is read whole)."""
+        if end - start > self.source.max_bytes:
+            raise SourceError(
+                f"{self.shown}: one manifest entry (line {scan.line(start)}) is larger than "
+                f"{self.source.max_bytes} bytes, the refresh's per-file bound",
+                code="E503",
+                path=self.shown,
+            )
+        return scan.load(start, end)
+
     def span(self, scan: Scanner, start: int, end: int) -> Span:
-        return Span(self.file.path, start, end, bytes(scan.buf[start:end]).decode("utf-8"))
+        return Span(self.file.path, start, end, scan.text(start, end))
 
     def node(self, scan: Scanner, uid: str, start: int, end: int) -> None:
         if not uid.startswith(_BUFFERED):
             kind = uid.split(".", 1)[0]
             self.counts[kind] = self.counts.get(kind, 0) + 1
             return
-        data = scan.load(start, end, self.source.max_bytes)
+        data = self.load(scan, start, end)
         if not isinstance(data, dict):
             raise scan.fail(start, f"the node {uid} is not an object")
         if uid.startswith("test."):
@@ -336,7 +224,7 @@ class _Manifest:
                 col.tests.append(EnumTest(None, span, where))
 
     def semantic_model(self, scan: Scanner, start: int, end: int) -> None:
-        data = scan.load(start, end, self.source.max_bytes)
+        data = self.load(scan, start, end)
         if not isinstance(data, dict):
             raise scan.fail(start, "a semantic model is not an object")
         relation = data.get("node_relation") or {}
@@ -369,7 +257,7 @@ class _Manifest:
                     self.sem.entities.append(found)
 
     def metric(self, scan: Scanner, start: int, end: int) -> None:
-        data = scan.load(start, end, self.source.max_bytes)
+        data = self.load(scan, start, end)
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):
             raise scan.fail(start, "a metric is not an object with a name")
         where = f"{self.shown}:{scan.line(start)}"
@@ -403,8 +291,5 @@ def read_manifest(
     if f.size == 0:
         raise malformed(manifest.shown, None, "is empty; a dbt manifest.json is one JSON object")
     with f.open() as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        try:
-            manifest.read(buf)
-        except UnicodeDecodeError as exc:
-            raise malformed(manifest.shown, None, f"is not UTF-8 text ({exc.reason})") from None
+        manifest.read(buf)
     return list(manifest.models.values()), manifest.sem

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.importers.base import Span, after_bom, malformed, utf8
+from evidence_tool.importers.base import Span
+from evidence_tool.importers.spans import after_bom, decode
 from evidence_tool.importers.yaml_spans import Builder
 from evidence_tool.unit.yaml_events import YamlEvent
 
@@ -80,10 +81,8 @@ def load(path: str, shown: str, raw: bytes) -> YamlFile:
     """The file's root node with byte ranges; E504 naming file and line for any problem."""
     doc = YamlFile(path, shown, raw)
     offset = after_bom(raw)
-    text = utf8(raw[offset:], shown)  # a BOM holds no line break
-    if "\x00" in text:
-        raise malformed(shown, doc.line(raw.index(b"\x00")), "holds a NUL byte")
-    doc.root = _Builder(doc, text, offset).run()
+    decoded = decode(raw[offset:], shown)  # a BOM holds no line break
+    doc.root = _Builder(doc, decoded, offset).run()
     return doc
 
 

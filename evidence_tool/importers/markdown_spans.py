@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evidence_tool.importers.base import BOM, after_bom
+from evidence_tool.importers.spans import BOM, after_bom
 
 # Only the opening run is a pattern: the closing run is stripped by hand, because a lazy
 # text group before optional blanks and hashes backtracks cubically on a long blank run.
@@ -31,11 +31,6 @@ def _lines(raw: bytes, start: int = 0) -> list[tuple[int, bytes]]:
         out.append((pos, line))
         pos += len(line) + 1
     return out
-
-
-def content_start(raw: bytes) -> int:
-    """The first byte after a BOM, if the file has one."""
-    return after_bom(raw)
 
 
 def opens_frontmatter(raw: bytes) -> bool:
@@ -128,10 +123,3 @@ def trimmed(raw: bytes, start: int, end: int) -> tuple[int, int]:
     while end > start and raw[end - 1 : end] in (b" ", b"\t", b"\r", b"\n"):
         end -= 1
     return start, end
-
-
-def fenced_sql(sql: str) -> str:
-    """SQL in a ```sql fence longer than any backtick run inside it."""
-    longest = max((len(m) for m in re.findall(r"`+", sql)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sql\n{sql.strip()}\n{fence}"

@@ -1,4 +1,4 @@
-"""Small parts the WrenAI and Cortex importers share: names, titles, purposes, unique ids."""
+"""Small parts the importers share: names, titles, fenced SQL, purposes, unique ids."""
 
 from __future__ import annotations
 
@@ -26,10 +26,19 @@ def ident(name: str) -> str:
     return name if _PLAIN_NAME.fullmatch(name) else '"' + name.replace('"', '""') + '"'
 
 
-def title(text: str) -> str:
-    """One line of at most 120 characters."""
+def title(text: str, headings: bool = False) -> str:
+    """One line of at most 120 characters (``headings``: Markdown heading marks dropped)."""
     line = " ".join(text.split())
+    if headings:
+        line = line.lstrip("#").strip()
     return line if len(line) <= _TITLE_MAX else line[: _TITLE_MAX - 1].rstrip() + "…"
+
+
+def fenced_sql(sql: str) -> str:
+    """SQL in a ```sql fence longer than any backtick run inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", sql)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}sql\n{sql.strip()}\n{fence}"
 
 
 class Units:

@@ -11,7 +11,6 @@ object, or the CSV record with its multi-line cells).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -28,13 +27,13 @@ from evidence_tool.importers.base import (
     malformed,
 )
 from evidence_tool.importers.spans import csv_rows, json_array_items, json_lines_items
+from evidence_tool.importers.unit_parts import fenced_sql, title
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.model import DomainPayload, ExamplePayload
 
 COLUMNS = ("id", "question", "content", "training_data_type")
 INDEX_COLUMNS = ("", "Unnamed: 0", "index")  # pandas' index, written by to_csv()
 SUFFIXES = (".json", ".jsonl", ".csv")
-_TITLE_MAX = 120
 RECORDS = "the array of records df.to_json(orient='records') writes"
 
 
@@ -46,17 +45,9 @@ class Row:
 
 
 def _title(text: str) -> str:
-    """One line from the first nonblank line: markdown heading marks and runs of spaces
-    dropped, cut at 120 characters."""
-    lines = (" ".join(ln.strip().lstrip("#").split()) for ln in text.splitlines())
-    line = next((ln for ln in lines if ln), "")
-    return line if len(line) <= _TITLE_MAX else line[: _TITLE_MAX - 1].rstrip() + "…"
-
-
-def _fenced(sql: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", sql)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sql\n{sql.strip()}\n{fence}"
+    """The first line that is not blank once its heading marks are dropped."""
+    lines = (title(ln, headings=True) for ln in text.splitlines())
+    return next((ln for ln in lines if ln), "")
 
 
 def _text(value: Any) -> str:
@@ -177,7 +168,7 @@ def _import_row(row: Row, shown: str, language: str, result: ImportResult, named
             id=uid,
             language=language,
             title=_title(question),
-            payload=ExamplePayload(question=question, interpretation=_fenced(content)),
+            payload=ExamplePayload(question=question, interpretation=fenced_sql(content)),
             purposes=("sql_generation",),
         )
     else:

@@ -19,9 +19,9 @@ from evidence_tool.importers.base import (
     Span,
     element_id,
     malformed,
-    utf8,
 )
-from evidence_tool.importers.unit_parts import Units
+from evidence_tool.importers.spans import after_bom, decode
+from evidence_tool.importers.unit_parts import Units, fenced_sql
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
 PREFIX = "wrenai"
@@ -33,14 +33,10 @@ def _span(raw: bytes, path: str, start: int, end: int) -> Span:
     return Span(path, start, end, raw[start:end].decode("utf-8"))
 
 
-def _decode(raw: bytes, shown: str) -> None:
-    utf8(raw, shown)
-
-
 def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:
     """One example from a ``knowledge/sql`` file; a file without ``nl`` and ``sql`` (which
     WrenAI skips too) is listed as not imported."""
-    _decode(raw, shown)
+    decode(raw, shown)  # E504 for a file that is not text
     front = md.frontmatter(raw)
     if front is None and md.opens_frontmatter(raw):
         raise malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
@@ -64,7 +60,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
         return
     spans = [doc.span(nl), doc.span(sql)]
     notes_at = md.trimmed(raw, front[2], len(raw))
-    parts = [md.fenced_sql(str(sql.value))]
+    parts = [fenced_sql(str(sql.value))]
     if notes_at[0] < notes_at[1]:
         spans.append(_span(raw, path, *notes_at))
         parts.insert(0, spans[-1].text)
@@ -87,7 +83,7 @@ def rule_sections(
     raw: bytes, path: str, shown: str, group: str, units: Units, result: ImportResult
 ) -> None:
     """One domain unit per top-level section of a rules-like file."""
-    _decode(raw, shown)
+    decode(raw, shown)  # E504 for a file that is not text
     file_title, found = md.sections(raw)
     stem = PurePosixPath(path).stem
     used: dict[str, int] = {}
@@ -113,7 +109,7 @@ def rule_sections(
 def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:
     """A ``knowledge/glossary/<term>.md`` file: the term is its opening heading (else the
     file name), the definition the rest."""
-    _decode(raw, shown)
+    decode(raw, shown)  # E504 for a file that is not text
     stem = PurePosixPath(path).stem
     file_title, found = md.sections(raw)
     term = file_title or stem.replace("-", " ").replace("_", " ")
@@ -128,6 +124,6 @@ def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: Impor
         element_id(PREFIX, "glossary", stem),
         term,
         GlossaryPayload(raw[body[0] : body[1]].decode("utf-8")),
-        [_span(raw, path, *md.trimmed(raw, md.content_start(raw), len(raw)))],
+        [_span(raw, path, *md.trimmed(raw, after_bom(raw), len(raw)))],
         where=shown,
     )

@@ -14,6 +14,7 @@ from typing import Any
 
 from evidence_tool.errors import SourceError
 from evidence_tool.importers.base import Span, malformed
+from evidence_tool.importers.spans import BOM, after_bom, decode
 from evidence_tool.unit.yaml_events import YamlEvent, YamlSyntaxError, events
 from evidence_tool.unit.yaml_strict import MAX_DEPTH, resolve_plain
 
@@ -113,14 +114,9 @@ def _trim(raw: bytes, start: int, end: int) -> int:
 def load(raw: bytes, path: str, span_path: str, start: int = 0, end: int | None = None) -> YamlFile:
     """The YAML document in ``raw[start:end]`` (the whole file by default)."""
     end = len(raw) if end is None else end
-    try:
-        text = raw[start:end].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, start + exc.start) + 1
-        raise malformed(path, line, "is not UTF-8 text") from None
-    bom = 1 if text.startswith("\ufeff") else 0
     line0 = raw.count(b"\n", 0, start)
-    root = Builder(raw, text, start, line0, path).run(bom)
+    start += after_bom(raw[start : start + len(BOM)])  # a BOM holds no line break
+    root = Builder(raw, decode(raw[start:end], path, line0 + 1), start, line0, path).run()
     return YamlFile(path, span_path, raw, root)
 
 
@@ -145,12 +141,10 @@ class Builder:
     def fail(self, line: int | None, why: str) -> SourceError:
         return malformed(self.shown, line, why)
 
-    def run(self, bom: int = 0) -> Any:
-        if bom:  # positions count from after the BOM
-            self.offset = _Offsets(self.text[bom:], self.offset.base + 3)
+    def run(self) -> Any:
         documents = 0
         try:
-            for event in events(self.text[bom:] if bom else self.text):
+            for event in events(self.text):
                 if event.kind == "stream-end":
                     break
                 if event.kind == "document-start":

@@ -36,7 +36,7 @@ _Q = json.dumps(bf.QUESTIONS[0])
 # (name, edit, file named, line named, words of the message)
 CASES: list[tuple[str, Callable[[Path], None], str, int | None, str]] = [
     ("questions_not_json", _questions("SELECT 1;\n"), "dev.json", 1, "not a JSON array"),
-    ("questions_an_object", _questions('\n\n{"questions": []}'), "dev.json", 3, "not a JSON array"),
+    ("questions_an_object", _questions('\n\n{"questions": []}'), "dev.json", 3, "not an array"),
     (
         "record_missing_sql",
         _questions(
@@ -154,7 +154,7 @@ CASES: list[tuple[str, Callable[[Path], None], str, int | None, str]] = [
         _put(PETS, _csv_rows("pet_id,,id,integer,", 'species,,"animal', "kind,,x,text,")),
         PETS,
         3,
-        "invalid CSV",
+        "a quoted cell is not closed before the end of the file",
     ),
     (
         "csv_extra_cells",

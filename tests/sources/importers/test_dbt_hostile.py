@@ -199,13 +199,13 @@ MANIFEST_CASES = [
         + b"]" * 100000
         + b"}}",
         1,
-        "invalid JSON",
+        "nested too deeply",
     ),
     (
         "binary",
         b'{"metadata": {"dbt_schema_version": "x/manifest/v12.json"}, "nodes": {"model.p.\xff": {}}}',
-        None,
-        "UTF-8",
+        1,
+        "not UTF-8 text (byte 0xff)",
     ),
 ]
 

@@ -59,7 +59,7 @@ def test_json_items_match_json_dumps(
     raw = json.dumps(values, ensure_ascii=ascii_only, indent=indent).encode()
     array = tmp_path / "t.json"
     array.write_bytes(raw)
-    got = list(json_array_items(SourceFile("t.json", array, len(raw)), "imports/t.json"))
+    got = list(json_array_items(SourceFile("t.json", array, len(raw)), "imports/t.json", "x"))
     assert [v for v, _, _ in got] == values
     _check_spans(raw, [span for _, span, _ in got])
     lines = b"\n".join(json.dumps(v, ensure_ascii=ascii_only).encode() for v in values) + b"\r\n"

@@ -26,7 +26,7 @@ CASES: dict[str, tuple[str, bytes, str, int | None]] = {
     "truncated": ("t.json", ("[\n" + ROW + ",\n" + ROW[:30]).encode(), "E504", 3),
     "row-not-object": ("t.json", ("[\n" + ROW + ",\n  42\n]").encode(), "E504", 3),
     "row-without-type": ("t.json", b'[\n\n{"id": "x", "content": "c"}]', "E504", 3),
-    "trailing-text": ("t.json", ("[" + ROW + "]\n]").encode(), "E504", 1),
+    "trailing-text": ("t.json", ("[" + ROW + "]\n]").encode(), "E504", 2),  # the text's line
     "deeply-nested": ("t.json", b"[" + b"[" * 100_000 + b"]" * 100_000 + b"]", "E504", 1),
     "binary-json": ("t.json", b"[\n" + b"\x89PNG\r\n\x1a\n\x00\x00" + b"]", "E504", 2),
     "binary-csv": (
