@@ -26,7 +26,7 @@ from evidence_tool.archive.state import State
 from evidence_tool.catalog.drift import Change, ChangeKind, Drift, DriftItem
 from evidence_tool.catalog.fingerprint import Fingerprint
 from evidence_tool.catalog.results import Outcome, Ran
-from evidence_tool.catalog.review import CatalogStatus
+from evidence_tool.catalog.review import CatalogStatus, CheckedStatus
 from evidence_tool.errors import EvidenceWarning as W
 from evidence_tool.errors import SourceError
 from evidence_tool.migrate.manifest import ManifestUnit
@@ -279,7 +279,7 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         '{"checked": false, "review_items": {"evidence:a": [{"code": "E191"}]}}',
     ),
     "catalog-status": (
-        CatalogStatus(
+        CheckedStatus(
             True,
             {"evidence:a": [{"code": "E191"}]},
             "t",

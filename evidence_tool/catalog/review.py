@@ -29,7 +29,7 @@ from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, IntegrityError, LockHeldError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import Record
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
@@ -58,9 +58,11 @@ class CheckedUnit(Record, frozen=True):
 
 
 @dataclass(frozen=True, slots=True)
-class CatalogStatus:
-    """What ``status`` says about the catalog, read from the last run's record."""
+class CatalogStatus(View):
+    """What ``status`` says about the catalog, read from the last run's record; without
+    a run (``checked`` false) only the review items are shown (``CheckedStatus``: all)."""
 
+    _keys = ("checked", "review_items")
     checked: bool
     review_items: dict[str, list[JsonValue]]  # by unit id, as the record holds them
     checked_at: JsonValue = None
@@ -71,21 +73,22 @@ class CatalogStatus:
     deleted_since: tuple[str, ...] = ()
     edited_since: tuple[str, ...] = ()
 
-    def to_json(self) -> JsonObject:
-        items: JsonObject = {uid: [*v] for uid, v in self.review_items.items()}
-        if not self.checked:
-            return {"checked": False, "review_items": items}
-        return {
-            "checked": True,
-            "checked_at": self.checked_at,
-            "fingerprint": self.fingerprint,
-            "base": self.base,
-            "note": self.note,
-            "changes": self.changes,
-            "review_items": items,
-            "deleted_since": [*self.deleted_since],
-            "edited_since": [*self.edited_since],
-        }
+
+class CheckedStatus(CatalogStatus):
+    """The status after a run: every key, ``null`` included."""
+
+    __slots__ = ()
+    _keys = (
+        "checked",
+        "checked_at",
+        "fingerprint",
+        "base",
+        "note",
+        "changes",
+        "review_items",
+        "deleted_since",
+        "edited_since",
+    )
 
 
 @dataclass
@@ -287,7 +290,7 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
             uid for uid in items if uid in working and _hash_of(units, uid) != working[uid]
         )
         items = {uid: v for uid, v in items.items() if uid in working}
-    return CatalogStatus(
+    return CheckedStatus(
         True,
         items,
         rec.get("checked_at"),
