@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
@@ -62,7 +63,7 @@ class CatalogStatus(View):
     """What ``status`` says about the catalog, read from the last run's record; without
     a run (``checked`` false) only the review items are shown (``CheckedStatus``: all)."""
 
-    _keys = ("checked", "review_items")
+    _keys: ClassVar[tuple[str, ...]] = ("checked", "review_items")
     checked: bool
     review_items: dict[str, list[JsonValue]]  # by unit id, as the record holds them
     checked_at: JsonValue = None
