@@ -214,7 +214,7 @@ class ModeFigures(Record, frozen=True, kw_only=True):
     """A mode's figures, averaged over the questions with a live expected id (computed
     from ``questions``)."""
 
-    _keys = ("mode", "available", "evaluated", "retired_only", "recall", "mrr", "ndcg", "questions")
+    _keys = ("mode", "available", "*means", "questions")
     available: ClassVar[bool] = True  # always: written for the --json result, in this place
     mode: str
     questions: tuple[QuestionResult, ...]
@@ -224,24 +224,16 @@ class ModeFigures(Record, frozen=True, kw_only=True):
         return [s for q in self.questions if (s := q.score) is not None]
 
     @property
-    def evaluated(self) -> int:
-        return len(self.scored)
-
-    @property
-    def retired_only(self) -> int:
-        return len(self.questions) - len(self.scored)
-
-    @property
-    def recall(self) -> float | None:
-        return _mean([s.recall for s in self.scored])
-
-    @property
-    def mrr(self) -> float | None:
-        return _mean([s.rr for s in self.scored])
-
-    @property
-    def ndcg(self) -> float | None:
-        return _mean([s.ndcg for s in self.scored])
+    def means(self) -> dict[str, float | None]:
+        """How many questions were scored, and the means of their figures (None: none)."""
+        scored = self.scored
+        return {
+            "evaluated": len(scored),
+            "retired_only": len(self.questions) - len(scored),
+            "recall": _mean([s.recall for s in scored]),
+            "mrr": _mean([s.rr for s in scored]),
+            "ndcg": _mean([s.ndcg for s in scored]),
+        }
 
 
 class Unavailable(Record, frozen=True, kw_only=True):
@@ -638,7 +630,7 @@ def gate(
         found.append(Diagnostic("E171", "no search mode could run, so no threshold was met"))
     for mode, figures in active.items():
         for metric, limit in limits.items():
-            value = getattr(figures, metric)
+            value = figures.means[metric]
             if limit is not None and (value is None or value < limit):
                 shown = "nothing (no question could be scored)" if value is None else value
                 found.append(
@@ -656,7 +648,7 @@ def gate(
             found.append(Diagnostic("E172", "no search mode ran on both revisions to compare"))
         for mode in both:
             for metric in GATE_METRICS:
-                now, then = getattr(active[mode], metric), getattr(base[mode], metric)
+                now, then = active[mode].means[metric], base[mode].means[metric]
                 compared.append({"mode": mode, "metric": metric, "active": now, "compare": then})
                 if then is not None and (now is None or now < then):
                     found.append(
