@@ -125,10 +125,6 @@ class Drift(View):
         """Every review item as a finding on its unit (E191), by unit id."""
         return [i.diagnostic(uid) for uid in sorted(self.items) for i in self.items[uid]]
 
-    def items_json(self) -> JsonObject:
-        """The review items by unit id, as the catalog record stores them."""
-        return {uid: [i.to_json() for i in items] for uid, items in self.items.items()}
-
     @property
     def shown(self) -> list[JsonObject]:
         """The changes, each with the units it touches."""

@@ -76,14 +76,7 @@ def as_text(value: object) -> str | None:
 
 @dataclass(frozen=True)
 class Ran(View):
-    _keys = (
-        "unit_id",
-        "path",
-        "line",
-        "rows=result.rows",
-        "fingerprint=result.fingerprint",
-        "error=result.error",
-    )
+    _keys = ("unit_id", "path", "line", "*result")  # the outcome's rows, fingerprint, error
     unit_id: str
     path: str
     line: int

@@ -104,6 +104,7 @@ class CatalogRun:
 
     def record(self) -> JsonObject:
         """The record file's JSON (``catalog-review.json``)."""
+        drift = self.drift.to_json() if self.drift else None
         return {
             "format": FORMAT,
             "checked_at": now(),
@@ -111,8 +112,8 @@ class CatalogRun:
             "base": self.base,
             "note": self.note,
             "units": {uid: u.to_json() for uid, u in self.units.items()},
-            "drift": self.drift.to_json() if self.drift else None,
-            "review_items": self.drift.items_json() if self.drift else {},
+            "drift": drift,
+            "review_items": drift["review_items"] if drift else {},
         }
 
 

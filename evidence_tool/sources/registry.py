@@ -110,7 +110,7 @@ class SourceSummary(View):
         "kind=record.kind",
         "status",
         "title=record.title",
-        "identifier",
+        "identifier=record.identifier",  # its keys are in sources.json's (sorted) order
         "adopted_hash=record.adopted_hash",
         "acknowledged_hash=record.acknowledged_hash",
         "pending_comparison",
@@ -137,10 +137,6 @@ class SourceSummary(View):
     @property
     def pending_comparison(self) -> str | None:
         return self.record.comparison.revision if self.record.comparison else None
-
-    @property
-    def identifier(self) -> JsonValue:
-        return _stored(self.record.identifier)
 
     @property
     def retraction(self) -> JsonValue:
