@@ -14,20 +14,17 @@ order they are declared, by one serializer instead of a hand-written pair per cl
   so the readers of files that map ``ValueError`` to their coded error keep doing so,
   now with the field named.
 
-A computed key (``ok`` of a citation check, the means of an evaluation's mode) is a
-field declared with a default and filled from the others by the class's
-``__post_init__`` through ``computed``: written like any field, recomputed when read
-back, and the constructor keeps taking only the fields it is computed from.
-
 Warnings (``errors.EvidenceWarning``, a dataclass every layer uses) are written in
 their own key order (``EvidenceWarning.to_dict``): a record names its warning fields in
 ``_warning_fields`` and ``to_json`` writes them that way.
 
-An output view whose JSON is not its fields (computed keys, keys in another order, fields
-kept out of the JSON) names its keys in ``_keys``: each a field or a property, written in
-that order through the same serializer (``"from=source"`` where the key is spelled otherwise
-than the attribute, ``"op=entry.op"`` for an attribute of a field); ``"key?"`` is left out
-while its value is None or ``()``, and ``"*attr"`` writes the keys of a dict (or view) there.
+A record or output view whose JSON is not its fields (computed keys such as a citation
+check's ``ok``, keys in another order, fields kept out of the JSON) names its keys in
+``_keys``: each a field or a property, written in that order through the same serializer
+(``"from=source"`` where the key is spelled otherwise than the attribute, ``"op=entry.op"``
+for an attribute of a field); ``"key?"`` is left out while its value is None or ``()``,
+and ``"*attr"`` writes the keys of a dict (or view) there.  A computed key is not read
+back: ``from_json`` ignores it and the property gives it again.
 ``View`` (``jsonvalue.View``, re-exported here) gives a dataclass that same ``to_json``
 without loading msgspec; a record whose unknown keys are kept (a journal entry's) names the
 dict field that holds them in ``_rest``.
@@ -54,7 +51,6 @@ __all__ = [
     "Record",
     "UnsetType",
     "View",
-    "computed",
     "field",
     "field_of",
     "from_json",
@@ -109,13 +105,6 @@ class Record(msgspec.Struct, View, frozen=True):
                 cls._rest: {k: v for k, v in data.items() if k not in known}
             }
         return from_json(cls, data, cls._error)
-
-
-def computed(record: Record, **values: object) -> None:
-    """Set ``record``'s computed fields (the module docstring says how): called from its
-    ``__post_init__``, the one place a frozen record is written after it is built."""
-    for name, value in values.items():
-        msgspec.structs.force_setattr(record, name, value)
 
 
 def from_json(kind: type[T], data: object, error: type[Exception] | None = None) -> T:

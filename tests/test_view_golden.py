@@ -23,7 +23,12 @@ from evidence_tool.archive.queries import (
 from evidence_tool.archive.records import ClosedBy, ClosedItem, Deletion, DeletionReason
 from evidence_tool.archive.results import ConsolidateResult, ConsolidateStatus
 from evidence_tool.archive.state import State
+from evidence_tool.catalog.drift import Change, ChangeKind, Drift, DriftItem
+from evidence_tool.catalog.fingerprint import Fingerprint
+from evidence_tool.catalog.results import Outcome, Ran
+from evidence_tool.catalog.review import CatalogStatus, CheckedStatus
 from evidence_tool.errors import EvidenceWarning as W
+from evidence_tool.errors import SourceError
 from evidence_tool.migrate.manifest import ManifestUnit
 from evidence_tool.migrate.plan import Plan, PlannedUnit
 from evidence_tool.migrate.problems import Problem
@@ -31,6 +36,28 @@ from evidence_tool.migrate.provenance import AcquiredSource
 from evidence_tool.migrate.run import MigrationResult, MigrationStatus
 from evidence_tool.migrate.step import MigratedConsolidateResult
 from evidence_tool.session import CorpusExport, WorkspaceValidation, WorkspaceVerification
+from evidence_tool.sources.decide import DecideResult
+from evidence_tool.sources.records import (
+    Comparison,
+    CurrentUnit,
+    Decision,
+    DecisionProgress,
+    DecisionValue,
+    DocumentFacts,
+    Dropped,
+    DropReason,
+    Identifier,
+    LineStatus,
+    NotImportedItem,
+    ProposedEntry,
+    Retraction,
+    ReviewItem,
+    SourceKind,
+    SourceRecord,
+    SourceStatus,
+)
+from evidence_tool.sources.refresh import RefreshResult, SourceLine
+from evidence_tool.sources.registry import CitingUnit, SourceDetail, SourceSummary
 from evidence_tool.workspace.create import NewWorkspace
 
 H = "ab" * 32
@@ -55,6 +82,73 @@ PLANNED = PlannedUnit(
 )
 PLAN = Plan("convert", [PLANNED], [(AcquiredSource("sources/s.txt", b"x"), "write")], ["u"], {})
 MIGRATION = MigrationResult(MigrationStatus.MIGRATED, False, PLAN, "r0", ["units/a.yaml"])
+
+CHANGE = Change(ChangeKind.COLUMN_DROPPED, "public.t", "c")
+ITEM = DriftItem("gone", "evidence/curated/a.md", 3, None, CHANGE, "t")
+FP_OLD, FP_NEW = (
+    Fingerprint(kind="postgres", relations={}),
+    Fingerprint(kind="sqlite", relations={}),
+)
+DRIFT = Drift(
+    FP_OLD,
+    FP_NEW,
+    [CHANGE, Change(ChangeKind.TYPE_CHANGED, "public.t", "d", "int", "text")],
+    ["kind"],
+    {"evidence:b": [0, 1], "evidence:a": [0]},
+    {"evidence:a": [ITEM]},
+)
+COMPARISON = Comparison(
+    "r" * 8,
+    "t",
+    "s" * 8,
+    "import:imports/x",
+    "c" * 8,
+    "d" * 8,
+    None,
+    DocumentFacts("T", None),
+    (CurrentUnit("evidence:a", "evidence/curated/a.md", "f" * 8, "h" * 8, {"kind": "manual"}),),
+    (ProposedEntry("evidence:b", "glossary", "evidence/curated/b.md", "h" * 8, "# B\n", ("ex",)),),
+    (ReviewItem("invalid-unit", "bad", None),),
+    ("evidence:z",),
+    (Dropped("evidence:q", DropReason.RESERVED),),
+    {"evidence/curated/a.md": "f" * 8, "evidence/curated/b.md": None},
+    not_imported=(NotImportedItem("model x", "a dbt model", "m.yml:3"),),
+    skipped={"tests": 2},
+)
+RECORD = SourceRecord(
+    "s" * 8,
+    "fs:evidence/source/é.md",
+    SourceKind.FS,
+    "t0",
+    SourceStatus.ACTIVE,
+    "h" * 8,
+    "T",
+    Identifier("doi", "10.1/x"),
+    "a" * 8,
+    None,
+    COMPARISON,
+    Decision(DecisionValue.KEEP, "r" * 8, "c" * 8, "alice", "t", DecisionProgress.SAVED, ()),
+    Retraction("gone", "carol", "t1"),
+)
+SUMMARY = SourceSummary(
+    RECORD, True, (CitingUnit("evidence:a", "original", "evidence/curated/a.md"),)
+)
+PLAIN = SourceSummary(SourceRecord("s" * 8, "fs:x", SourceKind.FS, "t0"), False, ())
+LINES = (
+    SourceLine(
+        "s" * 8, "import:imports/x", SourceKind.IMPORT, LineStatus.COMPARED, "c" * 8, COMPARISON
+    ),
+    SourceLine("t" * 8, "fs:y", SourceKind.FS, LineStatus.MISSING),
+    SourceLine(
+        "u" * 8,
+        "import:z",
+        SourceKind.IMPORT,
+        LineStatus.FAILED,
+        None,
+        None,
+        SourceError("no input", path="z"),
+    ),
+)
 
 GOLDEN: dict[str, tuple[Any, str]] = {
     "interrupted": (
@@ -163,6 +257,94 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         CorpusExport("r1", 0, "jsonl", None, []),
         '{"revision": "r1", "units": 0, "format": "jsonl", "records": []}',
     ),
+    # session 5: the catalog and sources views, printed before they became ``_keys``
+    "ran": (
+        Ran("evidence:a", "a.md", 3, "select 1", Outcome(2, "f" * 8)),
+        '{"unit_id": "evidence:a", "path": "a.md", "line": 3, "rows": 2, "fingerprint": "ffffffff", "error": null}',
+    ),
+    "ran-failed": (
+        Ran("evidence:a", "a.md", 4, "select x", Outcome(None, None, "no column x")),
+        '{"unit_id": "evidence:a", "path": "a.md", "line": 4, "rows": null, "fingerprint": null, "error": "no column x"}',
+    ),
+    "drift": (
+        DRIFT,
+        '{"recorded": "e31b5b79aa5e28fb2373285b7f9bc168c7aee8a72a39bd190a830058229a4655", "current": "907e9876b09a44ffaa96cc906e6ff8a3bb6d0b9b0b5f6241a8203c1108a14328", "settings": ["kind"], "changes": [{"change": "column_dropped", "relation": "public.t", "column": "c", "units": ["evidence:a", "evidence:b"]}, {"change": "type_changed", "relation": "public.t", "column": "d", "old": "int", "new": "text", "units": ["evidence:b"]}], "review_items": {"evidence:a": [{"code": "E191", "message": "gone", "path": "evidence/curated/a.md", "line": 3, "column": null, "change": {"change": "column_dropped", "relation": "public.t", "column": "c"}, "raised_by": "catalog", "raised_at": "t"}]}}',
+    ),
+    "drift-item": (
+        ITEM,
+        '{"code": "E191", "message": "gone", "path": "evidence/curated/a.md", "line": 3, "column": null, "change": {"change": "column_dropped", "relation": "public.t", "column": "c"}, "raised_by": "catalog", "raised_at": "t"}',
+    ),
+    "catalog-status-unchecked": (
+        CatalogStatus(False, {"evidence:a": [{"code": "E191"}]}),
+        '{"checked": false, "review_items": {"evidence:a": [{"code": "E191"}]}}',
+    ),
+    "catalog-status": (
+        CheckedStatus(
+            True,
+            {"evidence:a": [{"code": "E191"}]},
+            "t",
+            "f" * 8,
+            None,
+            "n",
+            2,
+            ("evidence:x",),
+            (),
+        ),
+        '{"checked": true, "checked_at": "t", "fingerprint": "ffffffff", "base": null, "note": "n", "changes": 2, "review_items": {"evidence:a": [{"code": "E191"}]}, "deleted_since": ["evidence:x"], "edited_since": []}',
+    ),
+    "source-line-compared": (
+        LINES[0],
+        '{"source_id": "ssssssss", "locator": "import:imports/x", "kind": "import", "content_hash": "cccccccc", "status": "compared", "revision": "rrrrrrrr", "proposed": ["evidence:b"], "retire": ["evidence:z"], "dropped": [{"id": "evidence:q", "reason": "reserved by a deletion record"}], "review_items": 1, "changes": {"added": 1, "changed": 0, "identical": 0, "retired": 1}, "not_imported": 1, "skipped": {"tests": 2}}',
+    ),
+    "source-line-missing": (
+        LINES[1],
+        '{"source_id": "tttttttt", "locator": "fs:y", "kind": "fs", "status": "missing"}',
+    ),
+    "source-line-failed": (
+        LINES[2],
+        '{"source_id": "uuuuuuuu", "locator": "import:z", "kind": "import", "status": "failed", "error": {"code": "E501", "message": "no input", "path": "z", "line": null, "column": null, "unit_id": null, "hint": "Check what the message names (an import\'s path, a locator, the network policy or credentials of a remote source), then refresh again."}}',
+    ),
+    "refresh-result": (
+        RefreshResult(False, True, LINES[1:]),
+        '{"dry_run": false, "wrote": true, "sources": [{"source_id": "tttttttt", "locator": "fs:y", "kind": "fs", "status": "missing"}, {"source_id": "uuuuuuuu", "locator": "import:z", "kind": "import", "status": "failed", "error": {"code": "E501", "message": "no input", "path": "z", "line": null, "column": null, "unit_id": null, "hint": "Check what the message names (an import\'s path, a locator, the network policy or credentials of a remote source), then refresh again."}}]}',
+    ),
+    "decide-result": (
+        DecideResult(
+            "s" * 8,
+            DecisionValue.REPLACE,
+            "r" * 8,
+            RESULT,
+            ("a.md",),
+            (),
+            ("evidence:z",),
+            True,
+            False,
+            (),
+            ("b.md",),
+            "r0",
+        ),
+        '{"source_id": "ssssssss", "decision": "replace", "revision": "rrrrrrrr", "written": ["a.md"], "removed": [], "retired": ["evidence:z"], "excluded": [], "overwrote_manual": ["b.md"], "already_saved": true, "initialized": "r0", "consolidation": {"status": "activated", "revision": "r2", "previous": "r1", "changes": {"added": ["evidence:b"], "units": 3}, "wrote": true, "dry_run": false, "activation_error": null, "closed_review_items": []}}',
+    ),
+    "decide-result-retry": (
+        DecideResult("s" * 8, DecisionValue.KEEP, "r" * 8, RESULT, retry=True),
+        '{"source_id": "ssssssss", "decision": "keep", "revision": "rrrrrrrr", "retry": true, "consolidation": {"status": "activated", "revision": "r2", "previous": "r1", "changes": {"added": ["evidence:b"], "units": 3}, "wrote": true, "dry_run": false, "activation_error": null, "closed_review_items": []}}',
+    ),
+    "source-summary": (
+        SUMMARY,
+        '{"source_id": "ssssssss", "locator": "fs:evidence/source/\\u00e9.md", "kind": "fs", "status": "retracted", "title": "T", "identifier": {"type": "doi", "value": "10.1/x"}, "adopted_hash": "aaaaaaaa", "acknowledged_hash": null, "pending_comparison": "rrrrrrrr", "suppressed": true, "retraction": {"actor": "carol", "at": "t1", "note": "gone"}, "decision": {"actor": "alice", "at": "t", "content_hash": "cccccccc", "decision": "keep", "retired": [], "revision": "rrrrrrrr", "status": "saved"}, "citing_units": [{"id": "evidence:a", "as": "original", "path": "evidence/curated/a.md"}]}',
+    ),
+    "source-summary-plain": (
+        PLAIN,
+        '{"source_id": "ssssssss", "locator": "fs:x", "kind": "fs", "status": "active", "title": null, "identifier": null, "adopted_hash": null, "acknowledged_hash": null, "pending_comparison": null, "suppressed": false, "retraction": null, "decision": null, "citing_units": []}',
+    ),
+    "source-detail": (
+        SourceDetail(SUMMARY, COMPARISON),
+        '{"source_id": "ssssssss", "locator": "fs:evidence/source/\\u00e9.md", "kind": "fs", "status": "retracted", "title": "T", "identifier": {"type": "doi", "value": "10.1/x"}, "adopted_hash": "aaaaaaaa", "acknowledged_hash": null, "pending_comparison": "rrrrrrrr", "suppressed": true, "retraction": {"actor": "carol", "at": "t1", "note": "gone"}, "decision": {"actor": "alice", "at": "t", "content_hash": "cccccccc", "decision": "keep", "retired": [], "revision": "rrrrrrrr", "status": "saved"}, "citing_units": [{"id": "evidence:a", "as": "original", "path": "evidence/curated/a.md"}], "comparison": {"acquisition": "dddddddd", "affected_files": {"evidence/curated/a.md": "ffffffff", "evidence/curated/b.md": null}, "base_hash": null, "content_hash": "cccccccc", "created_at": "t", "current": [{"content_hash": "hhhhhhhh", "file_hash": "ffffffff", "id": "evidence:a", "path": "evidence/curated/a.md", "provenance": {"kind": "manual"}}], "document": {"identifier": null, "title": "T"}, "dropped": [{"id": "evidence:q", "reason": "reserved by a deletion record"}], "locator": "import:imports/x", "not_imported": [{"at": "m.yml:3", "element": "model x", "what": "a dbt model"}], "proposed": [{"content_hash": "hhhhhhhh", "excerpts": ["ex"], "id": "evidence:b", "kind": "glossary", "markdown": "# B\\n", "path": "evidence/curated/b.md"}], "retire": ["evidence:z"], "review_items": [{"code": "invalid-unit", "message": "bad", "unit_id": null}], "revision": "rrrrrrrr", "skipped": {"tests": 2}, "source_id": "ssssssss"}, "changes": {"added": ["evidence:b"], "changed": [], "identical": [], "retired": ["evidence:z"], "manual": []}, "warnings": ["source fs:evidence/source/\\u00e9.md was retracted on t1 by carol: gone"]}',
+    ),
+    "source-detail-plain": (
+        SourceDetail(PLAIN, None),
+        '{"source_id": "ssssssss", "locator": "fs:x", "kind": "fs", "status": "active", "title": null, "identifier": null, "adopted_hash": null, "acknowledged_hash": null, "pending_comparison": null, "suppressed": false, "retraction": null, "decision": null, "citing_units": [], "comparison": null, "changes": null, "warnings": []}',
+    ),
 }
 
 
@@ -173,7 +355,7 @@ def test_view_writes_its_golden_json(name: str) -> None:
 
 
 def test_the_views_sweep_every_case() -> None:
-    assert len(GOLDEN) == 19
+    assert len(GOLDEN) == 35
 
 
 def _subclasses(kind: type) -> list[type]:

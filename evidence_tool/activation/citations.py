@@ -19,7 +19,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.archive.records import Deletion, DeletionReason
 from evidence_tool.errors import Diagnostic
-from evidence_tool.record import Record, computed
+from evidence_tool.record import Record
 
 
 def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
@@ -93,16 +93,18 @@ class CitationFlag(Record, frozen=True, omit_defaults=True):
 class CitationCheck(Record, frozen=True):
     """One answer's cited ids, classified against what retrieval returned for it."""
 
+    _keys = ("revision", "grounded", "ungrounded", "inactive", "unused", "flags", "ok")
     revision: str | None
     grounded: tuple[str, ...]
     ungrounded: tuple[str, ...]
     inactive: tuple[str, ...]
     unused: tuple[str, ...]
     flags: tuple[CitationFlag, ...]
-    ok: bool = True  # computed: no cited id is ungrounded
 
-    def __post_init__(self) -> None:
-        computed(self, ok=not self.ungrounded)
+    @property
+    def ok(self) -> bool:
+        """No cited id is ungrounded."""
+        return not self.ungrounded
 
 
 def classify(ctx: CitationContext, cited: Sequence[str], retrieved: Sequence[str]) -> CitationCheck:

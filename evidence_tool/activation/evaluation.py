@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from jsonschema import Draft202012Validator
 
@@ -37,7 +37,7 @@ from evidence_tool.embedding.cache import EmbeddingCache, question_key
 from evidence_tool.embedding.vectors import from_blob
 from evidence_tool.errors import DescriptorError, Diagnostic, NotReadyError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.record import UNSET, Record, UnsetType, computed
+from evidence_tool.record import UNSET, Record, UnsetType
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 
@@ -214,29 +214,26 @@ class ModeFigures(Record, frozen=True, kw_only=True):
     """A mode's figures, averaged over the questions with a live expected id (computed
     from ``questions``)."""
 
+    _keys = ("mode", "available", "*means", "questions")
+    available: ClassVar[bool] = True  # always: written for the --json result, in this place
     mode: str
-    available: bool = True  # always: written for the --json result, in this place
-    evaluated: int = 0
-    retired_only: int = 0
-    recall: float | None = None
-    mrr: float | None = None
-    ndcg: float | None = None
     questions: tuple[QuestionResult, ...]
-
-    def __post_init__(self) -> None:
-        scored = self.scored
-        computed(
-            self,
-            evaluated=len(scored),
-            retired_only=len(self.questions) - len(scored),
-            recall=_mean([s.recall for s in scored]),
-            mrr=_mean([s.rr for s in scored]),
-            ndcg=_mean([s.ndcg for s in scored]),
-        )
 
     @property
     def scored(self) -> list[Score]:
         return [s for q in self.questions if (s := q.score) is not None]
+
+    @property
+    def means(self) -> dict[str, float | None]:
+        """How many questions were scored, and the means of their figures (None: none)."""
+        scored = self.scored
+        return {
+            "evaluated": len(scored),
+            "retired_only": len(self.questions) - len(scored),
+            "recall": _mean([s.recall for s in scored]),
+            "mrr": _mean([s.rr for s in scored]),
+            "ndcg": _mean([s.ndcg for s in scored]),
+        }
 
 
 class Unavailable(Record, frozen=True, kw_only=True):
@@ -248,6 +245,8 @@ class Unavailable(Record, frozen=True, kw_only=True):
 
 
 class Run(Record, frozen=True):
+    # keys named, so that each mode writes its computed figures (``ModeFigures._keys``)
+    _keys = ("label", "revision", "backend", "modes")
     label: str  # "active" or "compare"
     revision: str
     backend: str
@@ -263,11 +262,12 @@ class Evaluation(Record, frozen=True):
     """An eval's --json result; ``question_vectors`` is left out when no question was
     embedded or read from the cache."""
 
+    _keys = ("k", "questions", "path", "runs", "question_vectors?")
     k: int
     questions: int
     path: str
     runs: tuple[Run, ...]
-    question_vectors: QuestionVectors | UnsetType = UNSET
+    question_vectors: QuestionVectors | None = None
 
 
 # -- scoring ---------------------------------------------------------------------------
@@ -555,7 +555,7 @@ def evaluate(
                 _run("compare", revision, kind, searcher, questions, retired, k, chosen, questioner)
             )
     vectors = (questioner.cache.embedded, questioner.cache.hits) if questioner else (0, 0)
-    used = QuestionVectors(*vectors) if any(vectors) else UNSET
+    used = QuestionVectors(*vectors) if any(vectors) else None
     return Evaluation(k, len(questions), questions_path, tuple(runs), used)
 
 
@@ -630,7 +630,7 @@ def gate(
         found.append(Diagnostic("E171", "no search mode could run, so no threshold was met"))
     for mode, figures in active.items():
         for metric, limit in limits.items():
-            value = getattr(figures, metric)
+            value = figures.means[metric]
             if limit is not None and (value is None or value < limit):
                 shown = "nothing (no question could be scored)" if value is None else value
                 found.append(
@@ -648,7 +648,7 @@ def gate(
             found.append(Diagnostic("E172", "no search mode ran on both revisions to compare"))
         for mode in both:
             for metric in GATE_METRICS:
-                now, then = getattr(active[mode], metric), getattr(base[mode], metric)
+                now, then = active[mode].means[metric], base[mode].means[metric]
                 compared.append({"mode": mode, "metric": metric, "active": now, "compare": then})
                 if then is not None and (now is None or now < then):
                     found.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from typing import ClassVar
 
 from msgspec.structs import replace
 
@@ -21,7 +22,7 @@ from evidence_tool.catalog.fingerprint import Fingerprint, RelationPrint
 from evidence_tool.catalog.model import quote_ident
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import Record
+from evidence_tool.record import Record, View
 
 DRIFT_CODE = "E191"
 
@@ -67,18 +68,15 @@ class DriftItem(Record, frozen=True, tag_field="code", tag=DRIFT_CODE):
 
     Its JSON is a review item: ``code`` (the tag) first, ``raised_by`` before ``raised_at``."""
 
+    _keys = ("code", "message", "path", "line", "column", "change", "raised_by", "raised_at")
+    code: ClassVar[str] = DRIFT_CODE
+    raised_by: ClassVar[str] = "catalog"
     message: str
     path: str
     line: int | None
     column: int | None
     change: Change
     raised_at: str
-
-    def to_json(self) -> JsonObject:  # JSON boundary: the catalog record's review items
-        out = super().to_json()
-        out["raised_by"] = "catalog"
-        out["raised_at"] = out.pop("raised_at")
-        return out
 
     def diagnostic(self, unit_id: str) -> Diagnostic:
         """The item as a finding on its unit."""
@@ -90,7 +88,14 @@ class DriftItem(Record, frozen=True, tag_field="code", tag=DRIFT_CODE):
 
 
 @dataclass
-class Drift:
+class Drift(View):
+    _keys = (
+        "recorded=recorded.digest",
+        "current=current.digest",
+        "settings",
+        "changes=shown",
+        "review_items=items",
+    )
     recorded: Fingerprint
     current: Fingerprint
     changes: list[Change] = field(default_factory=list)
@@ -120,24 +125,13 @@ class Drift:
         """Every review item as a finding on its unit (E191), by unit id."""
         return [i.diagnostic(uid) for uid in sorted(self.items) for i in self.items[uid]]
 
-    def items_json(self) -> JsonObject:
-        """The review items by unit id, as the catalog record stores them."""
-        return {uid: [i.to_json() for i in items] for uid, items in self.items.items()}
-
-    def to_json(self) -> JsonObject:
-        return {
-            "recorded": self.recorded.digest,
-            "current": self.current.digest,
-            "settings": [*self.settings],
-            "changes": [
-                {
-                    **c.to_json(),
-                    "units": [*sorted(u for u, idx in self.touched.items() if i in idx)],
-                }
-                for i, c in enumerate(self.changes)
-            ],
-            "review_items": self.items_json(),
-        }
+    @property
+    def shown(self) -> list[JsonObject]:
+        """The changes, each with the units it touches."""
+        return [
+            {**c.to_json(), "units": [*sorted(u for u, idx in self.touched.items() if i in idx)]}
+            for i, c in enumerate(self.changes)
+        ]
 
 
 def compare(recorded: Fingerprint, current: Fingerprint) -> Drift:

@@ -28,7 +28,7 @@ from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, LockHeldError
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import View
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -75,7 +75,8 @@ def as_text(value: object) -> str | None:
 
 
 @dataclass(frozen=True)
-class Ran:
+class Ran(View):
+    _keys = ("unit_id", "path", "line", "*result")  # the outcome's rows, fingerprint, error
     unit_id: str
     path: str
     line: int
@@ -88,16 +89,6 @@ class Ran:
 
     def sql_hash(self) -> str:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
-
-    def to_json(self) -> JsonObject:
-        return {
-            "unit_id": self.unit_id,
-            "path": self.path,
-            "line": self.line,
-            "rows": self.result.rows,
-            "fingerprint": self.result.fingerprint,
-            "error": self.result.error,
-        }
 
 
 def compare_and_record(

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
@@ -29,7 +30,7 @@ from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, IntegrityError, LockHeldError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import Record
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
@@ -58,9 +59,11 @@ class CheckedUnit(Record, frozen=True):
 
 
 @dataclass(frozen=True, slots=True)
-class CatalogStatus:
-    """What ``status`` says about the catalog, read from the last run's record."""
+class CatalogStatus(View):
+    """What ``status`` says about the catalog, read from the last run's record; without
+    a run (``checked`` false) only the review items are shown (``CheckedStatus``: all)."""
 
+    _keys: ClassVar[tuple[str, ...]] = ("checked", "review_items")
     checked: bool
     review_items: dict[str, list[JsonValue]]  # by unit id, as the record holds them
     checked_at: JsonValue = None
@@ -71,21 +74,22 @@ class CatalogStatus:
     deleted_since: tuple[str, ...] = ()
     edited_since: tuple[str, ...] = ()
 
-    def to_json(self) -> JsonObject:
-        items: JsonObject = {uid: [*v] for uid, v in self.review_items.items()}
-        if not self.checked:
-            return {"checked": False, "review_items": items}
-        return {
-            "checked": True,
-            "checked_at": self.checked_at,
-            "fingerprint": self.fingerprint,
-            "base": self.base,
-            "note": self.note,
-            "changes": self.changes,
-            "review_items": items,
-            "deleted_since": [*self.deleted_since],
-            "edited_since": [*self.edited_since],
-        }
+
+class CheckedStatus(CatalogStatus):
+    """The status after a run: every key, ``null`` included."""
+
+    __slots__ = ()
+    _keys = (
+        "checked",
+        "checked_at",
+        "fingerprint",
+        "base",
+        "note",
+        "changes",
+        "review_items",
+        "deleted_since",
+        "edited_since",
+    )
 
 
 @dataclass
@@ -100,6 +104,7 @@ class CatalogRun:
 
     def record(self) -> JsonObject:
         """The record file's JSON (``catalog-review.json``)."""
+        drift = self.drift.to_json() if self.drift else None
         return {
             "format": FORMAT,
             "checked_at": now(),
@@ -107,8 +112,8 @@ class CatalogRun:
             "base": self.base,
             "note": self.note,
             "units": {uid: u.to_json() for uid, u in self.units.items()},
-            "drift": self.drift.to_json() if self.drift else None,
-            "review_items": self.drift.items_json() if self.drift else {},
+            "drift": drift,
+            "review_items": drift["review_items"] if drift else {},
         }
 
 
@@ -287,7 +292,7 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
             uid for uid in items if uid in working and _hash_of(units, uid) != working[uid]
         )
         items = {uid: v for uid, v in items.items() if uid in working}
-    return CatalogStatus(
+    return CheckedStatus(
         True,
         items,
         rec.get("checked_at"),

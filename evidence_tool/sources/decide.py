@@ -33,7 +33,7 @@ from evidence_tool.errors import (
     NotReadyError,
     UsageError,
 )
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.record import AnyObject, Record, field
 from evidence_tool.sources import compare, store
 from evidence_tool.sources.identity import content_hash, normalize
@@ -76,9 +76,11 @@ class Staged(Record, frozen=True, omit_defaults=True):
 
 
 @dataclass(frozen=True, slots=True)
-class DecideResult:
-    """What decide (or a re-run, or a retry) did; ``to_json`` is the --json result."""
+class DecideResult(View):
+    """What decide (or a re-run, or a retry) did; ``to_json`` is the --json result (the
+    consolidation's own envelope last)."""
 
+    _keys = ("source_id", "decision", "revision", "*done", "consolidation")
     source_id: str
     decision: DecisionValue
     revision: str
@@ -92,28 +94,22 @@ class DecideResult:
     overwrote_manual: tuple[str, ...] = ()
     initialized: str | None = None  # the baseline recorded first, on a workspace never init'd
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "source_id": self.source_id,
-            "decision": self.decision.value,
-            "revision": self.revision,
-        }
+    @property
+    def done(self) -> JsonObject:
+        """What the decision did to the files; a retry says only that it was one."""
         if self.retry:
-            out["retry"] = True
-        else:
-            out |= {
-                "written": list(self.written),
-                "removed": list(self.removed),
-                "retired": list(self.retired),
-                "excluded": list(self.excluded),
-                "overwrote_manual": list(self.overwrote_manual),
-            }
-            if self.already_saved:
-                out["already_saved"] = True
-            if self.initialized is not None:
-                out["initialized"] = self.initialized
-        # The consolidation's own envelope (the archive's JSON boundary).
-        out["consolidation"] = self.consolidation.to_json()
+            return {"retry": True}
+        out: JsonObject = {
+            "written": list(self.written),
+            "removed": list(self.removed),
+            "retired": list(self.retired),
+            "excluded": list(self.excluded),
+            "overwrote_manual": list(self.overwrote_manual),
+        }
+        if self.already_saved:
+            out["already_saved"] = True
+        if self.initialized is not None:
+            out["initialized"] = self.initialized
         return out
 
 

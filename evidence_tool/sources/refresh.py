@@ -21,7 +21,7 @@ from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError, SourceError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import UNSET
 from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
@@ -149,9 +149,18 @@ def _record(registry: Registry, doc: Acquired, meta: DocumentMeta, at: str) -> S
 
 
 @dataclass(frozen=True, slots=True)
-class SourceLine:
+class SourceLine(View):
     """What refresh did with one source (one line of its output)."""
 
+    _keys = (
+        "source_id",
+        "locator",
+        "kind",
+        "content_hash?",
+        "status",
+        "error?=failure",
+        "*compared",
+    )
     source_id: str
     locator: str
     kind: SourceKind
@@ -160,34 +169,35 @@ class SourceLine:
     comparison: Comparison | None = None  # only when compared
     error: EvidenceError | None = None  # only when failed
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"source_id": self.source_id, "locator": self.locator}
-        out["kind"] = self.kind.value
-        if self.content_hash is not None:
-            out["content_hash"] = self.content_hash
-        out["status"] = self.status.value
-        if self.error is not None:
-            out["error"] = self.error.diagnostics[0].to_dict()
+    @property
+    def failure(self) -> JsonObject | None:
+        return self.error.diagnostics[0].to_dict() if self.error is not None else None
+
+    @property
+    def compared(self) -> JsonObject:
+        """What the comparison proposes (nothing where the source was not compared)."""
         c = self.comparison
-        if c is not None:
+        if c is None:
+            return {}
+        out: JsonObject = {
+            "revision": c.revision,
+            "proposed": [p.id for p in c.proposed],
+            "retire": list(c.retire),
+            "dropped": [d.to_json() for d in c.dropped],
+            "review_items": len(c.review_items),
+            "changes": c.changes().counts(),
+        }
+        if c.imported is not None:  # an import: what it did not turn into units
             out |= {
-                "revision": c.revision,
-                "proposed": [p.id for p in c.proposed],
-                "retire": list(c.retire),
-                "dropped": [d.to_json() for d in c.dropped],
-                "review_items": len(c.review_items),
-                "changes": c.changes().counts(),
+                "not_imported": len(c.imported.not_imported),
+                "skipped": dict(c.imported.skipped),
             }
-            if c.imported is not None:  # an import: what it did not turn into units
-                out |= {
-                    "not_imported": len(c.imported.not_imported),
-                    "skipped": dict(c.imported.skipped),
-                }
         return out
 
 
 @dataclass(frozen=True, slots=True)
-class RefreshResult:
+class RefreshResult(View):
+    _keys = ("dry_run", "wrote", "sources")
     dry_run: bool
     wrote: bool
     sources: tuple[SourceLine, ...]
@@ -200,13 +210,6 @@ class RefreshResult:
     def failed(self) -> list[EvidenceError]:
         """The errors of the sources that failed alone (the others were recorded)."""
         return [line.error for line in self.sources if line.error is not None]
-
-    def to_json(self) -> JsonObject:
-        return {
-            "dry_run": self.dry_run,
-            "wrote": self.wrote,
-            "sources": [line.to_json() for line in self.sources],
-        }
 
 
 def _compared(view: compare.ArchiveView, record: SourceRecord, r: Refined, at: str) -> Comparison:

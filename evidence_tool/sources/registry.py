@@ -18,7 +18,7 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.records import Declaration, ManualDeclaration
 from evidence_tool.errors import EvidenceWarning, UnknownNameError, UsageError
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import Record, field
 from evidence_tool.sources import store
 from evidence_tool.sources.records import (
@@ -101,9 +101,24 @@ def _citing(view: ArchiveView, sid: str) -> list[CitingUnit]:
 
 
 @dataclass(frozen=True, slots=True)
-class SourceSummary:
+class SourceSummary(View):
     """One line of 'sources list': the record, whether it is suppressed, who cites it."""
 
+    _keys = (
+        "source_id",
+        "locator=record.locator",
+        "kind=record.kind",
+        "status",
+        "title=record.title",
+        "identifier=record.identifier",  # its keys are in sources.json's (sorted) order
+        "adopted_hash=record.adopted_hash",
+        "acknowledged_hash=record.acknowledged_hash",
+        "pending_comparison",
+        "suppressed",
+        "retraction",
+        "decision",
+        "citing_units",
+    )
     record: SourceRecord
     suppressed: bool
     citing_units: tuple[CitingUnit, ...]
@@ -119,23 +134,22 @@ class SourceSummary:
     def warning(self) -> str | None:
         return warning_for(self.record)
 
-    def to_json(self) -> JsonObject:
-        r = self.record
-        return {
-            "source_id": r.source_id,
-            "locator": r.locator,
-            "kind": r.kind.value,
-            "status": self.status.value,
-            "title": r.title,
-            "identifier": as_stored(r.identifier.to_json()) if r.identifier else None,
-            "adopted_hash": r.adopted_hash,
-            "acknowledged_hash": r.acknowledged_hash,
-            "pending_comparison": r.comparison.revision if r.comparison else None,
-            "suppressed": self.suppressed,
-            "retraction": as_stored(r.retraction.to_json()) if r.retraction else None,
-            "decision": as_stored(r.decision.to_json()) if r.decision else None,
-            "citing_units": [c.to_json() for c in self.citing_units],
-        }
+    @property
+    def pending_comparison(self) -> str | None:
+        return self.record.comparison.revision if self.record.comparison else None
+
+    @property
+    def retraction(self) -> JsonValue:
+        return _stored(self.record.retraction)
+
+    @property
+    def decision(self) -> JsonValue:
+        return _stored(self.record.decision)
+
+
+def _stored(record: Record | None) -> JsonValue:
+    """A record as sources.json holds it (keys sorted), None where there is none."""
+    return as_stored(record.to_json()) if record is not None else None
 
 
 def _summary(record: SourceRecord, view: ArchiveView) -> SourceSummary:
@@ -169,20 +183,25 @@ def warning_for(record: SourceRecord) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class SourceDetail:
+class SourceDetail(View):
     """'sources show': the summary, the pending comparison and the retraction warning."""
 
+    _keys = ("*summary", "comparison=stored", "changes", "warnings")
     summary: SourceSummary
     comparison: Comparison | None
 
-    def to_json(self) -> JsonObject:
+    @property
+    def stored(self) -> JsonValue:
+        return _stored(self.comparison)
+
+    @property
+    def changes(self) -> JsonObject | None:
+        return self.comparison.changes().to_json() if self.comparison else None
+
+    @property
+    def warnings(self) -> list[str]:
         warning = self.summary.warning()
-        return {
-            **self.summary.to_json(),
-            "comparison": as_stored(self.comparison.to_json()) if self.comparison else None,
-            "changes": self.comparison.changes().to_json() if self.comparison else None,
-            "warnings": [warning] if warning else [],
-        }
+        return [warning] if warning else []
 
 
 def show_source(archive: LocalEvidenceArchive, given: str) -> SourceDetail:

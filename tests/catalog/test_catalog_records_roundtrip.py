@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from evidence_tool.catalog.drift import Change, ChangeKind, DriftItem
 from evidence_tool.catalog.fingerprint import Fingerprint, RelationPrint, parse_fingerprint
 from evidence_tool.catalog.model import Catalog, Column, Relation
-from evidence_tool.catalog.review import CatalogStatus, CheckedUnit
+from evidence_tool.catalog.review import CatalogStatus, CheckedStatus, CheckedUnit
 
 names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=8)
 maybe = st.none() | names
@@ -75,7 +75,7 @@ def test_a_checked_unit_round_trips(unit: CheckedUnit) -> None:
 
 def test_status_without_a_run_prints_only_checked_and_items() -> None:
     assert CatalogStatus(False, {}).to_json() == {"checked": False, "review_items": {}}
-    shown = CatalogStatus(True, {"u": [{"code": "E191"}]}, changes=2).to_json()
+    shown = CheckedStatus(True, {"u": [{"code": "E191"}]}, changes=2).to_json()
     assert list(shown) == [
         "checked", "checked_at", "fingerprint", "base", "note", "changes", "review_items",
         "deleted_since", "edited_since",
