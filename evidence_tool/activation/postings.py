@@ -552,6 +552,11 @@ class PostingsCache:
         threading.Thread(target=self._load, daemon=True).start()
         return None
 
+    def holds(self, revision: str) -> bool:
+        """Are ``revision``'s postings loaded (a search needs no file)?"""
+        held = self._held
+        return held is not None and held.revision == revision
+
     def wait(self, revision: str, timeout: float = 120.0) -> Postings | None:
         """``get``, waiting for the load to end (tests; a bench's warm-up)."""
         deadline = time.monotonic() + timeout

@@ -214,6 +214,12 @@ class ActiveReader:
         self._lock = threading.Lock()
         self.loads = 0  # how many revisions were loaded (tests count switches)
 
+    def settled(self) -> RevisionView | None:
+        """The view already read if the active revision has not moved since (None: the
+        next ``current`` loads one, or nothing is active)."""
+        key = _stat_key(self.state_path)
+        return self._view if key is not None and key == self._key else None
+
     def current(self) -> RevisionView | None:
         """The view of the active revision now (None: nothing active yet)."""
         key = _stat_key(self.state_path)

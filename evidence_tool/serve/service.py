@@ -80,6 +80,22 @@ class EvidenceService:
         return view
 
     # -- search_evidence ----------------------------------------------------
+    def searches_in_memory(self, args: JsonObject) -> bool:
+        """Would this search be answered from memory alone: ``bm25`` over the loaded
+        postings of the revision already read, no model, no file to load or parse?  (Or
+        would it fail at once, on a bad workspace.)  The HTTP face runs such a search on
+        its event loop, without a worker thread's hop."""
+        try:
+            ws = self.settings.workspace(limits.option(args.get("workspace"), "workspace"))
+        except EvidenceError:
+            return True
+        mode = args.get("mode") or Retrieval.from_json(ws.retrieval).mode
+        view = self.readers[ws.name].settled()
+        cache = self._postings.get(ws.name)
+        return (
+            mode == "bm25" and view is not None and cache is not None and cache.holds(view.revision)
+        )
+
     def search_evidence(self, args: JsonObject) -> Answer:
         ws = self.settings.workspace(limits.option(args.get("workspace"), "workspace"))
         query = limits.query(args.get("query"))
