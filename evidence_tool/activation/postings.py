@@ -552,6 +552,19 @@ class PostingsCache:
         threading.Thread(target=self._load, daemon=True).start()
         return None
 
+    def load_now(self) -> None:
+        """Load the file's postings in this thread, now (a server about to fork its
+        workers: they share what the parent read, and no loader thread is mid-way)."""
+        with self._lock:
+            key = _stat_key(self.path)
+            try:
+                found = Postings.load(self.path, self._held)
+            except (OSError, sqlite3.Error, KeyError, IndexError, ValueError):
+                return  # the first search tries again, in the background
+            if found is not None:
+                self._held, self._tried = found, key
+                self.loads += 1
+
     def holds(self, revision: str) -> bool:
         """Are ``revision``'s postings loaded (a search needs no file)?"""
         held = self._held

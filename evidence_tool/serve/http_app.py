@@ -92,9 +92,13 @@ def _object(body: bytes) -> JsonObject:
     return args
 
 
-def build_http(service: EvidenceService, host: str, token: str | None) -> ASGIApp:
-    """The ASGI app: the /v1 API, MCP at /mcp (the SDK's), behind the bearer check."""
-    mcp = build_mcp(service).streamable_http_app(streamable_http_path="/mcp", host=host)
+def build_http(
+    service: EvidenceService, host: str, token: str | None, stateless: bool = False
+) -> ASGIApp:
+    """The ASGI app: the /v1 API, MCP at /mcp (the SDK's), behind the bearer check;
+    ``stateless``: each MCP request stands alone (no session kept between requests)."""
+    face = build_mcp(service)
+    mcp = face.streamable_http_app(streamable_http_path="/mcp", host=host, stateless_http=stateless)
     expected = f"Bearer {token}".encode() if token else None
 
     async def v1(scope: Scope, receive: Receive, send: Send) -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import ipaddress
 import os
 import signal
 import socket
 import sys
+import threading
+from collections.abc import Callable
 from types import FrameType
 
 from evidence_tool.errors import UsageError
@@ -15,6 +18,14 @@ from evidence_tool.serve.service import EvidenceService
 from evidence_tool.serve.workspaces import ServeSettings
 
 TRANSPORTS = ("stdio", "http")
+MAX_WORKERS = 64
+
+
+def default_workers() -> int:
+    """One HTTP worker process per core, at most two: the second one halves the waits
+    with eight clients on two cores (docs/performance.md), a third adds memory, not
+    speed, on the machines this serves from."""
+    return max(1, min(2, os.cpu_count() or 1))
 
 
 def is_loopback(host: str) -> bool:
@@ -43,12 +54,18 @@ def check_bind(host: str, settings: ServeSettings) -> str | None:
     return token
 
 
-def serve(settings: ServeSettings, transport: str, host: str, port: int) -> None:
-    """Serve until stdin closes (stdio) or SIGTERM/SIGINT arrives (both)."""
+def serve(
+    settings: ServeSettings, transport: str, host: str, port: int, workers: int | None = None
+) -> None:
+    """Serve until stdin closes (stdio) or SIGTERM/SIGINT arrives (both); HTTP with
+    ``workers`` processes (None: ``default_workers``)."""
     if transport not in TRANSPORTS:
         raise UsageError(f"unknown transport '{transport}'; the transports: stdio, http")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, not {port}")
+    workers = default_workers() if workers is None else workers
+    if not 1 <= workers <= MAX_WORKERS:
+        raise UsageError(f"--workers must be from 1 to {MAX_WORKERS}, not {workers}")
     try:
         import mcp  # noqa: F401  # the serve extra
     except ModuleNotFoundError as exc:
@@ -66,7 +83,7 @@ def serve(settings: ServeSettings, transport: str, host: str, port: int) -> None
     if transport == "stdio":
         _stdio(service)
     else:
-        _http(service, host, port, check_bind(host, settings))
+        _http(service, host, port, check_bind(host, settings), workers)
 
 
 def _stdio(service: EvidenceService) -> None:
@@ -82,12 +99,23 @@ def _stdio(service: EvidenceService) -> None:
         build_mcp(service).run("stdio")
 
 
-def _http(service: EvidenceService, host: str, port: int, token: str | None) -> None:
+def _http(service: EvidenceService, host: str, port: int, token: str | None, workers: int) -> None:
+    """uvicorn on one listening socket, in ``workers`` processes: the first one forks the
+    others once it has read the active revisions (gc.freeze: the forks' collector leaves
+    those pages shared), and each then follows new activations on its own, as one
+    process does.  SIGTERM to the first stops them all, each finishing its requests."""
     import uvicorn
 
     from evidence_tool.serve.http_app import build_http
 
-    app = build_http(service, host, token)
+    listener = _listen(host, port)  # bound here, so a port in use is a coded error
+    bound = listener.getsockname()[1]
+    if workers > 1:
+        service.warm()
+        gc.freeze()
+    # MCP sessions live in one process; with several, a session's next request may reach
+    # another, so each MCP request stands alone (the tools need no session state).
+    app = build_http(service, host, token, stateless=workers > 1)
     config = uvicorn.Config(
         app,
         host=host,
@@ -97,14 +125,45 @@ def _http(service: EvidenceService, host: str, port: int, token: str | None) -> 
         timeout_graceful_shutdown=5,
         lifespan="on",
     )
-    listener = _listen(host, port)  # bound here, so a port in use is a coded error
-    server = uvicorn.Server(config)
     # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again
     # under the handler it found: that one ends the process with status 0, not -15.
     signal.signal(signal.SIGTERM, lambda signum, frame: None)
-    bound = listener.getsockname()[1]
+    alive_r, alive_w = os.pipe()  # a worker stops when the first process is gone
+    children = [_fork(lambda: _worker(config, listener, alive_r)) for _ in range(workers - 1)]
+    os.close(alive_r)
     print(f"serving http://{host}:{bound}/mcp and /v1 (Ctrl-C or SIGTERM stops)", file=sys.stderr)
-    server.run(sockets=[listener])  # stops on SIGTERM/SIGINT: in-flight requests finish first
+    try:
+        uvicorn.Server(config).run(sockets=[listener])  # in-flight requests finish first
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        os.close(alive_w)
+
+
+def _fork(run: Callable[[], None]) -> int:
+    pid = os.fork()
+    if pid == 0:  # the worker: never back into the caller's stack
+        try:
+            run()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def _worker(config: object, listener: socket.socket, alive: int) -> None:
+    import uvicorn
+
+    def orphaned() -> None:
+        os.read(alive, 1)  # end of file: the first process ended (even by SIGKILL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=orphaned, daemon=True).start()
+    assert isinstance(config, uvicorn.Config)
+    uvicorn.Server(config).run(sockets=[listener])
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -224,6 +224,10 @@ class EvidenceService:
     def _lexicon(self, name: str, path: Path, revision: str) -> Postings | None:
         """The loaded postings of ``revision``'s index (None: FTS5 ranks, and they load
         in the background); never without numpy (the serve extra brings it)."""
+        cache = self._cache(name, path)
+        return cache.get(revision) if cache is not None else None
+
+    def _cache(self, name: str, path: Path) -> PostingsCache | None:
         cache = self._postings.get(name)
         if cache is None:
             try:
@@ -231,7 +235,23 @@ class EvidenceService:
             except ImportError:
                 return None
             cache = self._postings.setdefault(name, PostingsCache(path))
-        return cache.get(revision)
+        return cache
+
+    def warm(self) -> None:
+        """Read every served workspace's active revision, its texts and its postings now,
+        in this thread: a server about to fork its workers, which share what it read."""
+        for ws in self.settings.workspaces:
+            try:
+                view = self.readers[ws.name].current()
+            except EvidenceError:
+                continue  # answered, coded, by the requests that ask
+            if view is None:
+                continue
+            view.warm_texts()
+            layout, sqlite = self._backend(ws)
+            cache = self._cache(ws.name, layout.cache / INDEX_NAME) if sqlite else None
+            if cache is not None and cache.path.is_file():
+                cache.load_now()
 
     def _backend(self, ws: ServedWorkspace) -> tuple[Layout, bool]:
         """The workspace's layout and whether its backend is sqlite: settled by the
