@@ -129,7 +129,9 @@ def _http(service: EvidenceService, host: str, port: int, token: str | None, wor
     # under the handler it found: that one ends the process with status 0, not -15.
     signal.signal(signal.SIGTERM, lambda signum, frame: None)
     alive_r, alive_w = os.pipe()  # a worker stops when the first process is gone
-    children = [_fork(lambda: _worker(config, listener, alive_r)) for _ in range(workers - 1)]
+    children = [
+        _fork(lambda: _worker(config, listener, alive_r, alive_w)) for _ in range(workers - 1)
+    ]
     os.close(alive_r)
     print(f"serving http://{host}:{bound}/mcp and /v1 (Ctrl-C or SIGTERM stops)", file=sys.stderr)
     try:
@@ -154,8 +156,10 @@ def _fork(run: Callable[[], None]) -> int:
     return pid
 
 
-def _worker(config: object, listener: socket.socket, alive: int) -> None:
+def _worker(config: object, listener: socket.socket, alive: int, held: int) -> None:
     import uvicorn
+
+    os.close(held)  # only the first process holds the pipe's writing end
 
     def orphaned() -> None:
         os.read(alive, 1)  # end of file: the first process ended (even by SIGKILL)
