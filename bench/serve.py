@@ -15,7 +15,7 @@ and drives it with ``--clients`` threads, each with its own HTTP connection:
   search; the time from that process's exit to the first answer that names the new
   revision, and the share of answers that named a revision at all (all of them must);
 - memory: the sum of the proportional set sizes (Pss, /proc/<pid>/smaps_rollup) of all
-  the server's processes (``--workers``: the server's default unless given), after the
+  the server's processes (``--workers``: the server's default, 1, unless given), after the
   runs and again after the switch, with no model loaded; and the first process's VmRSS
   and VmHWM.
 

@@ -32,8 +32,9 @@ from evidence_tool.cli.workspace_cmds import workspace_evidence
 @click.option(
     "--workers",
     type=int,
-    default=None,
-    help="HTTP server processes on the one port (default: one a core, at most 2).",
+    default=1,
+    show_default=True,
+    help="HTTP server processes on the one port (more: lower waits, more memory).",
 )
 @workspace_options
 @json_option
@@ -43,7 +44,7 @@ def serve_cmd(
     transport: str,
     host: str,
     port: int,
-    workers: int | None,
+    workers: int,
     workspace_root: str | None,
     workspace_id: str | None,
     as_json: bool,
@@ -57,7 +58,13 @@ def serve_cmd(
     def body() -> Report:
         from evidence_tool.serve import serve, serve_settings
 
-        serve(serve_settings(installation, workspace_root, workspace_id), transport, host, port, workers)
+        serve(
+            serve_settings(installation, workspace_root, workspace_id),
+            transport,
+            host,
+            port,
+            workers,
+        )
         return Report()
 
     run(ctx, body)

@@ -21,13 +21,6 @@ TRANSPORTS = ("stdio", "http")
 MAX_WORKERS = 64
 
 
-def default_workers() -> int:
-    """One HTTP worker process per core, at most two: the second one halves the waits
-    with eight clients on two cores (docs/performance.md), a third adds memory, not
-    speed, on the machines this serves from."""
-    return max(1, min(2, os.cpu_count() or 1))
-
-
 def is_loopback(host: str) -> bool:
     """Does ``host`` (a name or an address) resolve to loopback addresses only?"""
     if host == "localhost":
@@ -54,16 +47,15 @@ def check_bind(host: str, settings: ServeSettings) -> str | None:
     return token
 
 
-def serve(
-    settings: ServeSettings, transport: str, host: str, port: int, workers: int | None = None
-) -> None:
+def serve(settings: ServeSettings, transport: str, host: str, port: int, workers: int = 1) -> None:
     """Serve until stdin closes (stdio) or SIGTERM/SIGINT arrives (both); HTTP with
-    ``workers`` processes (None: ``default_workers``)."""
+    ``workers`` processes.  One is the default: a second halves the waits of eight
+    clients on two cores, but each process loads a new revision on its own, so after an
+    activation their memory adds up (docs/performance.md), and MCP loses its sessions."""
     if transport not in TRANSPORTS:
         raise UsageError(f"unknown transport '{transport}'; the transports: stdio, http")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, not {port}")
-    workers = default_workers() if workers is None else workers
     if not 1 <= workers <= MAX_WORKERS:
         raise UsageError(f"--workers must be from 1 to {MAX_WORKERS}, not {workers}")
     try:
