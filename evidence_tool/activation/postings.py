@@ -463,10 +463,6 @@ def _term_ranges(con: sqlite3.Connection) -> list[tuple[str, str | None]]:
     return list(zip(bounds, highs, strict=True))
 
 
-def _wrapped(match: re.Match[str]) -> str:
-    return "\x01" + match.group() + "\x02"
-
-
 def _vectors(
     con: sqlite3.Connection, position: dict[str, int]
 ) -> tuple[Ints, npt.NDArray[np.float32]] | None:
@@ -496,17 +492,39 @@ def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, 
 def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
     """``highlight(fts, col, char(1), char(2))`` of an ASCII column for the single-token
     phrases ``tokens`` (whole tokens, any case); None for other text (unicode61 folds it:
-    FTS5 is asked)."""
-    if not tokens:
-        return lambda text: text if text.isascii() else None
-    alternatives = "|".join(sorted(tokens, key=lambda t: (-len(t), t)))
-    pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.I | re.A)
+    FTS5 is asked).  Each token is found with ``str.find`` and kept where it is a whole
+    run of ASCII letters and digits: what ``(?<![A-Za-z0-9])(?:t1|t2)(?![A-Za-z0-9])``
+    (re.I, re.A) marks, without compiling a pattern per question (a tenth of a search)."""
+    words = sorted(t for t in tokens if t)
 
     def mark(text: str) -> str | None:
-        # A function, not a template: 3.11 expands a template in Python at every match.
-        return pattern.sub(_wrapped, text) if text.isascii() else None
+        if not text.isascii():
+            return None
+        low, end = text.lower(), len(text)
+        starts: dict[int, int] = {}
+        for word in words:
+            at = low.find(word)
+            while at >= 0:
+                after = at + len(word)
+                if (at == 0 or not _alnum(low[at - 1])) and (
+                    after == end or not _alnum(low[after])
+                ):
+                    starts[at] = after  # whole runs: two tokens never share one
+                at = low.find(word, at + 1)
+        if not starts:
+            return text
+        out, done = [], 0
+        for at in sorted(starts):
+            out += (text[done:at], "\x01", text[at : starts[at]], "\x02")
+            done = starts[at]
+        out.append(text[done:])
+        return "".join(out)
 
     return mark
+
+
+def _alnum(char: str) -> bool:
+    return char.isalnum() and char.isascii()
 
 
 def _ascii_lower(text: str) -> str:
