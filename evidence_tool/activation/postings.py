@@ -22,6 +22,7 @@ or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import math
@@ -319,6 +320,16 @@ class Postings:
             self._local.con = con
         yield con
 
+    @functools.cached_property
+    def position(self) -> dict[str, int]:
+        """Each unit id's position (made on the first hybrid search that needs it)."""
+        return {uid: n for n, uid in enumerate(self.ids)}
+
+    def records_of(self, ids: list[str]) -> dict[str, str]:
+        """The records of ``ids`` (a hybrid search's dense-only candidates) from memory."""
+        at = self.position
+        return {uid: self.records[at[uid]] for uid in ids if uid in at}
+
     def _reads(self, con: sqlite3.Connection) -> bool:
         """Does ``con`` read the file and revision these postings were loaded from?"""
         held = con.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
@@ -513,7 +524,8 @@ def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
                 at = low.find(word, at + 1)
         if not starts:
             return text
-        out, done = [], 0
+        out: list[str] = []
+        done = 0
         for at in sorted(starts):
             out += (text[done:at], "\x01", text[at : starts[at]], "\x02")
             done = starts[at]
