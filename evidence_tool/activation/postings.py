@@ -22,6 +22,7 @@ or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import json
 import logging
@@ -625,6 +626,15 @@ class PostingsCache:
             self.loads += 1
             if found is not None:
                 self._held = found  # the previous ones' connections close with them
+        if found is not None:
+            _give_back()
+
+
+def _give_back() -> None:
+    """Hand the heap the replaced postings freed back to the system: glibc keeps it
+    otherwise (25 MiB of a 10,000-unit revision's, each switch)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _inode(path: Path) -> int:
