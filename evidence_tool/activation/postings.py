@@ -587,14 +587,8 @@ class PostingsCache:
         """Load the file's postings in this thread, now (a server about to fork its
         workers: they share what the parent read, and no loader thread is mid-way)."""
         with self._lock:
-            key = _stat_key(self.path)
-            try:
-                found = Postings.load(self.path, self._held)
-            except (OSError, sqlite3.Error, KeyError, IndexError, ValueError):
-                return  # the first search tries again, in the background
-            if found is not None:
-                self._held, self._tried = found, key
-                self.loads += 1
+            self._loading, self._tried = True, _stat_key(self.path)
+        self._load()
 
     def holds(self, revision: str) -> bool:
         """Are ``revision``'s postings loaded (a search needs no file)?"""

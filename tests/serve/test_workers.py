@@ -130,3 +130,17 @@ def test_the_v1_dispatcher_answers_a_wrong_method_and_a_large_body_in_the_envelo
             "/v1/search", params=[("query", "degenza"), ("tables", "admissions"), ("limit", "2")]
         )
         assert repeated.status_code == 200 and len(repeated.json()["result"]["hits"]) <= 2
+
+
+def test_workers_start_before_the_index_exists_and_serve_it_once_it_does(workspace: Path) -> None:
+    """No index to read before the fork (E905 from each worker); the index built by
+    another process is then served by all of them."""
+    with http_server(workspace, workers=2) as server:
+        with server.client() as http:
+            waiting = http.get("/v1/search", params=QUERY)
+        assert waiting.status_code == 409 and waiting.json()["errors"][0]["code"] == "E905"
+        argv = ("workspace", "evidence", "consolidate", "--workspace-root", str(workspace))
+        done = subprocess.run(tht_argv(*argv), env=child_env(), capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        answers = _fresh(server, 12, 3)
+        assert len(answers) == 12 and all(a["hits"] for a in answers)
