@@ -569,12 +569,14 @@ class PostingsCache:
         self._lock = threading.Lock()
         self.loads = 0  # tests count them
 
-    def get(self, revision: str) -> Postings | None:
-        """The postings of ``revision`` if they are loaded; else None, and a load starts
-        unless this state of the file was loaded already (or failed to)."""
+    def get(self, revision: str, load: bool = True) -> Postings | None:
+        """The postings of ``revision`` if they are loaded; else None, and (``load``) a
+        load starts unless this state of the file was loaded already (or failed to)."""
         held = self._held
         if held is not None and held.revision == revision:
             return held
+        if not load:
+            return None
         key = _stat_key(self.path)
         with self._lock:
             if self._loading or key is None or key == self._tried:
@@ -583,12 +585,17 @@ class PostingsCache:
         threading.Thread(target=self._load, daemon=True).start()
         return None
 
-    def load_now(self) -> None:
+    def load_now(self) -> bool:
         """Load the file's postings in this thread, now (a server about to fork its
-        workers: they share what the parent read, and no loader thread is mid-way)."""
+        workers: they share what it read, and no loader thread is mid-way); False if
+        this state of the file was loaded already (or failed to)."""
+        key = _stat_key(self.path)
         with self._lock:
-            self._loading, self._tried = True, _stat_key(self.path)
+            if key is None or key == self._tried:
+                return False
+            self._loading, self._tried = True, key
         self._load()
+        return True
 
     def holds(self, revision: str) -> bool:
         """Are ``revision``'s postings loaded (a search needs no file)?"""
@@ -621,10 +628,10 @@ class PostingsCache:
             if found is not None:
                 self._held = found  # the previous ones' connections close with them
         if found is not None:
-            _give_back()
+            give_back()
 
 
-def _give_back() -> None:
+def give_back() -> None:
     """Hand the heap the replaced postings freed back to the system: glibc keeps it
     otherwise (25 MiB of a 10,000-unit revision's, each switch)."""
     with contextlib.suppress(OSError, AttributeError):

@@ -6,11 +6,12 @@ import contextlib
 import gc
 import ipaddress
 import os
+import select
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+import time
 from types import FrameType
 
 from evidence_tool.errors import UsageError
@@ -19,6 +20,8 @@ from evidence_tool.serve.workspaces import ServeSettings
 
 TRANSPORTS = ("stdio", "http")
 MAX_WORKERS = 64
+WATCH_S = 0.05  # how often the supervisor of several workers looks for a new activation
+READY_S = 60.0  # how long new workers may take to serve before the old ones stop anyway
 
 
 def is_loopback(host: str) -> bool:
@@ -92,19 +95,14 @@ def _stdio(service: EvidenceService) -> None:
 
 
 def _http(service: EvidenceService, host: str, port: int, token: str | None, workers: int) -> None:
-    """uvicorn on one listening socket, in ``workers`` processes: the first one forks the
-    others once it has read the active revisions (gc.freeze: the forks' collector leaves
-    those pages shared), and each then follows new activations on its own, as one
-    process does.  SIGTERM to the first stops them all, each finishing its requests."""
+    """uvicorn on one listening socket: in this process, or (``workers`` > 1) in that
+    many forked by this one, which supervises them (``_Supervisor``)."""
     import uvicorn
 
     from evidence_tool.serve.http_app import build_http
 
     listener = _listen(host, port)  # bound here, so a port in use is a coded error
     bound = listener.getsockname()[1]
-    if workers > 1:
-        service.warm()
-        gc.freeze()
     # MCP sessions live in one process; with several, a session's next request may reach
     # another, so each MCP request stands alone (the tools need no session state).
     app = build_http(service, host, token, stateless=workers > 1)
@@ -120,46 +118,131 @@ def _http(service: EvidenceService, host: str, port: int, token: str | None, wor
     # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again
     # under the handler it found: that one ends the process with status 0, not -15.
     signal.signal(signal.SIGTERM, lambda signum, frame: None)
-    alive_r, alive_w = os.pipe()  # a worker stops when the first process is gone
-    children = [
-        _fork(lambda: _worker(config, listener, alive_r, alive_w)) for _ in range(workers - 1)
-    ]
-    os.close(alive_r)
     print(f"serving http://{host}:{bound}/mcp and /v1 (Ctrl-C or SIGTERM stops)", file=sys.stderr)
-    try:
+    if workers == 1:
         uvicorn.Server(config).run(sockets=[listener])  # in-flight requests finish first
-    finally:
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        for pid in children:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-        os.close(alive_w)
+    else:
+        _Supervisor(service, config, listener, workers).run()
 
 
-def _fork(run: Callable[[], None]) -> int:
-    pid = os.fork()
-    if pid == 0:  # the worker: never back into the caller's stack
+class _Supervisor:
+    """Serves nothing itself: it reads every active revision (postings, names, texts),
+    freezes what it read (gc.freeze: the forks' collector leaves those pages shared) and
+    forks the workers, which load nothing.  On a new activation it reads the new
+    revision, forks fresh workers and, once they serve, stops the old ones (SIGTERM:
+    they finish their requests), so one copy of a revision is held, not one a worker.
+    A worker that dies is replaced; the workers stop when this process ends."""
+
+    def __init__(self, service: EvidenceService, config: object, listener: socket.socket, n: int):
+        self.service, self.config, self.listener, self.n = service, config, listener, n
+        self.serving: set[int] = set()  # the workers of the newest revision
+        self.retiring: set[int] = set()  # older ones, finishing their requests
+        self.stopping = False
+
+    def run(self) -> None:
+        def stop(signum: int, frame: FrameType | None) -> None:
+            self.stopping = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        alive_r, self.alive_w = os.pipe()  # a worker stops when the supervisor is gone
+        self.alive_r = alive_r
+        self.service.supervised()
+        self.service.warm()
         try:
-            run()
+            self._renew()
+            while not self.stopping:
+                time.sleep(WATCH_S)  # a new activation: a stat of state.yaml a workspace
+                self._reap()
+                if not self.stopping and self.service.warm():
+                    self._renew()
         finally:
-            os._exit(0)
-    return pid
+            _signal(self.serving | self.retiring, signal.SIGTERM)
+            for pid in self.serving | self.retiring:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+            os.close(alive_r)
+            os.close(self.alive_w)
+
+    def _renew(self) -> None:
+        """Fork ``n`` workers of what is read now; once they serve, stop the others."""
+        from evidence_tool.activation.postings import give_back  # the serve extra's numpy
+
+        gc.unfreeze()  # the revision just replaced is garbage now: freed, heap returned
+        gc.collect()
+        give_back()
+        gc.freeze()
+        ready_r, ready_w = os.pipe()
+        old, self.serving = self.serving, {self._fork(ready_w) for _ in range(self.n)}
+        os.close(ready_w)
+        told, deadline = 0, time.monotonic() + READY_S
+        while told < self.n and not self.stopping:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([ready_r], [], [], left)[0]:
+                break
+            got = os.read(ready_r, self.n)
+            if not got:
+                break  # every new worker is serving, or died (then it is replaced)
+            told += len(got)
+        os.close(ready_r)
+        _signal(old, signal.SIGTERM)
+        self.retiring |= old
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.retiring.discard(pid)
+            if pid in self.serving:
+                self.serving.discard(pid)
+                if not self.stopping:
+                    self.serving.add(self._fork(None))
+
+    def _fork(self, ready: int | None) -> int:
+        pid = os.fork()
+        if pid == 0:  # the worker: never back into the caller's stack
+            try:
+                self._worker(ready)
+            finally:
+                os._exit(0)
+        return pid
+
+    def _worker(self, ready: int | None) -> None:
+        import uvicorn
+
+        # Stopped before it serves: nothing to finish.  uvicorn's own handlers stop it
+        # once it serves, and then raise the signal again under this one (status 0).
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda signum, frame: os._exit(0))
+        os.close(self.alive_w)  # only the supervisor holds the pipe's writing end
+        alive = self.alive_r
+
+        def orphaned() -> None:
+            os.read(alive, 1)  # end of file: the supervisor ended (even by SIGKILL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        def started() -> None:
+            while not server.started and not server.should_exit:
+                time.sleep(0.005)
+            if ready is not None:
+                os.write(ready, b"1")
+                os.close(ready)
+
+        threading.Thread(target=orphaned, daemon=True).start()
+        assert isinstance(self.config, uvicorn.Config)
+        server = uvicorn.Server(self.config)
+        threading.Thread(target=started, daemon=True).start()
+        server.run(sockets=[self.listener])
 
 
-def _worker(config: object, listener: socket.socket, alive: int, held: int) -> None:
-    import uvicorn
-
-    os.close(held)  # only the first process holds the pipe's writing end
-
-    def orphaned() -> None:
-        os.read(alive, 1)  # end of file: the first process ended (even by SIGKILL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=orphaned, daemon=True).start()
-    assert isinstance(config, uvicorn.Config)
-    uvicorn.Server(config).run(sockets=[listener])
+def _signal(pids: set[int], signum: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
 
 
 def _listen(host: str, port: int) -> socket.socket:

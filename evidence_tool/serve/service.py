@@ -69,6 +69,7 @@ class EvidenceService:
         self._embedders_made = threading.Lock()
         self._backends: dict[str, tuple[Layout, bool]] = {}
         self._postings: dict[str, PostingsCache] = {}
+        self._follows = True  # load each new revision's postings (False: supervised)
 
     def _pin(self, ws: ServedWorkspace) -> RevisionView:
         view = self.readers[ws.name].current()
@@ -225,7 +226,7 @@ class EvidenceService:
         """The loaded postings of ``revision``'s index (None: FTS5 ranks, and they load
         in the background); never without numpy (the serve extra brings it)."""
         cache = self._cache(name, path)
-        return cache.get(revision) if cache is not None else None
+        return cache.get(revision, self._follows) if cache is not None else None
 
     def _cache(self, name: str, path: Path) -> PostingsCache | None:
         cache = self._postings.get(name)
@@ -237,21 +238,37 @@ class EvidenceService:
             cache = self._postings.setdefault(name, PostingsCache(path))
         return cache
 
-    def warm(self) -> None:
+    def supervised(self) -> None:
+        """This service's process forks the workers that serve (run.py): it reads each
+        revision itself (``warm``), and they load nothing.  A worker forked before the
+        newest activation answers that one from the index file until it is replaced."""
+        self._follows = False
+        for reader in self.readers.values():
+            reader.background = False
+
+    def warm(self) -> bool:
         """Read every served workspace's active revision, its texts and its postings now,
-        in this thread: a server about to fork its workers, which share what it read."""
+        in this thread (a supervisor about to fork its workers, which share what it
+        read); True if anything new was read."""
+        fresh = False
         for ws in self.settings.workspaces:
+            reader = self.readers[ws.name]
+            loads = reader.loads
             try:
-                view = self.readers[ws.name].current()
+                view = reader.current()
             except EvidenceError:
                 continue  # answered, coded, by the requests that ask
             if view is None:
                 continue
-            view.warm_texts()
+            if reader.loads != loads:
+                view.warm_texts()
+                fresh = True
             layout, sqlite = self._backend(ws)
             cache = self._cache(ws.name, layout.cache / INDEX_NAME) if sqlite else None
-            if cache is not None and cache.path.is_file():
-                cache.load_now()
+            # The index moves before state.yaml does: it is read once the revision is.
+            if cache is not None and not cache.holds(view.revision) and cache.path.is_file():
+                fresh = cache.load_now() or fresh
+        return fresh
 
     def _backend(self, ws: ServedWorkspace) -> tuple[Layout, bool]:
         """The workspace's layout and whether its backend is sqlite: settled by the

@@ -1,10 +1,12 @@
-"""``serve --workers N``: several HTTP processes on one port, each following new
-activations, all stopped by one SIGTERM (or by the first process's death); and the /v1
+"""``serve --workers N``: N HTTP processes on one port, forked by a supervisor that reads
+each new activation and replaces them, all stopped by one SIGTERM (or by the
+supervisor's death); and the /v1
 dispatcher's own answers (a wrong method, an oversized body) in the envelope."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -50,11 +52,25 @@ def _fresh(server: Server, n: int, threads: int) -> list[dict[str, object]]:
     return answers
 
 
-def test_every_worker_serves_a_new_activation_and_sigterm_stops_them_all(served: Path) -> None:
+def _renewed(server: Server, old: set[int], n: int) -> list[int]:
+    """The workers once ``n`` of them are none of ``old`` and every one of ``old`` is gone."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        now = _workers(server)
+        if len(now) == n and not old & set(now) and not any(_alive(p) for p in old):
+            return now
+        time.sleep(0.05)
+    raise AssertionError(f"the workers {sorted(old)} were not replaced: {_workers(server)}")
+
+
+def test_fresh_workers_serve_a_new_activation_and_sigterm_stops_them_all(served: Path) -> None:
+    """The supervisor reads the new revision and forks fresh workers; the old ones stop
+    (they loaded nothing: one copy of the revision, not one a worker).  A worker that
+    dies is replaced."""
     formula = served / "evidence/curated/formula/giornate-di-degenza.md"
     with http_server(served, workers=3) as server:
-        children = _workers(server)
-        assert len(children) == 2
+        first = _workers(server)
+        assert len(first) == 3
         before = _fresh(server, 24, 4)
         (old,) = {a["revision"] for a in before}
         text = formula.read_text("utf-8").replace(
@@ -63,17 +79,23 @@ def test_every_worker_serves_a_new_activation_and_sigterm_stops_them_all(served:
         formula.write_text(text, "utf-8")
         new = _consolidate_elsewhere(served)
         assert new != old
-        time.sleep(1.0)  # the switch is served within a second, in every process
+        time.sleep(1.0)  # the switch is served within a second, by every process
         after = _fresh(server, 60, 6)
         assert len(after) == 60
         assert {a["revision"] for a in after} == {new}
         titles = {h["title"] for a in after for h in a["hits"] if h["id"] == EDITED}  # type: ignore[attr-defined]
         assert titles == {"Giornate di degenza in reparto"}
+        second = _renewed(server, set(first), 3)
+        os.kill(second[0], signal.SIGKILL)
+        third = _renewed(server, {second[0]}, 3)
+        assert set(third) - set(second) and len(set(third) & set(second)) == 2
+        settled = _fresh(server, 12, 3)
+        assert {a["revision"] for a in settled} == {new} and len(settled) == 12
         assert server.stop() == 0
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in third) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(_alive(pid) for pid in children)
+    assert not any(_alive(pid) for pid in third)
 
 
 def test_the_workers_stop_when_the_first_process_dies(served: Path) -> None:
@@ -89,14 +111,15 @@ def test_the_workers_stop_when_the_first_process_dies(served: Path) -> None:
     server = Server(process, f"http://127.0.0.1:{port}", None)
     try:
         wait_ready(server)
-        (child,) = _workers(server)
-        process.kill()  # no handler runs: the worker notices the closed pipe itself
+        children = _workers(server)
+        assert len(children) == 2
+        process.kill()  # no handler runs: the workers notice the closed pipe themselves
         process.wait(timeout=30)
         deadline = time.monotonic() + 15
-        while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        while any(_alive(c) for c in children) and time.monotonic() < deadline:
             time.sleep(0.05)
-        # Reparented to init (or a subreaper), which reaps it: gone, or a zombie at most.
-        assert not _alive(child)
+        # Reparented to init (or a subreaper), which reaps them: gone, or zombies at most.
+        assert not any(_alive(c) for c in children)
     finally:
         if process.poll() is None:
             process.kill()
