@@ -32,9 +32,7 @@ from evidence_tool.cli.workspace_cmds import workspace_evidence
 @click.option(
     "--workers",
     type=int,
-    default=1,
-    show_default=True,
-    help="HTTP server processes on the one port (more: lower waits, more memory).",
+    help="HTTP server processes on the one port [default: one per core, at most 2].",
 )
 @workspace_options
 @json_option
@@ -44,7 +42,7 @@ def serve_cmd(
     transport: str,
     host: str,
     port: int,
-    workers: int,
+    workers: int | None,
     workspace_root: str | None,
     workspace_id: str | None,
     as_json: bool,

@@ -50,11 +50,15 @@ def check_bind(host: str, settings: ServeSettings) -> str | None:
     return token
 
 
-def serve(settings: ServeSettings, transport: str, host: str, port: int, workers: int = 1) -> None:
+def serve(
+    settings: ServeSettings, transport: str, host: str, port: int, workers: int | None = None
+) -> None:
     """Serve until stdin closes (stdio) or SIGTERM/SIGINT arrives (both); HTTP with
-    ``workers`` processes.  One is the default: a second halves the waits of eight
-    clients on two cores, but each process loads a new revision on its own, so after an
-    activation their memory adds up (docs/performance.md), and MCP loses its sessions."""
+    ``workers`` processes, by default one per core and at most 2: a second halves the
+    waits of eight clients on two cores, and the revision they serve is held once
+    (``_Supervisor``; docs/performance.md), but MCP over HTTP loses its sessions."""
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
     if transport not in TRANSPORTS:
         raise UsageError(f"unknown transport '{transport}'; the transports: stdio, http")
     if not 0 <= port <= 65535:
