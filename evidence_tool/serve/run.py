@@ -21,6 +21,7 @@ from evidence_tool.serve.workspaces import ServeSettings
 TRANSPORTS = ("stdio", "http")
 MAX_WORKERS = 64
 WATCH_S = 0.05  # how often the supervisor of several workers looks for a new activation
+STOPS = {signal.SIGTERM, signal.SIGINT}
 READY_S = 60.0  # how long new workers may take to serve before the old ones stop anyway
 
 
@@ -147,8 +148,8 @@ class _Supervisor:
         def stop(signum: int, frame: FrameType | None) -> None:
             self.stopping = True
 
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        for sig in STOPS:
+            signal.signal(sig, stop)
         alive_r, self.alive_w = os.pipe()  # a worker stops when the supervisor is gone
         self.alive_r = alive_r
         self.service.supervised()
@@ -207,21 +208,26 @@ class _Supervisor:
                     self.serving.add(self._fork(None))
 
     def _fork(self, ready: int | None) -> int:
+        # A stop signal is held until the worker has its own handler: under the
+        # supervisor's, inherited, it would be lost (and the supervisor wait for ever).
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
         pid = os.fork()
         if pid == 0:  # the worker: never back into the caller's stack
             try:
+                # Stopped before it serves: nothing to finish.  uvicorn's own handlers
+                # stop it once it serves, then raise the signal again under this one.
+                for sig in STOPS:
+                    signal.signal(sig, lambda signum, frame: os._exit(0))
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
                 self._worker(ready)
             finally:
                 os._exit(0)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
         return pid
 
     def _worker(self, ready: int | None) -> None:
         import uvicorn
 
-        # Stopped before it serves: nothing to finish.  uvicorn's own handlers stop it
-        # once it serves, and then raise the signal again under this one (status 0).
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda signum, frame: os._exit(0))
         os.close(self.alive_w)  # only the supervisor holds the pipe's writing end
         alive = self.alive_r
 

@@ -256,7 +256,7 @@ class EvidenceService:
             loads = reader.loads
             try:
                 view = reader.current()
-            except EvidenceError:
+            except (EvidenceError, OSError):
                 continue  # answered, coded, by the requests that ask
             if view is None:
                 continue
