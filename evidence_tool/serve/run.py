@@ -150,8 +150,7 @@ class _Supervisor:
 
         for sig in STOPS:
             signal.signal(sig, stop)
-        alive_r, self.alive_w = os.pipe()  # a worker stops when the supervisor is gone
-        self.alive_r = alive_r
+        self.alive_r, self.alive_w = os.pipe()  # a worker stops when the supervisor is gone
         self.service.supervised()
         self.service.warm()
         try:
@@ -166,7 +165,7 @@ class _Supervisor:
             for pid in self.serving | self.retiring:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, 0)
-            os.close(alive_r)
+            os.close(self.alive_r)
             os.close(self.alive_w)
 
     def _renew(self) -> None:
@@ -182,29 +181,21 @@ class _Supervisor:
         os.close(ready_w)
         told, deadline = 0, time.monotonic() + READY_S
         while told < self.n and not self.stopping:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([ready_r], [], [], left)[0]:
+            if not select.select([ready_r], [], [], max(0, deadline - time.monotonic()))[0]:
                 break
-            got = os.read(ready_r, self.n)
-            if not got:
-                break  # every new worker is serving, or died (then it is replaced)
-            told += len(got)
+            # End of file: every new worker is serving, or died (then it is replaced).
+            told += len(os.read(ready_r, self.n)) or self.n
         os.close(ready_r)
         _signal(old, signal.SIGTERM)
         self.retiring |= old
 
     def _reap(self) -> None:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            self.retiring.discard(pid)
-            if pid in self.serving:
-                self.serving.discard(pid)
-                if not self.stopping:
+        """Replace a worker of the newest revision that died; forget an old one."""
+        with contextlib.suppress(ChildProcessError):  # no worker at all
+            while (pid := os.waitpid(-1, os.WNOHANG)[0]) != 0:
+                self.retiring.discard(pid)
+                if pid in self.serving:
+                    self.serving.remove(pid)
                     self.serving.add(self._fork(None))
 
     def _fork(self, ready: int | None) -> int:
