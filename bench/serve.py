@@ -15,9 +15,9 @@ and drives it with ``--clients`` threads, each with its own HTTP connection:
   search; the time from that process's exit to the first answer that names the new
   revision, and the share of answers that named a revision at all (all of them must);
 - memory: the sum of the proportional set sizes (Pss, /proc/<pid>/smaps_rollup) of all
-  the server's processes (``--workers``: the server's default, one per core and at most
-  2, unless given), after the runs and again after the switch, with no model loaded; and
-  the first process's VmRSS and VmHWM.
+  the server's processes (``--workers``: the server's default, 1, unless given), after the
+  runs and again after the switch, with no model loaded; and the first process's VmRSS
+  and VmHWM.
 
 ``--hybrid`` adds ``hybrid`` search with the local all-MiniLM-L6-v2 model warm (the
 server embeds every query with it), on ``--runtime``: ``onnx`` (the default, the light

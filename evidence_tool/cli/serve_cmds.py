@@ -32,7 +32,9 @@ from evidence_tool.cli.workspace_cmds import workspace_evidence
 @click.option(
     "--workers",
     type=int,
-    help="HTTP server processes on the one port [default: one per core, at most 2].",
+    default=1,
+    show_default=True,
+    help="HTTP server processes on the one port (more: lower waits, more memory).",
 )
 @workspace_options
 @json_option
@@ -42,7 +44,7 @@ def serve_cmd(
     transport: str,
     host: str,
     port: int,
-    workers: int | None,
+    workers: int,
     workspace_root: str | None,
     workspace_id: str | None,
     as_json: bool,

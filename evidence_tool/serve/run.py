@@ -51,15 +51,12 @@ def check_bind(host: str, settings: ServeSettings) -> str | None:
     return token
 
 
-def serve(
-    settings: ServeSettings, transport: str, host: str, port: int, workers: int | None = None
-) -> None:
+def serve(settings: ServeSettings, transport: str, host: str, port: int, workers: int = 1) -> None:
     """Serve until stdin closes (stdio) or SIGTERM/SIGINT arrives (both); HTTP with
-    ``workers`` processes, by default one per core and at most 2: a second halves the
-    waits of eight clients on two cores, and the revision they serve is held once
-    (``_Supervisor``; docs/performance.md), but MCP over HTTP loses its sessions."""
-    if workers is None:
-        workers = min(2, os.cpu_count() or 1)
+    ``workers`` processes.  One is the default: two halve the waits of eight clients on
+    two cores and hold each revision once (``_Supervisor``), but each worker copies the
+    shared pages it touches (at 10,000 units just over the 300 MiB target after a run:
+    docs/performance.md), and MCP over HTTP loses its sessions."""
     if transport not in TRANSPORTS:
         raise UsageError(f"unknown transport '{transport}'; the transports: stdio, http")
     if not 0 <= port <= 65535:
