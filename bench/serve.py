@@ -3,6 +3,7 @@ clients, the switch to a new activation, and the server's resident memory.
 
     python bench/serve.py [--n 10000] [--clients 8] [--requests 50] [--hybrid]
                           [--runtime onnx|sentence-transformers] [--model-units 20]
+                          [--workers N]
 
 Generates (once) an N-unit workspace under bench/out/serve-N/ and consolidates it with
 the sqlite index, starts a real server (``--transport http`` on a free loopback port)
@@ -13,7 +14,10 @@ and drives it with ``--clients`` threads, each with its own HTTP connection:
 - switch: one unit edited and ``consolidate`` run in another process while the clients
   search; the time from that process's exit to the first answer that names the new
   revision, and the share of answers that named a revision at all (all of them must);
-- RSS: the server's VmRSS and VmHWM (/proc) after the runs, with no model loaded.
+- memory: the sum of the proportional set sizes (Pss, /proc/<pid>/smaps_rollup) of all
+  the server's processes (``--workers``: the server's default, 1, unless given), after the
+  runs and again after the switch, with no model loaded; and the first process's VmRSS
+  and VmHWM.
 
 ``--hybrid`` adds ``hybrid`` search with the local all-MiniLM-L6-v2 model warm (the
 server embeds every query with it), on ``--runtime``: ``onnx`` (the default, the light
@@ -94,11 +98,14 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, root: Path, installation: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, installation: Path | None = None, workers: int | None = None
+    ) -> None:
         self.port = free_port()
         args = ["--installation", str(installation)] if installation else []
         args += ["workspace", "evidence", "serve", "--transport", "http"]
         args += ["--port", str(self.port), "--workspace-root", str(root)]
+        args += ["--workers", str(workers)] if workers else []
         self.process = subprocess.Popen(
             [sys.executable, "-m", "evidence_tool.cli.main", *args],
             env=_env(),
@@ -115,9 +122,21 @@ class Server:
                 time.sleep(0.1)
         raise SystemExit("the server did not start")
 
+    def pids(self) -> list[int]:
+        """The server's processes: the one started and the workers it forked."""
+        pid = self.process.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [pid, *map(int, children)]
+
     def memory(self) -> dict[str, int]:
-        """VmRSS and VmHWM in KiB."""
-        found = {}
+        """KiB: the first process's VmRSS and VmHWM, and the sum of every process's
+        proportional set size (Pss: a page shared by the forks counts once in all)."""
+        found = {"Pss": 0, "processes": 0}
+        for pid in self.pids():
+            found["processes"] += 1
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    found["Pss"] += int(line.split()[1])
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
             key, _, value = line.partition(":")
             if key in ("VmRSS", "VmHWM"):
@@ -125,9 +144,12 @@ class Server:
         return found
 
     def cpu(self) -> float:
-        """The server's CPU seconds so far (user + system, /proc)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """The server's CPU seconds so far (user + system of every process, /proc)."""
+        total = 0
+        for pid in self.pids():
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
@@ -398,6 +420,13 @@ def hybrid_ready(root: Path, model_units: int, runtime: str) -> Path:
     return installation
 
 
+def _memory(found: dict[str, int]) -> str:
+    return (
+        f"Pss of its {found['processes']} processes {found['Pss'] / 1024:.0f} MiB; the first "
+        f"one's RSS {found['VmRSS'] / 1024:.0f} MiB, peak {found['VmHWM'] / 1024:.0f} MiB"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000)
@@ -406,10 +435,11 @@ def main() -> None:
     ap.add_argument("--hybrid", action="store_true")
     ap.add_argument("--runtime", choices=RUNTIMES, default="onnx", help="the model's runtime")
     ap.add_argument("--model-units", type=int, default=20)
+    ap.add_argument("--workers", type=int, help="server processes (default: the server's)")
     ap.add_argument("--warm-up", type=float, default=5.0, help="seconds before the figures")
     args = ap.parse_args()
     root = workspace(args.n)
-    server = Server(root)
+    server = Server(root, workers=args.workers)
     try:
         with Client(server.url) as http:
             ids = [h["id"] for h in _ok(http.get("/v1/search", params={"query": WORDS[0],
@@ -422,14 +452,16 @@ def main() -> None:
         print("bm25 search:", measured(server, args.clients, args.requests, search("bm25")))
         print("get_evidence:", measured(server, args.clients, args.requests, units(ids)))
         memory = server.memory()
-        print(f"server RSS {memory['VmRSS'] / 1024:.0f} MiB, peak {memory['VmHWM'] / 1024:.0f} MiB")
+        print(f"server memory: {_memory(memory)}")
         switch(root, server.url, args.clients)
+        time.sleep(args.warm_up)  # every process has loaded the new revision
+        print(f"server memory after the switch: {_memory(server.memory())}")
     finally:
         server.stop()
     if args.hybrid:  # the workspace's index gets vectors: a later run without --hybrid
         # searches them too (delete bench/out/serve-N to start afresh)
         installation = hybrid_ready(root, args.model_units, args.runtime)
-        server = Server(root, installation)
+        server = Server(root, installation, args.workers)
         try:
             warm = load(server.url, 1, 1, search("hybrid"))  # loads the model once
             print(f"hybrid warm-up (model load and first query): {warm[0]:.1f} s")
@@ -440,7 +472,7 @@ def main() -> None:
                 measured(server, args.clients, count, search("hybrid")),
             )
             memory = server.memory()
-            print(f"server RSS with the model {memory['VmRSS'] / 1024:.0f} MiB")
+            print(f"server memory with the model: {_memory(memory)}")
         finally:
             server.stop()
 

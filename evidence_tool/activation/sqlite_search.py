@@ -63,6 +63,8 @@ class Postings(Protocol):
         self, con: sqlite3.Connection, query: list[float], filters: Filters, k: int
     ) -> tuple[list[tuple[str, float]], str] | None: ...
 
+    def records_of(self, ids: list[str]) -> dict[str, str]: ...
+
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -255,7 +257,10 @@ def _rank(
         vector = model.embed([ask.query])[0]
         found = postings.dense(con, vector, filters, depth) if postings else None
         dense, dense_path = found or ranked(con, vector, where, args, depth)
-    records = _records(con, [uid for uid, _ in dense if uid not in lexical])
+    missing = [uid for uid, _ in dense if uid not in lexical]
+    # The dense ranking from memory read the postings' revision: so do their records.
+    memory = postings if dense_path == "memory" else None
+    records = memory.records_of(missing) if memory else _records(con, missing)
     return _Rankings(revision, mode, lexical, dense, dense_path, records)
 
 

@@ -29,6 +29,13 @@ from evidence_tool.cli.workspace_cmds import workspace_evidence
     help="Address to bind (http); a non-loopback one needs the token variable set.",
 )
 @click.option("--port", type=int, default=8765, show_default=True, help="Port to bind (http).")
+@click.option(
+    "--workers",
+    type=int,
+    default=1,
+    show_default=True,
+    help="HTTP server processes on the one port (more: lower waits, more memory).",
+)
 @workspace_options
 @json_option
 @click.pass_context
@@ -37,6 +44,7 @@ def serve_cmd(
     transport: str,
     host: str,
     port: int,
+    workers: int,
     workspace_root: str | None,
     workspace_id: str | None,
     as_json: bool,
@@ -50,7 +58,13 @@ def serve_cmd(
     def body() -> Report:
         from evidence_tool.serve import serve, serve_settings
 
-        serve(serve_settings(installation, workspace_root, workspace_id), transport, host, port)
+        serve(
+            serve_settings(installation, workspace_root, workspace_id),
+            transport,
+            host,
+            port,
+            workers,
+        )
         return Report()
 
     run(ctx, body)

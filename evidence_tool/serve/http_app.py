@@ -1,27 +1,31 @@
 """The HTTP face: MCP's streamable HTTP transport at ``/mcp`` and a plain JSON API.
 
-``GET /v1/search``, ``GET /v1/units/{id}``, ``POST /v1/cite-check``, ``GET /v1/health``
-answer the tools' shapes in the CLI's envelope.  When a token is configured every
-request (``/mcp`` and ``/v1`` alike) must carry ``Authorization: Bearer <token>``;
-anything else is 401 with E920 and no word on which part was wrong.
+``GET /v1/search``, ``GET /v1/units/{id}``, ``GET /v1/evidence-for``,
+``POST /v1/cite-check``, ``GET /v1/health`` answer the tools' shapes in the CLI's
+envelope.  When a token is configured every request (``/mcp`` and ``/v1`` alike) must
+carry ``Authorization: Bearer <token>``; anything else is 401 with E920 and no word on
+which part was wrong.
+
+The /v1 endpoints are answered by a small ASGI dispatcher in front of the SDK's
+Starlette app (which keeps ``/mcp`` and everything else): no router, request or response
+objects per request, msgspec writes the JSON.  A ``bm25`` search over postings already
+in memory runs on the event loop itself; whatever may block (a model, a file to load,
+a parse) runs in a worker thread.
 """
 
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, cast
+from typing import Any
+from urllib.parse import parse_qsl
 
-from mcp.server.mcpserver import MCPServer
-from starlette.applications import Starlette
+import msgspec
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 
 from evidence_tool.errors import UsageError
-from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.serve.envelope import call, failed, unauthorized
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.serve.envelope import call, crashed, failed, unauthorized
 from evidence_tool.serve.envelope import health as health_body
 from evidence_tool.serve.mcp_app import build_mcp
 from evidence_tool.serve.service import Answer, EvidenceService
@@ -31,101 +35,120 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 MAX_BODY = 256 * 1024  # a cite-check body: 2 x 1,000 ids fit many times over
+UNITS = "/v1/units/"
+_encode = msgspec.json.Encoder().encode
+# The method each /v1 path answers (``/v1/units/<id>`` is matched by its prefix).
+METHODS = {
+    "/v1/search": "GET",
+    "/v1/evidence-for": "GET",
+    "/v1/cite-check": "POST",
+    "/v1/health": "GET",
+}
 
 
-def _json(status: int, body: JsonObject) -> Response:
-    return JSONResponse(body, status_code=status)
-
-
-async def _run(command: str, verb: Callable[[], Answer]) -> Response:
-    status, body = await run_in_threadpool(call, command, verb)
-    return _json(status, body)
-
-
-def _query_args(request: Request, lists: tuple[str, ...]) -> JsonObject:
-    """Query parameters as the tools' arguments; ``tables``/``columns`` repeat."""
+def _query_args(query_string: bytes, lists: tuple[str, ...]) -> JsonObject:
+    """Query parameters as the tools' arguments (parsed as Starlette does);
+    ``tables``/``columns`` repeat, any other key's last value counts."""
     args: JsonObject = {}
-    for key in set(request.query_params.keys()):
-        values = request.query_params.getlist(key)
-        args[key] = list[JsonValue](values) if key in lists else values[-1]
+    for key, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
+        if key in lists:
+            held = args.setdefault(key, [])
+            assert isinstance(held, list)
+            held.append(value)
+        else:
+            args[key] = value
     return args
 
 
-Endpoint = Callable[[Request], Awaitable[Response]]
+async def _respond(send: Send, status: int, body: JsonObject, *extra: tuple[bytes, bytes]) -> None:
+    data = _encode(body)
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, *extra]})
+    await send({"type": "http.response.body", "body": data})
 
 
-def _route(server: MCPServer[Any], path: str, method: str) -> Callable[[Endpoint], Endpoint]:
-    """``custom_route`` of the SDK, typed (its decorator is not)."""
-    register = cast(Callable[[Endpoint], Endpoint], server.custom_route(path, methods=[method]))
-    return register
+async def _body(receive: Receive) -> bytes:
+    """The request body; a usage error as soon as it grows past ``MAX_BODY``."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise UsageError(f"the request body holds more than {MAX_BODY} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
-def build_http(service: EvidenceService, host: str, token: str | None) -> ASGIApp:
-    """The ASGI app: MCP at /mcp plus the /v1 API, behind the bearer check."""
-    mcp = build_mcp(service)
+def _object(body: bytes) -> JsonObject:
+    try:
+        args = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raise UsageError("the body must be a JSON object") from None
+    if not isinstance(args, dict):
+        raise UsageError("the body must be a JSON object with 'cited' and 'retrieved'")
+    return args
 
-    @_route(mcp, "/v1/search", "GET")
-    async def search(request: Request) -> Response:
-        args = _query_args(request, ("tables", "columns"))
-        return await _run("GET /v1/search", lambda: service.search_evidence(args))
 
-    @_route(mcp, "/v1/units/{unit_id:path}", "GET")
-    async def unit(request: Request) -> Response:
-        args = {**_query_args(request, ()), "id": request.path_params["unit_id"]}
-        return await _run("GET /v1/units", lambda: service.get_evidence(args))
+def build_http(
+    service: EvidenceService, host: str, token: str | None, stateless: bool = False
+) -> ASGIApp:
+    """The ASGI app: the /v1 API, MCP at /mcp (the SDK's), behind the bearer check;
+    ``stateless``: each MCP request stands alone (no session kept between requests)."""
+    face = build_mcp(service)
+    mcp = face.streamable_http_app(streamable_http_path="/mcp", host=host, stateless_http=stateless)
+    expected = f"Bearer {token}".encode() if token else None
 
-    @_route(mcp, "/v1/evidence-for", "GET")
-    async def evidence_for(request: Request) -> Response:
-        args = _query_args(request, ("tables", "columns"))
-        return await _run("GET /v1/evidence-for", lambda: service.evidence_for(args))
-
-    @_route(mcp, "/v1/cite-check", "POST")
-    async def cite_check(request: Request) -> Response:
-        command = "POST /v1/cite-check"
-        body = await request.body()
-        try:
-            if len(body) > MAX_BODY:
-                raise UsageError(f"the request body holds {len(body)} bytes; at most {MAX_BODY}")
+    async def v1(scope: Scope, receive: Receive, send: Send) -> None:
+        path, method = scope["path"], scope["method"]
+        command = f"{method} {path}"
+        wanted = "GET" if path.startswith(UNITS) else METHODS.get(path)
+        if wanted is None:
+            return await mcp(scope, receive, send)  # not ours: Starlette's 404
+        if method != wanted:
+            exc = UsageError(f"{path} answers {wanted} only")
+            return await _respond(send, 405, failed(command, exc), (b"allow", wanted.encode()))
+        verb: Callable[[], Answer]
+        if path == "/v1/health":
+            result = await run_in_threadpool(service.health)
+            return await _respond(send, 200, health_body(command, result))
+        if path == "/v1/cite-check":
             try:
-                args = json.loads(body)
-            except ValueError:
-                raise UsageError("the body must be a JSON object") from None
-            if not isinstance(args, dict):
-                raise UsageError("the body must be a JSON object with 'cited' and 'retrieved'")
-        except UsageError as exc:
-            return _json(400, failed(command, exc))
-        return await _run(command, lambda: service.check_citations(args))
+                cited = _object(await _body(receive))
+            except UsageError as exc:
+                return await _respond(send, 400, failed(command, exc))
+            verb = lambda: service.check_citations(cited)  # noqa: E731
+        elif path.startswith(UNITS):
+            command = "GET /v1/units"
+            found = {**_query_args(scope["query_string"], ()), "id": path[len(UNITS) :]}
+            verb = lambda: service.get_evidence(found)  # noqa: E731
+        else:
+            args = _query_args(scope["query_string"], ("tables", "columns"))
+            if path == "/v1/search":
+                if service.searches_in_memory(args):  # CPU only: no thread hop
+                    return await _respond(
+                        send, *call(command, lambda: service.search_evidence(args))
+                    )
+                verb = lambda: service.search_evidence(args)  # noqa: E731
+            else:
+                verb = lambda: service.evidence_for(args)  # noqa: E731
+        await _respond(send, *await run_in_threadpool(call, command, verb))
 
-    @_route(mcp, "/v1/health", "GET")
-    async def health(request: Request) -> Response:
-        return _json(200, health_body("GET /v1/health", await run_in_threadpool(service.health)))
-
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
-    return _guarded(app, token) if token else app
-
-
-def _guarded(app: Starlette, token: str) -> ASGIApp:
-    """Every HTTP request must carry the bearer token (compared in constant time)."""
-    expected = f"Bearer {token}".encode()
-
-    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
-                body = json.dumps(unauthorized(f"{scope['method']} {scope['path']}")).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="evidence-tool"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await app(scope, receive, send)
+            if expected is not None:
+                given = dict(scope.get("headers") or []).get(b"authorization", b"")
+                if not hmac.compare_digest(given, expected):
+                    body = unauthorized(f"{scope['method']} {scope['path']}")
+                    realm = (b"www-authenticate", b'Bearer realm="evidence-tool"')
+                    return await _respond(send, 401, body, realm)
+            if scope["path"].startswith("/v1/"):
+                try:
+                    return await v1(scope, receive, send)
+                except (TypeError, msgspec.EncodeError) as exc:  # an answer JSON cannot hold
+                    return await _respond(send, 500, crashed(scope["path"], exc))
+        await mcp(scope, receive, send)
 
-    return guard
+    return app

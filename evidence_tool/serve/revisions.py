@@ -213,6 +213,13 @@ class ActiveReader:
         self._active: str | None = None
         self._lock = threading.Lock()
         self.loads = 0  # how many revisions were loaded (tests count switches)
+        self.background = True  # read a new revision's texts in a thread of their own
+
+    def settled(self) -> RevisionView | None:
+        """The view already read if the active revision has not moved since (None: the
+        next ``current`` loads one, or nothing is active)."""
+        key = _stat_key(self.state_path)
+        return self._view if key is not None and key == self._key else None
 
     def current(self) -> RevisionView | None:
         """The view of the active revision now (None: nothing active yet)."""
@@ -231,6 +238,7 @@ class ActiveReader:
             else:
                 view = RevisionView.load(self.archive, active, self._view)
                 self.loads += 1
-                threading.Thread(target=view.warm_texts, daemon=True).start()
+                if self.background:
+                    threading.Thread(target=view.warm_texts, daemon=True).start()
             self._view, self._key = view, key
             return view

@@ -69,6 +69,7 @@ class EvidenceService:
         self._embedders_made = threading.Lock()
         self._backends: dict[str, tuple[Layout, bool]] = {}
         self._postings: dict[str, PostingsCache] = {}
+        self._follows = True  # load each new revision's postings (False: supervised)
 
     def _pin(self, ws: ServedWorkspace) -> RevisionView:
         view = self.readers[ws.name].current()
@@ -80,6 +81,22 @@ class EvidenceService:
         return view
 
     # -- search_evidence ----------------------------------------------------
+    def searches_in_memory(self, args: JsonObject) -> bool:
+        """Would this search be answered from memory alone: ``bm25`` over the loaded
+        postings of the revision already read, no model, no file to load or parse?  (Or
+        would it fail at once, on a bad workspace.)  The HTTP face runs such a search on
+        its event loop, without a worker thread's hop."""
+        try:
+            ws = self.settings.workspace(limits.option(args.get("workspace"), "workspace"))
+        except EvidenceError:
+            return True
+        mode = args.get("mode") or Retrieval.from_json(ws.retrieval).mode
+        view = self.readers[ws.name].settled()
+        cache = self._postings.get(ws.name)
+        return (
+            mode == "bm25" and view is not None and cache is not None and cache.holds(view.revision)
+        )
+
     def search_evidence(self, args: JsonObject) -> Answer:
         ws = self.settings.workspace(limits.option(args.get("workspace"), "workspace"))
         query = limits.query(args.get("query"))
@@ -208,6 +225,10 @@ class EvidenceService:
     def _lexicon(self, name: str, path: Path, revision: str) -> Postings | None:
         """The loaded postings of ``revision``'s index (None: FTS5 ranks, and they load
         in the background); never without numpy (the serve extra brings it)."""
+        cache = self._cache(name, path)
+        return cache.get(revision, self._follows) if cache is not None else None
+
+    def _cache(self, name: str, path: Path) -> PostingsCache | None:
         cache = self._postings.get(name)
         if cache is None:
             try:
@@ -215,7 +236,39 @@ class EvidenceService:
             except ImportError:
                 return None
             cache = self._postings.setdefault(name, PostingsCache(path))
-        return cache.get(revision)
+        return cache
+
+    def supervised(self) -> None:
+        """This service's process forks the workers that serve (run.py): it reads each
+        revision itself (``warm``), and they load nothing.  A worker forked before the
+        newest activation answers that one from the index file until it is replaced."""
+        self._follows = False
+        for reader in self.readers.values():
+            reader.background = False
+
+    def warm(self) -> bool:
+        """Read every served workspace's active revision, its texts and its postings now,
+        in this thread (a supervisor about to fork its workers, which share what it
+        read); True if anything new was read."""
+        fresh = False
+        for ws in self.settings.workspaces:
+            reader = self.readers[ws.name]
+            loads = reader.loads
+            try:
+                view = reader.current()
+            except (EvidenceError, OSError):
+                continue  # answered, coded, by the requests that ask
+            if view is None:
+                continue
+            if reader.loads != loads:
+                view.warm_texts()
+                fresh = True
+            layout, sqlite = self._backend(ws)
+            cache = self._cache(ws.name, layout.cache / INDEX_NAME) if sqlite else None
+            # The index moves before state.yaml does: it is read once the revision is.
+            if cache is not None and not cache.holds(view.revision) and cache.path.is_file():
+                fresh = cache.load_now() or fresh
+        return fresh
 
     def _backend(self, ws: ServedWorkspace) -> tuple[Layout, bool]:
         """The workspace's layout and whether its backend is sqlite: settled by the

@@ -371,3 +371,35 @@ def test_a_load_that_an_update_overtook_is_dropped(
     monkeypatch.setattr(Postings, "_terms", staticmethod(terms))
     loaded = Postings.load(path)
     assert loaded is not None and loaded.revision == "rev-2"
+
+
+def test_the_marker_marks_what_the_whole_token_pattern_marks() -> None:
+    """``_marker`` finds tokens without a pattern per question: the same marks as the
+    pattern it replaced, on texts with tokens inside words, beside ``_`` and ``.``, in
+    other cases, repeated and adjacent; None for non-ASCII text (FTS5 marks it)."""
+    import re
+
+    from evidence_tool.activation.postings import _marker
+
+    def oracle(tokens: frozenset[str], text: str) -> str:
+        alternatives = "|".join(sorted(tokens, key=lambda t: (-len(t), t)))
+        pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.I | re.A)
+        return pattern.sub(lambda m: "\x01" + m.group() + "\x02", text)
+
+    rng = random.Random(30)
+    pieces = ["ward", "Ward", "WARDS", "stay", "stays", "3", "ward3", "x", "_", ".", " ", "-", "\n"]
+    token_sets = [
+        frozenset({"ward"}), frozenset({"ward", "stay"}), frozenset({"ward", "wards", "3"}),
+        frozenset({"x", "stays"}), frozenset({"ward3", "ward"}),
+    ]  # fmt: skip
+    cases = marked = 0
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        for tokens in token_sets:
+            want = oracle(tokens, text)
+            assert _marker(tokens)(text) == want, (tokens, text)
+            cases += 1
+            marked += "\x01" in want
+    assert cases == 2000 and marked > 300
+    assert _marker(frozenset({"ward"}))("città ward") is None
+    assert _marker(frozenset())("plain text") == "plain text"

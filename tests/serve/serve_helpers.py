@@ -89,12 +89,15 @@ def http_server(
     token: str | None = None,
     installation: Path | None = None,
     cwd: Path | None = None,
+    workers: int | None = None,
 ) -> Iterator[Server]:
-    """``serve --transport http`` on a free loopback port, stopped by SIGTERM after."""
+    """``serve --transport http`` on a free loopback port (``workers`` processes; None:
+    the server's default), stopped by SIGTERM after."""
     port = free_port()
     args = ["--installation", str(installation)] if installation else []
     args += ["workspace", "evidence", "serve", "--transport", "http", "--port", str(port)]
     args += ["--workspace-root", str(root)] if root else []
+    args += ["--workers", str(workers)] if workers else []
     env = child_env(**({"THT_SERVE_TOKEN": token} if token else {}))
     process = subprocess.Popen(
         tht_argv(*args),

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -94,8 +95,9 @@ def test_the_sdk_client_over_stdio(served: Path) -> None:
     _check(anyio.run(main))
 
 
-def test_the_sdk_client_over_streamable_http_with_the_token(served: Path) -> None:
-    with http_server(served, token="tok-123") as server:
+@pytest.mark.parametrize("workers", [1, 3])  # one process keeps sessions; several: stateless
+def test_the_sdk_client_over_streamable_http_with_the_token(served: Path, workers: int) -> None:
+    with http_server(served, token="tok-123", workers=workers) as server:
 
         async def main() -> dict[str, Any]:
             headers = {"Authorization": "Bearer tok-123"}
