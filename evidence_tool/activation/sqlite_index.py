@@ -22,10 +22,10 @@ from pathlib import Path
 
 from evidence_tool import __version__, fsio
 from evidence_tool.activation import vec
+from evidence_tool.activation._speed.prebuild import Prebuild
 from evidence_tool.activation.dense import (
     write_vectors,
 )
-from evidence_tool.activation.prebuild import Prebuild
 from evidence_tool.activation.sqlite_hits import LexicalRow
 from evidence_tool.activation.sqlite_schema import (
     _SCHEMA as _SCHEMA,

@@ -167,7 +167,7 @@ class _Supervisor:
 
     def _renew(self) -> None:
         """Fork ``n`` workers of what is read now; once they serve, stop the others."""
-        from evidence_tool.activation.postings import give_back  # the serve extra's numpy
+        from evidence_tool.activation._speed.postings import give_back  # the serve extra's numpy
 
         gc.unfreeze()  # the revision just replaced is garbage now: freed, heap returned
         gc.collect()

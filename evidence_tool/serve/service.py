@@ -42,7 +42,7 @@ from evidence_tool.serve.workspaces import ServedWorkspace, ServeSettings
 from evidence_tool.workspace.layout import Layout
 
 if TYPE_CHECKING:
-    from evidence_tool.activation.postings import Postings, PostingsCache
+    from evidence_tool.activation._speed.postings import Postings, PostingsCache
 
 PIN_ATTEMPTS = 40  # times 25 ms: a request waits at most about a second for a switch
 PIN_PAUSE_S = 0.025
@@ -232,7 +232,7 @@ class EvidenceService:
         cache = self._postings.get(name)
         if cache is None:
             try:
-                from evidence_tool.activation.postings import PostingsCache
+                from evidence_tool.activation._speed.postings import PostingsCache
             except ImportError:
                 return None
             cache = self._postings.setdefault(name, PostingsCache(path))

@@ -186,7 +186,7 @@ def test_the_real_build_leaves_no_journal_while_it_runs(
     indexed: Path, monkeypatch: pytest.MonkeyPatch, tht: Tht, tmp_path: Path
 ) -> None:
     """During a build, the cache holds the published index and one temp file, nothing else."""
-    # The build may run in a forked child (activation/prebuild.py): what it sees goes
+    # The build may run in a forked child (activation/_speed/prebuild.py): what it sees goes
     # through a file, not this process's memory.
     seen_file = tmp_path / "seen.json"
     real: Callable[..., int] = sqlite_index.build_index

@@ -57,7 +57,7 @@ def _rebuilt(root: Path, tmp: Path) -> dict[str, Any]:
 
 class Calls:
     def __init__(self, monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
-        # A full build may run in a forked child (activation/prebuild.py): it is counted
+        # A full build may run in a forked child (activation/_speed/prebuild.py): it is counted
         # in a file, which the child's writes reach and its memory would not.
         self._builds = folder / "builds"
         self._builds.touch()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evidence_tool.activation import sqlite_index
-from evidence_tool.activation.postings import Postings, PostingsCache
+from evidence_tool.activation._speed.postings import Postings, PostingsCache
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.jsonvalue import JsonObject
 
@@ -122,7 +122,7 @@ def _same_everywhere(path: Path, queries: list[str]) -> int:
 def test_the_same_hits_as_fts5_on_generated_corpora(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evidence_tool.activation import postings
+    from evidence_tool.activation._speed import postings
 
     monkeypatch.setattr(postings, "_CHUNK", 97)  # the vocabulary read in many short parts
     cases = 0
@@ -379,7 +379,7 @@ def test_the_marker_marks_what_the_whole_token_pattern_marks() -> None:
     other cases, repeated and adjacent; None for non-ASCII text (FTS5 marks it)."""
     import re
 
-    from evidence_tool.activation.postings import _marker
+    from evidence_tool.activation._speed.postings import _marker
 
     def oracle(tokens: frozenset[str], text: str) -> str:
         alternatives = "|".join(sorted(tokens, key=lambda t: (-len(t), t)))

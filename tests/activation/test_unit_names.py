@@ -13,9 +13,9 @@ from pathlib import Path
 
 from evidence_tool.activation import names as rule
 from evidence_tool.activation import sqlite_index
+from evidence_tool.activation._speed.postings import Postings
 from evidence_tool.activation.analysis import analyse
 from evidence_tool.activation.names import MIN_CHARS, Namer, names, unit_names
-from evidence_tool.activation.postings import Postings
 from evidence_tool.activation.records import IndexRecord
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.jsonvalue import JsonObject, JsonValue

@@ -23,7 +23,7 @@ parse_module = importlib.import_module("evidence_tool.unit.parse")
 
 class _Parses:
     """Every unit parse of the command, in this process and in the processes it forks (the
-    parse workers, the index built ahead: activation/prebuild.py): parse_unit reaches
+    parse workers, the index built ahead: activation/_speed/prebuild.py): parse_unit reaches
     parse_body exactly once per text, and each call appends a byte to a file, which a
     forked child's writes reach and its memory would not."""
 

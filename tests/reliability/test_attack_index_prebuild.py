@@ -1,5 +1,5 @@
 """The first consolidate builds its index in a forked child while the parent writes the
-snapshot (activation/prebuild.py, issue 20).  The child must never outlive the run, never
+snapshot (activation/_speed/prebuild.py, issue 20).  The child must never outlive the run, never
 leave its file behind, and never change what is published or which error is reported."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from evidence_tool import fsio
-from evidence_tool.activation import prebuild, sqlite_index
+from evidence_tool.activation import sqlite_index
+from evidence_tool.activation._speed import prebuild
 from evidence_tool.activation.sqlite_index import SqliteBackend, build_index
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError
@@ -188,7 +189,8 @@ KILLED = textwrap.dedent(
     """
     import os, signal, sys, time
     from evidence_tool import fsio
-    from evidence_tool.activation import prebuild, sqlite_index
+    from evidence_tool.activation import sqlite_index
+    from evidence_tool.activation._speed import prebuild
     from evidence_tool.archive.local import LocalEvidenceArchive
     from evidence_tool.workspace.layout import Layout
 
