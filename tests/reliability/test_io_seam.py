@@ -74,6 +74,11 @@ ALLOWED: dict[tuple[str, str], str] = {
         "subprocess.Popen",
     ): "the refiner command: one JSON request on a stdin pipe, one response on a stdout pipe",
     (
+        "evidence_tool/serve/run.py",
+        "os.write",
+    ): "a serve worker's one byte on its supervisor's ready pipe (an os.pipe, no file): "
+    "the server writes nothing under a workspace",
+    (
         "evidence_tool/cli/output.py",
         "os.open",
     ): "/dev/null, put in place of a stdout whose reader has left (tht ... | head): no "
