@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from evidence_tool.activation.citations import classify
-from evidence_tool.activation.fusion import Retrieval
 from evidence_tool.activation.records import SearchResult
 from evidence_tool.activation.search import MODES, search_active, searchable_backend
 from evidence_tool.activation.sqlite_index import INDEX_NAME, Filters, search_path
@@ -90,7 +89,7 @@ class EvidenceService:
             ws = self.settings.workspace(limits.option(args.get("workspace"), "workspace"))
         except EvidenceError:
             return True
-        mode = args.get("mode") or Retrieval.from_json(ws.retrieval).mode
+        mode = args.get("mode") or ws.retrieval.mode
         view = self.readers[ws.name].settled()
         cache = self._postings.get(ws.name)
         return (
@@ -208,7 +207,7 @@ class EvidenceService:
                 "no search index yet: run 'tht workspace evidence consolidate' "
                 "with the sqlite backend (the default)"
             )
-        chosen = Retrieval.from_json(ws.retrieval)
+        chosen = ws.retrieval
         return search_path(
             path,
             query,

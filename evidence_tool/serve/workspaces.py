@@ -8,9 +8,10 @@ workspace at or above the current folder (SPEC.md 14).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from evidence_tool.activation.fusion import Retrieval
 from evidence_tool.errors import NotReadyError, UnknownNameError, UsageError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace.descriptor import (
@@ -34,9 +35,9 @@ class ServedWorkspace:
     activation: JsonObject
     embedding: JsonObject
     search_path: tuple[str, ...]
-    # workspace.yaml's adopted search settings (eval --adopt), read when the server starts:
-    # the server ranks as `tht ... search` does.
-    retrieval: JsonObject | None = None
+    # workspace.yaml's adopted search settings (eval --adopt), decoded once when the
+    # server starts, not per request: the server ranks as `tht ... search` does.
+    retrieval: Retrieval = field(default_factory=Retrieval)
 
     @property
     def layout(self) -> Layout:
@@ -81,7 +82,7 @@ def _served(root: Path, inst: Installation) -> ServedWorkspace:
         inst.section("activation"),
         inst.section("embedding"),
         _search_path(inst),
-        descriptor.retrieval,
+        Retrieval.from_json(descriptor.retrieval),
     )
 
 
