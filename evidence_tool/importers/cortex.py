@@ -152,10 +152,10 @@ class _Model:
         self.doc, self.units, self.result = doc, units, result
         root = doc.root
         if root is None or root.kind != ys.MAPPING:
-            raise malformed(doc.path, root.line if root else 1, "is not a YAML mapping")
+            raise malformed(doc.shown, root.line if root else 1, "is not a YAML mapping")
         name = root.text("name")
         if name is None:
-            raise malformed(doc.path, root.line, "a semantic model needs a 'name'")
+            raise malformed(doc.shown, root.line, "a semantic model needs a 'name'")
         self.root, self.name = root, name
         self.tables: dict[str, tuple[str, dict[str, str]]] = {}  # name -> (table, columns)
 
@@ -173,7 +173,7 @@ class _Model:
         items = self.doc.items(node, key)
         for item in items:
             if item.kind != ys.MAPPING or (item.text("name") is None and key != "verified_queries"):
-                raise malformed(self.doc.path, item.line, f"an entry of '{key}' needs a name")
+                raise malformed(self.doc.shown, item.line, f"an entry of '{key}' needs a name")
         return items
 
     def scalars(self, node: ys.Node, key: str) -> list[str]:
@@ -181,8 +181,8 @@ class _Model:
         out = []
         for item in self.doc.items(node, key):
             if item.kind != ys.SCALAR:
-                raise malformed(self.doc.path, item.line, f"an entry of '{key}' is not a value")
-            text = self.doc.scalar_text(item).strip() if item.value is not None else ""
+                raise malformed(self.doc.shown, item.line, f"an entry of '{key}' is not a value")
+            text = item.raw.strip() if item.value is not None else ""
             if text:
                 out.append(text)
         return out
@@ -226,7 +226,7 @@ class _Model:
         physical = base.text("table") if base is not None else None
         if schema is None or physical is None:
             raise malformed(
-                self.doc.path, table.line, f"table {name!r} needs base_table with schema and table"
+                self.doc.shown, table.line, f"table {name!r} needs base_table with schema and table"
             )
         qualified = f"{ident(schema)}.{ident(physical)}"
         assert base is not None
@@ -317,7 +317,7 @@ class _Model:
         uid = element_id(PREFIX, *parts, name)
         expr = node.text("expr")
         if expr is None:
-            raise malformed(self.doc.path, node.line, f"{parts[-1]} {name!r} needs an expr")
+            raise malformed(self.doc.shown, node.line, f"{parts[-1]} {name!r} needs an expr")
         spans = self.span(node, "name") + self.span(node, "expr")
         self.units.add(uid, name, FormulaPayload(name, expr), spans, tables=tables, where=where)
         self.glossary(node, f"{uid}.term", name, where, tables=tables)
@@ -330,7 +330,7 @@ class _Model:
         sides = [side for side in found if side is not None]
         if len(sides) != 2:
             raise malformed(
-                self.doc.path,
+                self.doc.shown,
                 rel.line,
                 f"relationship {name!r} joins a table the model does not define",
             )
@@ -359,7 +359,7 @@ class _Model:
         label = query.text("name") or question or str(index + 1)
         where = f"cortex model {self.name} verified query {label}"
         if question is None or sql is None:
-            raise malformed(self.doc.path, query.line, "a verified query needs a question and sql")
+            raise malformed(self.doc.shown, query.line, "a verified query needs a question and sql")
         spans = self.span(query, "question") + self.span(query, "sql")
         uid = element_id(PREFIX, self.name, "query", label)
         self.units.add(uid, question, ExamplePayload(question, fenced_sql(sql)), spans, where=where)

@@ -13,7 +13,8 @@ from typing import Any
 from evidence_tool.importers.base import ImportInput, ImportResult, NotImported, Span, malformed
 from evidence_tool.importers.dbt_docs import DocsBlock, Rendered, docs_blocks, render
 from evidence_tool.importers.dbt_semantic import Element, quote_ident
-from evidence_tool.importers.dbt_yaml import YamlFile, YNode, load
+from evidence_tool.importers.yaml_spans import Builder, Node, YamlFile, load
+from evidence_tool.unit.yaml_events import YamlEvent
 
 DEFAULT_SCHEMA = "public"
 # Matched against the stripped value: blanks around the call, and between ``=`` and the
@@ -74,31 +75,31 @@ def qualify(schema: str, table: str) -> str:
     return f"{quote_ident(schema)}.{quote_ident(table)}"
 
 
-def render_text(node: YNode | None, blocks: dict[str, DocsBlock], shown: str) -> Text | None:
+def render_text(node: Node | None, blocks: dict[str, DocsBlock], shown: str) -> Text | None:
     """A YAML description node rendered, with its span and the docs blocks' spans."""
     if node is None or node.value is None or isinstance(node.value, dict | list):
         return None
-    raw = node.raw if node.raw is not None else str(node.value)
-    rendered: Rendered = render(raw, blocks, shown, node.line)
+    rendered: Rendered = render(node.raw, blocks, shown, node.line)
     if not rendered.text:
         return None
     spans = [node.span(), *(b.span for b in rendered.blocks)]
     return Text(rendered.text, spans, rendered.jinja, f"{shown}:{node.line}")
 
 
-def rest(result: ImportResult, element: str, node: YNode, handled: frozenset[str]) -> None:
+def rest(result: ImportResult, element: str, node: Node, handled: frozenset[str]) -> None:
     """Every non-empty key of ``node`` outside ``handled`` is listed as not imported."""
-    for key, child in node.items():
+    pairs = node.value.items() if isinstance(node.value, dict) else ()
+    for key, child in pairs:
         if key not in handled and child.value not in (None, "", [], {}):
             result.not_imported.append(NotImported(element, key, child.span()))
 
 
-def no_jinja(node: YNode | None, shown: str, what: str) -> str:
+def no_jinja(node: Node | None, shown: str, what: str) -> str:
     """A name as text; E504 when it is missing, not text, or Jinja (names are never rendered)."""
     if node is None or node.value is None or isinstance(node.value, dict | list):
         line = node.line if node is not None else None
         raise malformed(shown, line, f"{what} has no name")
-    text = node.raw if node.raw is not None else str(node.value)
+    text = node.raw
     if _JINJA.search(text) or not text.strip():
         raise malformed(shown, node.line, f"{what} name {text!r} is not a plain name")
     return text.strip()
@@ -113,10 +114,34 @@ def ref_model(value: Any) -> str | None:
 def yaml_file(source: ImportInput, path: str) -> YamlFile:
     f = source.file(path)
     assert f is not None
-    return load(path, source.shown(path), f.read_bytes(source.max_bytes))
+    return load(f.read_bytes(source.max_bytes), source.shown(path), path, builder=DbtBuilder)
 
 
-def element(node: YNode, name: str, table: str | None, shown: str, model: str = "") -> Element:
+class DbtBuilder(Builder):
+    """The shared YAML reader, in dbt's words; a scalar keeps its text as written (a key
+    too: '01' stays '01'), and a block collection ends at its last child."""
+
+    DOCUMENTS = "holds more than one YAML document"
+    ALIAS = ANCHOR = "uses a YAML anchor or alias; write the values out"
+    TAG = "uses a YAML tag ({tag})"
+    DEEP = "nests YAML deeper than {depth} levels"
+
+    def scalar(self, start: int, end: int, line: int, value: Any, text: str) -> Node:
+        return Node(value, start, end, line, text, self.doc)  # trailing blanks cut by spans
+
+    def close(self, node: Node, event: YamlEvent) -> int:
+        # A flow collection ends at its bracket; a block one where its last child ended.
+        if event.end > event.start:
+            return self.offset.end(event.start, self.offset(event.start), event.end)
+        return node.end
+
+    def key(self, node: Node, line: int) -> str:
+        if isinstance(node.value, dict | list):
+            raise self.fail(node.line, "a mapping key must be a plain value")
+        return node.raw
+
+
+def element(node: Node, name: str, table: str | None, shown: str, model: str = "") -> Element:
     data = node.plain() if isinstance(node.value, dict) else {}
     return Element(name, data, table, [node.span()], f"{shown}:{node.line}", model)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from evidence_tool.importers import yaml_spans as ys
 from evidence_tool.importers.base import ImportInput, ImportResult, NotImported, malformed
 from evidence_tool.importers.dbt_docs import DocsBlock
 from evidence_tool.importers.dbt_model import (
@@ -31,7 +32,7 @@ from evidence_tool.importers.dbt_model import (
 )
 from evidence_tool.importers.dbt_select import Node, Selection
 from evidence_tool.importers.dbt_semantic import Element, Semantic
-from evidence_tool.importers.dbt_yaml import YamlFile, YNode
+from evidence_tool.importers.yaml_spans import YamlFile
 
 _TOP = frozenset({"version", "models", "semantic_models", "metrics"})
 _MODEL = frozenset(
@@ -86,7 +87,7 @@ class _Project:
         self.sql: dict[str, str] = {}  # model name -> its .sql file, under the model paths
         self.models: dict[str, Model] = {}
         self.sem = Semantic()
-        self.legacy: list[tuple[YNode, YamlFile]] = []  # semantic models, tables resolved last
+        self.legacy: list[tuple[ys.Node, YamlFile]] = []  # semantic models, tables resolved last
         self.blocks: dict[str, DocsBlock] = {}
 
     def settings(self) -> tuple[list[str], list[str]]:
@@ -95,14 +96,14 @@ class _Project:
         if root is None or not isinstance(root.value, dict):
             raise malformed(doc.shown, 1, "is not a mapping of dbt project settings")
         models = self._paths(root, "model-paths", ["models"], doc)
-        self.name = root.text("name") or ""
+        self.name = root.written("name") or ""
         return models, self._paths(root, "docs-paths", models, doc)
 
-    def _paths(self, root: YNode, key: str, default: list[str], doc: YamlFile) -> list[str]:
+    def _paths(self, root: ys.Node, key: str, default: list[str], doc: YamlFile) -> list[str]:
         node = root.get(key)
         if node is None:
             return default
-        values = [n.value for n in node.seq()]
+        values = [n.value for n in node.items()]
         if not isinstance(node.value, list) or not all(isinstance(v, str) for v in values):
             raise malformed(doc.shown, node.line, f"{key} is not a list of folder names")
         return [v.strip("/") for v in values]
@@ -141,17 +142,17 @@ class _Project:
         for node in self._list(root, "metrics", doc):
             self.metric(node, None, doc)
 
-    def _list(self, node: YNode, key: str, doc: YamlFile) -> list[YNode]:
+    def _list(self, node: ys.Node, key: str, doc: YamlFile) -> list[ys.Node]:
         child = node.get(key)
         if child is None or child.value is None:
             return []
         if not isinstance(child.value, list) or not all(
-            isinstance(i.value, dict) for i in child.seq()
+            isinstance(i.value, dict) for i in child.items()
         ):
             raise malformed(doc.shown, child.line, f"'{key}' is not a list of mappings")
-        return child.seq()
+        return child.items()
 
-    def node(self, name: str, node: YNode, doc: YamlFile) -> Node:
+    def node(self, name: str, node: ys.Node, doc: YamlFile) -> Node:
         """What dbt's node selection sees of a model: its fqn (project, the folders of its
         .sql file, else of its property file, under the model path), files and tags."""
         sql = self.sql.get(name)
@@ -164,13 +165,13 @@ class _Project:
         for holder in (node, config):
             found = holder.get("tags") if holder is not None else None
             if found is not None and isinstance(found.value, list):
-                tags += [str(t.value) for t in found.seq() if isinstance(t.value, str)]
+                tags += [str(t.value) for t in found.items() if isinstance(t.value, str)]
             elif found is not None and isinstance(found.value, str):
                 tags.append(found.value)
         paths = (sql, doc.path) if sql else (doc.path,)
         return Node(name, (self.name, *folders, name), paths, tuple(tags))
 
-    def model(self, node: YNode, doc: YamlFile) -> None:
+    def model(self, node: ys.Node, doc: YamlFile) -> None:
         name = no_jinja(node.get("name"), doc.shown, "a model")
         if not self.selection.chooses(self.node(name, node, doc)):
             skipped = self.result.skipped
@@ -183,7 +184,7 @@ class _Project:
                 f"the model {name} is also described at {self.models[name].where}",
             )
         config = node.get("config")
-        alias = config.text("alias") if config is not None else None
+        alias = config.written("alias") if config is not None else None
         table = qualify(self.schema, alias or name)
         model = Model(name, table, self.text(node, doc), where=f"{doc.shown}:{node.line}")
         self.models[name] = model
@@ -197,10 +198,10 @@ class _Project:
             self.model_test(model, test, doc)
         self.embedded(model, node, doc)
 
-    def text(self, node: YNode, doc: YamlFile) -> Text | None:
+    def text(self, node: ys.Node, doc: YamlFile) -> Text | None:
         return render_text(node.get("description"), self.blocks, doc.shown)
 
-    def column(self, model: Model, node: YNode, doc: YamlFile) -> None:
+    def column(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
         name = no_jinja(node.get("name"), doc.shown, f"a column of {model.name}")
         column = model.columns.setdefault(name, Column(name, None))
         column.description = self.text(node, doc) or column.description
@@ -209,17 +210,17 @@ class _Project:
         for test in self._tests(node, doc):
             self.test(column, label, test, doc)
 
-    def _tests(self, node: YNode, doc: YamlFile) -> list[YNode]:
-        out: list[YNode] = []
+    def _tests(self, node: ys.Node, doc: YamlFile) -> list[ys.Node]:
+        out: list[ys.Node] = []
         for key in _TESTS:
             child = node.get(key)
             if child is not None and child.value is not None:
                 if not isinstance(child.value, list):
                     raise malformed(doc.shown, child.line, f"'{key}' is not a list of tests")
-                out.extend(child.seq())
+                out.extend(child.items())
         return out
 
-    def test(self, column: Column, label: str, node: YNode, doc: YamlFile) -> None:
+    def test(self, column: Column, label: str, node: ys.Node, doc: YamlFile) -> None:
         join = _relationship(node)
         if join is not None:
             column.joins.append(join)
@@ -232,10 +233,10 @@ class _Project:
             return
         column.tests.append(self.enum_test(args, node, doc))
 
-    def model_test(self, model: Model, node: YNode, doc: YamlFile) -> None:
+    def model_test(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
         """A model-level accepted_values names its column in column_name."""
         args = _accepted_values(node)
-        column_name = args.text("column_name") if args is not None else None
+        column_name = args.written("column_name") if args is not None else None
         if args is None or column_name is None:
             self.result.not_imported.append(
                 NotImported(f"dbt model {model.name}", f"test {_test_name(node)}", node.span())
@@ -244,7 +245,7 @@ class _Project:
         column = model.columns.setdefault(column_name, Column(column_name, None))
         column.tests.append(self.enum_test(args, node, doc))
 
-    def enum_test(self, args: YNode, node: YNode, doc: YamlFile) -> EnumTest:
+    def enum_test(self, args: ys.Node, node: ys.Node, doc: YamlFile) -> EnumTest:
         values = args.get("values")
         where = f"{doc.shown}:{node.line}"
         if values is None:
@@ -252,17 +253,17 @@ class _Project:
         if isinstance(values.value, str) and "{{" in values.value:
             return EnumTest(None, node.span(), where)
         if not isinstance(values.value, list) or any(
-            isinstance(v.value, dict | list) for v in values.seq()
+            isinstance(v.value, dict | list) for v in values.items()
         ):
             raise malformed(
                 doc.shown, values.line, "accepted_values 'values' is not a list of values"
             )
-        texts = [v.raw if v.raw is not None else str(v.value) for v in values.seq()]
+        texts = [v.raw for v in values.items()]
         if any("{{" in t or "{%" in t for t in texts):
             return EnumTest(None, node.span(), where)
         return EnumTest(texts, node.span(), where)
 
-    def embedded(self, model: Model, node: YNode, doc: YamlFile) -> None:
+    def embedded(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
         """The 1.12 form: entities on columns and in derived_semantics, metrics on the model."""
         if _disabled(node.get("semantic_model")):
             self.disabled(model, node, doc)
@@ -272,7 +273,7 @@ class _Project:
             if entity is None or entity.value in (None, False):
                 continue
             column = no_jinja(col.get("name"), doc.shown, "a column")
-            name = entity.text("name") if isinstance(entity.value, dict) else None
+            name = entity.written("name") if isinstance(entity.value, dict) else None
             self.entity(entity, name or column, column, model.name, model.table, doc)
         derived = node.get("derived_semantics")
         if derived is not None and isinstance(derived.value, dict):
@@ -284,11 +285,11 @@ class _Project:
             )
             for ent in self._list(derived, "entities", doc):
                 name = no_jinja(ent.get("name"), doc.shown, "an entity")
-                self.entity(ent, name, ent.text("expr") or name, model.name, model.table, doc)
+                self.entity(ent, name, ent.written("expr") or name, model.name, model.table, doc)
         for metric in self._list(node, "metrics", doc):
             self.metric(metric, model.table, doc)
 
-    def disabled(self, model: Model, node: YNode, doc: YamlFile) -> None:
+    def disabled(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
         """dbt ignores the semantic annotations of a model whose semantic model is off."""
         off = "(semantic model disabled)"
         for col in self._list(node, "columns", doc):
@@ -305,20 +306,20 @@ class _Project:
                 )
 
     def entity(
-        self, node: YNode, name: str, expr: str, model: str, table: str | None, doc: YamlFile
+        self, node: ys.Node, name: str, expr: str, model: str, table: str | None, doc: YamlFile
     ) -> None:
         found = element(node, name, table, doc.shown, model)
         found.data = {"expr": expr}
         self.sem.entities.append(found)
 
-    def metric(self, node: YNode, table: str | None, doc: YamlFile) -> None:
+    def metric(self, node: ys.Node, table: str | None, doc: YamlFile) -> None:
         self._defined_once("metric", self.sem.metrics, node, table, doc, _METRIC)
 
     def _defined_once(
         self,
         what: str,
         held: dict[str, Element],
-        node: YNode,
+        node: ys.Node,
         table: str | None,
         doc: YamlFile,
         handled: frozenset[str],
@@ -334,26 +335,26 @@ class _Project:
         rest(self.result, f"dbt {what} {name}", node, handled)
         held[name] = found
 
-    def _describe(self, found: Element, node: YNode, doc: YamlFile) -> None:
+    def _describe(self, found: Element, node: ys.Node, doc: YamlFile) -> None:
         text = self.text(node, doc)
         if text is not None:
             found.data["description"] = text.text
             found.spans.extend(text.spans[1:])  # the node's own span already holds it
 
-    def legacy_semantic_model(self, node: YNode, doc: YamlFile) -> None:
+    def legacy_semantic_model(self, node: ys.Node, doc: YamlFile) -> None:
         name = no_jinja(node.get("name"), doc.shown, "a semantic model")
-        ref = ref_model(node.text("model"))
+        ref = ref_model(node.written("model"))
         model = self.models.get(ref) if ref else None
         table = model.table if model else (qualify(self.schema, ref) if ref else None)
         rest(self.result, f"dbt semantic model {name}", node, _LEGACY_SM)
         for ent in self._list(node, "entities", doc):
             ent_name = no_jinja(ent.get("name"), doc.shown, "an entity")
-            self.entity(ent, ent_name, ent.text("expr") or ent_name, ref or name, table, doc)
+            self.entity(ent, ent_name, ent.written("expr") or ent_name, ref or name, table, doc)
         for meas in self._list(node, "measures", doc):
             self._defined_once("measure", self.sem.measures, meas, table, doc, _MEASURE)
 
 
-def _disabled(node: YNode | None) -> bool:
+def _disabled(node: ys.Node | None) -> bool:
     """``semantic_model: false`` or ``semantic_model: {enabled: false}``."""
     if node is None:
         return False
@@ -363,12 +364,12 @@ def _disabled(node: YNode | None) -> bool:
     return node.value is False
 
 
-def _accepted_values(node: YNode) -> YNode | None:
+def _accepted_values(node: ys.Node) -> ys.Node | None:
     """The arguments of an accepted_values test (top level or under ``arguments:``)."""
     if not isinstance(node.value, dict):
         return None
-    args: YNode | None = node
-    if node.text("test_name") != "accepted_values":
+    args: ys.Node | None = node
+    if node.written("test_name") != "accepted_values":
         args = node.get("accepted_values") or node.get("dbt.accepted_values")
     if args is None or not isinstance(args.value, dict):
         return None
@@ -378,32 +379,32 @@ def _accepted_values(node: YNode) -> YNode | None:
     return args
 
 
-def _relationship(node: YNode) -> Join | None:
+def _relationship(node: ys.Node) -> Join | None:
     """A ``relationships`` test whose target is a model (``to: ref('m')``) and a plain
     ``field``, top level or under ``arguments:``; anything else (a ``source()`` target,
     Jinja) stays a test that is not imported."""
     if not isinstance(node.value, dict):
         return None
     args = node.get("relationships") or node.get("dbt.relationships")
-    if args is None and node.text("test_name") == "relationships":
+    if args is None and node.written("test_name") == "relationships":
         args = node
     if args is None or not isinstance(args.value, dict):
         return None
     nested = args.get("arguments")
     if nested is not None and isinstance(nested.value, dict):
         args = nested
-    to = ref_model(args.text("to"))
-    target_field = args.text("field")
+    to = ref_model(args.written("to"))
+    target_field = args.written("field")
     if not to or not target_field or not _PLAIN.fullmatch(target_field.strip()):
         return None
     return Join(to, target_field.strip(), node.span())
 
 
-def _test_name(node: YNode) -> str:
+def _test_name(node: ys.Node) -> str:
     if isinstance(node.value, dict):
-        named = node.text("test_name")
+        named = node.written("test_name")
         return named or next(iter(node.value), "?")
-    return node.raw if node.raw is not None else str(node.value)
+    return node.raw if node.kind == ys.SCALAR else "?"  # a list: no name to give
 
 
 def read_project(

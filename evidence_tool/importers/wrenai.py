@@ -166,7 +166,7 @@ class _Reader:
         extras = sorted(set(root.value) - _MODEL_USED)
         for col in doc.items(root, "columns"):
             if col.kind != ys.MAPPING or not col.text("name"):
-                raise malformed(doc.path, col.line, "a column needs a name")
+                raise malformed(doc.shown, col.line, "a column needs a name")
             extras += [f"column {k}" for k in sorted(set(col.value) - _COLUMN_USED)]
             self.read_column(doc, model, col)
         if extras:
@@ -250,7 +250,7 @@ class _Reader:
         for m in doc.items(root, "measures"):
             mname, expression = m.text("name"), m.text("expression")
             if mname is None or expression is None:
-                raise malformed(doc.path, m.line, "a cube measure needs a name and an expression")
+                raise malformed(doc.shown, m.line, "a cube measure needs a name and an expression")
             spans = [doc.span(m.value["name"]), doc.span(m.value["expression"])]
             self.formula(
                 element_id(PREFIX, "cube", name, mname),
@@ -277,7 +277,7 @@ class _Reader:
             name, models = rel.text("name"), rel.get("models")
             names = [str(m.value) for m in models.items()] if models is not None else []
             if name is None or len(names) != 2:
-                raise malformed(doc.path, rel.line, "a relationship needs a name and two models")
+                raise malformed(doc.shown, rel.line, "a relationship needs a name and two models")
             self.read_relationship(doc, rel, name, names)
 
     def read_relationship(

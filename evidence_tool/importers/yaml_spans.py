@@ -23,19 +23,27 @@ MAPPING, SEQUENCE, SCALAR = "mapping", "sequence", "scalar"
 
 @dataclass
 class Node:
-    kind: str
+    """A YAML node: ``value`` is a dict of key -> Node, a list of Node, or a scalar's value."""
+
+    value: Any
     start: int  # byte offsets into the raw file
     end: int
     line: int  # 1-based line of the node's first byte
-    # mapping: key -> value node; sequence: item nodes; scalar: the resolved value
-    value: Any = None
-    keys: dict[str, Node] = field(default_factory=dict)  # mapping: key -> its key scalar
+    raw: str = ""  # a scalar's text as written (quotes removed): '007' stays '007'
+    doc: YamlFile | None = field(default=None, repr=False)
+
+    @property
+    def kind(self) -> str:
+        value = self.value
+        return (
+            MAPPING if isinstance(value, dict) else SEQUENCE if isinstance(value, list) else SCALAR
+        )
 
     def get(self, key: str) -> Node | None:
-        return self.value.get(key) if self.kind == MAPPING else None
+        return self.value.get(key) if isinstance(self.value, dict) else None
 
     def items(self) -> list[Node]:
-        return list(self.value) if self.kind == SEQUENCE else []
+        return self.value if isinstance(self.value, list) else []
 
     def text(self, key: str) -> str | None:
         """The stripped string under ``key``, or None when absent, empty or not a scalar."""
@@ -45,23 +53,34 @@ class Node:
         value = str(node.value).strip()
         return value or None
 
+    def written(self, key: str) -> str | None:
+        """The scalar under ``key`` as written (numbers too), None when absent or null."""
+        node = self.get(key)
+        return None if node is None or node.value is None or node.kind != SCALAR else node.raw
+
     def plain(self) -> Any:
-        if self.kind == MAPPING:
+        """The node as plain Python data (positions dropped)."""
+        if isinstance(self.value, dict):
             return {k: v.plain() for k, v in self.value.items()}
-        if self.kind == SEQUENCE:
+        if isinstance(self.value, list):
             return [v.plain() for v in self.value]
         return self.value
+
+    def span(self) -> Span:
+        assert self.doc is not None
+        return self.doc.span(self)
 
 
 @dataclass
 class YamlFile:
-    path: str  # as messages show it
-    span_path: str  # as spans name it (relative to the source's root)
+    shown: str  # as messages show it (workspace-relative)
+    path: str  # as spans name it (relative to the source's root)
     raw: bytes
-    root: Node | None
+    root: Node | None = None
 
     def span(self, node: Node) -> Span:
-        return Span(self.span_path, node.start, node.end, self.raw[node.start : node.end].decode())
+        end = _trim(self.raw, node.start, node.end)
+        return Span(self.path, node.start, end, self.raw[node.start : end].decode())
 
     def items(self, node: Node, key: str) -> list[Node]:
         """The entries of the list under ``key`` ([] when absent or null); E504 for a non-list."""
@@ -69,14 +88,8 @@ class YamlFile:
         if items is None or items.value is None:
             return []
         if items.kind != SEQUENCE:
-            raise malformed(self.path, items.line, f"'{key}' is not a list")
+            raise malformed(self.shown, items.line, f"'{key}' is not a list")
         return items.items()
-
-    def scalar_text(self, node: Node) -> str:
-        """A scalar as written: ``007`` stays ``007`` (its value would be the number 7)."""
-        if isinstance(node.value, str):
-            return node.value
-        return self.raw[node.start : node.end].decode()
 
 
 class _Offsets:
@@ -111,19 +124,29 @@ def _trim(raw: bytes, start: int, end: int) -> int:
     return end
 
 
-def load(raw: bytes, path: str, span_path: str, start: int = 0, end: int | None = None) -> YamlFile:
-    """The YAML document in ``raw[start:end]`` (the whole file by default)."""
+def load(
+    raw: bytes,
+    shown: str,
+    path: str,
+    start: int = 0,
+    end: int | None = None,
+    builder: type[Builder] | None = None,
+) -> YamlFile:
+    """The YAML document in ``raw[start:end]`` (the whole file by default); ``builder``: the
+    reader's dialect (``Builder`` by default)."""
     end = len(raw) if end is None else end
+    doc = YamlFile(shown, path, raw)
     line0 = raw.count(b"\n", 0, start)
     start += after_bom(raw[start : start + len(BOM)])  # a BOM holds no line break
-    root = Builder(raw, decode(raw[start:end], path, line0 + 1), start, line0, path).run()
-    return YamlFile(path, span_path, raw, root)
+    text = decode(raw[start:end], shown, line0 + 1)
+    doc.root = (builder or Builder)(doc, text, start, line0).run()
+    return doc
 
 
 class Builder:
     """Nodes with byte offsets from the strict YAML events.  The WrenAI and Cortex importers
-    use it as it is; dbt's (``dbt_yaml``) words its messages its own way, keeps keys as
-    written and ends a block collection at its last child: one reader, two faces."""
+    use it as it is; dbt's (``dbt_model.DbtBuilder``) words its messages its own way, keeps
+    keys as written and ends a block collection at its last child: one reader, two faces."""
 
     DOCUMENTS = "only one YAML document is allowed"
     ALIAS = "YAML aliases (*name) are not allowed"
@@ -131,17 +154,17 @@ class Builder:
     TAG = "YAML tags ({tag}) are not allowed"
     DEEP = "YAML nested deeper than {depth} levels"
 
-    def __init__(self, raw: bytes, text: str, base: int, line0: int, shown: str) -> None:
-        self.raw, self.text, self.line0, self.shown = raw, text, line0, shown
+    def __init__(self, doc: YamlFile, text: str, base: int, line0: int) -> None:
+        self.doc, self.raw, self.text, self.line0 = doc, doc.raw, text, line0
         self.offset = _Offsets(text, base)
         # [node, pending key (str | None), key node] for mappings; [node] for sequences
         self.stack: list[list[Any]] = []
-        self.root: Any = None
+        self.root: Node | None = None
 
     def fail(self, line: int | None, why: str) -> SourceError:
-        return malformed(self.shown, line, why)
+        return malformed(self.doc.shown, line, why)
 
-    def run(self) -> Any:
+    def run(self) -> Node | None:
         documents = 0
         try:
             for event in events(self.text):
@@ -184,25 +207,22 @@ class Builder:
             node = self.collection(mapping, start, line)
             self.stack.append([node, None, None] if mapping else [node])
 
-    def scalar(self, start: int, end: int, line: int, value: Any, text: str) -> Any:
-        return Node(SCALAR, start, _trim(self.raw, start, end), line, value)
+    def scalar(self, start: int, end: int, line: int, value: Any, text: str) -> Node:
+        return Node(value, start, _trim(self.raw, start, end), line, text, self.doc)
 
-    def collection(self, mapping: bool, start: int, line: int) -> Any:
-        return Node(MAPPING if mapping else SEQUENCE, start, start, line, {} if mapping else [])
+    def collection(self, mapping: bool, start: int, line: int) -> Node:
+        return Node({} if mapping else [], start, start, line, doc=self.doc)
 
-    def close(self, node: Any, event: YamlEvent) -> int:
+    def close(self, node: Node, event: YamlEvent) -> int:
         """Where a finished collection ends: here, where the next token starts."""
         return _trim(self.raw, node.start, self.offset(event.end))
 
-    def key(self, node: Any, line: int) -> str:
+    def key(self, node: Node, line: int) -> str:
         if node.kind != SCALAR or isinstance(node.value, float):
             raise self.fail(line, "a mapping key must be a plain name")
         return str(node.value)
 
-    def keyed(self, parent: Any, key: str, key_node: Any) -> None:
-        parent.keys[key] = key_node
-
-    def attach(self, node: Any, line: int) -> None:
+    def attach(self, node: Node, line: int) -> None:
         if not self.stack:
             self.root = node
             return
@@ -218,5 +238,4 @@ class Builder:
             top[1], top[2] = key, node
         else:
             parent.value[top[1]] = node
-            self.keyed(parent, top[1], top[2])
             top[1], top[2] = None, None
