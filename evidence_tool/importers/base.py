@@ -204,6 +204,14 @@ class ImportResult:
         if span is not None and unit_id is not None:
             self.item_spans.setdefault(unit_id, span)
 
+    def omit(self, element: str, what: str, span: Span | None = None) -> None:
+        """List what the format carries that no unit field holds (``NotImported``)."""
+        self.not_imported.append(NotImported(element, what, span))
+
+    def skip(self, what: str) -> None:
+        """Count one thing skipped by design (``skipped``)."""
+        self.skipped[what] = self.skipped.get(what, 0) + 1
+
 
 class Importer(Protocol):
     """``read`` is the contract.  An importer may also declare a class attribute
@@ -230,25 +238,24 @@ def malformed(path: str, line: int | None, why: str) -> SourceError:
     )
 
 
+def option_error(where: str, why: str) -> DescriptorError:
+    """E902 naming the descriptor key ``where`` (``evidence.sources[N].options.NAME``)."""
+    return DescriptorError(f"{where}: {why}", details={"result": {"key_path": where}})
+
+
 def check_options(options: JsonObject, known: dict[str, type | tuple[type, ...]], key: str) -> None:
     """E902 naming ``<key>.options.<name>`` for an unknown option or a value of the wrong type."""
     for name, value in options.items():
         where = f"{key}.options.{name}"
         if name not in known:
             allowed = ", ".join(sorted(known)) or "none"
-            raise DescriptorError(
-                f"{where}: unknown option {name!r}; this format's options: {allowed}",
-                details={"result": {"key_path": where}},
-            )
+            raise option_error(where, f"unknown option {name!r}; this format's options: {allowed}")
         wanted = known[name]
         types = wanted if isinstance(wanted, tuple) else (wanted,)
         # bool is an int in Python: an option that wants a number never takes true/false.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             names = " or ".join(t.__name__ for t in types)
-            raise DescriptorError(
-                f"{where}: {value!r} is not a {names}",
-                details={"result": {"key_path": where}},
-            )
+            raise option_error(where, f"{value!r} is not a {names}")
 
 
 def make_unit(

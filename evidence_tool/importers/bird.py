@@ -24,13 +24,12 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from evidence_tool.errors import DescriptorError
 from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
-    NotImported,
     SourceFile,
     malformed,
+    option_error,
 )
 from evidence_tool.importers.bird_columns import import_table
 from evidence_tool.importers.bird_questions import import_questions
@@ -52,7 +51,7 @@ class BirdImporter:
         if questions is not None:
             import_questions(state, questions)
         for (element, what), n in sorted(state.absent.items()):
-            state.result.not_imported.append(NotImported(f"{element} ({n})", what))
+            state.result.omit(f"{element} ({n})", what)
         if other:
             state.result.skipped["other files"] = other
         return state.result
@@ -63,9 +62,8 @@ def _schemas(source: ImportInput) -> dict[str, str]:
     for db, schema in schemas.items():
         if not isinstance(schema, str) or not schema.strip():
             where = f"{source.key}.options.schemas.{db}"
-            raise DescriptorError(
-                f"{where}: {schema!r} is not a schema name; map each db_id to a schema name",
-                details={"result": {"key_path": where}},
+            raise option_error(
+                where, f"{schema!r} is not a schema name; map each db_id to a schema name"
             )
     return dict(schemas)
 
@@ -102,10 +100,10 @@ def _questions_file(source: ImportInput, rest: list[SourceFile]) -> SourceFile |
         found = source.file(named)
         if found is None:
             where = f"{source.key}.options.questions"
-            raise DescriptorError(
-                f"{where}: the source holds no file {named!r}; name the questions file "
-                "relative to the source's folder",
-                details={"result": {"key_path": where}},
+            raise option_error(
+                where,
+                f"the source holds no file {named!r}; name the questions file relative to the "
+                "source's folder",
             )
         return found
     if len(source.files) == 1 and rest and rest[0].path.endswith(".json"):

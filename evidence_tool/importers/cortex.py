@@ -20,7 +20,6 @@ from evidence_tool.importers import yaml_spans as ys
 from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
-    NotImported,
     Span,
     element_id,
     malformed,
@@ -58,7 +57,7 @@ class CortexImporter:
         for f in source.files:
             if not f.path.lower().endswith(_SUFFIXES):
                 what = "the whole file (a semantic model is a .yaml file)"
-                result.not_imported.append(NotImported(f"file {source.shown(f.path)}", what))
+                result.omit(f"file {source.shown(f.path)}", what)
                 continue
             doc = ys.load(f.read_bytes(source.max_bytes), source.shown(f.path), f.path)
             _Model(doc, units, result).read()
@@ -165,9 +164,7 @@ class _Model:
     def extras(self, node: ys.Node, used: set[str], where: str) -> None:
         for key in node.value:
             if key not in used:
-                self.result.not_imported.append(
-                    NotImported(where, key, self.doc.span(node.value[key]))
-                )
+                self.result.omit(where, key, self.doc.span(node.value[key]))
 
     def sequence(self, node: ys.Node, key: str) -> list[ys.Node]:
         items = self.doc.items(node, key)
@@ -210,7 +207,7 @@ class _Model:
         if description is None:
             if words and synonyms is not None:
                 what = "synonyms (no description to hold them)"
-                self.result.not_imported.append(NotImported(where, what, self.doc.span(synonyms)))
+                self.result.omit(where, what, self.doc.span(synonyms))
             return
         spans = (
             self.span(node, "name") + self.span(node, "description") + self.span(node, "synonyms")
@@ -231,9 +228,7 @@ class _Model:
         qualified = f"{ident(schema)}.{ident(physical)}"
         assert base is not None
         if "database" in base.value:
-            self.result.not_imported.append(
-                NotImported(where, "base_table database", self.doc.span(base.value["database"]))
-            )
+            self.result.omit(where, "base_table database", self.doc.span(base.value["database"]))
         self.glossary(table, element_id(PREFIX, self.name, name), name, where, tables=(qualified,))
         columns: dict[str, str] = {}
         self.tables[name] = (qualified, columns)
@@ -275,9 +270,7 @@ class _Model:
                 self.enum(col, f"{uid}.values", f"{table}.{name}", physical, where)
             else:
                 what = "sample values (samples of a range, not a list of values)"
-                self.result.not_imported.append(
-                    NotImported(where, what, self.doc.span(col.value["sample_values"]))
-                )
+                self.result.omit(where, what, self.doc.span(col.value["sample_values"]))
         self.extras(col, _COLUMN_USED, where)
 
     def enum(self, col: ys.Node, uid: str, name: str, physical: str | None, where: str) -> None:

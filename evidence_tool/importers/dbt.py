@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from evidence_tool.errors import DescriptorError
 from evidence_tool.importers.base import (
     Imported,
     ImportInput,
@@ -21,18 +20,15 @@ from evidence_tool.importers.base import (
     element_id,
     make_unit,
     malformed,
+    option_error,
 )
-from evidence_tool.importers.dbt_docs import (
-    meanings,
-)
+from evidence_tool.importers.dbt_docs import meanings
 from evidence_tool.importers.dbt_manifest import read_manifest
 from evidence_tool.importers.dbt_model import Column, EnumTest, Join, Model, Text
 from evidence_tool.importers.dbt_project import read_project
 from evidence_tool.importers.dbt_select import Selection
-from evidence_tool.importers.dbt_semantic import (
-    quote_ident,
-    semantic_units,
-)
+from evidence_tool.importers.dbt_semantic import semantic_units
+from evidence_tool.importers.unit_parts import ident
 from evidence_tool.unit.fields import is_italian
 from evidence_tool.unit.model import EnumPayload, EnumValue, GlossaryPayload, MappingPayload
 
@@ -73,9 +69,8 @@ def _schema(source: ImportInput) -> str | None:
     schema = source.options.get("schema")
     if schema is not None and not schema.strip():
         where = f"{source.key}.options.schema"
-        raise DescriptorError(
-            f"{where}: an empty schema; give the schema the models are in, or drop the option",
-            details={"result": {"key_path": where}},
+        raise option_error(
+            where, "an empty schema; give the schema the models are in, or drop the option"
         )
     return schema.strip() if schema is not None else None
 
@@ -91,7 +86,7 @@ def model_units(model: Model, language: str, result: ImportResult) -> None:
             tables=(model.table,),
         )
     for column in model.columns.values():
-        ref = f"{model.table}.{quote_ident(column.name)}"
+        ref = f"{model.table}.{ident(column.name)}"
         if column.description is not None:
             _glossary(
                 result,
@@ -112,7 +107,7 @@ def _join(
 ) -> None:
     """A relationships test as a mapping: the join path, from column to column."""
     uid = element_id("dbt", model.name, column.name, "joins", join.to, join.field)
-    target = f"{join.to_table}.{quote_ident(join.field)}"
+    target = f"{join.to_table}.{ident(join.field)}"
     title = (
         f"Join di {model.name}.{column.name} con {join.to}.{join.field}"
         if is_italian(language)

@@ -19,7 +19,6 @@ from evidence_tool.errors import SourceError
 from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
-    NotImported,
     SourceFile,
     Span,
     malformed,
@@ -91,9 +90,7 @@ class _Manifest:
         self.link_metrics()
         for what, count in sorted({**self.counts}.items()):
             if count:
-                self.result.not_imported.append(
-                    NotImported(f"manifest {self.shown}", f"{what} ({count})")
-                )
+                self.result.omit(f"manifest {self.shown}", f"{what} ({count})")
 
     def link_metrics(self) -> None:
         """A 1.12 simple metric names its semantic model: it computes on that model's table."""
@@ -151,8 +148,7 @@ class _Manifest:
         name = str(data.get("name") or uid.rsplit(".", 1)[-1])
         if not self.selection.chooses(_node(name, data)):
             self.unselected.add(uid)
-            skipped = self.result.skipped
-            skipped["model not selected"] = skipped.get("model not selected", 0) + 1
+            self.result.skip("model not selected")
             return
         if data.get("version") not in (None, ""):
             # Each version of a versioned model is its own relation: one id per version.
@@ -167,7 +163,7 @@ class _Manifest:
                 self.columns(scan, model, data.get("columns"), s)
         for what in ("tags", "meta", "constraints"):
             if data.get(what):
-                self.result.not_imported.append(NotImported(f"dbt model {name}", what))
+                self.result.omit(f"dbt model {name}", what)
         self.models[uid] = model
 
     def columns(self, scan: Scanner, model: Model, columns: Any, start: int) -> None:
@@ -184,9 +180,7 @@ class _Manifest:
                         column.description = self.text(scan, data["description"], s, e)
             for what in ("tags", "meta", "constraints", "granularity"):
                 if data.get(what):
-                    self.result.not_imported.append(
-                        NotImported(f"dbt model {model.name} column {name}", what)
-                    )
+                    self.result.omit(f"dbt model {model.name} column {name}", what)
             model.columns[name] = column
 
     def test(self, scan: Scanner, data: JsonObject, start: int, end: int) -> None:
@@ -209,9 +203,7 @@ class _Manifest:
             if attached in self.unselected:
                 continue  # its model was left out: counted there, not listed again
             if model is None:
-                self.result.not_imported.append(
-                    NotImported(f"dbt node {attached}", "test accepted_values", span)
-                )
+                self.result.omit(f"dbt node {attached}", "test accepted_values", span)
                 continue
             col = model.columns.setdefault(column, Column(column, None))
             if isinstance(values, list) and all(
@@ -234,9 +226,7 @@ class _Manifest:
         if table is not None and isinstance(data.get("name"), str):
             self.sm_tables[data["name"]] = table
         if data.get("dimensions"):
-            self.result.not_imported.append(
-                NotImported(f"dbt semantic model {data.get('name')}", "dimensions")
-            )
+            self.result.omit(f"dbt semantic model {data.get('name')}", "dimensions")
         for key, s, _ in scan.members(start):
             if key not in ("entities", "measures") or not isinstance(data.get(key), list):
                 continue

@@ -10,9 +10,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_tool.importers.base import ImportInput, ImportResult, NotImported, Span, malformed
+from evidence_tool.importers.base import ImportInput, ImportResult, Span, malformed
 from evidence_tool.importers.dbt_docs import DocsBlock, Rendered, docs_blocks, render
-from evidence_tool.importers.dbt_semantic import Element, quote_ident
+from evidence_tool.importers.dbt_semantic import Element
+from evidence_tool.importers.unit_parts import ident
 from evidence_tool.importers.yaml_spans import Builder, Node, YamlFile, load
 from evidence_tool.unit.yaml_events import YamlEvent
 
@@ -72,7 +73,7 @@ class Model:
 
 
 def qualify(schema: str, table: str) -> str:
-    return f"{quote_ident(schema)}.{quote_ident(table)}"
+    return f"{ident(schema)}.{ident(table)}"
 
 
 def render_text(node: Node | None, blocks: dict[str, DocsBlock], shown: str) -> Text | None:
@@ -91,7 +92,7 @@ def rest(result: ImportResult, element: str, node: Node, handled: frozenset[str]
     pairs = node.value.items() if isinstance(node.value, dict) else ()
     for key, child in pairs:
         if key not in handled and child.value not in (None, "", [], {}):
-            result.not_imported.append(NotImported(element, key, child.span()))
+            result.omit(element, key, child.span())
 
 
 def no_jinja(node: Node | None, shown: str, what: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from evidence_tool.importers import yaml_spans as ys
-from evidence_tool.importers.base import ImportInput, ImportResult, NotImported, malformed
+from evidence_tool.importers.base import ImportInput, ImportResult, malformed
 from evidence_tool.importers.dbt_docs import DocsBlock
 from evidence_tool.importers.dbt_model import (
     DEFAULT_SCHEMA,
@@ -174,8 +174,7 @@ class _Project:
     def model(self, node: ys.Node, doc: YamlFile) -> None:
         name = no_jinja(node.get("name"), doc.shown, "a model")
         if not self.selection.chooses(self.node(name, node, doc)):
-            skipped = self.result.skipped
-            skipped["model not selected"] = skipped.get("model not selected", 0) + 1
+            self.result.skip("model not selected")
             return
         if name in self.models:
             raise malformed(
@@ -227,9 +226,7 @@ class _Project:
             return
         args = _accepted_values(node)
         if args is None:
-            self.result.not_imported.append(
-                NotImported(label, f"test {_test_name(node)}", node.span())
-            )
+            self.result.omit(label, f"test {_test_name(node)}", node.span())
             return
         column.tests.append(self.enum_test(args, node, doc))
 
@@ -238,9 +235,7 @@ class _Project:
         args = _accepted_values(node)
         column_name = args.written("column_name") if args is not None else None
         if args is None or column_name is None:
-            self.result.not_imported.append(
-                NotImported(f"dbt model {model.name}", f"test {_test_name(node)}", node.span())
-            )
+            self.result.omit(f"dbt model {model.name}", f"test {_test_name(node)}", node.span())
             return
         column = model.columns.setdefault(column_name, Column(column_name, None))
         column.tests.append(self.enum_test(args, node, doc))
@@ -297,13 +292,11 @@ class _Project:
             if entity is not None and entity.value not in (None, False):
                 column = no_jinja(col.get("name"), doc.shown, "a column")
                 label = f"dbt model {model.name} column {column}"
-                self.result.not_imported.append(NotImported(label, f"entity {off}", entity.span()))
+                self.result.omit(label, f"entity {off}", entity.span())
         for key in ("metrics", "derived_semantics"):
             child = node.get(key)
             if child is not None and child.value not in (None, [], {}):
-                self.result.not_imported.append(
-                    NotImported(f"dbt model {model.name}", f"{key} {off}", child.span())
-                )
+                self.result.omit(f"dbt model {model.name}", f"{key} {off}", child.span())
 
     def entity(
         self, node: ys.Node, name: str, expr: str, model: str, table: str | None, doc: YamlFile

@@ -15,7 +15,7 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence_tool.errors import DescriptorError
+from evidence_tool.importers.base import option_error
 
 _METHODS = ("path", "tag")
 
@@ -43,9 +43,9 @@ def parse(value: object, where: str) -> tuple[Selector, ...] | None:
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         words = [w for v in value for w in v.split()]
     else:
-        raise _bad(where, f"{value!r} is not a selector text or a list of them")
+        raise option_error(where, f"{value!r} is not a selector text or a list of them")
     if not words:
-        raise _bad(where, "no selector; give a model name, a glob, path:... or tag:...")
+        raise option_error(where, "no selector; give a model name, a glob, path:... or tag:...")
     return tuple(_selector(word, where) for word in words)
 
 
@@ -53,7 +53,7 @@ def _selector(word: str, where: str) -> Selector:
     criteria = []
     for part in word.split(","):
         if not part or part[0] in "+@" or part[-1] == "+" or (part[0].isdigit() and "+" in part):
-            raise _bad(
+            raise option_error(
                 where,
                 f"{word!r}: graph operators (+, @) select by lineage, which an import does "
                 "not read; name the models, a folder, path: or tag:",
@@ -64,16 +64,12 @@ def _selector(word: str, where: str) -> Selector:
         elif method in _METHODS and rest:
             criteria.append((method, rest.rstrip("/") if method == "path" else rest))
         else:
-            raise _bad(
+            raise option_error(
                 where,
                 f"{word!r}: the method {method!r} is not supported here; supported: a name "
                 "or glob, path:, tag:",
             )
     return tuple(criteria)
-
-
-def _bad(where: str, why: str) -> DescriptorError:
-    return DescriptorError(f"{where}: {why}", details={"result": {"key_path": where}})
 
 
 def _matches(node: Node, criterion: Criterion) -> bool:

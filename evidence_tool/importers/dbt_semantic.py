@@ -18,11 +18,11 @@ from typing import Any
 from evidence_tool.importers.base import (
     Imported,
     ImportResult,
-    NotImported,
     Span,
     element_id,
     make_unit,
 )
+from evidence_tool.importers.unit_parts import ident
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.fields import is_italian
 from evidence_tool.unit.formula import check_expression
@@ -261,7 +261,7 @@ def _formula(
     description = element.data.get("description")
     if isinstance(description, str) and description.strip():
         # A formula has no field for prose; the description stays cited in the excerpt.
-        result.not_imported.append(NotImported(f"dbt {what}", "description"))
+        result.omit(f"dbt {what}", "description")
 
 
 def _not_one(
@@ -280,7 +280,7 @@ def _not_one(
             code, f"{element.where}: dbt {what} not imported: {exc.reason}", uid, element.spans[0]
         )
         kept = "filter (Jinja)" if exc.filtered else f"calculation: {exc.reason}"
-        result.not_imported.append(NotImported(f"dbt {what}", kept, element.spans[0]))
+        result.omit(f"dbt {what}", kept, element.spans[0])
         return
     kind = str(params.get("type", "")).lower()
     how = _how(params)
@@ -296,7 +296,7 @@ def _not_one(
         tables=(element.table,) if element.table else (),
     )
     result.units.append(Imported(unit, list(element.spans)))
-    result.not_imported.append(NotImported(f"dbt {what}", f"calculation: {exc.reason}"))
+    result.omit(f"dbt {what}", f"calculation: {exc.reason}")
 
 
 def _how(p: JsonObject) -> str:
@@ -326,12 +326,10 @@ def _mapping(result: ImportResult, entity: Element, language: str) -> None:
     columns: tuple[str, ...] = ()
     tables: tuple[str, ...] = ()
     if entity.table and _IDENT.fullmatch(column):
-        columns = (f"{entity.table}.{quote_ident(column)}",)
+        columns = (f"{entity.table}.{ident(column)}",)
     elif entity.table:
         tables = (entity.table,)
-        result.not_imported.append(
-            NotImported(f"dbt entity {entity.name} of {entity.model}", f"expression {column}")
-        )
+        result.omit(f"dbt entity {entity.name} of {entity.model}", f"expression {column}")
     if not (columns or tables):
         result.review(
             "invalid-element",
@@ -350,13 +348,3 @@ def _mapping(result: ImportResult, entity: Element, language: str) -> None:
         columns=columns,
     )
     result.units.append(Imported(unit, list(entity.spans)))
-
-
-_PLAIN_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-
-
-def quote_ident(name: str) -> str:
-    """An identifier as applies_to writes it: plain when it can be, else double-quoted."""
-    if _PLAIN_IDENT.fullmatch(name):
-        return name
-    return '"' + name.replace('"', '""') + '"'

@@ -19,7 +19,6 @@ from evidence_tool.importers.base import (
     Imported,
     ImportInput,
     ImportResult,
-    NotImported,
     SourceFile,
     Span,
     element_id,
@@ -65,9 +64,7 @@ class VannaImporter:
             shown = source.shown(f.path)
             suffix = f.path.lower().rsplit(".", 1)[-1] if "." in f.path else ""
             if f".{suffix}" not in SUFFIXES:
-                result.not_imported.append(
-                    NotImported(f"file {shown}", "the whole file (not .json, .jsonl or .csv)")
-                )
+                result.omit(f"file {shown}", "the whole file (not .json, .jsonl or .csv)")
                 continue
             for row in _rows(f, shown, suffix):
                 _import_row(row, shown, source.language, result, named)
@@ -93,7 +90,7 @@ def _extra_keys(
             element = f"column {key} of {shown}"
             if element not in named:
                 named.add(element)
-                result.not_imported.append(NotImported(element, "its values", span))
+                result.omit(element, "its values", span)
 
 
 def _check_row(values: Any, shown: str, line: int) -> JsonObject:
@@ -149,12 +146,10 @@ def _import_row(row: Row, shown: str, language: str, result: ImportResult, named
     uid = element_id("vanna", vanna_id)
     content = _text(values.get("content"))
     if kind == "ddl":
-        result.skipped["ddl"] = result.skipped.get("ddl", 0) + 1
+        result.skip("ddl")
         return
     if kind not in ("sql", "documentation"):
-        result.not_imported.append(
-            NotImported(f"row {vanna_id} ({where})", f"training_data_type {kind!r}", row.span)
-        )
+        result.omit(f"row {vanna_id} ({where})", f"training_data_type {kind!r}", row.span)
         return
     if not content:
         result.review("invalid-element", f"{where}: the {kind} row has no content", uid)

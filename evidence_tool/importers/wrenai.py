@@ -19,7 +19,6 @@ from evidence_tool.importers import yaml_spans as ys
 from evidence_tool.importers.base import (
     ImportInput,
     ImportResult,
-    NotImported,
     SourceFile,
     Span,
     element_id,
@@ -69,9 +68,6 @@ class _Reader:
             self.docs[f.path] = ys.load(raw, self.source.shown(f.path), f.path)
         return self.docs[f.path]
 
-    def skip(self, why: str) -> None:
-        self.result.skipped[why] = self.result.skipped.get(why, 0) + 1
-
     def run(self) -> ImportResult:
         self.default_schema = self.project_schema()
         model_files = [f for f in self.source.files if _MODEL.fullmatch(f.path)]
@@ -111,13 +107,13 @@ class _Reader:
     def read_file(self, f: SourceFile) -> None:
         path = f.path
         if path in _SETTINGS:
-            self.skip("project settings")
+            self.result.skip("project settings")
         elif path.startswith(_GENERATED):
-            self.skip("generated file")
+            self.result.skip("generated file")
         elif _SCHEMA_ONLY.fullmatch(path):
-            self.skip("model or view SQL")
+            self.result.skip("model or view SQL")
         elif path.endswith(".gitkeep"):
-            self.skip("placeholder")
+            self.result.skip("placeholder")
         elif _MODEL.fullmatch(path):
             self.read_model(f)
         elif _CUBE.fullmatch(path):
@@ -128,9 +124,7 @@ class _Reader:
             doc = self.load(f)
             span = doc.span(doc.root) if doc.root is not None else None
             what = "view statement and description (a query over models, not a table)"
-            self.result.not_imported.append(
-                NotImported(f"wrenai view {self.source.shown(path)}", what, span)
-            )
+            self.result.omit(f"wrenai view {self.source.shown(path)}", what, span)
         else:
             self.read_knowledge(f)
 
@@ -149,7 +143,7 @@ class _Reader:
             knowledge.glossary_term(raw, path, shown, self.units, self.result)
         else:
             what = "the whole file (not part of the WrenAI v5 layout this importer reads)"
-            self.result.not_imported.append(NotImported(f"file {shown}", what))
+            self.result.omit(f"file {shown}", what)
 
     def read_model(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
@@ -171,7 +165,7 @@ class _Reader:
             self.read_column(doc, model, col)
         if extras:
             what = ", ".join(dict.fromkeys(extras))
-            self.result.not_imported.append(NotImported(where, what))
+            self.result.omit(where, what)
 
     def describe(
         self,
@@ -189,9 +183,7 @@ class _Reader:
         if props is None or props.kind != ys.MAPPING:
             return
         for key in sorted(set(props.value) - {"description"}):
-            self.result.not_imported.append(
-                NotImported(where, f"properties.{key}", doc.span(props.value[key]))
-            )
+            self.result.omit(where, f"properties.{key}", doc.span(props.value[key]))
         text = props.text("description")
         if text is None:
             return
@@ -261,15 +253,13 @@ class _Reader:
                 f"{where} measure {mname}",
             )
             if "type" in m.value:
-                self.result.not_imported.append(
-                    NotImported(f"{where} measure {mname}", "type", doc.span(m.value["type"]))
-                )
+                self.result.omit(f"{where} measure {mname}", "type", doc.span(m.value["type"]))
         for key in ("dimensions", "time_dimensions", "hierarchies", "refresh_time"):
             if key in root.value:
                 what = {"time_dimensions": "time dimensions (and their time grains)"}.get(
                     key, key.replace("_", " ")
                 )
-                self.result.not_imported.append(NotImported(where, what, doc.span(root.value[key])))
+                self.result.omit(where, what, doc.span(root.value[key]))
 
     def read_relationships(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)
@@ -306,9 +296,7 @@ class _Reader:
             )
             columns = []
         if "join_type" in rel.value:
-            self.result.not_imported.append(
-                NotImported(where, "join_type", doc.span(rel.value["join_type"]))
-            )
+            self.result.omit(where, "join_type", doc.span(rel.value["join_type"]))
         payload = MappingPayload(name, tuple(m.table_name() for m in known), tuple(columns))
         self.units.add(
             uid,

@@ -15,7 +15,6 @@ from evidence_tool.importers import markdown_spans as md
 from evidence_tool.importers import yaml_spans
 from evidence_tool.importers.base import (
     ImportResult,
-    NotImported,
     Span,
     element_id,
     malformed,
@@ -41,9 +40,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     if front is None and md.opens_frontmatter(raw):
         raise malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
     if front is None:
-        result.not_imported.append(
-            NotImported(f"file {shown}", "the whole file (no frontmatter with nl and sql)")
-        )
+        result.omit(f"file {shown}", "the whole file (no frontmatter with nl and sql)")
         return
     doc = yaml_spans.load(raw, shown, path, front[0], front[1])
     root = doc.root
@@ -54,9 +51,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
         if node is not None and (node.kind != yaml_spans.SCALAR or node.value is None):
             raise malformed(shown, node.line, f"'{key}' is not a text")
     if nl is None or sql is None or not str(nl.value).strip() or not str(sql.value).strip():
-        result.not_imported.append(
-            NotImported(f"file {shown}", "the whole file (the frontmatter lacks nl or sql)")
-        )
+        result.omit(f"file {shown}", "the whole file (the frontmatter lacks nl or sql)")
         return
     spans = [doc.span(nl), doc.span(sql)]
     notes_at = md.trimmed(raw, front[2], len(raw))
@@ -68,7 +63,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     for key in _PAIR_EXTRAS:
         if key in root.value:
             where = f"wrenai sql pair {shown}"
-            result.not_imported.append(NotImported(where, key, doc.span(root.value[key])))
+            result.omit(where, key, doc.span(root.value[key]))
     stem = PurePosixPath(path).stem
     units.add(
         element_id(PREFIX, "sql", stem),
@@ -90,7 +85,7 @@ def rule_sections(
     for section in found:
         body = md.trimmed(raw, section.body_start, section.end)
         if body[0] >= body[1]:
-            result.skipped["empty section"] = result.skipped.get("empty section", 0) + 1
+            result.skip("empty section")
             continue
         name = section.title or file_title or stem.replace("-", " ").replace("_", " ")
         key = section.title or "intro"
@@ -118,7 +113,7 @@ def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: Impor
         term, start = found[0].title, found[0].body_start
     body = md.trimmed(raw, start, len(raw))
     if body[0] >= body[1]:
-        result.not_imported.append(NotImported(f"file {shown}", "the term (no definition)"))
+        result.omit(f"file {shown}", "the term (no definition)")
         return
     units.add(
         element_id(PREFIX, "glossary", stem),

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_tool.archive.clock import now
-from evidence_tool.errors import DescriptorError, SourceError
+from evidence_tool.errors import SourceError
 from evidence_tool.importers.base import (
     Identity,
     ImportInput,
@@ -27,6 +27,7 @@ from evidence_tool.importers.base import (
     check_options,
     identity_of,
     open_no_links,
+    option_error,
 )
 from evidence_tool.importers.formats import FORMATS, importer_for
 from evidence_tool.sources.candidates import Candidate
@@ -381,9 +382,8 @@ def check_entry(spec: SourceSpec, key: str) -> None:
     """The format is known and its options are its own (E902 naming the key)."""
     if spec.format not in FORMATS:
         known = ", ".join(sorted(FORMATS))
-        raise DescriptorError(
-            f"{key}.format: unknown source format {spec.format!r}; the formats are: {known}",
-            details={"result": {"key_path": f"{key}.format"}},
+        raise option_error(
+            f"{key}.format", f"unknown source format {spec.format!r}; the formats are: {known}"
         )
     known_options = getattr(importer_for(spec.format), "options", None)
     if known_options is not None:
@@ -402,9 +402,8 @@ def discover(layout: Layout, sources: list[SourceSpec], policy: NetworkPolicy) -
         check_entry(spec, key)
         locator = import_locator(spec.format, spec.path)
         if locator in keys:
-            raise DescriptorError(
-                f"{key}: the same import as {keys[locator]} ({locator}); remove one of them",
-                details={"result": {"key_path": key}},
+            raise option_error(
+                key, f"the same import as {keys[locator]} ({locator}); remove one of them"
             )
         keys[locator] = key
 
