@@ -15,6 +15,7 @@ not its size.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import mmap
@@ -28,7 +29,7 @@ from evidence_tool.importers.base import SourceFile, Span, malformed
 from evidence_tool.unit.parse import MAX_BYTES
 
 # UTF-8's byte order mark: a reader steps over it (no span starts inside it).
-BOM = b"\xef\xbb\xbf"
+BOM = codecs.BOM_UTF8
 # The largest item of an array or line of JSON Lines: four times a unit's largest size.  A
 # larger one could never become a unit, and refusing it bounds what one item costs.
 MAX_ITEM = 4 * MAX_BYTES

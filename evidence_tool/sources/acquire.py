@@ -6,8 +6,7 @@ from collections.abc import Callable
 
 from evidence_tool.errors import SourceError
 from evidence_tool.sources import fs_adapter, http_adapter, import_source, s3_adapter
-from evidence_tool.sources.candidates import Candidate
-from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.document import Acquired, Candidate
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.workspace.layout import Layout

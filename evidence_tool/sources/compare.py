@@ -139,11 +139,6 @@ def carriers_of(files: Iterable[CuratedFile]) -> dict[str, list[str]]:
     return out
 
 
-def affected_ids(comparison: Comparison) -> set[str]:
-    """The ids a decision on this comparison touches: current and proposed."""
-    return comparison.affected_ids()
-
-
 def stale_paths(
     layout: Layout, comparison: Comparison, carriers: dict[str, list[str]]
 ) -> list[str]:

@@ -7,6 +7,7 @@ starting at a line ``---`` directly followed by a line ``schema_version:...``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evidence_tool.jsonvalue import JsonObject
@@ -41,6 +42,16 @@ class Acquired:
     def bytes_read(self) -> int:
         """What acquiring it read, for the refresh's total bound."""
         return len(self.raw)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A discovered source: identity now, bytes later (fetching is the expensive part)."""
+
+    source_id: str
+    locator: str
+    kind: str  # fs | http | s3 | import
+    fetch: Callable[[], Acquired]
 
 
 @dataclass

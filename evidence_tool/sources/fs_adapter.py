@@ -13,9 +13,8 @@ from pathlib import Path
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.candidates import Candidate
-from evidence_tool.sources.document import Acquired
-from evidence_tool.sources.identity import content_hash, fs_locator, normalize, source_id
+from evidence_tool.sources.document import Acquired, Candidate
+from evidence_tool.sources.identity import acquired, fs_locator, source_id
 from evidence_tool.workspace.layout import Layout
 
 
@@ -80,11 +79,8 @@ def discover(layout: Layout, max_bytes: int) -> list[Candidate]:
 
             def fetch(path: Path = path, rel: str = rel, locator: str = locator) -> Acquired:
                 raw = _read(path, rel, max_bytes)
-                text = normalize(raw, rel)
                 meta: JsonObject = {"path": rel, "size": len(raw), "fetched_at": now()}
-                return Acquired(
-                    source_id(locator), locator, "fs", raw, text, content_hash(text), meta
-                )
+                return acquired(locator, "fs", raw, meta, rel)
 
             found.append(Candidate(sid, locator, "fs", fetch))
     return found

@@ -21,15 +21,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.candidates import Candidate
-from evidence_tool.sources.document import Acquired
-from evidence_tool.sources.identity import (
-    content_hash,
-    expand_env,
-    http_locator,
-    normalize,
-    source_id,
-)
+from evidence_tool.sources.document import Acquired, Candidate
+from evidence_tool.sources.identity import acquired, expand_env, http_locator, source_id
 from evidence_tool.sources.policy import MAX_REDIRECTS, NetworkPolicy
 from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.workspace.redact import (
@@ -241,18 +234,7 @@ def discover(sources: list[SourceSpec], policy: NetworkPolicy) -> list[Candidate
             template: str = template, locator: str = locator, spec: SourceSpec = spec
         ) -> Acquired:
             raw, meta = fetch_url(template, policy, spec.safe_query_params)
-            text = normalize(raw, str(meta["url"]))
-            return Acquired(
-                source_id(locator),
-                locator,
-                "http",
-                raw,
-                text,
-                content_hash(text),
-                meta,
-                spec.language,
-                spec.title,
-            )
+            return acquired(locator, "http", raw, meta, str(meta["url"]), spec.language, spec.title)
 
         found.append(Candidate(sid, locator, "http", fetch))
     return found

@@ -8,6 +8,7 @@ source's identity and no secret reaches a file.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import re
@@ -15,13 +16,11 @@ from collections.abc import Collection
 from urllib.parse import quote
 
 from evidence_tool.errors import SourceError
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.sources.document import Acquired
 from evidence_tool.workspace.redact import public_url
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def source_id(locator: str) -> str:
@@ -31,10 +30,8 @@ def source_id(locator: str) -> str:
 
 def normalize(data: bytes, what: str) -> str:
     """UTF-8 text with the BOM stripped and CRLF turned into LF (SPEC 6.1)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     try:
-        text = data.decode("utf-8")
+        text = data.removeprefix(codecs.BOM_UTF8).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SourceError(
             f"{what} is not UTF-8 text (byte {exc.start}); save it as UTF-8", path=what
@@ -45,7 +42,32 @@ def normalize(data: bytes, what: str) -> str:
 
 
 def content_hash(text: str) -> str:
-    return sha256_text(text)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def acquired(
+    locator: str,
+    kind: str,
+    raw: bytes,
+    provenance: JsonObject,
+    shown: str,
+    language: str | None = None,
+    title: str | None = None,
+) -> Acquired:
+    """A document as an adapter read it: its text normalized (``shown`` names it in a
+    message) and hashed."""
+    text = normalize(raw, shown)
+    return Acquired(
+        source_id(locator),
+        locator,
+        kind,
+        raw,
+        text,
+        content_hash(text),
+        provenance,
+        language,
+        title,
+    )
 
 
 def http_locator(url_template: str, safe_params: Collection[str] = ()) -> str:

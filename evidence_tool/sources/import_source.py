@@ -30,8 +30,7 @@ from evidence_tool.importers.base import (
     option_error,
 )
 from evidence_tool.importers.formats import FORMATS, importer_for
-from evidence_tool.sources.candidates import Candidate
-from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.document import Acquired, Candidate
 from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy
 from evidence_tool.sources.specs import SourceSpec

@@ -25,8 +25,7 @@ from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import UNSET
 from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
-from evidence_tool.sources.candidates import Candidate
-from evidence_tool.sources.document import Acquired, DocumentMeta, document_meta
+from evidence_tool.sources.document import Acquired, Candidate, DocumentMeta, document_meta
 from evidence_tool.sources.import_source import ImportAcquired
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.records import (

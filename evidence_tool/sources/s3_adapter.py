@@ -17,9 +17,8 @@ from urllib.parse import urlsplit
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.candidates import Candidate
-from evidence_tool.sources.document import Acquired
-from evidence_tool.sources.identity import content_hash, normalize, s3_locator, source_id
+from evidence_tool.sources.document import Acquired, Candidate
+from evidence_tool.sources.identity import acquired, s3_locator, source_id
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.specs import SourceSpec
 from evidence_tool.workspace.redact import MalformedUrl, public_url, scrub
@@ -133,17 +132,7 @@ def discover(sources: list[SourceSpec], policy: NetworkPolicy) -> list[Candidate
                 spec: SourceSpec = spec,
             ) -> Acquired:
                 raw, meta = _get(client, bucket, key, policy)
-                text = normalize(raw, locator)
-                return Acquired(
-                    source_id(locator),
-                    locator,
-                    "s3",
-                    raw,
-                    text,
-                    content_hash(text),
-                    meta,
-                    spec.language,
-                )
+                return acquired(locator, "s3", raw, meta, locator, spec.language)
 
             found.append(Candidate(source_id(locator), locator, "s3", fetch))
     return found
