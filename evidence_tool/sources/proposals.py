@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 
+from msgspec.structs import replace
+
 from evidence_tool import __version__, fsio
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.record import UNSET, Record, UnsetType
 from evidence_tool.sources.document import Acquired
-from evidence_tool.sources.records import NotImportedItem, RecordError, ReviewItem
+from evidence_tool.sources.records import NotImportedItem, ReviewItem
 from evidence_tool.sources.refiner import Proposal, ProposedUnit
 from evidence_tool.unit import parse_unit, render, sha256_hex
 from evidence_tool.unit.hashing import canonical_json
@@ -41,26 +44,37 @@ def key_of(doc: Acquired, language: str, refiner: JsonObject) -> str:
     )
 
 
+class _Unit(Record, frozen=True):
+    markdown: str
+    excerpts: tuple[str, ...]
+
+
+class _Body(Record, frozen=True):
+    """The proposal as the cache entry holds it (the cache file)."""
+
+    units: tuple[_Unit, ...]
+    review_items: tuple[ReviewItem, ...]
+    # An import's only: its record and comparison extras.
+    record: str | UnsetType = UNSET
+    not_imported: tuple[NotImportedItem, ...] | UnsetType = UNSET
+    skipped: dict[str, int] | UnsetType = UNSET
+
+
 def _body(proposal: Proposal) -> JsonObject:
-    """The proposal as the cache entry holds it (a JSON boundary: the cache file)."""
-    body: JsonObject = {
-        "units": [
-            # An import's unit already holds its canonical text: not rendered a second time.
-            {
-                "markdown": pu.markdown if pu.markdown is not None else render(pu.unit),
-                "excerpts": list(pu.excerpts),
-            }
-            for pu in proposal.units
-        ],
-        "review_items": [i.to_json() for i in proposal.review_items],
-    }
-    if proposal.record is not None:  # an import's: its record and comparison extras
-        body |= {
-            "record": proposal.record,
-            "not_imported": [n.to_json() for n in proposal.not_imported],
-            "skipped": dict(proposal.skipped),
-        }
-    return body
+    # An import's unit already holds its canonical text: not rendered a second time.
+    units = tuple(
+        _Unit(pu.markdown if pu.markdown is not None else render(pu.unit), tuple(pu.excerpts))
+        for pu in proposal.units
+    )
+    body = _Body(units, tuple(proposal.review_items))
+    if proposal.record is not None:
+        body = replace(
+            body,
+            record=proposal.record,
+            not_imported=tuple(proposal.not_imported),
+            skipped=dict(proposal.skipped),
+        )
+    return body.to_json()
 
 
 def save(layout: Layout, key: str, proposal: Proposal) -> None:
@@ -80,38 +94,23 @@ def load(layout: Layout, key: str) -> Proposal | None:
             return None
         return _proposal(body)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # RecordError is a ValueError: a hand-edited entry is refined again
+        return None  # a record's ValidationError is a ValueError: refined again
 
 
-def _proposal(body: JsonValue) -> Proposal | None:
+def _proposal(data: JsonValue) -> Proposal | None:
     """The proposal of a cache entry whose digest checked out (None: a unit no longer
     parses, as after a change of the unit format)."""
-    if not isinstance(body, dict):
-        raise RecordError("the proposal is not an object")
+    body = _Body.from_json(data)
     units = []
-    for item in _items(body, "units"):
-        markdown, excerpts = item["markdown"], item["excerpts"]
-        if not isinstance(markdown, str) or not isinstance(excerpts, list):
-            raise RecordError("a cached unit is malformed")
-        parsed = parse_unit(markdown)
+    for cached in body.units:
+        parsed = parse_unit(cached.markdown)
         if parsed.unit is None:
             return None
-        units.append(ProposedUnit(parsed.unit, [str(e) for e in excerpts]))
-    record = body.get("record")
-    skipped = body.get("skipped", {})
-    if not isinstance(skipped, dict):
-        raise RecordError("'skipped' is not an object")
+        units.append(ProposedUnit(parsed.unit, list(cached.excerpts)))
     return Proposal(
         units,
-        [ReviewItem.from_json(i) for i in _items(body, "review_items")],
-        record=record if isinstance(record, str) else None,
-        not_imported=[NotImportedItem.from_json(n) for n in _items(body, "not_imported")],
-        skipped={k: int(str(v)) for k, v in skipped.items()},
+        list(body.review_items),
+        record=body.record if isinstance(body.record, str) else None,
+        not_imported=list(body.not_imported or ()),
+        skipped=dict(body.skipped or {}),
     )
-
-
-def _items(body: JsonObject, key: str) -> list[JsonObject]:
-    value = body.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise RecordError(f"{key!r} is not a list of objects")
-    return [v for v in value if isinstance(v, dict)]
