@@ -234,8 +234,10 @@ def _check_manual(overwrites: tuple[str, ...], req: DecisionRequest) -> None:
 def _check_replace(
     comparison: Comparison, allow_mass_retire: bool, exclude: tuple[str, ...] = ()
 ) -> None:
-    """Decides whether replace may go ahead: no open review item (E140) on what it adopts
-    (an excluded id's items do not count), and no mass retirement unless allowed (E305)."""
+    """Decides whether replace may go ahead: every excluded id known, no open review item
+    (E140) on what it adopts (an excluded id's items do not count), and no mass retirement
+    unless allowed (E305)."""
+    _check_exclude(comparison, exclude)
     items = tuple(i for i in comparison.review_items if i.unit_id not in exclude or not i.unit_id)
     if items:
         first = items[0]
@@ -388,7 +390,6 @@ def _apply_decision(
         changes: Changes = []
         staged = _keep(comparison, req.actor, at)
     else:
-        _check_exclude(comparison, req.exclude)
         _check_replace(comparison, req.allow_mass_retire, req.exclude)
         _check_manual(_manual_overwrites(comparison, req), req)
         changes, staged = _replace(archive, comparison, req.actor, req.exclude)
@@ -481,7 +482,6 @@ def plan(
         return DecidePlan(
             source_id=sid, decision=req.decision, revision=req.revision, changes=changes
         )
-    _check_exclude(comparison, req.exclude)
     _check_replace(comparison, req.allow_mass_retire, req.exclude)
     current = {c.id: c for c in comparison.current}
     write = tuple(p.path for p in comparison.proposed if p.id not in req.exclude)
@@ -532,10 +532,9 @@ def decide_on(
                 retired=saved.retired,
                 already_saved=True,
             )
-        pending = registry.sources.get(sid)
         overwrote: tuple[str, ...] = ()
-        if pending and pending.comparison and req.decision == DecisionValue.REPLACE:
-            overwrote = _manual_overwrites(pending.comparison, req)
+        if known and known.comparison and req.decision == DecisionValue.REPLACE:
+            overwrote = _manual_overwrites(known.comparison, req)
         changes, decision = _apply_decision(archive, registry, sid, req)
         result = _finish(archive, sid, req.actor, activate, catalog)
     return DecideResult(
