@@ -81,9 +81,8 @@ class SourceFile:
     otherwise E501, so no text the hash did not cover (another file swapped in, even one
     outside the workspace) reaches a proposal, a record or a cache."""
 
-    path: (
-        str  # relative to the source's root, '/'-separated (the file's own name for a file source)
-    )
+    # relative to the source's root, '/'-separated (the file's own name for a file source)
+    path: str
     abs_path: Path
     size: int
     shown: str = ""  # workspace-relative, for messages (the pipeline sets it)
@@ -137,9 +136,8 @@ def _too_large(where: str, max_bytes: int) -> SourceError:
 @dataclass(frozen=True)
 class ImportInput:
     files: tuple[SourceFile, ...]  # sorted by path; one entry for a file source
-    options: dict[
-        str, Any
-    ]  # the descriptor entry's ``options`` (format specific, validated by the importer)
+    # the descriptor entry's ``options`` (format specific, validated by the importer)
+    options: dict[str, Any]
     language: str  # the source's language (descriptor entry, else the workspace default)
     max_bytes: int  # per-file read bound of the refresh policy
     # Where the entry is, for messages: "evidence.sources[2]" (the options are its "options").

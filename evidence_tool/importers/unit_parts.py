@@ -34,11 +34,15 @@ def title(text: str, headings: bool = False) -> str:
     return line if len(line) <= _TITLE_MAX else line[: _TITLE_MAX - 1].rstrip() + "…"
 
 
+def fence(text: str) -> str:
+    """A code fence longer than any backtick run inside ``text``."""
+    return "`" * max(3, max(map(len, re.findall(r"`+", text)), default=0) + 1)
+
+
 def fenced_sql(sql: str) -> str:
-    """SQL in a ```sql fence longer than any backtick run inside it."""
-    longest = max((len(m) for m in re.findall(r"`+", sql)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sql\n{sql.strip()}\n{fence}"
+    """SQL in a ```sql fence that ``fence`` makes for it."""
+    mark = fence(sql)
+    return f"{mark}sql\n{sql.strip()}\n{mark}"
 
 
 class Units:

@@ -66,19 +66,15 @@ class DocumentMeta:
         return DocumentFacts(self.title, self.identifier)
 
 
-def unit_starts(lines: list[str]) -> list[int]:
-    """Indexes of the lines ``---`` that open a unit (followed by ``schema_version:``)."""
-    return [
+def split_units(text: str) -> tuple[str | None, list[tuple[int, str]]]:
+    """(document frontmatter text or None, [(first line number, unit text), ...])."""
+    lines = text.split("\n")
+    # A unit opens at a line ``---`` followed by ``schema_version:``.
+    starts = [
         i
         for i in range(len(lines) - 1)
         if lines[i] == "---" and lines[i + 1].startswith("schema_version:")
     ]
-
-
-def split_units(text: str) -> tuple[str | None, list[tuple[int, str]]]:
-    """(document frontmatter text or None, [(first line number, unit text), ...])."""
-    lines = text.split("\n")
-    starts = unit_starts(lines)
     front = None
     if lines and lines[0] == "---" and (not starts or starts[0] != 0):
         end = next((i for i in range(1, len(lines)) if lines[i] == "---"), None)

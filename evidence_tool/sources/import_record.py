@@ -21,7 +21,6 @@ HEAD = b"# Import record\n"
 # The header names the units that cite the span (since issue 28): two elements with one
 # text (a shared description) are then told apart by ``show``.
 _HEADER = re.compile(rb"## (.+):(\d+)-(\d+) \(bytes (\d+)-(\d+)\)(?: cited by (\S.*))?")
-_RUN = re.compile(r"`+")
 
 
 @dataclass(frozen=True)
@@ -41,11 +40,6 @@ class Located:
         return f"{self.path}:{self.first_line}-{self.last_line}"
 
 
-def _fence(text: str) -> str:
-    longest = max((len(m) for m in _RUN.findall(text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
 def render(
     fmt: str,
     path: str,
@@ -55,6 +49,9 @@ def render(
 ) -> str:
     """The record of one import: a short head, then each span once, in file order, its
     header naming the units that cite it (``cited_by``)."""
+    # The importers' fence: imported here, since show reads records and never writes one.
+    from evidence_tool.importers.unit_parts import fence as fence_for
+
     out = [
         HEAD.decode() + "\n",
         f"The source text that the units imported from `{path}` (format `{fmt}`) cite,\n"
@@ -63,7 +60,7 @@ def render(
         f"- format: {fmt}\n- path: {path}\n- input: {input_hash}\n- spans: {len(spans)}\n",
     ]
     for s in sorted(set(spans), key=lambda s: (s.path, s.start, s.end)):
-        fence = _fence(s.text)
+        fence = fence_for(s.text)
         units = sorted(set((cited_by or {}).get(s, ())))
         by = f" cited by {', '.join(units)}" if units else ""
         out.append(

@@ -274,9 +274,8 @@ def _hash_file(path: Path, shown: str) -> tuple[str, int, int, Identity]:
     of that identity (``SourceFile``), so what is imported is what was hashed."""
     fd, info = open_no_links(path, shown)
     try:
-        digest = hashlib.sha256()
-        while block := os.read(fd, 1 << 20):
-            digest.update(block)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            digest = hashlib.file_digest(handle, "sha256")
         after = os.fstat(fd)
     finally:
         os.close(fd)
@@ -310,23 +309,17 @@ def list_files(
     of the walk (a link or folder swapped while ``realpath`` resolved it: EINVAL, ENOENT)
     is E501, never exit 70."""
     try:
-        return _list_files(layout, rel, key, limit)
+        path = check_path(layout, rel, key)
+        if path.is_dir():
+            return rel, _walk(layout, path, rel, key, limit)
+        root = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        return root, [(path.name, _real_inside(layout, path, key, rel))]
     except OSError as exc:
         raise SourceError(
             f"{rel} changed while its files were listed ({exc.strerror}); run the command "
             "again once the export is complete",
             path=rel,
         ) from None
-
-
-def _list_files(
-    layout: Layout, rel: str, key: str, limit: int = MAX_LISTED
-) -> tuple[str, list[tuple[str, Path]]]:
-    path = check_path(layout, rel, key)
-    if path.is_dir():
-        return rel, _walk(layout, path, rel, key, limit)
-    root = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    return root, [(path.name, _real_inside(layout, path, key, rel))]
 
 
 def _fetch(layout: Layout, spec: SourceSpec, key: str, policy: NetworkPolicy) -> ImportAcquired:

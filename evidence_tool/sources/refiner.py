@@ -240,11 +240,8 @@ def _file_identity(path: Path) -> str:
     info = path.stat()
     if info.st_size > HASHED_UP_TO:
         return f"size={info.st_size} mtime_ns={info.st_mtime_ns}"
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 @cache

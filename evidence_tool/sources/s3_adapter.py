@@ -111,9 +111,6 @@ def _get(client: Any, bucket: str, key: str, policy: NetworkPolicy) -> tuple[byt
 
 def discover(sources: list[SourceSpec], policy: NetworkPolicy) -> list[Candidate]:
     """One candidate per ``*.md`` object under each configured bucket/prefix (lists now)."""
-    from_s3 = [s for s in sources if s.kind == "s3"]
-    if not from_s3:
-        return []
     found = []
     for index, spec in enumerate(sources):
         if spec.kind != "s3":
