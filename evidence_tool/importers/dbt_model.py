@@ -128,7 +128,7 @@ class DbtBuilder(Builder):
     DEEP = "nests YAML deeper than {depth} levels"
 
     def scalar(self, start: int, end: int, line: int, value: Any, text: str) -> Node:
-        return Node(value, start, end, line, text, self.doc)  # trailing blanks cut by spans
+        return Node(value, start, end, line, self.doc, text)  # trailing blanks cut by spans
 
     def close(self, node: Node, event: YamlEvent) -> int:
         # A flow collection ends at its bracket; a block one where its last child ended.

@@ -32,7 +32,6 @@ from evidence_tool.importers.dbt_model import (
 )
 from evidence_tool.importers.dbt_select import Node, Selection
 from evidence_tool.importers.dbt_semantic import Element, Semantic
-from evidence_tool.importers.yaml_spans import YamlFile
 
 _TOP = frozenset({"version", "models", "semantic_models", "metrics"})
 _MODEL = frozenset(
@@ -87,7 +86,7 @@ class _Project:
         self.sql: dict[str, str] = {}  # model name -> its .sql file, under the model paths
         self.models: dict[str, Model] = {}
         self.sem = Semantic()
-        self.legacy: list[tuple[ys.Node, YamlFile]] = []  # semantic models, tables resolved last
+        self.legacy: list[ys.Node] = []  # semantic models, tables resolved last
         self.blocks: dict[str, DocsBlock] = {}
 
     def settings(self) -> tuple[list[str], list[str]]:
@@ -95,17 +94,17 @@ class _Project:
         root = doc.root
         if root is None or not isinstance(root.value, dict):
             raise malformed(doc.shown, 1, "is not a mapping of dbt project settings")
-        models = self._paths(root, "model-paths", ["models"], doc)
+        models = self._paths(root, "model-paths", ["models"])
         self.name = root.written("name") or ""
-        return models, self._paths(root, "docs-paths", models, doc)
+        return models, self._paths(root, "docs-paths", models)
 
-    def _paths(self, root: ys.Node, key: str, default: list[str], doc: YamlFile) -> list[str]:
+    def _paths(self, root: ys.Node, key: str, default: list[str]) -> list[str]:
         node = root.get(key)
         if node is None:
             return default
         values = [n.value for n in node.items()]
         if not isinstance(node.value, list) or not all(isinstance(v, str) for v in values):
-            raise malformed(doc.shown, node.line, f"{key} is not a list of folder names")
+            raise malformed(node.doc.shown, node.line, f"{key} is not a list of folder names")
         return [v.strip("/") for v in values]
 
     def read(self) -> None:
@@ -120,43 +119,43 @@ class _Project:
         for f in self.source.files:
             if f.path.lower().endswith((".yml", ".yaml")) and under(f.path, model_paths):
                 self.file(yaml_file(self.source, f.path))
-        for node, doc in self.legacy:
-            self.legacy_semantic_model(node, doc)
+        for node in self.legacy:
+            self.legacy_semantic_model(node)
         for model in self.models.values():  # join targets: now every model is known
             for column in model.columns.values():
                 for join in column.joins:
                     target = self.models.get(join.to)
                     join.to_table = target.table if target else qualify(self.schema, join.to)
 
-    def file(self, doc: YamlFile) -> None:
+    def file(self, doc: ys.YamlFile) -> None:
         root = doc.root
         if root is None:
             return
         if not isinstance(root.value, dict):
             raise malformed(doc.shown, root.line, "is not a mapping of dbt properties")
         rest(self.result, f"file {doc.shown}", root, _TOP)
-        for node in self._list(root, "models", doc):
-            self.model(node, doc)
-        for node in self._list(root, "semantic_models", doc):
-            self.legacy.append((node, doc))
-        for node in self._list(root, "metrics", doc):
-            self.metric(node, None, doc)
+        for node in self._list(root, "models"):
+            self.model(node)
+        for node in self._list(root, "semantic_models"):
+            self.legacy.append(node)
+        for node in self._list(root, "metrics"):
+            self.metric(node, None)
 
-    def _list(self, node: ys.Node, key: str, doc: YamlFile) -> list[ys.Node]:
+    def _list(self, node: ys.Node, key: str) -> list[ys.Node]:
         child = node.get(key)
         if child is None or child.value is None:
             return []
         if not isinstance(child.value, list) or not all(
             isinstance(i.value, dict) for i in child.items()
         ):
-            raise malformed(doc.shown, child.line, f"'{key}' is not a list of mappings")
+            raise malformed(node.doc.shown, child.line, f"'{key}' is not a list of mappings")
         return child.items()
 
-    def node(self, name: str, node: ys.Node, doc: YamlFile) -> Node:
+    def node(self, name: str, node: ys.Node) -> Node:
         """What dbt's node selection sees of a model: its fqn (project, the folders of its
         .sql file, else of its property file, under the model path), files and tags."""
         sql = self.sql.get(name)
-        where = sql or doc.path
+        where = sql or node.doc.path
         root = next((p for p in self.model_paths if under(where, [p])), "")
         inner = where[len(root) + 1 :] if root else where
         folders = tuple(inner.split("/")[:-1])
@@ -168,58 +167,58 @@ class _Project:
                 tags += [str(t.value) for t in found.items() if isinstance(t.value, str)]
             elif found is not None and isinstance(found.value, str):
                 tags.append(found.value)
-        paths = (sql, doc.path) if sql else (doc.path,)
+        paths = (sql, node.doc.path) if sql else (node.doc.path,)
         return Node(name, (self.name, *folders, name), paths, tuple(tags))
 
-    def model(self, node: ys.Node, doc: YamlFile) -> None:
-        name = no_jinja(node.get("name"), doc.shown, "a model")
-        if not self.selection.chooses(self.node(name, node, doc)):
+    def model(self, node: ys.Node) -> None:
+        name = no_jinja(node.get("name"), node.doc.shown, "a model")
+        if not self.selection.chooses(self.node(name, node)):
             self.result.skip("model not selected")
             return
         if name in self.models:
             raise malformed(
-                doc.shown,
+                node.doc.shown,
                 node.line,
                 f"the model {name} is also described at {self.models[name].where}",
             )
         config = node.get("config")
         alias = config.written("alias") if config is not None else None
         table = qualify(self.schema, alias or name)
-        model = Model(name, table, self.text(node, doc), where=f"{doc.shown}:{node.line}")
+        model = Model(name, table, self.text(node), where=f"{node.doc.shown}:{node.line}")
         self.models[name] = model
         label = f"dbt model {name}"
         rest(self.result, label, node, _MODEL)
         if config is not None:
             rest(self.result, label, config, frozenset({"alias"}))
-        for col in self._list(node, "columns", doc):
-            self.column(model, col, doc)
-        for test in self._tests(node, doc):
-            self.model_test(model, test, doc)
-        self.embedded(model, node, doc)
+        for col in self._list(node, "columns"):
+            self.column(model, col)
+        for test in self._tests(node):
+            self.model_test(model, test)
+        self.embedded(model, node)
 
-    def text(self, node: ys.Node, doc: YamlFile) -> Text | None:
-        return render_text(node.get("description"), self.blocks, doc.shown)
+    def text(self, node: ys.Node) -> Text | None:
+        return render_text(node.get("description"), self.blocks, node.doc.shown)
 
-    def column(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
-        name = no_jinja(node.get("name"), doc.shown, f"a column of {model.name}")
+    def column(self, model: Model, node: ys.Node) -> None:
+        name = no_jinja(node.get("name"), node.doc.shown, f"a column of {model.name}")
         column = model.columns.setdefault(name, Column(name, None))
-        column.description = self.text(node, doc) or column.description
+        column.description = self.text(node) or column.description
         label = f"dbt model {model.name} column {name}"
         rest(self.result, label, node, _COLUMN)
-        for test in self._tests(node, doc):
-            self.test(column, label, test, doc)
+        for test in self._tests(node):
+            self.test(column, label, test)
 
-    def _tests(self, node: ys.Node, doc: YamlFile) -> list[ys.Node]:
+    def _tests(self, node: ys.Node) -> list[ys.Node]:
         out: list[ys.Node] = []
         for key in _TESTS:
             child = node.get(key)
             if child is not None and child.value is not None:
                 if not isinstance(child.value, list):
-                    raise malformed(doc.shown, child.line, f"'{key}' is not a list of tests")
+                    raise malformed(node.doc.shown, child.line, f"'{key}' is not a list of tests")
                 out.extend(child.items())
         return out
 
-    def test(self, column: Column, label: str, node: ys.Node, doc: YamlFile) -> None:
+    def test(self, column: Column, label: str, node: ys.Node) -> None:
         join = _relationship(node)
         if join is not None:
             column.joins.append(join)
@@ -228,9 +227,9 @@ class _Project:
         if args is None:
             self.result.omit(label, f"test {_test_name(node)}", node.span())
             return
-        column.tests.append(self.enum_test(args, node, doc))
+        column.tests.append(self.enum_test(args, node))
 
-    def model_test(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
+    def model_test(self, model: Model, node: ys.Node) -> None:
         """A model-level accepted_values names its column in column_name."""
         args = _accepted_values(node)
         column_name = args.written("column_name") if args is not None else None
@@ -238,38 +237,38 @@ class _Project:
             self.result.omit(f"dbt model {model.name}", f"test {_test_name(node)}", node.span())
             return
         column = model.columns.setdefault(column_name, Column(column_name, None))
-        column.tests.append(self.enum_test(args, node, doc))
+        column.tests.append(self.enum_test(args, node))
 
-    def enum_test(self, args: ys.Node, node: ys.Node, doc: YamlFile) -> EnumTest:
+    def enum_test(self, args: ys.Node, node: ys.Node) -> EnumTest:
         values = args.get("values")
-        where = f"{doc.shown}:{node.line}"
+        where = f"{node.doc.shown}:{node.line}"
         if values is None:
-            raise malformed(doc.shown, node.line, "accepted_values has no 'values' list")
+            raise malformed(node.doc.shown, node.line, "accepted_values has no 'values' list")
         if isinstance(values.value, str) and "{{" in values.value:
             return EnumTest(None, node.span(), where)
         if not isinstance(values.value, list) or any(
             isinstance(v.value, dict | list) for v in values.items()
         ):
             raise malformed(
-                doc.shown, values.line, "accepted_values 'values' is not a list of values"
+                node.doc.shown, values.line, "accepted_values 'values' is not a list of values"
             )
         texts = [v.raw for v in values.items()]
         if any("{{" in t or "{%" in t for t in texts):
             return EnumTest(None, node.span(), where)
         return EnumTest(texts, node.span(), where)
 
-    def embedded(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
+    def embedded(self, model: Model, node: ys.Node) -> None:
         """The 1.12 form: entities on columns and in derived_semantics, metrics on the model."""
         if _disabled(node.get("semantic_model")):
-            self.disabled(model, node, doc)
+            self.disabled(model, node)
             return
-        for col in self._list(node, "columns", doc):
+        for col in self._list(node, "columns"):
             entity = col.get("entity")
             if entity is None or entity.value in (None, False):
                 continue
-            column = no_jinja(col.get("name"), doc.shown, "a column")
+            column = no_jinja(col.get("name"), node.doc.shown, "a column")
             name = entity.written("name") if isinstance(entity.value, dict) else None
-            self.entity(entity, name or column, column, model.name, model.table, doc)
+            self.entity(entity, name or column, column, model.name, model.table)
         derived = node.get("derived_semantics")
         if derived is not None and isinstance(derived.value, dict):
             rest(
@@ -278,19 +277,19 @@ class _Project:
                 derived,
                 frozenset({"entities"}),
             )
-            for ent in self._list(derived, "entities", doc):
-                name = no_jinja(ent.get("name"), doc.shown, "an entity")
-                self.entity(ent, name, ent.written("expr") or name, model.name, model.table, doc)
-        for metric in self._list(node, "metrics", doc):
-            self.metric(metric, model.table, doc)
+            for ent in self._list(derived, "entities"):
+                name = no_jinja(ent.get("name"), node.doc.shown, "an entity")
+                self.entity(ent, name, ent.written("expr") or name, model.name, model.table)
+        for metric in self._list(node, "metrics"):
+            self.metric(metric, model.table)
 
-    def disabled(self, model: Model, node: ys.Node, doc: YamlFile) -> None:
+    def disabled(self, model: Model, node: ys.Node) -> None:
         """dbt ignores the semantic annotations of a model whose semantic model is off."""
         off = "(semantic model disabled)"
-        for col in self._list(node, "columns", doc):
+        for col in self._list(node, "columns"):
             entity = col.get("entity")
             if entity is not None and entity.value not in (None, False):
-                column = no_jinja(col.get("name"), doc.shown, "a column")
+                column = no_jinja(col.get("name"), node.doc.shown, "a column")
                 label = f"dbt model {model.name} column {column}"
                 self.result.omit(label, f"entity {off}", entity.span())
         for key in ("metrics", "derived_semantics"):
@@ -298,15 +297,13 @@ class _Project:
             if child is not None and child.value not in (None, [], {}):
                 self.result.omit(f"dbt model {model.name}", f"{key} {off}", child.span())
 
-    def entity(
-        self, node: ys.Node, name: str, expr: str, model: str, table: str | None, doc: YamlFile
-    ) -> None:
-        found = element(node, name, table, doc.shown, model)
+    def entity(self, node: ys.Node, name: str, expr: str, model: str, table: str | None) -> None:
+        found = element(node, name, table, node.doc.shown, model)
         found.data = {"expr": expr}
         self.sem.entities.append(found)
 
-    def metric(self, node: ys.Node, table: str | None, doc: YamlFile) -> None:
-        self._defined_once("metric", self.sem.metrics, node, table, doc, _METRIC)
+    def metric(self, node: ys.Node, table: str | None) -> None:
+        self._defined_once("metric", self.sem.metrics, node, table, _METRIC)
 
     def _defined_once(
         self,
@@ -314,37 +311,38 @@ class _Project:
         held: dict[str, Element],
         node: ys.Node,
         table: str | None,
-        doc: YamlFile,
         handled: frozenset[str],
     ) -> None:
         """A metric or a measure: its name defined once in the project."""
-        name = no_jinja(node.get("name"), doc.shown, f"a {what}")
+        name = no_jinja(node.get("name"), node.doc.shown, f"a {what}")
         if name in held:
             raise malformed(
-                doc.shown, node.line, f"the {what} {name} is also defined at {held[name].where}"
+                node.doc.shown,
+                node.line,
+                f"the {what} {name} is also defined at {held[name].where}",
             )
-        found = element(node, name, table, doc.shown)
-        self._describe(found, node, doc)
+        found = element(node, name, table, node.doc.shown)
+        self._describe(found, node)
         rest(self.result, f"dbt {what} {name}", node, handled)
         held[name] = found
 
-    def _describe(self, found: Element, node: ys.Node, doc: YamlFile) -> None:
-        text = self.text(node, doc)
+    def _describe(self, found: Element, node: ys.Node) -> None:
+        text = self.text(node)
         if text is not None:
             found.data["description"] = text.text
             found.spans.extend(text.spans[1:])  # the node's own span already holds it
 
-    def legacy_semantic_model(self, node: ys.Node, doc: YamlFile) -> None:
-        name = no_jinja(node.get("name"), doc.shown, "a semantic model")
+    def legacy_semantic_model(self, node: ys.Node) -> None:
+        name = no_jinja(node.get("name"), node.doc.shown, "a semantic model")
         ref = ref_model(node.written("model"))
         model = self.models.get(ref) if ref else None
         table = model.table if model else (qualify(self.schema, ref) if ref else None)
         rest(self.result, f"dbt semantic model {name}", node, _LEGACY_SM)
-        for ent in self._list(node, "entities", doc):
-            ent_name = no_jinja(ent.get("name"), doc.shown, "an entity")
-            self.entity(ent, ent_name, ent.written("expr") or ent_name, ref or name, table, doc)
-        for meas in self._list(node, "measures", doc):
-            self._defined_once("measure", self.sem.measures, meas, table, doc, _MEASURE)
+        for ent in self._list(node, "entities"):
+            ent_name = no_jinja(ent.get("name"), node.doc.shown, "an entity")
+            self.entity(ent, ent_name, ent.written("expr") or ent_name, ref or name, table)
+        for meas in self._list(node, "measures"):
+            self._defined_once("measure", self.sem.measures, meas, table, _MEASURE)
 
 
 def _disabled(node: ys.Node | None) -> bool:

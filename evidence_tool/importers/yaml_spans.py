@@ -29,8 +29,8 @@ class Node:
     start: int  # byte offsets into the raw file
     end: int
     line: int  # 1-based line of the node's first byte
+    doc: YamlFile = field(repr=False)  # the file it is in
     raw: str = ""  # a scalar's text as written (quotes removed): '007' stays '007'
-    doc: YamlFile | None = field(default=None, repr=False)
 
     @property
     def kind(self) -> str:
@@ -67,7 +67,6 @@ class Node:
         return self.value
 
     def span(self) -> Span:
-        assert self.doc is not None
         return self.doc.span(self)
 
 
@@ -208,10 +207,10 @@ class Builder:
             self.stack.append([node, None, None] if mapping else [node])
 
     def scalar(self, start: int, end: int, line: int, value: Any, text: str) -> Node:
-        return Node(value, start, _trim(self.raw, start, end), line, text, self.doc)
+        return Node(value, start, _trim(self.raw, start, end), line, self.doc, text)
 
     def collection(self, mapping: bool, start: int, line: int) -> Node:
-        return Node({} if mapping else [], start, start, line, doc=self.doc)
+        return Node({} if mapping else [], start, start, line, self.doc)
 
     def close(self, node: Node, event: YamlEvent) -> int:
         """Where a finished collection ends: here, where the next token starts."""
