@@ -345,3 +345,21 @@ def test_an_unknown_aggregation_is_never_turned_into_sql(tmp_path: Path) -> None
     assert [(c, u) for c, _, u in result.review_items] == [
         ("invalid-element", "evidence:dbt:measure.kind_mode")
     ]
+
+
+def test_a_test_entry_that_is_a_list_is_listed_by_a_placeholder_not_an_internal_repr(
+    tmp_path: Path,
+) -> None:
+    # A tests list whose entries are a list and a scalar: neither is a test dbt reads, so
+    # both are not imported; the list has no name to give and is named '?', never the
+    # reader's internal node (before the one YAML node type it printed a dataclass repr).
+    write(tmp_path, "dbt_project.yml", "name: wards\n")
+    write(
+        tmp_path,
+        "models/wards.yml",
+        "models:\n  - name: wards\n    columns:\n      - name: ward_code\n"
+        "        data_tests:\n          - [unique, not_null]\n          - 0042\n",
+    )
+    result = read(tmp_path)
+    listed = sorted(n.what for n in result.not_imported if "ward_code" in n.element)
+    assert listed == ["test 0042", "test ?"]
