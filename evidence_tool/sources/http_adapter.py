@@ -35,16 +35,11 @@ from evidence_tool.workspace.redact import (
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
-class _Scrubber:
-    """Removes every secret value from a message before it can be printed."""
-
-    def __init__(self, url: str, env_values: list[str], safe_params: Collection[str]) -> None:
-        parts = urlsplit(url)
-        self.secrets = [parts.username, parts.password, *env_values]
-        self.secrets += [v for k, v in query_pairs(parts.query) if k not in safe_params]
-
-    def __call__(self, text: str) -> str:
-        return scrub(text, self.secrets)
+def _secrets(url: str, env_values: list[str], safe_params: Collection[str]) -> list[str | None]:
+    """Every secret value of the expanded URL: scrubbed from a message before it is printed."""
+    parts = urlsplit(url)
+    query = [v for k, v in query_pairs(parts.query) if k not in safe_params]
+    return [parts.username, parts.password, *env_values, *query]
 
 
 def _shown(url: str, first: str, hop: int) -> str:
@@ -149,7 +144,7 @@ def fetch_url(
 
     first_shown = public_url(template, safe_params)
     url, env_values = expand_env(template)
-    scrub = _Scrubber(url, env_values, safe_params)
+    secrets = _secrets(url, env_values, safe_params)
     deadline = time.monotonic() + policy.timeout_s
     previous: str | None = None
     headers = {"Accept-Encoding": "gzip, deflate", "User-Agent": "evidence-tool refresh"}
@@ -188,11 +183,11 @@ def fetch_url(
                     return raw, meta
             raise SourceError(f"{first_shown}: more than {MAX_REDIRECTS} redirects")
     except SourceError as exc:
-        raise SourceError(scrub(exc.message), code=exc.code) from None
+        raise SourceError(scrub(exc.message, secrets), code=exc.code) from None
     except httpx.TimeoutException:
         raise SourceError(f"{first_shown}: timed out after {policy.timeout_s:g} s") from None
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise SourceError(scrub(f"{first_shown}: {type(exc).__name__}: {exc}")) from None
+        raise SourceError(scrub(f"{first_shown}: {type(exc).__name__}: {exc}", secrets)) from None
 
 
 def _where(index: int) -> str:
