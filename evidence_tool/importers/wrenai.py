@@ -150,7 +150,6 @@ class _Reader:
         model = self.models[named(root, f.path)]
         where = f"wrenai model {model.name}"
         self.describe(
-            doc,
             root,
             element_id(PREFIX, "model", model.name),
             model.name,
@@ -162,14 +161,13 @@ class _Reader:
             if col.kind != ys.MAPPING or not col.text("name"):
                 raise malformed(doc.shown, col.line, "a column needs a name")
             extras += [f"column {k}" for k in sorted(set(col.value) - _COLUMN_USED)]
-            self.read_column(doc, model, col)
+            self.read_column(model, col)
         if extras:
             what = ", ".join(dict.fromkeys(extras))
             self.result.omit(where, what)
 
     def describe(
         self,
-        doc: ys.YamlFile,
         node: ys.Node,
         uid: str,
         name: str,
@@ -183,20 +181,19 @@ class _Reader:
         if props is None or props.kind != ys.MAPPING:
             return
         for key in sorted(set(props.value) - {"description"}):
-            self.result.omit(where, f"properties.{key}", doc.span(props.value[key]))
+            self.result.omit(where, f"properties.{key}", props.value[key].span())
         text = props.text("description")
         if text is None:
             return
-        spans = [doc.span(node.value["name"]), doc.span(props.value["description"])]
+        spans = [node.value["name"].span(), props.value["description"].span()]
         self.units.add(
             uid, name, GlossaryPayload(text), spans, tables=tables, columns=columns, where=where
         )
 
-    def read_column(self, doc: ys.YamlFile, model: Model, col: ys.Node) -> None:
+    def read_column(self, model: Model, col: ys.Node) -> None:
         name = str(col.text("name"))
         where = f"wrenai model {model.name} column {name}"
         self.describe(
-            doc,
             col,
             element_id(PREFIX, "column", model.name, name),
             f"{model.name}.{name}",
@@ -208,7 +205,7 @@ class _Reader:
             return
         if col.value["is_calculated"].value is not True:
             return
-        spans = [doc.span(col.value["name"]), doc.span(col.value["expression"])]
+        spans = [col.value["name"].span(), col.value["expression"].span()]
         self.formula(
             element_id(PREFIX, "calculated", model.name, name),
             name,
@@ -238,7 +235,7 @@ class _Reader:
         base = root.text("base_object")
         model = self.models.get(base or "")
         tables = (model.table_name(),) if model else ()
-        self.describe(doc, root, element_id(PREFIX, "cube", name), name, where, tables=tables)
+        self.describe(root, element_id(PREFIX, "cube", name), name, where, tables=tables)
         for m in doc.items(root, "measures"):
             mname, expression = m.text("name"), m.text("expression")
             if mname is None or expression is None:
@@ -268,11 +265,9 @@ class _Reader:
             names = [str(m.value) for m in models.items()] if models is not None else []
             if name is None or len(names) != 2:
                 raise malformed(doc.shown, rel.line, "a relationship needs a name and two models")
-            self.read_relationship(doc, rel, name, names)
+            self.read_relationship(rel, name, names)
 
-    def read_relationship(
-        self, doc: ys.YamlFile, rel: ys.Node, name: str, names: list[str]
-    ) -> None:
+    def read_relationship(self, rel: ys.Node, name: str, names: list[str]) -> None:
         uid = element_id(PREFIX, "relationship", name)
         where = f"wrenai relationship {name}"
         missing = [n for n in names if n not in self.models]
@@ -296,13 +291,13 @@ class _Reader:
             )
             columns = []
         if "join_type" in rel.value:
-            self.result.omit(where, "join_type", doc.span(rel.value["join_type"]))
+            self.result.omit(where, "join_type", rel.value["join_type"].span())
         payload = MappingPayload(name, tuple(m.table_name() for m in known), tuple(columns))
         self.units.add(
             uid,
             name,
             payload,
-            [doc.span(rel)],
+            [rel.span()],
             tables=payload.tables,
             columns=payload.columns,
             where=where,
