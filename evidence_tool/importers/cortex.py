@@ -159,12 +159,12 @@ class _Model:
         self.tables: dict[str, tuple[str, dict[str, str]]] = {}  # name -> (table, columns)
 
     def span(self, node: ys.Node, key: str) -> list[Span]:
-        return [self.doc.span(node.value[key])] if key in node.value else []
+        return [node.value[key].span()] if key in node.value else []
 
     def extras(self, node: ys.Node, used: set[str], where: str) -> None:
         for key in node.value:
             if key not in used:
-                self.result.omit(where, key, self.doc.span(node.value[key]))
+                self.result.omit(where, key, node.value[key].span())
 
     def sequence(self, node: ys.Node, key: str) -> list[ys.Node]:
         items = self.doc.items(node, key)
@@ -207,7 +207,7 @@ class _Model:
         if description is None:
             if words and synonyms is not None:
                 what = "synonyms (no description to hold them)"
-                self.result.omit(where, what, self.doc.span(synonyms))
+                self.result.omit(where, what, synonyms.span())
             return
         spans = (
             self.span(node, "name") + self.span(node, "description") + self.span(node, "synonyms")
@@ -228,7 +228,7 @@ class _Model:
         qualified = f"{ident(schema)}.{ident(physical)}"
         assert base is not None
         if "database" in base.value:
-            self.result.omit(where, "base_table database", self.doc.span(base.value["database"]))
+            self.result.omit(where, "base_table database", base.value["database"].span())
         self.glossary(table, element_id(PREFIX, self.name, name), name, where, tables=(qualified,))
         columns: dict[str, str] = {}
         self.tables[name] = (qualified, columns)
@@ -270,7 +270,7 @@ class _Model:
                 self.enum(col, f"{uid}.values", f"{table}.{name}", physical, where)
             else:
                 what = "sample values (samples of a range, not a list of values)"
-                self.result.omit(where, what, self.doc.span(col.value["sample_values"]))
+                self.result.omit(where, what, col.value["sample_values"].span())
         self.extras(col, _COLUMN_USED, where)
 
     def enum(self, col: ys.Node, uid: str, name: str, physical: str | None, where: str) -> None:
@@ -296,7 +296,7 @@ class _Model:
                 uid,
             )
         payload = EnumPayload(physical, tuple(EnumValue(v, meanings.get(v, "")) for v in values))
-        spans = [*self.span(col, "name"), self.doc.span(node)]
+        spans = [*self.span(col, "name"), node.span()]
         if meanings:
             spans += self.span(col, "description")
         self.units.add(uid, name, payload, spans, columns=(physical,), where=where)
@@ -340,7 +340,7 @@ class _Model:
             element_id(PREFIX, self.name, "relationship", name),
             name,
             payload,
-            [self.doc.span(rel)],
+            [rel.span()],
             tables=tables,
             columns=payload.columns,
             where=where,
@@ -378,6 +378,6 @@ class _Model:
                     element_id(PREFIX, self.name, "instructions", key),
                     f"{self.name} instructions: {key.replace('_', ' ')}",
                     DomainPayload(body),
-                    [self.doc.span(node)],
+                    [node.span()],
                     where=where,
                 )

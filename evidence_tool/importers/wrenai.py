@@ -122,7 +122,7 @@ class _Reader:
             self.read_relationships(f)
         elif _VIEW.fullmatch(path):
             doc = self.load(f)
-            span = doc.span(doc.root) if doc.root is not None else None
+            span = doc.root.span() if doc.root is not None else None
             what = "view statement and description (a query over models, not a table)"
             self.result.omit(f"wrenai view {self.source.shown(path)}", what, span)
         else:
@@ -240,7 +240,7 @@ class _Reader:
             mname, expression = m.text("name"), m.text("expression")
             if mname is None or expression is None:
                 raise malformed(doc.shown, m.line, "a cube measure needs a name and an expression")
-            spans = [doc.span(m.value["name"]), doc.span(m.value["expression"])]
+            spans = [m.value["name"].span(), m.value["expression"].span()]
             self.formula(
                 element_id(PREFIX, "cube", name, mname),
                 f"{name}.{mname}",
@@ -250,13 +250,13 @@ class _Reader:
                 f"{where} measure {mname}",
             )
             if "type" in m.value:
-                self.result.omit(f"{where} measure {mname}", "type", doc.span(m.value["type"]))
+                self.result.omit(f"{where} measure {mname}", "type", m.value["type"].span())
         for key in ("dimensions", "time_dimensions", "hierarchies", "refresh_time"):
             if key in root.value:
                 what = {"time_dimensions": "time dimensions (and their time grains)"}.get(
                     key, key.replace("_", " ")
                 )
-                self.result.omit(where, what, doc.span(root.value[key]))
+                self.result.omit(where, what, root.value[key].span())
 
     def read_relationships(self, f: SourceFile) -> None:
         doc, root = self.load(f), self.mapping(f)

@@ -53,7 +53,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     if nl is None or sql is None or not str(nl.value).strip() or not str(sql.value).strip():
         result.omit(f"file {shown}", "the whole file (the frontmatter lacks nl or sql)")
         return
-    spans = [doc.span(nl), doc.span(sql)]
+    spans = [nl.span(), sql.span()]
     notes_at = md.trimmed(raw, front[2], len(raw))
     parts = [fenced_sql(str(sql.value))]
     if notes_at[0] < notes_at[1]:
@@ -63,7 +63,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     for key in _PAIR_EXTRAS:
         if key in root.value:
             where = f"wrenai sql pair {shown}"
-            result.omit(where, key, doc.span(root.value[key]))
+            result.omit(where, key, root.value[key].span())
     stem = PurePosixPath(path).stem
     units.add(
         element_id(PREFIX, "sql", stem),
