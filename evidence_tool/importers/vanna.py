@@ -26,9 +26,9 @@ from evidence_tool.importers.base import (
     malformed,
 )
 from evidence_tool.importers.spans import csv_rows, json_array_items, json_lines_items
-from evidence_tool.importers.unit_parts import fenced_sql, title
+from evidence_tool.importers.unit_parts import PURPOSES, fenced_sql, title
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.unit.model import DomainPayload, ExamplePayload
+from evidence_tool.unit.model import DomainPayload, ExamplePayload, Payload
 
 COLUMNS = ("id", "question", "content", "training_data_type")
 INDEX_COLUMNS = ("", "Unnamed: 0", "index")  # pandas' index, written by to_csv()
@@ -154,24 +154,16 @@ def _import_row(row: Row, shown: str, language: str, result: ImportResult, named
     if not content:
         result.review("invalid-element", f"{where}: the {kind} row has no content", uid)
         return
+    payload: Payload = DomainPayload(rule=content)
+    heading = content
     if kind == "sql":
-        question = _text(values.get("question"))
-        if not question:
+        heading = _text(values.get("question"))
+        if not heading:
             result.review("invalid-element", f"{where}: the sql row has no question", uid)
             return
-        unit = make_unit(
-            id=uid,
-            language=language,
-            title=_title(question),
-            payload=ExamplePayload(question=question, interpretation=fenced_sql(content)),
-            purposes=("sql_generation",),
-        )
-    else:
-        unit = make_unit(
-            id=uid,
-            language=language,
-            title=_title(content),
-            payload=DomainPayload(rule=content),
-            purposes=("disambiguation", "sql_generation"),
-        )
+        payload = ExamplePayload(question=heading, interpretation=fenced_sql(content))
+    purposes = PURPOSES[payload.kind]
+    unit = make_unit(
+        id=uid, language=language, title=_title(heading), payload=payload, purposes=purposes
+    )
     result.units.append(Imported(unit, [row.span]))
