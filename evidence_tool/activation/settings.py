@@ -7,7 +7,7 @@ from msgspec.structs import replace
 
 from evidence_tool.errors import DescriptorError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import Record, field_of
+from evidence_tool.record import Record
 from evidence_tool.workspace.layout import Layout
 
 COMMAND_TIMEOUT_S = 300
@@ -36,6 +36,8 @@ class ActivationSettings(Record, frozen=True, omit_defaults=True):
     """``evidence.activation``, read once from the installation (defaults applied); its
     JSON leaves out the keys still at their defaults."""
 
+    _section = "evidence.activation"  # a wrong type is E902 naming its path
+    _error = DescriptorError
     kind: str  # none, sqlite, command, qdrant; another is refused by backend_for
     collection: str = "evidence"  # qdrant
     command: tuple[str, ...] = ()  # kind command: the program and its arguments
@@ -45,13 +47,6 @@ class ActivationSettings(Record, frozen=True, omit_defaults=True):
     api_key_env: str | None = None  # qdrant server: the variable holding the API key
     embedder: str | None = None  # qdrant: module:factory of the sparse/dense embedder
 
-    @classmethod
-    def from_section(cls, section: JsonObject, layout: Layout) -> ActivationSettings:
-        """The installation's section as written (JSON boundary: the YAML file, whose
-        schema the installation's reader checked)."""
-        key = "evidence.activation"
-        return field_of(cls, {key: effective_activation(section, layout)}, key, DescriptorError)
-
     def local_copy(self, path: str) -> ActivationSettings:
         """These settings for a throw-away local collection at ``path`` (eval --compare)."""
         return replace(self, url=None, path=path, collection="evidence")
@@ -60,7 +55,8 @@ class ActivationSettings(Record, frozen=True, omit_defaults=True):
 def activation_settings(
     settings: ActivationSettings | JsonObject, layout: Layout
 ) -> ActivationSettings:
-    """Typed settings from either form (a caller may still hand the section as written)."""
+    """Typed settings from either form (a caller may still hand the section as written:
+    JSON boundary, the YAML file, whose schema the installation's reader checked)."""
     if isinstance(settings, ActivationSettings):
         return settings
-    return ActivationSettings.from_section(settings, layout)
+    return ActivationSettings.from_json(effective_activation(settings, layout))

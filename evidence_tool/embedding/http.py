@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from evidence_tool.embedding.settings import EmbeddingSettings
+from evidence_tool.embedding.settings import EmbeddingSettings, embedding_settings
 from evidence_tool.embedding.vectors import normalized
 from evidence_tool.errors import DescriptorError, EmbeddingError
 from evidence_tool.jsonvalue import JsonObject
@@ -130,7 +130,7 @@ class _Exchange:
 
 class HttpEmbedder:
     def __init__(self, given: EmbeddingSettings | JsonObject) -> None:
-        settings = EmbeddingSettings.of(given, "http")
+        settings = embedding_settings(given, "http")
         url, model, dim = settings.url, settings.model, settings.dimensions
         for key, value in (("url", url), ("model", model), ("dimensions", dim)):
             if not value:
