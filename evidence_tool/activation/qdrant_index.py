@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import uuid
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from evidence_tool.activation.analysis import query_language
@@ -24,6 +24,7 @@ from evidence_tool.activation.settings import (
     ActivationSettings,
     activation_settings,
 )
+from evidence_tool.activation.sqlite_search import Filters
 from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot
@@ -42,6 +43,7 @@ BATCH = 256
 VECTOR = "terms"
 DENSE = "dense"  # the named vector of evidence.embedding, beside the sparse terms
 _CHECKED = ("id", "content_hash", "entry_hash")
+NO_FILTERS = Filters()
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +119,13 @@ def load_embedder(spec: str | None) -> Embedder:
     return embedder  # type: ignore[no-any-return,unused-ignore]
 
 
-def _filter(kind: str | None, purpose: str | None, language: str | None, table: str | None) -> Any:
+def _filter(filters: Filters) -> Any:
     """The payload filter of a search (None: every point); exact values."""
     from qdrant_client import models
 
     must: list[Any] = []
-    pairs = (("kind", kind), ("purposes", purpose), ("language", language), ("tables", table))
-    for key, value in pairs:
+    keys = ("kind", "purposes", "language", "tables")  # the payload's, for Filters' fields
+    for key, value in zip(keys, astuple(filters), strict=True):
         if value:
             must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
     return models.Filter(must=must) if must else None
@@ -214,29 +216,17 @@ class QdrantBackend:
             # Derived data in the wrong shape (another model's size, no dense vector):
             # rebuilt, as a model change re-embeds everything anyway.
             self.client.delete_collection(self.collection)
+        # The sparse terms, beside the dense vector of evidence.embedding if any; or the
+        # configured embedder's dense vectors under the terms' name.
+        cosine, vectors = models.Distance.COSINE, {}
         if self.dense is not None:
-            self.client.create_collection(
-                self.collection,
-                vectors_config={
-                    DENSE: models.VectorParams(size=self.dense.dim, distance=models.Distance.COSINE)
-                },
-                sparse_vectors_config={VECTOR: models.SparseVectorParams()},
-            )
-        elif self.embedder.sparse:
-            self.client.create_collection(
-                self.collection,
-                vectors_config={},
-                sparse_vectors_config={VECTOR: models.SparseVectorParams()},
-            )
-        else:
-            self.client.create_collection(
-                self.collection,
-                vectors_config={
-                    VECTOR: models.VectorParams(
-                        size=int(self.embedder.dim or 0), distance=models.Distance.COSINE
-                    )
-                },
-            )
+            vectors[DENSE] = models.VectorParams(size=self.dense.dim, distance=cosine)
+        elif not self.embedder.sparse:
+            vectors[VECTOR] = models.VectorParams(size=int(self.embedder.dim or 0), distance=cosine)
+        sparse = None if VECTOR in vectors else {VECTOR: models.SparseVectorParams()}
+        self.client.create_collection(
+            self.collection, vectors_config=vectors, sparse_vectors_config=sparse
+        )
         if self.settings.url:  # local mode filters without indexes (and warns on them)
             for field in ("kind", "language", "purposes", "tables", "provenance_kind"):
                 self.client.create_payload_index(
@@ -375,11 +365,8 @@ class QdrantBackend:
     def search(
         self,
         query: str,
+        filters: Filters = NO_FILTERS,
         *,
-        kind: str | None = None,
-        purpose: str | None = None,
-        language: str | None = None,
-        table: str | None = None,
         limit: int = 10,
         mode: str | None = None,
         fusion: Fusion = DEFAULT_FUSION,
@@ -396,7 +383,7 @@ class QdrantBackend:
             )
         if mode == "hybrid" and self.dense and not serves(self.dense, query_language(query)):
             mode = "bm25"  # a question its model does not serve is ranked by its words alone
-        flt = _filter(kind, purpose, language, table)
+        flt = _filter(filters)
         vec: Any = self.embedder.embed([query])[0]
         sparse = _vector(self.embedder, vec)
         if mode == "bm25":

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evidence_tool.activation.backends import ActivationSettings, activation_settings
 from evidence_tool.activation.fusion import Retrieval
 from evidence_tool.activation.records import Hit, IndexRecord, SearchResult
+from evidence_tool.activation.settings import ActivationSettings, activation_settings
 from evidence_tool.activation.sqlite_index import MODES, Filters
 from evidence_tool.embedding import embedder_for
 from evidence_tool.errors import NotReadyError, UsageError
@@ -117,16 +117,7 @@ def _qdrant(
         mode = "bm25"
     try:
         backend.require_collection()
-        points = backend.search(
-            query,
-            kind=filters.kind,
-            purpose=filters.purpose,
-            language=filters.language,
-            table=filters.table,
-            limit=limit,
-            mode=mode,
-            fusion=retrieval.fusion,
-        )
+        points = backend.search(query, filters, limit=limit, mode=mode, fusion=retrieval.fusion)
     finally:
         backend.close()
     used = mode or ("hybrid" if backend.dense is not None else "bm25")

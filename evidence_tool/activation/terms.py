@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
+
+from evidence_tool.activation.analysis import fold
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -33,13 +34,8 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> list[Sparse] | list[list[float]]: ...
 
 
-def _fold(word: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", word.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 def terms(text: str) -> Counter[str]:
-    return Counter(_fold(w) for w in _WORD.findall(text) if len(w) > 1 or w.isdigit())
+    return Counter(fold(w) for w in _WORD.findall(text) if len(w) > 1 or w.isdigit())
 
 
 class TermEmbedder:

@@ -196,11 +196,11 @@ class HttpEmbedder:
         )
         worker.start()
         worker.join(max(0.0, deadline - time.monotonic()))
-        if worker.is_alive():
+        late = worker.is_alive()
+        if late:
             result.cut()
             worker.join(1.0)
-            raise _Retry(f"timed out after {self.timeout_s:g} s")
-        if isinstance(result.error, _Late):
+        if late or isinstance(result.error, _Late | httpx.TimeoutException):
             raise _Retry(f"timed out after {self.timeout_s:g} s")
         if isinstance(result.error, _TooLarge):
             raise EmbeddingError(
@@ -208,8 +208,6 @@ class HttpEmbedder:
                 f"{limit // 1024} KiB for {len(texts)} text(s): it must speak the OpenAI "
                 "/v1/embeddings protocol; a smaller evidence.embedding.batch_size lowers it"
             )
-        if isinstance(result.error, httpx.TimeoutException):
-            raise _Retry(f"timed out after {self.timeout_s:g} s")
         if isinstance(result.error, httpx.HTTPError | OSError):
             reason = str(result.error) or type(result.error).__name__
             raise _Retry(_printable(reason))
