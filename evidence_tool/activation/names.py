@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from evidence_tool.activation.analysis import ANALYSED, analyse, fold
 from evidence_tool.activation.records import IndexRecord
+from evidence_tool.embedding.text import flatten
 from evidence_tool.jsonvalue import JsonValue
 
 NAME_BOOST = 0.25  # chosen on BIRD's tuning split (0.1, 0.25, 0.5, 1.0 measured)
@@ -97,20 +98,9 @@ def quoted(text: str) -> list[str]:
     return out
 
 
-def _payload_text(value: JsonValue) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _payload_text(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _payload_text(v)
-
-
 def literals(record: IndexRecord) -> list[str]:
     """The values a unit's SQL or definitions quote (``DisplayName = 'chl'``): enum values."""
-    return [q for text in _payload_text(record.payload) for q in quoted(text)]
+    return [q for text in flatten(record.payload) for q in quoted(text)]
 
 
 LITERAL_BOOST = 0.25  # chosen on BIRD's tuning split (0.25, 0.5 measured)
@@ -188,5 +178,5 @@ def unit_names(
 
 
 def _holds_asked(record: IndexRecord, asked: list[str]) -> bool:
-    held = _folded_words(" ".join(_payload_text(record.payload)) + " " + record.title)
+    held = _folded_words(" ".join(flatten(record.payload)) + " " + record.title)
     return any(f" {q} " in held for q in asked)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
+import re
 import uuid
+import zlib
+from collections import Counter
 from dataclasses import astuple, dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from evidence_tool.activation.analysis import query_language
+from evidence_tool.activation.analysis import fold, query_language
 from evidence_tool.activation.dense import FUSION_DEPTH
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
@@ -25,7 +29,6 @@ from evidence_tool.activation.settings import (
     activation_settings,
 )
 from evidence_tool.activation.sqlite_search import Filters
-from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
@@ -44,6 +47,49 @@ VECTOR = "terms"
 DENSE = "dense"  # the named vector of evidence.embedding, beside the sparse terms
 _CHECKED = ("id", "content_hash", "entry_hash")
 NO_FILTERS = Filters()
+
+
+# -- the built-in embedder: sparse term vectors (hashed terms, log-scaled counts) --------
+# It needs no model download, so the backend works offline and in CI; another embedder
+# (dense or sparse) plugs in through the ``Embedder`` protocol (docs/activation.md).
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Sparse:
+    indices: list[int]
+    values: list[float]
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors; ``sparse`` says which kind of vector it returns."""
+
+    sparse: bool
+    dim: int | None
+
+    def embed(self, texts: list[str]) -> list[Sparse] | list[list[float]]: ...
+
+
+def terms(text: str) -> Counter[str]:
+    return Counter(fold(w) for w in _WORD.findall(text) if len(w) > 1 or w.isdigit())
+
+
+class TermEmbedder:
+    sparse = True
+    dim = None
+
+    def embed(self, texts: list[str]) -> list[Sparse]:
+        out = []
+        for text in texts:
+            counts: dict[int, float] = {}
+            for term, n in terms(text).items():
+                index = zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
+                counts[index] = counts.get(index, 0.0) + 1.0 + math.log(n)
+            norm = math.sqrt(sum(v * v for v in counts.values())) or 1.0
+            keys = sorted(counts)
+            out.append(Sparse(keys, [counts[k] / norm for k in keys]))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
