@@ -19,7 +19,7 @@ import math
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -403,7 +403,8 @@ def _qdrant_searcher(
         reason = _stale_reason(None, dense.embedder.model_id)
 
     def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
-        points = backend.search(query, filters, limit=k, mode=mode, fusion=fusion)
+        # Filters' fields are the backend's filter keywords.
+        points = backend.search(query, **asdict(filters), limit=k, mode=mode, fusion=fusion)
         return [p.unit_id for p in points]
 
     return searcher, reason

@@ -15,7 +15,7 @@ import re
 import uuid
 import zlib
 from collections import Counter
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from evidence_tool.activation.analysis import fold, query_language
@@ -28,7 +28,6 @@ from evidence_tool.activation.settings import (
     ActivationSettings,
     activation_settings,
 )
-from evidence_tool.activation.sqlite_search import Filters
 from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
@@ -46,7 +45,6 @@ BATCH = 256
 VECTOR = "terms"
 DENSE = "dense"  # the named vector of evidence.embedding, beside the sparse terms
 _CHECKED = ("id", "content_hash", "entry_hash")
-NO_FILTERS = Filters()
 
 
 # -- the built-in embedder: sparse term vectors (hashed terms, log-scaled counts) --------
@@ -165,13 +163,13 @@ def load_embedder(spec: str | None) -> Embedder:
     return embedder  # type: ignore[no-any-return,unused-ignore]
 
 
-def _filter(filters: Filters) -> Any:
+def _filter(kind: str | None, purpose: str | None, language: str | None, table: str | None) -> Any:
     """The payload filter of a search (None: every point); exact values."""
     from qdrant_client import models
 
     must: list[Any] = []
-    keys = ("kind", "purposes", "language", "tables")  # the payload's, for Filters' fields
-    for key, value in zip(keys, astuple(filters), strict=True):
+    pairs = (("kind", kind), ("purposes", purpose), ("language", language), ("tables", table))
+    for key, value in pairs:
         if value:
             must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
     return models.Filter(must=must) if must else None
@@ -411,8 +409,11 @@ class QdrantBackend:
     def search(
         self,
         query: str,
-        filters: Filters = NO_FILTERS,
         *,
+        kind: str | None = None,
+        purpose: str | None = None,
+        language: str | None = None,
+        table: str | None = None,
         limit: int = 10,
         mode: str | None = None,
         fusion: Fusion = DEFAULT_FUSION,
@@ -429,7 +430,7 @@ class QdrantBackend:
             )
         if mode == "hybrid" and self.dense and not serves(self.dense, query_language(query)):
             mode = "bm25"  # a question its model does not serve is ranked by its words alone
-        flt = _filter(filters)
+        flt = _filter(kind, purpose, language, table)
         vec: Any = self.embedder.embed([query])[0]
         sparse = _vector(self.embedder, vec)
         if mode == "bm25":

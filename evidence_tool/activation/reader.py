@@ -23,6 +23,9 @@ class Corpus:
     revision: str | None  # None: read from working files before initialization
     records: list[IndexRecord]
 
+    def ids(self) -> list[str]:
+        return [r.id for r in self.records]
+
 
 def open_active_corpus(root: str | os.PathLike[str]) -> Corpus:
     archive = LocalEvidenceArchive(root)

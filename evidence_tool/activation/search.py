@@ -9,6 +9,7 @@ by the best hit's (bm25), the cosine similarity (dense) or the fused score (hybr
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from evidence_tool.activation.fusion import Retrieval
@@ -117,7 +118,10 @@ def _qdrant(
         mode = "bm25"
     try:
         backend.require_collection()
-        points = backend.search(query, filters, limit=limit, mode=mode, fusion=retrieval.fusion)
+        # Filters' fields are the backend's filter keywords.
+        points = backend.search(
+            query, **asdict(filters), limit=limit, mode=mode, fusion=retrieval.fusion
+        )
     finally:
         backend.close()
     used = mode or ("hybrid" if backend.dense is not None else "bm25")

@@ -33,7 +33,6 @@ from activation_helpers import (
 from helpers import codes
 
 from evidence_tool.activation.qdrant_index import VECTOR, QdrantBackend, point_id
-from evidence_tool.activation.sqlite_search import Filters
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import DescriptorError, NotReadyError
 from evidence_tool.workspace.layout import Layout
@@ -194,7 +193,7 @@ def test_search_filters_by_kind_and_purpose_in_the_payload(
         and (purpose is None or purpose in r["metadata"]["purposes"])
     }
     assert expected
-    hits = backend.search(word, Filters(kind=kind, purpose=purpose), limit=100)
+    hits = backend.search(word, kind=kind, purpose=purpose, limit=100)
     assert {h.payload["id"] for h in hits} == expected
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
@@ -268,7 +267,7 @@ def test_a_dense_embedder_plugs_in_by_module_and_factory(
         info = client.get_collection(COLLECTION)
         assert info.config.params.vectors[VECTOR].size == 32
         assert dense.last_written == 48
-        hits = dense.search("giornate di degenza", Filters(kind="formula"), limit=3)
+        hits = dense.search("giornate di degenza", kind="formula", limit=3)
         assert hits and all(h.payload["kind"] == "formula" for h in hits)
     with pytest.raises(DescriptorError, match="'dim' must be a positive integer"):
         QdrantBackend(Layout.at(workspace), {**settings, "embedder": "toy_dense_embedder:broken"})

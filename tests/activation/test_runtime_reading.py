@@ -63,7 +63,7 @@ def test_the_reader_returns_the_active_snapshot_with_typed_provenance(indexed: P
     corpus = open_active_corpus(indexed)
     snap = LocalEvidenceArchive(indexed).active_snapshot()
     assert snap is not None and corpus.revision == snap.revision
-    assert [r.id for r in corpus.records] == sorted(e.id for e in snap.entries())
+    assert corpus.ids() == sorted(e.id for e in snap.entries())
     assert len(corpus.records) == len(list(snap.entries()))
     for typed in corpus.records:
         r = typed.to_json()
@@ -91,8 +91,7 @@ def test_before_initialization_the_reader_reads_the_working_files(
     corpus = open_active_corpus(uninitialized)
     assert corpus.revision is None
     shipped = open_active_corpus(workspace)  # the same files, consolidated
-    ids = [r.id for r in corpus.records]
-    assert ids == [r.id for r in shipped.records] and len(ids) == 48
+    assert corpus.ids() == shipped.ids() and len(corpus.ids()) == 48
     by_id = {r.id: r for r in corpus.records}
     for r in shipped.records:
         assert by_id[r.id].content_hash == r.content_hash
