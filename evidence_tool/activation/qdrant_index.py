@@ -296,37 +296,34 @@ class QdrantBackend:
 
     def _points(self) -> dict[str, tuple[Any, JsonObject]]:
         """Every point: str(point id) -> (point id, payload: id, both hashes, embedder)."""
+        out: dict[str, tuple[Any, JsonObject]] = {}  # JSON boundary: payloads as stored
+        offset = None
         try:
-            return self._scroll()
+            if not self.client.collection_exists(self.collection):
+                return {}
+            # Local mode sorts every point id for each page: read it as one page (payloads
+            # are small), else 50,000 points take four times as long.  A server pages.
+            limit = 1024
+            if not self.settings.url:
+                limit = self.client.count(self.collection, exact=True).count + 1
+            while True:
+                points, offset = self.client.scroll(
+                    self.collection,
+                    limit=limit,
+                    offset=offset,
+                    with_vectors=False,
+                    with_payload=["id", "content_hash", "entry_hash", "embedder"],
+                )
+                for p in points:
+                    out[str(p.id)] = (p.id, dict(p.payload or {}))
+                if offset is None:
+                    return out
         except ActivationError:
             raise
         except Exception as exc:  # transport, API and local-mode lock errors alike
             raise ActivationError(
                 f"the qdrant collection '{self.collection}' cannot be read: {_reason(exc)}"
             ) from None
-
-    def _scroll(self) -> dict[str, tuple[Any, JsonObject]]:
-        if not self.client.collection_exists(self.collection):
-            return {}
-        out: dict[str, tuple[Any, JsonObject]] = {}  # JSON boundary: payloads as stored
-        offset = None
-        # Local mode sorts every point id for each page: read it as one page (payloads
-        # are small), else 50,000 points take four times as long.  A server pages.
-        limit = 1024
-        if not self.settings.url:
-            limit = self.client.count(self.collection, exact=True).count + 1
-        while True:
-            points, offset = self.client.scroll(
-                self.collection,
-                limit=limit,
-                offset=offset,
-                with_vectors=False,
-                with_payload=["id", "content_hash", "entry_hash", "embedder"],
-            )
-            for p in points:
-                out[str(p.id)] = (p.id, dict(p.payload or {}))
-            if offset is None:
-                return out
 
     def entries(self) -> dict[str, JsonObject]:
         """What the collection holds: unit id -> payload (id, content_hash, entry_hash).

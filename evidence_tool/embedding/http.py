@@ -200,7 +200,7 @@ class HttpEmbedder:
         if late:
             result.cut()
             worker.join(1.0)
-        if late or isinstance(result.error, _Late | httpx.TimeoutException):
+        if late or isinstance(result.error, httpx.TimeoutException):
             raise _Retry(f"timed out after {self.timeout_s:g} s")
         if isinstance(result.error, _TooLarge):
             raise EmbeddingError(
@@ -265,8 +265,8 @@ class HttpEmbedder:
                 bound = limit if out.status == 200 else 16 * 1024
                 data = bytearray()
                 for chunk in resp.iter_raw(_CHUNK):
-                    if time.monotonic() > deadline:
-                        raise _Late
+                    if time.monotonic() > deadline:  # still arriving: timed out as a whole
+                        raise httpx.ReadTimeout("the deadline passed")
                     data += chunk
                     if len(data) > bound:
                         if out.status == 200:
@@ -324,7 +324,3 @@ class _Retry(Exception):
 
 class _TooLarge(Exception):
     """The answer passed ``answer_limit``."""
-
-
-class _Late(Exception):
-    """The deadline passed while the answer was still arriving."""
