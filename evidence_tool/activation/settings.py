@@ -7,7 +7,7 @@ from msgspec.structs import replace
 
 from evidence_tool.errors import DescriptorError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.record import Record
+from evidence_tool.record import Record, field_of
 from evidence_tool.workspace.layout import Layout
 
 COMMAND_TIMEOUT_S = 300
@@ -36,8 +36,6 @@ class ActivationSettings(Record, frozen=True, omit_defaults=True):
     """``evidence.activation``, read once from the installation (defaults applied); its
     JSON leaves out the keys still at their defaults."""
 
-    _section = "evidence.activation"  # a wrong type is E902 naming its path
-    _error = DescriptorError
     kind: str  # none, sqlite, command, qdrant; another is refused by backend_for
     collection: str = "evidence"  # qdrant
     command: tuple[str, ...] = ()  # kind command: the program and its arguments
@@ -59,4 +57,7 @@ def activation_settings(
     JSON boundary, the YAML file, whose schema the installation's reader checked)."""
     if isinstance(settings, ActivationSettings):
         return settings
-    return ActivationSettings.from_json(effective_activation(settings, layout))
+    key = "evidence.activation"  # a wrong type is E902 naming its path
+    return field_of(
+        ActivationSettings, {key: effective_activation(settings, layout)}, key, DescriptorError
+    )
