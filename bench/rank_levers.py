@@ -314,8 +314,12 @@ def learned_with_names(rows: Sequence[Row], index: Path, questions: Path) -> dic
         for u in units:
             b, lr = raw.get(u, 0.0), at_lex.get(u, 0)
             dr, ds = at_den.get(u, (0, 0.0))
-            named = float(names.named(records[u], stems))
-            literal = float(names._literal_named(records[u], said, asked))
+            held = names.unit_names(records[u])  # names.py's rule, as the Namer applies it
+            named = float(any(words <= stems for words in held.words))
+            literal = float(
+                any(lit in said for lit in held.literals)
+                or (bool(asked) and names._holds_asked(records[u], asked))
+            )
             lex = [b, 1 / lr if lr else 0.0, float(lr > 0), named, literal]
             feats.append([*lex, ds, 1 / dr if dr else 0.0, float(dr > 0), b * ds, named * ds])
         data[id(row)] = (units, feats)

@@ -84,6 +84,9 @@ class Record(msgspec.Struct, View, frozen=True):
     # the ValueError a damaged value raises from ``from_json`` (where a package maps its
     # damaged files to its own exception); msgspec.ValidationError where None
     _error: ClassVar[type[Exception] | None] = None
+    # a settings section (workspace.yaml ``retrieval``): ``from_json`` names it in a damaged
+    # value's message, as ``field_of`` does, and reads None (no section) as the defaults
+    _section: ClassVar[str | None] = None
 
     def _fields_json(self) -> JsonObject:  # View.to_json of a record without ``_keys``
         # ``to_builtins`` shares the record's strings (an encode and decode round trip
@@ -99,6 +102,10 @@ class Record(msgspec.Struct, View, frozen=True):
 
     @classmethod
     def from_json(cls, data: Any) -> Self:  # JSON boundary: a parsed JSON value
+        if cls._section is not None and data is None:
+            return cls()
+        if cls._section is not None:
+            return field_of(cls, {cls._section: data}, cls._section, cls._error)
         if cls._rest is not None and isinstance(data, dict):
             known = set(cls.__struct_fields__) - {cls._rest}
             data = {k: v for k, v in data.items() if k in known} | {

@@ -23,7 +23,6 @@ from evidence_tool.activation.evaluation import (
     QuestionVectors,
     Retired,
     Run,
-    Score,
     Unavailable,
 )
 from evidence_tool.activation.fusion import Fusion
@@ -86,9 +85,9 @@ MANUAL = {"kind": "manual", "by": "x"}
 w1, w2, w3 = W("m é", "p", 3, "W801"), W("note"), W("col", "q", 1, "W804", 7)
 
 GONE = Retired("evidence:g", "ann", "2026-01-01T00:00:00Z", "retired")
-Q_SCORED = QuestionResult.of(3, "què?", (GONE,), Score(0.5, 1.0, 0.6131, ("evidence:x",)))
-Q_GONE = QuestionResult.of(5, "only gone", (GONE,), None)
-Q_NOTE = QuestionResult.of(7, "the", (), Score(0.0, 0.0, 0.0, ("evidence:y",)), "only stop words")
+Q_SCORED = QuestionResult(3, "què?", (GONE,), 0.5, 1.0, 0.6131, ("evidence:x",))
+Q_GONE = QuestionResult(5, "only gone", (GONE,))
+Q_NOTE = QuestionResult(7, "the", (), 0.0, 0.0, 0.0, ("evidence:y",), "only stop words")
 MODE = ModeFigures(mode="bm25", questions=(Q_SCORED, Q_GONE, Q_NOTE))
 
 HYBRID = {"mode": "hybrid", "fusion": {"method": "rrf", "weight": 0.7}}

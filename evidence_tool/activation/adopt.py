@@ -84,22 +84,14 @@ def _label(f: Fusion) -> str:
 
 def _figures(rankings: list[list[str]], wanted: list[set[str]], k: int) -> Figures:
     scores = [_score(r, w, k) for r, w in zip(rankings, wanted, strict=True)]
-    n = len(scores)
-    return Figures(
-        round(sum(s.recall for s in scores) / n, 4),
-        round(sum(s.rr for s in scores) / n, 4),
-        round(sum(s.ndcg for s in scores) / n, 4),
-    )
+    recall, rr, ndcg, _ = zip(*scores, strict=True)  # each figure's column
+    return Figures(*(round(sum(figure) / len(scores), 4) for figure in (recall, rr, ndcg)))
 
 
 def _floor(figures: dict[str, Figures]) -> Figures:
     """The better of bm25 and dense on each figure."""
     parts = [figures[m] for m in ("bm25", "dense") if m in figures]
     return Figures(*(max(getattr(p, a) for p in parts) for a in ("recall", "mrr", "ndcg")))
-
-
-def _margin(f: Figures, floor: Figures) -> float:
-    return min(f.recall - floor.recall, f.mrr - floor.mrr, f.ndcg - floor.ndcg)
 
 
 def _choose(
@@ -111,7 +103,7 @@ def _choose(
     floor = _floor(figures)
 
     def margin(f: Figures) -> float:
-        return _margin(f, floor)
+        return min(f.recall - floor.recall, f.mrr - floor.mrr, f.ndcg - floor.ndcg)
 
     def key(label: str) -> tuple[float, float, bool, float]:
         f = fusions[label]

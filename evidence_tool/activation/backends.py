@@ -14,7 +14,6 @@ from evidence_tool import fsio
 from evidence_tool.activation.cache import write_jsonl
 from evidence_tool.activation.settings import (
     COMMAND_TIMEOUT_S,
-    QDRANT_TIMEOUT_S,
     ActivationSettings,
     activation_settings,
     effective_activation,
@@ -29,15 +28,7 @@ from evidence_tool.workspace.layout import Layout
 if TYPE_CHECKING:
     import subprocess
 
-__all__ = [  # the settings' names stay importable from here (their earlier home)
-    "COMMAND_TIMEOUT_S",
-    "QDRANT_TIMEOUT_S",
-    "ActivationSettings",
-    "CommandBackend",
-    "activation_settings",
-    "backend_for",
-    "effective_activation",
-]
+__all__ = ["CommandBackend", "backend_for", "effective_activation"]  # the last: its earlier home
 
 
 class CommandBackend:

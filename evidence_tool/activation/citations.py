@@ -44,10 +44,6 @@ def retracted_sources(archive: LocalEvidenceArchive) -> set[str]:
     }
 
 
-def _dedupe(ids: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
-
-
 @dataclass(frozen=True)
 class CitationContext:
     """What citations are checked against, read once per run (not once per answer)."""
@@ -110,7 +106,7 @@ class CitationCheck(Record, frozen=True):
 def classify(ctx: CitationContext, cited: Sequence[str], retrieved: Sequence[str]) -> CitationCheck:
     """Grounded / ungrounded / inactive / unused ids of one answer, plus flags on cited ids."""
     active = ctx.active
-    cited_l, retrieved_l = _dedupe(cited), _dedupe(retrieved)
+    cited_l, retrieved_l = list(dict.fromkeys(cited)), list(dict.fromkeys(retrieved))
     cited_set, retrieved_set = set(cited_l), set(retrieved_l)
     grounded = [u for u in retrieved_l if u in cited_set and u in active]
     ungrounded = [u for u in cited_l if u not in retrieved_set]

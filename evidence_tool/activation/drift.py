@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence_tool.activation.backends import ActivationSettings, activation_settings
+from evidence_tool.activation.settings import ActivationSettings, activation_settings
 from evidence_tool.activation.sqlite_index import INDEX_NAME, index_entries
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import Diagnostic, EvidenceError

@@ -19,16 +19,16 @@ import math
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from jsonschema import Draft202012Validator
 
-from evidence_tool.activation.backends import ActivationSettings
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, Retrieval
 from evidence_tool.activation.search import MODES, searchable_backend
+from evidence_tool.activation.settings import ActivationSettings
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.records import Deletion
@@ -161,16 +161,6 @@ class Retired(Record, frozen=True):
         return cls(record.id, record.actor, record.deleted_at, record.reason.value)
 
 
-@dataclass(frozen=True)
-class Score:
-    """One question's figures at k: recall, reciprocal rank, nDCG, and its misses."""
-
-    recall: float
-    rr: float
-    ndcg: float
-    misses: tuple[str, ...]
-
-
 class QuestionResult(Record, frozen=True):
     """One question's row: its figures at k are left out when every expected id is
     retired (listed, not scored), its note when nothing says why nothing was found."""
@@ -184,30 +174,9 @@ class QuestionResult(Record, frozen=True):
     misses: tuple[str, ...] | UnsetType = UNSET
     note: str | UnsetType = UNSET  # why nothing was found (e.g. only stop words)
 
-    @classmethod
-    def of(
-        cls,
-        line: int,
-        question: str,
-        retired: tuple[Retired, ...],
-        score: Score | None,
-        note: str | None = None,
-    ) -> QuestionResult:
-        """The row of a question; ``score`` None: every expected id is retired."""
-        if score is None:
-            return cls(line, question, retired)
-        figures = (score.recall, score.rr, score.ndcg, score.misses)
-        return cls(line, question, retired, *figures, UNSET if note is None else note)
 
-    @property
-    def score(self) -> Score | None:
-        if self.recall is UNSET or self.rr is UNSET or self.ndcg is UNSET:
-            return None
-        return Score(self.recall, self.rr, self.ndcg, self.misses or ())
-
-
-def _mean(values: list[float]) -> float | None:
-    return round(sum(values) / len(values), 4) if values else None
+def _mean(rows: list[QuestionResult], figure: str) -> float | None:
+    return round(sum(getattr(r, figure) for r in rows) / len(rows), 4) if rows else None
 
 
 class ModeFigures(Record, frozen=True, kw_only=True):
@@ -220,8 +189,8 @@ class ModeFigures(Record, frozen=True, kw_only=True):
     questions: tuple[QuestionResult, ...]
 
     @property
-    def scored(self) -> list[Score]:
-        return [s for q in self.questions if (s := q.score) is not None]
+    def scored(self) -> list[QuestionResult]:
+        return [q for q in self.questions if q.recall is not UNSET]
 
     @property
     def means(self) -> dict[str, float | None]:
@@ -230,9 +199,9 @@ class ModeFigures(Record, frozen=True, kw_only=True):
         return {
             "evaluated": len(scored),
             "retired_only": len(self.questions) - len(scored),
-            "recall": _mean([s.recall for s in scored]),
-            "mrr": _mean([s.rr for s in scored]),
-            "ndcg": _mean([s.ndcg for s in scored]),
+            "recall": _mean(scored, "recall"),
+            "mrr": _mean(scored, "rr"),
+            "ndcg": _mean(scored, "ndcg"),
         }
 
 
@@ -272,24 +241,27 @@ class Evaluation(Record, frozen=True):
 
 # -- scoring ---------------------------------------------------------------------------
 
+Score = tuple[float, float, float, tuple[str, ...]]  # recall, rr, ndcg, misses
 # (question, filters, k, mode) -> the ids of the ranked hits, best first
 Searcher = Callable[[str, Filters, int, str], list[str]]
 
 
 def _score(ranked: list[str], relevant: set[str], k: int) -> Score:
+    """Recall, reciprocal rank and nDCG at ``k``, and the relevant ids missed."""
     top = ranked[:k]
     ranks = [n for n, uid in enumerate(top, 1) if uid in relevant]
     ideal = sum(1 / math.log2(n + 1) for n in range(1, min(len(relevant), k) + 1))
-    return Score(
-        recall=len(ranks) / len(relevant),
-        rr=1 / ranks[0] if ranks else 0.0,
-        ndcg=sum(1 / math.log2(n + 1) for n in ranks) / ideal,
-        misses=tuple(sorted(relevant - set(top))),
+    return (
+        len(ranks) / len(relevant),
+        1 / ranks[0] if ranks else 0.0,
+        sum(1 / math.log2(n + 1) for n in ranks) / ideal,
+        tuple(sorted(relevant - set(top))),
     )
 
 
 def _run_mode(
-    search: Callable[[str, Filters, int], list[str]],
+    search: Searcher,
+    mode: str,
     questions: list[Question],
     retired: dict[str, Retired],
     k: int,
@@ -299,15 +271,14 @@ def _run_mode(
         gone = tuple(retired[uid] for uid in q.expected if uid in retired)
         relevant = set(q.expected) - {r.id for r in gone}
         if not relevant:
-            rows.append(QuestionResult.of(q.line, q.question, gone, None))
+            rows.append(QuestionResult(q.line, q.question, gone))
             continue
-        note = None
+        note: str | UnsetType = UNSET
         try:
-            ranked = search(q.question, q.filters, k)
+            ranked = search(q.question, q.filters, k, mode)
         except UsageError as exc:  # e.g. only stop words: nothing found, said why
             ranked, note = [], exc.message
-        score = _score(ranked, relevant, k)
-        rows.append(QuestionResult.of(q.line, q.question, gone, score, note))
+        rows.append(QuestionResult(q.line, q.question, gone, *_score(ranked, relevant, k), note))
     return tuple(rows)
 
 
@@ -432,16 +403,8 @@ def _qdrant_searcher(
         reason = _stale_reason(None, dense.embedder.model_id)
 
     def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
-        points = backend.search(
-            query,
-            kind=filters.kind,
-            purpose=filters.purpose,
-            language=filters.language,
-            table=filters.table,
-            limit=k,
-            mode=mode,
-            fusion=fusion,
-        )
+        # Filters' fields are the backend's filter keywords.
+        points = backend.search(query, **asdict(filters), limit=k, mode=mode, fusion=fusion)
         return [p.unit_id for p in points]
 
     return searcher, reason
@@ -466,11 +429,7 @@ def _run(
             continue
         if mode != "bm25" and questioner is not None:
             questioner.prepare([q.question for q in questions])  # one batch, once per eval
-
-        def one(q: str, f: Filters, n: int, m: str = mode) -> list[str]:
-            return search(q, f, n, m)
-
-        out.append(ModeFigures(mode=mode, questions=_run_mode(one, questions, retired, k)))
+        out.append(ModeFigures(mode=mode, questions=_run_mode(search, mode, questions, retired, k)))
     return Run(label, revision, backend, tuple(out))
 
 

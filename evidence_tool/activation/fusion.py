@@ -18,8 +18,7 @@ scale, points here"; docs/retrieval.md has the measurements behind the default.
 from __future__ import annotations
 
 from evidence_tool.errors import DescriptorError
-from evidence_tool.jsonvalue import JsonValue
-from evidence_tool.record import Record, field_of
+from evidence_tool.record import Record
 
 RRF_K = 60  # the constant of Cormack et al. (2009): damps the weight of the top ranks
 # z-scores were measured too: once shifted to a common floor they rank exactly as minmax
@@ -55,15 +54,10 @@ class Retrieval(Record, frozen=True):
     none is asked for, and the fusion of ``hybrid``.  Written by ``eval --adopt``,
     reviewed in Git like any other change of behaviour."""
 
+    _section = "retrieval"  # None: no section, the defaults; a wrong type is E902 naming its path
+    _error = DescriptorError
     mode: str | None = None  # None: hybrid when the index holds vectors, else bm25
     fusion: Fusion = DEFAULT
-
-    @classmethod
-    def from_json(cls, raw: JsonValue) -> Retrieval:
-        """The section as the descriptor holds it (None: no section, the defaults); a
-        value of the wrong type is a DescriptorError naming its path."""
-        section = {"retrieval": raw}
-        return cls() if raw is None else field_of(cls, section, "retrieval", DescriptorError)
 
 
 def _minmax(ranking: Ranking) -> dict[str, float]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from evidence_tool.activation.analysis import ANALYSED, analyse, fold
 from evidence_tool.activation.records import IndexRecord
+from evidence_tool.embedding.text import flatten
 from evidence_tool.jsonvalue import JsonValue
 
 NAME_BOOST = 0.25  # chosen on BIRD's tuning split (0.1, 0.25, 0.5, 1.0 measured)
@@ -71,17 +72,6 @@ def query_stems(query: str) -> frozenset[str]:
     return frozenset(t for lang in ANALYSED for t in analyse(query, lang).split())
 
 
-def named(record: IndexRecord, stems: frozenset[str]) -> bool:
-    """Does the question (``stems``) name one of ``record``'s names in full?"""
-    for name in names(record):
-        if len(name.strip()) < MIN_CHARS:
-            continue
-        words = _name_words(name, record.language)
-        if words and all(w in stems for w in words):
-            return True
-    return False
-
-
 # A server boosts the same units' names search after search: their analysis is kept
 # (bounded; names are short), 3 of a search's 5 ms of CPU at 10,000 units otherwise.
 @functools.lru_cache(maxsize=65536)
@@ -108,32 +98,9 @@ def quoted(text: str) -> list[str]:
     return out
 
 
-def _payload_text(value: JsonValue) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _payload_text(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _payload_text(v)
-
-
 def literals(record: IndexRecord) -> list[str]:
     """The values a unit's SQL or definitions quote (``DisplayName = 'chl'``): enum values."""
-    return [q for text in _payload_text(record.payload) for q in quoted(text)]
-
-
-def literal_named(record: IndexRecord, question: str, asked: list[str]) -> bool:
-    """Does the question say one of the unit's quoted values, or does the unit hold one
-    of the question's quoted values (``asked``), as whole words?"""
-    return _literal_named(record, _folded_words(question), asked)
-
-
-def _literal_named(record: IndexRecord, said: str, asked: list[str]) -> bool:
-    if any(f" {lit} " in said for lit in literals(record)):
-        return True
-    return bool(asked) and _holds_asked(record, asked)
+    return [q for text in flatten(record.payload) for q in quoted(text)]
 
 
 LITERAL_BOOST = 0.25  # chosen on BIRD's tuning split (0.25, 0.5 measured)
@@ -149,8 +116,8 @@ class Namer:
         self.said = _folded_words(question)  # once, not once per candidate
 
     def bonus(self, record: IndexRecord) -> float:
-        """What ``record`` gains on the scale where the best BM25 hit scores 1: ``named``
-        and ``literal_named`` (the rule as stated), through ``bonus_of``."""
+        """What ``record`` gains on the scale where the best BM25 hit scores 1 (the rule
+        of the module docstring), through ``bonus_of``."""
         if not self.boost:
             return 0.0
         return self.bonus_of(unit_names(record), lambda: record)
@@ -185,7 +152,7 @@ class UnitNames:
     (names of ``MIN_CHARS`` or more with words) and its quoted values, padded for a
     phrase test.  A server keeps them per revision (its units are immutable);
     tests/activation/test_unit_names.py proves ``bonus_of`` equal to the rule as
-    ``named`` and ``literal_named`` state it."""
+    written out word for word (``named`` and ``literal_named`` in activation_helpers)."""
 
     words: tuple[frozenset[str], ...]
     literals: tuple[str, ...]
@@ -211,5 +178,5 @@ def unit_names(
 
 
 def _holds_asked(record: IndexRecord, asked: list[str]) -> bool:
-    held = _folded_words(" ".join(_payload_text(record.payload)) + " " + record.title)
+    held = _folded_words(" ".join(flatten(record.payload)) + " " + record.title)
     return any(f" {q} " in held for q in asked)

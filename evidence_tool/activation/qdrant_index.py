@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
+import re
 import uuid
+import zlib
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from evidence_tool.activation.analysis import query_language
+from evidence_tool.activation.analysis import fold, query_language
 from evidence_tool.activation.dense import FUSION_DEPTH
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
@@ -24,7 +28,6 @@ from evidence_tool.activation.settings import (
     ActivationSettings,
     activation_settings,
 )
-from evidence_tool.activation.terms import Embedder, TermEmbedder
 from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.embedding import DenseEmbedder, serves
@@ -42,6 +45,49 @@ BATCH = 256
 VECTOR = "terms"
 DENSE = "dense"  # the named vector of evidence.embedding, beside the sparse terms
 _CHECKED = ("id", "content_hash", "entry_hash")
+
+
+# -- the built-in embedder: sparse term vectors (hashed terms, log-scaled counts) --------
+# It needs no model download, so the backend works offline and in CI; another embedder
+# (dense or sparse) plugs in through the ``Embedder`` protocol (docs/activation.md).
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Sparse:
+    indices: list[int]
+    values: list[float]
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors; ``sparse`` says which kind of vector it returns."""
+
+    sparse: bool
+    dim: int | None
+
+    def embed(self, texts: list[str]) -> list[Sparse] | list[list[float]]: ...
+
+
+def terms(text: str) -> Counter[str]:
+    return Counter(fold(w) for w in _WORD.findall(text) if len(w) > 1 or w.isdigit())
+
+
+class TermEmbedder:
+    sparse = True
+    dim = None
+
+    def embed(self, texts: list[str]) -> list[Sparse]:
+        out = []
+        for text in texts:
+            counts: dict[int, float] = {}
+            for term, n in terms(text).items():
+                index = zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
+                counts[index] = counts.get(index, 0.0) + 1.0 + math.log(n)
+            norm = math.sqrt(sum(v * v for v in counts.values())) or 1.0
+            keys = sorted(counts)
+            out.append(Sparse(keys, [counts[k] / norm for k in keys]))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,29 +260,17 @@ class QdrantBackend:
             # Derived data in the wrong shape (another model's size, no dense vector):
             # rebuilt, as a model change re-embeds everything anyway.
             self.client.delete_collection(self.collection)
+        # The sparse terms, beside the dense vector of evidence.embedding if any; or the
+        # configured embedder's dense vectors under the terms' name.
+        cosine, vectors = models.Distance.COSINE, {}
         if self.dense is not None:
-            self.client.create_collection(
-                self.collection,
-                vectors_config={
-                    DENSE: models.VectorParams(size=self.dense.dim, distance=models.Distance.COSINE)
-                },
-                sparse_vectors_config={VECTOR: models.SparseVectorParams()},
-            )
-        elif self.embedder.sparse:
-            self.client.create_collection(
-                self.collection,
-                vectors_config={},
-                sparse_vectors_config={VECTOR: models.SparseVectorParams()},
-            )
-        else:
-            self.client.create_collection(
-                self.collection,
-                vectors_config={
-                    VECTOR: models.VectorParams(
-                        size=int(self.embedder.dim or 0), distance=models.Distance.COSINE
-                    )
-                },
-            )
+            vectors[DENSE] = models.VectorParams(size=self.dense.dim, distance=cosine)
+        elif not self.embedder.sparse:
+            vectors[VECTOR] = models.VectorParams(size=int(self.embedder.dim or 0), distance=cosine)
+        sparse = None if VECTOR in vectors else {VECTOR: models.SparseVectorParams()}
+        self.client.create_collection(
+            self.collection, vectors_config=vectors, sparse_vectors_config=sparse
+        )
         if self.settings.url:  # local mode filters without indexes (and warns on them)
             for field in ("kind", "language", "purposes", "tables", "provenance_kind"):
                 self.client.create_payload_index(
@@ -262,37 +296,34 @@ class QdrantBackend:
 
     def _points(self) -> dict[str, tuple[Any, JsonObject]]:
         """Every point: str(point id) -> (point id, payload: id, both hashes, embedder)."""
+        out: dict[str, tuple[Any, JsonObject]] = {}  # JSON boundary: payloads as stored
+        offset = None
         try:
-            return self._scroll()
+            if not self.client.collection_exists(self.collection):
+                return {}
+            # Local mode sorts every point id for each page: read it as one page (payloads
+            # are small), else 50,000 points take four times as long.  A server pages.
+            limit = 1024
+            if not self.settings.url:
+                limit = self.client.count(self.collection, exact=True).count + 1
+            while True:
+                points, offset = self.client.scroll(
+                    self.collection,
+                    limit=limit,
+                    offset=offset,
+                    with_vectors=False,
+                    with_payload=["id", "content_hash", "entry_hash", "embedder"],
+                )
+                for p in points:
+                    out[str(p.id)] = (p.id, dict(p.payload or {}))
+                if offset is None:
+                    return out
         except ActivationError:
             raise
         except Exception as exc:  # transport, API and local-mode lock errors alike
             raise ActivationError(
                 f"the qdrant collection '{self.collection}' cannot be read: {_reason(exc)}"
             ) from None
-
-    def _scroll(self) -> dict[str, tuple[Any, JsonObject]]:
-        if not self.client.collection_exists(self.collection):
-            return {}
-        out: dict[str, tuple[Any, JsonObject]] = {}  # JSON boundary: payloads as stored
-        offset = None
-        # Local mode sorts every point id for each page: read it as one page (payloads
-        # are small), else 50,000 points take four times as long.  A server pages.
-        limit = 1024
-        if not self.settings.url:
-            limit = self.client.count(self.collection, exact=True).count + 1
-        while True:
-            points, offset = self.client.scroll(
-                self.collection,
-                limit=limit,
-                offset=offset,
-                with_vectors=False,
-                with_payload=["id", "content_hash", "entry_hash", "embedder"],
-            )
-            for p in points:
-                out[str(p.id)] = (p.id, dict(p.payload or {}))
-            if offset is None:
-                return out
 
     def entries(self) -> dict[str, JsonObject]:
         """What the collection holds: unit id -> payload (id, content_hash, entry_hash).

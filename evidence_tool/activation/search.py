@@ -9,11 +9,12 @@ by the best hit's (bm25), the cosine similarity (dense) or the fused score (hybr
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from evidence_tool.activation.backends import ActivationSettings, activation_settings
 from evidence_tool.activation.fusion import Retrieval
 from evidence_tool.activation.records import Hit, IndexRecord, SearchResult
+from evidence_tool.activation.settings import ActivationSettings, activation_settings
 from evidence_tool.activation.sqlite_index import MODES, Filters
 from evidence_tool.embedding import embedder_for
 from evidence_tool.errors import NotReadyError, UsageError
@@ -117,15 +118,9 @@ def _qdrant(
         mode = "bm25"
     try:
         backend.require_collection()
+        # Filters' fields are the backend's filter keywords.
         points = backend.search(
-            query,
-            kind=filters.kind,
-            purpose=filters.purpose,
-            language=filters.language,
-            table=filters.table,
-            limit=limit,
-            mode=mode,
-            fusion=retrieval.fusion,
+            query, **asdict(filters), limit=limit, mode=mode, fusion=retrieval.fusion
         )
     finally:
         backend.close()

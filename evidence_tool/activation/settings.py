@@ -45,13 +45,6 @@ class ActivationSettings(Record, frozen=True, omit_defaults=True):
     api_key_env: str | None = None  # qdrant server: the variable holding the API key
     embedder: str | None = None  # qdrant: module:factory of the sparse/dense embedder
 
-    @classmethod
-    def from_section(cls, section: JsonObject, layout: Layout) -> ActivationSettings:
-        """The installation's section as written (JSON boundary: the YAML file, whose
-        schema the installation's reader checked)."""
-        key = "evidence.activation"
-        return field_of(cls, {key: effective_activation(section, layout)}, key, DescriptorError)
-
     def local_copy(self, path: str) -> ActivationSettings:
         """These settings for a throw-away local collection at ``path`` (eval --compare)."""
         return replace(self, url=None, path=path, collection="evidence")
@@ -60,7 +53,11 @@ class ActivationSettings(Record, frozen=True, omit_defaults=True):
 def activation_settings(
     settings: ActivationSettings | JsonObject, layout: Layout
 ) -> ActivationSettings:
-    """Typed settings from either form (a caller may still hand the section as written)."""
+    """Typed settings from either form (a caller may still hand the section as written:
+    JSON boundary, the YAML file, whose schema the installation's reader checked)."""
     if isinstance(settings, ActivationSettings):
         return settings
-    return ActivationSettings.from_section(settings, layout)
+    key = "evidence.activation"  # a wrong type is E902 naming its path
+    return field_of(
+        ActivationSettings, {key: effective_activation(settings, layout)}, key, DescriptorError
+    )

@@ -138,11 +138,6 @@ def _holds(text: str, words: set[str]) -> bool:
     return any(re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", text, re.I) for w in words if w)
 
 
-def _holds_stem(text: str, stems: set[str], language: str) -> bool:
-    """Does ``text``, analysed for ``language``, hold one of ``stems``?"""
-    return not stems.isdisjoint(_analysed(text, language))
-
-
 # A server shows the same units' fields again and again: their analysis is kept (bounded).
 @functools.lru_cache(maxsize=4096)
 def _analysed(text: str, language: str) -> frozenset[str]:
@@ -157,7 +152,9 @@ def _matched(
     out = ["title"] if "\x01" in title else []
     lang = record.language
     holds: Callable[[str, set[str]], bool] = (
-        (lambda text, words: _holds_stem(text, words, lang)) if analyzer == "stem" else _holds
+        (lambda text, stems: not stems.isdisjoint(_analysed(text, lang)))
+        if analyzer == "stem"
+        else _holds
     )
     for column, section, prefix in (
         (body, record.payload, ""),

@@ -19,6 +19,7 @@ import secrets
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from evidence_tool import __version__, fsio
 from evidence_tool.activation import vec
@@ -125,10 +126,8 @@ class SqliteBackend:
         meta = index_meta(self.path) or {}
         if (meta.get("revision"), meta.get("format")) != (snapshot.revision, FORMAT):
             return False  # another revision, or a format this version must not read
-        if meta.get("embedding") != self._model_id():
-            return False  # vectors of another model (or none wanted): re-activate
-        if meta.get(vec.META_KEY) != vec.wanted(self._model_id()):
-            return False  # sqlite-vec came or went: the index gains or loses vec_units
+        if not self._vectors_match(meta):
+            return False  # re-activate
         held = index_entries(self.path) == {e.id: e.content_hash for e in snapshot.entries()}
         file_id = self._file_id()
         if held and file_id is not None and file_id[2] < time.time_ns() - RACY_NS:
@@ -163,11 +162,9 @@ class SqliteBackend:
             file_id != self._file_id()
         ):
             return None
-        if stamp.get("embedding") != self._model_id():
-            return None  # it vouched for the vectors of another model
-        if stamp.get(vec.META_KEY) != vec.wanted(self._model_id()):
+        if not self._vectors_match(stamp) or not isinstance(revision, str):
             return None
-        if not isinstance(revision, str) or not isinstance(taken, int):
+        if not isinstance(taken, int):
             return None
         # Racily clean unless the index last changed strictly before the stamp was written,
         # by the filesystem's own clock (git's rule for its index: the stamp file's mtime),
@@ -192,6 +189,12 @@ class SqliteBackend:
     def _model_id(self) -> str | None:
         """The model whose vectors the index must hold (None: no vectors)."""
         return self.embedder.model_id if self.embedder else None
+
+    def _vectors_match(self, meta: dict[str, Any]) -> bool:
+        """Do ``meta`` (the index's rows, or a stamp) vouch for vectors of this model (or
+        none, if none are wanted), with ``vec_units`` exactly when sqlite-vec serves here?"""
+        model = self._model_id()
+        return meta.get("embedding") == model and meta.get(vec.META_KEY) == vec.wanted(model)
 
     def begin(self, snapshot: Snapshot) -> None:
         """Start building ``snapshot``'s index in a child while the caller writes the

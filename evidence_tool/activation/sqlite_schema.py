@@ -6,6 +6,7 @@ import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 INDEX_NAME = "index.sqlite"
@@ -81,3 +82,11 @@ def index_revision(path: Path) -> str | None:
 def index_entries(path: Path) -> dict[str, str] | None:
     """Unit id -> content hash held by the index; None if absent or unreadable."""
     return _pairs(path, "SELECT id, content_hash FROM units")
+
+
+def rows_by_id(con: sqlite3.Connection, select: str, ids: list[str]) -> Iterator[Any]:
+    """The rows of ``select`` whose ``id`` is one of ``ids``, asked in chunks under
+    SQLite's bound-variable limit."""
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        yield from con.execute(f"{select} WHERE id IN ({','.join('?' * len(chunk))})", chunk)

@@ -25,7 +25,13 @@ from evidence_tool.activation.records import (
     SearchResult,
 )
 from evidence_tool.activation.sqlite_hits import LexicalRow, _boosted, _fused_hits, _hit
-from evidence_tool.activation.sqlite_schema import FORMAT, INDEX_NAME, index_meta, open_readonly
+from evidence_tool.activation.sqlite_schema import (
+    FORMAT,
+    INDEX_NAME,
+    index_meta,
+    open_readonly,
+    rows_by_id,
+)
 from evidence_tool.embedding import DenseEmbedder, serves
 from evidence_tool.errors import (
     IntegrityError,
@@ -260,7 +266,11 @@ def _rank(
     missing = [uid for uid, _ in dense if uid not in lexical]
     # The dense ranking from memory read the postings' revision: so do their records.
     memory = postings if dense_path == "memory" else None
-    records = memory.records_of(missing) if memory else _records(con, missing)
+    records = (
+        memory.records_of(missing)
+        if memory
+        else dict(rows_by_id(con, "SELECT id, record FROM units", missing))
+    )
     return _Rankings(revision, mode, lexical, dense, dense_path, records)
 
 
@@ -432,12 +442,3 @@ def _query_model(
             "'tht workspace evidence consolidate' to re-embed, or use --mode bm25"
         )
     return model
-
-
-def _records(con: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        out.update(con.execute(f"SELECT id, record FROM units WHERE id IN ({marks})", chunk))
-    return out

@@ -42,36 +42,6 @@ def _fts_text(text: str, language: str, analyzer: str) -> str:
     return analyse(text, language) if analyzer == "stem" else text
 
 
-def _insert(con: sqlite3.Connection, r: IndexRecord, analyzer: str = "stem") -> None:
-    lang = r.language
-    cur = con.execute(
-        "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
-        (
-            r.id,
-            r.kind,
-            r.language,
-            r.title,
-            r.provenance_kind,
-            r.content_hash,
-            json.dumps(r.stored(), ensure_ascii=False, sort_keys=True),
-        ),
-    )
-    con.executemany("INSERT INTO unit_purposes VALUES (?,?)", [(r.id, p) for p in r.purposes])
-    con.executemany(
-        "INSERT INTO unit_tables VALUES (?,?)", [(r.id, t) for t in sorted(_tables_of(r))]
-    )
-    con.execute(
-        "INSERT INTO fts(rowid, id, title, body, applies_to) VALUES (?,?,?,?,?)",
-        (
-            cur.lastrowid,
-            r.id,
-            _fts_text(r.title, lang, analyzer),
-            _fts_text("\n".join(_flatten(r.payload)), lang, analyzer),
-            _fts_text(" ".join(_flatten(r.applies_to)), lang, analyzer),
-        ),
-    )
-
-
 # json.dumps(..., ensure_ascii=False, sort_keys=True) builds this encoder at every call.
 _STORED = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
@@ -79,11 +49,14 @@ _STORED = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 _BATCH = 512  # rows per executemany: fewer calls, a bounded list (50,000 units fit in memory)
 
 
-def _insert_new(con: sqlite3.Connection, records: Iterable[IndexRecord], analyzer: str) -> None:
-    """``_insert``'s rows for a new file, a batch of units per statement: rowids are
-    given (1, 2, ...: what ``_insert`` gets in an empty file), so fts and units share them."""
+def _insert(
+    con: sqlite3.Connection, records: Iterable[IndexRecord], analyzer: str = "stem"
+) -> None:
+    """Every row of ``records``' units, a batch of units per statement.  Rowids are given
+    (the file's largest + 1, 2, ...: what SQLite gives rows inserted one by one), so fts
+    and units share them."""
     batch: list[IndexRecord] = []
-    rowid = 0
+    rowid = int(con.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0])
     for r in records:
         batch.append(r)
         if len(batch) == _BATCH:
@@ -175,7 +148,7 @@ def update_in_place(
 ) -> int:
     """Turn the published index at ``path`` into ``revision``'s in one transaction: the
     rows of the units ``drop`` names are deleted (``_delete``), ``records`` inserted
-    (``_insert``: every row of one unit), ``finish`` brings the rest along (vectors).
+    (``_insert``), ``finish`` brings the rest along (vectors).
 
     SQLite's rollback journal makes it all or nothing: readers see the previous revision
     until the commit, and a process killed halfway leaves a hot journal, which the next
@@ -193,8 +166,7 @@ def update_in_place(
         try:
             for unit_id in sorted(drop):
                 _delete(con, unit_id)
-            for r in index_records(records):
-                _insert(con, r)
+            _insert(con, index_records(records))
             finish(con)
             n = _stamp(con, revision)
             con.execute("COMMIT")
@@ -221,7 +193,7 @@ def _write(
         con.execute("PRAGMA journal_mode=OFF")
         con.execute("PRAGMA synchronous=OFF")  # publish() fsyncs the finished file
         start(con)
-        _insert_new(con, index_records(records), analyzer)
+        _insert(con, index_records(records), analyzer)
         n = _stamp(con, revision, analyzer)
         con.commit()
         return n

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from urllib.parse import quote
 
+from evidence_tool.activation.sqlite_schema import index_meta, rows_by_id
 from evidence_tool.embedding.vectors import dot, from_blob, to_blob
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.record import Record, field
@@ -230,12 +230,8 @@ def ranking(
 def _rescored(
     con: sqlite3.Connection, query: list[float], ids: list[str], k: int
 ) -> list[tuple[str, float]]:
-    scored: list[tuple[float, str]] = []
-    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for uid, vec in con.execute(f"SELECT id, vec FROM vectors WHERE id IN ({marks})", chunk):
-            scored.append((dot(query, from_blob(vec)), uid))
+    rows = rows_by_id(con, "SELECT id, vec FROM vectors", ids)
+    scored = [(dot(query, from_blob(vec)), uid) for uid, vec in rows]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return [(uid, sim) for sim, uid in scored[:k]]
 
@@ -251,16 +247,7 @@ class DenseStatus(Record, frozen=True):
 def dense_status(index: Path) -> tuple[DenseStatus, EvidenceWarning | None]:
     """The index file's dense side, read with the stdlib (a missing or unreadable file has
     none), and W702 when it has vectors and the installed extra cannot serve them."""
-    meta: dict[str, str] = {}
-    if index.is_file():
-        try:
-            con = sqlite3.connect(f"file:{quote(str(index))}?mode=ro", uri=True)
-            try:
-                meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-            finally:
-                con.close()
-        except sqlite3.Error:
-            meta = {}
+    meta = index_meta(index) or {}
     model = meta.get("embedding")
     if model is None:
         return DenseStatus(None, None, None), None

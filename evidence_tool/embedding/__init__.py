@@ -15,18 +15,15 @@ from __future__ import annotations
 from typing import Protocol
 
 from evidence_tool.embedding.settings import (
-    HTTP_DEFAULTS,
-    LOCAL_DEFAULTS,
     EmbeddingKind,
     EmbeddingSettings,
     effective_embedding,
+    embedding_settings,
 )
 from evidence_tool.errors import DescriptorError
 from evidence_tool.jsonvalue import JsonObject
 
 __all__ = [
-    "HTTP_DEFAULTS",
-    "LOCAL_DEFAULTS",
     "DenseEmbedder",
     "EmbeddingSettings",
     "effective_embedding",
@@ -60,7 +57,7 @@ def serves(embedder: DenseEmbedder, language: str | None) -> bool:
 def embedder_for(given: EmbeddingSettings | JsonObject) -> DenseEmbedder | None:
     """The embedder for the installation's ``evidence.embedding`` (None for ``none``);
     the parsed section is accepted too (read here once)."""
-    settings = given if isinstance(given, EmbeddingSettings) else EmbeddingSettings.from_json(given)
+    settings = embedding_settings(given)
     kind = settings.kind
     if kind == EmbeddingKind.NONE:
         return None

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from evidence_tool.embedding.settings import EmbeddingSettings
+from evidence_tool.embedding.settings import EmbeddingSettings, embedding_settings
 from evidence_tool.embedding.vectors import normalized
 from evidence_tool.errors import DescriptorError, EmbeddingError
 from evidence_tool.jsonvalue import JsonObject
@@ -130,7 +130,7 @@ class _Exchange:
 
 class HttpEmbedder:
     def __init__(self, given: EmbeddingSettings | JsonObject) -> None:
-        settings = EmbeddingSettings.of(given, "http")
+        settings = embedding_settings(given, "http")
         url, model, dim = settings.url, settings.model, settings.dimensions
         for key, value in (("url", url), ("model", model), ("dimensions", dim)):
             if not value:
@@ -196,11 +196,11 @@ class HttpEmbedder:
         )
         worker.start()
         worker.join(max(0.0, deadline - time.monotonic()))
-        if worker.is_alive():
+        late = worker.is_alive()
+        if late:
             result.cut()
             worker.join(1.0)
-            raise _Retry(f"timed out after {self.timeout_s:g} s")
-        if isinstance(result.error, _Late):
+        if late or isinstance(result.error, httpx.TimeoutException):
             raise _Retry(f"timed out after {self.timeout_s:g} s")
         if isinstance(result.error, _TooLarge):
             raise EmbeddingError(
@@ -208,8 +208,6 @@ class HttpEmbedder:
                 f"{limit // 1024} KiB for {len(texts)} text(s): it must speak the OpenAI "
                 "/v1/embeddings protocol; a smaller evidence.embedding.batch_size lowers it"
             )
-        if isinstance(result.error, httpx.TimeoutException):
-            raise _Retry(f"timed out after {self.timeout_s:g} s")
         if isinstance(result.error, httpx.HTTPError | OSError):
             reason = str(result.error) or type(result.error).__name__
             raise _Retry(_printable(reason))
@@ -267,8 +265,8 @@ class HttpEmbedder:
                 bound = limit if out.status == 200 else 16 * 1024
                 data = bytearray()
                 for chunk in resp.iter_raw(_CHUNK):
-                    if time.monotonic() > deadline:
-                        raise _Late
+                    if time.monotonic() > deadline:  # still arriving: timed out as a whole
+                        raise httpx.ReadTimeout("the deadline passed")
                     data += chunk
                     if len(data) > bound:
                         if out.status == 200:
@@ -326,7 +324,3 @@ class _Retry(Exception):
 
 class _TooLarge(Exception):
     """The answer passed ``answer_limit``."""
-
-
-class _Late(Exception):
-    """The deadline passed while the answer was still arriving."""

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evidence_tool.embedding.settings import EmbeddingSettings
+from evidence_tool.embedding.settings import EmbeddingSettings, embedding_settings
 from evidence_tool.embedding.vectors import normalized
 from evidence_tool.errors import DescriptorError, EmbeddingError
 from evidence_tool.jsonvalue import JsonObject
@@ -104,7 +104,7 @@ def _max_tokens(folder: Path) -> int:
 
 class OnnxEmbedder:
     def __init__(self, given: EmbeddingSettings | JsonObject) -> None:
-        settings = EmbeddingSettings.of(given, "local")
+        settings = embedding_settings(given, "local")
         if not settings.model:
             raise DescriptorError("evidence.embedding.model is required for kind 'local'")
         self.model_path = onnx_file(settings.model)

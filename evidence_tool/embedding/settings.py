@@ -49,21 +49,20 @@ class EmbeddingSettings(Record, frozen=True, omit_defaults=True):
     backoff_s: float = 0.5
     languages: tuple[str, ...] = ()  # empty: any language (or, for local, the model card's)
 
-    @classmethod
-    def from_json(cls, section: JsonObject) -> EmbeddingSettings:
-        """The section with its kind's defaults; a missing required key is reported by
-        the embedder that needs it (the message names the kind).  A number may be written
-        as text ("2.5"); a value of the wrong type is E902 naming its key."""
-        try:
-            return msgspec.convert(effective_embedding(section), cls, strict=False)
-        except msgspec.ValidationError as exc:
-            raise DescriptorError(
-                f"evidence.embedding: {exc}: write a value of that type in the installation file"
-            ) from None
 
-    @classmethod
-    def of(cls, given: EmbeddingSettings | JsonObject, kind: str) -> EmbeddingSettings:
-        """Typed settings from either form (callers that still hold the parsed section)."""
-        if isinstance(given, EmbeddingSettings):
-            return given
-        return cls.from_json({"kind": kind, **given})
+def embedding_settings(
+    given: EmbeddingSettings | JsonObject, kind: str | None = None
+) -> EmbeddingSettings:
+    """Typed settings from either form: the section as written (JSON boundary: the
+    installation's YAML), of ``kind`` where an embedder names its own.  A missing required
+    key is reported by the embedder that needs it (the message names the kind); a number
+    may be written as text ("2.5"); a value of the wrong type is E902 naming its key."""
+    if isinstance(given, EmbeddingSettings):
+        return given
+    section = {"kind": kind, **given} if kind else given
+    try:
+        return msgspec.convert(section, EmbeddingSettings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise DescriptorError(
+            f"evidence.embedding: {exc}: write a value of that type in the installation file"
+        ) from None

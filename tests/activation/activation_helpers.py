@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from evidence_tool.activation import names
+from evidence_tool.activation.records import IndexRecord
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
@@ -217,3 +219,30 @@ def env_without_installation() -> dict[str, str]:
     env.pop("THT_INSTALLATION", None)
     env["THT_ACTOR"] = ACTOR
     return env
+
+
+# -- the name and value boosts' rule, written out (names.Namer is its fast form) --------
+
+
+def named(record: IndexRecord, stems: frozenset[str]) -> bool:
+    """Does the question (``stems``) name one of ``record``'s names in full?"""
+    for name in names.names(record):
+        if len(name.strip()) < names.MIN_CHARS:
+            continue
+        words = names._name_words(name, record.language)
+        if words and all(w in stems for w in words):
+            return True
+    return False
+
+
+def literal_named(record: IndexRecord, question: str, asked: list[str]) -> bool:
+    """Does the question say one of the unit's quoted values, or does the unit hold one
+    of the question's quoted values (``asked``), as whole words?"""
+    return said_literal(record, names._folded_words(question), asked)
+
+
+def said_literal(record: IndexRecord, said: str, asked: list[str]) -> bool:
+    """``literal_named`` of a question already folded and padded (``said``)."""
+    if any(f" {lit} " in said for lit in names.literals(record)):
+        return True
+    return bool(asked) and names._holds_asked(record, asked)

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from evidence_tool.activation.backends import ActivationSettings
 from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag, classify
 from evidence_tool.activation.drift import IndexDrift
 from evidence_tool.activation.reader import open_active_corpus
 from evidence_tool.activation.records import Hit, IndexRecord, Scoring, SearchResult
+from evidence_tool.activation.settings import ActivationSettings
 from evidence_tool.activation.sqlite_index import Filters, search
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.workspace.layout import Layout

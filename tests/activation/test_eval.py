@@ -45,10 +45,10 @@ def _write(path: Path, questions: list[dict[str, Any]]) -> Path:
 def _bm25_figures(path: Path, questions: list[Question]) -> ModeFigures:
     """The bm25 figures of the index file at ``path`` (to compare analyzers)."""
 
-    def one(q: str, f: Filters, n: int) -> list[str]:
-        return search_path(path, q, f, n, "bm25").ids()
+    def one(q: str, f: Filters, n: int, mode: str) -> list[str]:
+        return search_path(path, q, f, n, mode).ids()
 
-    return ModeFigures(mode="bm25", questions=_run_mode(one, questions, {}, 5))
+    return ModeFigures(mode="bm25", questions=_run_mode(one, "bm25", questions, {}, 5))
 
 
 def test_stemming_bm25_is_not_worse_than_exact_tokens_on_the_question_set(

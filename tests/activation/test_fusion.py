@@ -79,3 +79,12 @@ def test_a_bad_fusion_setting_is_a_descriptor_error(raw: dict[str, object]) -> N
 def test_no_section_is_the_built_in_default() -> None:
     assert Retrieval.from_json(None) == Retrieval()
     assert Retrieval.from_json({"mode": "bm25"}).fusion == Fusion()
+
+
+def test_a_wrong_typed_value_is_worded_by_the_decoder_with_its_path() -> None:
+    with pytest.raises(DescriptorError) as caught:
+        Retrieval.from_json({"mode": "hybrid", "fusion": {"weight": True}})
+    assert caught.value.message == (
+        "'retrieval': Expected `float`, got `bool` - at `$.fusion.weight`"
+    )
+    assert caught.value.code == "E902"

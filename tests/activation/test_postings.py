@@ -184,7 +184,9 @@ def test_rows_replaced_in_place_and_the_boost(tmp_path: Path) -> None:
     """An index updated in place (deleted rows, new rowids at the end): the rows are
     ``_bm25_rows``'s, all ``depth`` of them, and ``_boosted`` lifts the same ones from
     them (names, short definitions, quoted values: names.py's whole rule)."""
-    from evidence_tool.activation.names import Namer, _literal_named
+    from activation_helpers import said_literal
+
+    from evidence_tool.activation.names import Namer
     from evidence_tool.activation.sqlite_hits import _boosted
     from evidence_tool.activation.sqlite_hits import _record as stored
 
@@ -220,7 +222,7 @@ def test_rows_replaced_in_place_and_the_boost(tmp_path: Path) -> None:
                 # The corpus exercises the boosts beyond names: values said or quoted.
                 namer = Namer(query, 0.25)
                 literal += sum(
-                    _literal_named(stored(r.record, "rev-2"), namer.said, namer.asked)
+                    said_literal(stored(r.record, "rev-2"), namer.said, namer.asked)
                     for r in rows.values()
                 )
     assert cases >= 100

@@ -243,7 +243,7 @@ def broken():
     return NoDim()
 
 def terms_again():
-    from evidence_tool.activation.terms import TermEmbedder
+    from evidence_tool.activation.qdrant_index import TermEmbedder
     return TermEmbedder()
 '''
 

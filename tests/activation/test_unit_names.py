@@ -11,6 +11,8 @@ import hashlib
 import random
 from pathlib import Path
 
+from activation_helpers import literal_named, named
+
 from evidence_tool.activation import names as rule
 from evidence_tool.activation import sqlite_index
 from evidence_tool.activation._speed.postings import Postings
@@ -105,8 +107,8 @@ def _rule(record: IndexRecord, question: str, boost: float) -> float:
     """The boost as names.py states it, one predicate per lever."""
     if not boost:
         return 0.0
-    out = boost if rule.named(record, rule.query_stems(question)) else 0.0
-    if rule.literal_named(record, question, rule.quoted(question)):
+    out = boost if named(record, rule.query_stems(question)) else 0.0
+    if literal_named(record, question, rule.quoted(question)):
         out += rule.LITERAL_BOOST
     return out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from activation_helpers import Tht, write_unit
+from activation_helpers import Tht, literal_named, named, write_unit
 
 from evidence_tool.activation import names
 from evidence_tool.activation.records import IndexRecord
@@ -56,7 +56,7 @@ def test_a_value_said_in_the_question_is_a_literal_match(
     question: str, sql: str, expected: bool
 ) -> None:
     record = _record(sql)
-    assert names.literal_named(record, question, names.quoted(question)) is expected
+    assert literal_named(record, question, names.quoted(question)) is expected
 
 
 def test_the_literal_boost_lifts_the_unit_that_holds_the_value(tmp_path: Path, tht: Tht) -> None:
@@ -125,4 +125,4 @@ def test_a_short_definition_said_in_full_names_its_term(
 ) -> None:
     if definition.startswith("the amount"):  # the case must stay past the limit
         assert len(definition.split()) > names.DEFINITION_WORDS
-    assert names.named(_term(definition), names.query_stems(question)) is expected
+    assert named(_term(definition), names.query_stems(question)) is expected

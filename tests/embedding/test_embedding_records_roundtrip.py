@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from evidence_tool.embedding import effective_embedding, embedder_for
 from evidence_tool.embedding.http import HttpEmbedder
-from evidence_tool.embedding.settings import EmbeddingSettings
+from evidence_tool.embedding.settings import EmbeddingSettings, embedding_settings
 from evidence_tool.errors import DescriptorError
 from evidence_tool.jsonvalue import JsonObject
 
@@ -62,7 +62,7 @@ def test_embedding_settings_round_trip(settings: EmbeddingSettings) -> None:
 def test_section_read_once_with_the_defaults_of_its_kind(
     section: JsonObject, batch: int, timeout: float, retries: int
 ) -> None:
-    typed = EmbeddingSettings.from_json(section)
+    typed = embedding_settings(section)
     assert (typed.batch_size, typed.timeout_s, typed.retries) == (batch, timeout, retries)
     # config show keeps printing the section as written, with the defaults merged in
     shown = effective_embedding(section)
@@ -78,7 +78,7 @@ def test_http_embedder_reads_the_typed_record_and_the_section_alike() -> None:
         "languages": ["EN"],
     }
     from_section = embedder_for(section)
-    from_record = embedder_for(EmbeddingSettings.from_json(section))
+    from_record = embedder_for(embedding_settings(section))
     assert isinstance(from_section, HttpEmbedder) and isinstance(from_record, HttpEmbedder)
     assert (from_section.model_id, from_section.languages) == ("http:m:8", frozenset({"en"}))
     assert (from_record.model_id, from_record.languages) == ("http:m:8", frozenset({"en"}))
@@ -95,4 +95,4 @@ def test_a_missing_required_key_is_named(missing: str) -> None:
 
 def test_a_dimension_that_is_no_number_is_a_descriptor_error() -> None:
     with pytest.raises(DescriptorError, match=r"got `str` - at `\$\.dimensions`"):
-        EmbeddingSettings.from_json({"kind": "http", "dimensions": "many"})
+        embedding_settings({"kind": "http", "dimensions": "many"})
