@@ -40,7 +40,8 @@ from evidence_tool.errors import (
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace._speed import gcpause
 from evidence_tool.workspace._speed.statcache import StatCache
-from evidence_tool.workspace.scan import CuratedFile, ValidationReport
+from evidence_tool.workspace.curated import CuratedFile
+from evidence_tool.workspace.scan import ValidationReport
 
 if TYPE_CHECKING:
     from evidence_tool.unit import Unit

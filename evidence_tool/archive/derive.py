@@ -33,8 +33,8 @@ from evidence_tool.archive.records import (
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.workspace.curated import CuratedFile
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import CuratedFile
 
 CLASSES = ("added", "modified", "reformatted", "renamed", "restored", "deleted", "unchanged")
 # A consolidation's changes: the ids of each class, and how many units stayed unchanged.
