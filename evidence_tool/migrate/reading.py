@@ -15,6 +15,7 @@ UNITS_DIR = "evidence/units"
 SOURCE_DIR = "evidence/source"
 MAX_LEGACY_BYTES = 4 * 1024 * 1024  # far above anything v4 can hold (256 KiB); stop reading there
 HEX64 = re.compile(r"[0-9a-f]{64}")
+BOM = b"\xef\xbb\xbf"
 
 
 def has_legacy_manifest(root: str | os.PathLike[str]) -> bool:
@@ -50,10 +51,14 @@ def read_bytes(layout: Layout, rel: str) -> bytes | str:
         os.close(fd)
 
 
-def decode_text(data: bytes) -> str:
-    """UTF-8 text with CRLF read as LF; raises ValueError with a reason otherwise."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise ValueError("the file starts with a byte order mark (BOM); legacy files have none")
+def decode_text(data: bytes, *, bom: bool = False) -> str:
+    """UTF-8 text with CRLF read as LF; raises ValueError with a reason otherwise.  A legacy
+    unit or manifest has no byte order mark; a source document's (``bom``) is dropped, as
+    SPEC.md 6.1 normalizes a source's text."""
+    if data.startswith(BOM):
+        if not bom:
+            raise ValueError("the file starts with a byte order mark (BOM); legacy files have none")
+        data = data[len(BOM) :]
     try:
         return data.decode("utf-8").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
