@@ -495,10 +495,6 @@ class UnitEntry:
             and raw["kind"] == kind
         )
 
-    @property
-    def has_review_items(self) -> bool:
-        return bool(self._raw.get("review_items"))
-
 
 class SourceBlob(Record, frozen=True):
     """A source document a declaration points at, kept as the blob ``blob``."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
 
 from evidence_tool.migrate.problems import Problem
@@ -14,7 +13,6 @@ LEGACY_MANIFEST = "evidence/manifest.yaml"
 UNITS_DIR = "evidence/units"
 SOURCE_DIR = "evidence/source"
 MAX_LEGACY_BYTES = 4 * 1024 * 1024  # far above anything v4 can hold (256 KiB); stop reading there
-HEX64 = re.compile(r"[0-9a-f]{64}")
 BOM = b"\xef\xbb\xbf"
 
 
