@@ -383,9 +383,9 @@ class UnitEntry:
 
     A view, not a copy: the manifest of 50,000 units is loaded by every no-op
     consolidate (issue 20), and derive keeps unchanged entries by identity.  Its JSON is
-    ``raw``; a damaged field raises ValueError when it is read.  Not a ``Record``:
-    decoding 50,000 entries into records took 40 ms CPU against 12 ms for the views, and
-    writing them back as objects 218 ms (CONTRIBUTING.md, issue 32).
+    ``raw``; a damaged field raises ValueError when it is read.  Not a ``Record``: for
+    50,000 entries the records cost 4x the views, and 20x more to become objects again
+    (``bench/unit_entries.py``, CONTRIBUTING.md).
     """
 
     __slots__ = ("_raw",)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import stat
 
 from evidence_tool.migrate.problems import Problem
 from evidence_tool.unit.yaml_strict import YamlDoc, YamlProblem, load
+from evidence_tool.workspace.curated import read_regular
 from evidence_tool.workspace.layout import Layout
 
 LEGACY_MANIFEST = "evidence/manifest.yaml"
@@ -30,23 +30,16 @@ def read_bytes(layout: Layout, rel: str) -> bytes | str:
     if not layout.inside(path):
         return "the path leads outside the workspace (a symbolic link?)"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_regular(path, MAX_LEGACY_BYTES)
     except FileNotFoundError:
         return "the file does not exist"
     except OSError as exc:
         return f"the file cannot be read ({exc.strerror})"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "not a regular file"
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_LEGACY_BYTES:
-                return f"the file is larger than {MAX_LEGACY_BYTES} bytes"
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    if data is None:
+        return "not a regular file"
+    if len(data) > MAX_LEGACY_BYTES:
+        return f"the file is larger than {MAX_LEGACY_BYTES} bytes"
+    return data
 
 
 def decode_text(data: bytes, *, bom: bool = False) -> str:

@@ -159,22 +159,29 @@ class CuratedFile:
         return self.result.key_lines.get(key)
 
 
-def read_file(path: str | Path) -> bytes | Diagnostic:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        return Diagnostic("E109", f"cannot read file: {exc.strerror}")
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """The bytes of the regular file at ``path``, read no further once past ``limit``
+    (a 100 MB file, /dev/zero); None when it is not a regular file (a FIFO is never
+    waited on).  OSError as opening or reading it raises."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return Diagnostic("E109", "not a regular file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
+            return None
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, 1 << 20)):
             chunks.append(chunk)
-            if sum(map(len, chunks)) > 4 * 1024 * 1024:  # far over the 256 KiB limit: stop reading
-                break
+            size += len(chunk)
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_file(path: str | Path) -> bytes | Diagnostic:
+    try:
+        data = read_regular(path, 4 * 1024 * 1024)  # far over the 256 KiB limit: stop there
+    except OSError as exc:
+        return Diagnostic("E109", f"cannot read file: {exc.strerror}")
+    return Diagnostic("E109", "not a regular file") if data is None else data
 
 
 def parse_file(path: str | Path, rel: str) -> CuratedFile:
