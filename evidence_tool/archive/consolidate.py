@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -40,7 +40,8 @@ from evidence_tool.errors import (
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace._speed import gcpause
 from evidence_tool.workspace._speed.statcache import StatCache
-from evidence_tool.workspace.scan import CuratedFile, ValidationReport
+from evidence_tool.workspace.curated import CuratedFile
+from evidence_tool.workspace.scan import ValidationReport
 
 if TYPE_CHECKING:
     from evidence_tool.unit import Unit
@@ -58,15 +59,11 @@ def consolidate(
     """Validate, derive provenance, snapshot, then activate; a dry run takes no lock and
     writes nothing.  ``refuse``: None, or warnings found above to refuse with the files'
     (E190); ``catalog``: the catalog step ran, the snapshot records what it checked."""
-    with gcpause.paused():
-        if dry_run:  # activate is only asked what a real run would do, never called
-            return Consolidation(core).run(
-                actor, activate, dry_run=True, refuse=refuse, catalog=catalog
-            )
-        with core.locked("consolidate"):
-            return Consolidation(core).run(
-                actor, activate, dry_run=False, refuse=refuse, catalog=catalog
-            )
+    # A dry run: activate is only asked what a real run would do, never called.
+    with gcpause.paused(), nullcontext() if dry_run else core.locked("consolidate"):
+        return Consolidation(core).run(
+            actor, activate, dry_run=dry_run, refuse=refuse, catalog=catalog
+        )
 
 
 def consolidate_locked(
@@ -77,13 +74,6 @@ def consolidate_locked(
 ) -> ConsolidateResult:
     """Consolidate while the caller already holds the lock (decide, restore)."""
     return Consolidation(core).run(actor, activate, dry_run=False, catalog=catalog)
-
-
-def refused(
-    warnings_as_errors: bool, extra_warnings: Sequence[EvidenceWarning]
-) -> list[EvidenceWarning] | None:
-    """``warnings_as_errors`` refuses the files' coded warnings and ``extra_warnings``."""
-    return list(extra_warnings) if warnings_as_errors else None
 
 
 def _compared(prev: JsonObject, catalog: CatalogRecord | None) -> JsonObject:
@@ -129,6 +119,50 @@ def _ahead(activate: ActivationPort, candidate: Snapshot) -> Iterator[None]:
         raise
 
 
+def derive_files(
+    core: ArchiveCore,
+    actor: str,
+    *,
+    newest: str | None = None,
+    dry_run: bool = False,
+    refuse: list[EvidenceWarning] | None = None,
+    carried: JsonObject | None = None,
+    baseline: bool = False,
+) -> tuple[ValidationReport, Snapshot | None, Derivation]:
+    """Whether the files may be recorded (E1xx, E190 refused warnings), and the candidate
+    manifest they make against snapshot ``newest``.  ``baseline`` (init): open review
+    items do not block, and ``carried`` (migration's declarations) is staged too.  A real
+    run saves the stat cache: the next run reads no file this one read."""
+    cache = StatCache.load(core.layout)
+    report = core.valid_files(cache)
+    prev = core.snapshot(newest) if newest else None
+    # The previous manifest lends its lines only if this very encoder wrote it (the
+    # seal says so): lines from another writer could be valid JSON, yet not canonical.
+    sealed = prev is not None and seal(core)[1:] == [prev.revision, ENCODER]
+    staged = staging.merge(core.staged(), carried) if carried else core.staged()
+    request = DeriveRequest(
+        report.files,
+        staged,
+        actor,
+        changed_at(core.layout.root),
+        core.layout,
+        previous=prev,
+        sealed=sealed,
+        block_on_review=not baseline,
+    )
+    d = derive(request)
+    if d.errors:
+        raise InvalidFilesError(d.errors)
+    refused = refuse_warnings([*report.warnings, *refuse])[0] if refuse is not None else []
+    if refused:
+        raise InvalidFilesError(refused)
+    if not dry_run:
+        cache.save()  # derived data: only what changed since the last scan is recorded
+        if (unsaved := cache.unsaved_warning()) is not None:
+            report.warnings.append(unsaved)
+    return report, prev, d
+
+
 class Consolidation:
     """One consolidate run on ``core``: what it found of local-manifest.yaml is its own."""
 
@@ -148,7 +182,9 @@ class Consolidation:
     ) -> ConsolidateResult:
         """``refuse``: None, or warnings found above to refuse with the files' (E190)."""
         state = self.core.state()
-        report, prev, d = self._derive(actor, dry_run=dry_run, refuse=refuse, newest=state.newest)
+        report, prev, d = derive_files(
+            self.core, actor, dry_run=dry_run, refuse=refuse, newest=state.newest
+        )
         if catalog is not None:  # a changed warehouse is then a new snapshot
             _as_checked(d.manifest, catalog.checked)
             d.manifest["catalog"] = catalog.entry
@@ -187,43 +223,6 @@ class Consolidation:
         with _ahead(activate, candidate):
             self._record(actor, state, d, report, result)
             return activation(self.core, actor, candidate, activate, result)
-
-    def _derive(
-        self,
-        actor: str,
-        *,
-        dry_run: bool,
-        refuse: list[EvidenceWarning] | None,
-        newest: str | None,
-    ) -> tuple[ValidationReport, Snapshot | None, Derivation]:
-        """Whether the files may be consolidated (E1xx, E190 refused warnings), and the
-        candidate manifest they make against the newest snapshot."""
-        cache = StatCache.load(self.layout)
-        report = self.core.valid_files(cache)
-        prev = self.core.snapshot(newest) if newest else None
-        # The previous manifest lends its lines only if this very encoder wrote it (the
-        # seal says so): lines from another writer could be valid JSON, yet not canonical.
-        sealed = prev is not None and seal(self.core)[1:] == [prev.revision, ENCODER]
-        request = DeriveRequest(
-            report.files,
-            self.core.staged(),
-            actor,
-            changed_at(self.layout.root),
-            self.layout,
-            previous=prev,
-            sealed=sealed,
-        )
-        d = derive(request)
-        if d.errors:
-            raise InvalidFilesError(d.errors)
-        refused = refuse_warnings([*report.warnings, *refuse])[0] if refuse is not None else []
-        if refused:
-            raise InvalidFilesError(refused)
-        if not dry_run:
-            cache.save()  # derived data: only what changed since the last scan is recorded
-            if (unsaved := cache.unsaved_warning()) is not None:
-                report.warnings.append(unsaved)
-        return report, prev, d
 
     def _keep_active(
         self,

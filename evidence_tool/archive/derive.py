@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import itemgetter
 
 from evidence_tool.archive import staged as staging
@@ -33,8 +34,8 @@ from evidence_tool.archive.records import (
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.workspace.curated import CuratedFile
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import CuratedFile
 
 CLASSES = ("added", "modified", "reformatted", "renamed", "restored", "deleted", "unchanged")
 # A consolidation's changes: the ids of each class, and how many units stayed unchanged.
@@ -100,21 +101,15 @@ class Derivation:
     prev_json: PreviousJson | None = None
     fresh: list[UnitEntry] = field(default_factory=list)  # unit entries built anew
     blobs: dict[str, bytes] = field(default_factory=dict)  # sha256 -> bytes (the catalog's)
-    _bytes: bytes | None = None
-    _revision: str | None = None
 
-    @property
+    @cached_property
     def manifest_bytes(self) -> bytes:
         """The canonical manifest, serialized once (it is hashed and written)."""
-        if self._bytes is None:
-            self._bytes = manifest_bytes(self.manifest, self.prev_json)
-        return self._bytes
+        return manifest_bytes(self.manifest, self.prev_json)
 
-    @property
+    @cached_property
     def revision(self) -> str:
-        if self._revision is None:
-            self._revision = hashlib.sha256(self.manifest_bytes).hexdigest()
-        return self._revision
+        return hashlib.sha256(self.manifest_bytes).hexdigest()
 
     def summary(self) -> Changes:
         out: Changes = {c: sorted(v) for c, v in self.classes.items() if c != "unchanged"}

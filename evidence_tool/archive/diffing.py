@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.errors import UnknownNameError
 from evidence_tool.jsonvalue import View
 
@@ -31,24 +30,16 @@ def resolve_revision(archive: LocalEvidenceArchive, name: str) -> str:
     return hits[0]
 
 
-def _entries(snapshot: Snapshot) -> dict[str, tuple[str, str, str]]:
-    return snapshot.view.identities()
-
-
 def compare(
     old: dict[str, tuple[str, str, str]], new: dict[str, tuple[str, str, str]]
 ) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {
-        "added": [],
+        "added": sorted(new.keys() - old.keys()),
         "modified": [],
-        "deleted": [],
+        "deleted": sorted(old.keys() - new.keys()),
         "reformatted": [],
         "renamed": [],
     }
-    for uid in sorted(new.keys() - old.keys()):
-        out["added"].append(uid)
-    for uid in sorted(old.keys() - new.keys()):
-        out["deleted"].append(uid)
     for uid in sorted(old.keys() & new.keys()):
         (oc, of, op), (nc, nf, np) = old[uid], new[uid]
         if oc != nc:
@@ -92,14 +83,12 @@ def diff(archive: LocalEvidenceArchive, rev_a: str | None = None, rev_b: str | N
     """No revision: the active snapshot (else the newest) against the working files."""
     if rev_a is None:
         state = archive.state()
-        base = state.active or state.newest
-        old = _entries(archive.snapshot(base)) if base else {}
-        new, invalid = working_entries(archive)
-        return Diff(base, "working files", compare(old, new), invalid)
-    a = resolve_revision(archive, rev_a)
-    old = _entries(archive.snapshot(a))
-    if rev_b is None:
+        a = state.active or state.newest
+    else:
+        a = resolve_revision(archive, rev_a)
+    old = archive.snapshot(a).view.identities() if a else {}
+    if rev_a is None or rev_b is None:
         new, invalid = working_entries(archive)
         return Diff(a, "working files", compare(old, new), invalid)
     b = resolve_revision(archive, rev_b)
-    return Diff(a, b, compare(old, _entries(archive.snapshot(b))))
+    return Diff(a, b, compare(old, archive.snapshot(b).view.identities()))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from evidence_tool.archive.manifest import UnitEntry
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.unit.hashing import canonical_json, sha256_hex
-from evidence_tool.workspace.scan import CuratedFile, parse_unit
+from evidence_tool.workspace.curated import CuratedFile, parse_unit
 
 if TYPE_CHECKING:
     from evidence_tool.unit.model import Unit

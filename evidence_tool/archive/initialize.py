@@ -9,21 +9,17 @@ from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive._speed import unitrecords
-from evidence_tool.archive.clock import changed_at
-from evidence_tool.archive.consolidate import build_candidate, parsed_units
+from evidence_tool.archive.consolidate import build_candidate, derive_files, parsed_units
 from evidence_tool.archive.core import ArchiveCore
-from evidence_tool.archive.derive import Derivation, DeriveRequest, derive
+from evidence_tool.archive.derive import Derivation
 from evidence_tool.archive.manifest import Manifest
 from evidence_tool.archive.mirror import CURRENT, MirrorCheck
 from evidence_tool.archive.results import ConsolidateResult, ConsolidateStatus
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import State, write_state
 from evidence_tool.archive.writing import write_snapshot
-from evidence_tool.errors import InvalidFilesError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace._speed import gcpause
-from evidence_tool.workspace._speed.statcache import StatCache
-from evidence_tool.workspace.scan import ValidationReport
 
 
 def initialize(
@@ -47,7 +43,7 @@ def initialize(
             return ConsolidateResult(
                 ConsolidateStatus.ALREADY_INITIALIZED, state.baseline, None, {}, False
             )
-        report, d = _baseline(core, actor, carried)
+        report, _, d = derive_files(core, actor, carried=carried, baseline=True)
         # No previous snapshot: the mirror is written whole, as for the first consolidate.
         revision = write_snapshot(core, d, report, MirrorCheck(CURRENT))
         # The first activation indexes every unit: hand it what this scan parsed.
@@ -63,32 +59,6 @@ def initialize(
             True,
             warnings=report.warnings,
         )
-
-
-def _baseline(
-    core: ArchiveCore, actor: str, carried: JsonObject | None
-) -> tuple[ValidationReport, Derivation]:
-    """The files and the baseline manifest they make, recorded as consolidate records
-    them: the first consolidate after init then reads no file init already read."""
-    cache = StatCache.load(core.layout)
-    report = core.valid_files(cache)
-    staged = staging.merge(core.staged(), carried or {})
-    d = derive(
-        DeriveRequest(
-            report.files,
-            staged,
-            actor,
-            changed_at(core.layout.root),
-            core.layout,
-            block_on_review=False,
-        )
-    )
-    if d.errors:
-        raise InvalidFilesError(d.errors)
-    cache.save()
-    if (unsaved := cache.unsaved_warning()) is not None:
-        report.warnings.append(unsaved)
-    return report, d
 
 
 def _record_baseline(core: ArchiveCore, actor: str, revision: str, d: Derivation) -> None:

@@ -72,9 +72,9 @@ class LocalEvidenceArchive(ArchiveCore):
         (found by a layer above, e.g. W151), as E190 before any write.
         ``catalog``: the catalog step ran; the snapshot records what it checked against.
         """
-        from evidence_tool.archive.consolidate import consolidate, refused
+        from evidence_tool.archive.consolidate import consolidate
 
-        refuse = refused(warnings_as_errors, extra_warnings)
+        refuse = list(extra_warnings) if warnings_as_errors else None
         return consolidate(self, actor, as_port(activate), dry_run, refuse=refuse, catalog=catalog)
 
     def consolidate_locked(

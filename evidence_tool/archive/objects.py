@@ -19,9 +19,7 @@ class ObjectStore:
         self.root = root
 
     def path_for(self, digest: str) -> Path:
-        if not HEX64.fullmatch(digest):
-            raise ValueError(f"not a sha256 digest: {digest!r}")
-        return self.root / digest[:2] / digest[2:]
+        return Path(self.name_for(digest))
 
     def name_for(self, digest: str) -> str:
         """``path_for`` as a plain string: a first consolidate names 10,000 blobs."""

@@ -65,12 +65,7 @@ def serving(
             f"{_CONSOLIDATE}",
         )
     if review is None:
-        newest = archive.newest_snapshot()
-        review = (
-            {e.id: e.review_items for e in newest.entries() if e.review_items} if newest else {}
-        )
-        for uid in staging.section(archive.staged(), "review_items"):
-            review.setdefault(uid, [])
+        review = _open_items(archive.newest_snapshot(), archive.staged())
     if review:
         return Serving(
             None,
@@ -135,13 +130,7 @@ def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
     state = archive.state()
     newest = archive.newest_snapshot()
     staged = archive.staged()
-    review: dict[str, list[JsonObject]] = {}
-    if newest:
-        for e in newest.entries():
-            if e.review_items:
-                review[e.id] = e.review_items
-    for uid in staging.section(staged, "review_items"):
-        review.setdefault(uid, []).extend(staging.raised_items(staged, uid))
+    review = _open_items(newest, staged)
     journal = tuple(PendingEntry(p.name, e.op, e.at) for p, e in archive.journal.pending())
     changes = diff(archive) if state.initialized else None
     # W122 while it is cheap to undo: nothing is recorded (or reserved) yet.
@@ -162,6 +151,14 @@ def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
         staged={k: sorted(v) for k in staging.SECTIONS if (v := staging.section(staged, k))},
         serving=_serving(archive, state, newest, review),
     )
+
+
+def _open_items(newest: Snapshot | None, staged: JsonObject) -> dict[str, list[JsonObject]]:
+    """Open review items by unit: the newest snapshot's, then those raised since."""
+    review = {e.id: items for e in newest.entries() if (items := e.review_items)} if newest else {}
+    for uid in staging.section(staged, "review_items"):
+        review.setdefault(uid, []).extend(staging.raised_items(staged, uid))
+    return review
 
 
 def _serving(

@@ -41,33 +41,22 @@ def restore(
         staged = staging.restoration_change(
             unit_id, last.content_hash, last.provenance, record.last_revision
         )
-        if holder is not None:
-            # The operator wrote the id into a file again (the way back from an id
-            # changed by mistake, W122, or from E121): that file is the unit restored.
-            # Writing the old file next to it would only end in a duplicate id (E120).
-            change_files(
-                core,
-                "restore",
-                actor,
-                [],
-                {},
-                staged,
-                event="restored",
-                id=unit_id,
-                path=holder.rel,
-            )
-            return consolidate_locked(core, actor, port)
-        data = core.objects.get(last.file_hash)
+        # A file that holds the id again (the way back from an id changed by mistake,
+        # W122, or from E121) is the unit restored: writing the old file next to it would
+        # only end in a duplicate id (E120).  Otherwise the last content comes back.
+        write: list[tuple[str, bytes | None]] = []
+        if holder is None:
+            write.append((last.path, core.objects.get(last.file_hash)))
         change_files(
             core,
             "restore",
             actor,
-            [(last.path, data)],
-            {last.path: None},
+            write,
+            {last.path: None} if write else {},
             staged,
             event="restored",
             id=unit_id,
-            path=last.path,
+            path=holder.rel if holder is not None else last.path,
         )
         return consolidate_locked(core, actor, port)
 

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from evidence_tool.archive import staged as staging
 from evidence_tool.errors import Diagnostic, EvidenceError
 from evidence_tool.workspace import scan
+from evidence_tool.workspace.curated import CuratedFile
 from evidence_tool.workspace.layout import Layout, enclosing_workspace
-from evidence_tool.workspace.scan import CuratedFile, Progress, ValidationReport
+from evidence_tool.workspace.scan import Progress, ValidationReport
 
 if TYPE_CHECKING:
     from evidence_tool.archive.local import LocalEvidenceArchive

@@ -38,12 +38,10 @@ def write_snapshot(
     missing = core.objects.missing(wanted)
     batch: list[tuple[str, bytes, str]] = []
     for f in report.files if missing else ():
-        if f.cached is None and f.file_hash in missing:  # read and hashed by this scan
-            missing.discard(f.file_hash)
-            batch.append((core.objects.name_for(f.file_hash), f.data, f.file_hash))
-    for f in report.files if missing else ():  # rare: a recognized file not archived
         if f.file_hash in missing:
-            if hashlib.sha256(f.data).hexdigest() != f.file_hash:
+            # Read and hashed by this scan, or (rare) recognized by the stat cache and not
+            # archived: read now, its bytes must still be the hash the cache recorded.
+            if f.cached is not None and hashlib.sha256(f.data).hexdigest() != f.file_hash:
                 raise ConflictError(
                     f"{f.rel} changed while consolidate was running; run it again",
                     path=f.rel,

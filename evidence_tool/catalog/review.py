@@ -34,8 +34,9 @@ from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import Record
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.cachedir import ensure_cache
+from evidence_tool.workspace.curated import CuratedFile
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import CuratedFile, Progress
+from evidence_tool.workspace.scan import Progress
 
 STORE = "catalog-review.json"
 FORMAT = 1

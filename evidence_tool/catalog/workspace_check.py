@@ -23,7 +23,8 @@ from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_o
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.unit import ExamplePayload, FormulaPayload, Unit
 from evidence_tool.workspace import validate_workspace
-from evidence_tool.workspace.scan import CuratedFile, Progress
+from evidence_tool.workspace.curated import CuratedFile
+from evidence_tool.workspace.scan import Progress
 
 # Called with each checked file and the codes of its findings (catalog.review).
 Visit = Callable[[CuratedFile, list[str]], None]

@@ -7,10 +7,10 @@ holds exactly this content.
 
 from __future__ import annotations
 
+from evidence_tool.archive.objects import HEX64
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.legacy import METADATA_KEYS, LegacyUnit
 from evidence_tool.migrate.problems import FieldPath, Problem
-from evidence_tool.migrate.reading import HEX64
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.hashing import canonical_json, sha256_hex
 from evidence_tool.unit.metadata import check_metadata

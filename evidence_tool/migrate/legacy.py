@@ -12,7 +12,7 @@ import binascii
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.manifest import ManifestUnit
@@ -39,12 +39,11 @@ OPTIONAL_KEYS: dict[int, tuple[str, ...]] = {
 V3_METADATA_REQUIRED = ("id", "kind", "language", "purposes")
 
 
-class _Bad(Protocol):
+def _bad(
+    entry: ManifestUnit, fld: str, reason: str, line: int | None = None, col: int | None = None
+) -> list[Problem]:
     """A problem of the file being read, as the one-item list ``read_unit`` returns."""
-
-    def __call__(
-        self, fld: str, reason: str, line: int | None = None, col: int | None = None
-    ) -> list[Problem]: ...
+    return [Problem(entry.path, fld, reason, entry.id, line, col)]
 
 
 @dataclass
@@ -84,31 +83,26 @@ class LegacyUnit:
 def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]:
     """Read the file a manifest entry names, checking its layout and its version's keys."""
     rel = entry.path
-
-    def bad(
-        fld: str, reason: str, line: int | None = None, col: int | None = None
-    ) -> list[Problem]:
-        return [Problem(rel, fld, reason, entry.id, line, col)]
-
     shape = _UNIT_PATH.fullmatch(rel)
     ext = "yaml" if entry.version == 1 else "md"
     if shape is None or shape.group(3) != ext:
-        return bad(
+        return _bad(
+            entry,
             "path",
             f"a v{entry.version} unit lives at {UNITS_DIR}/<kind>/<name>.{ext} with <name> "
             "matching [a-z0-9][a-z0-9._-]*",
         )
-    read = _read_doc(layout, entry, bad)
+    read = _read_doc(layout, entry)
     if isinstance(read, list):
         return read
     data, doc = read
     value = doc.value
     if not isinstance(value, dict):
-        return bad("(file)", "the unit's data must be a YAML mapping", 1, 1)
+        return _bad(entry, "(file)", "the unit's data must be a YAML mapping", 1, 1)
     problems = _check_keys(value, doc, entry, rel)
     if problems:
         return problems
-    metadata = _metadata(value, doc, entry, bad)
+    metadata = _metadata(value, doc, entry)
     if isinstance(metadata, list):
         return metadata
     return LegacyUnit(
@@ -127,24 +121,23 @@ def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]
     )
 
 
-def _read_doc(
-    layout: Layout, entry: ManifestUnit, bad: _Bad
-) -> tuple[bytes, YamlDoc] | list[Problem]:
+def _read_doc(layout: Layout, entry: ManifestUnit) -> tuple[bytes, YamlDoc] | list[Problem]:
     """The file's bytes and its YAML (v1: the file, v2/v3: the frontmatter)."""
     rel = entry.path
     data = read_bytes(layout, rel)
     if isinstance(data, str):
-        return bad("path", data)
+        return _bad(entry, "path", data)
     try:
         text = decode_text(data)
     except ValueError as exc:
-        return bad("(file)", str(exc))
+        return _bad(entry, "(file)", str(exc))
     if entry.version == 1:
         doc = load_yaml(text, rel, 0)
     else:
         split = split_frontmatter(text)
         if not isinstance(split, tuple):
-            return bad("(file)", "a v2/v3 unit starts with '---' frontmatter closed by '---'", 1, 1)
+            reason = "a v2/v3 unit starts with '---' frontmatter closed by '---'"
+            return _bad(entry, "(file)", reason, 1, 1)
         doc = load_yaml(split[0], rel, 1)
     if isinstance(doc, Problem):
         return [Problem(rel, doc.field, doc.reason, entry.id, doc.line, doc.column)]
@@ -152,7 +145,7 @@ def _read_doc(
 
 
 def _metadata(
-    value: dict[str, Any], doc: YamlDoc, entry: ManifestUnit, bad: _Bad
+    value: dict[str, Any], doc: YamlDoc, entry: ManifestUnit
 ) -> JsonObject | list[Problem]:
     """v3 keeps the metadata encoded under one key; v1/v2 at the top level."""
     if entry.version != 3:
@@ -160,7 +153,7 @@ def _metadata(
     decoded = decode_metadata(value["metadata"])
     if isinstance(decoded, str):
         line, col = doc.mark(("metadata",))
-        return bad("metadata", decoded, line, col)
+        return _bad(entry, "metadata", decoded, line, col)
     return decoded
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evidence_tool.archive.objects import HEX64
 from evidence_tool.migrate.problems import FieldPath, Problem, field_name
 from evidence_tool.migrate.reading import (
-    HEX64,
     LEGACY_MANIFEST,
     decode_text,
     load_yaml,

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.records import DocumentDeclaration
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.migrate.content import describe
 from evidence_tool.migrate.convert import Converted
 from evidence_tool.migrate.manifest import LegacyManifest
 from evidence_tool.migrate.problems import FieldPath, Problem
-from evidence_tool.migrate.reading import HEX64, SOURCE_DIR, read_bytes
+from evidence_tool.migrate.reading import SOURCE_DIR, decode_text, read_bytes
 from evidence_tool.record import AnyObject, Record
 from evidence_tool.workspace.layout import Layout
 
@@ -35,12 +36,6 @@ ITEM_KEYS = ("code", "message", "raised_by", "raised_at")
 def source_id_for(legacy_path: str) -> str:
     """SPEC.md 6.1: sha256 of the canonical locator ``fs:<workspace-relative path>``."""
     return hashlib.sha256(f"fs:{legacy_path}".encode()).hexdigest()
-
-
-def normalize_source(data: bytes) -> bytes:
-    """SPEC.md 6.1 normalized text: UTF-8, BOM stripped, CRLF -> LF (ValueError if not UTF-8)."""
-    text = data.decode("utf-8")
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -127,8 +122,8 @@ class SourceReader:
         if isinstance(data, str):
             return f"the source document {rel}: {data}"
         try:
-            return AcquiredSource(rel, normalize_source(data))
-        except UnicodeDecodeError:
+            return AcquiredSource(rel, decode_text(data, bom=True).encode("utf-8"))
+        except ValueError:  # not UTF-8
             return f"the source document {rel} is not UTF-8 text"
 
 

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
-import stat
 
 from evidence_tool.migrate.problems import Problem
 from evidence_tool.unit.yaml_strict import YamlDoc, YamlProblem, load
+from evidence_tool.workspace.curated import read_regular
 from evidence_tool.workspace.layout import Layout
 
 LEGACY_MANIFEST = "evidence/manifest.yaml"
 UNITS_DIR = "evidence/units"
 SOURCE_DIR = "evidence/source"
 MAX_LEGACY_BYTES = 4 * 1024 * 1024  # far above anything v4 can hold (256 KiB); stop reading there
-HEX64 = re.compile(r"[0-9a-f]{64}")
+BOM = b"\xef\xbb\xbf"
 
 
 def has_legacy_manifest(root: str | os.PathLike[str]) -> bool:
@@ -31,29 +30,26 @@ def read_bytes(layout: Layout, rel: str) -> bytes | str:
     if not layout.inside(path):
         return "the path leads outside the workspace (a symbolic link?)"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_regular(path, MAX_LEGACY_BYTES)
     except FileNotFoundError:
         return "the file does not exist"
     except OSError as exc:
         return f"the file cannot be read ({exc.strerror})"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "not a regular file"
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_LEGACY_BYTES:
-                return f"the file is larger than {MAX_LEGACY_BYTES} bytes"
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    if data is None:
+        return "not a regular file"
+    if len(data) > MAX_LEGACY_BYTES:
+        return f"the file is larger than {MAX_LEGACY_BYTES} bytes"
+    return data
 
 
-def decode_text(data: bytes) -> str:
-    """UTF-8 text with CRLF read as LF; raises ValueError with a reason otherwise."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise ValueError("the file starts with a byte order mark (BOM); legacy files have none")
+def decode_text(data: bytes, *, bom: bool = False) -> str:
+    """UTF-8 text with CRLF read as LF; raises ValueError with a reason otherwise.  A legacy
+    unit or manifest has no byte order mark; a source document's (``bom``) is dropped, as
+    SPEC.md 6.1 normalizes a source's text."""
+    if data.startswith(BOM):
+        if not bom:
+            raise ValueError("the file starts with a byte order mark (BOM); legacy files have none")
+        data = data[len(BOM) :]
     try:
         return data.decode("utf-8").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:

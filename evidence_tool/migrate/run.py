@@ -148,7 +148,8 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
     planner = Planner(layout)
     plan = planner.plan(_baseline(archive))
     if dry_run:
-        return MigrationResult(MigrationStatus(f"would_{_verb(plan)}"), True, plan)
+        verb = "migrate" if plan.mode == "convert" else "finish"
+        return MigrationResult(MigrationStatus(f"would_{verb}"), True, plan)
     first_mode = plan.mode
     if plan.mode == "convert":
         with archive.locked("migrate"):
@@ -178,10 +179,6 @@ def migrate(root: str | os.PathLike[str], actor: str, *, dry_run: bool = False) 
     return MigrationResult(
         status, False, plan if first_mode == "convert" else final, baseline, removed
     )
-
-
-def _verb(plan: Plan) -> str:
-    return "migrate" if plan.mode == "convert" else "finish"
 
 
 def _write(layout: Layout, plan: Plan) -> None:

@@ -33,8 +33,8 @@ from evidence_tool.sources.records import (
 from evidence_tool.sources.refiner import Proposal, ProposedUnit, RequestUnit
 from evidence_tool.unit import render, sha256_hex
 from evidence_tool.unit.hashing import canonical_json
+from evidence_tool.workspace.curated import CuratedFile
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.scan import CuratedFile
 
 
 def cites(provenance: JsonObject | None, sid: str) -> bool:

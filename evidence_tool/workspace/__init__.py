@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
+    from evidence_tool.workspace.curated import CuratedFile
     from evidence_tool.workspace.layout import Layout
     from evidence_tool.workspace.scan import (
-        CuratedFile,
         scan_curated,
         validate_paths,
         validate_workspace,
@@ -20,7 +20,7 @@ __all__ = ["CuratedFile", "Layout", "scan_curated", "validate_paths", "validate_
 lazy_face(
     __name__,
     {
-        "CuratedFile": "scan",
+        "CuratedFile": "curated",
         "Layout": "layout",
         "scan_curated": "scan",
         "validate_paths": "scan",

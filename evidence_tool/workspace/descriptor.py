@@ -7,7 +7,6 @@ and the closest allowed key.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -17,6 +16,7 @@ from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
+from evidence_tool.workspace.curated import read_regular
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.schemacheck import conforms
 
@@ -111,7 +111,7 @@ def validate_descriptor(data: JsonValue, schema_name: str, source: str) -> None:
 def read_descriptor(path: Path, what: str) -> bytes:
     """The file's bytes, refused past 1 MiB without reading it all (a 100 MB file, /dev/zero)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_regular(path, _MAX_DESCRIPTOR)
     except FileNotFoundError:
         raise AvailabilityError(
             f"{what} {path} does not exist", code="E603", path=str(path)
@@ -120,23 +120,11 @@ def read_descriptor(path: Path, what: str) -> bytes:
         raise AvailabilityError(
             f"{what} {path} cannot be read: {exc.strerror}", code="E603", path=str(path)
         ) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise DescriptorError(f"{path}: the {what} is not a regular file", path=str(path))
-        if st.st_size > _MAX_DESCRIPTOR:
-            raise DescriptorError(f"{path}: the descriptor is larger than 1 MiB", path=str(path))
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 16):
-            size += len(chunk)
-            if size > _MAX_DESCRIPTOR:  # it grew while we read
-                raise DescriptorError(
-                    f"{path}: the descriptor is larger than 1 MiB", path=str(path)
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    if data is None:
+        raise DescriptorError(f"{path}: the {what} is not a regular file", path=str(path))
+    if len(data) > _MAX_DESCRIPTOR:
+        raise DescriptorError(f"{path}: the descriptor is larger than 1 MiB", path=str(path))
+    return data
 
 
 def parse_yaml_bytes(data: bytes, source: str) -> JsonValue:

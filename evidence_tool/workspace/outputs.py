@@ -242,15 +242,26 @@ def write(layout: Layout, out: Output, data: bytes) -> None:
             "they saved it: run the command again (with --force to replace it)",
             path=out.rel,
         ) from None
-    # Forget outputs that are gone, so the record stays as small as what it describes.
-    records = {rel: r for rel, r in _records(layout).items() if os.path.lexists(layout.root / rel)}
-    records[out.rel] = {"command": out.command, "sha256": digest}
+    what = f"{out.rel} was written, but recording it in .evidence-cache/{RECORD}"
+    _record(layout, [(out, digest)], set(), what, out.rel)
+
+
+def _record(
+    layout: Layout, written: list[tuple[Output, str]], gone: set[str], what: str, rel: str
+) -> None:
+    """Record ``written`` (each output with its sha256) in the record of outputs; forget
+    ``gone`` and the outputs no longer there, so it stays as small as what it describes."""
+    records = {
+        r: v
+        for r, v in _records(layout).items()
+        if r not in gone and os.path.lexists(layout.root / r)
+    }
+    records.update((out.rel, {"command": out.command, "sha256": digest}) for out, digest in written)
     body = json.dumps({"version": 1, "outputs": records}, indent=1, sort_keys=True)
     try:
         fsio.write_atomic(layout.cache / RECORD, body.encode("utf-8"), durable=False)
     except OSError as exc:
-        what = f"{out.rel} was written, but recording it in .evidence-cache/{RECORD}"
-        raise _failed(what, exc, out.rel) from None
+        raise _failed(what, exc, rel) from None
 
 
 def recorded_under(layout: Layout, folder: str, command: str) -> dict[str, str]:
@@ -300,16 +311,6 @@ def write_all(layout: Layout, items: list[tuple[Output, bytes]], removed: list[O
             "saved it: run the command again (with --force to replace it)",
             path=rel,
         ) from None
-    gone = {out.rel for out in removed}
-    records = {
-        r: v
-        for r, v in _records(layout).items()
-        if r not in gone and os.path.lexists(layout.root / r)
-    }
-    for out, _ in items:
-        records[out.rel] = {"command": out.command, "sha256": digests[out.rel]}
-    body = json.dumps({"version": 1, "outputs": records}, indent=1, sort_keys=True)
-    try:
-        fsio.write_atomic(layout.cache / RECORD, body.encode("utf-8"), durable=False)
-    except OSError as exc:
-        raise _failed(f"recording the outputs in .evidence-cache/{RECORD}", exc, rel) from None
+    written = [(out, digests[out.rel]) for out, _ in items]
+    what = f"recording the outputs in .evidence-cache/{RECORD}"
+    _record(layout, written, {out.rel for out in removed}, what, rel)

@@ -6,7 +6,7 @@ import contextlib
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,152 +15,16 @@ from evidence_tool import fsio
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
 from evidence_tool.unit.fields import KINDS
 from evidence_tool.unit.hashing import file_hash
-from evidence_tool.workspace._speed import gcpause
+from evidence_tool.workspace import curated
+from evidence_tool.workspace._speed import gcpause, parallel
 from evidence_tool.workspace._speed import statcache as sc
-from evidence_tool.workspace._speed.statcache import StatCache, StatEntry
-from evidence_tool.workspace.children import die_with
+from evidence_tool.workspace._speed.statcache import StatCache
+from evidence_tool.workspace.curated import CuratedFile, parse_file
 from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
 from evidence_tool.workspace.unitnames import not_a_unit
 
 if TYPE_CHECKING:
     from evidence_tool.unit.model import Unit
-    from evidence_tool.unit.parse import FlatResult, ParseResult
-
-
-def parse_unit(data: bytes, path: str | None = None) -> ParseResult:
-    """The unit parser, loaded by the first file that needs parsing: a scan whose files
-    are all in the stat cache never imports it (start-up, docs/performance.md)."""
-    from evidence_tool.unit.parse import parse_unit as parse
-
-    return parse(data, path=path)
-
-
-def _unread(rel: str, problem: Diagnostic) -> ParseResult:
-    """The result of a file that could not be read: its one diagnostic, no unit."""
-    from evidence_tool.unit.parse import ParseResult
-
-    return ParseResult(None, [problem.with_path(rel)])
-
-
-@dataclass(eq=False, slots=True)
-class CuratedFile:
-    """One curated file: its identity always, its bytes and parse only when needed.
-
-    A file the stat cache recognizes is a valid unit known by id, kind and hashes
-    without being read; ``data``, ``result`` and ``unit`` read and parse it on
-    first use, so every caller sees the same object either way.  A file parsed by a
-    worker arrives ``flat`` (unit.parse.flatten): id, kind, findings and hashes are
-    read from it, and the typed result is built only when asked.
-    """
-
-    rel: str  # workspace-relative POSIX path (or the path as given, for validate_paths)
-    location: str | Path  # a plain str while scanning: pathlib costs more than a no-op scan
-    raw: bytes | None = None
-    parsed: ParseResult | None = None
-    cached: StatEntry | None = None
-    _hash: str | None = field(default=None, repr=False)
-    flat: FlatResult | None = field(default=None, repr=False)
-
-    @property
-    def path(self) -> Path:
-        return Path(self.location)
-
-    @property
-    def data(self) -> bytes:
-        if self.raw is None:
-            read = _read(self.location)
-            self.raw = read if isinstance(read, bytes) else b""
-        return self.raw
-
-    @property
-    def result(self) -> ParseResult:
-        if self.parsed is None:
-            if self.flat is not None:
-                from evidence_tool.unit.parse import unflatten
-
-                self.parsed, self.flat = unflatten(self.flat), None  # one form kept, not two
-            else:
-                self.parsed = parse_unit(self.data, path=self.rel)
-        return self.parsed
-
-    def _flat(self) -> FlatResult | None:
-        """The worker's flat result while the typed one is not built (then: None)."""
-        return self.flat if self.parsed is None else None
-
-    @property
-    def errors(self) -> Sequence[Diagnostic]:
-        flat = self._flat()
-        return flat[1] if flat is not None else self.result.errors
-
-    @property
-    def warnings(self) -> Sequence[EvidenceWarning]:
-        flat = self._flat()
-        return flat[2] if flat is not None else self.result.warnings
-
-    @property
-    def unit(self) -> Unit | None:
-        return self.result.unit
-
-    @property
-    def file_hash(self) -> str:
-        if self._hash is None:
-            self._hash = self.cached[sc.FILE_HASH] if self.cached else file_hash(self.data)
-        return self._hash
-
-    @property
-    def unit_id(self) -> str | None:
-        if self.cached:
-            return self.cached[sc.UNIT_ID]
-        flat = self._flat()
-        return flat[0] if flat is not None else self.result.unit_id
-
-    @property
-    def kind(self) -> str | None:
-        if self.cached:
-            return self.cached[sc.KIND]
-        flat = self._flat()
-        if flat is not None:
-            return flat[4][1] if flat[4] is not None else None
-        return self.unit.kind if self.unit else None
-
-    @property
-    def content_hash(self) -> str | None:
-        if self.cached:
-            return self.cached[sc.CONTENT_HASH]
-        flat = self._flat()
-        if flat is not None:
-            unit_fields = flat[4]
-            if unit_fields is None:
-                return None
-            if unit_fields[7] is not None:  # hashed by the worker (a recording scan)
-                return unit_fields[7]
-        return self.unit.content_hash if self.unit else None
-
-    @property
-    def valid(self) -> bool:
-        """Parsed without errors (workspace rules such as E120 are checked separately)."""
-        if self.cached is not None:
-            return True
-        flat = self._flat()
-        if flat is not None:
-            return flat[4] is not None and not flat[1]
-        return self.unit is not None and not self.result.errors
-
-    def identity(self) -> tuple[str, str, str, str] | None:
-        """(unit id, content_hash, file_hash, path) of a valid unit, read from the stat
-        cache when the file is unchanged; None for an invalid file."""
-        uid, ch = self.unit_id, self.content_hash
-        if not self.valid or uid is None or ch is None:
-            return None
-        return uid, ch, self.file_hash, self.rel
-
-    def key_line(self, key: str) -> int | None:
-        if self.cached:
-            return self.cached[sc.ID_LINE] if key == "id" else self.cached[sc.KIND_LINE]
-        flat = self._flat()
-        if flat is not None:
-            return next((line for k, line in flat[3] if k == key), None)
-        return self.result.key_lines.get(key)
 
 
 @dataclass
@@ -282,24 +146,6 @@ def _link_outside(path: str | None = None) -> Diagnostic:
     )
 
 
-def _read(path: str | Path) -> bytes | Diagnostic:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        return Diagnostic("E109", f"cannot read file: {exc.strerror}")
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return Diagnostic("E109", "not a regular file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            if sum(map(len, chunks)) > 4 * 1024 * 1024:  # far over the 256 KiB limit: stop reading
-                break
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def _layout_problem(f: CuratedFile) -> Diagnostic | None:
     rel = f.rel.split("/")[2:]  # below evidence/curated/
     if len(rel) != 2 or rel[0] not in KINDS:
@@ -323,13 +169,6 @@ def _layout_problem(f: CuratedFile) -> Diagnostic | None:
             unit_id=f.unit_id,
         )
     return None
-
-
-def _parse_file(path: str | Path, rel: str) -> CuratedFile:
-    data = _read(path)
-    if isinstance(data, Diagnostic):
-        return CuratedFile(rel, path, b"", _unread(rel, data))
-    return CuratedFile(rel, path, data, parse_unit(data, path=rel))
 
 
 def _check_ids(files: Iterable[CuratedFile], report: ValidationReport) -> None:
@@ -378,7 +217,7 @@ def scan_curated(
     # A racily clean file is confirmed by its hash (_cached_file) and parsed only if its
     # bytes changed: sending it to the parse workers would parse the whole workspace
     # again after `init` or a consolidation of files written a moment before.
-    parsed = _parse_many(
+    parsed = parallel.parse_many(
         [(path, rel) for _, path, rel, problem, _ in todo if not problem and path not in racy],
         progress,
         stat_cache is not None,
@@ -464,7 +303,7 @@ def _checked(
     if stat_cache is not None:
         f = _cached_file(path, rel, stat_cache, st_, parsed)
     else:
-        f = parsed or _parse_file(path, rel)
+        f = parsed or parse_file(path, rel)
     if f.cached is None:
         report.errors.extend(f.errors)
         report.warnings.extend(f.warnings)
@@ -489,108 +328,23 @@ def _cached_file(
         try:
             st = os.stat(path)
         except OSError:
-            return parsed or _parse_file(path, rel)
+            return parsed or parse_file(path, rel)
     entry, trusted = cache.lookup(rel, st)
     if entry is not None and trusted:
         cache.keep(rel, entry)
         return CuratedFile(rel, path, cached=entry)
     if entry is not None:
-        data = parsed.raw if parsed is not None else _read(path)
+        data = parsed.raw if parsed is not None else curated.read_file(path)
         if isinstance(data, bytes) and file_hash(data) == entry[sc.FILE_HASH]:
             # Racily clean but confirmed by its bytes: keep the recorded parse.
             cache.keep(rel, entry, confirmed=True)
             return CuratedFile(rel, path, raw=data, cached=entry)
-    f = parsed or _parse_file(path, rel)
+    f = parsed or parse_file(path, rel)
     if f.valid and not f.warnings:
         uid, kind, digest = f.unit_id, f.kind, f.content_hash
         assert uid is not None and kind is not None and digest is not None
         cache.record(rel, st, f.file_hash, uid, kind, digest, f.key_line("id"), f.key_line("kind"))
     return f
-
-
-# Parsing is per file: past this many files, both cores pay for the process start-up.
-PARALLEL_MIN = 400
-
-
-Parsed = tuple[str, "bytes | Diagnostic", "FlatResult | None", "str | None"]
-
-
-def _parse_chunk(items: list[tuple[str, str]], hashes: bool) -> list[Parsed]:
-    """Read and parse ``items`` in a worker, results flat (cheap to send back); with
-    ``hashes`` (a scan that records the stat cache) the file and content hashes are
-    computed here too, on this core."""
-    from evidence_tool.unit.parse import flatten
-
-    out: list[Parsed] = []
-    for path, rel in items:
-        data = _read(path)
-        if isinstance(data, Diagnostic):
-            out.append((path, data, None, None))
-            continue
-        flat = flatten(parse_unit(data, path=rel), content_hash=hashes)
-        out.append((path, data, flat, file_hash(data) if hashes else None))
-    return out
-
-
-def _parse_many(
-    items: list[tuple[str, str]], progress: Progress | None, hashes: bool = False
-) -> dict[str, CuratedFile]:
-    """Read and parse files on every core when there are enough of them: this process
-    and one forked worker per other core share the chunks, so no core waits idle for
-    the workers' results, and this process's share never crosses a pipe.  ``hashes``:
-    the workers compute each valid unit's hashes (_parse_chunk)."""
-    cores = min(os.cpu_count() or 1, 4)
-    if len(items) < PARALLEL_MIN or cores < 2 or os.environ.get("THT_SERIAL"):
-        return {}
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-
-    # Small chunks, so that neither side is left with a long last one.
-    size = max(32, len(items) // (cores * 16))
-    chunks = deque(items[i : i + size] for i in range(0, len(items), size))
-    out: dict[str, CuratedFile] = {}
-    rels = dict(items)
-
-    def take(results: list[Parsed]) -> None:
-        for path, data, flat, digest in results:
-            rel = rels[path]
-            if isinstance(data, Diagnostic):
-                out[path] = CuratedFile(rel, path, b"", _unread(rel, data))
-            else:
-                out[path] = CuratedFile(rel, path, data, _hash=digest, flat=flat)
-        if progress:
-            progress("validating", len(out), len(items))
-
-    try:
-        ctx = multiprocessing.get_context("fork")
-        # Forked, not spawned: a fresh interpreter per worker costs more than the parse
-        # saves.  A fork inherits every descriptor: the archive lock closes its own in the
-        # child (archive.lock), and the workers die with this process (children.die_with).
-        with ProcessPoolExecutor(
-            max_workers=cores - 1,
-            mp_context=ctx,
-            initializer=die_with,
-            initargs=(os.getpid(),),
-        ) as pool:
-            pending: set[Future[list[Parsed]]] = set()
-            while chunks or pending:
-                # Two chunks queued per worker: it never waits for this process to submit.
-                while chunks and len(pending) < 2 * (cores - 1):
-                    pending.add(pool.submit(_parse_chunk, chunks.popleft(), hashes))
-                if chunks:  # this process takes from the far end, keeping its typed results
-                    out.update((path, _parse_file(path, rel)) for path, rel in chunks.pop())
-                    if progress:
-                        progress("validating", len(out), len(items))
-                    finished = {f for f in pending if f.done()}
-                else:
-                    finished = wait(pending, return_when=FIRST_COMPLETED).done
-                for future in finished:
-                    pending.discard(future)
-                    take(future.result())
-    except (OSError, RuntimeError):
-        return {}  # no processes to be had here: parse in this one instead
-    return out
 
 
 def validate_workspace(
@@ -665,11 +419,11 @@ def validate_paths(
                 if problem is not None:
                     report.errors.append(problem.with_path(str(path)))
                     continue
-                f = _parse_file(path, str(path))
+                f = parse_file(path, str(path))
                 take(f, [*f.result.errors, *_layout_in(workspace, f)], f.result.warnings)
         elif p.exists():
             if first_time(p):
-                f = _parse_file(p, str(p))
+                f = parse_file(p, str(p))
                 take(f, [*f.result.errors, *_layout_in(workspace, f)], f.result.warnings)
         else:
             report.errors.append(Diagnostic("E603", "no such file or folder", str(p)))

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 
 from evidence_tool.unit import render
 from evidence_tool.unit.parse import ParseResult, flatten, parse_unit, unflatten
-from evidence_tool.workspace import scan as scan_module
 from evidence_tool.workspace import validate_workspace
-from evidence_tool.workspace.scan import CuratedFile
+from evidence_tool.workspace._speed import parallel
+from evidence_tool.workspace.curated import CuratedFile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
@@ -124,7 +124,7 @@ def _parallel(
 def test_parallel_validate_shares_the_parse_and_builds_no_unit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    n = scan_module.PARALLEL_MIN + 137
+    n = parallel.PARALLEL_MIN + 137
     root, built = _parallel(tmp_path, monkeypatch, n, seed=5)
     report = validate_workspace(root)
     assert built[0] == 0
@@ -145,11 +145,11 @@ def test_parallel_validate_shares_the_parse_and_builds_no_unit(
 def test_a_recording_scan_gets_both_hashes_from_the_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    n = scan_module.PARALLEL_MIN + 41
+    n = parallel.PARALLEL_MIN + 41
     root, built = _parallel(tmp_path, monkeypatch, n, seed=9)
     files = sorted(str(p) for p in (root / "evidence" / "curated").rglob("*.md"))
     items = [(p, p[len(str(root)) + 1 :]) for p in files]
-    parsed = scan_module._parse_many(items, None, True)
+    parsed = parallel.parse_many(items, None, True)
     flat = [f for f in parsed.values() if f.flat is not None]
     assert len(parsed) == n and flat
     assert all(f._hash is not None and f.flat[4][7] is not None for f in flat)  # type: ignore[index]

@@ -48,7 +48,7 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch, log: Path) -> _Parses:
     return calls
 
 
-# 437: past scan.PARALLEL_MIN, so the parse workers' flat results are what the
+# 437: past parallel.PARALLEL_MIN, so the parse workers' flat results are what the
 # activation must take (a forked index build that found no unit parsed them all again).
 @pytest.mark.parametrize("n", [23, 61, 437])
 def test_first_consolidate_with_sqlite_parses_each_unit_once(

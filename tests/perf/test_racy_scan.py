@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.workspace import scan
-from evidence_tool.workspace._speed import statcache
+from evidence_tool.workspace._speed import parallel, statcache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.generate import generate
@@ -20,14 +19,14 @@ from bench.generate import generate
 def _spy_parse_many(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The files each scan hands to the parse workers (forced on for small workspaces)."""
     batches: list[list[str]] = []
-    real = scan._parse_many
+    real = parallel.parse_many
 
     def spy(items: list[tuple[str, str]], progress: object, *rest: bool) -> object:
         batches.append(sorted(rel for _, rel in items))
         return real(items, progress, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(scan, "_parse_many", spy)
-    monkeypatch.setattr(scan, "PARALLEL_MIN", 4)
+    monkeypatch.setattr(parallel, "parse_many", spy)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 4)
     monkeypatch.delenv("THT_SERIAL", raising=False)
     return batches
 

@@ -48,16 +48,16 @@ def _same_size_edit(path: Path) -> bytes:
 
 def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every curated file the scan reads."""
-    import evidence_tool.workspace.scan as scan
+    import evidence_tool.workspace.curated as curated
 
     seen: list[str] = []
-    real = scan._read
+    real = curated.read_file
 
     def spy(path: str | Path) -> object:
         seen.append(os.fspath(path))
         return real(path)
 
-    monkeypatch.setattr(scan, "_read", spy)
+    monkeypatch.setattr(curated, "read_file", spy)
     return seen
 
 

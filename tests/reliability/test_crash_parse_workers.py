@@ -2,7 +2,7 @@
 
 A SIGKILLed consolidation used to leave its forked parse workers alive, blocked and
 holding the archive lock: every later run got E303, ``--wait`` too.  Here the workspace
-has more new units than ``scan.PARALLEL_MIN``, so the parse runs on worker processes,
+has more new units than ``parallel.PARALLEL_MIN``, so the parse runs on worker processes,
 and the run is killed while they parse, and at managed calls of each kind (the
 first of each, ``syncfs`` included: its object batch is big enough).  After each kill:
 
@@ -28,7 +28,7 @@ from crashkit import SOAK, Reference
 from test_crash_points import check_crash_state, check_rerun, points
 
 from evidence_tool import fsio
-from evidence_tool.workspace.scan import PARALLEL_MIN
+from evidence_tool.workspace._speed.parallel import PARALLEL_MIN
 
 pytestmark = [
     pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the parallel parse needs two cores"),

@@ -24,7 +24,7 @@ from evidence_tool import fsio
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.errors import LockHeldError
-from evidence_tool.workspace.scan import PARALLEL_MIN
+from evidence_tool.workspace._speed.parallel import PARALLEL_MIN
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 

@@ -7,7 +7,8 @@
 - ``gcpause``: pauses the cyclic garbage collector over bulk work; nothing a command
   returns depends on it.  ``tests/perf/test_gc_resume.py`` proves cycles made in a
   resumed callback are still collected and a host's frozen objects stay frozen.
-
-The scan's forked parse workers (``scan._parse_many``) belong here too; they stay in
-``scan.py`` until they are split out of it (CONTRIBUTING.md, issue 32).
+- ``parallel``: the scan's parse on every core (forked workers send flat results back);
+  the plain path is ``curated.parse_file`` for each file in turn.
+  ``tests/perf/test_parallel_scan.py`` and ``tests/perf/test_flat_worker_results.py``
+  compare the two reports, hashes and units.
 """
