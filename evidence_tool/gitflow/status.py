@@ -29,6 +29,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, EvidenceWarning
 from evidence_tool.gitflow.records import GitFile, GitState, PartialStage
 from evidence_tool.gitflow.repository import EvidenceRepo, FileStatus, Unavailable, open_repo
+from evidence_tool.gitflow.roles import Role
 from evidence_tool.workspace.layout import Layout
 
 CHANGES = {
@@ -75,7 +76,7 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
     committed = roles.committed(root)
     entries = repo.status(committed + roles.NEVER_COMMITTED)
     ordered = sorted(entries.values(), key=lambda e: e.rel)
-    evidence = [e for e in ordered if roles.role(e.rel) != roles.MACHINE_LOCAL]
+    evidence = [e for e in ordered if roles.role(e.rel) != Role.MACHINE_LOCAL]
     warnings: list[EvidenceWarning] = []
     partial = partial_stage(archive, repo, entries)
     if partial is not None:
@@ -85,8 +86,8 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
     ignored = [
         rel
         for rel in all_ignored
-        if roles.role(rel, imports) in (roles.MANAGED, roles.DESCRIPTOR, roles.GITIGNORE)
-        or (rel.endswith(".md") and roles.role(rel, imports) != roles.IMPORT)
+        if roles.role(rel, imports) in (Role.MANAGED, Role.DESCRIPTOR, Role.GITIGNORE)
+        or (rel.endswith(".md") and roles.role(rel, imports) != Role.IMPORT)
     ]
     if ignored:
         warnings.append(
@@ -134,8 +135,8 @@ def _import_warnings(
     """W806: an import input the descriptor names that a commit would not hold (untracked
     or ignored): a clone could not refresh that source."""
     left = sorted(
-        {e.rel for e in evidence if e.untracked and roles.role(e.rel, imports) == roles.IMPORT}
-        | {rel for rel in ignored if roles.role(rel, imports) == roles.IMPORT}
+        {e.rel for e in evidence if e.untracked and roles.role(e.rel, imports) == Role.IMPORT}
+        | {rel for rel in ignored if roles.role(rel, imports) == Role.IMPORT}
     )
     if not left:
         return []
@@ -181,7 +182,7 @@ def partial_stage(
 ) -> PartialStage | None:
     """The two lists of the module docstring, or None when nothing curated or managed is staged."""
     if not any(
-        e.staged and roles.role(e.rel) in (roles.CURATED, roles.MANAGED) for e in entries.values()
+        e.staged and roles.role(e.rel) in (Role.CURATED, Role.MANAGED) for e in entries.values()
     ):
         return None
     try:
@@ -209,7 +210,7 @@ def partial_stage(
         else:
             not_consolidated.append(rel)
     for e in sorted(entries.values(), key=lambda e: e.rel):
-        if roles.role(e.rel) == roles.MANAGED and (e.unstaged or e.untracked):
+        if roles.role(e.rel) == Role.MANAGED and (e.unstaged or e.untracked):
             not_staged.append(e.rel)
     return PartialStage(tuple(sorted(not_staged)), tuple(not_consolidated))
 
@@ -242,7 +243,7 @@ def partial_warnings(partial: PartialStage) -> list[EvidenceWarning]:
 
 
 def _machine_local_warnings(repo: EvidenceRepo, ordered: list[FileStatus]) -> list[EvidenceWarning]:
-    local = [e.rel for e in ordered if roles.role(e.rel) == roles.MACHINE_LOCAL]
+    local = [e.rel for e in ordered if roles.role(e.rel) == Role.MACHINE_LOCAL]
     tracked = repo.tracked(roles.NEVER_COMMITTED)
     bad = sorted(set(local) | set(tracked))
     if not bad:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from evidence_tool.unit.yaml_strict import _key, flow_list, scalar
 
@@ -21,7 +21,7 @@ _NEEDS_ESCAPE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
 )
 
-__all__ = ["Commented", "dump"]
+__all__ = ["Commented", "Form", "block", "dump"]
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,18 @@ def _literal_ok(text: str) -> bool:
     return all(ln.strip() or not ln for ln in text.split("\n"))
 
 
-def _text(value: str, pad: str) -> str:
+class Form(NamedTuple):
+    """How a document is laid out: the files other tools read (``dump``) or the managed
+    files (``yaml_strict.dump``: text always quoted, a list under its key not indented)."""
+
+    flow_keys: frozenset[str]  # lists under these keys in flow style
+    literal: bool = True  # multi-line text as a literal block where it reads back exactly
+    list_indent: int = 2  # a block list under a key: indented by this much
+
+
+def _text(value: str, pad: str, literal: bool) -> str:
     """A string value after ``key:`` or ``- ``: a literal block for multi-line text."""
-    if "\n" in value and _literal_ok(value):
+    if literal and "\n" in value and _literal_ok(value):
         body = value[:-1] if value.endswith("\n") else value
         chomp = "" if value.endswith("\n") else "-"
         inner = pad + "  "
@@ -61,38 +70,51 @@ def _comment(text: str, pad: str) -> str:
 def dump(value: Any, *, flow_keys: frozenset[str] = frozenset()) -> str:
     """Block-style YAML of dicts, lists and scalars; ``Commented`` values get their comment
     above them; lists under ``flow_keys`` are written in flow style."""
+    return block(value, Form(flow_keys))
+
+
+def block(value: Any, form: Form) -> str:
+    """``value`` as a block-style YAML document laid out as ``form`` says."""
     out: list[str] = []
-    _emit(value, 0, out, flow_keys)
+    _emit(value, 0, out, form)
     return "".join(out)
 
 
-def _emit(value: Any, indent: int, out: list[str], flow_keys: frozenset[str]) -> None:
+def _inline(item: Any, pad: str, form: Form) -> str:
+    """A value on the line of its key or dash: a sequence in flow style, ``{}`` for an
+    empty mapping (a non-empty one is never inline)."""
+    if isinstance(item, str):
+        return _text(item, pad, form.literal)
+    if isinstance(item, Sequence):
+        return flow_list(list(item))
+    return "{}" if isinstance(item, Mapping) else scalar(item)
+
+
+def _emit(value: Any, indent: int, out: list[str], form: Form) -> None:
     pad = " " * indent
     if isinstance(value, Commented):
         out.append(_comment(value.comment, pad))
-        _emit(value.value, indent, out, flow_keys)
+        _emit(value.value, indent, out, form)
     elif isinstance(value, Mapping):
-        _mapping(value, indent, out, flow_keys)
+        _mapping(value, indent, out, form)
     elif isinstance(value, Sequence) and not isinstance(value, str):
+        if not value:
+            out.append(pad + "[]\n")
         for item in value:
             if isinstance(item, Commented):
                 out.append(_comment(item.comment, pad))
                 item = item.value
             if isinstance(item, Mapping) and item:
                 sub: list[str] = []
-                _mapping(item, indent + 2, sub, flow_keys)
+                _mapping(item, indent + 2, sub, form)
                 out.append(pad + "- " + "".join(sub)[indent + 2 :])
-            elif isinstance(item, str):
-                out.append(f"{pad}- {_text(item, pad)}\n")
-            elif isinstance(item, Sequence):
-                out.append(f"{pad}- {flow_list(list(item))}\n")
             else:
-                out.append(f"{pad}- {scalar(item)}\n")
+                out.append(f"{pad}- {_inline(item, pad, form)}\n")
     else:
-        out.append(pad + (_text(value, pad) if isinstance(value, str) else scalar(value)) + "\n")
+        out.append(pad + _inline(value, pad, form) + "\n")
 
 
-def _mapping(value: Mapping[Any, Any], indent: int, out: list[str], flow: frozenset[str]) -> None:
+def _mapping(value: Mapping[Any, Any], indent: int, out: list[str], form: Form) -> None:
     pad = " " * indent
     if not value:
         out.append(pad + "{}\n")
@@ -104,16 +126,14 @@ def _mapping(value: Mapping[Any, Any], indent: int, out: list[str], flow: frozen
         k = _key(key, pad=pad)
         if isinstance(item, Mapping) and item:
             out.append(f"{pad}{k}:\n")
-            _mapping(item, indent + 2, out, flow)
-        elif isinstance(item, Sequence) and not isinstance(item, str):
-            if key in flow or not item:
-                out.append(f"{pad}{k}: {flow_list(list(item))}\n")
-            else:
-                out.append(f"{pad}{k}:\n")
-                _emit(list(item), indent + 2, out, flow)
-        elif isinstance(item, Mapping):
-            out.append(f"{pad}{k}: {{}}\n")
-        elif isinstance(item, str):
-            out.append(f"{pad}{k}: {_text(item, pad)}\n")
+            _mapping(item, indent + 2, out, form)
+        elif (
+            isinstance(item, Sequence)
+            and not isinstance(item, str)
+            and item
+            and key not in form.flow_keys
+        ):
+            out.append(f"{pad}{k}:\n")
+            _emit(list(item), indent + form.list_indent, out, form)
         else:
-            out.append(f"{pad}{k}: {scalar(item)}\n")
+            out.append(f"{pad}{k}: {_inline(item, pad, form)}\n")

@@ -295,45 +295,9 @@ def _key(key: Any, *, flow: bool = False, pad: str = "") -> str:
 
 
 def dump(value: Any, *, flow_keys: frozenset[str] = frozenset()) -> str:
-    """Block-style YAML for dicts/lists/scalars; lists under ``flow_keys`` in flow style."""
-    out: list[str] = []
-    _emit(value, 0, out, flow_keys)
-    return "".join(out)
+    """Block-style YAML for dicts/lists/scalars; lists under ``flow_keys`` in flow style.
+    The managed files' form of ``yaml_emit.block``: text always quoted, a list under its
+    key not indented."""
+    from evidence_tool.unit.yaml_emit import Form, block  # it imports this module
 
-
-def _emit(value: Any, indent: int, out: list[str], flow_keys: frozenset[str]) -> None:
-    pad = " " * indent
-    if isinstance(value, dict):
-        if not value:
-            out.append(pad + "{}\n")
-            return
-        for key, item in value.items():
-            k = _key(key, pad=pad)
-            if isinstance(item, list | tuple) and (key in flow_keys or not item):
-                out.append(f"{pad}{k}: {flow_list(item)}\n")
-            elif isinstance(item, dict) and item:
-                out.append(f"{pad}{k}:\n")
-                _emit(item, indent + 2, out, flow_keys)
-            elif isinstance(item, list | tuple):
-                out.append(f"{pad}{k}:\n")
-                _emit(list(item), indent, out, flow_keys)
-            else:
-                out.append(f"{pad}{k}: {'{}' if isinstance(item, dict) else scalar(item)}\n")
-    elif isinstance(value, list | tuple):
-        if not value:
-            out.append(pad + "[]\n")
-            return
-        for item in value:
-            if isinstance(item, dict) and item:
-                sub: list[str] = []
-                _emit(item, indent + 2, sub, flow_keys)
-                text = "".join(sub)
-                out.append(pad + "- " + text[indent + 2 :])
-            elif isinstance(item, list | tuple) and item:
-                out.append(f"{pad}- {flow_list(item)}\n")
-            else:
-                out.append(
-                    f"{pad}- {scalar(item) if not isinstance(item, dict | list | tuple) else '[]' if isinstance(item, list | tuple) else '{}'}\n"
-                )
-    else:
-        out.append(pad + scalar(value) + "\n")
+    return block(value, Form(flow_keys, literal=False, list_indent=0))
