@@ -23,7 +23,6 @@ from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
 
 if TYPE_CHECKING:  # imported on the first parse: commands that parse nothing never pay it
-    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 
@@ -48,31 +47,15 @@ def _quiet_block_rules() -> None:
             module.LOGGER = _QuietLog()  # type: ignore[attr-defined]
 
 
-@cache
-def _markdown() -> MarkdownIt:
-    """The full block-only CommonMark parser: what ``blockrules.BlockParser`` must equal
-    token for token (tests/unit/test_blockrules.py); units are parsed by the latter."""
-    from markdown_it import MarkdownIt
-
-    # Block structure only: inline parsing is not needed to find headings and fences.  Every
-    # block rule stays: each one (a quote, an HTML block, a link definition) decides whether
-    # a '#' line is a heading, so none can go without changing a unit's structure.
-    md = MarkdownIt("commonmark")
-    md.disable(["inline", "text_join"], ignoreInvalid=True)
-    _quiet_block_rules()
-    return md
-
-
 def _markdown_for(text: str) -> BlockParser:
-    """The parser with only the block rules that can apply to ``text`` (same tokens)."""
+    """The parser with only the block rules that can apply to ``text`` (same tokens as
+    markdown-it's full block-only CommonMark parser: tests/unit/test_blockrules.py)."""
     md = parser_for(text)
     _quiet_once()  # after the block rules are loaded
     return md
 
 
-@cache
-def _quiet_once() -> None:
-    _quiet_block_rules()
+_quiet_once = cache(_quiet_block_rules)
 
 
 @dataclass
