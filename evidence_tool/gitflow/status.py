@@ -91,21 +91,21 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
     ]
     if ignored:
         warnings.append(
-            _warning(
-                "W804",
+            EvidenceWarning(
                 f"Git ignores {len(ignored)} evidence file(s) a commit must hold: "
                 f"{_some(ignored)}; remove the matching .gitignore rule",
                 ignored[0],
+                code="W804",
             )
         )
     conflicted = [e for e in evidence if e.unmerged]
     if conflicted:
         warnings.append(
-            _warning(
-                "W805",
+            EvidenceWarning(
                 f"unmerged evidence file(s): {_some([e.rel for e in conflicted])}; resolve the "
                 "curated files, then run consolidate (never merge managed files by hand)",
                 conflicted[0].rel,
+                code="W805",
             )
         )
     warnings += _import_warnings(imports, evidence, all_ignored)
@@ -141,18 +141,14 @@ def _import_warnings(
     if not left:
         return []
     return [
-        _warning(
-            "W806",
+        EvidenceWarning(
             f"{len(left)} import input file(s) are not committed (untracked or ignored by Git): "
             f"{_some(left)}; a clone could not refresh their source: stage them with the "
             "evidence tree (see 'tht workspace evidence git-commands')",
             left[0],
+            code="W806",
         )
     ]
-
-
-def _warning(code: str, message: str, path: str | None = None) -> EvidenceWarning:
-    return EvidenceWarning(message, path, None, code)
 
 
 def _some(paths: list[str]) -> str:
@@ -220,23 +216,23 @@ def partial_warnings(partial: PartialStage) -> list[EvidenceWarning]:
     if partial.not_staged:
         paths = list(partial.not_staged)
         out.append(
-            _warning(
-                "W801",
+            EvidenceWarning(
                 f"partial stage: {len(paths)} file(s) of the newest consolidation are not "
                 f"staged ({_some(paths)}); a commit of only the edited Markdown loses the "
                 "managed files: stage the complete evidence tree "
                 "(see 'tht workspace evidence git-commands')",
                 paths[0],
+                code="W801",
             )
         )
     if partial.not_consolidated:
         paths = list(partial.not_consolidated)
         out.append(
-            _warning(
-                "W802",
+            EvidenceWarning(
                 f"staged curated edit(s) not consolidated: {_some(paths)}; run "
                 "'tht workspace evidence consolidate', then stage the evidence tree again",
                 paths[0],
+                code="W802",
             )
         )
     return out
@@ -249,11 +245,11 @@ def _machine_local_warnings(repo: EvidenceRepo, ordered: list[FileStatus]) -> li
     if not bad:
         return []
     return [
-        _warning(
-            "W803",
+        EvidenceWarning(
             f"machine-local file(s) not ignored by Git: {_some(bad)}; the lock file and "
             ".evidence-cache/ are never committed: add them to .gitignore "
             "(and 'git rm --cached' them if tracked)",
             bad[0],
+            code="W803",
         )
     ]
