@@ -19,7 +19,7 @@ from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.blockrules import BlockParser, may_stay_open, parser_for
 from evidence_tool.unit.formula import check_expression
-from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
+from evidence_tool.unit.identifiers import COLUMN_RE, REFERENCE_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
 
 if TYPE_CHECKING:  # imported on the first parse: commands that parse nothing never pay it
@@ -85,9 +85,6 @@ class BodyResult:
 
 # An ATX heading drops a closing run of '#' (after a blank, or the whole text).
 _CLOSING_HASHES = re.compile(r"(^|[ \t])#+$")
-
-
-_REFERENCE_RE = {F.TABLES: TABLE_RE, F.COLUMNS: COLUMN_RE, F.COLUMN: COLUMN_RE}
 
 
 def _is_blank(line: str) -> bool:
@@ -398,7 +395,7 @@ class _BodyParser:
                 return
 
     def decode(self, raw: str, line: int, name: str, kind: str = F.TEXT) -> str | None:
-        ref = _REFERENCE_RE.get(kind)
+        ref = REFERENCE_RE.get(kind)
         if ref is not None and ref.fullmatch(raw):
             # '"My Schema"."t"' is a reference as written: it is never a valid JSON string,
             # since the '"' after each '.' would need a backslash.
