@@ -171,19 +171,16 @@ Q_SCORED = QuestionResult.of(3, "què?", (GONE,), Score(0.5, 1.0, 0.6131, ("evid
 Q_GONE = QuestionResult.of(5, "only gone", (GONE,), None)
 Q_NOTE = QuestionResult.of(7, "the", (), Score(0.0, 0.0, 0.0, ("evidence:y",)), "only stop words")
 MODE = ModeFigures(mode="bm25", questions=(Q_SCORED, Q_GONE, Q_NOTE))
+MODES = (
+    MODE,
+    ModeFigures(mode="dense", questions=(Q_GONE,)),
+    Unavailable(mode="hybrid", reason="no vectors"),
+)
+RUN = Run("active", "abc", "sqlite", MODES)
 
 GOLDEN: dict[str, tuple[Any, str]] = {
     "eval-run": (
-        Run(
-            "active",
-            "abc",
-            "sqlite",
-            (
-                MODE,
-                ModeFigures(mode="dense", questions=(Q_GONE,)),
-                Unavailable(mode="hybrid", reason="no vectors"),
-            ),
-        ),
+        RUN,
         '{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}',
     ),
     "eval-evaluation": (
@@ -191,18 +188,7 @@ GOLDEN: dict[str, tuple[Any, str]] = {
             10,
             3,
             "questions.yaml",
-            (
-                Run(
-                    "active",
-                    "abc",
-                    "sqlite",
-                    (
-                        MODE,
-                        ModeFigures(mode="dense", questions=(Q_GONE,)),
-                        Unavailable(mode="hybrid", reason="no vectors"),
-                    ),
-                ),
-            ),
+            (RUN,),
         ),
         '{"k": 10, "questions": 3, "path": "questions.yaml", "runs": [{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}]}',
     ),
