@@ -84,19 +84,17 @@ def load_events(text: str, *, line_offset: int = 0) -> YamlDoc:
         raise
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = (mark.line + 1 + line_offset, mark.column + 1) if mark is not None else None
+        where = (mark.line + 1 + line_offset, mark.column + 1) if mark is not None else (None, None)
         raise _fail("E102", f"YAML syntax: {exc.problem or exc.context}", where) from None
     except (YAMLError, ValueError, UnicodeError) as exc:
-        raise _fail("E102", f"YAML syntax: {exc}", None) from None
+        raise _fail("E102", f"YAML syntax: {exc}") from None
     if not tree.root_set:
         tree.doc.value = None
     return tree.doc
 
 
-def _fail(code: str, msg: str, pos: tuple[int, int] | None) -> YamlProblem:
-    if pos is None:
-        return YamlProblem(code, msg, None, None)
-    return YamlProblem(code, msg, pos[0], pos[1])
+def _fail(code: str, msg: str, pos: tuple[int | None, int | None] = (None, None)) -> YamlProblem:
+    return YamlProblem(code, msg, *pos)
 
 
 class _Tree:
