@@ -22,12 +22,12 @@ from typing import Any, ClassVar, TypeAlias
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 
-__all__ = ["JsonObject", "JsonValue", "View"]
+__all__ = ["JsonObject", "JsonValue", "View", "json_value"]
 
 
-def _json(value: Any) -> Any:
-    """One value of a view as JSON: views and records (and a layer's results) by their
-    ``to_json``, warnings by their ``to_dict``, containers element by element."""
+def json_value(value: Any) -> Any:
+    """One value of a view (or a summary a layer builds) as JSON: views and records by
+    their ``to_json``, warnings by their ``to_dict``, containers element by element."""
     if value is None or isinstance(value, (str, int, float)):
         return value.value if isinstance(value, Enum) else value
     if isinstance(value, View):
@@ -36,16 +36,16 @@ def _json(value: Any) -> Any:
     if to_json is not None:
         return to_json()
     if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
+        return {k: json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json(v) for v in value]
+        return [json_value(v) for v in value]
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     to_dict = getattr(value, "to_dict", None)  # errors.EvidenceWarning, a layer above
     if to_dict is not None:
         return to_dict()
     if dataclasses.is_dataclass(value):
-        return {f.name: _json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: json_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return value
 
 
@@ -76,11 +76,11 @@ class View:
         for key, get in _pairs(type(self)):
             value = get(self)
             if key[0] == "*":
-                out.update(_json(value))
+                out.update(json_value(value))
             elif key[-1] != "?":
-                out[key] = _json(value)
+                out[key] = json_value(value)
             elif value is not None and value != ():
-                out[key[:-1]] = _json(value)
+                out[key[:-1]] = json_value(value)
         return out
 
     def _fields_json(self) -> JsonObject:

@@ -24,8 +24,11 @@ from evidence_tool.workspace.scan import Progress, ValidationReport
 
 if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
     from evidence_tool.activation.citations import CitationContext
+    from evidence_tool.activation.records import SearchResult
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.activation.vec import DenseStatus
+    from evidence_tool.archive.diffing import Diff
+    from evidence_tool.archive.journal import Interrupted
     from evidence_tool.archive.local import (
         Activate,
         CatalogRecord,
@@ -51,6 +54,7 @@ if TYPE_CHECKING:  # imported where used: a command pays only for what it runs
 
 __all__ = [
     "CorpusExport",
+    "ReviewResolved",
     "Session",
     "WorkspaceStatus",
     "WorkspaceValidation",
@@ -117,6 +121,15 @@ class CorpusExport(View):
         import json
 
         return [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in self.records]
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewResolved(View):
+    """``review resolve``: the unit and the review items its note closed."""
+
+    id: str
+    resolved: list[JsonObject]
+    _keys = ("id", "resolved")
 
 
 def _validation(scanned: ValidationReport, warnings_as_errors: bool) -> WorkspaceValidation:
@@ -596,10 +609,10 @@ class Session:
     def layout(self) -> Layout:
         return self.archive.layout
 
-    def diff(self, revisions: tuple[str, ...]) -> JsonObject:
+    def diff(self, revisions: tuple[str, ...]) -> Diff:
         from evidence_tool.archive.diffing import diff
 
-        return diff(self.archive, *revisions).to_json()
+        return diff(self.archive, *revisions)
 
     def events(self) -> list[JsonObject]:
         return self.archive.events()
@@ -666,19 +679,20 @@ class Session:
 
         return ArchiveEditor(self.archive).restore(unit_id, actor, self.activation())
 
-    def resolve_review(self, unit_id: str, note: str, actor: str) -> list[JsonObject]:
+    def resolve_review(self, unit_id: str, note: str, actor: str) -> ReviewResolved:
         from evidence_tool.archive.edits import ArchiveEditor
 
-        return ArchiveEditor(self.archive).resolve_review(unit_id, note, actor)
+        items = ArchiveEditor(self.archive).resolve_review(unit_id, note, actor)
+        return ReviewResolved(unit_id, items)
 
-    def recover(self, abandon: bool, actor: str) -> list[JsonObject]:
+    def recover(self, abandon: bool, actor: str) -> list[Interrupted]:
         from evidence_tool.archive.edits import ArchiveEditor
 
-        return [e.to_json() for e in ArchiveEditor(self.archive).recover(abandon, actor)]
+        return ArchiveEditor(self.archive).recover(abandon, actor)
 
     def search(
         self, query: str, filters: Filters | None = None, limit: int = 10, mode: str | None = None
-    ) -> JsonObject:
+    ) -> SearchResult:
         from evidence_tool.activation.search import search_active
 
         if filters is None:
@@ -688,7 +702,7 @@ class Session:
 
         inst = self.installation
         activation, embedding = inst.section("activation"), inst.section("embedding")
-        found = search_active(
+        return search_active(
             self.layout,
             activation,
             embedding,
@@ -699,7 +713,6 @@ class Session:
             retrieval=self.retrieval(),
             schemas=self.search_schemas(),
         )
-        return found.to_json()
 
     def search_schemas(self) -> tuple[str, ...]:
         """The search path an unqualified table name is resolved through: the catalog's

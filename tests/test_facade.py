@@ -154,7 +154,7 @@ def edited(ws: Path) -> None:
 
 
 def search_call(s: Session) -> tuple[Any, list[Any], list[Any]]:
-    found = s.search("hba1c unit of measure")
+    found = s.search("hba1c unit of measure").to_json()
     warnings = found.pop("warnings", [])
     for hit in found["hits"]:
         del hit["record"]  # the CLI prints the record's lines, not the record

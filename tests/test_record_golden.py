@@ -17,12 +17,9 @@ from evidence_tool.activation.adopt import Adoption, Figures
 from evidence_tool.activation.citations import CitationCheck, CitationFlag, Flag
 from evidence_tool.activation.drift import IndexDrift
 from evidence_tool.activation.evaluation import (
-    Evaluation,
     ModeFigures,
     QuestionResult,
-    QuestionVectors,
     Retired,
-    Run,
     Unavailable,
 )
 from evidence_tool.activation.fusion import Fusion
@@ -639,56 +636,3 @@ def test_every_record_class_has_a_golden_case() -> None:
         "Adoption",
     }
     assert len(GOLDEN) == 82
-
-
-# Output views the library writes and never reads back (a union of records without a
-# tag, or keys computed from objects that are not in the JSON): their bytes only.
-WRITTEN: dict[str, tuple[Any, str]] = {
-    "eval-run": (
-        Run(
-            "active",
-            "abc",
-            "sqlite",
-            (
-                MODE,
-                ModeFigures(mode="dense", questions=(Q_GONE,)),
-                Unavailable(mode="hybrid", reason="no vectors"),
-            ),
-        ),
-        '{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}',
-    ),
-    "eval-evaluation": (
-        Evaluation(
-            10,
-            3,
-            "questions.yaml",
-            (
-                Run(
-                    "active",
-                    "abc",
-                    "sqlite",
-                    (
-                        MODE,
-                        ModeFigures(mode="dense", questions=(Q_GONE,)),
-                        Unavailable(mode="hybrid", reason="no vectors"),
-                    ),
-                ),
-            ),
-        ),
-        '{"k": 10, "questions": 3, "path": "questions.yaml", "runs": [{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}]}',
-    ),
-    "eval-evaluation-question-vectors": (
-        Evaluation(5, 1, "q.yaml", (), QuestionVectors(2, 1)),
-        '{"k": 5, "questions": 1, "path": "q.yaml", "runs": [], "question_vectors": {"embedded": 2, "cached": 1}}',
-    ),
-}
-
-
-@pytest.mark.parametrize("name", sorted(WRITTEN))
-def test_output_view_writes_its_golden_json(name: str) -> None:
-    record, golden = WRITTEN[name]
-    assert json.dumps(record.to_json()) == golden
-
-
-def test_every_output_view_has_a_golden_case() -> None:
-    assert len(WRITTEN) == 3

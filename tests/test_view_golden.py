@@ -10,6 +10,15 @@ from typing import Any
 
 import pytest
 
+from evidence_tool.activation.evaluation import (
+    Evaluation,
+    ModeFigures,
+    QuestionResult,
+    QuestionVectors,
+    Retired,
+    Run,
+    Unavailable,
+)
 from evidence_tool.archive.diffing import Diff
 from evidence_tool.archive.journal import FileChange, Interrupted, JournalEntry
 from evidence_tool.archive.manifest import UnitEntry
@@ -35,7 +44,12 @@ from evidence_tool.migrate.problems import Problem
 from evidence_tool.migrate.provenance import AcquiredSource
 from evidence_tool.migrate.run import MigrationResult, MigrationStatus
 from evidence_tool.migrate.step import MigratedConsolidateResult
-from evidence_tool.session import CorpusExport, WorkspaceValidation, WorkspaceVerification
+from evidence_tool.session import (
+    CorpusExport,
+    ReviewResolved,
+    WorkspaceValidation,
+    WorkspaceVerification,
+)
 from evidence_tool.sources.decide import DecideResult
 from evidence_tool.sources.records import (
     Comparison,
@@ -150,7 +164,41 @@ LINES = (
     ),
 )
 
+# eval's runs: a union of records without a tag, written and never read back.
+GONE = Retired("evidence:g", "ann", "2026-01-01T00:00:00Z", "retired")
+Q_SCORED = QuestionResult(3, "què?", (GONE,), 0.5, 1.0, 0.6131, ("evidence:x",))
+Q_GONE = QuestionResult(5, "only gone", (GONE,))
+Q_NOTE = QuestionResult(7, "the", (), 0.0, 0.0, 0.0, ("evidence:y",), "only stop words")
+MODE = ModeFigures(mode="bm25", questions=(Q_SCORED, Q_GONE, Q_NOTE))
+MODES = (
+    MODE,
+    ModeFigures(mode="dense", questions=(Q_GONE,)),
+    Unavailable(mode="hybrid", reason="no vectors"),
+)
+RUN = Run("active", "abc", "sqlite", MODES)
+
 GOLDEN: dict[str, tuple[Any, str]] = {
+    "eval-run": (
+        RUN,
+        '{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}',
+    ),
+    "eval-evaluation": (
+        Evaluation(
+            10,
+            3,
+            "questions.yaml",
+            (RUN,),
+        ),
+        '{"k": 10, "questions": 3, "path": "questions.yaml", "runs": [{"label": "active", "revision": "abc", "backend": "sqlite", "modes": [{"mode": "bm25", "available": true, "evaluated": 2, "retired_only": 1, "recall": 0.25, "mrr": 0.5, "ndcg": 0.3065, "questions": [{"line": 3, "question": "qu\\u00e8?", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}], "recall": 0.5, "rr": 1.0, "ndcg": 0.6131, "misses": ["evidence:x"]}, {"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}, {"line": 7, "question": "the", "retired": [], "recall": 0.0, "rr": 0.0, "ndcg": 0.0, "misses": ["evidence:y"], "note": "only stop words"}]}, {"mode": "dense", "available": true, "evaluated": 0, "retired_only": 1, "recall": null, "mrr": null, "ndcg": null, "questions": [{"line": 5, "question": "only gone", "retired": [{"id": "evidence:g", "actor": "ann", "deleted_at": "2026-01-01T00:00:00Z", "reason": "retired"}]}]}, {"mode": "hybrid", "available": false, "reason": "no vectors"}]}]}',
+    ),
+    "eval-evaluation-question-vectors": (
+        Evaluation(5, 1, "q.yaml", (), QuestionVectors(2, 1)),
+        '{"k": 5, "questions": 1, "path": "q.yaml", "runs": [], "question_vectors": {"embedded": 2, "cached": 1}}',
+    ),
+    "review-resolved": (
+        ReviewResolved("evidence:a", [{"message": "look é", "raised_by": "catalog"}]),
+        '{"id": "evidence:a", "resolved": [{"message": "look \\u00e9", "raised_by": "catalog"}]}',
+    ),
     "interrupted": (
         Interrupted("x.json", ENTRY, ("a.md",)),
         '{"entry": "x.json", "op": "save", "actor": "ann", "at": "t", "files": [{"path": "a.md", "pre": null, "post": "abababababababababababababababababababababababababababababababab"}], "conflicts": ["a.md"]}',
@@ -355,7 +403,7 @@ def test_view_writes_its_golden_json(name: str) -> None:
 
 
 def test_the_views_sweep_every_case() -> None:
-    assert len(GOLDEN) == 35
+    assert len(GOLDEN) == 39
 
 
 def _subclasses(kind: type) -> list[type]:

@@ -11,8 +11,6 @@ from evidence_tool.cli.options import force_option, warnings_as_errors_option
 from evidence_tool.cli.output import Report
 from evidence_tool.cli.reporters.text_lines import cut_lines, id_list
 from evidence_tool.cli.workspace_cmds import actor_option, register, wait_option, workspace_evidence
-from evidence_tool.errors import EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.unit.vocabulary import KINDS, PURPOSES  # a leaf: no parser at start-up
 
 if TYPE_CHECKING:
@@ -94,19 +92,6 @@ def status_body(s: Session) -> Report:
     return Report(result=rep.to_json(), text=lines, warnings=warnings)
 
 
-def _warnings(found: list[JsonObject]) -> list[EvidenceWarning]:
-    """Warnings a library result lists as JSON, for stderr and the envelope."""
-    return [
-        EvidenceWarning(
-            narrow.text(w["message"]),
-            narrow.opt_text(w.get("path")),
-            narrow.opt_int(w.get("line")),
-            narrow.opt_text(w.get("code")),
-        )
-        for w in found
-    ]
-
-
 def _git_lines(git: GitState) -> list[str]:
     if not git.available:
         return [f"git: {git.note}"]
@@ -136,14 +121,14 @@ def diff_body(s: Session, revisions: tuple[str, ...]) -> Report:
         from evidence_tool.errors import UsageError
 
         raise UsageError("diff takes at most two revisions")
-    data = s.diff(revisions)
-    lines = [f"from {data['from']} to {data['to']}"]
+    found = s.diff(revisions)
+    lines = [f"from {found.source} to {found.target}"]
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         lines += [
             f"  {cls[0].upper()} {uid}" if cls != "invalid" else f"  invalid {uid}"
-            for uid in narrow.strs(data[cls])
+            for uid in found.ids(cls)
         ]
-    return Report(result=data, text=lines)
+    return Report(result=found.to_json(), text=lines)
 
 
 def log_body(s: Session) -> Report:
@@ -194,11 +179,11 @@ def restore_body(s: Session, unit_id: str, actor: str | None) -> Report:
 
 def resolve_body(s: Session, unit_id: str, note: str, actor: str | None) -> Report:
     """Close a unit's open review items with a note."""
-    items = s.resolve_review(unit_id, note, s.actor(actor))
+    done = s.resolve_review(unit_id, note, s.actor(actor))
     return Report(
-        result={"id": unit_id, "resolved": [*items]},
+        result=done.to_json(),
         text=[
-            f"resolved {len(items)} review item(s) on {unit_id}; "
+            f"resolved {len(done.resolved)} review item(s) on {unit_id}; "
             "consolidate to record it in a snapshot"
         ],
     )
@@ -208,11 +193,13 @@ def recover_body(s: Session, abandon: bool, actor: str | None) -> Report:
     """Show interrupted operations (journal entries); --abandon drops them."""
     entries = s.recover(abandon, s.actor(actor))
     lines = [
-        f"{e['entry']}: {e['op']} by {e['actor']} at {e['at']}; conflicts: "
-        f"{', '.join(narrow.strs(e['conflicts'])) or 'none'}"
+        f"{e.name}: {e.entry.op} by {e.entry.actor} at {e.entry.at}; conflicts: "
+        f"{', '.join(e.conflicts) or 'none'}"
         for e in entries
     ] or ["no journal entries"]
-    return Report(result={"entries": [*entries], "abandoned": abandon}, text=lines)
+    return Report(
+        result={"entries": [e.to_json() for e in entries], "abandoned": abandon}, text=lines
+    )
 
 
 def search_body(
@@ -230,13 +217,12 @@ def search_body(
     from evidence_tool.activation.sqlite_index import Filters
     from evidence_tool.cli.reporters.text_lines import search_lines
 
-    data = s.search(query, Filters(kind, purpose, language, table), limit, mode)
-    hits = narrow.objs(data["hits"])
-    lines = search_lines(hits, data)
-    for h in hits:
+    found = s.search(query, Filters(kind, purpose, language, table), limit, mode)
+    data = found.to_json()
+    for h in narrow.objs(data["hits"]):
         del h["record"]
-    found = narrow.objs(data.pop("warnings", []))  # W702: sqlite-vec installed, not loading
-    return Report(result=data, text=lines, warnings=_warnings(found))
+    data.pop("warnings", None)  # W702 (sqlite-vec installed, not loading): the envelope's warnings
+    return Report(result=data, text=search_lines(found), warnings=list(found.warnings))
 
 
 def eval_body(

@@ -30,13 +30,3 @@ def text(value: JsonValue) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a JSON string, got {type(value).__name__}")
     return value
-
-
-def opt_text(value: JsonValue) -> str | None:
-    return None if value is None else text(value)
-
-
-def opt_int(value: JsonValue) -> int | None:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    raise TypeError(f"expected a JSON integer, got {type(value).__name__}")

@@ -13,23 +13,19 @@ from evidence_tool.cli.reporters import FORMATS
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def json_option(fn: F) -> F:
-    return click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        help="Print exactly one JSON object on stdout (schemas/cli/).",
-    )(fn)
-
-
-def force_option(fn: F) -> F:
-    """``--force`` of the commands that write where the operator says (workspace.outputs)."""
-    return click.option(
-        "--force",
-        is_flag=True,
-        help="Replace an existing file this command did not write "
-        "(never workspace.yaml, .git/, the lock or evidence/).",
-    )(fn)
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print exactly one JSON object on stdout (schemas/cli/).",
+)
+# The commands that write where the operator says (workspace.outputs).
+force_option = click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing file this command did not write "
+    "(never workspace.yaml, .git/, the lock or evidence/).",
+)
 
 
 def format_options(fn: F) -> F:
@@ -53,12 +49,11 @@ def resolve_format(output_format: str | None, as_json: bool) -> str:
     return "json" if as_json else (output_format or "text")
 
 
-def warnings_as_errors_option(fn: F) -> F:
-    return click.option(
-        "--warnings-as-errors",
-        is_flag=True,
-        help="For CI: report every coded warning (such as W111) as error E190 and exit 1.",
-    )(fn)
+warnings_as_errors_option = click.option(
+    "--warnings-as-errors",
+    is_flag=True,
+    help="For CI: report every coded warning (such as W111) as error E190 and exit 1.",
+)
 
 
 def workspace_options(fn: F) -> F:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from evidence_tool import errors as E
@@ -12,24 +12,6 @@ from evidence_tool.cli.context import Context as Context  # re-exported: the com
 from evidence_tool.cli.context import Report as Report
 from evidence_tool.cli.reporters import reporter_for
 from evidence_tool.cli.reporters.json_reporter import envelope_line
-from evidence_tool.jsonvalue import JsonObject, JsonValue
-
-
-def json_object(value: Mapping[str, object]) -> JsonObject:
-    """A library summary typed ``object`` checked to be JSON before it enters an envelope
-    (tuples become lists, as json.dumps writes them); anything else is a bug (exit 70)."""
-    return {key: _json_value(v) for key, v in value.items()}
-
-
-def _json_value(value: object) -> JsonValue:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, list | tuple):
-        return [_json_value(v) for v in value]
-    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
-        return json_object(value)
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
-
 
 EXIT_READER_GONE = 141  # what a shell reports for a writer ended by SIGPIPE (128 + 13)
 

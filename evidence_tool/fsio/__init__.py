@@ -229,8 +229,10 @@ def write_new(path: str | os.PathLike[str], data: bytes, *, digest: str | None =
     return True
 
 
-def _syncfs(path: str | os.PathLike[str]) -> None:
-    """Flush every dirty page of the filesystem holding ``path`` (one call for a batch)."""
+def sync_filesystem(path: str | os.PathLike[str]) -> None:
+    """Flush every dirty page of the filesystem holding the folder ``path`` (one call for a
+    batch): a command that wrote derived files without fsync pays for them here, once, not
+    the next command's first fsync (ext4's ordered journal flushes them at its next commit)."""
     import ctypes
 
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -306,7 +308,7 @@ def write_batch(items: Sequence[tuple[str | os.PathLike[str], bytes, str]]) -> N
             for tmp, _, _ in pending:
                 _fsync_path(Path(tmp))
         else:
-            _syncfs(split(pending[0][1])[0])
+            sync_filesystem(split(pending[0][1])[0])
         for tmp, target, digest in pending:
 
             def rename(tmp: str = tmp, target: str = target, digest: str = digest) -> None:
@@ -421,13 +423,6 @@ def rewrite_fd(
         call("truncate", path, lambda: os.ftruncate(fd, len(data)))
     if durable:
         fsync_fd(fd, path)
-
-
-def sync_filesystem(path: str | os.PathLike[str]) -> None:
-    """Flush every dirty page of the filesystem holding the folder ``path``: a command that
-    wrote derived files without fsync pays for them here, once, not the next command's
-    first fsync (ext4's ordered journal flushes them at its next commit)."""
-    _syncfs(path)
 
 
 def publish(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:

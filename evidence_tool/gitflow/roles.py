@@ -21,15 +21,6 @@ class Role(StrEnum):
     OTHER = "other"
 
 
-CURATED = Role.CURATED
-MANAGED = Role.MANAGED
-AUTHORED = Role.AUTHORED
-DESCRIPTOR = Role.DESCRIPTOR
-MACHINE_LOCAL = Role.MACHINE_LOCAL
-IMPORT = Role.IMPORT
-GITIGNORE = Role.GITIGNORE
-OTHER = Role.OTHER
-
 # What the operator commits: the complete evidence tree and the workspace descriptor.
 COMMITTED = ("evidence", "workspace.yaml")
 # What must never be committed: it coordinates or caches one machine's work.
@@ -76,24 +67,24 @@ def committed(root: Path) -> tuple[str, ...]:
 def role(rel: str, imports: tuple[str, ...] = ()) -> Role:
     """The role of a workspace-relative path (``imports``: the descriptor's import paths)."""
     if any(rel == p or rel.startswith(p + "/") for p in imports):
-        return IMPORT
+        return Role.IMPORT
     if rel == ".gitignore":
-        return GITIGNORE
+        return Role.GITIGNORE
     if rel == "workspace.yaml":
-        return DESCRIPTOR
+        return Role.DESCRIPTOR
     if rel in NEVER_COMMITTED or any(rel.startswith(p + "/") for p in NEVER_COMMITTED):
-        return MACHINE_LOCAL
+        return Role.MACHINE_LOCAL
     if rel.startswith("evidence/curated/"):
-        return CURATED
+        return Role.CURATED
     if (
         rel == "evidence/local-manifest.yaml"
         or rel.startswith("evidence/.local/")
         or rel.startswith("evidence/source/acquired/")
     ):
-        return MANAGED
+        return Role.MANAGED
     if rel.startswith("evidence/"):
-        return AUTHORED
-    return OTHER
+        return Role.AUTHORED
+    return Role.OTHER
 
 
 def is_unit_path(rel: str) -> bool:

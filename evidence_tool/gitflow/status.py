@@ -29,6 +29,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, EvidenceWarning
 from evidence_tool.gitflow.records import GitFile, GitState, PartialStage
 from evidence_tool.gitflow.repository import EvidenceRepo, FileStatus, Unavailable, open_repo
+from evidence_tool.gitflow.roles import Role
 from evidence_tool.workspace.layout import Layout
 
 CHANGES = {
@@ -75,7 +76,7 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
     committed = roles.committed(root)
     entries = repo.status(committed + roles.NEVER_COMMITTED)
     ordered = sorted(entries.values(), key=lambda e: e.rel)
-    evidence = [e for e in ordered if roles.role(e.rel) != roles.MACHINE_LOCAL]
+    evidence = [e for e in ordered if roles.role(e.rel) != Role.MACHINE_LOCAL]
     warnings: list[EvidenceWarning] = []
     partial = partial_stage(archive, repo, entries)
     if partial is not None:
@@ -85,26 +86,26 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
     ignored = [
         rel
         for rel in all_ignored
-        if roles.role(rel, imports) in (roles.MANAGED, roles.DESCRIPTOR, roles.GITIGNORE)
-        or (rel.endswith(".md") and roles.role(rel, imports) != roles.IMPORT)
+        if roles.role(rel, imports) in (Role.MANAGED, Role.DESCRIPTOR, Role.GITIGNORE)
+        or (rel.endswith(".md") and roles.role(rel, imports) != Role.IMPORT)
     ]
     if ignored:
         warnings.append(
-            _warning(
-                "W804",
+            EvidenceWarning(
                 f"Git ignores {len(ignored)} evidence file(s) a commit must hold: "
                 f"{_some(ignored)}; remove the matching .gitignore rule",
                 ignored[0],
+                code="W804",
             )
         )
     conflicted = [e for e in evidence if e.unmerged]
     if conflicted:
         warnings.append(
-            _warning(
-                "W805",
+            EvidenceWarning(
                 f"unmerged evidence file(s): {_some([e.rel for e in conflicted])}; resolve the "
                 "curated files, then run consolidate (never merge managed files by hand)",
                 conflicted[0].rel,
+                code="W805",
             )
         )
     warnings += _import_warnings(imports, evidence, all_ignored)
@@ -134,24 +135,20 @@ def _import_warnings(
     """W806: an import input the descriptor names that a commit would not hold (untracked
     or ignored): a clone could not refresh that source."""
     left = sorted(
-        {e.rel for e in evidence if e.untracked and roles.role(e.rel, imports) == roles.IMPORT}
-        | {rel for rel in ignored if roles.role(rel, imports) == roles.IMPORT}
+        {e.rel for e in evidence if e.untracked and roles.role(e.rel, imports) == Role.IMPORT}
+        | {rel for rel in ignored if roles.role(rel, imports) == Role.IMPORT}
     )
     if not left:
         return []
     return [
-        _warning(
-            "W806",
+        EvidenceWarning(
             f"{len(left)} import input file(s) are not committed (untracked or ignored by Git): "
             f"{_some(left)}; a clone could not refresh their source: stage them with the "
             "evidence tree (see 'tht workspace evidence git-commands')",
             left[0],
+            code="W806",
         )
     ]
-
-
-def _warning(code: str, message: str, path: str | None = None) -> EvidenceWarning:
-    return EvidenceWarning(message, path, None, code)
 
 
 def _some(paths: list[str]) -> str:
@@ -181,7 +178,7 @@ def partial_stage(
 ) -> PartialStage | None:
     """The two lists of the module docstring, or None when nothing curated or managed is staged."""
     if not any(
-        e.staged and roles.role(e.rel) in (roles.CURATED, roles.MANAGED) for e in entries.values()
+        e.staged and roles.role(e.rel) in (Role.CURATED, Role.MANAGED) for e in entries.values()
     ):
         return None
     try:
@@ -209,7 +206,7 @@ def partial_stage(
         else:
             not_consolidated.append(rel)
     for e in sorted(entries.values(), key=lambda e: e.rel):
-        if roles.role(e.rel) == roles.MANAGED and (e.unstaged or e.untracked):
+        if roles.role(e.rel) == Role.MANAGED and (e.unstaged or e.untracked):
             not_staged.append(e.rel)
     return PartialStage(tuple(sorted(not_staged)), tuple(not_consolidated))
 
@@ -219,40 +216,40 @@ def partial_warnings(partial: PartialStage) -> list[EvidenceWarning]:
     if partial.not_staged:
         paths = list(partial.not_staged)
         out.append(
-            _warning(
-                "W801",
+            EvidenceWarning(
                 f"partial stage: {len(paths)} file(s) of the newest consolidation are not "
                 f"staged ({_some(paths)}); a commit of only the edited Markdown loses the "
                 "managed files: stage the complete evidence tree "
                 "(see 'tht workspace evidence git-commands')",
                 paths[0],
+                code="W801",
             )
         )
     if partial.not_consolidated:
         paths = list(partial.not_consolidated)
         out.append(
-            _warning(
-                "W802",
+            EvidenceWarning(
                 f"staged curated edit(s) not consolidated: {_some(paths)}; run "
                 "'tht workspace evidence consolidate', then stage the evidence tree again",
                 paths[0],
+                code="W802",
             )
         )
     return out
 
 
 def _machine_local_warnings(repo: EvidenceRepo, ordered: list[FileStatus]) -> list[EvidenceWarning]:
-    local = [e.rel for e in ordered if roles.role(e.rel) == roles.MACHINE_LOCAL]
+    local = [e.rel for e in ordered if roles.role(e.rel) == Role.MACHINE_LOCAL]
     tracked = repo.tracked(roles.NEVER_COMMITTED)
     bad = sorted(set(local) | set(tracked))
     if not bad:
         return []
     return [
-        _warning(
-            "W803",
+        EvidenceWarning(
             f"machine-local file(s) not ignored by Git: {_some(bad)}; the lock file and "
             ".evidence-cache/ are never committed: add them to .gitignore "
             "(and 'git rm --cached' them if tracked)",
             bad[0],
+            code="W803",
         )
     ]

@@ -42,17 +42,6 @@ class StrictReport:
     warnings: list[EvidenceWarning] = field(default_factory=list)  # the unit files' own (W111...)
 
 
-def _e(
-    message: str,
-    path: str | None,
-    unit_id: str | None = None,
-    line: int | None = None,
-    column: int | None = None,
-    code: str = "E701",
-) -> Diagnostic:
-    return Diagnostic(code, message, path, line, column, unit_id)
-
-
 def verify_strict(archive: LocalEvidenceArchive) -> StrictReport:
     """Integrity, plus invalid files, unconsolidated edits and hand-edited managed files."""
     problems, counts = verify(archive)
@@ -88,14 +77,14 @@ def _invalid_files(report: ValidationReport) -> dict[str, Diagnostic]:
     for path, found in sorted(by_path.items()):
         first = found[0]
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        out[path] = _e(
+        out[path] = Diagnostic(
+            "E704",
             f"invalid unit file: {first.code} {first.message}{more}; "
             "run 'tht workspace evidence validate'",
             path,
-            first.unit_id,
             first.line,
             first.column,
-            "E704",
+            first.unit_id,
         )
     return out
 
@@ -107,11 +96,11 @@ def _unconsolidated(
     if not state.initialized:
         if report.files:
             return [
-                _e(
+                Diagnostic(
+                    "E703",
                     "the archive is not initialized: no unit is consolidated; run "
                     "'tht workspace evidence init' and 'consolidate'",
                     archive.layout.rel(archive.layout.state),
-                    code="E703",
                 )
             ]
         return []
@@ -119,10 +108,7 @@ def _unconsolidated(
     assert newest is not None
     try:
         snap = archive.snapshot(newest)
-    except (
-        EvidenceError,
-        ValueError,
-    ):  # a missing or broken snapshot: already an integrity finding
+    except (EvidenceError, ValueError):  # a missing or broken snapshot: an integrity finding
         return []
     if state.pending:
         notes.append(f"revision {state.pending} is consolidated but pending activation")
@@ -139,17 +125,17 @@ def _unconsolidated(
     for kind, template in _UNCONSOLIDATED.items():
         for uid in changes[kind]:
             message = f"{uid} {template.format(rev=rev)}; run consolidate"
-            out.append(_e(message, new[uid][2], uid, code="E703"))
+            out.append(Diagnostic("E703", message, new[uid][2], unit_id=uid))
     for uid in changes["deleted"]:
         path = old[uid][2]
         if path not in invalid:  # an invalid file is reported as invalid, not as a deletion
             out.append(
-                _e(
+                Diagnostic(
+                    "E703",
                     f"{uid} deleted since revision {rev}: the deletion is not consolidated; "
                     "run consolidate",
                     path,
-                    uid,
-                    code="E703",
+                    unit_id=uid,
                 )
             )
     return out
@@ -167,7 +153,8 @@ def _managed_edits(repo: EvidenceRepo, notes: list[str]) -> list[Diagnostic]:
         if changed and roles.is_immutable(e.rel):
             verb = "deleted" if "D" in changed else "changed"
             out.append(
-                _e(
+                Diagnostic(
+                    "E701",
                     f"managed file {verb} since the last commit; snapshots, objects and "
                     "acquired sources are written once and never edited: restore it with "
                     "'git checkout HEAD -- PATH'",
@@ -185,7 +172,8 @@ def _managed_edits(repo: EvidenceRepo, notes: list[str]) -> list[Diagnostic]:
             current = b""
         if not current.startswith(committed):
             out.append(
-                _e(
+                Diagnostic(
+                    "E701",
                     "the event log lost or changed committed lines (it is append-only); "
                     "restore it from Git",
                     rel,
@@ -205,11 +193,12 @@ def _missing_last_revisions(
         folder = archive.layout.snapshots / rev
         if not (folder / "manifest.json").is_file():
             out.append(
-                _e(
+                Diagnostic(
+                    "E701",
                     f"snapshot {rev[:12]}…, the last revision of deleted unit "
                     f"{uid}, is missing; restore the folder from Git",
                     archive.layout.rel(folder),
-                    uid,
+                    unit_id=uid,
                 )
             )
     return out

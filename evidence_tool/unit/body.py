@@ -19,11 +19,10 @@ from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.blockrules import BlockParser, may_stay_open, parser_for
 from evidence_tool.unit.formula import check_expression
-from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
+from evidence_tool.unit.identifiers import COLUMN_RE, REFERENCE_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
 
 if TYPE_CHECKING:  # imported on the first parse: commands that parse nothing never pay it
-    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 
@@ -48,31 +47,15 @@ def _quiet_block_rules() -> None:
             module.LOGGER = _QuietLog()  # type: ignore[attr-defined]
 
 
-@cache
-def _markdown() -> MarkdownIt:
-    """The full block-only CommonMark parser: what ``blockrules.BlockParser`` must equal
-    token for token (tests/unit/test_blockrules.py); units are parsed by the latter."""
-    from markdown_it import MarkdownIt
-
-    # Block structure only: inline parsing is not needed to find headings and fences.  Every
-    # block rule stays: each one (a quote, an HTML block, a link definition) decides whether
-    # a '#' line is a heading, so none can go without changing a unit's structure.
-    md = MarkdownIt("commonmark")
-    md.disable(["inline", "text_join"], ignoreInvalid=True)
-    _quiet_block_rules()
-    return md
-
-
 def _markdown_for(text: str) -> BlockParser:
-    """The parser with only the block rules that can apply to ``text`` (same tokens)."""
+    """The parser with only the block rules that can apply to ``text`` (same tokens as
+    markdown-it's full block-only CommonMark parser: tests/unit/test_blockrules.py)."""
     md = parser_for(text)
     _quiet_once()  # after the block rules are loaded
     return md
 
 
-@cache
-def _quiet_once() -> None:
-    _quiet_block_rules()
+_quiet_once = cache(_quiet_block_rules)
 
 
 @dataclass
@@ -102,9 +85,6 @@ class BodyResult:
 
 # An ATX heading drops a closing run of '#' (after a blank, or the whole text).
 _CLOSING_HASHES = re.compile(r"(^|[ \t])#+$")
-
-
-_REFERENCE_RE = {F.TABLES: TABLE_RE, F.COLUMNS: COLUMN_RE, F.COLUMN: COLUMN_RE}
 
 
 def _is_blank(line: str) -> bool:
@@ -415,7 +395,7 @@ class _BodyParser:
                 return
 
     def decode(self, raw: str, line: int, name: str, kind: str = F.TEXT) -> str | None:
-        ref = _REFERENCE_RE.get(kind)
+        ref = REFERENCE_RE.get(kind)
         if ref is not None and ref.fullmatch(raw):
             # '"My Schema"."t"' is a reference as written: it is never a valid JSON string,
             # since the '"' after each '.' would need a backslash.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from evidence_tool.unit import fields as F
 from evidence_tool.unit.schemas import load_schema
 
 _APPLIES = load_schema("unit-metadata.schema.json")["properties"]["applies_to"]["properties"]
@@ -13,3 +14,5 @@ TABLE_RE = re.compile(_APPLIES["tables"]["items"]["pattern"])
 COLUMN_RE = re.compile(_APPLIES["columns"]["items"]["pattern"])
 ID_RE = re.compile(_META["id"]["pattern"])
 LANGUAGE_RE = re.compile(_META["language"]["pattern"])
+# The field types whose values are references, and the form of each.
+REFERENCE_RE = {F.TABLES: TABLE_RE, F.COLUMNS: COLUMN_RE, F.COLUMN: COLUMN_RE}

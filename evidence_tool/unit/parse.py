@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -43,7 +44,7 @@ def _decode(data: bytes) -> tuple[str | None, Diagnostic | None]:
             f"the file has {len(data)} bytes; a unit holds at most "
             f"{MAX_BYTES} bytes (256 KiB): split it into several units",
         )
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(codecs.BOM_UTF8):
         return None, Diagnostic(
             "E109",
             "the file starts with a byte order mark (BOM); save it as UTF-8 without BOM",

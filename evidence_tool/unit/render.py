@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import cast
 
 from evidence_tool.unit import fields as F
-from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
+from evidence_tool.unit.identifiers import REFERENCE_RE
 from evidence_tool.unit.model import EnumValue, Unit
 from evidence_tool.unit.yaml_strict import flow_list, scalar
 
@@ -21,11 +21,10 @@ _PLAIN_LINE = re.compile(
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
-_REFERENCE_RE = {F.TABLES: TABLE_RE, F.COLUMNS: COLUMN_RE, F.COLUMN: COLUMN_RE}
 
 
 def line_value(value: str, type_: str = F.SCALAR) -> str:
-    ref = _REFERENCE_RE.get(type_)
+    ref = REFERENCE_RE.get(type_)
     if ref is not None and ref.fullmatch(value) and not _CONTROL.search(value):
         return value  # a reference is read as written first: '"My Schema"."t"' stays plain
     return value if _PLAIN_LINE.fullmatch(value) else json.dumps(value, ensure_ascii=False)

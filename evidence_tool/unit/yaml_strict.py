@@ -14,15 +14,20 @@ import io
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from evidence_tool.unit.yaml_doc import _SPECIAL_START, Path_, YamlDoc, YamlProblem, resolve_plain
 
 __all__ = [
     "MAX_DEPTH",
+    "Commented",
+    "Form",
     "Path_",
     "YamlDoc",
     "YamlProblem",
+    "block",
     "dump",
     "flow_list",
     "load",
@@ -84,19 +89,17 @@ def load_events(text: str, *, line_offset: int = 0) -> YamlDoc:
         raise
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = (mark.line + 1 + line_offset, mark.column + 1) if mark is not None else None
+        where = (mark.line + 1 + line_offset, mark.column + 1) if mark is not None else (None, None)
         raise _fail("E102", f"YAML syntax: {exc.problem or exc.context}", where) from None
     except (YAMLError, ValueError, UnicodeError) as exc:
-        raise _fail("E102", f"YAML syntax: {exc}", None) from None
+        raise _fail("E102", f"YAML syntax: {exc}") from None
     if not tree.root_set:
         tree.doc.value = None
     return tree.doc
 
 
-def _fail(code: str, msg: str, pos: tuple[int, int] | None) -> YamlProblem:
-    if pos is None:
-        return YamlProblem(code, msg, None, None)
-    return YamlProblem(code, msg, pos[0], pos[1])
+def _fail(code: str, msg: str, pos: tuple[int | None, int | None] = (None, None)) -> YamlProblem:
+    return YamlProblem(code, msg, *pos)
 
 
 class _Tree:
@@ -295,45 +298,122 @@ def _key(key: Any, *, flow: bool = False, pad: str = "") -> str:
 
 
 def dump(value: Any, *, flow_keys: frozenset[str] = frozenset()) -> str:
-    """Block-style YAML for dicts/lists/scalars; lists under ``flow_keys`` in flow style."""
+    """Block-style YAML for dicts/lists/scalars; lists under ``flow_keys`` in flow style.
+    The managed files' form of ``block``: text always quoted, a list under its key not
+    indented."""
+    return block(value, Form(flow_keys, literal=False, list_indent=0))
+
+
+# Characters a YAML reader refuses raw or reads differently (``quote`` escapes them).
+_NEEDS_ESCAPE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
+)
+
+
+@dataclass(frozen=True)
+class Commented:
+    """A value written with ``comment`` on the line(s) above it (a list entry or a key)."""
+
+    value: Any
+    comment: str
+
+
+def _literal_ok(text: str) -> bool:
+    """A literal block keeps ``text`` exactly: no carriage return or character YAML must
+    escape, no leading space (it would read as indentation), no whitespace-only line and
+    no trailing blank lines (chomping would change them)."""
+    if not text.strip() or text[0] in " \t" or "\r" in text or text.endswith("\n\n"):
+        return False
+    if _NEEDS_ESCAPE.search(text):
+        return False
+    return all(ln.strip() or not ln for ln in text.split("\n"))
+
+
+class Form(NamedTuple):
+    """How a document is laid out: the files other tools read (``yaml_emit.dump``) or the
+    managed files (``dump``: text always quoted, a list under its key not indented)."""
+
+    flow_keys: frozenset[str]  # lists under these keys in flow style
+    literal: bool = True  # multi-line text as a literal block where it reads back exactly
+    list_indent: int = 2  # a block list under a key: indented by this much
+
+
+def _text(value: str, pad: str, literal: bool) -> str:
+    """A string value after ``key:`` or ``- ``: a literal block for multi-line text."""
+    if literal and "\n" in value and _literal_ok(value):
+        body = value[:-1] if value.endswith("\n") else value
+        chomp = "" if value.endswith("\n") else "-"
+        inner = pad + "  "
+        lines = "\n".join(inner + ln if ln else "" for ln in body.split("\n"))
+        return f"|{chomp}\n{lines}"
+    return scalar(value)
+
+
+def _comment(text: str, pad: str) -> str:
+    return "".join(f"{pad}# {ln}".rstrip() + "\n" for ln in text.split("\n"))
+
+
+def block(value: Any, form: Form) -> str:
+    """``value`` as a block-style YAML document laid out as ``form`` says."""
     out: list[str] = []
-    _emit(value, 0, out, flow_keys)
+    _emit(value, 0, out, form)
     return "".join(out)
 
 
-def _emit(value: Any, indent: int, out: list[str], flow_keys: frozenset[str]) -> None:
+def _inline(item: Any, pad: str, form: Form) -> str:
+    """A value on the line of its key or dash: a sequence in flow style, ``{}`` for an
+    empty mapping (a non-empty one is never inline)."""
+    if isinstance(item, str):
+        return _text(item, pad, form.literal)
+    if isinstance(item, Sequence):
+        return flow_list(list(item))
+    return "{}" if isinstance(item, Mapping) else scalar(item)
+
+
+def _emit(value: Any, indent: int, out: list[str], form: Form) -> None:
     pad = " " * indent
-    if isinstance(value, dict):
-        if not value:
-            out.append(pad + "{}\n")
-            return
-        for key, item in value.items():
-            k = _key(key, pad=pad)
-            if isinstance(item, list | tuple) and (key in flow_keys or not item):
-                out.append(f"{pad}{k}: {flow_list(item)}\n")
-            elif isinstance(item, dict) and item:
-                out.append(f"{pad}{k}:\n")
-                _emit(item, indent + 2, out, flow_keys)
-            elif isinstance(item, list | tuple):
-                out.append(f"{pad}{k}:\n")
-                _emit(list(item), indent, out, flow_keys)
-            else:
-                out.append(f"{pad}{k}: {'{}' if isinstance(item, dict) else scalar(item)}\n")
-    elif isinstance(value, list | tuple):
+    if isinstance(value, Commented):
+        out.append(_comment(value.comment, pad))
+        _emit(value.value, indent, out, form)
+    elif isinstance(value, Mapping):
+        _mapping(value, indent, out, form)
+    elif isinstance(value, Sequence) and not isinstance(value, str):
         if not value:
             out.append(pad + "[]\n")
-            return
         for item in value:
-            if isinstance(item, dict) and item:
+            if isinstance(item, Commented):
+                out.append(_comment(item.comment, pad))
+                item = item.value
+            if isinstance(item, Mapping) and item:
                 sub: list[str] = []
-                _emit(item, indent + 2, sub, flow_keys)
-                text = "".join(sub)
-                out.append(pad + "- " + text[indent + 2 :])
-            elif isinstance(item, list | tuple) and item:
-                out.append(f"{pad}- {flow_list(item)}\n")
+                _mapping(item, indent + 2, sub, form)
+                out.append(pad + "- " + "".join(sub)[indent + 2 :])
             else:
-                out.append(
-                    f"{pad}- {scalar(item) if not isinstance(item, dict | list | tuple) else '[]' if isinstance(item, list | tuple) else '{}'}\n"
-                )
+                out.append(f"{pad}- {_inline(item, pad, form)}\n")
     else:
-        out.append(pad + scalar(value) + "\n")
+        out.append(pad + _inline(value, pad, form) + "\n")
+
+
+def _mapping(value: Mapping[Any, Any], indent: int, out: list[str], form: Form) -> None:
+    pad = " " * indent
+    if not value:
+        out.append(pad + "{}\n")
+        return
+    for key, item in value.items():
+        if isinstance(item, Commented):
+            out.append(_comment(item.comment, pad))
+            item = item.value
+        k = _key(key, pad=pad)
+        if isinstance(item, Mapping) and item:
+            out.append(f"{pad}{k}:\n")
+            _mapping(item, indent + 2, out, form)
+        elif (
+            isinstance(item, Sequence)
+            and not isinstance(item, str)
+            and item
+            and key not in form.flow_keys
+        ):
+            out.append(f"{pad}{k}:\n")
+            _emit(list(item), indent + form.list_indent, out, form)
+        else:
+            out.append(f"{pad}{k}: {_inline(item, pad, form)}\n")

@@ -9,6 +9,8 @@ reporter of the format ``--format``/``--json`` chose writes it: ``text_reporter`
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -36,3 +38,14 @@ def reporter_for(fmt: str) -> Reporter:
     module = importlib.import_module(f"{__name__}.{fmt}_reporter")
     reporter: Reporter = module.REPORTER
     return reporter
+
+
+def display_path(path: str | None, workspace: str | None) -> str | None:
+    """A finding's file, the same for every CI format: relative to the current folder when
+    under it, else absolute (CI runs from the repository root, which GitHub and SARIF
+    resolve against)."""
+    if not path:
+        return None
+    full = os.path.abspath(os.path.join(workspace or os.getcwd(), path))
+    rel = os.path.relpath(full, os.getcwd())
+    return full if rel == ".." or rel.startswith("../") else Path(rel).as_posix()

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evidence_tool.cli.reporters.locations import display_path
+from evidence_tool.cli.reporters import display_path
 from evidence_tool.errors import CONTROL_CHARACTERS, Diagnostic, EvidenceWarning, printable
 
 if TYPE_CHECKING:
@@ -47,30 +47,21 @@ def workflow_command(kind: str, message: str, **properties: str | int | None) ->
 def github(
     errors: Sequence[Diagnostic], warnings: Sequence[EvidenceWarning], workspace: str | None
 ) -> str:
-    lines = []
-    for d in errors:
-        message = d.message + (f"\nFix: {d.hint}" if d.hint else "")
-        lines.append(
-            workflow_command(
-                "error",
-                message,
-                file=display_path(d.path, workspace),
-                line=d.line,
-                col=d.column if d.line else None,
-                title=d.code,
-            )
+    found: list[tuple[str, Diagnostic | EvidenceWarning, str]] = [
+        ("error", d, d.message + (f"\nFix: {d.hint}" if d.hint else "")) for d in errors
+    ]
+    found += [("warning", w, w.message) for w in warnings]
+    lines = [
+        workflow_command(
+            kind,
+            message,
+            file=display_path(f.path, workspace),
+            line=f.line,
+            col=f.column if f.line else None,
+            title=f.code,
         )
-    for w in warnings:
-        lines.append(
-            workflow_command(
-                "warning",
-                w.message,
-                file=display_path(w.path, workspace),
-                line=w.line,
-                col=w.column if w.line else None,
-                title=w.code,
-            )
-        )
+        for kind, f, message in found
+    ]
     return "".join(line + "\n" for line in lines)
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from evidence_tool import __version__
-from evidence_tool.cli.reporters.locations import display_path
+from evidence_tool.cli.reporters import display_path
 from evidence_tool.errors import CODES, Diagnostic, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 

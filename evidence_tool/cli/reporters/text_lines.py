@@ -8,9 +8,13 @@ Python repr: no braces, brackets, quotes or ``None``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from evidence_tool.cli.narrow import arr, obj, objs, strs, text
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from evidence_tool.activation.records import SearchResult
 
 # One rule for long lists in text output (issue 34): the first LIST_LIMIT items, then how
 # many more and where the rest is.  --json always lists everything.
@@ -116,30 +120,20 @@ _SCORES = {
 }
 
 
-def search_lines(hits: Sequence[JsonObject], result: JsonObject | None = None) -> list[str]:
+def search_lines(found: SearchResult) -> list[str]:
     """``search``: which mode ran and what its scores are, then one line per hit."""
-    head: list[str] = []
-    if result is not None:
-        mode = text(result["mode"])
-        used = strs(result.get("rankings", [])) if "rankings" in result else []
-        note = ""
-        if mode == "hybrid" and used == ["bm25"]:
-            note = ", the model does not serve the query's language: words alone"
-        head = [f"mode: {mode} (score: {_SCORES.get(mode, 'backend score')}{note})"]
-    return head + (
+    note = ""
+    if found.mode == "hybrid" and found.rankings == ("bm25",):
+        note = ", the model does not serve the query's language: words alone"
+    head = f"mode: {found.mode} (score: {_SCORES.get(found.mode, 'backend score')}{note})"
+    return [head] + (
         [
-            f"{_number(h['score']):.3f}  {h['id']}  [{h['kind']}/{h['language']}, "
-            f"{h['provenance']}]  {h['title']}  matched: {', '.join(strs(h['matched']))}"
-            for h in hits
+            f"{h.score:.3f}  {h.id}  [{h.kind}/{h.language}, "
+            f"{h.provenance}]  {h.title}  matched: {', '.join(h.matched)}"
+            for h in found.hits
         ]
         or ["no match"]
     )
-
-
-def _number(value: JsonValue) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a JSON number, got {type(value).__name__}")
-    return value
 
 
 def eval_lines(data: JsonObject) -> list[str]:

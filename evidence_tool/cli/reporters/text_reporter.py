@@ -21,11 +21,7 @@ class TextReporter:
             print(E.printable(line))
         for d in report.errors:
             print(str(d))  # Diagnostic.__str__ escapes
-        seen: list[str] = []
-        for d in report.errors:
-            if d.code not in seen:
-                seen.append(d.code)
-        for code in seen[:5]:
+        for code in list(dict.fromkeys(d.code for d in report.errors))[:5]:
             fix = E.CODES[code].fix if code in E.CODES else ""
             print(E.printable(f"  fix {code}: {fix}"), file=sys.stderr)
         for w in report.warnings:

@@ -23,7 +23,7 @@ from evidence_tool.unit import fields as F
 from evidence_tool.unit._speed.yaml_fast import load_canonical
 from evidence_tool.unit.body import _is_http_url
 from evidence_tool.unit.formula import check_expression
-from evidence_tool.unit.identifiers import COLUMN_RE, TABLE_RE
+from evidence_tool.unit.identifiers import REFERENCE_RE
 from evidence_tool.unit.metadata import check_metadata
 from evidence_tool.unit.model import PAYLOAD_CLASSES, EnumValue, Unit
 from evidence_tool.unit.parse import _size_problem, _text_problem, split_frontmatter
@@ -42,7 +42,6 @@ _FENCES = ("```", "~~~")
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[A-Za-z0-9_.+-]*")
 # A line Markdown may read as a setext underline (it turns the line above into a heading).
 _UNDERLINE = re.compile(r"\s*(=+|-+)\s*")
-_REFERENCE_RE = {F.TABLES: TABLE_RE, F.COLUMNS: COLUMN_RE, F.COLUMN: COLUMN_RE}
 
 
 def renders_back(unit: Unit, text: str) -> bool:
@@ -125,7 +124,7 @@ def _line_ok(value: object, type_: str) -> bool:
     if type(value) is not str or not value or value != value.strip():
         return False
     raw = line_value(value, type_)
-    ref = _REFERENCE_RE.get(type_)
+    ref = REFERENCE_RE.get(type_)
     if ref is not None and ref.fullmatch(raw):
         got = raw
     elif len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
