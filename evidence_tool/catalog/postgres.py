@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from evidence_tool.catalog.model import Catalog, Column, Relation
@@ -86,29 +87,18 @@ def dsn_from_env(env_name: str) -> str:
     return dsn
 
 
-def _where(dsn: str) -> str:
-    """'host H, database D' for messages: never the user, password or options."""
+def _described_dsn(dsn: str) -> tuple[str, list[str]]:
+    """('host H, database D' for messages: never the user, password or options; and what a
+    message may not quote: the DSN, its password and its user)."""
     try:
         from psycopg.conninfo import conninfo_to_dict
 
         parts = conninfo_to_dict(dsn)
-    except Exception:
-        return "the DSN (which does not parse)"
+    except Exception:  # a DSN psycopg cannot parse: scrubbed whole
+        return "the DSN (which does not parse)", [dsn]
     host = str(parts.get("host") or parts.get("hostaddr") or "the default host")
-    return f"host {host}, database {parts.get('dbname') or 'the default'}"
-
-
-def _secrets(dsn: str) -> list[str]:
-    """What a message may not quote: the DSN, its password and its user."""
-    out = [dsn]
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        parts = conninfo_to_dict(dsn)
-        out.extend(str(parts.get(k) or "") for k in ("password", "user"))
-    except Exception:
-        pass  # a DSN psycopg cannot parse: scrubbed whole
-    return out
+    secrets = [dsn, *(str(parts.get(k) or "") for k in ("password", "user"))]
+    return f"host {host}, database {parts.get('dbname') or 'the default'}", secrets
 
 
 class LiveCatalog:
@@ -119,8 +109,7 @@ class LiveCatalog:
         self.search_path = search_path
         self.round_trips = 0
         self.volatiles: set[tuple[str, str]] = set()  # (schema, function), read with the catalog
-        self._where = _where(dsn)
-        self._secrets = _secrets(dsn)
+        self._where, self._secrets = _described_dsn(dsn)
 
     def fail(self, exc: BaseException, doing: str) -> AvailabilityError:
         text = " ".join(scrub(str(exc), self._secrets).split())
@@ -128,23 +117,8 @@ class LiveCatalog:
             f"the PostgreSQL catalog ({self._where}) failed while {doing}: {text}", code="E189"
         )
 
-    def _execute(self, query: Any, doing: str) -> list[tuple[Any, ...]]:
-        import psycopg
-
-        self.round_trips += 1
-        try:
-            cur = self.conn.execute(query)
-            rows: list[tuple[Any, ...]] = []
-            while True:  # several statements: the rows of the last one that has any
-                if cur.description:
-                    rows = cur.fetchall()
-                if not cur.nextset():
-                    return rows
-        except psycopg.Error as exc:
-            raise self.fail(exc, doing) from None
-
-    def _execute_all(self, query: str, doing: str) -> list[list[tuple[Any, ...]]]:
-        """Several statements in one round trip: the rows of each that returns any."""
+    def _execute(self, query: Any, doing: str) -> list[list[tuple[Any, ...]]]:
+        """Statements in one round trip: the rows of each that returns any."""
         import psycopg
 
         self.round_trips += 1
@@ -177,23 +151,18 @@ class LiveCatalog:
     def catalog(self) -> Catalog:
         """Every relation with every column, and (same round trip) the volatile functions
         outside pg_catalog, which an example may not call."""
-        sets = self._execute_all(_RELATIONS + ";" + _VOLATILE, "reading pg_catalog")
+        sets = self._execute(_RELATIONS + ";" + _VOLATILE, "reading pg_catalog")
         rows = sets[0] if sets else []
         self.volatiles = {(str(n), str(p)) for n, p in (sets[1] if len(sets) > 1 else [])}
-        relations: list[Relation] = []
-        current: tuple[str, str, str] | None = None
-        columns: list[Column] = []
-        for schema, name, relkind, column, type_ in rows:
-            if (schema, name, relkind) != current:
-                if current is not None:
-                    relations.append(
-                        Relation(current[0], current[1], _KINDS[current[2]], tuple(columns))
-                    )
-                current, columns = (schema, name, relkind), []
-            if column is not None:
-                columns.append(Column(column, type_))
-        if current is not None:
-            relations.append(Relation(current[0], current[1], _KINDS[current[2]], tuple(columns)))
+        relations = [
+            Relation(
+                schema,
+                name,
+                _KINDS[kind],
+                tuple(Column(r[3], r[4]) for r in cols if r[3] is not None),
+            )
+            for (schema, name, kind), cols in groupby(rows, key=lambda r: r[:3])
+        ]
         return Catalog("postgres", tuple(relations), self.search_path, sources=(self._where,))
 
     def describe(self, statements: Sequence[str]) -> list[Described]:
@@ -254,7 +223,7 @@ class LiveCatalog:
 
         oids = sql.Literal([p[0] for p in pairs])
         mods = sql.Literal([p[1] for p in pairs])
-        rows = self._execute(
+        (rows,) = self._execute(
             sql.SQL(
                 "ROLLBACK TO SAVEPOINT tht_check; "
                 "SELECT t, m, pg_catalog.format_type(t, NULLIF(m, -1)) "
@@ -440,9 +409,10 @@ def open_live(env_name: str, search_path: tuple[str, ...]) -> Iterator[LiveCatal
             client_encoding="utf8",
         )
     except Exception as exc:  # OperationalError, or a DSN psycopg cannot parse
-        text = " ".join(scrub(str(exc), _secrets(dsn)).split())
+        where, secrets = _described_dsn(dsn)
+        text = " ".join(scrub(str(exc), secrets).split())
         raise AvailabilityError(
-            f"cannot connect to the PostgreSQL catalog ({_where(dsn)}) named by {env_name}: {text}",
+            f"cannot connect to the PostgreSQL catalog ({where}) named by {env_name}: {text}",
             code="E189",
         ) from None
     live = LiveCatalog(conn, dsn, search_path)

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, LockHeldError
-from evidence_tool.jsonvalue import View
+from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -135,23 +135,53 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _read(layout: Layout) -> dict[str, object]:
-    path = layout.cache / STORE
+def read_cache_record(layout: Layout, name: str) -> JsonObject:
+    """The machine-local record ``name`` of the derived cache, or {} when no run left one
+    (or it cannot be read: the next run rewrites it, and a reader must not fail over a
+    derived file)."""
+    path = layout.cache / name
     try:
-        if path.is_symlink():
+        if path.is_symlink():  # planted: a record is only ever written as a file
             return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
-    results = data.get("results") if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def write_cache_record(
+    layout: Layout, name: str, holder: str, record: Callable[[], JsonObject], after: str
+) -> str | None:
+    """Replace the record ``name`` with ``record()``, built under the archive lock (a
+    writer's sweep after a crash must not take the temp file away).  Only the lock: a check
+    neither replays nor settles another operation's journal.  A held lock, or a record that
+    cannot be replaced, leaves the last one in place: why, for a warning (the check itself
+    stands); ``after`` names what to wait for."""
+    try:
+        with ArchiveLock(layout.lock, holder), fsio.transaction(layout.root):
+            text = json.dumps(record(), ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+            fsio.write_atomic(ensure_cache(layout) / name, text.encode("utf-8"), durable=False)
+    except LockHeldError as exc:
+        return f"{exc.message}; run the check again when {after} has finished"
+    except AvailabilityError as exc:  # the lock file cannot be written (E604)
+        if exc.code != "E604":
+            raise
+        return exc.message
+    except OSError as exc:  # a folder in its place, a full disk, a read-only checkout
+        return f"writing {name} failed ({exc.strerror or type(exc).__name__})"
+    return None
+
+
+def _read(layout: Layout) -> JsonObject:
+    results = read_cache_record(layout, STORE).get("results")
     return results if isinstance(results, dict) else {}
 
 
 def _write(
-    layout: Layout, revision: str | None, ran: list[Ran], before: dict[str, object]
+    layout: Layout, revision: str | None, ran: list[Ran], before: JsonObject
 ) -> list[EvidenceWarning]:
     at = now()
-    results: dict[str, object] = dict(before)  # examples not run this time keep theirs
+    results: JsonObject = dict(before)  # examples not run this time keep theirs
     for r in ran:
         if r.result.error is None:
             results[r.key] = {
@@ -161,25 +191,13 @@ def _write(
                 "checked_at": at,
                 "revision": revision,
             }
-    record = {"format": FORMAT, "results": results}
-    text = json.dumps(record, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-    try:
-        with ArchiveLock(layout.lock, "catalog check --execute"), fsio.transaction(layout.root):
-            fsio.write_atomic(ensure_cache(layout) / STORE, text.encode("utf-8"), durable=False)
-    except LockHeldError as exc:
-        return [_not_written(f"{exc.message}; run the check again when it has finished")]
-    except AvailabilityError as exc:
-        if exc.code != "E604":
-            raise
-        return [_not_written(exc.message)]
-    except OSError as exc:
-        return [_not_written(f"writing {STORE} failed ({exc.strerror or type(exc).__name__})")]
-    return []
-
-
-def _not_written(why: str) -> EvidenceWarning:
-    return EvidenceWarning(f"the examples' results were not recorded: {why}")
-
-
-def store_path(layout: Layout) -> Path:
-    return layout.cache / STORE
+    why = write_cache_record(
+        layout,
+        STORE,
+        "catalog check --execute",
+        lambda: {"format": FORMAT, "results": results},
+        "it",
+    )
+    return (
+        [] if why is None else [EvidenceWarning(f"the examples' results were not recorded: {why}")]
+    )
