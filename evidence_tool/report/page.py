@@ -216,8 +216,7 @@ def catalog_section(data: ReportData) -> str:
         out += f'<p class="note">{escape(rec.note)}</p>'
     # The statement names the snapshot it is about; a newer active snapshot (a decide or
     # consolidate without the catalog step) was never checked, and the page says so.
-    state = getattr(data, "state", None)
-    active = getattr(state, "active", None)
+    active = data.state.active
     since = f"snapshot {_code(rec.base[:12])}" if rec.base else "the snapshot it was compared with"
     unchecked = (
         f'<p class="note">The active snapshot {_code(active[:12])} was never checked against '
