@@ -8,6 +8,7 @@ unit's values are compared with the stored ones (check 5, PostgreSQL or SQLite).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ from evidence_tool.catalog.settings import CatalogSettings, open_catalog
 from evidence_tool.catalog.typecheck import Formula, TypeResult, finding, gave_up
 from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_of
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
+from evidence_tool.jsonvalue import View
 from evidence_tool.unit import ExamplePayload, FormulaPayload, Unit
 from evidence_tool.workspace import validate_workspace
 from evidence_tool.workspace.scan import CuratedFile, Progress
@@ -30,7 +32,21 @@ Visit = Callable[[CuratedFile, list[str]], None]
 
 
 @dataclass
-class CatalogCheck:
+class CatalogCheck(View):
+    """What ``check`` found; its JSON is the command's --json result (the drift beside it),
+    each optional key written only when the check did what it counts."""
+
+    _keys = (
+        "units_checked=units",
+        "names_checked=names",
+        "findings",
+        "examples_checked",
+        "catalog=catalog_summary",
+        "example_results?",
+        "formula_types?",
+        "round_trips?",  # exchanges with a live PostgreSQL
+        "enums_sampled?=values_checked",
+    )
     catalog: Catalog
     units: int = 0
     names: int = 0  # names resolved: a clean run over nothing would say 0
@@ -48,25 +64,26 @@ class CatalogCheck:
     executed: list[Ran] = field(default_factory=list)  # check --execute: each query run
     checked: list[tuple[CuratedFile, list[Diagnostic]]] = field(default_factory=list)
 
-    def summary(self) -> dict[str, object]:
-        codes: dict[str, int] = {}
-        for d in self.errors:
-            codes[d.code] = codes.get(d.code, 0) + 1
-        out: dict[str, object] = {
-            "units_checked": self.units,
-            "names_checked": self.names,
-            "findings": codes,
-            "examples_checked": self.examples_checked,
-            "catalog": self.catalog.summary(),
-        }
-        if self.executed:
-            out["example_results"] = [r.to_json() for r in self.executed]
-        if self.catalog.kind == "postgres":
-            out["formula_types"] = [t.to_json() for t in self.types]
-            out["round_trips"] = self.round_trips
-        if self.values_checked is not None:
-            out["enums_sampled"] = self.values_checked
-        return out
+    @property
+    def findings(self) -> dict[str, int]:
+        return codes_of(self.errors)
+
+    @property
+    def catalog_summary(self) -> dict[str, object]:
+        return self.catalog.summary()
+
+    @property
+    def example_results(self) -> tuple[Ran, ...]:  # check --execute
+        return tuple(self.executed)
+
+    @property
+    def formula_types(self) -> list[TypeResult] | None:  # PostgreSQL's check 4, even when empty
+        return list(self.types) if self.catalog.kind == "postgres" else None
+
+
+def codes_of(findings: list[Diagnostic]) -> dict[str, int]:
+    """How many findings of each code, in the order the codes first appear."""
+    return dict(Counter(d.code for d in findings))
 
 
 def check_workspace(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evidence_tool.cli.output import Report, json_object
+from evidence_tool.cli.output import Report
 from evidence_tool.cli.workspace_cmds import register, workspace_evidence
 from evidence_tool.errors import Diagnostic
 
@@ -68,7 +68,7 @@ def check_body(
     checked, cat = done.check, done.check.catalog
     drift = _drift_errors(done)
     drift_json = done.drift.to_json() if done.drift else None
-    result = {**json_object(checked.summary()), "drift": drift_json}
+    result = {**checked.to_json(), "drift": drift_json}
     text = [
         f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
         f"({cat.kind}), {len(checked.errors)} finding(s)",

@@ -91,7 +91,7 @@ def _golden(text: str) -> str:
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_the_check_summary_writes_its_golden_json(name: str) -> None:
     check, golden = CHECKS[name]
-    assert json.dumps(check.summary()) == _golden(golden)
+    assert json.dumps(check.to_json()) == _golden(golden)
 
 
 @pytest.mark.parametrize("name", sorted(STEPS))
