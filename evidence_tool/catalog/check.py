@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from evidence_tool.catalog.example_sql import ExampleSql, Resolver
 from evidence_tool.catalog.fences import SqlBlock, sql_blocks
 from evidence_tool.catalog.locate import Position, UnitPositions, locate
-from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
+from evidence_tool.catalog.model import Catalog, Relation, did_you_mean, quote_ident, split_name
 from evidence_tool.errors import Diagnostic
 from evidence_tool.unit import (
     FIELDS,
@@ -80,7 +80,7 @@ class _Finder:
         named = f"{column}, whose table {text} is" if column else f"{text}, which is"
         return None, self.finding(
             "E180",
-            f"{what} names {named} not a table or view of the catalog" + _did_you_mean(near),
+            f"{what} names {named} not a table or view of the catalog" + did_you_mean(near),
             pos,
         )
 
@@ -101,13 +101,9 @@ class _Finder:
         return rel, self.finding(
             "E181",
             f"{what} names {text}, but {rel.qualified} has no column {quote_ident(parts[-1])}"
-            + _did_you_mean(rel.near_columns(parts[-1])),
+            + did_you_mean(rel.near_columns(parts[-1])),
             pos,
         )
-
-
-def _did_you_mean(near: list[str]) -> str:
-    return f"; did you mean {' or '.join(near)}?" if near else ""
 
 
 @dataclass(frozen=True)
@@ -240,9 +236,9 @@ def _resolve_bare(
     """An unqualified name: the one unit table having that column, else a whole-row
     reference to a table of that name, else why it resolves to nothing (or to several)."""
     fold = f.catalog.fold_case
-    having = [r for r in tables if r.column(column, fold_case=fold) is not None]
+    having = [(r, c) for r in tables if (c := r.column(column, fold_case=fold)) is not None]
     if len(having) == 1:
-        f.used(having[0], _name(having[0], column, fold), pos)
+        f.used(having[0][0], having[0][1].name, pos)
         return None
     whole = [r for r in tables if _eq(r.name, column, fold)]
     if not having and whole:
@@ -251,7 +247,7 @@ def _resolve_bare(
     if len(having) > 1:
         return f.finding(
             "E182",
-            f"{what} is ambiguous: {', '.join(r.qualified for r in having)} all have a "
+            f"{what} is ambiguous: {', '.join(r.qualified for r, _ in having)} all have a "
             f"column {quote_ident(column)}; qualify it with its table",
             pos,
         )
@@ -265,7 +261,7 @@ def _resolve_bare(
     return f.finding(
         "E181",
         f"{what}: none of the unit's tables ({', '.join(r.qualified for r in tables)}) "
-        f"has a column {quote_ident(column)}" + _did_you_mean(near[:3]),
+        f"has a column {quote_ident(column)}" + did_you_mean(near[:3]),
         pos,
     )
 
@@ -294,7 +290,7 @@ def _qualifying_table(
             return f.finding(
                 "E180",
                 f"{what} names {qualified}, which is not a table or view of the catalog"
-                + _did_you_mean(f.catalog.near_relations(schema, table)),
+                + did_you_mean(f.catalog.near_relations(schema, table)),
                 pos,
             )
         return f.finding(
@@ -317,21 +313,16 @@ def _resolve_in_table(
     f: _Finder, rel: Relation, column: str, what: str, pos: Position
 ) -> Diagnostic | None:
     """The column of the table a qualified reference named, or E181 if it has none."""
-    fold = f.catalog.fold_case
-    if rel.column(column, fold_case=fold) is None:
+    found = rel.column(column, fold_case=f.catalog.fold_case)
+    if found is None:
         return f.finding(
             "E181",
             f"{what}: {rel.qualified} has no column {quote_ident(column)}"
-            + _did_you_mean(rel.near_columns(column)),
+            + did_you_mean(rel.near_columns(column)),
             pos,
         )
-    f.used(rel, _name(rel, column, fold), pos)
+    f.used(rel, found.name, pos)
     return None
-
-
-def _name(rel: Relation, column: str, fold: bool) -> str:
-    found = rel.column(column, fold_case=fold)
-    return found.name if found is not None else column
 
 
 def _eq(a: str, b: str, fold: bool) -> bool:

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.catalog.fences import SqlBlock
-from evidence_tool.catalog.model import Catalog, Relation, closest, quote_ident
+from evidence_tool.catalog.model import Catalog, Relation, closest, did_you_mean, quote_ident
+from evidence_tool.catalog.pgtree import Node
+from evidence_tool.catalog.views import output_name
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonValue
 
@@ -66,6 +68,7 @@ SIDE_EFFECTS = frozenset(
     }
 )
 _WRITES = ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt")
+_BLANKS = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.S)
 
 
 @dataclass
@@ -209,19 +212,8 @@ class Resolver:
 
     def _start(self, at: int) -> int:
         """The first character of what starts at ``at`` (past blanks and comments)."""
-        n = len(self.sql)
-        while at < n:
-            if self.sql[at].isspace():
-                at += 1
-            elif self.sql.startswith("--", at):
-                nl = self.sql.find("\n", at)
-                at = n if nl < 0 else nl + 1
-            elif self.sql.startswith("/*", at):
-                end = self.sql.find("*/", at + 2)
-                at = n if end < 0 else end + 2
-            else:
-                break
-        return min(at, n)
+        found = _BLANKS.match(self.sql, min(at, len(self.sql)))
+        return found.end() if found else len(self.sql)
 
     # -- queries ---------------------------------------------------------------------
     def query(
@@ -262,7 +254,7 @@ class Resolver:
                     continue
             self.expr(val, scope)
             if outputs is not None:
-                outputs.append(res.get("name") or _output_name(val))
+                outputs.append(res.get("name") or output_name(Node(val)))
         scope.outputs = outputs or []
         for key in ("whereClause", "havingClause", "limitCount", "limitOffset", "windowClause"):
             if key in select:
@@ -366,7 +358,7 @@ class Resolver:
             self.finding(
                 "E180",
                 f"names {written}, which is not a table or view of the catalog"
-                + _did_you_mean(near),
+                + did_you_mean(near),
                 self.offset(_int(rv, "location")),
             )
             return Source(shown, None, aliased=True)
@@ -400,7 +392,7 @@ class Resolver:
                 self.finding(
                     "E181",
                     f"joins USING ({quote_ident(name)}), but the {side} side ({shown}) has no "
-                    f"column {quote_ident(name)}" + _did_you_mean(near[:3]),
+                    f"column {quote_ident(name)}" + did_you_mean(near[:3]),
                     self._using_offset(name, join),
                 )
                 return
@@ -510,7 +502,7 @@ class Resolver:
         shown = ", ".join(s.name for s in sources)
         self.finding(
             "E181",
-            f"names the column {written}, which none of {shown} has" + _did_you_mean(near[:3]),
+            f"names the column {written}, which none of {shown} has" + did_you_mean(near[:3]),
             at,
         )
 
@@ -542,7 +534,7 @@ class Resolver:
         self.finding(
             "E180",
             f"qualifies a column with {written}, which is no table or alias of its FROM clause"
-            + _did_you_mean(near),
+            + did_you_mean(near),
             at,
         )
         return None
@@ -560,7 +552,7 @@ class Resolver:
         self.finding(
             "E181",
             f"names {written}, but {what} has no column {quote_ident(column)}"
-            + _did_you_mean(closest(column, source.columns)),
+            + did_you_mean(closest(column, source.columns)),
             self.offset(location),
         )
 
@@ -638,28 +630,6 @@ def _range_var_locations(node: Any) -> Iterator[int]:
 def _statement_words(kind: str) -> str:
     """``InsertStmt`` -> 'an INSERT statement'."""
     words = re.sub(r"(?<!^)(?=[A-Z])", " ", kind.removesuffix("Stmt")).upper()
-    words = {"CREATE TABLE AS": "CREATE TABLE AS", "VARIABLE SET": "SET", "COPY": "COPY"}.get(
-        words, words
-    )
+    words = "SET" if words == "VARIABLE SET" else words
     article = "an" if words[:1] in "AEIOU" else "a"
     return f"{article} {words} statement"
-
-
-def _output_name(val: Json) -> str:
-    if "ColumnRef" in val:
-        fields = _list(val["ColumnRef"], "fields")
-        return _sval(fields[-1]) or "?column?" if fields else "?column?"
-    if "FuncCall" in val:
-        names = _list(val["FuncCall"], "funcname")
-        return _sval(names[-1]) or "?column?" if names else "?column?"
-    if "TypeCast" in val:
-        inner = _dict(val["TypeCast"], "arg")
-        if "ColumnRef" in inner or "FuncCall" in inner:
-            return _output_name(inner)
-        names = _list(_dict(val["TypeCast"], "typeName"), "names")
-        return _sval(names[-1]) or "?column?" if names else "?column?"
-    return "?column?"
-
-
-def _did_you_mean(near: list[str]) -> str:
-    return f"; did you mean {' or '.join(near)}?" if near else ""
