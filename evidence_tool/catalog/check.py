@@ -15,12 +15,13 @@ import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from evidence_tool.catalog.example_sql import ExampleSql, Resolver
 from evidence_tool.catalog.fences import SqlBlock, sql_blocks
 from evidence_tool.catalog.locate import Position, UnitPositions, locate
 from evidence_tool.catalog.model import Catalog, Relation, did_you_mean, quote_ident, split_name
+from evidence_tool.catalog.pgtree import under
 from evidence_tool.errors import Diagnostic
 from evidence_tool.unit import (
     FIELDS,
@@ -188,20 +189,11 @@ def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
     except parser.ParseError:  # a valid unit's SQL parses (E115); nothing to resolve otherwise
         return
     encoded = full.encode("utf-8")
-    stack: list[Any] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("ColumnRef")
-            if isinstance(ref, dict) and "fields" in ref:
-                names = [x.get("String", {}).get("sval") for x in ref["fields"]]
-                if all(isinstance(n, str) for n in names):
-                    at = len(encoded[: ref.get("location", len(_PREFIX))].decode("utf-8", "ignore"))
-                    yield names, max(at - len(_PREFIX), 0)
-                continue
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+    for ref in under(tree, "ColumnRef"):
+        names = [x.get("String", {}).get("sval") for x in ref.get("fields", [])]
+        if "fields" in ref and all(isinstance(n, str) for n in names):
+            at = len(encoded[: ref.get("location", len(_PREFIX))].decode("utf-8", "ignore"))
+            yield names, max(at - len(_PREFIX), 0)
 
 
 def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, list[Diagnostic]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from evidence_tool.catalog.fences import SqlBlock
 from evidence_tool.catalog.model import Catalog, Relation, closest, did_you_mean, quote_ident
-from evidence_tool.catalog.pgtree import Node
+from evidence_tool.catalog.pgtree import Node, under
 from evidence_tool.catalog.views import output_name
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonValue
@@ -409,7 +409,9 @@ class Resolver:
     def _using_offset(self, name: str, join: Json) -> int:
         """Where ``name`` is written in the USING list (pglast keeps no position for it):
         after the last relation the join names."""
-        after = max((self.offset(n) for n in _range_var_locations(join)), default=0)
+        after = max(
+            (self.offset(_int(rv, "location")) for rv in under(join, "RangeVar")), default=0
+        )
         m = re.compile(r"\busing\s*\(", re.I).search(self.sql, after)
         if m is None:
             return after
@@ -612,19 +614,6 @@ def _levels(scope: Scope) -> Iterator[Scope]:
     while level is not None:
         yield level
         level = level.outer
-
-
-def _range_var_locations(node: Any) -> Iterator[int]:
-    """The location of every RangeVar under ``node`` (for the USING list's position)."""
-    stack: list[Any] = [node]
-    while stack:
-        raw = stack.pop()
-        if isinstance(raw, dict):
-            if "RangeVar" in raw:
-                yield _int(raw["RangeVar"], "location")
-            stack.extend(raw.values())
-        elif isinstance(raw, list):
-            stack.extend(raw)
 
 
 def _statement_words(kind: str) -> str:

@@ -197,33 +197,17 @@ def _prepare_examples(result: CatalogCheck, live: LiveCatalog) -> None:
         if bad is None:
             prepare.append((unit, path, block, q))
             continue
-        line, column = block.position(bad[1])
-        result.errors.append(
-            Diagnostic(
-                REFUSED,
-                f"the example's SQL calls {bad[0]}(), which PostgreSQL's catalog marks volatile: "
-                "it may change the database; an example is a read-only query",
-                path,
-                line,
-                column,
-                unit.id,
-            )
+        why = (
+            f"the example's SQL calls {bad[0]}(), which PostgreSQL's catalog marks volatile: "
+            "it may change the database; an example is a read-only query"
         )
+        result.errors.append(Diagnostic(REFUSED, why, path, *block.position(bad[1]), unit.id))
     described = live.prepare([q.statement or "" for *_, q in prepare])
     for (unit, path, block, _), d in zip(prepare, described, strict=True):
         if d.error is not None:
-            offset = d.position - 1 if d.position is not None else 0
-            line, column = block.position(offset)
-            result.errors.append(
-                Diagnostic(
-                    "E188",
-                    f"the example's SQL does not type-check in PostgreSQL: {d.error}",
-                    path,
-                    line,
-                    column,
-                    unit.id,
-                )
-            )
+            at = block.position(d.position - 1 if d.position is not None else 0)
+            why = f"the example's SQL does not type-check in PostgreSQL: {d.error}"
+            result.errors.append(Diagnostic("E188", why, path, *at, unit.id))
         elif d.gave_up is not None:
             result.warnings.append(
                 EvidenceWarning(

@@ -9,16 +9,14 @@ from html import escape
 from evidence_tool.report.collect import ComparisonView, ReportData
 from evidence_tool.report.model import ReviewRow
 from evidence_tool.report.textdiff import highlight_excerpts, word_diff_html
-from evidence_tool.report.units import markdown_block, review_items_html, unit_anchor
+from evidence_tool.report.units import markdown_block, meta_list, review_items_html, unit_link
 from evidence_tool.sources.records import Comparison, ImportExtras, ProposedEntry
 
 
 def _id_list(ids: Sequence[str], empty: str) -> str:
     if not ids:
         return f'<span class="muted">{empty}</span>'
-    return ", ".join(
-        f'<a href="#{escape(unit_anchor(i))}"><code>{escape(i)}</code></a>' for i in ids
-    )
+    return ", ".join(unit_link(i) for i in ids)
 
 
 @dataclass(frozen=True)
@@ -187,9 +185,7 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
         f'<article class="comparison" id="comparison-{escape(sid)}" data-source-id="{escape(sid)}" '
         f'data-revision="{escape(comparison.revision)}"><h3>{escape(comparison.locator)}</h3>'
         + warning
-        + '<dl class="meta">'
-        + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
-        + "</dl>"
+        + meta_list(facts)
         + review_items_html([ReviewRow(i.code, i.message, i.unit_id or "") for i in items])
         + "".join(_pair(view, uid, by_id) for uid in ids)
         + _source_text(view)
