@@ -76,7 +76,9 @@ def main() -> None:
     ap.add_argument("--no-examples", action="store_true", help="skip the example SQL check")
     ap.add_argument("--examples-only", action="store_true", help="only the example SQL check")
     args = ap.parse_args()
-    from evidence_tool.catalog import CatalogSettings, check_workspace, read_ddl
+    from evidence_tool.catalog.ddl import read_ddl
+    from evidence_tool.catalog.settings import CatalogSettings
+    from evidence_tool.catalog.workspace_check import check_workspace
     from evidence_tool.workspace import validate_workspace
 
     ws = OUT / f"ws-{args.n}"
@@ -111,9 +113,10 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from pg_cluster import start_cluster
 
-    from evidence_tool.catalog import CatalogSettings, check_workspace
     from evidence_tool.catalog.postgres import open_live, read_postgres
+    from evidence_tool.catalog.settings import CatalogSettings
     from evidence_tool.catalog.values import sample_of
+    from evidence_tool.catalog.workspace_check import check_workspace
 
     cluster = start_cluster()
     try:
@@ -207,10 +210,11 @@ def sqlite_warehouse(ddl: Path, folder: Path) -> list[str]:
 def examples(ws: Path, ddl: Path, n: int, repeat: int, with_live: bool) -> None:
     """The example check's own cost per example (DDL and SQLite), and the live path's
     round trips with every example prepared."""
-    from evidence_tool.catalog import CatalogSettings, check_workspace, open_catalog
     from evidence_tool.catalog.example_sql import Resolver
     from evidence_tool.catalog.example_sqlite import SqliteExampleChecker, SqliteExamples
     from evidence_tool.catalog.fences import sql_blocks
+    from evidence_tool.catalog.settings import CatalogSettings, open_catalog
+    from evidence_tool.catalog.workspace_check import check_workspace
     from evidence_tool.workspace import validate_workspace
 
     real, count = with_real_examples(ws, OUT / f"ws-{n}-examples")
@@ -263,7 +267,8 @@ def live_examples(ws: Path, ddl: Path, count: int) -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from pg_cluster import start_cluster
 
-    from evidence_tool.catalog import CatalogSettings, check_workspace
+    from evidence_tool.catalog.settings import CatalogSettings
+    from evidence_tool.catalog.workspace_check import check_workspace
 
     cluster = start_cluster()
     try:
