@@ -43,19 +43,39 @@ def _active(archive: LocalEvidenceArchive) -> str:
     return state.active
 
 
+def load_active(archive: LocalEvidenceArchive, revision: str) -> Snapshot:
+    """The snapshot ``revision``'s units, sorted by id, each with its curator (a manual
+    unit) or the actor a migration recorded (a document unit; a refined one has no person
+    behind it) and its declaration time: what every format but jsonl publishes from (never
+    the working files: an unconsolidated edit is not published)."""
+    from evidence_tool.workspace.descriptor import load_workspace_descriptor
+
+    entries = []
+    for entry, unit in archive.snapshot(revision).units():
+        prov = entry.provenance_json
+        who = _text(prov.get("curator")) or _text(prov.get("actor"))
+        entries.append(Entry(unit, who, _text(prov.get("declared_at"))))
+    entries.sort(key=lambda e: e.unit.id)
+    workspace = load_workspace_descriptor(archive.layout.root).id
+    return Snapshot(workspace, revision, tuple(entries))
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def render(archive: LocalEvidenceArchive, fmt: str, *, database: str | None = None) -> Published:
     """The files of ``fmt`` for the active snapshot; nothing is written.  Every unit is
     either exported or named in ``not_exported`` (a publisher that forgot one is caught
     here, not shipped)."""
     revision = _active(archive)
-    if fmt == "jsonl":
-        from evidence_tool.publish import jsonl
+    if fmt == "jsonl":  # the bytes ``export --format jsonl`` writes, in the snapshot's order
+        from evidence_tool.activation.cache import jsonl_bytes
 
-        return jsonl.publish(archive, revision)
+        records = list(archive.snapshot(revision).records())
+        return Published({"": jsonl_bytes(records)}, [str(r["id"]) for r in records])
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; the formats are: {', '.join(FORMATS)}")
-    from evidence_tool.publish.active import load_active
-
     snap = load_active(archive, revision)
     if fmt == "cortex":
         from evidence_tool.publish import cortex
