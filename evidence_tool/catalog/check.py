@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from evidence_tool.catalog.example_sql import ExampleSql, Resolver
-from evidence_tool.catalog.fences import SqlBlock, sql_blocks
-from evidence_tool.catalog.locate import Position, UnitPositions, locate
+from evidence_tool.catalog.fences import Position, SqlBlock, UnitPositions, locate, sql_blocks
 from evidence_tool.catalog.model import Catalog, Relation, did_you_mean, quote_ident, split_name
 from evidence_tool.catalog.pgtree import under
 from evidence_tool.errors import Diagnostic

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evidence_tool.catalog.check import sql_position
-from evidence_tool.catalog.locate import locate
+from evidence_tool.catalog.fences import locate
 from evidence_tool.catalog.model import Relation
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.record import Record

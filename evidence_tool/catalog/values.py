@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from evidence_tool.catalog.locate import locate
+from evidence_tool.catalog.fences import locate
 from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.unit import EnumPayload, Unit
