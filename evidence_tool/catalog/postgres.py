@@ -167,17 +167,17 @@ class LiveCatalog:
 
     def describe(self, statements: Sequence[str]) -> list[Described]:
         """Each statement prepared (never executed) and described, in pipelines."""
-        segments = [_describe_segment(s.encode("utf-8")) for s in statements]
-        replies = self._pipeline(segments, "preparing the formulas")
-        out = [_described(results) for results in replies]
+        out = self.prepare(statements, "preparing the formulas")
         wanted = list(dict.fromkeys(p for d in out for p in d.pairs))
         names = self._type_names(wanted) if wanted else {}
         return [Described(", ".join(names[p] for p in d.pairs)) if d.pairs else d for d in out]
 
-    def prepare(self, statements: Sequence[str]) -> list[Described]:
+    def prepare(
+        self, statements: Sequence[str], doing: str = "preparing the examples"
+    ) -> list[Described]:
         """Each statement prepared (never executed): its refusal, if any; no type names."""
         segments = [_describe_segment(s.encode("utf-8")) for s in statements]
-        return [_described(r) for r in self._pipeline(segments, "preparing the examples")]
+        return [_described(r) for r in self._pipeline(segments, doing)]
 
     def run(self, queries: Sequence[str]) -> list[Outcome]:
         """``check --execute``: each query run inside the read-only transaction, at most
@@ -190,11 +190,10 @@ class LiveCatalog:
         ]
         out: list[Outcome] = []
         for results in self._pipeline(segments, "running the examples"):
-            bad = next((r for r in results if _is_error(r)), None)
-            if bad is not None:
-                state = _field(bad, "SQLSTATE")
-                why = _GAVE_UP.get(state) or f"{_field(bad, 'MESSAGE_PRIMARY')} ({state})"
-                out.append(Outcome(None, None, why))
+            failed = _failure(results)
+            if failed is not None:
+                state, message = failed
+                out.append(Outcome(None, None, _GAVE_UP.get(state) or f"{message} ({state})"))
                 continue
             res = results[-1]
             rows = [
@@ -238,10 +237,9 @@ class LiveCatalog:
         segments = [_query_segment(self._sample_query(s)) for s in samples]
         out: list[Sampled] = []
         for results in self._pipeline(segments, "sampling stored values"):
-            bad = next((r for r in results if _is_error(r)), None)
-            if bad is not None:
-                state = _field(bad, "SQLSTATE")
-                out.append(Sampled(None, _GAVE_UP.get(state) or _field(bad, "MESSAGE_PRIMARY")))
+            failed = _failure(results)
+            if failed is not None:
+                out.append(Sampled(None, _GAVE_UP.get(failed[0]) or failed[1]))
                 continue
             rows = results[-1]
             counts: dict[str, int] = {}
@@ -356,10 +354,13 @@ def _query_segment(query: bytes) -> _Segment:
     return _Segment(len(query) + _OVERHEAD, send)
 
 
-def _is_error(r: pq.abc.PGresult) -> bool:
+def _failure(results: list[pq.abc.PGresult]) -> tuple[str, str] | None:
+    """(SQLSTATE, message) of a segment's first refused or aborted statement, if any."""
     from psycopg import pq
 
-    return r.status in (pq.ExecStatus.FATAL_ERROR, pq.ExecStatus.PIPELINE_ABORTED)
+    failed = (pq.ExecStatus.FATAL_ERROR, pq.ExecStatus.PIPELINE_ABORTED)
+    bad = next((r for r in results if r.status in failed), None)
+    return None if bad is None else (_field(bad, "SQLSTATE"), _field(bad, "MESSAGE_PRIMARY"))
 
 
 def _field(r: pq.abc.PGresult, name: str) -> str:

@@ -90,6 +90,10 @@ class Ran(View):
     def sql_hash(self) -> str:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
+    def warning(self, message: str) -> EvidenceWarning:
+        """W185 about this query's result, at its SQL block."""
+        return EvidenceWarning(f"{self.unit_id}: {message}", self.path, self.line, code=WARNING)
+
 
 def compare_and_record(
     layout: Layout, revision: str | None, ran: list[Ran]
@@ -100,14 +104,7 @@ def compare_and_record(
     warnings: list[EvidenceWarning] = []
     for r in ran:
         if r.result.error is not None:
-            warnings.append(
-                EvidenceWarning(
-                    f"{r.unit_id}: the example's query failed when run: {r.result.error}",
-                    r.path,
-                    r.line,
-                    code=WARNING,
-                )
-            )
+            warnings.append(r.warning(f"the example's query failed when run: {r.result.error}"))
             continue
         old = before.get(r.key)
         if not isinstance(old, dict) or old.get("sql") != r.sql_hash():
@@ -117,16 +114,9 @@ def compare_and_record(
         both_unhashed = old.get("fingerprint") is None and r.result.fingerprint is None
         if both_unhashed and old.get("rows") == r.result.rows:
             continue  # both over a bound with the same count: no way to tell
-        was = Outcome(_int(old.get("rows")), None).shown()
-        warnings.append(
-            EvidenceWarning(
-                f"{r.unit_id}: the example's result changed since the check of "
-                f"{old.get('checked_at', 'an earlier run')}: {was} then, {r.result.shown()} now",
-                r.path,
-                r.line,
-                code=WARNING,
-            )
-        )
+        was, now_ = Outcome(_int(old.get("rows")), None).shown(), r.result.shown()
+        since = f"since the check of {old.get('checked_at', 'an earlier run')}"
+        warnings.append(r.warning(f"the example's result changed {since}: {was} then, {now_} now"))
     warnings.extend(_write(layout, revision, ran, before))
     return warnings
 
