@@ -572,7 +572,7 @@ class Resolver:
         return None if source is None or source.columns is None else list(source.columns)
 
     def _hit(self, source: Source, column: str, location: int) -> None:
-        if source.relation is not None and self.used is not None:
+        if source.relation is not None:
             self._use(source.relation, column, location)
 
     def _use(self, rel: Relation, column: str | None, location: int) -> None:

@@ -148,15 +148,11 @@ def _declaration(provenance: JsonObject | None) -> Declaration | None:
 def _unit_warnings(provenance: Declaration | None, retracted: dict[str, str]) -> list[str]:
     """The retraction warnings of the sources the declaration or its lineage cites."""
     if isinstance(provenance, ManualDeclaration):
-        cited = [provenance.original.source_id] if provenance.original else []
+        cited = provenance.original.source_id if provenance.original else None
     else:
-        cited = [provenance.source_id] if provenance else []
-    found = []
-    for sid in cited:
-        warning = retracted.get(sid)
-        if warning and warning not in found:
-            found.append(warning)
-    return found
+        cited = provenance.source_id if provenance else None
+    warning = retracted.get(cited) if cited else None
+    return [warning] if warning else []
 
 
 def _units(
