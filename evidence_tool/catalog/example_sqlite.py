@@ -180,7 +180,8 @@ class SqliteExamples:
 
 
 class SqliteExampleChecker:
-    """One read-only connection for every block of a check; close() at the end."""
+    """One read-only connection for every block of a check; close() at the end
+    (``contextlib.closing``)."""
 
     def __init__(self, paths: list[str], catalog: Catalog) -> None:
         self.catalog = catalog
@@ -191,12 +192,6 @@ class SqliteExampleChecker:
 
     def close(self) -> None:
         self.con.close()
-
-    def __enter__(self) -> SqliteExampleChecker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _authorize(
         self, action: int, a: str | None, b: str | None, db: str | None, src: str | None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 
 from evidence_tool.catalog.check import check_unit
@@ -227,7 +228,7 @@ def _sqlite_examples(result: CatalogCheck, paths: list[str], execute: bool = Fal
     from evidence_tool.catalog.results import Ran
 
     out = SqliteExamples()
-    with SqliteExampleChecker(paths, result.catalog) as checker:
+    with closing(SqliteExampleChecker(paths, result.catalog)) as checker:
         for unit, path, block in result.sqlite_examples:
             if checker.check(block, path, unit.id, out) and execute:
                 ran = Ran(unit.id, path, block.line, block.sql, checker.run(block.sql))

@@ -174,21 +174,18 @@ class _Model:
             definition, synonyms = _glossary(described)
             item |= synonyms
             text.append(definition)
-        if enum is not None and isinstance(enum.unit.payload, EnumPayload):
-            # One line per value: the meaning's own line breaks would end it early.
-            values = enum.unit.payload.values
-            meant = [f"{v.value} = {' '.join(v.meaning.split())}" for v in values if v.meaning]
-            text += meant
+        enumerated = enum.unit.payload if enum is not None else None
+        values = enumerated.values if isinstance(enumerated, EnumPayload) else ()
+        # One line per value: the meaning's own line breaks would end it early.
+        text += [f"{v.value} = {' '.join(v.meaning.split())}" for v in values if v.meaning]
         if text:
             item["description"] = "\n".join(text)
         item["expr"] = column.rsplit(".", 1)[-1]
         item["data_type"] = DATA_TYPES[role]
-        if enum is not None and isinstance(enum.unit.payload, EnumPayload) and role != "facts":
-            item["sample_values"] = [v.value for v in enum.unit.payload.values]
+        if isinstance(enumerated, EnumPayload) and role != "facts":
+            item["sample_values"] = [v.value for v in values]
         ids = [e.unit.id for e in (described, enum) if e is not None]
-        for e in (described, enum):
-            if e is not None:
-                self.out.exported.append(e.unit.id)
+        self.out.exported += ids
         if not ids:
             return item  # a column only named by units: no unit to cite
         return Commented(item, "; ".join(stamp(i, self.snap.revision) for i in ids))
