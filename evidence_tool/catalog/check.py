@@ -149,11 +149,8 @@ def check_unit(
         for c in payload.columns:
             keep(f.column(c, f"## {heading['columns']}", f.where.value("columns", c)))
     if isinstance(payload, EnumPayload):
-        keep(
-            f.column(
-                payload.column, f"## {heading['column']}", f.where.value("column", payload.column)
-            )
-        )
+        col = payload.column
+        keep(f.column(col, f"## {heading['column']}", f.where.value("column", col)))
     if isinstance(payload, FormulaPayload):
         refs, problems = _formula_refs(f, payload.sql, list(tables.values()))
         names += refs

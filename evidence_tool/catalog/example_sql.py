@@ -168,17 +168,10 @@ class Resolver:
             self.finding(REFUSED, f"does not parse in PostgreSQL's dialect: {exc.args[0]}", where)
             return self.out
         stmts = _list(tree, "stmts")
-        if not stmts:
-            self.finding(REFUSED, "holds no statement; write one query", 0)
-            return self.out
-        if len(stmts) > 1:
-            at = self._start(self.offset(_int(stmts[1], "stmt_location")))
-            self.finding(
-                REFUSED,
-                f"holds {len(stmts)} statements; an example is one read-only query "
-                "(split it into one example per query)",
-                at,
-            )
+        why = not_one_statement(len(stmts))
+        if why is not None:  # at the second statement, if there is one
+            at = self._start(self.offset(_int(stmts[1], "stmt_location"))) if stmts else 0
+            self.finding(REFUSED, why, at)
             return self.out
         stmt = _dict(stmts[0], "stmt")
         start = self._start(self.offset(_int(stmts[0], "stmt_location")))
@@ -614,6 +607,18 @@ def _levels(scope: Scope) -> Iterator[Scope]:
     while level is not None:
         yield level
         level = level.outer
+
+
+def not_one_statement(count: int) -> str | None:
+    """Why a block of ``count`` statements is not an example (E184), or None for one."""
+    if count == 1:
+        return None
+    if not count:
+        return "holds no statement; write one query"
+    return (
+        f"holds {count} statements; an example is one read-only query "
+        "(split it into one example per query)"
+    )
 
 
 def _statement_words(kind: str) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evidence_tool.catalog.example_sql import REFUSED, Resolver
+from evidence_tool.catalog.example_sql import REFUSED, Resolver, not_one_statement
 from evidence_tool.catalog.fences import SqlBlock
 from evidence_tool.catalog.model import Catalog, closest, did_you_mean, quote_ident
 from evidence_tool.catalog.sqlite_reader import read_only_uri, split_mapping, time_limit
@@ -220,16 +220,9 @@ class SqliteExampleChecker:
             text = f"the example's SQL {message}"
             out.findings.append(Diagnostic(code, text, path, line, column, uid))
 
-        if not statements:
-            finding(REFUSED, "holds no statement; write one query", 0)
-            return False
-        if len(statements) > 1:
-            finding(
-                REFUSED,
-                f"holds {len(statements)} statements; an example is one read-only query "
-                "(split it into one example per query)",
-                statements[1][0].start,
-            )
+        why = not_one_statement(len(statements))
+        if why is not None:  # at the second statement, if there is one
+            finding(REFUSED, why, statements[1][0].start if statements else 0)
             return False
         first = statements[0]
         self._denied.clear()

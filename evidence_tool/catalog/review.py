@@ -231,9 +231,9 @@ def read_record(layout: Layout) -> JsonObject:
     return rec if rec.get("format") == FORMAT else {}
 
 
-def review_items(layout: Layout) -> dict[str, list[JsonValue]]:
-    """The recorded drift review items, by unit id."""
-    items = read_record(layout).get("review_items") or {}
+def review_items(layout: Layout, rec: JsonObject | None = None) -> dict[str, list[JsonValue]]:
+    """The drift review items the record (``rec``, else read) holds, by unit id."""
+    items = (read_record(layout) if rec is None else rec).get("review_items") or {}
     if not isinstance(items, dict):
         return {}
     return {uid: list(v) if isinstance(v, list) else [] for uid, v in items.items()}
@@ -252,7 +252,7 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
         return CatalogStatus(False, {})
     drift, catalog = rec.get("drift"), rec.get("catalog")
     changes = drift.get("changes") if isinstance(drift, dict) else None
-    items = review_items(layout)
+    items = review_items(layout, rec)
     gone: list[str] = []
     edited: list[str] = []
     if working is not None:
