@@ -289,17 +289,12 @@ class SqliteExampleChecker:
             finding(REFUSED, f"does not parse in SQLite's dialect: {message}", at)
             return
         line, column = block.position(at)
-        out.warnings.append(
-            EvidenceWarning(
-                f"{uid}: SQLite cannot prepare the example's SQL ({message}); PostgreSQL's "
-                "parser reads it, so its names were checked in PostgreSQL's dialect: write "
-                "it in SQLite's for the warehouse to run it",
-                path,
-                line,
-                code="W184",
-                column=column,
-            )
+        why = (
+            f"{uid}: SQLite cannot prepare the example's SQL ({message}); PostgreSQL's "
+            "parser reads it, so its names were checked in PostgreSQL's dialect: write "
+            "it in SQLite's for the warehouse to run it"
         )
+        out.warnings.append(EvidenceWarning(why, path, line, code="W184", column=column))
         out.findings.extend(done.findings)
         out.names += done.names
 

@@ -210,14 +210,9 @@ def _prepare_examples(result: CatalogCheck, live: LiveCatalog) -> None:
             why = f"the example's SQL does not type-check in PostgreSQL: {d.error}"
             result.errors.append(Diagnostic("E188", why, path, *at, unit.id))
         elif d.gave_up is not None:
+            why = f"the example's SQL was not prepared: PostgreSQL stopped it at {d.gave_up}"
             result.warnings.append(
-                EvidenceWarning(
-                    f"{unit.id}: the example's SQL was not prepared: PostgreSQL stopped it at "
-                    f"{d.gave_up}",
-                    path,
-                    block.line,
-                    code="W188",
-                )
+                EvidenceWarning(f"{unit.id}: {why}", path, block.line, code="W188")
             )
 
 
