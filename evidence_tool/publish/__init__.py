@@ -77,22 +77,12 @@ def render(archive: LocalEvidenceArchive, fmt: str, *, database: str | None = No
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; the formats are: {', '.join(FORMATS)}")
     snap = load_active(archive, revision)
+    from evidence_tool.publish import cortex, dbt, vanna, wrenai
+
     if fmt == "cortex":
-        from evidence_tool.publish import cortex
-
         out = cortex.publish(snap, database)
-    elif fmt == "wrenai":
-        from evidence_tool.publish import wrenai
-
-        out = wrenai.publish(snap)
-    elif fmt == "vanna":
-        from evidence_tool.publish import vanna
-
-        out = vanna.publish(snap)
     else:
-        from evidence_tool.publish import dbt
-
-        out = dbt.publish(snap)
+        out = {"wrenai": wrenai.publish, "vanna": vanna.publish, "dbt": dbt.publish}[fmt](snap)
     placed = set(out.exported) | {n.unit_id for n in out.not_exported}
     for entry in snap.entries:
         if entry.unit.id not in placed:
