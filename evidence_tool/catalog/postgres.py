@@ -76,17 +76,6 @@ class Described:
     gave_up: str | None = None  # the timeout that stopped it: not the formula's fault
 
 
-def dsn_from_env(env_name: str) -> str:
-    dsn = os.environ.get(env_name, "")
-    if not dsn.strip():
-        raise AvailabilityError(
-            f"the environment variable {env_name} holds no PostgreSQL DSN; set it to the "
-            "warehouse's connection string (it is read from the environment only, never stored)",
-            code="E189",
-        )
-    return dsn
-
-
 def _described_dsn(dsn: str) -> tuple[str, list[str]]:
     """('host H, database D' for messages: never the user, password or options; and what a
     message may not quote: the DSN, its password and its user)."""
@@ -400,7 +389,13 @@ def open_live(env_name: str, search_path: tuple[str, ...]) -> Iterator[LiveCatal
             "installed; install it with: pip install 'evidence-tool[postgres]'",
             code="E187",
         ) from None
-    dsn = dsn_from_env(env_name)
+    dsn = os.environ.get(env_name, "")
+    if not dsn.strip():
+        raise AvailabilityError(
+            f"the environment variable {env_name} holds no PostgreSQL DSN; set it to the "
+            "warehouse's connection string (it is read from the environment only, never stored)",
+            code="E189",
+        )
     try:
         conn = psycopg.connect(
             dsn,
@@ -423,8 +418,3 @@ def open_live(env_name: str, search_path: tuple[str, ...]) -> Iterator[LiveCatal
     finally:
         with contextlib.suppress(Exception):
             conn.close()  # the read-only transaction ends with the connection: nothing kept
-
-
-def read_postgres(env_name: str, search_path: tuple[str, ...]) -> Catalog:
-    with open_live(env_name, search_path) as live:
-        return live.catalog()

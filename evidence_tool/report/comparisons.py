@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
+from typing import NamedTuple
 
 from evidence_tool.report.collect import ComparisonView, ReportData
 from evidence_tool.report.model import ReviewRow
 from evidence_tool.report.textdiff import highlight_excerpts, word_diff_html
 from evidence_tool.report.units import markdown_block, meta_list, review_items_html, unit_link
-from evidence_tool.sources.records import Comparison, ImportExtras, ProposedEntry
+from evidence_tool.sources.records import ImportExtras, ProposedEntry
 
 
 def _id_list(ids: Sequence[str], empty: str) -> str:
@@ -19,22 +19,13 @@ def _id_list(ids: Sequence[str], empty: str) -> str:
     return ", ".join(unit_link(i) for i in ids)
 
 
-@dataclass(frozen=True)
-class _Ids:
+class _Ids(NamedTuple):
     """A comparison's lists by id, built once: a proposal of thousands of units is
     rendered in linear time."""
 
-    proposed: dict[str, ProposedEntry]
+    proposed: dict[str, ProposedEntry]  # the first one of an id wins
     current: set[str]
     retire: set[str]
-
-    @classmethod
-    def of(cls, comparison: Comparison) -> _Ids:
-        return cls(
-            {p.id: p for p in reversed(comparison.proposed)},  # the first one wins
-            {c.id for c in comparison.current},
-            set(comparison.retire),
-        )
 
 
 def _change(uid: str, local: str | None, proposed: ProposedEntry | None, ids: _Ids) -> str:
@@ -178,7 +169,8 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
         facts += _import_facts(extras)
     current = (c.id for c in comparison.current)
     ids = list(dict.fromkeys([*current, *(p.id for p in comparison.proposed)]))
-    by_id = _Ids.of(comparison)
+    proposed = {p.id: p for p in reversed(comparison.proposed)}
+    by_id = _Ids(proposed, {c.id for c in comparison.current}, set(comparison.retire))
     retracted = source.warning()
     warning = f'<p class="warning">{escape(retracted)}</p>' if retracted else ""
     return (
