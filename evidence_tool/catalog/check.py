@@ -228,7 +228,7 @@ def _resolve_bare(
     if len(having) == 1:
         f.used(having[0][0], having[0][1].name, pos)
         return None
-    whole = [r for r in tables if _eq(r.name, column, fold)]
+    whole = [r for r in tables if f.catalog.same(r.name, column)]
     if not having and whole:
         f.used(whole[0], None, pos)
         return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
@@ -264,12 +264,11 @@ def _qualifying_table(
 ) -> Relation | Diagnostic:
     """The one unit table a qualified reference names, or why there is not exactly one
     (not in the catalog E180, not a unit table E183, ambiguous E182)."""
-    fold = f.catalog.fold_case
     table = names[-2]
     same = [
         r
         for r in tables
-        if _eq(r.name, table, fold) and (schema is None or _eq(r.schema, schema, fold))
+        if f.catalog.same(r.name, table) and (schema is None or f.catalog.same(r.schema, schema))
     ]
     if not same:
         qualified = ".".join(quote_ident(n) for n in names[:-1])
@@ -311,10 +310,6 @@ def _resolve_in_table(
         )
     f.used(rel, found.name, pos)
     return None
-
-
-def _eq(a: str, b: str, fold: bool) -> bool:
-    return a.lower() == b.lower() if fold else a == b
 
 
 def sql_position(where: UnitPositions, sql: str, offset: int) -> Position:

@@ -121,11 +121,6 @@ class Resolver:
         self.refusal: tuple[str, int] | None = None
 
     # -- names: PostgreSQL compares them exactly, SQLite ignoring case ----------------
-    def same(self, a: str | None, b: str) -> bool:
-        if a is None:
-            return False
-        return a.lower() == b.lower() if self.catalog.fold_case else a == b
-
     def has(self, names: list[str] | None, name: str) -> bool:
         if names is None:
             return False
@@ -137,7 +132,7 @@ class Resolver:
     def find(self, name: str, ctes: dict[str, list[str] | None]) -> str | None:
         if name in ctes:
             return name
-        return next((k for k in ctes if self.same(k, name)), None)
+        return next((k for k in ctes if self.catalog.same(k, name)), None)
 
     # -- positions ---------------------------------------------------------------
     def offset(self, location: int) -> int:
@@ -484,7 +479,7 @@ class Resolver:
                 return
             if any(s.columns is None for s in level.sources):
                 return  # a FROM item whose columns are not known may have it
-            if any(self.same(s.name, column) for s in level.sources):
+            if any(self.catalog.same(s.name, column) for s in level.sources):
                 return  # a whole-row reference: count(a)
             level = level.outer
         written = quote_ident(column)
@@ -507,14 +502,16 @@ class Resolver:
         schema = names[0] if len(names) == 2 else None
         for level in _levels(scope):
             for s in level.sources:
-                if self.same(s.name, table) and (schema is None or self.same(s.schema, schema)):
+                if self.catalog.same(s.name, table) and (
+                    schema is None or self.catalog.same(s.schema, schema)
+                ):
                     return s
         written = ".".join(quote_ident(n) for n in names)
         aliases = [s for lvl in _levels(scope) for s in lvl.sources]
         hidden = [
             s
             for s in aliases
-            if s.aliased and s.relation is not None and self.same(s.relation.name, table)
+            if s.aliased and s.relation is not None and self.catalog.same(s.relation.name, table)
         ]
         at = self.offset(location)
         if hidden:
@@ -540,7 +537,7 @@ class Resolver:
         if self.has(source.columns, column):
             self._hit(source, column, location)
             return
-        if source.relation is not None and self.same(source.name, column):
+        if source.relation is not None and self.catalog.same(source.name, column):
             return
         what = source.relation.qualified if source.relation is not None else source.name
         written = ".".join(quote_ident(n) for n in names)

@@ -76,6 +76,10 @@ class Catalog:
     def _key(self, schema: str, name: str) -> tuple[str, str]:
         return (schema.lower(), name.lower()) if self.fold_case else (schema, name)
 
+    def same(self, a: str | None, b: str) -> bool:
+        """Whether two names are one: exactly in PostgreSQL, ignoring case in SQLite."""
+        return a is not None and (a.lower() == b.lower() if self.fold_case else a == b)
+
     def relation(self, schema: str | None, name: str) -> Relation | None:
         """The relation ``schema.name``; without a schema, the first of the search path."""
         if schema is not None:
