@@ -27,6 +27,7 @@ import argparse
 import statistics
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -113,8 +114,8 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from pg_cluster import start_cluster
 
-    from evidence_tool.catalog.postgres import open_live, read_postgres
-    from evidence_tool.catalog.settings import CatalogSettings
+    from evidence_tool.catalog.postgres import open_live
+    from evidence_tool.catalog.settings import CatalogSettings, open_catalog
     from evidence_tool.catalog.values import sample_of
     from evidence_tool.catalog.workspace_check import check_workspace
 
@@ -127,7 +128,7 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
         # the parts only the live path has, apart
         statements = [f.statement() for f in result.formulas]
         samples = [s for u, _, _ in result.enums if (s := sample_of(u, result.catalog))]
-        t_read = timed(lambda: read_postgres("THT_BENCH_DSN", ("public",)), repeat)
+        t_read = timed(lambda: open_catalog(settings), repeat)  # one session, the catalog read
         with open_live("THT_BENCH_DSN", ("public",)) as session:
             t_types = timed(lambda: session.describe(statements), repeat)
             t_samples = timed(lambda: session.sample(samples), repeat)
@@ -234,7 +235,7 @@ def examples(ws: Path, ddl: Path, n: int, repeat: int, with_live: bool) -> None:
 
     def sqlite_engine() -> int:
         out = SqliteExamples()
-        with SqliteExampleChecker(list(lite.paths), lite_catalog) as checker:
+        with closing(SqliteExampleChecker(list(lite.paths), lite_catalog)) as checker:
             for uid, text in texts:
                 for block in sql_blocks(text):
                     checker.check(block, "x.md", uid, out)
