@@ -27,6 +27,7 @@ import argparse
 import statistics
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -76,7 +77,9 @@ def main() -> None:
     ap.add_argument("--no-examples", action="store_true", help="skip the example SQL check")
     ap.add_argument("--examples-only", action="store_true", help="only the example SQL check")
     args = ap.parse_args()
-    from evidence_tool.catalog import CatalogSettings, check_workspace, read_ddl
+    from evidence_tool.catalog.ddl import read_ddl
+    from evidence_tool.catalog.settings import CatalogSettings
+    from evidence_tool.catalog.workspace_check import check_workspace
     from evidence_tool.workspace import validate_workspace
 
     ws = OUT / f"ws-{args.n}"
@@ -111,9 +114,10 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from pg_cluster import start_cluster
 
-    from evidence_tool.catalog import CatalogSettings, check_workspace
-    from evidence_tool.catalog.postgres import open_live, read_postgres
+    from evidence_tool.catalog.postgres import open_live
+    from evidence_tool.catalog.settings import CatalogSettings, open_catalog
     from evidence_tool.catalog.values import sample_of
+    from evidence_tool.catalog.workspace_check import check_workspace
 
     cluster = start_cluster()
     try:
@@ -124,7 +128,7 @@ def live(ws: Path, ddl: Path, n: int, t_validate: float, repeat: int) -> None:
         # the parts only the live path has, apart
         statements = [f.statement() for f in result.formulas]
         samples = [s for u, _, _ in result.enums if (s := sample_of(u, result.catalog))]
-        t_read = timed(lambda: read_postgres("THT_BENCH_DSN", ("public",)), repeat)
+        t_read = timed(lambda: open_catalog(settings), repeat)  # one session, the catalog read
         with open_live("THT_BENCH_DSN", ("public",)) as session:
             t_types = timed(lambda: session.describe(statements), repeat)
             t_samples = timed(lambda: session.sample(samples), repeat)
@@ -207,10 +211,11 @@ def sqlite_warehouse(ddl: Path, folder: Path) -> list[str]:
 def examples(ws: Path, ddl: Path, n: int, repeat: int, with_live: bool) -> None:
     """The example check's own cost per example (DDL and SQLite), and the live path's
     round trips with every example prepared."""
-    from evidence_tool.catalog import CatalogSettings, check_workspace, open_catalog
     from evidence_tool.catalog.example_sql import Resolver
     from evidence_tool.catalog.example_sqlite import SqliteExampleChecker, SqliteExamples
     from evidence_tool.catalog.fences import sql_blocks
+    from evidence_tool.catalog.settings import CatalogSettings, open_catalog
+    from evidence_tool.catalog.workspace_check import check_workspace
     from evidence_tool.workspace import validate_workspace
 
     real, count = with_real_examples(ws, OUT / f"ws-{n}-examples")
@@ -230,7 +235,7 @@ def examples(ws: Path, ddl: Path, n: int, repeat: int, with_live: bool) -> None:
 
     def sqlite_engine() -> int:
         out = SqliteExamples()
-        with SqliteExampleChecker(list(lite.paths), lite_catalog) as checker:
+        with closing(SqliteExampleChecker(list(lite.paths), lite_catalog)) as checker:
             for uid, text in texts:
                 for block in sql_blocks(text):
                     checker.check(block, "x.md", uid, out)
@@ -263,7 +268,8 @@ def live_examples(ws: Path, ddl: Path, count: int) -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from pg_cluster import start_cluster
 
-    from evidence_tool.catalog import CatalogSettings, check_workspace
+    from evidence_tool.catalog.settings import CatalogSettings
+    from evidence_tool.catalog.workspace_check import check_workspace
 
     cluster = start_cluster()
     try:

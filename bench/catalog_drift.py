@@ -52,8 +52,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     from evidence_tool.archive.local import LocalEvidenceArchive
-    from evidence_tool.catalog import CatalogSettings, check_workspace
     from evidence_tool.catalog.review import run_catalog
+    from evidence_tool.catalog.settings import CatalogSettings
+    from evidence_tool.catalog.workspace_check import check_workspace
 
     ws = OUT / f"drift-ws-{args.n}"
     if ws.exists():

@@ -396,8 +396,8 @@ class Session:
         """``check`` and ``catalog diff``: the units against the warehouse catalog the
         arguments name (else the installation's evidence.catalog), and its drift since
         the active snapshot's."""
-        from evidence_tool.catalog import catalog_settings
         from evidence_tool.catalog.review import run_catalog
+        from evidence_tool.catalog.settings import catalog_settings
 
         settings = catalog_settings(self.installation, kind=kind, ddl=ddl, sqlite=sqlite)
         return run_catalog(

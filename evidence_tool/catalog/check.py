@@ -15,12 +15,12 @@ import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from evidence_tool.catalog.example_sql import ExampleSql, Resolver
-from evidence_tool.catalog.fences import SqlBlock, sql_blocks
-from evidence_tool.catalog.locate import Position, UnitPositions, locate
-from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
+from evidence_tool.catalog.fences import Position, SqlBlock, UnitPositions, locate, sql_blocks
+from evidence_tool.catalog.model import Catalog, Relation, did_you_mean, quote_ident, split_name
+from evidence_tool.catalog.pgtree import under
 from evidence_tool.errors import Diagnostic
 from evidence_tool.unit import (
     FIELDS,
@@ -80,7 +80,7 @@ class _Finder:
         named = f"{column}, whose table {text} is" if column else f"{text}, which is"
         return None, self.finding(
             "E180",
-            f"{what} names {named} not a table or view of the catalog" + _did_you_mean(near),
+            f"{what} names {named} not a table or view of the catalog" + did_you_mean(near),
             pos,
         )
 
@@ -101,13 +101,9 @@ class _Finder:
         return rel, self.finding(
             "E181",
             f"{what} names {text}, but {rel.qualified} has no column {quote_ident(parts[-1])}"
-            + _did_you_mean(rel.near_columns(parts[-1])),
+            + did_you_mean(rel.near_columns(parts[-1])),
             pos,
         )
-
-
-def _did_you_mean(near: list[str]) -> str:
-    return f"; did you mean {' or '.join(near)}?" if near else ""
 
 
 @dataclass(frozen=True)
@@ -153,11 +149,8 @@ def check_unit(
         for c in payload.columns:
             keep(f.column(c, f"## {heading['columns']}", f.where.value("columns", c)))
     if isinstance(payload, EnumPayload):
-        keep(
-            f.column(
-                payload.column, f"## {heading['column']}", f.where.value("column", payload.column)
-            )
-        )
+        col = payload.column
+        keep(f.column(col, f"## {heading['column']}", f.where.value("column", col)))
     if isinstance(payload, FormulaPayload):
         refs, problems = _formula_refs(f, payload.sql, list(tables.values()))
         names += refs
@@ -192,20 +185,11 @@ def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
     except parser.ParseError:  # a valid unit's SQL parses (E115); nothing to resolve otherwise
         return
     encoded = full.encode("utf-8")
-    stack: list[Any] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("ColumnRef")
-            if isinstance(ref, dict) and "fields" in ref:
-                names = [x.get("String", {}).get("sval") for x in ref["fields"]]
-                if all(isinstance(n, str) for n in names):
-                    at = len(encoded[: ref.get("location", len(_PREFIX))].decode("utf-8", "ignore"))
-                    yield names, max(at - len(_PREFIX), 0)
-                continue
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+    for ref in under(tree, "ColumnRef"):
+        names = [x.get("String", {}).get("sval") for x in ref.get("fields", [])]
+        if "fields" in ref and all(isinstance(n, str) for n in names):
+            at = len(encoded[: ref.get("location", len(_PREFIX))].decode("utf-8", "ignore"))
+            yield names, max(at - len(_PREFIX), 0)
 
 
 def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, list[Diagnostic]]:
@@ -240,18 +224,18 @@ def _resolve_bare(
     """An unqualified name: the one unit table having that column, else a whole-row
     reference to a table of that name, else why it resolves to nothing (or to several)."""
     fold = f.catalog.fold_case
-    having = [r for r in tables if r.column(column, fold_case=fold) is not None]
+    having = [(r, c) for r in tables if (c := r.column(column, fold_case=fold)) is not None]
     if len(having) == 1:
-        f.used(having[0], _name(having[0], column, fold), pos)
+        f.used(having[0][0], having[0][1].name, pos)
         return None
-    whole = [r for r in tables if _eq(r.name, column, fold)]
+    whole = [r for r in tables if f.catalog.same(r.name, column)]
     if not having and whole:
         f.used(whole[0], None, pos)
         return None  # a whole-row reference, count(admissions): PostgreSQL accepts it
     if len(having) > 1:
         return f.finding(
             "E182",
-            f"{what} is ambiguous: {', '.join(r.qualified for r in having)} all have a "
+            f"{what} is ambiguous: {', '.join(r.qualified for r, _ in having)} all have a "
             f"column {quote_ident(column)}; qualify it with its table",
             pos,
         )
@@ -265,7 +249,7 @@ def _resolve_bare(
     return f.finding(
         "E181",
         f"{what}: none of the unit's tables ({', '.join(r.qualified for r in tables)}) "
-        f"has a column {quote_ident(column)}" + _did_you_mean(near[:3]),
+        f"has a column {quote_ident(column)}" + did_you_mean(near[:3]),
         pos,
     )
 
@@ -280,12 +264,11 @@ def _qualifying_table(
 ) -> Relation | Diagnostic:
     """The one unit table a qualified reference names, or why there is not exactly one
     (not in the catalog E180, not a unit table E183, ambiguous E182)."""
-    fold = f.catalog.fold_case
     table = names[-2]
     same = [
         r
         for r in tables
-        if _eq(r.name, table, fold) and (schema is None or _eq(r.schema, schema, fold))
+        if f.catalog.same(r.name, table) and (schema is None or f.catalog.same(r.schema, schema))
     ]
     if not same:
         qualified = ".".join(quote_ident(n) for n in names[:-1])
@@ -294,7 +277,7 @@ def _qualifying_table(
             return f.finding(
                 "E180",
                 f"{what} names {qualified}, which is not a table or view of the catalog"
-                + _did_you_mean(f.catalog.near_relations(schema, table)),
+                + did_you_mean(f.catalog.near_relations(schema, table)),
                 pos,
             )
         return f.finding(
@@ -317,25 +300,16 @@ def _resolve_in_table(
     f: _Finder, rel: Relation, column: str, what: str, pos: Position
 ) -> Diagnostic | None:
     """The column of the table a qualified reference named, or E181 if it has none."""
-    fold = f.catalog.fold_case
-    if rel.column(column, fold_case=fold) is None:
+    found = rel.column(column, fold_case=f.catalog.fold_case)
+    if found is None:
         return f.finding(
             "E181",
             f"{what}: {rel.qualified} has no column {quote_ident(column)}"
-            + _did_you_mean(rel.near_columns(column)),
+            + did_you_mean(rel.near_columns(column)),
             pos,
         )
-    f.used(rel, _name(rel, column, fold), pos)
+    f.used(rel, found.name, pos)
     return None
-
-
-def _name(rel: Relation, column: str, fold: bool) -> str:
-    found = rel.column(column, fold_case=fold)
-    return found.name if found is not None else column
-
-
-def _eq(a: str, b: str, fold: bool) -> bool:
-    return a.lower() == b.lower() if fold else a == b
 
 
 def sql_position(where: UnitPositions, sql: str, offset: int) -> Position:

@@ -65,14 +65,8 @@ def _load_text(path: Path, state: DdlState) -> str | None:
     try:
         size = os.stat(path).st_size
         if size > MAX_DDL_BYTES:
-            state.findings.append(
-                Diagnostic(
-                    "E185",
-                    f"the DDL file has {size} bytes, more than the "
-                    f"{MAX_DDL_BYTES} a catalog file may hold; split it",
-                    str(path),
-                )
-            )
+            limit = f"more than the {MAX_DDL_BYTES} a catalog file may hold"
+            _refuse(state, path, f"has {size} bytes, {limit}; split it")
             return None
         data = path.read_bytes()
     except OSError as exc:
@@ -82,46 +76,36 @@ def _load_text(path: Path, state: DdlState) -> str | None:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        state.findings.append(
-            Diagnostic("E185", "the DDL file is not UTF-8 text", str(path), line, 1)
-        )
+        _refuse(state, path, "is not UTF-8 text", data.count(b"\n", 0, exc.start) + 1)
         return None
 
 
-def _read_file(path: Path, state: DdlState) -> None:
+def _refuse(state: DdlState, path: Path, why: str, line: int | None = None) -> None:
+    """E185 about the whole file (at ``line``, column 1, when there is one)."""
+    state.findings.append(
+        Diagnostic("E185", f"the DDL file {why}", str(path), line, 1 if line else None)
+    )
 
+
+def _read_file(path: Path, state: DdlState) -> None:
     text = _load_text(path, state)
     if text is None:
         return
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
-        state.findings.append(
-            Diagnostic("E185", "the DDL file contains a NUL byte", str(path), line, 1)
-        )
-        return
+        return _refuse(state, path, "contains a NUL byte", line)
     try:
         pieces = _statements(text)
     except Exception as exc:  # the scanner refuses the file (an unterminated quote, ...)
-        state.findings.append(
-            Diagnostic(
-                "E185",
-                f"the DDL file cannot be split into statements: {_reason(exc)}",
-                str(path),
-                *_where(text, exc, 0),
-            )
-        )
+        why = f"the DDL file cannot be split into statements: {_reason(exc)}"
+        state.findings.append(Diagnostic("E185", why, str(path), *_where(text, exc, 0)))
         return
     before = len(state.findings)
     for start, sql in pieces:
         if len(state.findings) - before >= MAX_FINDINGS_PER_FILE:
+            why = f"more than {MAX_FINDINGS_PER_FILE} statements of this file were not understood"
             state.findings.append(
-                Diagnostic(
-                    "E185",
-                    f"more than {MAX_FINDINGS_PER_FILE} statements of this file were not "
-                    "understood; the rest of it is skipped",
-                    str(path),
-                )
+                Diagnostic("E185", f"{why}; the rest of it is skipped", str(path))
             )
             return
         _read_statement(path, text, start, sql, state)
@@ -162,12 +146,8 @@ def _read_statement(path: Path, text: str, start: int, sql: str, state: DdlState
     try:
         tree = json.loads(parser.parse_sql_json(sql))
     except Exception as exc:  # ParseError, or pglast's plain errors on odd input
-        where = _where(text, exc, start)
-        state.findings.append(
-            Diagnostic(
-                "E185", f"PostgreSQL cannot parse this statement: {_reason(exc)}", str(path), *where
-            )
-        )
+        why = f"PostgreSQL cannot parse this statement: {_reason(exc)}"
+        state.findings.append(Diagnostic("E185", why, str(path), *_where(text, exc, start)))
         return
     for stmt in tree.get("stmts", []):
         node = stmt.get("stmt", {})

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_tool.catalog.fences import SqlBlock
-from evidence_tool.catalog.model import Catalog, Relation, closest, quote_ident
+from evidence_tool.catalog.model import Catalog, Relation, closest, did_you_mean, quote_ident
+from evidence_tool.catalog.pgtree import Node, under
+from evidence_tool.catalog.views import output_name
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonValue
 
@@ -66,6 +68,7 @@ SIDE_EFFECTS = frozenset(
     }
 )
 _WRITES = ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt")
+_BLANKS = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.S)
 
 
 @dataclass
@@ -118,11 +121,6 @@ class Resolver:
         self.refusal: tuple[str, int] | None = None
 
     # -- names: PostgreSQL compares them exactly, SQLite ignoring case ----------------
-    def same(self, a: str | None, b: str) -> bool:
-        if a is None:
-            return False
-        return a.lower() == b.lower() if self.catalog.fold_case else a == b
-
     def has(self, names: list[str] | None, name: str) -> bool:
         if names is None:
             return False
@@ -134,7 +132,7 @@ class Resolver:
     def find(self, name: str, ctes: dict[str, list[str] | None]) -> str | None:
         if name in ctes:
             return name
-        return next((k for k in ctes if self.same(k, name)), None)
+        return next((k for k in ctes if self.catalog.same(k, name)), None)
 
     # -- positions ---------------------------------------------------------------
     def offset(self, location: int) -> int:
@@ -165,17 +163,10 @@ class Resolver:
             self.finding(REFUSED, f"does not parse in PostgreSQL's dialect: {exc.args[0]}", where)
             return self.out
         stmts = _list(tree, "stmts")
-        if not stmts:
-            self.finding(REFUSED, "holds no statement; write one query", 0)
-            return self.out
-        if len(stmts) > 1:
-            at = self._start(self.offset(_int(stmts[1], "stmt_location")))
-            self.finding(
-                REFUSED,
-                f"holds {len(stmts)} statements; an example is one read-only query "
-                "(split it into one example per query)",
-                at,
-            )
+        why = not_one_statement(len(stmts))
+        if why is not None:  # at the second statement, if there is one
+            at = self._start(self.offset(_int(stmts[1], "stmt_location"))) if stmts else 0
+            self.finding(REFUSED, why, at)
             return self.out
         stmt = _dict(stmts[0], "stmt")
         start = self._start(self.offset(_int(stmts[0], "stmt_location")))
@@ -209,19 +200,8 @@ class Resolver:
 
     def _start(self, at: int) -> int:
         """The first character of what starts at ``at`` (past blanks and comments)."""
-        n = len(self.sql)
-        while at < n:
-            if self.sql[at].isspace():
-                at += 1
-            elif self.sql.startswith("--", at):
-                nl = self.sql.find("\n", at)
-                at = n if nl < 0 else nl + 1
-            elif self.sql.startswith("/*", at):
-                end = self.sql.find("*/", at + 2)
-                at = n if end < 0 else end + 2
-            else:
-                break
-        return min(at, n)
+        found = _BLANKS.match(self.sql, min(at, len(self.sql)))
+        return found.end() if found else len(self.sql)
 
     # -- queries ---------------------------------------------------------------------
     def query(
@@ -262,7 +242,7 @@ class Resolver:
                     continue
             self.expr(val, scope)
             if outputs is not None:
-                outputs.append(res.get("name") or _output_name(val))
+                outputs.append(res.get("name") or output_name(Node(val)))
         scope.outputs = outputs or []
         for key in ("whereClause", "havingClause", "limitCount", "limitOffset", "windowClause"):
             if key in select:
@@ -366,7 +346,7 @@ class Resolver:
             self.finding(
                 "E180",
                 f"names {written}, which is not a table or view of the catalog"
-                + _did_you_mean(near),
+                + did_you_mean(near),
                 self.offset(_int(rv, "location")),
             )
             return Source(shown, None, aliased=True)
@@ -400,7 +380,7 @@ class Resolver:
                 self.finding(
                     "E181",
                     f"joins USING ({quote_ident(name)}), but the {side} side ({shown}) has no "
-                    f"column {quote_ident(name)}" + _did_you_mean(near[:3]),
+                    f"column {quote_ident(name)}" + did_you_mean(near[:3]),
                     self._using_offset(name, join),
                 )
                 return
@@ -417,7 +397,9 @@ class Resolver:
     def _using_offset(self, name: str, join: Json) -> int:
         """Where ``name`` is written in the USING list (pglast keeps no position for it):
         after the last relation the join names."""
-        after = max((self.offset(n) for n in _range_var_locations(join)), default=0)
+        after = max(
+            (self.offset(_int(rv, "location")) for rv in under(join, "RangeVar")), default=0
+        )
         m = re.compile(r"\busing\s*\(", re.I).search(self.sql, after)
         if m is None:
             return after
@@ -497,7 +479,7 @@ class Resolver:
                 return
             if any(s.columns is None for s in level.sources):
                 return  # a FROM item whose columns are not known may have it
-            if any(self.same(s.name, column) for s in level.sources):
+            if any(self.catalog.same(s.name, column) for s in level.sources):
                 return  # a whole-row reference: count(a)
             level = level.outer
         written = quote_ident(column)
@@ -510,7 +492,7 @@ class Resolver:
         shown = ", ".join(s.name for s in sources)
         self.finding(
             "E181",
-            f"names the column {written}, which none of {shown} has" + _did_you_mean(near[:3]),
+            f"names the column {written}, which none of {shown} has" + did_you_mean(near[:3]),
             at,
         )
 
@@ -520,14 +502,16 @@ class Resolver:
         schema = names[0] if len(names) == 2 else None
         for level in _levels(scope):
             for s in level.sources:
-                if self.same(s.name, table) and (schema is None or self.same(s.schema, schema)):
+                if self.catalog.same(s.name, table) and (
+                    schema is None or self.catalog.same(s.schema, schema)
+                ):
                     return s
         written = ".".join(quote_ident(n) for n in names)
         aliases = [s for lvl in _levels(scope) for s in lvl.sources]
         hidden = [
             s
             for s in aliases
-            if s.aliased and s.relation is not None and self.same(s.relation.name, table)
+            if s.aliased and s.relation is not None and self.catalog.same(s.relation.name, table)
         ]
         at = self.offset(location)
         if hidden:
@@ -542,7 +526,7 @@ class Resolver:
         self.finding(
             "E180",
             f"qualifies a column with {written}, which is no table or alias of its FROM clause"
-            + _did_you_mean(near),
+            + did_you_mean(near),
             at,
         )
         return None
@@ -553,14 +537,14 @@ class Resolver:
         if self.has(source.columns, column):
             self._hit(source, column, location)
             return
-        if source.relation is not None and self.same(source.name, column):
+        if source.relation is not None and self.catalog.same(source.name, column):
             return
         what = source.relation.qualified if source.relation is not None else source.name
         written = ".".join(quote_ident(n) for n in names)
         self.finding(
             "E181",
             f"names {written}, but {what} has no column {quote_ident(column)}"
-            + _did_you_mean(closest(column, source.columns)),
+            + did_you_mean(closest(column, source.columns)),
             self.offset(location),
         )
 
@@ -578,7 +562,7 @@ class Resolver:
         return None if source is None or source.columns is None else list(source.columns)
 
     def _hit(self, source: Source, column: str, location: int) -> None:
-        if source.relation is not None and self.used is not None:
+        if source.relation is not None:
             self._use(source.relation, column, location)
 
     def _use(self, rel: Relation, column: str | None, location: int) -> None:
@@ -622,44 +606,21 @@ def _levels(scope: Scope) -> Iterator[Scope]:
         level = level.outer
 
 
-def _range_var_locations(node: Any) -> Iterator[int]:
-    """The location of every RangeVar under ``node`` (for the USING list's position)."""
-    stack: list[Any] = [node]
-    while stack:
-        raw = stack.pop()
-        if isinstance(raw, dict):
-            if "RangeVar" in raw:
-                yield _int(raw["RangeVar"], "location")
-            stack.extend(raw.values())
-        elif isinstance(raw, list):
-            stack.extend(raw)
+def not_one_statement(count: int) -> str | None:
+    """Why a block of ``count`` statements is not an example (E184), or None for one."""
+    if count == 1:
+        return None
+    if not count:
+        return "holds no statement; write one query"
+    return (
+        f"holds {count} statements; an example is one read-only query "
+        "(split it into one example per query)"
+    )
 
 
 def _statement_words(kind: str) -> str:
     """``InsertStmt`` -> 'an INSERT statement'."""
     words = re.sub(r"(?<!^)(?=[A-Z])", " ", kind.removesuffix("Stmt")).upper()
-    words = {"CREATE TABLE AS": "CREATE TABLE AS", "VARIABLE SET": "SET", "COPY": "COPY"}.get(
-        words, words
-    )
+    words = "SET" if words == "VARIABLE SET" else words
     article = "an" if words[:1] in "AEIOU" else "a"
     return f"{article} {words} statement"
-
-
-def _output_name(val: Json) -> str:
-    if "ColumnRef" in val:
-        fields = _list(val["ColumnRef"], "fields")
-        return _sval(fields[-1]) or "?column?" if fields else "?column?"
-    if "FuncCall" in val:
-        names = _list(val["FuncCall"], "funcname")
-        return _sval(names[-1]) or "?column?" if names else "?column?"
-    if "TypeCast" in val:
-        inner = _dict(val["TypeCast"], "arg")
-        if "ColumnRef" in inner or "FuncCall" in inner:
-            return _output_name(inner)
-        names = _list(_dict(val["TypeCast"], "typeName"), "names")
-        return _sval(names[-1]) or "?column?" if names else "?column?"
-    return "?column?"
-
-
-def _did_you_mean(near: list[str]) -> str:
-    return f"; did you mean {' or '.join(near)}?" if near else ""

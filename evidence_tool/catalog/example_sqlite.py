@@ -19,14 +19,12 @@ import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
-from evidence_tool.catalog.example_sql import REFUSED, Resolver
+from evidence_tool.catalog.example_sql import REFUSED, Resolver, not_one_statement
 from evidence_tool.catalog.fences import SqlBlock
-from evidence_tool.catalog.model import Catalog, closest, quote_ident
-from evidence_tool.catalog.sqlite_reader import split_mapping
+from evidence_tool.catalog.model import Catalog, closest, did_you_mean, quote_ident
+from evidence_tool.catalog.sqlite_reader import read_only_uri, split_mapping, time_limit
 from evidence_tool.errors import AvailabilityError, Diagnostic, EvidenceWarning
 
 if TYPE_CHECKING:
@@ -182,7 +180,8 @@ class SqliteExamples:
 
 
 class SqliteExampleChecker:
-    """One read-only connection for every block of a check; close() at the end."""
+    """One read-only connection for every block of a check; close() at the end
+    (``contextlib.closing``)."""
 
     def __init__(self, paths: list[str], catalog: Catalog) -> None:
         self.catalog = catalog
@@ -194,15 +193,8 @@ class SqliteExampleChecker:
     def close(self) -> None:
         self.con.close()
 
-    def __enter__(self) -> SqliteExampleChecker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _authorize(
-        self, action: int, a: str | None, b: str | None, db: str | None, src: str | None
-    ) -> int:
+    def _authorize(self, action: int, *_names: str | None) -> int:
+        """SQLite's authorizer (its four names, the objects and database, are not needed)."""
         if action in _READS:
             if action == sqlite3.SQLITE_READ:
                 self._reads += 1
@@ -227,16 +219,9 @@ class SqliteExampleChecker:
             text = f"the example's SQL {message}"
             out.findings.append(Diagnostic(code, text, path, line, column, uid))
 
-        if not statements:
-            finding(REFUSED, "holds no statement; write one query", 0)
-            return False
-        if len(statements) > 1:
-            finding(
-                REFUSED,
-                f"holds {len(statements)} statements; an example is one read-only query "
-                "(split it into one example per query)",
-                statements[1][0].start,
-            )
+        why = not_one_statement(len(statements))
+        if why is not None:  # at the second statement, if there is one
+            finding(REFUSED, why, statements[1][0].start if statements else 0)
             return False
         first = statements[0]
         self._denied.clear()
@@ -265,23 +250,20 @@ class SqliteExampleChecker:
     def run(self, sql: str) -> Outcome:
         """``check --execute``: the query run on the read-only connection (the authorizer
         still allows reading only), stopped after 30 s; its bounded count and hash."""
-        import time
-
         from evidence_tool.catalog import values
         from evidence_tool.catalog.results import ROW_LIMIT, Outcome, as_text, outcome
 
-        deadline = time.monotonic() + values.SAMPLE_TIMEOUT_S
-        self.con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-        try:
-            cur = self.con.execute(sql)
-            rows = [tuple(as_text(v) for v in row) for row in cur.fetchmany(ROW_LIMIT + 1)]
-            cur.close()
-        except sqlite3.Error as exc:
-            if time.monotonic() > deadline:
-                return Outcome(None, None, f"it ran past its {values.SAMPLE_TIMEOUT_S:.0f} s limit")
-            return Outcome(None, None, str(exc))
-        finally:
-            self.con.set_progress_handler(None, 0)
+        with time_limit(self.con) as passed:
+            try:
+                cur = self.con.execute(sql)
+                rows = [tuple(as_text(v) for v in row) for row in cur.fetchmany(ROW_LIMIT + 1)]
+                cur.close()
+            except sqlite3.Error as exc:
+                if passed():
+                    return Outcome(
+                        None, None, f"it ran past its {values.SAMPLE_TIMEOUT_S:.0f} s limit"
+                    )
+                return Outcome(None, None, str(exc))
         return outcome(rows)
 
     def _other_dialect(
@@ -306,17 +288,12 @@ class SqliteExampleChecker:
             finding(REFUSED, f"does not parse in SQLite's dialect: {message}", at)
             return
         line, column = block.position(at)
-        out.warnings.append(
-            EvidenceWarning(
-                f"{uid}: SQLite cannot prepare the example's SQL ({message}); PostgreSQL's "
-                "parser reads it, so its names were checked in PostgreSQL's dialect: write "
-                "it in SQLite's for the warehouse to run it",
-                path,
-                line,
-                code="W184",
-                column=column,
-            )
+        why = (
+            f"{uid}: SQLite cannot prepare the example's SQL ({message}); PostgreSQL's "
+            "parser reads it, so its names were checked in PostgreSQL's dialect: write "
+            "it in SQLite's for the warehouse to run it"
         )
+        out.warnings.append(EvidenceWarning(why, path, line, code="W184", column=column))
         out.findings.extend(done.findings)
         out.names += done.names
 
@@ -335,14 +312,14 @@ class SqliteExampleChecker:
                 finding(
                     code,
                     f"names {m.group(1)}, which is not a table or view of the catalog"
-                    + _did_you_mean(near),
+                    + did_you_mean(near),
                     at,
                 )
             elif code == "USING":
                 finding(
                     "E181",
                     f"joins USING ({m.group(1)}), but the two sides do not both have a column "
-                    f"{m.group(1)}" + _did_you_mean(self._near_column(parts[-1], toks)),
+                    f"{m.group(1)}" + did_you_mean(self._near_column(parts[-1], toks)),
                     _find(toks, parts, after="using"),
                 )
             elif code == "E182":
@@ -365,7 +342,7 @@ class SqliteExampleChecker:
             finding(
                 "E181",
                 f"names the column {written}, which none of its tables has"
-                + _did_you_mean(self._near_column(parts[0], toks)),
+                + did_you_mean(self._near_column(parts[0], toks)),
                 at,
             )
             return
@@ -378,14 +355,14 @@ class SqliteExampleChecker:
                 finding(
                     "E180",
                     f"qualifies a column with {qualifier}, but the query names that table by "
-                    f"its alias" + _did_you_mean(aliases),
+                    f"its alias" + did_you_mean(aliases),
                     at,
                 )
             else:
                 finding(
                     "E180",
                     f"qualifies a column with {qualifier}, which is no table or alias of its "
-                    "FROM clause" + _did_you_mean(closest(qualifier, sorted(sources))),
+                    "FROM clause" + did_you_mean(closest(qualifier, sorted(sources))),
                     at,
                 )
             return
@@ -395,7 +372,7 @@ class SqliteExampleChecker:
         finding(
             "E181",
             f"names {written}, but {where} has no column {quote_ident(parts[-1])}"
-            + _did_you_mean(near),
+            + did_you_mean(near),
             at,
         )
 
@@ -516,26 +493,18 @@ def _alias(t: Token) -> bool:
     return t.kind == "quoted" or (t.kind == "word" and t.name not in _KEYWORDS)
 
 
-def _did_you_mean(near: list[str]) -> str:
-    return f"; did you mean {' or '.join(near)}?" if near else ""
-
-
 def _open(paths: list[str]) -> sqlite3.Connection:
     """One connection: the ``main`` file (or an empty in-memory one) with every other file
     attached under its schema name, all read-only."""
     files = [split_mapping(p) for p in paths]
     main = next((p for s, p in files if s == "main"), None)
     try:
-        con = sqlite3.connect(_uri(main) if main else ":memory:", uri=True)
+        con = sqlite3.connect(read_only_uri(main) if main else ":memory:", uri=True)
         for schema, p in files:
             if schema != "main":
-                con.execute("ATTACH DATABASE ? AS " + quote_ident(schema), (_uri(p),))
+                con.execute("ATTACH DATABASE ? AS " + quote_ident(schema), (read_only_uri(p),))
     except sqlite3.Error as exc:
         raise AvailabilityError(
             f"the SQLite databases cannot be opened to check the examples ({exc})", code="E186"
         ) from None
     return con
-
-
-def _uri(path: str) -> str:
-    return f"file:{quote(str(Path(path).resolve()))}?mode=ro"

@@ -10,11 +10,15 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 RELATION_KINDS = ("table", "view")
 _TYPO = 0.85  # similarity above which a name is taken for a misspelling of another
+# One part of a dotted name: a quoted identifier ("" inside for "), or a bare one.
+_PART = re.compile(r'"(?:[^"]|"")*"|[^."][^.]*', re.S)
+_NAME = re.compile(rf"(?:{_PART.pattern})(?:\.(?:{_PART.pattern}))*", re.S)
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,10 @@ class Catalog:
 
     def _key(self, schema: str, name: str) -> tuple[str, str]:
         return (schema.lower(), name.lower()) if self.fold_case else (schema, name)
+
+    def same(self, a: str | None, b: str) -> bool:
+        """Whether two names are one: exactly in PostgreSQL, ignoring case in SQLite."""
+        return a is not None and (a.lower() == b.lower() if self.fold_case else a == b)
 
     def relation(self, schema: str | None, name: str) -> Relation | None:
         """The relation ``schema.name``; without a schema, the first of the search path."""
@@ -144,6 +152,11 @@ def closest(word: str, names: list[str]) -> list[str]:
     return [name for _, name in scored[:3]]
 
 
+def did_you_mean(near: list[str]) -> str:
+    """'; did you mean a or b?' for the names ``closest`` found, or ''."""
+    return f"; did you mean {' or '.join(near)}?" if near else ""
+
+
 def _order(r: Relation) -> tuple[str, str]:
     return (r.schema, r.name)
 
@@ -159,35 +172,6 @@ def quote_ident(name: str) -> str:
 def split_name(text: str) -> list[str] | None:
     """``a.b."C"`` -> ['a', 'b', 'C'] as PostgreSQL reads it (bare names fold to lower
     case); None when the text is not a dotted list of identifiers."""
-    parts: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == '"':
-            j, buf = i + 1, []
-            while True:
-                k = text.find('"', j)
-                if k < 0:
-                    return None
-                buf.append(text[j:k])
-                if k + 1 < n and text[k + 1] == '"':
-                    buf.append('"')
-                    j = k + 2
-                    continue
-                i = k + 1
-                break
-            parts.append("".join(buf))
-        else:
-            k = text.find(".", i)
-            k = n if k < 0 else k
-            word = text[i:k]
-            if not word:
-                return None
-            parts.append(word.lower())
-            i = k
-        if i < n:
-            if text[i] != ".":
-                return None
-            i += 1
-            if i == n:
-                return None
-    return parts or None
+    if not _NAME.fullmatch(text):
+        return None
+    return [p[1:-1].replace('""', '"') if p[0] == '"' else p.lower() for p in _PART.findall(text)]

@@ -7,6 +7,9 @@ list, ``""`` or ``None``, as the ``.get(key, {})`` reads it replaces did.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from evidence_tool.jsonvalue import JsonValue
 
 
@@ -62,6 +65,22 @@ class Node:
         """A RangeVar's name as written, schema-qualified when it says a schema."""
         schema = self.opt("schemaname")
         return f"{schema}.{self.text('relname')}" if schema else self.text("relname")
+
+
+def under(tree: object, key: str) -> Iterator[dict[str, Any]]:
+    """Every node under ``key`` in a raw parse tree (dicts and lists), depth first; not
+    inside one found (a ColumnRef holds no other, a RangeVar no relation)."""
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found = node.get(key)
+            if isinstance(found, dict):
+                yield found
+                continue
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 _TYPE_NAMES = {

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from evidence_tool.catalog.model import Catalog, Column, Relation
@@ -75,40 +76,18 @@ class Described:
     gave_up: str | None = None  # the timeout that stopped it: not the formula's fault
 
 
-def dsn_from_env(env_name: str) -> str:
-    dsn = os.environ.get(env_name, "")
-    if not dsn.strip():
-        raise AvailabilityError(
-            f"the environment variable {env_name} holds no PostgreSQL DSN; set it to the "
-            "warehouse's connection string (it is read from the environment only, never stored)",
-            code="E189",
-        )
-    return dsn
-
-
-def _where(dsn: str) -> str:
-    """'host H, database D' for messages: never the user, password or options."""
+def _described_dsn(dsn: str) -> tuple[str, list[str]]:
+    """('host H, database D' for messages: never the user, password or options; and what a
+    message may not quote: the DSN, its password and its user)."""
     try:
         from psycopg.conninfo import conninfo_to_dict
 
         parts = conninfo_to_dict(dsn)
-    except Exception:
-        return "the DSN (which does not parse)"
+    except Exception:  # a DSN psycopg cannot parse: scrubbed whole
+        return "the DSN (which does not parse)", [dsn]
     host = str(parts.get("host") or parts.get("hostaddr") or "the default host")
-    return f"host {host}, database {parts.get('dbname') or 'the default'}"
-
-
-def _secrets(dsn: str) -> list[str]:
-    """What a message may not quote: the DSN, its password and its user."""
-    out = [dsn]
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        parts = conninfo_to_dict(dsn)
-        out.extend(str(parts.get(k) or "") for k in ("password", "user"))
-    except Exception:
-        pass  # a DSN psycopg cannot parse: scrubbed whole
-    return out
+    secrets = [dsn, *(str(parts.get(k) or "") for k in ("password", "user"))]
+    return f"host {host}, database {parts.get('dbname') or 'the default'}", secrets
 
 
 class LiveCatalog:
@@ -119,8 +98,7 @@ class LiveCatalog:
         self.search_path = search_path
         self.round_trips = 0
         self.volatiles: set[tuple[str, str]] = set()  # (schema, function), read with the catalog
-        self._where = _where(dsn)
-        self._secrets = _secrets(dsn)
+        self._where, self._secrets = _described_dsn(dsn)
 
     def fail(self, exc: BaseException, doing: str) -> AvailabilityError:
         text = " ".join(scrub(str(exc), self._secrets).split())
@@ -128,23 +106,8 @@ class LiveCatalog:
             f"the PostgreSQL catalog ({self._where}) failed while {doing}: {text}", code="E189"
         )
 
-    def _execute(self, query: Any, doing: str) -> list[tuple[Any, ...]]:
-        import psycopg
-
-        self.round_trips += 1
-        try:
-            cur = self.conn.execute(query)
-            rows: list[tuple[Any, ...]] = []
-            while True:  # several statements: the rows of the last one that has any
-                if cur.description:
-                    rows = cur.fetchall()
-                if not cur.nextset():
-                    return rows
-        except psycopg.Error as exc:
-            raise self.fail(exc, doing) from None
-
-    def _execute_all(self, query: str, doing: str) -> list[list[tuple[Any, ...]]]:
-        """Several statements in one round trip: the rows of each that returns any."""
+    def _execute(self, query: Any, doing: str) -> list[list[tuple[Any, ...]]]:
+        """Statements in one round trip: the rows of each that returns any."""
         import psycopg
 
         self.round_trips += 1
@@ -177,38 +140,33 @@ class LiveCatalog:
     def catalog(self) -> Catalog:
         """Every relation with every column, and (same round trip) the volatile functions
         outside pg_catalog, which an example may not call."""
-        sets = self._execute_all(_RELATIONS + ";" + _VOLATILE, "reading pg_catalog")
+        sets = self._execute(_RELATIONS + ";" + _VOLATILE, "reading pg_catalog")
         rows = sets[0] if sets else []
         self.volatiles = {(str(n), str(p)) for n, p in (sets[1] if len(sets) > 1 else [])}
-        relations: list[Relation] = []
-        current: tuple[str, str, str] | None = None
-        columns: list[Column] = []
-        for schema, name, relkind, column, type_ in rows:
-            if (schema, name, relkind) != current:
-                if current is not None:
-                    relations.append(
-                        Relation(current[0], current[1], _KINDS[current[2]], tuple(columns))
-                    )
-                current, columns = (schema, name, relkind), []
-            if column is not None:
-                columns.append(Column(column, type_))
-        if current is not None:
-            relations.append(Relation(current[0], current[1], _KINDS[current[2]], tuple(columns)))
+        relations = [
+            Relation(
+                schema,
+                name,
+                _KINDS[kind],
+                tuple(Column(r[3], r[4]) for r in cols if r[3] is not None),
+            )
+            for (schema, name, kind), cols in groupby(rows, key=lambda r: r[:3])
+        ]
         return Catalog("postgres", tuple(relations), self.search_path, sources=(self._where,))
 
     def describe(self, statements: Sequence[str]) -> list[Described]:
         """Each statement prepared (never executed) and described, in pipelines."""
-        segments = [_describe_segment(s.encode("utf-8")) for s in statements]
-        replies = self._pipeline(segments, "preparing the formulas")
-        out = [_described(results) for results in replies]
+        out = self.prepare(statements, "preparing the formulas")
         wanted = list(dict.fromkeys(p for d in out for p in d.pairs))
         names = self._type_names(wanted) if wanted else {}
         return [Described(", ".join(names[p] for p in d.pairs)) if d.pairs else d for d in out]
 
-    def prepare(self, statements: Sequence[str]) -> list[Described]:
+    def prepare(
+        self, statements: Sequence[str], doing: str = "preparing the examples"
+    ) -> list[Described]:
         """Each statement prepared (never executed): its refusal, if any; no type names."""
         segments = [_describe_segment(s.encode("utf-8")) for s in statements]
-        return [_described(r) for r in self._pipeline(segments, "preparing the examples")]
+        return [_described(r) for r in self._pipeline(segments, doing)]
 
     def run(self, queries: Sequence[str]) -> list[Outcome]:
         """``check --execute``: each query run inside the read-only transaction, at most
@@ -221,11 +179,10 @@ class LiveCatalog:
         ]
         out: list[Outcome] = []
         for results in self._pipeline(segments, "running the examples"):
-            bad = next((r for r in results if _is_error(r)), None)
-            if bad is not None:
-                state = _field(bad, "SQLSTATE")
-                why = _GAVE_UP.get(state) or f"{_field(bad, 'MESSAGE_PRIMARY')} ({state})"
-                out.append(Outcome(None, None, why))
+            failed = _failure(results)
+            if failed is not None:
+                state, message = failed
+                out.append(Outcome(None, None, _GAVE_UP.get(state) or f"{message} ({state})"))
                 continue
             res = results[-1]
             rows = [
@@ -254,7 +211,7 @@ class LiveCatalog:
 
         oids = sql.Literal([p[0] for p in pairs])
         mods = sql.Literal([p[1] for p in pairs])
-        rows = self._execute(
+        (rows,) = self._execute(
             sql.SQL(
                 "ROLLBACK TO SAVEPOINT tht_check; "
                 "SELECT t, m, pg_catalog.format_type(t, NULLIF(m, -1)) "
@@ -269,10 +226,9 @@ class LiveCatalog:
         segments = [_query_segment(self._sample_query(s)) for s in samples]
         out: list[Sampled] = []
         for results in self._pipeline(segments, "sampling stored values"):
-            bad = next((r for r in results if _is_error(r)), None)
-            if bad is not None:
-                state = _field(bad, "SQLSTATE")
-                out.append(Sampled(None, _GAVE_UP.get(state) or _field(bad, "MESSAGE_PRIMARY")))
+            failed = _failure(results)
+            if failed is not None:
+                out.append(Sampled(None, _GAVE_UP.get(failed[0]) or failed[1]))
                 continue
             rows = results[-1]
             counts: dict[str, int] = {}
@@ -387,10 +343,13 @@ def _query_segment(query: bytes) -> _Segment:
     return _Segment(len(query) + _OVERHEAD, send)
 
 
-def _is_error(r: pq.abc.PGresult) -> bool:
+def _failure(results: list[pq.abc.PGresult]) -> tuple[str, str] | None:
+    """(SQLSTATE, message) of a segment's first refused or aborted statement, if any."""
     from psycopg import pq
 
-    return r.status in (pq.ExecStatus.FATAL_ERROR, pq.ExecStatus.PIPELINE_ABORTED)
+    failed = (pq.ExecStatus.FATAL_ERROR, pq.ExecStatus.PIPELINE_ABORTED)
+    bad = next((r for r in results if r.status in failed), None)
+    return None if bad is None else (_field(bad, "SQLSTATE"), _field(bad, "MESSAGE_PRIMARY"))
 
 
 def _field(r: pq.abc.PGresult, name: str) -> str:
@@ -430,7 +389,13 @@ def open_live(env_name: str, search_path: tuple[str, ...]) -> Iterator[LiveCatal
             "installed; install it with: pip install 'evidence-tool[postgres]'",
             code="E187",
         ) from None
-    dsn = dsn_from_env(env_name)
+    dsn = os.environ.get(env_name, "")
+    if not dsn.strip():
+        raise AvailabilityError(
+            f"the environment variable {env_name} holds no PostgreSQL DSN; set it to the "
+            "warehouse's connection string (it is read from the environment only, never stored)",
+            code="E189",
+        )
     try:
         conn = psycopg.connect(
             dsn,
@@ -440,9 +405,10 @@ def open_live(env_name: str, search_path: tuple[str, ...]) -> Iterator[LiveCatal
             client_encoding="utf8",
         )
     except Exception as exc:  # OperationalError, or a DSN psycopg cannot parse
-        text = " ".join(scrub(str(exc), _secrets(dsn)).split())
+        where, secrets = _described_dsn(dsn)
+        text = " ".join(scrub(str(exc), secrets).split())
         raise AvailabilityError(
-            f"cannot connect to the PostgreSQL catalog ({_where(dsn)}) named by {env_name}: {text}",
+            f"cannot connect to the PostgreSQL catalog ({where}) named by {env_name}: {text}",
             code="E189",
         ) from None
     live = LiveCatalog(conn, dsn, search_path)
@@ -452,8 +418,3 @@ def open_live(env_name: str, search_path: tuple[str, ...]) -> Iterator[LiveCatal
     finally:
         with contextlib.suppress(Exception):
             conn.close()  # the read-only transaction ends with the connection: nothing kept
-
-
-def read_postgres(env_name: str, search_path: tuple[str, ...]) -> Catalog:
-    with open_live(env_name, search_path) as live:
-        return live.catalog()

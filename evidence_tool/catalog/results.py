@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, LockHeldError
-from evidence_tool.jsonvalue import View
+from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -90,6 +90,10 @@ class Ran(View):
     def sql_hash(self) -> str:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
+    def warning(self, message: str) -> EvidenceWarning:
+        """W185 about this query's result, at its SQL block."""
+        return EvidenceWarning(f"{self.unit_id}: {message}", self.path, self.line, code=WARNING)
+
 
 def compare_and_record(
     layout: Layout, revision: str | None, ran: list[Ran]
@@ -100,14 +104,7 @@ def compare_and_record(
     warnings: list[EvidenceWarning] = []
     for r in ran:
         if r.result.error is not None:
-            warnings.append(
-                EvidenceWarning(
-                    f"{r.unit_id}: the example's query failed when run: {r.result.error}",
-                    r.path,
-                    r.line,
-                    code=WARNING,
-                )
-            )
+            warnings.append(r.warning(f"the example's query failed when run: {r.result.error}"))
             continue
         old = before.get(r.key)
         if not isinstance(old, dict) or old.get("sql") != r.sql_hash():
@@ -117,16 +114,9 @@ def compare_and_record(
         both_unhashed = old.get("fingerprint") is None and r.result.fingerprint is None
         if both_unhashed and old.get("rows") == r.result.rows:
             continue  # both over a bound with the same count: no way to tell
-        was = Outcome(_int(old.get("rows")), None).shown()
-        warnings.append(
-            EvidenceWarning(
-                f"{r.unit_id}: the example's result changed since the check of "
-                f"{old.get('checked_at', 'an earlier run')}: {was} then, {r.result.shown()} now",
-                r.path,
-                r.line,
-                code=WARNING,
-            )
-        )
+        was, now_ = Outcome(_int(old.get("rows")), None).shown(), r.result.shown()
+        since = f"since the check of {old.get('checked_at', 'an earlier run')}"
+        warnings.append(r.warning(f"the example's result changed {since}: {was} then, {now_} now"))
     warnings.extend(_write(layout, revision, ran, before))
     return warnings
 
@@ -135,23 +125,53 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _read(layout: Layout) -> dict[str, object]:
-    path = layout.cache / STORE
+def read_cache_record(layout: Layout, name: str) -> JsonObject:
+    """The machine-local record ``name`` of the derived cache, or {} when no run left one
+    (or it cannot be read: the next run rewrites it, and a reader must not fail over a
+    derived file)."""
+    path = layout.cache / name
     try:
-        if path.is_symlink():
+        if path.is_symlink():  # planted: a record is only ever written as a file
             return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
-    results = data.get("results") if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def write_cache_record(
+    layout: Layout, name: str, holder: str, record: Callable[[], JsonObject], after: str
+) -> str | None:
+    """Replace the record ``name`` with ``record()``, built under the archive lock (a
+    writer's sweep after a crash must not take the temp file away).  Only the lock: a check
+    neither replays nor settles another operation's journal.  A held lock, or a record that
+    cannot be replaced, leaves the last one in place: why, for a warning (the check itself
+    stands); ``after`` names what to wait for."""
+    try:
+        with ArchiveLock(layout.lock, holder), fsio.transaction(layout.root):
+            text = json.dumps(record(), ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+            fsio.write_atomic(ensure_cache(layout) / name, text.encode("utf-8"), durable=False)
+    except LockHeldError as exc:
+        return f"{exc.message}; run the check again when {after} has finished"
+    except AvailabilityError as exc:  # the lock file cannot be written (E604)
+        if exc.code != "E604":
+            raise
+        return exc.message
+    except OSError as exc:  # a folder in its place, a full disk, a read-only checkout
+        return f"writing {name} failed ({exc.strerror or type(exc).__name__})"
+    return None
+
+
+def _read(layout: Layout) -> JsonObject:
+    results = read_cache_record(layout, STORE).get("results")
     return results if isinstance(results, dict) else {}
 
 
 def _write(
-    layout: Layout, revision: str | None, ran: list[Ran], before: dict[str, object]
+    layout: Layout, revision: str | None, ran: list[Ran], before: JsonObject
 ) -> list[EvidenceWarning]:
     at = now()
-    results: dict[str, object] = dict(before)  # examples not run this time keep theirs
+    results: JsonObject = dict(before)  # examples not run this time keep theirs
     for r in ran:
         if r.result.error is None:
             results[r.key] = {
@@ -161,25 +181,13 @@ def _write(
                 "checked_at": at,
                 "revision": revision,
             }
-    record = {"format": FORMAT, "results": results}
-    text = json.dumps(record, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-    try:
-        with ArchiveLock(layout.lock, "catalog check --execute"), fsio.transaction(layout.root):
-            fsio.write_atomic(ensure_cache(layout) / STORE, text.encode("utf-8"), durable=False)
-    except LockHeldError as exc:
-        return [_not_written(f"{exc.message}; run the check again when it has finished")]
-    except AvailabilityError as exc:
-        if exc.code != "E604":
-            raise
-        return [_not_written(exc.message)]
-    except OSError as exc:
-        return [_not_written(f"writing {STORE} failed ({exc.strerror or type(exc).__name__})")]
-    return []
-
-
-def _not_written(why: str) -> EvidenceWarning:
-    return EvidenceWarning(f"the examples' results were not recorded: {why}")
-
-
-def store_path(layout: Layout) -> Path:
-    return layout.cache / STORE
+    why = write_cache_record(
+        layout,
+        STORE,
+        "catalog check --execute",
+        lambda: {"format": FORMAT, "results": results},
+        "it",
+    )
+    return (
+        [] if why is None else [EvidenceWarning(f"the examples' results were not recorded: {why}")]
+    )

@@ -12,28 +12,24 @@ machine-local (it says what this machine's warehouse looked like), like the page
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
-from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.catalog.check import Use, check_unit
 from evidence_tool.catalog.drift import Drift, DriftItem, compare, touch
 from evidence_tool.catalog.fingerprint import Fingerprint, parse_fingerprint
 from evidence_tool.catalog.model import Catalog
+from evidence_tool.catalog.results import read_cache_record, write_cache_record
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.workspace_check import CatalogCheck, check_workspace
-from evidence_tool.errors import AvailabilityError, EvidenceWarning, IntegrityError, LockHeldError
+from evidence_tool.errors import EvidenceWarning, IntegrityError
 from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import Record
 from evidence_tool.unit.hashing import canonical_json
-from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.curated import CuratedFile
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import Progress
@@ -45,10 +41,6 @@ NO_FINGERPRINT = (
     "(evidence.catalog in the installation descriptor, passed with --installation) and "
     "run 'tht workspace evidence consolidate'"
 )
-
-
-def store_path(layout: Layout) -> Path:
-    return layout.cache / STORE
 
 
 class CheckedUnit(Record, frozen=True):
@@ -202,40 +194,26 @@ def run_catalog(
 
 
 def write_record(archive: LocalEvidenceArchive, run: CatalogRun) -> None:
-    """Replace the record under the archive lock (a writer's sweep after a crash must not
-    take the temp file away); items raised before keep their time.  Only the lock: a
-    check neither replays nor settles another operation's journal.  A held lock, or a
-    record that cannot be replaced, leaves the last one in place and says so: the check
-    itself stands."""
+    """Replace the record (``results.write_cache_record``); items raised before keep their
+    time.  A record that cannot be replaced is a warning on the run."""
     layout = archive.layout
-    try:
-        with ArchiveLock(layout.lock, "catalog check"), fsio.transaction(layout.root):
-            _replace(layout, run)
-    except LockHeldError as exc:
-        _not_updated(run, f"{exc.message}; run the check again when that operation has finished")
-    except AvailabilityError as exc:  # the lock file cannot be written (E604)
-        if exc.code != "E604":
-            raise
-        _not_updated(run, exc.message)
-    except OSError as exc:  # a folder in its place, a full disk, a read-only checkout
-        _not_updated(run, f"writing {STORE} failed ({exc.strerror or type(exc).__name__})")
-
-
-def _not_updated(run: CatalogRun, why: str) -> None:
-    run.warnings.append(
-        EvidenceWarning(f"the catalog record (status, review page) was not updated: {why}")
+    why = write_cache_record(
+        layout, STORE, "catalog check", lambda: _record(layout, run), "that operation"
     )
+    if why is not None:
+        run.warnings.append(
+            EvidenceWarning(f"the catalog record (status, review page) was not updated: {why}")
+        )
 
 
-def _replace(layout: Layout, run: CatalogRun) -> None:
+def _record(layout: Layout, run: CatalogRun) -> JsonObject:
     if run.drift is not None:
         before = review_items(layout)
         run.drift.items = {
             uid: [_keep_time(item, before.get(uid, [])) for item in items]
             for uid, items in run.drift.items.items()
         }
-    text = json.dumps(run.record(), ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-    fsio.write_atomic(ensure_cache(layout) / STORE, text.encode("utf-8"), durable=False)
+    return run.record()
 
 
 def _keep_time(item: DriftItem, before: list[JsonValue]) -> DriftItem:
@@ -249,21 +227,14 @@ def _keep_time(item: DriftItem, before: list[JsonValue]) -> DriftItem:
 
 
 def read_record(layout: Layout) -> JsonObject:
-    """The last run's record, or {} when no run left one (or it cannot be read: it is
-    rewritten by the next run, and a reader must not fail over a derived file)."""
-    path = store_path(layout)
-    try:
-        if path.is_symlink():  # planted: the record is only ever written as a file
-            return {}
-        value = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) and value.get("format") == FORMAT else {}
+    """The last run's record, or {} when no run left one (or it cannot be read)."""
+    rec = read_cache_record(layout, STORE)
+    return rec if rec.get("format") == FORMAT else {}
 
 
-def review_items(layout: Layout) -> dict[str, list[JsonValue]]:
-    """The recorded drift review items, by unit id."""
-    items = read_record(layout).get("review_items") or {}
+def review_items(layout: Layout, rec: JsonObject | None = None) -> dict[str, list[JsonValue]]:
+    """The drift review items the record (``rec``, else read) holds, by unit id."""
+    items = (read_record(layout) if rec is None else rec).get("review_items") or {}
     if not isinstance(items, dict):
         return {}
     return {uid: list(v) if isinstance(v, list) else [] for uid, v in items.items()}
@@ -282,7 +253,7 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
         return CatalogStatus(False, {})
     drift, catalog = rec.get("drift"), rec.get("catalog")
     changes = drift.get("changes") if isinstance(drift, dict) else None
-    items = review_items(layout)
+    items = review_items(layout, rec)
     gone: list[str] = []
     edited: list[str] = []
     if working is not None:

@@ -91,9 +91,10 @@ def _descriptor_paths(
 def open_catalog(settings: CatalogSettings) -> tuple[Catalog, list[Diagnostic]]:
     """Read the catalog; findings about the catalog's own files (E185) come back too."""
     if settings.kind == "postgres":
-        from evidence_tool.catalog.postgres import read_postgres
+        from evidence_tool.catalog.postgres import open_live
 
-        return read_postgres(settings.dsn_env, settings.search_path), []
+        with open_live(settings.dsn_env, settings.search_path) as live:
+            return live.catalog(), []
     if settings.kind == "sqlite":
         return read_sqlite(list(settings.paths), settings.search_path), []
     return read_ddl(list(settings.paths), settings.search_path)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -57,11 +59,27 @@ def _connect(path: Path) -> sqlite3.Connection:
         raise AvailabilityError(
             f"the SQLite database {path} does not exist", code="E186", path=str(path)
         )
-    # mode=ro: never create, never write, even a journal; immutable is not claimed.
     try:
-        return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        return sqlite3.connect(read_only_uri(path), uri=True)
     except sqlite3.Error as exc:
         raise _unreadable(path, exc) from None
+
+
+def read_only_uri(path: str | Path) -> str:
+    """mode=ro: never create, never write, even a journal; immutable is not claimed."""
+    return f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+
+
+@contextmanager
+def time_limit(con: sqlite3.Connection) -> Iterator[Callable[[], bool]]:
+    """The statements run meanwhile stopped after ``SAMPLE_TIMEOUT_S`` (a progress handler);
+    yields whether the limit has passed."""
+    deadline = time.monotonic() + values.SAMPLE_TIMEOUT_S
+    con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    try:
+        yield lambda: time.monotonic() > deadline
+    finally:
+        con.set_progress_handler(None, 0)
 
 
 def _read_one(schema: str, path: Path) -> list[Relation]:
@@ -118,16 +136,15 @@ def _sample_one(con: sqlite3.Connection, s: ValueSample) -> Sampled:
         f"FROM {_quote(s.relation.name)} WHERE {col} IS NOT NULL GROUP BY 1) "
         f"WHERE r <= ? OR v IN ({marks})"
     )
-    deadline = time.monotonic() + values.SAMPLE_TIMEOUT_S
-    con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-    try:
-        rows = con.execute(query, (SAMPLE_LIMIT, *s.documented)).fetchall()
-    except sqlite3.OperationalError as exc:
-        if time.monotonic() > deadline:
-            return Sampled(None, f"the query ran past its {values.SAMPLE_TIMEOUT_S:.0f} s limit")
-        return Sampled(None, f"SQLite refused the query: {exc}")
-    finally:
-        con.set_progress_handler(None, 0)
+    with time_limit(con) as passed:
+        try:
+            rows = con.execute(query, (SAMPLE_LIMIT, *s.documented)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if passed():
+                return Sampled(
+                    None, f"the query ran past its {values.SAMPLE_TIMEOUT_S:.0f} s limit"
+                )
+            return Sampled(None, f"SQLite refused the query: {exc}")
     return Sampled({str(v): int(n) for v, n in rows if v is not None})
 
 

@@ -14,6 +14,9 @@ from evidence_tool.catalog.pgtree import Node, type_name
 from evidence_tool.catalog.views import view_columns
 from evidence_tool.errors import Diagnostic
 
+# The objects whose RENAME or DROP changes the relations (a column's RENAME too).
+_RELATIONS = ("OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_MATVIEW")
+
 
 @dataclass
 class DdlState:
@@ -133,19 +136,16 @@ def _alter(a: Node, state: DdlState) -> str | None:
                 return f"ALTER TABLE changes the type of column {name}, which {rel.qualified} does not have"
             new = type_name(cmd["def"]["ColumnDef"]["typeName"])
             columns = [Column(c.name, new) if c.name == name else c for c in columns]
-    _replace(state, rel, Relation(rel.schema, rel.name, rel.kind, tuple(columns)))
+    state.relations[(rel.schema, rel.name)] = Relation(
+        rel.schema, rel.name, rel.kind, tuple(columns)
+    )
     return None
 
 
 def _rename(r: Node, state: DdlState) -> str | None:
     rv = r["relation"]
     kind = r.opt("renameType")
-    if rv.raw is None or kind not in (
-        "OBJECT_TABLE",
-        "OBJECT_VIEW",
-        "OBJECT_COLUMN",
-        "OBJECT_MATVIEW",
-    ):
+    if rv.raw is None or kind not in (*_RELATIONS, "OBJECT_COLUMN"):
         return None
     rel = state.find(rv)
     if rel is None:
@@ -155,7 +155,7 @@ def _rename(r: Node, state: DdlState) -> str | None:
         if rel.column(old) is None:
             return f"RENAME COLUMN {old}: {rel.qualified} has no such column"
         cols = tuple(Column(new, c.type) if c.name == old else c for c in rel.columns)
-        _replace(state, rel, Relation(rel.schema, rel.name, rel.kind, cols))
+        state.relations[(rel.schema, rel.name)] = Relation(rel.schema, rel.name, rel.kind, cols)
     else:
         del state.relations[(rel.schema, rel.name)]
         state.relations[(rel.schema, new)] = Relation(rel.schema, new, rel.kind, rel.columns)
@@ -163,7 +163,7 @@ def _rename(r: Node, state: DdlState) -> str | None:
 
 
 def _drop(d: Node, state: DdlState) -> str | None:
-    if d.opt("removeType") not in ("OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_MATVIEW"):
+    if d.opt("removeType") not in _RELATIONS:
         return None
     for obj in d.nodes("objects"):
         names = [n.sval for n in obj["List"].nodes("items")]
@@ -175,10 +175,6 @@ def _drop(d: Node, state: DdlState) -> str | None:
             continue
         del state.relations[(rel.schema, rel.name)]
     return None
-
-
-def _replace(state: DdlState, old: Relation, new: Relation) -> None:
-    state.relations[(old.schema, old.name)] = new
 
 
 def _unknown(rv: Node, what: str) -> str:

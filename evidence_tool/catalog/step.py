@@ -17,6 +17,7 @@ from evidence_tool.archive.local import CatalogRecord, LocalEvidenceArchive
 from evidence_tool.catalog.drift import DRIFT_CODE, compare
 from evidence_tool.catalog.review import CatalogRun, recorded_fingerprint, run_catalog, write_record
 from evidence_tool.catalog.settings import CatalogSettings, catalog_settings
+from evidence_tool.catalog.workspace_check import codes_of
 from evidence_tool.errors import (
     Diagnostic,
     EvidenceError,
@@ -25,6 +26,7 @@ from evidence_tool.errors import (
     with_warnings_refused,
 )
 from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import UNSET, AnyObject, Record, UnsetType
 from evidence_tool.workspace.descriptor import Installation
 from evidence_tool.workspace.scan import Progress
 
@@ -54,25 +56,13 @@ class StepOutcome:
 
     def summary(self) -> JsonObject:
         """The step's part of a command's --json result (``summary_line`` words it)."""
-        run = self.run
-        out: JsonObject = {"kind": self.settings.kind, "block": self.settings.block}
+        kind, block, run = self.settings.kind, self.settings.block, self.run
         if run is None:
-            out["checked"] = False
-            return out
-        codes: dict[str, int] = {}
-        for d in self.findings():
-            codes[d.code] = codes.get(d.code, 0) + 1
-        out.update(
-            {
-                "checked": True,
-                "units_checked": run.check.units,
-                "findings": {**codes},
-                "fingerprint": run.fingerprint.digest,
-                "drift": run.drift.to_json() if run.drift else None,
-                "note": run.note,
-            }
-        )
-        return out
+            return StepSummary(kind, block, False).to_json()
+        codes, digest = codes_of(self.findings()), run.fingerprint.digest
+        drift = run.drift.to_json() if run.drift else None
+        summary = StepSummary(kind, block, True, run.check.units, codes, digest, drift, run.note)
+        return summary.to_json()
 
     def findings(self) -> list[Diagnostic]:
         return [*self.errors, *(_back(w) for w in self.warnings if w.code)]
@@ -146,16 +136,28 @@ def merged(
     return sorted([*errors, *mine_e], key=Diagnostic.sort_key), [*warnings, *mine_w]
 
 
-def summary_line(s: JsonObject) -> str:
+class StepSummary(Record, frozen=True):
+    """``StepOutcome.summary``: a catalog that could not be read says only that."""
+
+    kind: str
+    block: bool
+    checked: bool
+    units_checked: int | UnsetType = UNSET
+    findings: dict[str, int] | UnsetType = UNSET
+    fingerprint: str | UnsetType = UNSET
+    drift: AnyObject | UnsetType | None = UNSET
+    note: str | UnsetType | None = UNSET
+
+
+def summary_line(summary: JsonObject) -> str:
     """The step's summary (``StepOutcome.summary``, read back from a --json result) as one
     line for people."""
-    if not s["checked"]:
-        return f"catalog step ({s['kind']}): the catalog could not be read (see the warnings)"
-    findings, drift = s["findings"], s["drift"]
-    counts = findings if isinstance(findings, dict) else {}
-    found = sum(n for code, n in counts.items() if code != DRIFT_CODE and isinstance(n, int))
-    listed = drift.get("review_items") if isinstance(drift, dict) else None
-    by_unit = listed if isinstance(listed, dict) else {}
-    items = sum(len(v) for v in by_unit.values() if isinstance(v, list))
-    tail = f", {items} drift review item(s)" if drift else f"; {s['note']}" if s["note"] else ""
-    return f"catalog step ({s['kind']}): {s['units_checked']} unit(s) checked, {found} finding(s){tail}"
+    s = StepSummary.from_json(summary)
+    if not s.checked:
+        return f"catalog step ({s.kind}): the catalog could not be read (see the warnings)"
+    counts = s.findings or {}
+    found = sum(n for code, n in counts.items() if code != DRIFT_CODE)
+    by_unit = s.drift.get("review_items") if s.drift else None
+    items = sum(len(v) for v in by_unit.values()) if isinstance(by_unit, dict) else 0
+    tail = f", {items} drift review item(s)" if s.drift else f"; {s.note}" if s.note else ""
+    return f"catalog step ({s.kind}): {s.units_checked} unit(s) checked, {found} finding(s){tail}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evidence_tool.catalog.check import sql_position
-from evidence_tool.catalog.locate import locate
+from evidence_tool.catalog.fences import locate
 from evidence_tool.catalog.model import Relation
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.record import Record
@@ -53,21 +53,11 @@ def finding(f: Formula, error: str, position: int | None) -> Diagnostic:
         line, column = sql_position(where, f.sql, offset)
     else:  # in the FROM we added, or no position: the formula as a whole
         line, column = (where.sql_line or where.headings.get("sql"), 1)
-    return Diagnostic(
-        "E188",
-        f"the formula does not type-check in PostgreSQL: {error}",
-        f.path,
-        line,
-        column,
-        f.unit.id,
-    )
+    why = f"the formula does not type-check in PostgreSQL: {error}"
+    return Diagnostic("E188", why, f.path, line, column, f.unit.id)
 
 
 def gave_up(f: Formula, why: str) -> EvidenceWarning:
-    where = locate(f.text, f.unit.kind, f.unit.language)
-    return EvidenceWarning(
-        f"{f.unit.id}: the formula was not type-checked: PostgreSQL stopped it at {why}",
-        f.path,
-        where.sql_line,
-        code="W188",
-    )
+    line = locate(f.text, f.unit.kind, f.unit.language).sql_line
+    message = f"{f.unit.id}: the formula was not type-checked: PostgreSQL stopped it at {why}"
+    return EvidenceWarning(message, f.path, line, code="W188")

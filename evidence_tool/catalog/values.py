@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from evidence_tool.catalog.locate import locate
+from evidence_tool.catalog.fences import locate
 from evidence_tool.catalog.model import Catalog, Relation, quote_ident, split_name
 from evidence_tool.errors import EvidenceWarning
 from evidence_tool.unit import EnumPayload, Unit
@@ -62,46 +62,44 @@ def compare(
 ) -> list[EvidenceWarning]:
     """W186 for each documented value not stored, W187 for each frequent undocumented one."""
     column = f"{sample.relation.qualified}.{quote_ident(sample.column)}"
+
+    def warn(code: str, message: str, line: int | None) -> EvidenceWarning:
+        return EvidenceWarning(f"{unit.id}: {message}", path, line, code=code)
+
     if sampled.counts is None:
-        return [
-            EvidenceWarning(
-                f"{unit.id}: the stored values of {column} were not compared: {sampled.problem}",
-                path,
-                locate(text, unit.kind, unit.language).headings.get("column"),
-                code="W188",
-            )
-        ]
-    out: list[EvidenceWarning] = []
-    documented = set(sample.documented)
-    lines = _value_lines(text) if any(not sampled.counts.get(v) for v in documented) else {}
-    for value in sample.documented:
-        if sampled.counts.get(value, 0) == 0:
-            out.append(
-                EvidenceWarning(
-                    f"{unit.id}: the value {json.dumps(value, ensure_ascii=False)} is documented, "
-                    f"but no row of {column} stores it (0 rows)",
-                    path,
-                    lines.get(value),
-                    code="W186",
-                )
-            )
-    frequent = sorted(sampled.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SAMPLE_LIMIT]
+        line = locate(text, unit.kind, unit.language).headings.get("column")
+        why = f"the stored values of {column} were not compared: {sampled.problem}"
+        return [warn("W188", why, line)]
+    counts, documented = sampled.counts, set(sample.documented)
+    lines = _value_lines(text) if any(not counts.get(v) for v in documented) else {}
+    out = [
+        warn(
+            "W186",
+            f"the value {_quoted(v)} is documented, but no row of {column} stores it (0 rows)",
+            lines.get(v),
+        )
+        for v in sample.documented
+        if counts.get(v, 0) == 0
+    ]
+    frequent = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SAMPLE_LIMIT]
     undocumented = [(v, n) for v, n in frequent if v not in documented]
     # positions are read back from the text only for a warning: locate parses the YAML again
     values_line = (
         locate(text, unit.kind, unit.language).headings.get("values") if undocumented else None
     )
-    for value, count in undocumented:
-        out.append(
-            EvidenceWarning(
-                f"{unit.id}: {column} stores {json.dumps(value, ensure_ascii=False)} in "
-                f"{count} row(s), but the unit does not document it",
-                path,
-                values_line,
-                code="W187",
-            )
+    out += [
+        warn(
+            "W187",
+            f"{column} stores {_quoted(v)} in {n} row(s), but the unit does not document it",
+            values_line,
         )
+        for v, n in undocumented
+    ]
     return out
+
+
+def _quoted(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _value_lines(text: str) -> dict[str, int]:

@@ -48,7 +48,7 @@ def view_columns(query: Node, find: Finder) -> tuple[list[Column], str | None]:
                 )
             columns.extend(expanded)
             continue
-        columns.append(Column(res.opt("name") or _name(val), _type(val, scope)))
+        columns.append(Column(res.opt("name") or output_name(val), _type(val, scope)))
     if missing:
         return columns, f"the view reads {', '.join(missing)}, which no earlier statement defines"
     return columns, None
@@ -123,7 +123,8 @@ def _expand(qualifier: list[str], scope: list[tuple[str, Relation]]) -> list[Col
     return None
 
 
-def _name(val: Node) -> str:
+def output_name(val: Node) -> str:
+    """A target's column name when it has no alias, as PostgreSQL names it."""
     if "ColumnRef" in val:
         return val["ColumnRef"].nodes("fields")[-1]["String"].text("sval", "?column?")
     if "FuncCall" in val:
@@ -131,7 +132,7 @@ def _name(val: Node) -> str:
     if "TypeCast" in val:
         inner = val["TypeCast"]["arg"]
         if "ColumnRef" in inner or "FuncCall" in inner:
-            return _name(inner)
+            return output_name(inner)
         names = val["TypeCast"]["typeName"].nodes("names")
         return names[-1].sval if names else "?column?"
     return "?column?"

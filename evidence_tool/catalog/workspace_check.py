@@ -8,7 +8,9 @@ unit's values are compared with the stored ones (check 5, PostgreSQL or SQLite).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 
 from evidence_tool.catalog.check import check_unit
@@ -21,6 +23,7 @@ from evidence_tool.catalog.settings import CatalogSettings, open_catalog
 from evidence_tool.catalog.typecheck import Formula, TypeResult, finding, gave_up
 from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_of
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
+from evidence_tool.jsonvalue import View
 from evidence_tool.unit import ExamplePayload, FormulaPayload, Unit
 from evidence_tool.workspace import validate_workspace
 from evidence_tool.workspace.curated import CuratedFile
@@ -31,7 +34,21 @@ Visit = Callable[[CuratedFile, list[str]], None]
 
 
 @dataclass
-class CatalogCheck:
+class CatalogCheck(View):
+    """What ``check`` found; its JSON is the command's --json result (the drift beside it),
+    each optional key written only when the check did what it counts."""
+
+    _keys = (
+        "units_checked=units",
+        "names_checked=names",
+        "findings",
+        "examples_checked",
+        "catalog=catalog_summary",
+        "example_results?",
+        "formula_types?",
+        "round_trips?",  # exchanges with a live PostgreSQL
+        "enums_sampled?=values_checked",
+    )
     catalog: Catalog
     units: int = 0
     names: int = 0  # names resolved: a clean run over nothing would say 0
@@ -49,25 +66,26 @@ class CatalogCheck:
     executed: list[Ran] = field(default_factory=list)  # check --execute: each query run
     checked: list[tuple[CuratedFile, list[Diagnostic]]] = field(default_factory=list)
 
-    def summary(self) -> dict[str, object]:
-        codes: dict[str, int] = {}
-        for d in self.errors:
-            codes[d.code] = codes.get(d.code, 0) + 1
-        out: dict[str, object] = {
-            "units_checked": self.units,
-            "names_checked": self.names,
-            "findings": codes,
-            "examples_checked": self.examples_checked,
-            "catalog": self.catalog.summary(),
-        }
-        if self.executed:
-            out["example_results"] = [r.to_json() for r in self.executed]
-        if self.catalog.kind == "postgres":
-            out["formula_types"] = [t.to_json() for t in self.types]
-            out["round_trips"] = self.round_trips
-        if self.values_checked is not None:
-            out["enums_sampled"] = self.values_checked
-        return out
+    @property
+    def findings(self) -> dict[str, int]:
+        return codes_of(self.errors)
+
+    @property
+    def catalog_summary(self) -> dict[str, object]:
+        return self.catalog.summary()
+
+    @property
+    def example_results(self) -> tuple[Ran, ...]:  # check --execute
+        return tuple(self.executed)
+
+    @property
+    def formula_types(self) -> list[TypeResult] | None:  # PostgreSQL's check 4, even when empty
+        return list(self.types) if self.catalog.kind == "postgres" else None
+
+
+def codes_of(findings: list[Diagnostic]) -> dict[str, int]:
+    """How many findings of each code, in the order the codes first appear."""
+    return dict(Counter(d.code for d in findings))
 
 
 def check_workspace(
@@ -181,42 +199,21 @@ def _prepare_examples(result: CatalogCheck, live: LiveCatalog) -> None:
         if bad is None:
             prepare.append((unit, path, block, q))
             continue
-        line, column = block.position(bad[1])
-        result.errors.append(
-            Diagnostic(
-                REFUSED,
-                f"the example's SQL calls {bad[0]}(), which PostgreSQL's catalog marks volatile: "
-                "it may change the database; an example is a read-only query",
-                path,
-                line,
-                column,
-                unit.id,
-            )
+        why = (
+            f"the example's SQL calls {bad[0]}(), which PostgreSQL's catalog marks volatile: "
+            "it may change the database; an example is a read-only query"
         )
+        result.errors.append(Diagnostic(REFUSED, why, path, *block.position(bad[1]), unit.id))
     described = live.prepare([q.statement or "" for *_, q in prepare])
     for (unit, path, block, _), d in zip(prepare, described, strict=True):
         if d.error is not None:
-            offset = d.position - 1 if d.position is not None else 0
-            line, column = block.position(offset)
-            result.errors.append(
-                Diagnostic(
-                    "E188",
-                    f"the example's SQL does not type-check in PostgreSQL: {d.error}",
-                    path,
-                    line,
-                    column,
-                    unit.id,
-                )
-            )
+            at = block.position(d.position - 1 if d.position is not None else 0)
+            why = f"the example's SQL does not type-check in PostgreSQL: {d.error}"
+            result.errors.append(Diagnostic("E188", why, path, *at, unit.id))
         elif d.gave_up is not None:
+            why = f"the example's SQL was not prepared: PostgreSQL stopped it at {d.gave_up}"
             result.warnings.append(
-                EvidenceWarning(
-                    f"{unit.id}: the example's SQL was not prepared: PostgreSQL stopped it at "
-                    f"{d.gave_up}",
-                    path,
-                    block.line,
-                    code="W188",
-                )
+                EvidenceWarning(f"{unit.id}: {why}", path, block.line, code="W188")
             )
 
 
@@ -227,7 +224,7 @@ def _sqlite_examples(result: CatalogCheck, paths: list[str], execute: bool = Fal
     from evidence_tool.catalog.results import Ran
 
     out = SqliteExamples()
-    with SqliteExampleChecker(paths, result.catalog) as checker:
+    with closing(SqliteExampleChecker(paths, result.catalog)) as checker:
         for unit, path, block in result.sqlite_examples:
             if checker.check(block, path, unit.id, out) and execute:
                 ran = Ran(unit.id, path, block.line, block.sql, checker.run(block.sql))

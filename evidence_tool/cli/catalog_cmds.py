@@ -11,7 +11,6 @@ import click
 from evidence_tool.cli.output import Report
 from evidence_tool.cli.workspace_cmds import register, workspace_evidence
 from evidence_tool.errors import Diagnostic
-from evidence_tool.jsonvalue import json_value
 
 if TYPE_CHECKING:
     from evidence_tool.catalog.drift import Drift
@@ -69,7 +68,7 @@ def check_body(
     checked, cat = done.check, done.check.catalog
     drift = _drift_errors(done)
     drift_json = done.drift.to_json() if done.drift else None
-    result = {**json_value(checked.summary()), "drift": drift_json}
+    result = {**checked.to_json(), "drift": drift_json}
     text = [
         f"{checked.units} unit(s) checked against {len(cat.relations)} relation(s) "
         f"({cat.kind}), {len(checked.errors)} finding(s)",

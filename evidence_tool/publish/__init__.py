@@ -43,36 +43,46 @@ def _active(archive: LocalEvidenceArchive) -> str:
     return state.active
 
 
+def load_active(archive: LocalEvidenceArchive, revision: str) -> Snapshot:
+    """The snapshot ``revision``'s units, sorted by id, each with its curator (a manual
+    unit) or the actor a migration recorded (a document unit; a refined one has no person
+    behind it) and its declaration time: what every format but jsonl publishes from (never
+    the working files: an unconsolidated edit is not published)."""
+    from evidence_tool.workspace.descriptor import load_workspace_descriptor
+
+    entries = []
+    for entry, unit in archive.snapshot(revision).units():
+        prov = entry.provenance_json
+        who = _text(prov.get("curator")) or _text(prov.get("actor"))
+        entries.append(Entry(unit, who, _text(prov.get("declared_at"))))
+    entries.sort(key=lambda e: e.unit.id)
+    workspace = load_workspace_descriptor(archive.layout.root).id
+    return Snapshot(workspace, revision, tuple(entries))
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def render(archive: LocalEvidenceArchive, fmt: str, *, database: str | None = None) -> Published:
     """The files of ``fmt`` for the active snapshot; nothing is written.  Every unit is
     either exported or named in ``not_exported`` (a publisher that forgot one is caught
     here, not shipped)."""
     revision = _active(archive)
-    if fmt == "jsonl":
-        from evidence_tool.publish import jsonl
+    if fmt == "jsonl":  # the bytes ``export --format jsonl`` writes, in the snapshot's order
+        from evidence_tool.activation.cache import jsonl_bytes
 
-        return jsonl.publish(archive, revision)
+        records = list(archive.snapshot(revision).records())
+        return Published({"": jsonl_bytes(records)}, [str(r["id"]) for r in records])
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; the formats are: {', '.join(FORMATS)}")
-    from evidence_tool.publish.active import load_active
-
     snap = load_active(archive, revision)
+    from evidence_tool.publish import cortex, dbt, vanna, wrenai
+
     if fmt == "cortex":
-        from evidence_tool.publish import cortex
-
         out = cortex.publish(snap, database)
-    elif fmt == "wrenai":
-        from evidence_tool.publish import wrenai
-
-        out = wrenai.publish(snap)
-    elif fmt == "vanna":
-        from evidence_tool.publish import vanna
-
-        out = vanna.publish(snap)
     else:
-        from evidence_tool.publish import dbt
-
-        out = dbt.publish(snap)
+        out = {"wrenai": wrenai.publish, "vanna": vanna.publish, "dbt": dbt.publish}[fmt](snap)
     placed = set(out.exported) | {n.unit_id for n in out.not_exported}
     for entry in snap.entries:
         if entry.unit.id not in placed:

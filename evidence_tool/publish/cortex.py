@@ -44,8 +44,6 @@ from evidence_tool.unit import (
     FormulaPayload,
     GlossaryPayload,
     MappingPayload,
-    NormalizationPayload,
-    ReferencePayload,
     Unit,
 )
 from evidence_tool.unit.yaml_emit import Commented, dump
@@ -156,15 +154,15 @@ class _Model:
                 )
             else:
                 self.queries.append(entry)
-        elif isinstance(p, DomainPayload | NormalizationPayload):
+        elif unit.kind in ("domain", "normalization"):
             self.rules.append(entry)
-        elif isinstance(p, MappingPayload):
+        elif unit.kind == "mapping":
             self.out.skip(
                 unit.id,
                 "a Cortex relationship needs the join columns of both "
                 "tables and its join type; a mapping names neither",
             )
-        elif isinstance(p, ReferencePayload):
+        elif unit.kind == "reference":
             self.out.skip(unit.id, "a semantic model has no place for a link to a document")
 
     def column(self, column: str, role: str) -> Commented | dict[str, Any]:
@@ -173,27 +171,21 @@ class _Model:
         described, enum = self.described.get(column), self.enums.get(column)
         text = []
         if described is not None:
-            g = described.unit.payload
-            assert isinstance(g, GlossaryPayload)
-            text.append(g.definition)
-            words = list(dict.fromkeys([*g.synonyms, *g.variants]))
-            if words:
-                item["synonyms"] = words
-        if enum is not None and isinstance(enum.unit.payload, EnumPayload):
-            # One line per value: the meaning's own line breaks would end it early.
-            values = enum.unit.payload.values
-            meant = [f"{v.value} = {' '.join(v.meaning.split())}" for v in values if v.meaning]
-            text += meant
+            definition, synonyms = _glossary(described)
+            item |= synonyms
+            text.append(definition)
+        enumerated = enum.unit.payload if enum is not None else None
+        values = enumerated.values if isinstance(enumerated, EnumPayload) else ()
+        # One line per value: the meaning's own line breaks would end it early.
+        text += [f"{v.value} = {' '.join(v.meaning.split())}" for v in values if v.meaning]
         if text:
             item["description"] = "\n".join(text)
         item["expr"] = column.rsplit(".", 1)[-1]
         item["data_type"] = DATA_TYPES[role]
-        if enum is not None and isinstance(enum.unit.payload, EnumPayload) and role != "facts":
-            item["sample_values"] = [v.value for v in enum.unit.payload.values]
+        if isinstance(enumerated, EnumPayload) and role != "facts":
+            item["sample_values"] = [v.value for v in values]
         ids = [e.unit.id for e in (described, enum) if e is not None]
-        for e in (described, enum):
-            if e is not None:
-                self.out.exported.append(e.unit.id)
+        self.out.exported += ids
         if not ids:
             return item  # a column only named by units: no unit to cite
         return Commented(item, "; ".join(stamp(i, self.snap.revision) for i in ids))
@@ -213,12 +205,9 @@ class _Model:
         schema, name = table.split(".", 1)
         item: dict[str, Any] = {"name": slug(f"{last_part(name)}", "_")}
         described = self.described.get(table)
-        if described is not None and isinstance(described.unit.payload, GlossaryPayload):
-            g = described.unit.payload
-            item["description"] = g.definition
-            words = list(dict.fromkeys([*g.synonyms, *g.variants]))
-            if words:
-                item["synonyms"] = words
+        if described is not None:
+            item["description"], synonyms = _glossary(described)
+            item |= synonyms
             self.out.exported.append(described.unit.id)
         item["base_table"] = {
             "database": self.database,
@@ -278,6 +267,14 @@ class _Model:
             model["custom_instructions"] = Commented(text, ids)
             self.out.exported += [e.unit.id for e in self.rules]
         return model
+
+
+def _glossary(described: Entry) -> tuple[str, dict[str, Any]]:
+    """A glossary unit's definition, and its synonyms and variants (if any) as ``synonyms``."""
+    g = described.unit.payload
+    assert isinstance(g, GlossaryPayload)
+    words = list(dict.fromkeys([*g.synonyms, *g.variants]))
+    return g.definition, {"synonyms": words} if words else {}
 
 
 def _instruction(unit: Unit) -> str:

@@ -18,23 +18,21 @@ from __future__ import annotations
 
 from evidence_tool.publish.model import Published, Snapshot, stamp
 from evidence_tool.publish.text import as_text, id_slug, slug, split_sql
-from evidence_tool.unit import (
-    DomainPayload,
-    EnumPayload,
-    ExamplePayload,
-    FormulaPayload,
-    GlossaryPayload,
-    MappingPayload,
-    NormalizationPayload,
-    ReferencePayload,
-    Unit,
-)
+from evidence_tool.unit import ExamplePayload, GlossaryPayload, Unit
 from evidence_tool.unit.yaml_emit import dump
 
 SKIPPED = {
-    MappingPayload: "WrenAI relates models by a join condition (relationships.yml); a "
+    "mapping": "WrenAI relates models by a join condition (relationships.yml); a "
     "mapping names tables and columns without one",
-    ReferencePayload: "WrenAI's knowledge holds instructions and SQL pairs, not links to documents",
+    "reference": "WrenAI's knowledge holds instructions and SQL pairs, not links to documents",
+}
+# The knowledge folder of each kind written as a ``# Title`` section (examples are SQL pairs).
+FOLDERS = {
+    "domain": "rules",
+    "normalization": "rules",
+    "formula": "metrics",
+    "glossary": "glossary",
+    "enum": "glossary",
 }
 
 
@@ -60,7 +58,7 @@ def publish(snap: Snapshot) -> Published:
     for entry in snap.entries:
         unit, p = entry.unit, entry.unit.payload
         name = f"{id_slug(unit.id)}.md"
-        reason = SKIPPED.get(type(p))
+        reason = SKIPPED.get(unit.kind)
         if reason is not None:
             out.skip(unit.id, reason)
             continue
@@ -70,13 +68,8 @@ def publish(snap: Snapshot) -> Published:
                 out.skip(unit.id, "an example without a fenced sql block: a SQL pair needs SQL")
                 continue
             out.files[f"knowledge/sql/{name}"] = data
-        elif isinstance(p, DomainPayload | NormalizationPayload):
-            out.files[f"knowledge/rules/{name}"] = _section(unit, as_text(unit))
-        elif isinstance(p, FormulaPayload):
-            out.files[f"knowledge/metrics/{name}"] = _section(unit, as_text(unit))
-        elif isinstance(p, GlossaryPayload):
-            out.files[f"knowledge/glossary/{name}"] = _section(unit, p.definition)
-        elif isinstance(p, EnumPayload):
-            out.files[f"knowledge/glossary/{name}"] = _section(unit, as_text(unit))
+        else:  # a glossary term is its definition; every other kind its text
+            text = p.definition if isinstance(p, GlossaryPayload) else as_text(unit)
+            out.files[f"knowledge/{FOLDERS[unit.kind]}/{name}"] = _section(unit, text)
         out.exported.append(unit.id)
     return out

@@ -66,23 +66,19 @@ def jsonl_entries(key: str) -> EntryKeys:
 _HEX64 = re.compile(rb"\b[0-9a-f]{64}\b")
 
 
-class Restamp:
+def restamper(layout: Layout, revision: str) -> Callable[[bytes], bytes]:
     """Tells a file whose only difference is the revision it names (every entry carries
     the snapshot revision, so each new revision touches every entry) from a real change:
     the old bytes with each earlier revision of the archive read as the new one."""
-
-    def __init__(self, layout: Layout, revision: str) -> None:
-        self.new = revision.encode()
-        try:
-            names = os.listdir(layout.snapshots)
-        except OSError:
-            names = []
-        self.known = {n.encode() for n in names if len(n) == 64} - {self.new}
-
-    def __call__(self, old: bytes) -> bytes:
-        if not self.known:
-            return old
-        return _HEX64.sub(lambda m: self.new if m.group() in self.known else m.group(), old)
+    new = revision.encode()
+    try:
+        names = os.listdir(layout.snapshots)
+    except OSError:
+        names = []
+    known = {n.encode() for n in names if len(n) == 64} - {new}
+    if not known:
+        return lambda old: old
+    return lambda old: _HEX64.sub(lambda m: new if m.group() in known else m.group(), old)
 
 
 def _compare(
@@ -148,7 +144,7 @@ def put(
             if rel not in new_rels:
                 removed.append(outputs.Output(layout.root / rel, rel, COMMAND, digest))
                 old_files[rel] = b""
-    restamp = Restamp(layout, revision)
+    restamp = restamper(layout, revision)
     files = _compare(old_files, {out.rel: data for out, data in claims}, restamp)
     entries = None
     if entry_keys is not None and not tree:

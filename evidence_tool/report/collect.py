@@ -17,6 +17,7 @@ from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.records import Declaration, ManualDeclaration, declaration_from_json
 from evidence_tool.archive.snapshot import Snapshot
+from evidence_tool.archive.state import State
 from evidence_tool.catalog.review import read_record
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
@@ -26,7 +27,6 @@ from evidence_tool.report.model import (
     CatalogStatus,
     GitPanel,
     ReviewRow,
-    RevisionState,
     UnitStatus,
     part,
 )
@@ -85,7 +85,7 @@ class ReportData:
     workspace_id: str
     workspace_name: str
     generated_at: str
-    state: RevisionState
+    state: State
     initialized: bool
     base: str | None  # the revision the working files are compared with
     base_label: str  # active | pending | none
@@ -121,7 +121,7 @@ def _workspace_names(root: Path) -> tuple[str, str]:
     return descriptor.id, descriptor.name
 
 
-def _base(archive: LocalEvidenceArchive, state: RevisionState) -> tuple[Snapshot | None, str]:
+def _base(archive: LocalEvidenceArchive, state: State) -> tuple[Snapshot | None, str]:
     """The snapshot that ``diff`` compares the working files with: active, else pending."""
     if state.active:
         return archive.snapshot(state.active), "active"
@@ -148,15 +148,11 @@ def _declaration(provenance: JsonObject | None) -> Declaration | None:
 def _unit_warnings(provenance: Declaration | None, retracted: dict[str, str]) -> list[str]:
     """The retraction warnings of the sources the declaration or its lineage cites."""
     if isinstance(provenance, ManualDeclaration):
-        cited = [provenance.original.source_id] if provenance.original else []
+        cited = provenance.original.source_id if provenance.original else None
     else:
-        cited = [provenance.source_id] if provenance else []
-    found = []
-    for sid in cited:
-        warning = retracted.get(sid)
-        if warning and warning not in found:
-            found.append(warning)
-    return found
+        cited = provenance.source_id if provenance else None
+    warning = retracted.get(cited) if cited else None
+    return [warning] if warning else []
 
 
 def _units(
@@ -262,11 +258,10 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
     archive = ReportArchive(root)
     scan = archive.scan()  # E601 when the curated tree is unavailable: nothing to show
     status = queries.status(archive)
-    state = RevisionState(status.state.baseline, status.state.active, status.state.pending)
-    base, label = _base(archive, state)
+    base, label = _base(archive, status.state)
     view = ArchiveView.load(archive)
     registry = store.read(archive.layout)
-    sources = source_summaries(archive)
+    sources = source_summaries(archive, registry, view)
     retracted = {s.source_id: note for s in sources if (note := s.warning())}
     error_paths = {d.path for d in scan.errors}
     # Before the first snapshot every working unit is new.
@@ -292,7 +287,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         workspace_id=ws_id,
         workspace_name=ws_name,
         generated_at=now(),
-        state=state,
+        state=status.state,
         initialized=status.initialized,
         base=base.revision if base else None,
         base_label=label,

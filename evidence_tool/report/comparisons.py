@@ -3,40 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
+from typing import NamedTuple
 
 from evidence_tool.report.collect import ComparisonView, ReportData
 from evidence_tool.report.model import ReviewRow
 from evidence_tool.report.textdiff import highlight_excerpts, word_diff_html
-from evidence_tool.report.units import markdown_block, review_items_html, unit_anchor
-from evidence_tool.sources.records import Comparison, ImportExtras, ProposedEntry
+from evidence_tool.report.units import markdown_block, meta_list, review_items_html, unit_link
+from evidence_tool.sources.records import ImportExtras, ProposedEntry
 
 
 def _id_list(ids: Sequence[str], empty: str) -> str:
     if not ids:
         return f'<span class="muted">{empty}</span>'
-    return ", ".join(
-        f'<a href="#{escape(unit_anchor(i))}"><code>{escape(i)}</code></a>' for i in ids
-    )
+    return ", ".join(unit_link(i) for i in ids)
 
 
-@dataclass(frozen=True)
-class _Ids:
+class _Ids(NamedTuple):
     """A comparison's lists by id, built once: a proposal of thousands of units is
     rendered in linear time."""
 
-    proposed: dict[str, ProposedEntry]
+    proposed: dict[str, ProposedEntry]  # the first one of an id wins
     current: set[str]
     retire: set[str]
-
-    @classmethod
-    def of(cls, comparison: Comparison) -> _Ids:
-        return cls(
-            {p.id: p for p in reversed(comparison.proposed)},  # the first one wins
-            {c.id for c in comparison.current},
-            set(comparison.retire),
-        )
 
 
 def _change(uid: str, local: str | None, proposed: ProposedEntry | None, ids: _Ids) -> str:
@@ -180,16 +169,15 @@ def comparison_html(data: ReportData, view: ComparisonView) -> str:
         facts += _import_facts(extras)
     current = (c.id for c in comparison.current)
     ids = list(dict.fromkeys([*current, *(p.id for p in comparison.proposed)]))
-    by_id = _Ids.of(comparison)
+    proposed = {p.id: p for p in reversed(comparison.proposed)}
+    by_id = _Ids(proposed, {c.id for c in comparison.current}, set(comparison.retire))
     retracted = source.warning()
     warning = f'<p class="warning">{escape(retracted)}</p>' if retracted else ""
     return (
         f'<article class="comparison" id="comparison-{escape(sid)}" data-source-id="{escape(sid)}" '
         f'data-revision="{escape(comparison.revision)}"><h3>{escape(comparison.locator)}</h3>'
         + warning
-        + '<dl class="meta">'
-        + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
-        + "</dl>"
+        + meta_list(facts)
         + review_items_html([ReviewRow(i.code, i.message, i.unit_id or "") for i in items])
         + "".join(_pair(view, uid, by_id) for uid in ids)
         + _source_text(view)

@@ -36,15 +36,6 @@ class CatalogState(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class RevisionState:
-    """The archive's pointers: the baseline, the active and the pending revision."""
-
-    baseline: str | None = None
-    active: str | None = None
-    pending: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class ReviewRow:
     """One review item as a table row: code, message, unit or who raised it, and when."""
 
@@ -178,7 +169,6 @@ __all__ = [
     "ComparisonRef",
     "GitPanel",
     "ReviewRow",
-    "RevisionState",
     "UnitStatus",
     "WrittenReport",
 ]

@@ -9,7 +9,7 @@ from evidence_tool.report.assets import CSS, SCRIPT, content_security_policy
 from evidence_tool.report.collect import ReportData
 from evidence_tool.report.comparisons import comparisons_section
 from evidence_tool.report.textdiff import word_diff_html
-from evidence_tool.report.units import source_name, unit_anchor, units_section
+from evidence_tool.report.units import meta_list, source_name, unit_link, units_section
 from evidence_tool.sources.registry import SourceSummary
 
 LISTED = 200  # ids listed per change class; the status filter shows every unit
@@ -17,10 +17,6 @@ LISTED = 200  # ids listed per change class; the status filter shows every unit
 
 def _code(value: object) -> str:
     return f"<code>{escape(str(value))}</code>" if value else '<span class="muted">—</span>'
-
-
-def _unit_link(uid: str) -> str:
-    return f'<a href="#{escape(unit_anchor(uid))}"><code>{escape(uid)}</code></a>'
 
 
 def overview(data: ReportData) -> str:
@@ -86,7 +82,7 @@ def errors_section(data: ReportData) -> str:
 
 
 def _ids(ids: list[str]) -> str:
-    shown = ", ".join(_unit_link(i) for i in ids[:LISTED])
+    shown = ", ".join(unit_link(i) for i in ids[:LISTED])
     more = len(ids) - LISTED
     return shown + (
         f' <span class="muted">… and {more} more (filter units by status)</span>'
@@ -124,7 +120,7 @@ def changes_section(data: ReportData) -> str:
         parts.append(f"<h3>Modified ({len(modified)})</h3>")
         for uid in modified[:LISTED]:
             diff = word_diff_html(data.old_texts.get(uid, ""), texts.get(uid, ""))
-            parts.append(f'<h4>{_unit_link(uid)}</h4><pre class="diff">{diff}</pre>')
+            parts.append(f'<h4>{unit_link(uid)}</h4><pre class="diff">{diff}</pre>')
         if len(modified) > LISTED:
             parts.append(f"<p>{_ids(modified[LISTED:])}</p>")
     deleted = changes.get("deleted", [])
@@ -133,7 +129,7 @@ def changes_section(data: ReportData) -> str:
         for uid in deleted[:LISTED]:
             text = escape(data.old_texts.get(uid, ""))
             parts.append(
-                f"<details><summary>{_unit_link(uid)}: last content</summary><pre><del>{text}</del></pre></details>"
+                f"<details><summary>{unit_link(uid)}: last content</summary><pre><del>{text}</del></pre></details>"
             )
     return head + "".join(parts) + "</section>"
 
@@ -148,7 +144,7 @@ def _source_row(data: ReportData, s: SourceSummary) -> str:
     pending_html = f'<a href="#comparison-{sid}">{escape(pending[:12])}…</a>' if pending else ""
     status = escape(s.status.value) + (" · suppressed" if s.suppressed else "")
     hashes = f"{_code((r.adopted_hash or '')[:12])} / {_code((r.acknowledged_hash or '')[:12])}"
-    citing = ", ".join(f"{_unit_link(c.id)} ({escape(c.role)})" for c in s.citing_units)
+    citing = ", ".join(f"{unit_link(c.id)} ({escape(c.role)})" for c in s.citing_units)
     cells = (
         source_name(data, r.source_id),
         escape(r.kind.value),
@@ -210,14 +206,12 @@ def catalog_section(data: ReportData) -> str:
         ("fingerprint", _code(rec.fingerprint)),
         ("compared with", _code(rec.base) if rec.base else "—"),
     ]
-    out = head + '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
-    out += "</dl>"
+    out = head + meta_list(facts)
     if rec.note:
         out += f'<p class="note">{escape(rec.note)}</p>'
     # The statement names the snapshot it is about; a newer active snapshot (a decide or
     # consolidate without the catalog step) was never checked, and the page says so.
-    state = getattr(data, "state", None)
-    active = getattr(state, "active", None)
+    active = data.state.active
     since = f"snapshot {_code(rec.base[:12])}" if rec.base else "the snapshot it was compared with"
     unchecked = (
         f'<p class="note">The active snapshot {_code(active[:12])} was never checked against '
@@ -233,7 +227,7 @@ def catalog_section(data: ReportData) -> str:
             f"<td>{_code(c.column) if c.column else '—'}</td>"
             f"<td>{escape(' → '.join(v for v in (c.old, c.new) if v))}"
             f"{' renamed to ' + _code(c.renamed_to) if c.renamed_to else ''}</td>"
-            f"<td>{', '.join(_unit_link(u) for u in c.units) or '—'}</td></tr>"
+            f"<td>{', '.join(unit_link(u) for u in c.units) or '—'}</td></tr>"
             for c in rec.drift
         )
         out += (

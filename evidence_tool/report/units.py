@@ -34,6 +34,15 @@ def unit_anchor(uid: str) -> str:
     return f"unit-{uid}"
 
 
+def unit_link(uid: str) -> str:
+    return f'<a href="#{escape(unit_anchor(uid))}"><code>{escape(uid)}</code></a>'
+
+
+def meta_list(rows: Iterable[tuple[str, str]]) -> str:
+    """Facts as a definition list: each name, then its (already escaped) HTML value."""
+    return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+
+
 def _provenance_kind(card: UnitView) -> str:
     if card.provenance is None:
         return "none"
@@ -81,7 +90,7 @@ def _declaration(data: ReportData, decl: Declaration) -> str:
             ("source hash", f"<code>{escape(decl.source_hash)}</code>"),
             ("excerpts", quotes or '<span class="muted">—</span>'),
         ]
-    return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+    return meta_list(rows)
 
 
 def provenance_summary(data: ReportData, provenance: Declaration | None) -> str:
@@ -158,12 +167,11 @@ def unit_card(data: ReportData, card: UnitView) -> str:
         ("provenance", provenance_summary(data, card.provenance)),
         ("catalog", catalog_status_html(card)),
     ]
-    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
     return (
         f'<article class="unit" {attr_html}><header>{badges}<code>{escape(unit.id)}</code>'
         f"</header>{warnings}{review_items_html(card.review_items)}"
         f"{review_items_html(card.catalog.review_items)}"
-        f'<div class="unit-grid"><div><dl class="meta">{dl}</dl>'
+        f'<div class="unit-grid"><div>{meta_list(facts)}'
         f"<details><summary>Provenance in full</summary>{provenance_html(data, card.provenance)}"
         f"</details></div>{markdown_block(card.text, frontmatter=False)}</div></article>"
     )

@@ -159,9 +159,12 @@ def _summary(record: SourceRecord, view: ArchiveView) -> SourceSummary:
     return SourceSummary(record, suppressed, tuple(_citing(view, sid)))
 
 
-def source_summaries(archive: LocalEvidenceArchive) -> list[SourceSummary]:
-    registry = store.read(archive.layout)
-    view = _view(archive)
+def source_summaries(
+    archive: LocalEvidenceArchive, registry: Registry | None = None, view: ArchiveView | None = None
+) -> list[SourceSummary]:
+    """Every source, with who cites it (from ``registry`` and ``view`` when already read)."""
+    registry = registry if registry is not None else store.read(archive.layout)
+    view = view if view is not None else _view(archive)
     return [_summary(r, view) for _, r in sorted(registry.sources.items())]
 
 

@@ -464,7 +464,7 @@ def test_open_catalog_reads_a_live_warehouse_for_other_callers(
 ) -> None:
     """open_catalog (what drift and the opt-in steps call) reads PostgreSQL too, through
     the variable the settings name, and closes its session."""
-    from evidence_tool.catalog import CatalogSettings, open_catalog
+    from evidence_tool.catalog.settings import CatalogSettings, open_catalog
 
     monkeypatch.setenv("OTHER_DSN", pg_cluster.dsn())
     catalog, findings = open_catalog(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from catalog_helpers import WAREHOUSE
 
-from evidence_tool.catalog import read_ddl
+from evidence_tool.catalog.ddl import read_ddl
 from evidence_tool.catalog.model import Catalog
 
 

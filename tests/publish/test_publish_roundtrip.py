@@ -18,8 +18,7 @@ from cortex_spec import SEMANTIC_MODEL, structural_problems
 from publish_helpers import bird_workspace, fixture_workspace, import_back, losses
 
 from evidence_tool.archive.local import LocalEvidenceArchive
-from evidence_tool.publish import publish
-from evidence_tool.publish.active import load_active
+from evidence_tool.publish import load_active, publish
 from evidence_tool.unit import Unit
 
 # Reasons, once: every importer names the tables and columns from the target's own

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_runner import CliResult, tht
 
-from evidence_tool.catalog import read_ddl
+from evidence_tool.catalog.ddl import read_ddl
 
 
 def check_ddl(ws: Path, *paths: Path) -> CliResult:

@@ -4,10 +4,11 @@ the drift statement, which names its snapshot since issue 28."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from evidence_tool.archive.state import State
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.report.model import CatalogPanel, DriftRow, RevisionState
+from evidence_tool.report.model import CatalogPanel, DriftRow
 from evidence_tool.report.page import catalog_section
 
 RECORD: JsonObject = {
@@ -55,6 +56,7 @@ EXPECTED = (
 @dataclass
 class _Data:
     catalog: CatalogPanel | None
+    state: State = field(default_factory=State)
 
 
 def test_catalog_section_renders_the_typed_panel_as_before() -> None:
@@ -76,12 +78,6 @@ def test_no_run_and_broken_parts_read_as_the_page_showed_them() -> None:
     assert CatalogPanel.of({"checked_at": "t", "drift": None}).drift is None  # type: ignore[union-attr]
 
 
-@dataclass
-class _Stated:
-    catalog: CatalogPanel | None
-    state: RevisionState
-
-
 def test_the_drift_statement_names_its_revision_and_says_when_the_active_was_never_checked() -> (
     None
 ):
@@ -90,13 +86,13 @@ def test_the_drift_statement_names_its_revision_and_says_when_the_active_was_nev
     quiet = {**RECORD, "drift": {"changes": []}, "note": None}
     panel = CatalogPanel.of(quiet)
     checked = "9" * 40
-    same = catalog_section(_Stated(panel, RevisionState(None, checked)))  # type: ignore[arg-type]
+    same = catalog_section(_Data(panel, State(None, checked)))  # type: ignore[arg-type]
     assert f"No drift since snapshot <code>{checked[:12]}</code>" in same
     newer = "a" * 40
-    page = catalog_section(_Stated(panel, RevisionState(None, newer)))  # type: ignore[arg-type]
+    page = catalog_section(_Data(panel, State(None, newer)))  # type: ignore[arg-type]
     assert "No drift: the warehouse" not in page
     assert f"active snapshot <code>{newer[:12]}</code> was never checked" in page
     assert f"snapshot <code>{checked[:12]}</code>" in page
-    drifted = catalog_section(_Stated(CatalogPanel.of(RECORD), RevisionState(None, newer)))  # type: ignore[arg-type]
+    drifted = catalog_section(_Data(CatalogPanel.of(RECORD), State(None, newer)))  # type: ignore[arg-type]
     assert f"Drift since snapshot <code>{checked[:12]}</code>" in drifted
     assert "never checked" in drifted
