@@ -14,7 +14,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from evidence_tool.activation.citations import CitationContext, retracted_sources
 from evidence_tool.activation.records import IndexRecord
@@ -25,6 +25,9 @@ from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import read_state
 from evidence_tool.errors import EvidenceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from evidence_tool.activation._speed.postings import Packed
 
 StatKey = tuple[int, int, int, int]
 V = TypeVar("V")
@@ -54,10 +57,10 @@ class RevisionView:
     # unchanged by an activation is not parsed again (evidence_for reads every unit).
     parsed: dict[str, JsonObject] = field(default_factory=dict)
     _records: dict[str, IndexRecord] = field(default_factory=dict)
-    # Search hits' unit objects by (id, content hash), shaped once (shapes.hit).
-    shaped: dict[tuple[str, str], JsonObject] = field(default_factory=dict)
-    # Unit bodies by file hash, shared with the views after this one like ``parsed``.
+    # Unit bodies by file hash, shared with the views after this one like ``parsed``:
+    # packed into one buffer once all are read (``warm_texts``), the rest as read.
     _texts: dict[str, str] = field(default_factory=dict)
+    _packed: Packed | None = None
     _spans: dict[str, list[str]] = field(default_factory=dict)
     _all: list[IndexRecord] | None = None
     _citations: CitationContext | None = None
@@ -75,7 +78,7 @@ class RevisionView:
         if before is not None:  # only what this revision still holds: memory stays bounded
             held = {e.file_hash for e in entries.values()}
             parsed = carried(before.parsed, held)
-            texts = carried(before._texts, held)
+            texts = carried({**before.unpacked(), **before._texts}, held)
         deletions = {d.id: d for d in snap.deletions}
         return cls(revision, snap, archive, entries, deletions, parsed, _texts=texts)
 
@@ -102,7 +105,9 @@ class RevisionView:
     def text(self, unit_id: str) -> str:
         """The unit's Markdown body (the file without its frontmatter) as curated."""
         entry = self.entries[unit_id]
-        found = self._texts.get(entry.file_hash)
+        packed = self._packed
+        found = packed.find(entry.file_hash) if packed is not None else None
+        found = found if found is not None else self._texts.get(entry.file_hash)
         if found is None:
             found = body_of(self.snapshot.unit_bytes(entry).decode("utf-8"))
             self._texts[entry.file_hash] = found
@@ -119,6 +124,20 @@ class RevisionView:
                     self.text(unit_id)
                 except (EvidenceError, OSError, UnicodeDecodeError):
                     continue
+            try:  # one buffer, not a string a unit: forked workers keep sharing its pages
+                from evidence_tool.activation._speed.postings import Packed
+            except ImportError:  # pragma: no cover - the serve extra brings numpy
+                return
+            if self._packed is None:
+                self._packed = Packed.of(self._texts.copy())
+                self._texts = {}
+
+    def unpacked(self) -> dict[str, str]:
+        """The packed unit bodies, by file hash."""
+        packed = self._packed
+        if packed is None:
+            return {}
+        return {str(k): packed.get(n, 0) for n, k in enumerate(packed.keys.tolist())}
 
     def imported_from(self, unit_id: str) -> list[str]:
         """Where an imported unit's excerpts sit in its import record ([] for any other

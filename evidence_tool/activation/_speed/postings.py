@@ -107,11 +107,12 @@ class Postings:
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
     names: list[UnitNames]  # per position: what the name boost reads (names.unit_names)
-    # Per position, what a shown hit reads: the record and the title, body and applies_to
-    # columns (about 1.5 KB a unit).  Read here, not per search: a search's statements
-    # each let the interpreter's lock go, and eight serving threads then queue for it.
-    records: list[str]
-    columns: list[tuple[str, str, str]]
+    # What a shown hit reads: per position its record and title, body and applies_to
+    # columns (about 1.5 KB a unit), read here, not per search (a search's statements
+    # each let the interpreter's lock go, and eight serving threads then queue for it).
+    # One UTF-8 buffer, not 40,000 strings: a forked worker decodes the few it shows,
+    # and the supervisor's pages stay shared (a string's reference count is written).
+    texts: Packed
     vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
     vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
     # A read-only connection to this file per serving thread, kept between searches: a
@@ -192,8 +193,7 @@ class Postings:
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
             _names([(uid, record) for _, uid, _, _, record in units], before),
-            [record for _, _, _, _, record in units],
-            [columns[r] for r in rowids],
+            Packed([(record, *columns[r]) for r, _, _, _, record in units]),
             *(_vectors(con, by_id) or (None, None)),
         )
 
@@ -329,7 +329,7 @@ class Postings:
     def records_of(self, ids: list[str]) -> dict[str, str]:
         """The records of ``ids`` (a hybrid search's dense-only candidates) from memory."""
         at = self.position
-        return {uid: self.records[at[uid]] for uid in ids if uid in at}
+        return {uid: self.texts.get(at[uid], 0) for uid in ids if uid in at}
 
     def _reads(self, con: sqlite3.Connection) -> bool:
         """Does ``con`` read the file and revision these postings were loaded from?"""
@@ -411,11 +411,11 @@ class _Row:
         self._marked: tuple[str, str, str] | None = None
 
     def record(self) -> str:
-        return self._postings.records[self._position]
+        return self._postings.texts.get(self._position, 0)
 
     def marked(self) -> tuple[str, str, str]:
         if self._marked is None:
-            title, body, applies = self._postings.columns[self._position]
+            title, body, applies = self._postings.texts.row(self._position)[1:]
             marks = [self._mark(title), self._mark(body), self._mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
                 args: list[SqlArg] = [
@@ -451,11 +451,44 @@ def _names(units: list[tuple[str, str]], before: Postings | None) -> list[UnitNa
     out: list[UnitNames] = []
     for uid, record in units:
         n = held.get(uid)
-        if before is not None and n is not None and before.records[n] == record:
+        if before is not None and n is not None and before.texts.get(n, 0) == record:
             out.append(before.names[n])
         else:
             out.append(unit_names(IndexRecord(json.loads(record)), analysed))
     return out
+
+
+class Packed:
+    """Rows of strings (the same number each) in one UTF-8 buffer with their offsets: a
+    row's string is decoded when asked for, a new object of the asker's own.  A server's
+    forked workers read them without writing to the pages they share (a string object's
+    reference count is written whenever it is read)."""
+
+    def __init__(self, rows: list[tuple[str, ...]], keys: list[str] | None = None) -> None:
+        self.width = len(rows[0]) if rows else 1
+        parts = [s.encode() for row in rows for s in row]
+        self.ends = np.cumsum([0, *map(len, parts)], dtype=np.int64)
+        self.blob = b"".join(parts)
+        self.keys = np.array(keys or [], dtype=np.str_)  # sorted, one a row (``find``)
+
+    @classmethod
+    def of(cls, values: dict[str, str]) -> Packed:
+        """``values``, found by their keys."""
+        keys = sorted(values)
+        return cls([(values[k],) for k in keys], keys)
+
+    def find(self, key: str) -> str | None:
+        """The first string of ``key``'s row (None: no such key)."""
+        at = int(np.searchsorted(self.keys, key))
+        return self.get(at, 0) if at < len(self.keys) and self.keys[at] == key else None
+
+    def get(self, row: int, field: int) -> str:
+        start, end = self.ends[row * self.width + field : row * self.width + field + 2].tolist()
+        return self.blob[start:end].decode()
+
+    def row(self, row: int) -> tuple[str, ...]:
+        ends = self.ends[row * self.width : (row + 1) * self.width + 1].tolist()
+        return tuple(self.blob[a:b].decode() for a, b in zip(ends, ends[1:], strict=False))
 
 
 _CHUNK = 50_000  # postings per read of the vocabulary
