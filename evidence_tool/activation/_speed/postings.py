@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_tool.activation.analysis import analyse, query_terms
-from evidence_tool.activation.names import UnitNames, unit_names
+from evidence_tool.activation.names import UnitNames, query_stems, unit_names
 from evidence_tool.activation.records import IndexRecord
 from evidence_tool.activation.sqlite_hits import LexicalRow
 from evidence_tool.activation.sqlite_schema import FORMAT, open_readonly
@@ -106,7 +106,7 @@ class Postings:
     language_names: list[str]
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
-    names: list[UnitNames]  # per position: what the name boost reads (names.unit_names)
+    names: Names  # per position: what the name boost reads (names.unit_names)
     # What a shown hit reads: per position its record and title, body and applies_to
     # columns (about 1.5 KB a unit), read here, not per search (a search's statements
     # each let the interpreter's lock go, and eight serving threads then queue for it).
@@ -192,7 +192,7 @@ class Postings:
             list(lang_codes),
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
-            _names([(uid, record) for _, uid, _, _, record in units], before),
+            Names(_names([(uid, record) for _, uid, _, _, record in units], before)),
             Packed([(record, *columns[r]) for r, _, _, _, record in units]),
             *(_vectors(con, by_id) or (None, None)),
         )
@@ -384,12 +384,63 @@ class Postings:
             return None
         rows, scores = found
         ids, names = self.ids, self.names
+        could = names.could(query_stems(query))
         mark = _marker(frozenset(p.lower() for p in phrases))
         out: dict[str, LexicalRow] = {}
         for r, bm25 in zip(rows.tolist(), scores.tolist(), strict=True):
             source = _Row(self, con, r, mark, query)
-            out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=names[r])
+            held = names.of(r) if could[r] else _NO_NAMES
+            out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=held)
         return out
+
+
+_NO_NAMES = UnitNames((), (), frozenset())  # a unit none of whose names is said
+
+
+class Names:
+    """Every unit's ``UnitNames``, packed (``Packed``: a forked worker touches none of
+    the supervisor's objects to read them), and the units whose names hold each word: a
+    question's candidates that cannot gain the name or value boost (none of their
+    names' words is asked, no quoted value) are handed one shared empty ``UnitNames``,
+    which gains what theirs would (nothing; a value the question quotes is looked for
+    in the record either way), and only the others' are decoded."""
+
+    def __init__(self, names: list[UnitNames]) -> None:
+        self.packed = Packed([_packed(n) for n in names])
+        self.words = np.array(sorted({w for n in names for w in n.union}), dtype=np.str_)
+        at = {w: i for i, w in enumerate(self.words.tolist())}
+        pairs = sorted((at[w], r) for r, n in enumerate(names) for w in n.union)
+        self.units = np.array([r for _, r in pairs], dtype=np.int64)
+        found = np.array([w for w, _ in pairs], dtype=np.int64)
+        self.starts = np.searchsorted(found, np.arange(len(self.words) + 1))
+        self.literals = np.array([bool(n.literals) for n in names], dtype=np.bool_)
+
+    def __len__(self) -> int:
+        return len(self.literals)
+
+    def of(self, row: int) -> UnitNames:
+        words, literals = self.packed.row(row)
+        sets = tuple(frozenset(w.split(_WORD)) for w in words.split(_NAME)) if words else ()
+        held = tuple(literals.split(_NAME)) if literals else ()
+        return UnitNames(sets, held, frozenset().union(*sets))
+
+    def could(self, stems: frozenset[str]) -> npt.NDArray[np.bool_]:
+        """Per position: may the unit gain a boost from a question of these stems?"""
+        out = self.literals.copy()
+        if stems and len(self.words):
+            at = np.searchsorted(self.words, np.array(sorted(stems), dtype=np.str_))
+            for i in at[at < len(self.words)].tolist():
+                if self.words[i] in stems:
+                    out[self.units[self.starts[i] : self.starts[i + 1]]] = True
+        return out
+
+
+# Separators of a packed UnitNames: analysed words and folded values hold no controls.
+_NAME, _WORD = "\x1e", "\x1f"
+
+
+def _packed(names: UnitNames) -> tuple[str, str]:
+    return _NAME.join(_WORD.join(sorted(w)) for w in names.words), _NAME.join(names.literals)
 
 
 class _Row:
@@ -452,7 +503,7 @@ def _names(units: list[tuple[str, str]], before: Postings | None) -> list[UnitNa
     for uid, record in units:
         n = held.get(uid)
         if before is not None and n is not None and before.texts.get(n, 0) == record:
-            out.append(before.names[n])
+            out.append(before.names.of(n))
         else:
             out.append(unit_names(IndexRecord(json.loads(record)), analysed))
     return out
