@@ -54,7 +54,7 @@ def worker(service: object, counts: list[int], seed: int) -> None:
         while done < count:
             args = {"query": " ".join(rng.sample(WORDS, rng.randint(2, 4))), "mode": "bm25"}
             before = time.process_time()
-            status, body = call("GET /v1/search", lambda: service.search_evidence(args))
+            status, body = call("GET /v1/search", lambda a=args: service.search_evidence(a))
             encode(body)
             cpu.append(time.process_time() - before)
             assert status == 200, body

@@ -57,8 +57,10 @@ class RevisionView:
     # unchanged by an activation is not parsed again (evidence_for reads every unit).
     parsed: dict[str, JsonObject] = field(default_factory=dict)
     _records: dict[str, IndexRecord] = field(default_factory=dict)
-    # Unit bodies by file hash, shared with the views after this one like ``parsed``:
-    # packed into one buffer once all are read (``warm_texts``), the rest as read.
+    # Unit bodies by file hash, shared with the views after this one like ``parsed``,
+    # until all are read (``warm_texts``): then, per unit id, its content hash, body and
+    # whether it may cite an import ("1" or "") are in one buffer (postings.Packed),
+    # which forked workers read without copying the manifest's or the bodies' objects.
     _texts: dict[str, str] = field(default_factory=dict)
     _packed: Packed | None = None
     _spans: dict[str, list[str]] = field(default_factory=dict)
@@ -104,10 +106,11 @@ class RevisionView:
 
     def text(self, unit_id: str) -> str:
         """The unit's Markdown body (the file without its frontmatter) as curated."""
+        found = self._held(unit_id, 1)
+        if found is not None:
+            return found
         entry = self.entries[unit_id]
-        packed = self._packed
-        found = packed.find(entry.file_hash) if packed is not None else None
-        found = found if found is not None else self._texts.get(entry.file_hash)
+        found = self._texts.get(entry.file_hash)
         if found is None:
             found = body_of(self.snapshot.unit_bytes(entry).decode("utf-8"))
             self._texts[entry.file_hash] = found
@@ -129,24 +132,47 @@ class RevisionView:
             except ImportError:  # pragma: no cover - the serve extra brings numpy
                 return
             if self._packed is None:
-                self._packed = Packed.of(self._texts.copy())
+                texts, entries = self._texts.copy(), self.entries
+                ids = sorted(uid for uid, e in entries.items() if e.file_hash in texts)
+                rows = [
+                    (e.content_hash, texts[e.file_hash], "1" if _may_import(e) else "")
+                    for e in map(entries.__getitem__, ids)
+                ]
+                self._packed = Packed(rows, ids)
                 self._texts = {}
+
+    def content_hash(self, unit_id: str) -> str | None:
+        """The active unit's content hash (None: no such unit)."""
+        found = self._held(unit_id, 0)
+        if found is not None:
+            return found
+        entry = self.entries.get(unit_id)
+        return entry.content_hash if entry is not None else None
+
+    def _held(self, unit_id: str, field: int) -> str | None:
+        """``field`` of the unit's packed row (None: not packed)."""
+        packed = self._packed
+        at = packed.find(unit_id) if packed is not None else None
+        return packed.get(at, field) if packed is not None and at is not None else None
 
     def unpacked(self) -> dict[str, str]:
         """The packed unit bodies, by file hash."""
         packed = self._packed
         if packed is None:
             return {}
-        return {str(k): packed.get(n, 0) for n, k in enumerate(packed.keys.tolist())}
+        ids = packed.keys.tolist()
+        return {self.entries[uid].file_hash: packed.get(n, 1) for n, uid in enumerate(ids)}
 
     def imported_from(self, unit_id: str) -> list[str]:
         """Where an imported unit's excerpts sit in its import record ([] for any other
         unit); read once per revision."""
+        if self._held(unit_id, 2) == "":
+            return []  # kept nowhere: a forked worker holds no list a unit it showed
         found = self._spans.get(unit_id)
         if found is None:
             entry = self.entries[unit_id]
             found = []
-            if entry.provenance_kind.value == "document" or "original" in entry.provenance_json:
+            if _may_import(entry):
                 from evidence_tool.archive.records import declaration_from_json
                 from evidence_tool.sources import imported_from
 
@@ -164,6 +190,11 @@ class RevisionView:
                 retracted_sources(self.archive),
             )
         return self._citations
+
+
+def _may_import(entry: UnitEntry) -> bool:
+    """Can the unit's excerpts sit in an import record (a document, or ``original``)?"""
+    return entry.provenance_kind.value == "document" or "original" in entry.provenance_json
 
 
 def export_record(

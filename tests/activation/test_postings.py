@@ -403,3 +403,31 @@ def test_the_marker_marks_what_the_whole_token_pattern_marks() -> None:
     assert cases == 2000 and marked > 300
     assert _marker(frozenset({"ward"}))("città ward") is None
     assert _marker(frozenset())("plain text") == "plain text"
+
+
+def _objects(root: object) -> int:
+    """The Python objects reachable from ``root`` that the collector tracks (what a
+    forked worker's reads write reference counts to: strings hang off them)."""
+    import gc
+
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        found = todo.pop()
+        if id(found) in seen or found.__class__.__module__.startswith("numpy"):
+            continue
+        seen.add(id(found))
+        todo += [r for r in gc.get_referents(found) if not isinstance(r, type)]
+    return len(seen)
+
+
+def test_postings_hold_the_units_strings_packed_not_objects_a_unit(tmp_path: Path) -> None:
+    """A served revision's per-unit texts (records, columns, names) are held in a few
+    buffers: the objects reachable from the postings grow by the ids and rowids alone
+    (two a unit) plus the vocabulary's terms, not by the units' strings."""
+    small = Postings.load(_build(tmp_path, _corpus(100, 3), "small.sqlite"))
+    large = Postings.load(_build(tmp_path, _corpus(400, 3), "large.sqlite"))
+    assert small is not None and large is not None
+    terms = 3 * (len(large.terms) - len(small.terms))  # a Term, its __dict__, its key
+    per_unit = (_objects(large) - _objects(small) - terms) / 300
+    assert 0 < per_unit <= 2.5, per_unit  # was about 16 (a string, tuple, set... each)

@@ -11,10 +11,10 @@ import hashlib
 import random
 from pathlib import Path
 
-from evidence_tool.activation import names as rule
-from evidence_tool.activation import sqlite_index
 import pytest
 
+from evidence_tool.activation import names as rule
+from evidence_tool.activation import sqlite_index
 from evidence_tool.activation._speed import postings as postings_module
 from evidence_tool.activation._speed.postings import Names, Postings
 from evidence_tool.activation.analysis import analyse

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import itertools
 import json
 import logging
 import math
@@ -32,7 +33,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -515,23 +516,17 @@ class Packed:
     forked workers read them without writing to the pages they share (a string object's
     reference count is written whenever it is read)."""
 
-    def __init__(self, rows: list[tuple[str, ...]], keys: list[str] | None = None) -> None:
+    def __init__(self, rows: Sequence[tuple[str, ...]], keys: list[str] | None = None) -> None:
         self.width = len(rows[0]) if rows else 1
         parts = [s.encode() for row in rows for s in row]
         self.ends = np.cumsum([0, *map(len, parts)], dtype=np.int64)
         self.blob = b"".join(parts)
         self.keys = np.array(keys or [], dtype=np.str_)  # sorted, one a row (``find``)
 
-    @classmethod
-    def of(cls, values: dict[str, str]) -> Packed:
-        """``values``, found by their keys."""
-        keys = sorted(values)
-        return cls([(values[k],) for k in keys], keys)
-
-    def find(self, key: str) -> str | None:
-        """The first string of ``key``'s row (None: no such key)."""
+    def find(self, key: str) -> int | None:
+        """The row of ``key`` (None: no such key)."""
         at = int(np.searchsorted(self.keys, key))
-        return self.get(at, 0) if at < len(self.keys) and self.keys[at] == key else None
+        return at if at < len(self.keys) and self.keys[at] == key else None
 
     def get(self, row: int, field: int) -> str:
         start, end = self.ends[row * self.width + field : row * self.width + field + 2].tolist()
@@ -539,7 +534,7 @@ class Packed:
 
     def row(self, row: int) -> tuple[str, ...]:
         ends = self.ends[row * self.width : (row + 1) * self.width + 1].tolist()
-        return tuple(self.blob[a:b].decode() for a, b in zip(ends, ends[1:], strict=False))
+        return tuple(self.blob[a:b].decode() for a, b in itertools.pairwise(ends))
 
 
 _CHUNK = 50_000  # postings per read of the vocabulary
