@@ -5,6 +5,7 @@ dispatcher's own answers (a wrong method, an oversized body) in the envelope."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -167,3 +168,39 @@ def test_workers_start_before_the_index_exists_and_serve_it_once_it_does(workspa
         assert done.returncode == 0, done.stderr
         answers = _fresh(server, 12, 3)
         assert len(answers) == 12 and all(a["hits"] for a in answers)
+
+
+def test_a_worker_that_dies_at_every_start_is_reforked_ever_more_slowly(served: Path) -> None:
+    """A worker that cannot start (here: a config that is no uvicorn one) is replaced
+    after a pause that doubles, not every 50 ms: over 3 s, a handful of forks, not 120."""
+    import signal as signals
+
+    from evidence_tool.serve import run
+    from evidence_tool.serve.service import EvidenceService
+    from evidence_tool.serve.workspaces import serve_settings
+
+    listener = run._listen("127.0.0.1", 0)
+    supervisor = run._Supervisor(
+        EvidenceService(serve_settings(None, str(served))), object(), listener, 2
+    )
+    forks: list[float] = []
+    fork = supervisor._fork
+
+    def counted(ready: int | None) -> int:
+        forks.append(time.monotonic())
+        return fork(ready)
+
+    supervisor._fork = counted  # type: ignore[method-assign]
+    handlers = {sig: signals.getsignal(sig) for sig in run.STOPS}
+    stop = threading.Timer(3.0, lambda: setattr(supervisor, "stopping", True))
+    stop.start()
+    try:
+        supervisor.run()  # the main thread's: it sets the stop signals' handlers
+    finally:
+        stop.cancel()
+        listener.close()
+        for sig, handler in handlers.items():
+            signals.signal(sig, handler)
+    gaps = [b - a for a, b in itertools.pairwise(forks[2:])]
+    assert 5 <= len(forks) <= 20, len(forks)  # replaced, but ever more slowly
+    assert max(gaps) >= 0.4  # the pause grew past a few watch periods
