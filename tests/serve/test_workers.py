@@ -5,7 +5,6 @@ dispatcher's own answers (a wrong method, an oversized body) in the envelope."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 import subprocess
@@ -172,7 +171,8 @@ def test_workers_start_before_the_index_exists_and_serve_it_once_it_does(workspa
 
 def test_a_worker_that_dies_at_every_start_is_reforked_ever_more_slowly(served: Path) -> None:
     """A worker that cannot start (here: a config that is no uvicorn one) is replaced
-    after a pause that doubles, not every 50 ms: over 3 s, a handful of forks, not 120."""
+    after a pause that doubles, not every 50 ms: its first eight forks span the pauses
+    (0.1 + 0.4 + 1.6 s at least for two such workers), not a few deaths' time."""
     import signal as signals
 
     from evidence_tool.serve import run
@@ -188,11 +188,12 @@ def test_a_worker_that_dies_at_every_start_is_reforked_ever_more_slowly(served: 
 
     def counted(ready: int | None) -> int:
         forks.append(time.monotonic())
+        supervisor.stopping = supervisor.stopping or len(forks) >= 8
         return fork(ready)
 
     supervisor._fork = counted  # type: ignore[method-assign]
     handlers = {sig: signals.getsignal(sig) for sig in run.STOPS}
-    stop = threading.Timer(3.0, lambda: setattr(supervisor, "stopping", True))
+    stop = threading.Timer(60.0, lambda: setattr(supervisor, "stopping", True))
     stop.start()
     try:
         supervisor.run()  # the main thread's: it sets the stop signals' handlers
@@ -201,6 +202,5 @@ def test_a_worker_that_dies_at_every_start_is_reforked_ever_more_slowly(served: 
         listener.close()
         for sig, handler in handlers.items():
             signals.signal(sig, handler)
-    gaps = [b - a for a, b in itertools.pairwise(forks[2:])]
-    assert 5 <= len(forks) <= 20, len(forks)  # replaced, but ever more slowly
-    assert max(gaps) >= 0.4  # the pause grew past a few watch periods
+    assert len(forks) >= 8  # replaced each time, never given up
+    assert forks[7] - forks[0] >= 1.5, [round(t - forks[0], 2) for t in forks]
