@@ -572,14 +572,6 @@ def _vectors(
     return rows[order], np.ascontiguousarray(matrix[order])
 
 
-def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, ...]]:
-    out: list[tuple[str, ...]] = []
-    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
-        chunk = ids[start : start + 500]
-        out += con.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
-    return out
-
-
 def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
     """``highlight(fts, col, char(1), char(2))`` of an ASCII column for the single-token
     phrases ``tokens`` (whole tokens, any case); None for other text (unicode61 folds it:
