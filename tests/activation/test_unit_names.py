@@ -198,7 +198,7 @@ def test_packed_names_are_the_units_names_and_the_filter_passes_every_boosted_on
             payload.pop(key)
     questions += ["patients of the Day Hospital", "what rate", "ab 'x'", "nothing here"]
     held = [unit_names(IndexRecord(u)) for u in units]
-    packed = Names(held)
+    packed = Names([postings_module._packed(n) for n in held])
     assert [packed.of(r) for r in range(len(held))] == held
     left_out = boosted = 0
     for question in questions:

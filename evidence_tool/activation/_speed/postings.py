@@ -21,6 +21,7 @@ or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
 import functools
@@ -432,24 +433,23 @@ class Names:
     which gains what theirs would (nothing; a value the question quotes is looked for
     in the record either way), and only the others' are decoded."""
 
-    def __init__(self, names: list[UnitNames]) -> None:
-        self.packed = Packed([_packed(n) for n in names])
-        self.words = np.array(sorted({w for n in names for w in n.union}), dtype=np.str_)
+    def __init__(self, rows: list[tuple[str, str]]) -> None:
+        """``rows``: each unit's ``UnitNames`` packed (``_packed``)."""
+        self.packed = Packed(rows)
+        unions = [frozenset(w.replace(_NAME, _WORD).split(_WORD)) if w else _NONE for w, _ in rows]
+        self.words = np.array(sorted(frozenset().union(*unions)), dtype=np.str_)
         at = {w: i for i, w in enumerate(self.words.tolist())}
-        pairs = sorted((at[w], r) for r, n in enumerate(names) for w in n.union)
-        self.units = np.array([r for _, r in pairs], dtype=np.int64)
-        found = np.array([w for w, _ in pairs], dtype=np.int64)
-        self.starts = np.searchsorted(found, np.arange(len(self.words) + 1))
-        self.literals = np.array([bool(n.literals) for n in names], dtype=np.bool_)
+        found = np.fromiter((at[w] for u in unions for w in u), dtype=np.int64)
+        order = np.argsort(found, kind="stable")  # by word, then unit
+        self.units = np.repeat(np.arange(len(unions)), [len(u) for u in unions])[order]
+        self.starts = np.searchsorted(found[order], np.arange(len(self.words) + 1))
+        self.literals = np.array([bool(values) for _, values in rows], dtype=np.bool_)
 
     def __len__(self) -> int:
         return len(self.literals)
 
     def of(self, row: int) -> UnitNames:
-        words, literals = self.packed.row(row)
-        sets = tuple(frozenset(w.split(_WORD)) for w in words.split(_NAME)) if words else ()
-        held = tuple(literals.split(_NAME)) if literals else ()
-        return UnitNames(sets, held, frozenset().union(*sets))
+        return _unpacked(*self.packed.row(row))
 
     def could(self, stems: frozenset[str]) -> npt.NDArray[np.bool_]:
         """Per position: may the unit gain a boost from a question of these stems?"""
@@ -464,10 +464,17 @@ class Names:
 
 # Separators of a packed UnitNames: analysed words and folded values hold no controls.
 _NAME, _WORD = "\x1e", "\x1f"
+_NONE: frozenset[str] = frozenset()
 
 
 def _packed(names: UnitNames) -> tuple[str, str]:
     return _NAME.join(_WORD.join(sorted(w)) for w in names.words), _NAME.join(names.literals)
+
+
+def _unpacked(words: str, literals: str) -> UnitNames:
+    sets = tuple(frozenset(w.split(_WORD)) for w in words.split(_NAME)) if words else ()
+    held = tuple(literals.split(_NAME)) if literals else ()
+    return UnitNames(sets, held, frozenset().union(*sets))
 
 
 class _Row:
@@ -511,8 +518,8 @@ class _Row:
         return self._marked
 
 
-def _names(units: list[tuple[str, str]], before: Postings | None) -> list[UnitNames]:
-    """Every unit's ``UnitNames`` (``units``: id and record), its names analysed once
+def _names(units: list[tuple[str, str]], before: Postings | None) -> list[tuple[str, str]]:
+    """Every unit's ``UnitNames``, packed (``units``: id and record), its names analysed once
     each (tables and columns recur: a memo of this load's own, not ``_name_words``'s
     bounded cache); a unit whose record is the ``before`` postings' own takes theirs (an
     activation changes a few units: half of a load's time is analysing names)."""
@@ -526,13 +533,15 @@ def _names(units: list[tuple[str, str]], before: Postings | None) -> list[UnitNa
             found = memo[key] = tuple(analyse(name, language).split())
         return found
 
-    out: list[UnitNames] = []
+    records = before.texts.column(0) if before is not None else []
+    words, values = (before.names.packed.column(f) for f in (0, 1)) if before else ([], [])
+    out: list[tuple[str, str]] = []
     for uid, record in units:
         n = held.get(uid)
-        if before is not None and n is not None and before.texts.get(n, 0) == record:
-            out.append(before.names.of(n))
+        if n is not None and records[n] == record:
+            out.append((words[n], values[n]))
         else:
-            out.append(unit_names(IndexRecord(json.loads(record)), analysed))
+            out.append(_packed(unit_names(IndexRecord(json.loads(record)), analysed)))
     return out
 
 
@@ -545,7 +554,7 @@ class Packed:
     def __init__(self, rows: Sequence[tuple[str, ...]], keys: list[str] | None = None) -> None:
         self.width = len(rows[0]) if rows else 1
         parts = [s.encode() for row in rows for s in row]
-        self.ends = np.cumsum([0, *map(len, parts)], dtype=np.int64)
+        self.ends = array.array("q", itertools.accumulate(map(len, parts), initial=0))
         self.blob = b"".join(parts)
         self.keys = np.array(keys or [], dtype=np.str_)  # sorted, one a row (``find``)
 
@@ -555,12 +564,19 @@ class Packed:
         return at if at < len(self.keys) and self.keys[at] == key else None
 
     def get(self, row: int, field: int) -> str:
-        start, end = self.ends[row * self.width + field : row * self.width + field + 2].tolist()
-        return self.blob[start:end].decode()
+        at = row * self.width + field
+        return self.blob[self.ends[at] : self.ends[at + 1]].decode()
 
     def row(self, row: int) -> tuple[str, ...]:
-        ends = self.ends[row * self.width : (row + 1) * self.width + 1].tolist()
+        ends = self.ends[row * self.width : (row + 1) * self.width + 1]
         return tuple(self.blob[a:b].decode() for a, b in itertools.pairwise(ends))
+
+    def column(self, field: int) -> list[str]:
+        """Every row's ``field``."""
+        ends, blob = self.ends, self.blob
+        return [
+            blob[ends[i] : ends[i + 1]].decode() for i in range(field, len(ends) - 1, self.width)
+        ]
 
 
 _CHUNK = 50_000  # postings per read of the vocabulary
