@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import loaded_postings
 
 from evidence_tool.activation import sqlite_index
 from evidence_tool.activation._speed.postings import Postings, PostingsCache
@@ -246,16 +247,16 @@ def test_the_cache_loads_in_the_background_and_follows_the_file(tmp_path: Path) 
     path = _build(tmp_path, _corpus(80, 8))
     cache = PostingsCache(path)
     assert cache.get("rev-1") is None  # the first ask starts the load, FTS5 answers it
-    loaded = cache.wait("rev-1")
+    loaded = loaded_postings(cache, "rev-1")
     assert loaded is not None and loaded.revision == "rev-1"
     assert cache.get("rev-1") is loaded and cache.loads == 1
-    assert cache.get("rev-0") is None and cache.wait("rev-0", 5) is None
+    assert cache.get("rev-0") is None and loaded_postings(cache, "rev-0", 5) is None
     assert cache.loads == 1  # the same file: not read again for a revision it does not hold
     time.sleep(0.01)
     changed = [_record(k, random.Random(3), odd=False) for k in (1, 2)]
     drop = {str(r["id"]) for r in changed}
     sqlite_index.update_in_place(path, "rev-2", drop, changed, lambda con: None)
-    again = cache.wait("rev-2")
+    again = loaded_postings(cache, "rev-2")
     assert again is not None and again.revision == "rev-2" and cache.loads == 2
 
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import loaded_postings
 from serve_helpers import EmbeddingService, consolidate
 
 from evidence_tool.archive import LocalEvidenceArchive
@@ -280,7 +281,7 @@ def test_bm25_from_the_postings_answers_what_the_cli_answers(
     first = [_served_hits(service, q) for q in queries]  # the load starts with the first
     cache = service._postings["psd-clinical"]
     revision = LocalEvidenceArchive(served).state().active
-    assert revision is not None and cache.wait(revision) is not None
+    assert revision is not None and loaded_postings(cache, revision) is not None
     with monkeypatch.context() as m:  # FTS5's ranking is not asked any more
         m.setattr(sqlite_search, "_bm25_rows", None)
         assert [_served_hits(service, q) for q in queries] == first
@@ -292,7 +293,7 @@ def test_bm25_from_the_postings_answers_what_the_cli_answers(
         _served_hits(service, "ricovero ospedaliero")[0]
         == _cli_hits(served, "ricovero ospedaliero")[0]
     )
-    assert cache.wait(second) is not None and cache.loads == 2
+    assert loaded_postings(cache, second) is not None and cache.loads == 2
     assert [_served_hits(service, q) for q in queries] == [_cli_hits(served, q) for q in queries]
 
 

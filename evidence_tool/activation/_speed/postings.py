@@ -33,7 +33,6 @@ import os
 import re
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -714,18 +713,6 @@ class PostingsCache:
         """Are ``revision``'s postings loaded (a search needs no file)?"""
         held = self._held
         return held is not None and held.revision == revision
-
-    def wait(self, revision: str, timeout: float = 120.0) -> Postings | None:
-        """``get``, waiting for the load to end (tests; a bench's warm-up)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = self.get(revision)
-            if found is not None:
-                return found
-            if not self._loading and self._tried == _stat_key(self.path):
-                return None
-            time.sleep(0.01)
-        return None
 
     def _load(self) -> None:
         try:
