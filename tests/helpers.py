@@ -109,3 +109,21 @@ def render_local_manifest_generic(manifest: dict[str, Any], revision: str) -> by
     if "catalog" in manifest:
         doc["catalog"] = _ordered(manifest["catalog"])
     return (mirror_header(revision) + dump(doc, flow_keys=_FLOW_KEYS)).encode("utf-8")
+
+
+def loaded_postings(cache: Any, revision: str, timeout: float = 120.0) -> Any:
+    """``PostingsCache.get``, waiting for its background load to end (None: the file's
+    state was loaded, or failed to, without ``revision``)."""
+    import time
+
+    from evidence_tool.activation._speed.postings import _stat_key
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = cache.get(revision)
+        if found is not None:
+            return found
+        if not cache._loading and cache._tried == _stat_key(cache.path):
+            return None
+        time.sleep(0.01)
+    return None

@@ -14,7 +14,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from evidence_tool.activation.citations import CitationContext, retracted_sources
 from evidence_tool.activation.records import IndexRecord
@@ -25,6 +25,9 @@ from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import read_state
 from evidence_tool.errors import EvidenceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from evidence_tool.activation._speed.postings import Packed
 
 StatKey = tuple[int, int, int, int]
 V = TypeVar("V")
@@ -54,10 +57,12 @@ class RevisionView:
     # unchanged by an activation is not parsed again (evidence_for reads every unit).
     parsed: dict[str, JsonObject] = field(default_factory=dict)
     _records: dict[str, IndexRecord] = field(default_factory=dict)
-    # Search hits' unit objects by (id, content hash), shaped once (shapes.hit).
-    shaped: dict[tuple[str, str], JsonObject] = field(default_factory=dict)
-    # Unit bodies by file hash, shared with the views after this one like ``parsed``.
+    # Unit bodies by file hash, shared with the views after this one like ``parsed``,
+    # until all are read (``warm_texts``): then, per unit id, its content hash, body and
+    # whether it may cite an import ("1" or "") are in one buffer (postings.Packed),
+    # which forked workers read without copying the manifest's or the bodies' objects.
     _texts: dict[str, str] = field(default_factory=dict)
+    _packed: Packed | None = None
     _spans: dict[str, list[str]] = field(default_factory=dict)
     _all: list[IndexRecord] | None = None
     _citations: CitationContext | None = None
@@ -75,7 +80,7 @@ class RevisionView:
         if before is not None:  # only what this revision still holds: memory stays bounded
             held = {e.file_hash for e in entries.values()}
             parsed = carried(before.parsed, held)
-            texts = carried(before._texts, held)
+            texts = carried({**before.unpacked(), **before._texts}, held)
         deletions = {d.id: d for d in snap.deletions}
         return cls(revision, snap, archive, entries, deletions, parsed, _texts=texts)
 
@@ -101,6 +106,9 @@ class RevisionView:
 
     def text(self, unit_id: str) -> str:
         """The unit's Markdown body (the file without its frontmatter) as curated."""
+        found = self._held(unit_id, 1)
+        if found is not None:
+            return found
         entry = self.entries[unit_id]
         found = self._texts.get(entry.file_hash)
         if found is None:
@@ -119,15 +127,52 @@ class RevisionView:
                     self.text(unit_id)
                 except (EvidenceError, OSError, UnicodeDecodeError):
                     continue
+            try:  # one buffer, not a string a unit: forked workers keep sharing its pages
+                from evidence_tool.activation._speed.postings import Packed
+            except ImportError:  # pragma: no cover - the serve extra brings numpy
+                return
+            if self._packed is None:
+                texts, entries = self._texts.copy(), self.entries
+                ids = sorted(uid for uid, e in entries.items() if e.file_hash in texts)
+                rows = [
+                    (e.content_hash, texts[e.file_hash], "1" if _may_import(e) else "")
+                    for e in map(entries.__getitem__, ids)
+                ]
+                self._packed = Packed(rows, ids)
+                self._texts = {}
+
+    def content_hash(self, unit_id: str) -> str | None:
+        """The active unit's content hash (None: no such unit)."""
+        found = self._held(unit_id, 0)
+        if found is not None:
+            return found
+        entry = self.entries.get(unit_id)
+        return entry.content_hash if entry is not None else None
+
+    def _held(self, unit_id: str, field: int) -> str | None:
+        """``field`` of the unit's packed row (None: not packed)."""
+        packed = self._packed
+        at = packed.find(unit_id) if packed is not None else None
+        return packed.get(at, field) if packed is not None and at is not None else None
+
+    def unpacked(self) -> dict[str, str]:
+        """The packed unit bodies, by file hash."""
+        packed = self._packed
+        if packed is None:
+            return {}
+        ids = packed.keys.tolist()
+        return {self.entries[uid].file_hash: packed.get(n, 1) for n, uid in enumerate(ids)}
 
     def imported_from(self, unit_id: str) -> list[str]:
         """Where an imported unit's excerpts sit in its import record ([] for any other
         unit); read once per revision."""
+        if self._held(unit_id, 2) == "":
+            return []  # kept nowhere: a forked worker holds no list a unit it showed
         found = self._spans.get(unit_id)
         if found is None:
             entry = self.entries[unit_id]
             found = []
-            if entry.provenance_kind.value == "document" or "original" in entry.provenance_json:
+            if _may_import(entry):
                 from evidence_tool.archive.records import declaration_from_json
                 from evidence_tool.sources import imported_from
 
@@ -145,6 +190,11 @@ class RevisionView:
                 retracted_sources(self.archive),
             )
         return self._citations
+
+
+def _may_import(entry: UnitEntry) -> bool:
+    """Can the unit's excerpts sit in an import record (a document, or ``original``)?"""
+    return entry.provenance_kind.value == "document" or "original" in entry.provenance_json
 
 
 def export_record(

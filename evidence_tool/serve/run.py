@@ -23,6 +23,11 @@ MAX_WORKERS = 64
 WATCH_S = 0.05  # how often the supervisor of several workers looks for a new activation
 STOPS = {signal.SIGTERM, signal.SIGINT}
 READY_S = 60.0  # how long new workers may take to serve before the old ones stop anyway
+# A worker that dies within STEADY_S of its start is replaced after a pause that doubles
+# (from WATCH_S to RESTART_MAX_S) while its replacements keep dying young: one that fails
+# at every start is not forked twenty times a second.
+STEADY_S = 10.0
+RESTART_MAX_S = 5.0
 
 
 def is_loopback(host: str) -> bool:
@@ -140,6 +145,8 @@ class _Supervisor:
         self.serving: set[int] = set()  # the workers of the newest revision
         self.retiring: set[int] = set()  # older ones, finishing their requests
         self.stopping = False
+        self.born: dict[int, float] = {}  # each worker's start (monotonic)
+        self.missing, self.pause, self.retry_at = 0, 0.0, 0.0  # dead workers to replace
 
     def run(self) -> None:
         def stop(signum: int, frame: FrameType | None) -> None:
@@ -174,6 +181,7 @@ class _Supervisor:
         give_back()
         gc.freeze()
         ready_r, ready_w = os.pipe()
+        self.missing = 0
         old, self.serving = self.serving, {self._fork(ready_w) for _ in range(self.n)}
         os.close(ready_w)
         told, deadline = 0, time.monotonic() + READY_S
@@ -187,13 +195,20 @@ class _Supervisor:
         self.retiring |= old
 
     def _reap(self) -> None:
-        """Replace a worker of the newest revision that died; forget an old one."""
+        """Replace a worker of the newest revision that died (after ``pause`` if it died
+        young); forget an old one."""
+        now = time.monotonic()
         with contextlib.suppress(ChildProcessError):  # no worker at all
             while (pid := os.waitpid(-1, os.WNOHANG)[0]) != 0:
                 self.retiring.discard(pid)
+                young = now - self.born.pop(pid, now) < STEADY_S
                 if pid in self.serving:
                     self.serving.remove(pid)
-                    self.serving.add(self._fork(None))
+                    self.pause = min(RESTART_MAX_S, max(WATCH_S, 2 * self.pause)) if young else 0
+                    self.missing, self.retry_at = self.missing + 1, now + self.pause
+        while self.missing and now >= self.retry_at:
+            self.missing -= 1
+            self.serving.add(self._fork(None))
 
     def _fork(self, ready: int | None) -> int:
         # A stop signal is held until the worker has its own handler: under the
@@ -211,6 +226,7 @@ class _Supervisor:
             finally:
                 os._exit(0)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+        self.born[pid] = time.monotonic()
         return pid
 
     def _worker(self, ready: int | None) -> None:

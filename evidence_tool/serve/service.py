@@ -418,11 +418,7 @@ def _same_revision(view: RevisionView, found: SearchResult) -> bool:
     """Every hit is the pinned revision's unit, as that revision holds it."""
     if found.revision != view.revision:
         return False
-    for h in found.hits:
-        entry = view.entries.get(h.id)
-        if entry is None or entry.content_hash != h.record.content_hash:
-            return False
-    return True
+    return all(view.content_hash(h.id) == h.record.content_hash for h in found.hits)
 
 
 def _names_columns(applies_to: JsonObject, columns: list[str]) -> bool:

@@ -46,14 +46,10 @@ def unit(view: RevisionView, record: IndexRecord) -> JsonObject:
 
 def hit(view: RevisionView, found: Hit, mode: str) -> JsonObject:
     """A search hit: the unit (from the pinned revision's own record), its score and mode.
-    The unit's part is shaped once per revision (the same units come back again and
-    again); answers share it and never change it."""
-    key = (found.id, found.record.content_hash)
-    shaped = view.shaped.get(key)
-    if shaped is None:
-        shaped = view.shaped[key] = unit(view, found.record)
+    Shaped per answer, not kept: a forked worker would hold its own copy of every unit
+    it ever showed (docs/performance.md)."""
     return {
-        **shaped,
+        **unit(view, found.record),
         "score": found.score,
         "mode": mode,
         "matched": list[JsonValue](found.matched),

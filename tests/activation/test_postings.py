@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import loaded_postings
 
 from evidence_tool.activation import sqlite_index
 from evidence_tool.activation._speed.postings import Postings, PostingsCache
@@ -248,16 +249,16 @@ def test_the_cache_loads_in_the_background_and_follows_the_file(tmp_path: Path) 
     path = _build(tmp_path, _corpus(80, 8))
     cache = PostingsCache(path)
     assert cache.get("rev-1") is None  # the first ask starts the load, FTS5 answers it
-    loaded = cache.wait("rev-1")
+    loaded = loaded_postings(cache, "rev-1")
     assert loaded is not None and loaded.revision == "rev-1"
     assert cache.get("rev-1") is loaded and cache.loads == 1
-    assert cache.get("rev-0") is None and cache.wait("rev-0", 5) is None
+    assert cache.get("rev-0") is None and loaded_postings(cache, "rev-0", 5) is None
     assert cache.loads == 1  # the same file: not read again for a revision it does not hold
     time.sleep(0.01)
     changed = [_record(k, random.Random(3), odd=False) for k in (1, 2)]
     drop = {str(r["id"]) for r in changed}
     sqlite_index.update_in_place(path, "rev-2", drop, changed, lambda con: None)
-    again = cache.wait("rev-2")
+    again = loaded_postings(cache, "rev-2")
     assert again is not None and again.revision == "rev-2" and cache.loads == 2
 
 
@@ -405,3 +406,30 @@ def test_the_marker_marks_what_the_whole_token_pattern_marks() -> None:
     assert cases == 2000 and marked > 300
     assert _marker(frozenset({"ward"}))("città ward") is None
     assert _marker(frozenset())("plain text") == "plain text"
+
+
+def _objects(root: object) -> int:
+    """The Python objects reachable from ``root`` that the collector tracks (what a
+    forked worker's reads write reference counts to: strings hang off them)."""
+    import gc
+
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        found = todo.pop()
+        if id(found) in seen or found.__class__.__module__.startswith("numpy"):
+            continue
+        seen.add(id(found))
+        todo += [r for r in gc.get_referents(found) if not isinstance(r, type)]
+    return len(seen)
+
+
+def test_postings_hold_the_units_strings_packed_not_objects_a_unit(tmp_path: Path) -> None:
+    """A served revision's per-unit texts (records, columns, names) are held in a few
+    buffers: the objects reachable from the postings grow by the ids and rowids alone
+    (two a unit), not by the units' strings or the vocabulary's terms."""
+    small = Postings.load(_build(tmp_path, _corpus(100, 3), "small.sqlite"))
+    large = Postings.load(_build(tmp_path, _corpus(400, 3), "large.sqlite"))
+    assert small is not None and large is not None
+    per_unit = (_objects(large) - _objects(small)) / 300
+    assert 0 < per_unit <= 2.5, per_unit  # was about 16 (a string, tuple, set... each)

@@ -11,13 +11,15 @@ import hashlib
 import random
 from pathlib import Path
 
+import pytest
 from activation_helpers import literal_named, named
 
 from evidence_tool.activation import names as rule
 from evidence_tool.activation import sqlite_index
-from evidence_tool.activation._speed.postings import Postings
+from evidence_tool.activation._speed import postings as postings_module
+from evidence_tool.activation._speed.postings import Names, Postings
 from evidence_tool.activation.analysis import analyse
-from evidence_tool.activation.names import MIN_CHARS, Namer, names, unit_names
+from evidence_tool.activation.names import MIN_CHARS, Namer, UnitNames, names, unit_names
 from evidence_tool.activation.records import IndexRecord
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.jsonvalue import JsonObject, JsonValue
@@ -185,6 +187,36 @@ def test_a_search_over_the_postings_answers_what_the_cli_answers(tmp_path: Path)
     assert compared >= 400
 
 
+def test_packed_names_are_the_units_names_and_the_filter_passes_every_boosted_one() -> None:
+    """A server holds every unit's ``UnitNames`` packed in one buffer (``Names``): each
+    unpacks to the one ``unit_names`` makes, and a candidate the filter leaves out is
+    one whose bonus (from the question's own ``Namer``) the shared empty one gives."""
+    units, questions = _corpus(150, 7)
+    for unit in units[::2]:  # units without quoted values: no value to look for
+        payload = unit["payload"]
+        assert isinstance(payload, dict)
+        for key in ("sql", "notes", "definition", "values"):
+            payload.pop(key)
+    questions += ["patients of the Day Hospital", "what rate", "ab 'x'", "nothing here"]
+    held = [unit_names(IndexRecord(u)) for u in units]
+    packed = Names([postings_module._packed(n) for n in held])
+    assert [packed.of(r) for r in range(len(held))] == held
+    left_out = boosted = 0
+    for question in questions:
+        could = packed.could(rule.query_stems(question)).tolist()
+        namer = Namer(question, 0.25)
+        for r, (unit, names_of) in enumerate(zip(units, held, strict=True)):
+            bonus = namer.bonus_of(names_of, lambda unit=unit: IndexRecord(unit))
+            boosted += bonus > 0
+            if not could[r]:
+                left_out += 1
+                empty = namer.bonus_of(
+                    postings_module._NO_NAMES, lambda unit=unit: IndexRecord(unit)
+                )
+                assert empty == bonus, (question, unit["id"])
+    assert left_out > 200 and boosted > 300  # both sides of the filter were exercised
+
+
 def test_a_new_revisions_postings_take_the_unchanged_units_names(tmp_path: Path) -> None:
     """Loading the next revision's postings analyses only the units it changed, and
     keeps exactly what a load from scratch would."""
@@ -197,10 +229,17 @@ def test_a_new_revisions_postings_take_the_unchanged_units_names(tmp_path: Path)
     changed = [_unit(n, rng) for n in (5, 17)]
     gone = {str(u["id"]) for u in changed} | {str(units[30]["id"])}
     sqlite_index.update_in_place(path, "rev-2", gone, changed, lambda con: None)
-    again = Postings.load(path, first)
+    analysed: list[str] = []
+
+    def counted(record: IndexRecord, *args: object) -> UnitNames:
+        analysed.append(record.id)
+        return unit_names(record, *args)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postings_module, "unit_names", counted)
+        again = Postings.load(path, first)
     fresh = Postings.load(path)
     assert again is not None and fresh is not None and again.revision == "rev-2"
-    assert again.names == fresh.names and len(again.names) == 59
-    before = dict(zip(first.ids, first.names, strict=True))
-    kept = [uid for uid, n in zip(again.ids, again.names, strict=True) if n is before.get(uid)]
-    assert sorted(kept) == sorted(set(again.ids) - gone)
+    assert len(again.names) == len(fresh.names) == 59
+    assert [again.names.of(r) for r in range(59)] == [fresh.names.of(r) for r in range(59)]
+    assert sorted(analysed) == sorted(str(u["id"]) for u in changed)

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import loaded_postings
 from serve_helpers import EmbeddingService, consolidate
 
 from evidence_tool.archive import LocalEvidenceArchive
@@ -204,6 +205,7 @@ def test_provenance_says_manual_document_or_import(served: Path) -> None:
     }
     assert kinds <= {"manual", "document", "import"} and "manual" in kinds
     json.dumps(imported)  # JSON all the way down
+    _packing_changes_no_answer(served, ["degenza ricovero", "diagnosi", "SDO scheda", "f1"])
 
 
 def test_evidence_for_resolves_through_the_search_path_and_says_what_it_could_not(
@@ -279,7 +281,7 @@ def test_bm25_from_the_postings_answers_what_the_cli_answers(
     first = [_served_hits(service, q) for q in queries]  # the load starts with the first
     cache = service._postings["psd-clinical"]
     revision = LocalEvidenceArchive(served).state().active
-    assert revision is not None and cache.wait(revision) is not None
+    assert revision is not None and loaded_postings(cache, revision) is not None
     with monkeypatch.context() as m:  # FTS5's ranking is not asked any more
         m.setattr(sqlite_search, "_bm25_rows", None)
         assert [_served_hits(service, q) for q in queries] == first
@@ -291,7 +293,7 @@ def test_bm25_from_the_postings_answers_what_the_cli_answers(
         _served_hits(service, "ricovero ospedaliero")[0]
         == _cli_hits(served, "ricovero ospedaliero")[0]
     )
-    assert cache.wait(second) is not None and cache.loads == 2
+    assert loaded_postings(cache, second) is not None and cache.loads == 2
     assert [_served_hits(service, q) for q in queries] == [_cli_hits(served, q) for q in queries]
 
 
@@ -324,6 +326,33 @@ def test_unit_texts_are_read_once_and_a_new_revision_reads_only_the_changed_ones
     after = reader.current()
     assert after is not None and after.revision != view.revision
     after.warm_texts()
-    changed = [e.id for e in after.entries.values() if e.file_hash not in view._texts]
+    held = {e.file_hash for e in view.entries.values()}
+    changed = [e.id for e in after.entries.values() if e.file_hash not in held]
     assert reads == changed and len(changed) == 1
     assert "ospedaliera" in after.text(changed[0])
+
+
+def _packing_changes_no_answer(served: Path, queries: list[str]) -> None:
+    """Once every body is read, a view holds content hashes, bodies and the import flag
+    in one buffer (forked workers then copy none of the manifest's objects): searches
+    and get_evidence answer the same bytes as from the manifest's entries."""
+    import msgspec
+
+    service = EvidenceService(serve_settings(None, str(served)))
+    service.supervised()  # nothing read in the background: the view stays unpacked
+    view = service.readers["psd-clinical"].current()
+    assert view is not None and view._packed is None
+
+    def answers() -> list[bytes]:
+        found = [service.search_evidence({"query": q, "limit": 50}).result for q in queries]
+        found += [service.get_evidence({"id": uid}).result for uid in sorted(view.entries)]
+        return [msgspec.json.encode(a) for a in found]
+
+    before = answers()
+    view.warm_texts()
+    assert view._packed is not None and len(view._packed.keys) == len(view.entries) > 40
+    assert answers() == before
+    hits = sum(len(msgspec.json.decode(a)["hits"]) for a in before[: len(queries)])
+    flags = [view._packed.get(n, 2) for n in range(len(view.entries))]
+    assert hits > 20 and "1" in flags and "" in flags  # both kinds of provenance shown
+    assert any(b'"origin":"import"' in a for a in before)

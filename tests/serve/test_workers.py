@@ -167,3 +167,40 @@ def test_workers_start_before_the_index_exists_and_serve_it_once_it_does(workspa
         assert done.returncode == 0, done.stderr
         answers = _fresh(server, 12, 3)
         assert len(answers) == 12 and all(a["hits"] for a in answers)
+
+
+def test_a_worker_that_dies_at_every_start_is_reforked_ever_more_slowly(served: Path) -> None:
+    """A worker that cannot start (here: a config that is no uvicorn one) is replaced
+    after a pause that doubles, not every 50 ms: its first eight forks span the pauses
+    (0.1 + 0.4 + 1.6 s at least for two such workers), not a few deaths' time."""
+    import signal as signals
+
+    from evidence_tool.serve import run
+    from evidence_tool.serve.service import EvidenceService
+    from evidence_tool.serve.workspaces import serve_settings
+
+    listener = run._listen("127.0.0.1", 0)
+    supervisor = run._Supervisor(
+        EvidenceService(serve_settings(None, str(served))), object(), listener, 2
+    )
+    forks: list[float] = []
+    fork = supervisor._fork
+
+    def counted(ready: int | None) -> int:
+        forks.append(time.monotonic())
+        supervisor.stopping = supervisor.stopping or len(forks) >= 8
+        return fork(ready)
+
+    supervisor._fork = counted  # type: ignore[method-assign]
+    handlers = {sig: signals.getsignal(sig) for sig in run.STOPS}
+    stop = threading.Timer(60.0, lambda: setattr(supervisor, "stopping", True))
+    stop.start()
+    try:
+        supervisor.run()  # the main thread's: it sets the stop signals' handlers
+    finally:
+        stop.cancel()
+        listener.close()
+        for sig, handler in handlers.items():
+            signals.signal(sig, handler)
+    assert len(forks) >= 8  # replaced each time, never given up
+    assert forks[7] - forks[0] >= 1.5, [round(t - forks[0], 2) for t in forks]

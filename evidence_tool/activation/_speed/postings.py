@@ -21,9 +21,11 @@ or analyzer.  A row whose text is not ASCII gets its marks from ``highlight()``.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
 import functools
+import itertools
 import json
 import logging
 import math
@@ -31,8 +33,7 @@ import os
 import re
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -41,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_tool.activation.analysis import analyse, query_terms
-from evidence_tool.activation.names import UnitNames, unit_names
+from evidence_tool.activation.names import UnitNames, query_stems, unit_names
 from evidence_tool.activation.records import IndexRecord
 from evidence_tool.activation.sqlite_hits import LexicalRow
 from evidence_tool.activation.sqlite_schema import FORMAT, open_readonly
@@ -88,6 +89,29 @@ class Term:
     score: Floats
 
 
+@dataclass(frozen=True)
+class Terms:
+    """Every term of the index (sorted, as FTS5 keeps them) and its rows and scores,
+    slices of two arrays: after a load no Python object a term survives among the
+    250,000 rows' temporaries, which would keep their heap from being freed (about
+    45 MiB at 10,000 units, in every forked worker's shared pages too)."""
+
+    words: npt.NDArray[np.str_]
+    starts: Ints  # term n's rows and scores: [starts[n], starts[n + 1])
+    rows: Ints
+    score: Floats
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def get(self, token: str) -> Term | None:
+        at = int(np.searchsorted(self.words, token))
+        if at == len(self.words) or self.words[at] != token:
+            return None
+        start, end = self.starts[at : at + 2].tolist()
+        return Term(self.rows[start:end], self.score[start:end])
+
+
 @dataclass
 class Postings:
     """One index file's lexical data, as of its ``revision``; immutable once loaded."""
@@ -99,19 +123,20 @@ class Postings:
     rows: int  # FTS5's row count (its IDF's N)
     ids: list[str]  # unit id per position; positions follow rowids
     rowids: list[int]
-    terms: dict[str, Term]
+    terms: Terms
     kinds: Ints
     kind_codes: dict[str, int]
     languages: Ints
     language_names: list[str]
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
-    names: list[UnitNames]  # per position: what the name boost reads (names.unit_names)
-    # Per position, what a shown hit reads: the record and the title, body and applies_to
-    # columns (about 1.5 KB a unit).  Read here, not per search: a search's statements
-    # each let the interpreter's lock go, and eight serving threads then queue for it.
-    records: list[str]
-    columns: list[tuple[str, str, str]]
+    names: Names  # per position: what the name boost reads (names.unit_names)
+    # What a shown hit reads: per position its record and title, body and applies_to
+    # columns (about 1.5 KB a unit), read here, not per search (a search's statements
+    # each let the interpreter's lock go, and eight serving threads then queue for it).
+    # One UTF-8 buffer, not 40,000 strings: a forked worker decodes the few it shows,
+    # and the supervisor's pages stay shared (a string's reference count is written).
+    texts: Packed
     vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
     vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
     # A read-only connection to this file per serving thread, kept between searches: a
@@ -191,16 +216,15 @@ class Postings:
             list(lang_codes),
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
-            _names([(uid, record) for _, uid, _, _, record in units], before),
-            [record for _, _, _, _, record in units],
-            [columns[r] for r in rowids],
+            Names(_names([(uid, record) for _, uid, _, _, record in units], before)),
+            Packed([(record, *columns[r]) for r, _, _, _, record in units]),
             *(_vectors(con, by_id) or (None, None)),
         )
 
     @staticmethod
     def _terms(
         con: sqlite3.Connection, position: dict[int, int], norm: Floats, n_rows: int
-    ) -> dict[str, Term] | None:
+    ) -> Terms | None:
         con.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings USING fts5vocab(main, fts, instance)"
         )
@@ -218,21 +242,24 @@ class Postings:
                 found += con.execute(sql.format(""), (low,)).fetchall()
             else:
                 found += con.execute(sql.format(" AND term < ?"), (low, high)).fetchall()
-        terms: dict[str, Term] = {}
-        start = 0
+        words: list[str] = []
+        starts = [0]
         if any(d not in position for _, d, _ in found):
             return None  # a row the units did not hold: the index changed meanwhile
         docs = np.array([position[d] for _, d, _ in found], dtype=np.int64)
         freq = np.array([f for _, _, f in found], dtype=np.float64)
         part = (freq * (K1 + 1.0)) / (freq + norm[docs]) if len(found) else freq
+        score = np.empty(len(found), dtype=np.float64)
         for end in range(1, len(found) + 1):
+            start = starts[-1]
             if end == len(found) or found[end][0] != found[start][0]:
                 held = end - start  # the rows holding the term
                 idf = math.log((n_rows - held + 0.5) / (held + 0.5))
                 kept = idf if idf > 0.0 else IDF_FLOOR
-                terms[found[start][0]] = Term(docs[start:end], kept * part[start:end])
-                start = end
-        return terms
+                score[start:end] = kept * part[start:end]
+                words.append(found[start][0])
+                starts.append(end)
+        return Terms(np.array(words, dtype=np.str_), np.array(starts, dtype=np.int64), docs, score)
 
     # -- ranking ------------------------------------------------------------
     def allowed(
@@ -329,7 +356,7 @@ class Postings:
     def records_of(self, ids: list[str]) -> dict[str, str]:
         """The records of ``ids`` (a hybrid search's dense-only candidates) from memory."""
         at = self.position
-        return {uid: self.records[at[uid]] for uid in ids if uid in at}
+        return {uid: self.texts.get(at[uid], 0) for uid in ids if uid in at}
 
     def _reads(self, con: sqlite3.Connection) -> bool:
         """Does ``con`` read the file and revision these postings were loaded from?"""
@@ -384,12 +411,69 @@ class Postings:
             return None
         rows, scores = found
         ids, names = self.ids, self.names
+        could = names.could(query_stems(query))
         mark = _marker(frozenset(p.lower() for p in phrases))
         out: dict[str, LexicalRow] = {}
         for r, bm25 in zip(rows.tolist(), scores.tolist(), strict=True):
             source = _Row(self, con, r, mark, query)
-            out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=names[r])
+            held = names.of(r) if could[r] else _NO_NAMES
+            out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=held)
         return out
+
+
+_NO_NAMES = UnitNames((), (), frozenset())  # a unit none of whose names is said
+
+
+class Names:
+    """Every unit's ``UnitNames``, packed (``Packed``: a forked worker touches none of
+    the supervisor's objects to read them), and the units whose names hold each word: a
+    question's candidates that cannot gain the name or value boost (none of their
+    names' words is asked, no quoted value) are handed one shared empty ``UnitNames``,
+    which gains what theirs would (nothing; a value the question quotes is looked for
+    in the record either way), and only the others' are decoded."""
+
+    def __init__(self, rows: list[tuple[str, str]]) -> None:
+        """``rows``: each unit's ``UnitNames`` packed (``_packed``)."""
+        self.packed = Packed(rows)
+        unions = [frozenset(w.replace(_NAME, _WORD).split(_WORD)) if w else _NONE for w, _ in rows]
+        self.words = np.array(sorted(frozenset().union(*unions)), dtype=np.str_)
+        at = {w: i for i, w in enumerate(self.words.tolist())}
+        found = np.fromiter((at[w] for u in unions for w in u), dtype=np.int64)
+        order = np.argsort(found, kind="stable")  # by word, then unit
+        self.units = np.repeat(np.arange(len(unions)), [len(u) for u in unions])[order]
+        self.starts = np.searchsorted(found[order], np.arange(len(self.words) + 1))
+        self.literals = np.array([bool(values) for _, values in rows], dtype=np.bool_)
+
+    def __len__(self) -> int:
+        return len(self.literals)
+
+    def of(self, row: int) -> UnitNames:
+        return _unpacked(*self.packed.row(row))
+
+    def could(self, stems: frozenset[str]) -> npt.NDArray[np.bool_]:
+        """Per position: may the unit gain a boost from a question of these stems?"""
+        out = self.literals.copy()
+        if stems and len(self.words):
+            at = np.searchsorted(self.words, np.array(sorted(stems), dtype=np.str_))
+            for i in at[at < len(self.words)].tolist():
+                if self.words[i] in stems:
+                    out[self.units[self.starts[i] : self.starts[i + 1]]] = True
+        return out
+
+
+# Separators of a packed UnitNames: analysed words and folded values hold no controls.
+_NAME, _WORD = "\x1e", "\x1f"
+_NONE: frozenset[str] = frozenset()
+
+
+def _packed(names: UnitNames) -> tuple[str, str]:
+    return _NAME.join(_WORD.join(sorted(w)) for w in names.words), _NAME.join(names.literals)
+
+
+def _unpacked(words: str, literals: str) -> UnitNames:
+    sets = tuple(frozenset(w.split(_WORD)) for w in words.split(_NAME)) if words else ()
+    held = tuple(literals.split(_NAME)) if literals else ()
+    return UnitNames(sets, held, frozenset().union(*sets))
 
 
 class _Row:
@@ -411,11 +495,11 @@ class _Row:
         self._marked: tuple[str, str, str] | None = None
 
     def record(self) -> str:
-        return self._postings.records[self._position]
+        return self._postings.texts.get(self._position, 0)
 
     def marked(self) -> tuple[str, str, str]:
         if self._marked is None:
-            title, body, applies = self._postings.columns[self._position]
+            title, body, applies = self._postings.texts.row(self._position)[1:]
             marks = [self._mark(title), self._mark(body), self._mark(applies)]
             if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
                 args: list[SqlArg] = [
@@ -433,8 +517,8 @@ class _Row:
         return self._marked
 
 
-def _names(units: list[tuple[str, str]], before: Postings | None) -> list[UnitNames]:
-    """Every unit's ``UnitNames`` (``units``: id and record), its names analysed once
+def _names(units: list[tuple[str, str]], before: Postings | None) -> list[tuple[str, str]]:
+    """Every unit's ``UnitNames``, packed (``units``: id and record), its names analysed once
     each (tables and columns recur: a memo of this load's own, not ``_name_words``'s
     bounded cache); a unit whose record is the ``before`` postings' own takes theirs (an
     activation changes a few units: half of a load's time is analysing names)."""
@@ -448,14 +532,50 @@ def _names(units: list[tuple[str, str]], before: Postings | None) -> list[UnitNa
             found = memo[key] = tuple(analyse(name, language).split())
         return found
 
-    out: list[UnitNames] = []
+    records = before.texts.column(0) if before is not None else []
+    words, values = (before.names.packed.column(f) for f in (0, 1)) if before else ([], [])
+    out: list[tuple[str, str]] = []
     for uid, record in units:
         n = held.get(uid)
-        if before is not None and n is not None and before.records[n] == record:
-            out.append(before.names[n])
+        if n is not None and records[n] == record:
+            out.append((words[n], values[n]))
         else:
-            out.append(unit_names(IndexRecord(json.loads(record)), analysed))
+            out.append(_packed(unit_names(IndexRecord(json.loads(record)), analysed)))
     return out
+
+
+class Packed:
+    """Rows of strings (the same number each) in one UTF-8 buffer with their offsets: a
+    row's string is decoded when asked for, a new object of the asker's own.  A server's
+    forked workers read them without writing to the pages they share (a string object's
+    reference count is written whenever it is read)."""
+
+    def __init__(self, rows: Sequence[tuple[str, ...]], keys: list[str] | None = None) -> None:
+        self.width = len(rows[0]) if rows else 1
+        parts = [s.encode() for row in rows for s in row]
+        self.ends = array.array("q", itertools.accumulate(map(len, parts), initial=0))
+        self.blob = b"".join(parts)
+        self.keys = np.array(keys or [], dtype=np.str_)  # sorted, one a row (``find``)
+
+    def find(self, key: str) -> int | None:
+        """The row of ``key`` (None: no such key)."""
+        at = int(np.searchsorted(self.keys, key))
+        return at if at < len(self.keys) and self.keys[at] == key else None
+
+    def get(self, row: int, field: int) -> str:
+        at = row * self.width + field
+        return self.blob[self.ends[at] : self.ends[at + 1]].decode()
+
+    def row(self, row: int) -> tuple[str, ...]:
+        ends = self.ends[row * self.width : (row + 1) * self.width + 1]
+        return tuple(self.blob[a:b].decode() for a, b in itertools.pairwise(ends))
+
+    def column(self, field: int) -> list[str]:
+        """Every row's ``field``."""
+        ends, blob = self.ends, self.blob
+        return [
+            blob[ends[i] : ends[i + 1]].decode() for i in range(field, len(ends) - 1, self.width)
+        ]
 
 
 _CHUNK = 50_000  # postings per read of the vocabulary
@@ -491,14 +611,6 @@ def _vectors(
     rows = np.array([position[uid] for uid, _ in found], dtype=np.int64)
     order = np.argsort(rows)
     return rows[order], np.ascontiguousarray(matrix[order])
-
-
-def _rows(con: sqlite3.Connection, sql: str, ids: list[str]) -> list[tuple[str, ...]]:
-    out: list[tuple[str, ...]] = []
-    for start in range(0, len(ids), 500):  # under SQLite's bound-variable limit
-        chunk = ids[start : start + 500]
-        out += con.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
-    return out
 
 
 def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
@@ -601,18 +713,6 @@ class PostingsCache:
         """Are ``revision``'s postings loaded (a search needs no file)?"""
         held = self._held
         return held is not None and held.revision == revision
-
-    def wait(self, revision: str, timeout: float = 120.0) -> Postings | None:
-        """``get``, waiting for the load to end (tests; a bench's warm-up)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = self.get(revision)
-            if found is not None:
-                return found
-            if not self._loading and self._tried == _stat_key(self.path):
-                return None
-            time.sleep(0.01)
-        return None
 
     def _load(self) -> None:
         try:
