@@ -19,6 +19,7 @@ from evidence_tool.activation.evaluation import (
     Run,
     Unavailable,
 )
+from evidence_tool.activation.records import Hit, IndexRecord, Scoring, SearchResult
 from evidence_tool.archive.diffing import Diff
 from evidence_tool.archive.journal import FileChange, Interrupted, JournalEntry
 from evidence_tool.archive.manifest import UnitEntry
@@ -176,6 +177,25 @@ MODES = (
     Unavailable(mode="hybrid", reason="no vectors"),
 )
 RUN = Run("active", "abc", "sqlite", MODES)
+
+# search's answers: the record rides in each hit by reference; the keys depend on the
+# backend (qdrant names no rankings) and on the scoring (bm25, fused, point).
+REC = IndexRecord(
+    {
+        "id": "evidence:a",
+        "kind": "glossary",
+        "language": "en",
+        "title": "\u00c4 title",
+        "path": "a.md",
+        "provenance_kind": "manual",
+        "metadata": {"purposes": ["answer", "filter"]},
+        "payload": {"term": "x"},
+    }
+)
+H_BM25 = Hit.of(REC, 1.0, ["title", "term"], Scoring.BM25, 3.25)
+H_FUSED = Hit.of(REC, 0.5, [], Scoring.FUSED, None, 0.8123)
+H_POINT = Hit.of(REC, 0.75, ("title",), Scoring.POINT, None)
+FELL_BACK = (W("dense fell back", "x", None, "W301"),)
 
 GOLDEN: dict[str, tuple[Any, str]] = {
     "eval-run": (
@@ -393,6 +413,30 @@ GOLDEN: dict[str, tuple[Any, str]] = {
         SourceDetail(PLAIN, None),
         '{"source_id": "ssssssss", "locator": "fs:x", "kind": "fs", "status": "active", "title": null, "identifier": null, "adopted_hash": null, "acknowledged_hash": null, "pending_comparison": null, "suppressed": false, "retraction": null, "decision": null, "citing_units": [], "comparison": null, "changes": null, "warnings": []}',
     ),
+    "search-sqlite": (
+        SearchResult(
+            "rev1",
+            "qu\u00e9 rate",
+            "hybrid",
+            (H_BM25, H_FUSED),
+            ("bm25", "dense"),
+            "memory",
+            FELL_BACK,
+        ),
+        '{"revision": "rev1", "query": "qu\\u00e9 rate", "mode": "hybrid", "rankings": ["bm25", "dense"], "dense_path": "memory", "hits": [{"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "score": 1.0, "bm25": 3.25, "matched": ["title", "term"], "path": "a.md", "provenance": "manual", "purposes": ["answer", "filter"], "record": {"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "path": "a.md", "provenance_kind": "manual", "metadata": {"purposes": ["answer", "filter"]}, "payload": {"term": "x"}}}, {"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "score": 0.5, "bm25": null, "matched": [], "path": "a.md", "provenance": "manual", "purposes": ["answer", "filter"], "record": {"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "path": "a.md", "provenance_kind": "manual", "metadata": {"purposes": ["answer", "filter"]}, "payload": {"term": "x"}}, "dense": 0.8123}], "warnings": [{"code": "W301", "message": "dense fell back", "path": "x", "line": null}]}',
+    ),
+    "search-sqlite-no-dense": (
+        SearchResult("rev1", "q", "bm25", (H_BM25,), ("bm25",)),
+        '{"revision": "rev1", "query": "q", "mode": "bm25", "rankings": ["bm25"], "dense_path": null, "hits": [{"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "score": 1.0, "bm25": 3.25, "matched": ["title", "term"], "path": "a.md", "provenance": "manual", "purposes": ["answer", "filter"], "record": {"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "path": "a.md", "provenance_kind": "manual", "metadata": {"purposes": ["answer", "filter"]}, "payload": {"term": "x"}}}], "warnings": []}',
+    ),
+    "search-qdrant": (
+        SearchResult("rev2", "q", "dense", (H_POINT,)),
+        '{"revision": "rev2", "query": "q", "mode": "dense", "hits": [{"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "score": 0.75, "matched": ["title"], "path": "a.md", "provenance": "manual", "purposes": ["answer", "filter"], "record": {"id": "evidence:a", "kind": "glossary", "language": "en", "title": "\\u00c4 title", "path": "a.md", "provenance_kind": "manual", "metadata": {"purposes": ["answer", "filter"]}, "payload": {"term": "x"}}}]}',
+    ),
+    "search-empty": (
+        SearchResult("rev3", "", "bm25", (), ()),
+        '{"revision": "rev3", "query": "", "mode": "bm25", "rankings": [], "dense_path": null, "hits": [], "warnings": []}',
+    ),
 }
 
 
@@ -403,7 +447,7 @@ def test_view_writes_its_golden_json(name: str) -> None:
 
 
 def test_the_views_sweep_every_case() -> None:
-    assert len(GOLDEN) == 39
+    assert len(GOLDEN) == 43
 
 
 def _subclasses(kind: type) -> list[type]:
