@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from evidence_tool.errors import EvidenceWarning
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject, JsonValue, View, json_value
 
 __all__ = ["Hit", "IndexRecord", "Scoring", "SearchResult", "index_records"]
 
@@ -122,8 +122,24 @@ class Scoring(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
-    """One ranked unit of a search; ``score`` is scaled so the best hit scores 1."""
+class Hit(View):
+    """One ranked unit of a search; ``score`` is scaled so the best hit scores 1.  Its
+    record rides in its JSON by reference (``IndexRecord.to_json``), not copied."""
+
+    _keys = (
+        "id",
+        "kind",
+        "language",
+        "title",
+        "score",
+        "*_bm25",
+        "matched",
+        "path",
+        "provenance",
+        "purposes",
+        "record",
+        "*_dense",
+    )
 
     id: str
     kind: str
@@ -166,34 +182,23 @@ class Hit:
             dense,
         )
 
-    def to_json(self) -> JsonObject:  # JSON boundary: a hit of the --json envelope
-        out: JsonObject = {
-            "id": self.id,
-            "kind": self.kind,
-            "language": self.language,
-            "title": self.title,
-            "score": self.score,
-        }
-        if self.scoring is not Scoring.POINT:
-            out["bm25"] = self.bm25
-        out.update(
-            matched=list(self.matched),
-            path=self.path,
-            provenance=self.provenance,
-            purposes=list(self.purposes),
-            record=self.record.to_json(),
-        )
-        if self.scoring is Scoring.FUSED:
-            out["dense"] = self.dense
-        return out
+    @property
+    def _bm25(self) -> JsonObject:  # bm25 and fused hits name their BM25 (None: unranked)
+        return {} if self.scoring is Scoring.POINT else {"bm25": self.bm25}
+
+    @property
+    def _dense(self) -> JsonObject:
+        return {"dense": self.dense} if self.scoring is Scoring.FUSED else {}
 
 
 @dataclass(frozen=True, slots=True)
-class SearchResult:
+class SearchResult(View):
     """The answer of a search: the revision searched, the mode and the hits, best first.
 
     ``rankings`` is None for a backend that does not say which rankings served (qdrant):
     then ``dense_path`` and ``warnings`` are not part of its JSON either."""
+
+    _keys = ("revision", "query", "mode", "*_ranked", "hits", "*_warned")
 
     revision: str
     query: str
@@ -206,18 +211,15 @@ class SearchResult:
     def ids(self) -> list[str]:
         return [h.id for h in self.hits]
 
-    def to_json(self) -> JsonObject:  # JSON boundary: the --json envelope of search
-        out: JsonObject = {"revision": self.revision, "query": self.query, "mode": self.mode}
+    @property
+    def _ranked(self) -> JsonObject:  # a backend that says which rankings served
         if self.rankings is None:
-            out["hits"] = [h.to_json() for h in self.hits]
-            return out
-        out.update(
-            rankings=list(self.rankings),
-            dense_path=self.dense_path,
-            hits=[h.to_json() for h in self.hits],
-            warnings=[w.to_dict() for w in self.warnings],
-        )
-        return out
+            return {}
+        return {"rankings": list(self.rankings), "dense_path": self.dense_path}
+
+    @property
+    def _warned(self) -> JsonObject:
+        return {} if self.rankings is None else {"warnings": json_value(self.warnings)}
 
 
 def _str(raw: JsonObject, key: str) -> str:
