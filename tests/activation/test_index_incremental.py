@@ -229,3 +229,43 @@ def _id_of(path: Path) -> str:
         if line.startswith("id: "):
             return line[4:].strip().strip('"')
     raise AssertionError(f"no id line in {path}")
+
+
+def _twin(uid: str) -> dict[str, Any]:
+    """A unit whose text every other twin shares: equal BM25, told apart by rowid."""
+    return {
+        "id": uid,
+        "kind": "glossary",
+        "language": "en",
+        "title": "ward stay",
+        "path": f"evidence/curated/glossary/{uid}.md",
+        "provenance_kind": "manual",
+        "content_hash": uid,
+        "metadata": {"purposes": ["qa"], "applies_to": {}},
+        "payload": {"definition": "ward stay"},
+    }
+
+
+def test_rows_updated_in_place_get_the_rowids_sqlite_gives(tmp_path: Path) -> None:
+    # The rows of an update are numbered as SQLite numbers rows inserted one by one: after
+    # the largest left (the highest deleted rowids are given again), in the records' order,
+    # an fts row sharing its unit's.  FTS5 breaks BM25 ties at the depth boundary by rowid
+    # (test_postings), so the numbers decide which of many equal units a search returns.
+    path = tmp_path / "index.sqlite"
+    sqlite_index.build_index(path, "r0", [_twin(u) for u in ("u9", "u8", "u7", "u6")])
+
+    def update(revision: str, drop: set[str], new: list[str]) -> dict[str, int]:
+        records = [_twin(u) for u in new]
+        sqlite_index.update_in_place(path, revision, drop, records, lambda con: None)
+        con = sqlite3.connect(path)
+        try:
+            rows = con.execute("SELECT u.id, u.rowid, f.rowid FROM units u JOIN fts f USING (id)")
+            return {uid: rowid for uid, rowid, fts_rowid in rows if rowid == fts_rowid}
+        finally:
+            con.close()
+
+    assert update("r1", {"u7", "u6"}, ["u5", "u4", "u3"]) == {
+        "u9": 1, "u8": 2, "u5": 3, "u4": 4, "u3": 5,
+    }  # fmt: skip
+    assert update("r2", {"u9", "u3"}, ["u2"]) == {"u8": 2, "u5": 3, "u4": 4, "u2": 5}
+    assert update("r3", {"u8", "u5", "u4", "u2"}, ["u1", "u0"]) == {"u1": 1, "u0": 2}
