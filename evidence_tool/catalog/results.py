@@ -125,15 +125,17 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def read_cache_record(layout: Layout, name: str) -> JsonObject:
+def read_cache_record(layout: Layout, name: str, *, utf8: bool = False) -> JsonObject:
     """The machine-local record ``name`` of the derived cache, or {} when no run left one
     (or it cannot be read: the next run rewrites it, and a reader must not fail over a
-    derived file)."""
+    derived file).  ``utf8``: only plain UTF-8 reads (example-results.json always did; a
+    BOM or UTF-16 copy is unreadable), else json's own detection (catalog-review.json)."""
     path = layout.cache / name
     try:
         if path.is_symlink():  # planted: a record is only ever written as a file
             return {}
-        value = json.loads(path.read_bytes())
+        raw = path.read_bytes()
+        value = json.loads(raw.decode("utf-8") if utf8 else raw)
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -163,7 +165,7 @@ def write_cache_record(
 
 
 def _read(layout: Layout) -> JsonObject:
-    results = read_cache_record(layout, STORE).get("results")
+    results = read_cache_record(layout, STORE, utf8=True).get("results")
     return results if isinstance(results, dict) else {}
 
 

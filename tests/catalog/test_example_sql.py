@@ -373,3 +373,25 @@ def test_execute_needs_a_database(tmp_path: Path) -> None:
     result = tht(ws, "check", "--catalog", "ddl", "--ddl", str(ddl), "--execute")
     assert result.exit_code == 2
     assert "DDL files hold no rows" in result.json["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_an_example_results_store_not_in_plain_utf8_is_unreadable(
+    tmp_path: Path, encoding: str
+) -> None:
+    """The tool writes example-results.json as UTF-8 without a BOM; a copy an editor saved
+    with a BOM or as UTF-16 is read as no earlier results (no W185 'changed'), then rewritten."""
+    ws = tmp_path / "ws"
+    workspace(ws, {"few-orders": "SELECT order_id\nFROM orders\nWHERE amount > 1;"})
+    db = sqlite_db(tmp_path / "db")
+    args = ["check", "--catalog", "sqlite", "--sqlite", str(db), "--execute"]
+    assert tht(ws, *args).json["warnings"] == []
+    store = ws / ".evidence-cache" / "example-results.json"
+    store.write_bytes(store.read_text(encoding="utf-8").encode(encoding))
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO orders VALUES (12, 1, 40.00, '2026-03-01')")
+    con.commit()
+    con.close()
+    after = tht(ws, *args)
+    assert after.exit_code == 0 and after.json["warnings"] == [], after.stdout
+    assert json.loads(store.read_bytes().decode("utf-8"))["results"]  # rewritten as UTF-8
