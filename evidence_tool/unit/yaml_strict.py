@@ -360,12 +360,15 @@ def block(value: Any, form: Form) -> str:
     return "".join(out)
 
 
+_TEXT = (str, bytes, bytearray)  # not lists: bytes are refused, never written as numbers
+
+
 def _inline(item: Any, pad: str, form: Form) -> str:
     """A value on the line of its key or dash: a sequence in flow style, ``{}`` for an
     empty mapping (a non-empty one is never inline)."""
     if isinstance(item, str):
         return _text(item, pad, form.literal)
-    if isinstance(item, Sequence):
+    if isinstance(item, Sequence) and not isinstance(item, _TEXT):
         return flow_list(list(item))
     return "{}" if isinstance(item, Mapping) else scalar(item)
 
@@ -377,7 +380,7 @@ def _emit(value: Any, indent: int, out: list[str], form: Form) -> None:
         _emit(value.value, indent, out, form)
     elif isinstance(value, Mapping):
         _mapping(value, indent, out, form)
-    elif isinstance(value, Sequence) and not isinstance(value, str):
+    elif isinstance(value, Sequence) and not isinstance(value, _TEXT):
         if not value:
             out.append(pad + "[]\n")
         for item in value:
@@ -409,7 +412,7 @@ def _mapping(value: Mapping[Any, Any], indent: int, out: list[str], form: Form) 
             _mapping(item, indent + 2, out, form)
         elif (
             isinstance(item, Sequence)
-            and not isinstance(item, str)
+            and not isinstance(item, _TEXT)
             and item
             and key not in form.flow_keys
         ):

@@ -157,3 +157,13 @@ def test_dump_with_flow_lists_loads_back_the_same_data(value: object) -> None:
 @given(yaml_data)
 def test_dump_is_deterministic(value: object) -> None:
     assert dump(value) == dump(load(dump(value)).value)
+
+
+@pytest.mark.parametrize(
+    "value", [b"\x00id", {"digest": bytearray(b"ab")}, {"files": [b"a.md"]}, [{"k": b""}]]
+)
+def test_dump_refuses_bytes_instead_of_writing_them_as_numbers(value: object) -> None:
+    """A managed file never holds raw bytes: a caller that forgot to decode gets TypeError,
+    not a list of byte values that would load back as numbers."""
+    with pytest.raises(TypeError, match="cannot emit"):
+        dump(value)
