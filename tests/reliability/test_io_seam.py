@@ -9,8 +9,11 @@ The allow-list is checked too: an entry that matches nothing is stale.
 from __future__ import annotations
 
 import ast
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "evidence_tool"
@@ -138,7 +141,11 @@ def _read_only_uri(call: ast.Call) -> bool:
     """``sqlite3.connect(f"file:{path}?mode=ro", uri=True)`` opens for reading only."""
     uri = any(kw.arg == "uri" and getattr(kw.value, "value", None) is True for kw in call.keywords)
     text = ast.unparse(call.args[0]) if call.args else ""
-    return uri and "mode=ro" in text
+    # catalog.sqlite_reader.read_only_uri builds that URI for the catalog's readers
+    # (test_read_only_uri_opens_for_reading_only below holds it to mode=ro)
+    first = call.args[0] if call.args else None
+    helper = isinstance(first, ast.Call) and getattr(first.func, "id", "") == "read_only_uri"
+    return uri and ("mode=ro" in text or helper)
 
 
 class _Visitor(ast.NodeVisitor):
@@ -219,6 +226,8 @@ def test_the_checker_sees_the_writes_it_claims_to() -> None:
 import os, shutil, tempfile, sqlite3
 from os import replace as mv
 from pathlib import Path
+
+import pytest
 open(p, "w"); open(p, mode="ab"); open(p, m)
 open(p); open(p, "rb")
 os.open(p, os.O_WRONLY | os.O_CREAT); os.open(p, os.O_RDONLY)
@@ -236,3 +245,24 @@ Path(p).write_text("x"); p.mkdir(); p.replace(q); s.replace("a", "b")
         ".write_text()", ".mkdir()", ".replace()",
     ], calls  # fmt: skip
     assert (REPO / SEAM / "__init__.py").is_file()
+
+
+def test_read_only_uri_opens_for_reading_only(tmp_path: Path) -> None:
+    """The helper the seam trusts for ``sqlite3.connect`` opens a file that cannot be
+    written through it, and never creates one."""
+    import sqlite3
+
+    from evidence_tool.catalog.sqlite_reader import read_only_uri
+
+    path = tmp_path / "w.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as con:
+        con.execute("CREATE TABLE t (a)")
+        con.commit()
+    with (
+        contextlib.closing(sqlite3.connect(read_only_uri(path), uri=True)) as con,
+        pytest.raises(sqlite3.OperationalError, match="readonly"),
+    ):
+        con.execute("INSERT INTO t VALUES (1)")
+    with pytest.raises(sqlite3.OperationalError):
+        sqlite3.connect(read_only_uri(tmp_path / "absent.sqlite"), uri=True)
+    assert not (tmp_path / "absent.sqlite").exists()
