@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import ipaddress
@@ -23,6 +24,9 @@ MAX_WORKERS = 64
 WATCH_S = 0.05  # how often the supervisor of several workers looks for a new activation
 STOPS = {signal.SIGTERM, signal.SIGINT}
 READY_S = 60.0  # how long new workers may take to serve before the old ones stop anyway
+# How long a stopping worker, no longer accepting, waits for the connections it accepted
+# to send their request before uvicorn's shutdown closes the silent ones as idle.
+DRAIN_S = 0.5
 # A worker that dies within STEADY_S of its start is replaced after a pause that doubles
 # (from WATCH_S to RESTART_MAX_S) while its replacements keep dying young: one that fails
 # at every start is not forked twenty times a second.
@@ -246,9 +250,18 @@ class _Supervisor:
                 os.write(ready, b"1")
                 os.close(ready)
 
+        class Worker(uvicorn.Server):
+            async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+                # The kernel hands a new connection to whichever worker accepts first: a
+                # retiring one may hold a connection whose request has not arrived yet.
+                for listening in self.servers:
+                    listening.close()
+                await asyncio.sleep(DRAIN_S)
+                await super().shutdown(sockets)
+
         threading.Thread(target=orphaned, daemon=True).start()
         assert isinstance(self.config, uvicorn.Config)
-        server = uvicorn.Server(self.config)
+        server = Worker(self.config)
         threading.Thread(target=started, daemon=True).start()
         server.run(sockets=[self.listener])
 

@@ -204,3 +204,45 @@ def test_a_worker_that_dies_at_every_start_is_reforked_ever_more_slowly(served: 
             signals.signal(sig, handler)
     assert len(forks) >= 8  # replaced each time, never given up
     assert forks[7] - forks[0] >= 1.5, [round(t - forks[0], 2) for t in forks]
+
+
+def test_no_connection_is_dropped_while_workers_are_renewed(served: Path) -> None:
+    """Clients that open a connection at any moment of a renewal get an answer: a retiring
+    worker stops accepting, then answers what it had accepted before it stops (uvicorn's
+    shutdown alone closed a connection accepted but not yet read, as idle)."""
+    formula = served / "evidence/curated/formula/giornate-di-degenza.md"
+    failures: list[str] = []
+    answered = [0]
+    done = threading.Event()
+    with http_server(served, workers=2) as server:
+
+        def hammer() -> None:
+            while not done.is_set():
+                try:
+                    with server.client() as http:
+                        response = http.get("/v1/search", params=QUERY)
+                    if response.status_code == 200:
+                        answered[0] += 1
+                    else:
+                        failures.append(f"{response.status_code} {response.text[:200]}")
+                except Exception as exc:  # a dropped connection, counted
+                    failures.append(repr(exc))
+
+        pool = [threading.Thread(target=hammer) for _ in range(6)]
+        for t in pool:
+            t.start()
+        renewed, workers = 0, set(_workers(server))
+        try:
+            for n in range(1, 7):
+                title = "# Giornate di degenza" + " in reparto" * n
+                text = formula.read_text("utf-8").replace("# Giornate di degenza", title, 1)
+                formula.write_text(text, "utf-8")
+                _consolidate_elsewhere(served)
+                workers = set(_renewed(server, workers, 2))
+                renewed += 1
+        finally:
+            done.set()
+            for t in pool:
+                t.join(timeout=60)
+    assert renewed == 6 and answered[0] > 60, (renewed, answered[0])
+    assert not failures, failures[:5]
