@@ -94,14 +94,19 @@ class _Finder:
         rel, problem = self.table(table_text, what, pos, column=text)
         if rel is None:
             return None, problem
-        found = rel.column(parts[-1], fold_case=self.catalog.fold_case)
+        return rel, self.in_table(rel, parts[-1], f"{what} names {text}, but", pos)
+
+    def in_table(self, rel: Relation, column: str, what: str, pos: Position) -> Diagnostic | None:
+        """``rel``'s column of that name, recorded as used; else E181 (``what`` is the
+        message up to the relation's name)."""
+        found = rel.column(column, fold_case=self.catalog.fold_case)
         if found is not None:
             self.used(rel, found.name, pos)
-            return rel, None
-        return rel, self.finding(
+            return None
+        return self.finding(
             "E181",
-            f"{what} names {text}, but {rel.qualified} has no column {quote_ident(parts[-1])}"
-            + did_you_mean(rel.near_columns(parts[-1])),
+            f"{what} {rel.qualified} has no column {quote_ident(column)}"
+            + did_you_mean(rel.near_columns(column)),
             pos,
         )
 
@@ -193,29 +198,24 @@ def _column_refs(sql: str) -> Iterator[tuple[list[str], int]]:
 
 
 def _formula_refs(f: _Finder, sql: str, tables: list[Relation]) -> tuple[int, list[Diagnostic]]:
+    """Resolve every column reference of a formula; the findings of those that do not."""
     out: list[Diagnostic] = []
     refs = sorted(_column_refs(sql), key=lambda r: r[1])
     for names, offset in refs:
         pos = sql_position(f.where, sql, offset)
-        written = ".".join(quote_ident(n) for n in names)
-        problem = _resolve_ref(f, names, written, tables, pos)
+        what = f"the formula's column reference {'.'.join(quote_ident(n) for n in names)}"
+        if len(names) == 1:
+            problem = _resolve_bare(f, names[0], what, tables, pos)
+        else:
+            found = _qualifying_table(f, names, what, tables, pos)
+            problem = (
+                found
+                if isinstance(found, Diagnostic)
+                else f.in_table(found, names[-1], f"{what}:", pos)
+            )
         if problem is not None:
             out.append(problem)
     return len(refs), out
-
-
-def _resolve_ref(
-    f: _Finder, names: list[str], written: str, tables: list[Relation], pos: Position
-) -> Diagnostic | None:
-    """Resolve one column reference of a formula; the finding when it does not resolve."""
-    what = f"the formula's column reference {written}"
-    if len(names) == 1:
-        return _resolve_bare(f, names[0], what, tables, pos)
-    schema = names[-3] if len(names) >= 3 else None
-    found = _qualifying_table(f, names, schema, what, tables, pos)
-    if isinstance(found, Diagnostic):
-        return found
-    return _resolve_in_table(f, found, names[-1], what, pos)
 
 
 def _resolve_bare(
@@ -255,16 +255,11 @@ def _resolve_bare(
 
 
 def _qualifying_table(
-    f: _Finder,
-    names: list[str],
-    schema: str | None,
-    what: str,
-    tables: list[Relation],
-    pos: Position,
+    f: _Finder, names: list[str], what: str, tables: list[Relation], pos: Position
 ) -> Relation | Diagnostic:
     """The one unit table a qualified reference names, or why there is not exactly one
     (not in the catalog E180, not a unit table E183, ambiguous E182)."""
-    table = names[-2]
+    schema, table = names[-3] if len(names) >= 3 else None, names[-2]
     same = [
         r
         for r in tables
@@ -296,24 +291,7 @@ def _qualifying_table(
     return same[0]
 
 
-def _resolve_in_table(
-    f: _Finder, rel: Relation, column: str, what: str, pos: Position
-) -> Diagnostic | None:
-    """The column of the table a qualified reference named, or E181 if it has none."""
-    found = rel.column(column, fold_case=f.catalog.fold_case)
-    if found is None:
-        return f.finding(
-            "E181",
-            f"{what}: {rel.qualified} has no column {quote_ident(column)}"
-            + did_you_mean(rel.near_columns(column)),
-            pos,
-        )
-    f.used(rel, found.name, pos)
-    return None
-
-
 def sql_position(where: UnitPositions, sql: str, offset: int) -> Position:
     if where.sql_line is None:
         return where.headings.get("sql"), 1
-    line = sql.count("\n", 0, offset)
-    return where.sql_line + line, offset - sql.rfind("\n", 0, offset)
+    return SqlBlock(sql, where.sql_line, 0).position(offset)
