@@ -72,60 +72,10 @@ _TOKEN = re.compile(
     re.X | re.S,
 )
 _KEYWORDS = frozenset(
-    [
-        "select",
-        "from",
-        "where",
-        "join",
-        "on",
-        "using",
-        "as",
-        "group",
-        "by",
-        "order",
-        "having",
-        "limit",
-        "offset",
-        "union",
-        "all",
-        "except",
-        "intersect",
-        "inner",
-        "left",
-        "right",
-        "full",
-        "outer",
-        "cross",
-        "natural",
-        "with",
-        "and",
-        "or",
-        "not",
-        "in",
-        "is",
-        "null",
-        "like",
-        "between",
-        "case",
-        "when",
-        "then",
-        "else",
-        "end",
-        "distinct",
-        "exists",
-        "values",
-        "window",
-        "over",
-        "partition",
-        "asc",
-        "desc",
-        "collate",
-        "cast",
-        "glob",
-        "regexp",
-        "match",
-        "escape",
-    ]
+    "select from where join on using as group by order having limit offset union all"
+    " except intersect inner left right full outer cross natural with and or not in is"
+    " null like between case when then else end distinct exists values window over"
+    " partition asc desc collate cast glob regexp match escape".split()
 )
 # SQLite's words for SQL it cannot read at all (besides "... syntax error").
 _UNPARSED = ("incomplete input", "unrecognized token")
@@ -472,20 +422,7 @@ def _sources(toks: list[Token], catalog: Catalog) -> tuple[dict[str, str | None]
 
 
 _CLAUSE_ENDS = frozenset(
-    [
-        "where",
-        "group",
-        "order",
-        "having",
-        "limit",
-        "union",
-        "except",
-        "intersect",
-        "on",
-        "using",
-        "select",
-        "window",
-    ]
+    "where group order having limit union except intersect on using select window".split()
 )
 
 
