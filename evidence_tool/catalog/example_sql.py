@@ -32,14 +32,40 @@ Used = Callable[[Relation, str | None, tuple[int | None, int | None]], None]
 # the server.  Against a live PostgreSQL, every volatile function outside pg_catalog
 # is refused too (workspace_check asks pg_proc once for all of them).
 SIDE_EFFECTS = frozenset(
-    "nextval setval pg_notify pg_advisory_lock pg_advisory_lock_shared"
-    " pg_advisory_xact_lock pg_advisory_xact_lock_shared pg_try_advisory_lock"
-    " pg_try_advisory_lock_shared pg_try_advisory_xact_lock"
-    " pg_try_advisory_xact_lock_shared pg_advisory_unlock pg_advisory_unlock_all"
-    " pg_advisory_unlock_shared set_config pg_cancel_backend pg_terminate_backend"
-    " pg_reload_conf pg_rotate_logfile pg_sleep pg_sleep_for pg_sleep_until lo_import"
-    " lo_export lo_unlink lo_create lo_creat lo_put lo_from_bytea dblink_exec"
-    " pg_create_restore_point pg_switch_wal".split()
+    {
+        "nextval",
+        "setval",
+        "pg_notify",
+        "pg_advisory_lock",
+        "pg_advisory_lock_shared",
+        "pg_advisory_xact_lock",
+        "pg_advisory_xact_lock_shared",
+        "pg_try_advisory_lock",
+        "pg_try_advisory_lock_shared",
+        "pg_try_advisory_xact_lock",
+        "pg_try_advisory_xact_lock_shared",
+        "pg_advisory_unlock",
+        "pg_advisory_unlock_all",
+        "pg_advisory_unlock_shared",
+        "set_config",
+        "pg_cancel_backend",
+        "pg_terminate_backend",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_sleep",
+        "pg_sleep_for",
+        "pg_sleep_until",
+        "lo_import",
+        "lo_export",
+        "lo_unlink",
+        "lo_create",
+        "lo_creat",
+        "lo_put",
+        "lo_from_bytea",
+        "dblink_exec",
+        "pg_create_restore_point",
+        "pg_switch_wal",
+    }
 )
 _WRITES = ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt")
 _BLANKS = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.S)

@@ -72,10 +72,60 @@ _TOKEN = re.compile(
     re.X | re.S,
 )
 _KEYWORDS = frozenset(
-    "select from where join on using as group by order having limit offset union all"
-    " except intersect inner left right full outer cross natural with and or not in is"
-    " null like between case when then else end distinct exists values window over"
-    " partition asc desc collate cast glob regexp match escape".split()
+    [
+        "select",
+        "from",
+        "where",
+        "join",
+        "on",
+        "using",
+        "as",
+        "group",
+        "by",
+        "order",
+        "having",
+        "limit",
+        "offset",
+        "union",
+        "all",
+        "except",
+        "intersect",
+        "inner",
+        "left",
+        "right",
+        "full",
+        "outer",
+        "cross",
+        "natural",
+        "with",
+        "and",
+        "or",
+        "not",
+        "in",
+        "is",
+        "null",
+        "like",
+        "between",
+        "case",
+        "when",
+        "then",
+        "else",
+        "end",
+        "distinct",
+        "exists",
+        "values",
+        "window",
+        "over",
+        "partition",
+        "asc",
+        "desc",
+        "collate",
+        "cast",
+        "glob",
+        "regexp",
+        "match",
+        "escape",
+    ]
 )
 # SQLite's words for SQL it cannot read at all (besides "... syntax error").
 _UNPARSED = ("incomplete input", "unrecognized token")
@@ -422,7 +472,20 @@ def _sources(toks: list[Token], catalog: Catalog) -> tuple[dict[str, str | None]
 
 
 _CLAUSE_ENDS = frozenset(
-    "where group order having limit union except intersect on using select window".split()
+    [
+        "where",
+        "group",
+        "order",
+        "having",
+        "limit",
+        "union",
+        "except",
+        "intersect",
+        "on",
+        "using",
+        "select",
+        "window",
+    ]
 )
 
 
