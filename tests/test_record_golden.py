@@ -36,10 +36,10 @@ from evidence_tool.archive.records import (
     ManualDeclaration,
     declaration_from_json,
 )
+from evidence_tool.catalog.check import TypeResult
 from evidence_tool.catalog.drift import Change, ChangeKind, DriftItem
 from evidence_tool.catalog.fingerprint import RelationPrint
 from evidence_tool.catalog.review import CheckedUnit
-from evidence_tool.catalog.typecheck import TypeResult
 from evidence_tool.errors import EvidenceWarning as W
 from evidence_tool.gitflow.records import GitCommands, GitFile, GitState, PartialStage
 from evidence_tool.gitflow.roles import Role

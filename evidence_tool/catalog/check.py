@@ -7,6 +7,12 @@
    tables (applies_to tables, the tables of its applies_to columns and of its
    ``## Columns`` field): unknown -> E181, ambiguous -> E182, a table the unit
    does not name -> E183.
+
+Check 4 (PostgreSQL only, run by workspace_check): each formula is prepared, never
+executed, as ``SELECT <expr> FROM <its tables> WHERE false`` (the tables checks 1-3
+resolved, schema-qualified); PostgreSQL's parse analysis then resolves every name,
+operator and cast and says the result type (``numeric``, ``interval``, ...).  A refusal
+is E188 with PostgreSQL's own message at the place of the formula's SQL it points at.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from evidence_tool.catalog.example_sql import ExampleSql, Resolver
 from evidence_tool.catalog.fences import Position, SqlBlock, UnitPositions, locate, sql_blocks
 from evidence_tool.catalog.model import Catalog, Relation, did_you_mean, quote_ident, split_name
 from evidence_tool.catalog.pgtree import under
-from evidence_tool.errors import Diagnostic
+from evidence_tool.errors import Diagnostic, EvidenceWarning
+from evidence_tool.record import Record
 from evidence_tool.unit import (
     FIELDS,
     EnumPayload,
@@ -295,3 +302,45 @@ def sql_position(where: UnitPositions, sql: str, offset: int) -> Position:
     if where.sql_line is None:
         return where.headings.get("sql"), 1
     return SqlBlock(sql, where.sql_line, 0).position(offset)
+
+
+@dataclass(frozen=True)
+class Formula:
+    unit: Unit
+    text: str  # the unit file, for positions
+    path: str
+    tables: tuple[Relation, ...]
+
+    @property
+    def sql(self) -> str:
+        assert isinstance(self.unit.payload, FormulaPayload)
+        return self.unit.payload.sql
+
+    def statement(self) -> str:
+        """The formula as PostgreSQL sees it; a newline ends a trailing ``--`` comment."""
+        source = ", ".join(r.qualified for r in self.tables)
+        return _PREFIX + self.sql + "\n" + (f"FROM {source}\n" if source else "") + "WHERE false"
+
+
+class TypeResult(Record, frozen=True):
+    unit_id: str
+    path: str
+    type: str | None  # None when PostgreSQL refused the formula or gave up
+
+
+def finding(f: Formula, error: str, position: int | None) -> Diagnostic:
+    """E188 at the formula's character PostgreSQL pointed at (else at the SQL fence)."""
+    where = locate(f.text, f.unit.kind, f.unit.language)
+    offset = position - 1 - len(_PREFIX) if position is not None else -1
+    if 0 <= offset <= len(f.sql):
+        line, column = sql_position(where, f.sql, offset)
+    else:  # in the FROM we added, or no position: the formula as a whole
+        line, column = (where.sql_line or where.headings.get("sql"), 1)
+    why = f"the formula does not type-check in PostgreSQL: {error}"
+    return Diagnostic("E188", why, f.path, line, column, f.unit.id)
+
+
+def gave_up(f: Formula, why: str) -> EvidenceWarning:
+    line = locate(f.text, f.unit.kind, f.unit.language).sql_line
+    message = f"{f.unit.id}: the formula was not type-checked: PostgreSQL stopped it at {why}"
+    return EvidenceWarning(message, f.path, line, code="W188")

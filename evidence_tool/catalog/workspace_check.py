@@ -13,14 +13,13 @@ from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 
-from evidence_tool.catalog.check import check_unit
+from evidence_tool.catalog.check import Formula, TypeResult, check_unit, finding, gave_up
 from evidence_tool.catalog.example_sql import REFUSED, ExampleSql
 from evidence_tool.catalog.fences import SqlBlock, sql_blocks
 from evidence_tool.catalog.model import Catalog
 from evidence_tool.catalog.postgres import Described, LiveCatalog
 from evidence_tool.catalog.results import Ran
 from evidence_tool.catalog.settings import CatalogSettings, open_catalog
-from evidence_tool.catalog.typecheck import Formula, TypeResult, finding, gave_up
 from evidence_tool.catalog.values import Sampled, ValueSample, compare, sample_of
 from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
 from evidence_tool.jsonvalue import View

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from evidence_tool.catalog.check import TypeResult
 from evidence_tool.catalog.drift import Change, ChangeKind, Drift
 from evidence_tool.catalog.fingerprint import Fingerprint
 from evidence_tool.catalog.model import Catalog, Column, Relation
@@ -15,7 +16,6 @@ from evidence_tool.catalog.results import Outcome, Ran
 from evidence_tool.catalog.review import CatalogRun
 from evidence_tool.catalog.settings import CatalogSettings
 from evidence_tool.catalog.step import StepOutcome
-from evidence_tool.catalog.typecheck import TypeResult
 from evidence_tool.catalog.workspace_check import CatalogCheck
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 
