@@ -46,7 +46,7 @@ from evidence_tool.gitflow.roles import Role
 from evidence_tool.migrate.provenance import CarriedDeclaration, CarriedItem
 from evidence_tool.publish.model import NotExported
 from evidence_tool.publish.write import Changes, PublishResult
-from evidence_tool.report.model import ComparisonRef, WrittenReport
+from evidence_tool.report.collect import ComparisonRef, WrittenReport
 from evidence_tool.sources.decide import DecidePlan, Staged
 from evidence_tool.sources.import_add import AddResult
 from evidence_tool.sources.records import (

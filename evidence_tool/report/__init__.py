@@ -11,8 +11,13 @@ from __future__ import annotations
 import os
 import secrets
 
-from evidence_tool.report.collect import ReportData, collect, decide_commands
-from evidence_tool.report.model import ComparisonRef, WrittenReport
+from evidence_tool.report.collect import (
+    ComparisonRef,
+    ReportData,
+    WrittenReport,
+    collect,
+    decide_commands,
+)
 from evidence_tool.report.page import render_page
 from evidence_tool.workspace import outputs
 from evidence_tool.workspace.layout import Layout

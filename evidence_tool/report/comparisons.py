@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import NamedTuple
 
-from evidence_tool.report.collect import ComparisonView, ReportData
-from evidence_tool.report.model import ReviewRow
+from evidence_tool.report.collect import ComparisonView, ReportData, ReviewRow
 from evidence_tool.report.textdiff import highlight_excerpts, word_diff_html
 from evidence_tool.report.units import markdown_block, meta_list, review_items_html, unit_link
 from evidence_tool.sources.records import ImportExtras, ProposedEntry

@@ -12,8 +12,7 @@ from html import escape
 
 from evidence_tool.archive.records import Declaration, DeclarationKind, ManualDeclaration
 from evidence_tool.errors import Diagnostic
-from evidence_tool.report.collect import CHANGE_CLASSES, ReportData, UnitView
-from evidence_tool.report.model import ReviewRow
+from evidence_tool.report.collect import CHANGE_CLASSES, ReportData, ReviewRow, UnitView
 from evidence_tool.unit import KINDS, PURPOSES
 from evidence_tool.unit.html import render_markdown_html
 from evidence_tool.unit.parse import split_frontmatter

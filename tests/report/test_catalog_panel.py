@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from evidence_tool.archive.state import State
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.report.model import CatalogPanel, DriftRow
+from evidence_tool.report.collect import CatalogPanel, DriftRow
 from evidence_tool.report.page import catalog_section
 
 RECORD: JsonObject = {

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence_tool.report.model import (
+from evidence_tool.report.collect import (
     CatalogState,
     ComparisonRef,
     ReviewRow,
