@@ -21,7 +21,7 @@ from typing import Any
 from evidence_tool.catalog.fences import SqlBlock
 from evidence_tool.catalog.model import Catalog, Relation, closest, did_you_mean, quote_ident
 from evidence_tool.catalog.pgtree import Node, under
-from evidence_tool.catalog.views import output_name
+from evidence_tool.catalog.statements import output_name
 from evidence_tool.errors import Diagnostic
 from evidence_tool.jsonvalue import JsonValue
 
