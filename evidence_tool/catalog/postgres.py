@@ -178,22 +178,28 @@ class LiveCatalog:
             for q in queries
         ]
         out: list[Outcome] = []
-        for results in self._pipeline(segments, "running the examples"):
-            failed = _failure(results)
-            if failed is not None:
+        for failed, rows in self._rows(segments, "running the examples"):
+            if failed is None:
+                out.append(outcome(rows))
+            else:
                 state, message = failed
                 out.append(Outcome(None, None, _GAVE_UP.get(state) or f"{message} ({state})"))
-                continue
-            res = results[-1]
+        return out
+
+    def _rows(
+        self, segments: list[_Segment], doing: str
+    ) -> Iterator[tuple[tuple[str, str] | None, list[tuple[str | None, ...]]]]:
+        """Each segment's refusal (SQLSTATE, message), or the rows of its last result as text."""
+        for results in self._pipeline(segments, doing):
+            failed, res = _failure(results), results[-1]
             rows = [
                 tuple(
                     None if (v := res.get_value(i, j)) is None else v.decode("utf-8", "replace")
                     for j in range(res.nfields)
                 )
-                for i in range(res.ntuples)
+                for i in range(res.ntuples if failed is None else 0)
             ]
-            out.append(outcome(rows))
-        return out
+            yield failed, rows
 
     def volatile(self, names: Sequence[str]) -> set[str]:
         """Which of these function names (as an example's SQL writes them, schema-qualified
@@ -225,19 +231,11 @@ class LiveCatalog:
         """The most frequent stored values of each column (and the documented ones)."""
         segments = [_query_segment(self._sample_query(s)) for s in samples]
         out: list[Sampled] = []
-        for results in self._pipeline(segments, "sampling stored values"):
-            failed = _failure(results)
+        for failed, rows in self._rows(segments, "sampling stored values"):
             if failed is not None:
                 out.append(Sampled(None, _GAVE_UP.get(failed[0]) or failed[1]))
-                continue
-            rows = results[-1]
-            counts: dict[str, int] = {}
-            for i in range(rows.ntuples):
-                value = rows.get_value(i, 0)
-                count = rows.get_value(i, 1)
-                if value is not None and count is not None:
-                    counts[value.decode("utf-8")] = int(count)
-            out.append(Sampled(counts, None))
+            else:
+                out.append(Sampled({v: int(n) for v, n in rows if v is not None and n is not None}))
         return out
 
     def _sample_query(self, s: ValueSample) -> bytes:
