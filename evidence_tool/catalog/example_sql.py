@@ -277,10 +277,7 @@ class Resolver:
                     )
                 ctes[name] = None
                 continue
-            cols = self.query(inner, outer, ctes)
-            if cols is not None and aliases:
-                cols = aliases + cols[len(aliases) :]
-            ctes[name] = cols
+            ctes[name] = _renamed(self.query(inner, outer, ctes), aliases)
         return ctes
 
     def from_item(self, item: Json, scope: Scope, into: Scope) -> list[Source]:
@@ -307,9 +304,7 @@ class Resolver:
             cols = self.query(_dict(sub, "subquery"), outer, scope.ctes)
             alias = _dict(sub, "alias")
             names = [_sval(a) for a in _list(alias, "colnames")]
-            if cols is not None and names:
-                cols = names + cols[len(names) :]
-            added.append(Source(alias.get("aliasname", "?"), cols, aliased=True))
+            added.append(Source(alias.get("aliasname", "?"), _renamed(cols, names), aliased=True))
         else:  # a function in FROM, XMLTABLE, TABLESAMPLE ...: its arguments, unknown columns
             inner = next(iter(item.values()), None) if item else None
             node: Json = inner if isinstance(inner, dict) else {}
@@ -332,12 +327,7 @@ class Resolver:
         self.out.names += 1
         cte = self.find(name, scope.ctes) if schema is None and scope.ctes else None
         if cte is not None:
-            cols = scope.ctes[cte]
-            return Source(
-                shown,
-                cols if not colnames or cols is None else colnames + cols[len(colnames) :],
-                aliased=True,
-            )
+            return Source(shown, _renamed(scope.ctes[cte], colnames), aliased=True)
         catalog = self.catalog
         rel = catalog.relation(schema, name)
         if rel is None:
@@ -351,14 +341,9 @@ class Resolver:
             )
             return Source(shown, None, aliased=True)
         self._use(rel, None, _int(rv, "location"))
-        cols = self._columns(rel)
-        if colnames:
-            cols = colnames + cols[len(colnames) :]
+        cols = _renamed([c.name for c in rel.columns], colnames)
         aliased = alias.get("aliasname") is not None
         return Source(shown, cols, rel, aliased, None if aliased else rel.schema)
-
-    def _columns(self, rel: Relation) -> list[str]:
-        return [c.name for c in rel.columns]
 
     def using(self, name: str, left: list[Source], right: list[Source], join: Json) -> None:
         self.out.names += 1
@@ -597,6 +582,11 @@ def _sval(node: Any) -> str:
             value = inner.get("sval")
             return value if isinstance(value, str) else ""
     return ""
+
+
+def _renamed(cols: list[str] | None, names: list[str]) -> list[str] | None:
+    """Columns as an alias list renames them: the first ones named, the rest as they were."""
+    return names + cols[len(names) :] if cols is not None and names else cols
 
 
 def _levels(scope: Scope) -> Iterator[Scope]:

@@ -226,6 +226,12 @@ def _keep_time(item: DriftItem, before: list[JsonValue]) -> DriftItem:
     return item
 
 
+def part(value: JsonValue) -> JsonObject:
+    """A part of the record file (a derived file that may be hand-broken): a broken part
+    reads empty."""
+    return value if isinstance(value, dict) else {}
+
+
 def read_record(layout: Layout) -> JsonObject:
     """The last run's record, or {} when no run left one (or it cannot be read)."""
     rec = read_cache_record(layout, STORE)
@@ -234,9 +240,7 @@ def read_record(layout: Layout) -> JsonObject:
 
 def review_items(layout: Layout, rec: JsonObject | None = None) -> dict[str, list[JsonValue]]:
     """The drift review items the record (``rec``, else read) holds, by unit id."""
-    items = (read_record(layout) if rec is None else rec).get("review_items") or {}
-    if not isinstance(items, dict):
-        return {}
+    items = part((read_record(layout) if rec is None else rec).get("review_items"))
     return {uid: list(v) if isinstance(v, list) else [] for uid, v in items.items()}
 
 
@@ -251,33 +255,27 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
     rec = read_record(layout)
     if not rec:
         return CatalogStatus(False, {})
-    drift, catalog = rec.get("drift"), rec.get("catalog")
-    changes = drift.get("changes") if isinstance(drift, dict) else None
+    changes = part(rec.get("drift")).get("changes")
     items = review_items(layout, rec)
     gone: list[str] = []
     edited: list[str] = []
     if working is not None:
         gone = sorted(uid for uid in items if uid not in working)
-        recorded = rec.get("units")
-        units = recorded if isinstance(recorded, dict) else {}
+        units = part(rec.get("units"))
         edited = sorted(
-            uid for uid in items if uid in working and _hash_of(units, uid) != working[uid]
+            uid
+            for uid in items
+            if uid in working and part(units.get(uid)).get("content_hash") != working[uid]
         )
         items = {uid: v for uid, v in items.items() if uid in working}
     return CheckedStatus(
         True,
         items,
         rec.get("checked_at"),
-        catalog.get("fingerprint") if isinstance(catalog, dict) else None,
+        part(rec.get("catalog")).get("fingerprint"),
         rec.get("base"),
         rec.get("note"),
         len(changes) if isinstance(changes, list) else 0,
         tuple(gone),
         tuple(edited),
     )
-
-
-def _hash_of(units: JsonObject, uid: str) -> JsonValue:
-    """The content hash the record holds for a unit (None when it holds none)."""
-    unit = units.get(uid)
-    return unit.get("content_hash") if isinstance(unit, dict) else None

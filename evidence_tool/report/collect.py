@@ -24,7 +24,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.records import Declaration, ManualDeclaration, declaration_from_json
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import State
-from evidence_tool.catalog.review import read_record
+from evidence_tool.catalog.review import part, read_record
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.record import Record
@@ -90,11 +90,6 @@ class CatalogStatus:
 def _shown(value: JsonValue) -> str | None:
     """A record's value as the page prints it, None when unset (shown as a dash)."""
     return str(value) if value else None
-
-
-def part(value: JsonValue) -> JsonObject:
-    """A part of a derived record (the catalog run's): a broken part reads empty."""
-    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from html import escape
 
 from evidence_tool.errors import CODES
 from evidence_tool.report.assets import CSS, SCRIPT, content_security_policy
-from evidence_tool.report.collect import ReportData
+from evidence_tool.report.collect import CHANGE_CLASSES, ReportData
 from evidence_tool.report.comparisons import comparisons_section
 from evidence_tool.report.textdiff import word_diff_html
 from evidence_tool.report.units import meta_list, source_name, unit_link, units_section
@@ -97,10 +97,7 @@ def changes_section(data: ReportData) -> str:
         return head + '<p class="note">No snapshot yet: every working file is new.</p></section>'
     changes = data.changes
     parts = [f"<p>Working files against the {data.base_label} revision {_code(data.base)}.</p>"]
-    if not any(
-        changes.get(k)
-        for k in ("added", "modified", "deleted", "renamed", "reformatted", "invalid")
-    ):
+    if not any(changes.get(k) for k in (*CHANGE_CLASSES, "invalid")):
         parts.append('<p class="note">No unconsolidated edits.</p>')
     for cls, what in (
         ("added", "Added"),
