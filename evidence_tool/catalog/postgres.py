@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby
@@ -165,7 +165,7 @@ class LiveCatalog:
         self, statements: Sequence[str], doing: str = "preparing the examples"
     ) -> list[Described]:
         """Each statement prepared (never executed): its refusal, if any; no type names."""
-        segments = [_describe_segment(s.encode("utf-8")) for s in statements]
+        segments = [_Segment(s.encode("utf-8"), describe=True) for s in statements]
         return [_described(r) for r in self._pipeline(segments, doing)]
 
     def run(self, queries: Sequence[str]) -> list[Outcome]:
@@ -174,7 +174,7 @@ class LiveCatalog:
         from evidence_tool.catalog.results import ROW_LIMIT, Outcome, outcome
 
         segments = [
-            _query_segment(f"SELECT * FROM (\n{q}\n) AS tht_example LIMIT {ROW_LIMIT + 1}".encode())
+            _Segment(f"SELECT * FROM (\n{q}\n) AS tht_example LIMIT {ROW_LIMIT + 1}".encode())
             for q in queries
         ]
         out: list[Outcome] = []
@@ -229,7 +229,7 @@ class LiveCatalog:
 
     def sample(self, samples: Sequence[ValueSample]) -> list[Sampled]:
         """The most frequent stored values of each column (and the documented ones)."""
-        segments = [_query_segment(self._sample_query(s)) for s in samples]
+        segments = [_Segment(self._sample_query(s)) for s in samples]
         out: list[Sampled] = []
         for failed, rows in self._rows(segments, "sampling stored values"):
             if failed is not None:
@@ -304,10 +304,26 @@ class _Broken(Exception):
     pass
 
 
+_OVERHEAD = len(_SAVEPOINT) + 64  # the rollback, message headers, the Sync
+
+
 @dataclass(frozen=True)
 class _Segment:
-    size: int  # bytes it sends
-    send: Callable[[pq.abc.PGconn], None]
+    """One statement of a pipeline: only prepared and described, or run."""
+
+    sql: bytes
+    describe: bool = False
+
+    @property
+    def size(self) -> int:  # bytes it sends
+        return len(self.sql) + _OVERHEAD
+
+    def send(self, pg: pq.abc.PGconn) -> None:
+        if self.describe:
+            pg.send_prepare(b"", self.sql)  # the unnamed statement: replaced by the next one
+            pg.send_describe_prepared(b"")
+        else:
+            pg.send_query_params(self.sql, None)
 
 
 def _batches(segments: list[_Segment]) -> Iterator[list[_Segment]]:
@@ -321,24 +337,6 @@ def _batches(segments: list[_Segment]) -> Iterator[list[_Segment]]:
         size += seg.size
     if batch:
         yield batch
-
-
-_OVERHEAD = len(_SAVEPOINT) + 64  # the rollback, message headers, the Sync
-
-
-def _describe_segment(statement: bytes) -> _Segment:
-    def send(pg: pq.abc.PGconn) -> None:
-        pg.send_prepare(b"", statement)  # the unnamed statement: replaced by the next one
-        pg.send_describe_prepared(b"")
-
-    return _Segment(len(statement) + _OVERHEAD, send)
-
-
-def _query_segment(query: bytes) -> _Segment:
-    def send(pg: pq.abc.PGconn) -> None:
-        pg.send_query_params(query, None)
-
-    return _Segment(len(query) + _OVERHEAD, send)
 
 
 def _failure(results: list[pq.abc.PGresult]) -> tuple[str, str] | None:
