@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from cli_runner import tht
+from cli_runner import invoke, tht
 
 from evidence_tool.report import collect
 
@@ -121,3 +121,30 @@ def test_attack_cache_folder_replaced_by_a_file_or_the_lock_by_a_folder(workspac
         assert len(notes) == 1, (plant, result.json["warnings"])
         cases += 1
     assert cases == 2 and lock.is_dir() and not cache.exists()
+
+
+def test_attack_review_items_of_the_wrong_shape_are_listed_not_a_traceback(
+    workspace: Path,
+) -> None:
+    """A hand-edited record whose items are not objects, or lack a code or message:
+    `status` lists what it can read and says the rest is unreadable (exit 0)."""
+    assert tht(workspace, "consolidate").exit_code == 0
+    _check(workspace)
+    record = workspace / RECORD
+    rec = json.loads(record.read_bytes())
+    uid = "evidence:lab:result-flag"
+    good = {"code": "E191", "message": "a readable item"}
+    shapes = [3, "text", None, [good], {}, {"code": 7, "message": ["m"]}, {"code": "E191"}]
+    rec["review_items"] = {uid: [good, *shapes]}
+    rec["units"] = {}
+    record.write_text(json.dumps(rec), encoding="utf-8")
+    status = tht(workspace, "status")
+    assert status.exit_code == 0, (status.stdout, status.stderr)
+    assert status.json["result"]["catalog"]["review_items"][uid][0] == good
+    plain = invoke(["workspace", "evidence", "status", "--workspace-root", str(workspace)])
+    assert plain.exit_code == 0, (plain.stdout, plain.stderr)
+    text = plain.stdout
+    lines = [line for line in text.splitlines() if line.startswith("catalog review item on")]
+    assert any(line.endswith("E191 a readable item") for line in lines), lines
+    unreadable = [line for line in lines if "unreadable" in line]
+    assert len(unreadable) == len(shapes), lines
