@@ -16,6 +16,7 @@ import click
 
 from evidence_tool.cli.lazy_group import LazyGroup
 from evidence_tool.cli.options import (
+    flag,
     format_options,
     json_option,
     resolve_format,
@@ -45,9 +46,7 @@ def workspace() -> None:
     help="Default language of the units (BCP 47: en, it, it-CH, de, ...).",
 )
 @click.option("--name", help="Human-readable name (default: the id).")
-@click.option(
-    "--example", is_flag=True, help="Also write one valid example unit per kind, in --language."
-)
+@flag("--example", help="Also write one valid example unit per kind, in --language.")
 @json_option
 def new_cmd(
     directory: str | None,
