@@ -117,22 +117,13 @@ def payload_of(record: IndexRecord, embedder: str = BUILTIN_EMBEDDER) -> JsonObj
     """The point's payload; ``entry_hash`` covers it all, the embedder's name included, so
     configuring another embedder re-embeds every unit instead of mixing old vectors."""
     applies = record.applies_to
-    body: JsonObject = {  # JSON boundary: the point's payload, stored by the server
-        "id": record.id,
-        "kind": record.kind,
-        "language": record.language,
-        "purposes": record.metadata.get("purposes"),
-        "tables": applies.get("tables", []),
-        "columns": applies.get("columns", []),
-        "concepts": applies.get("concepts", []),
-        "title": record.title,
-        "payload": record.payload,
-        "path": record.path,
-        "content_hash": record.content_hash,
-        "provenance": record.provenance,
-        "provenance_kind": record.provenance_kind,
-        "embedder": embedder,
-    }
+    # JSON boundary: the point's payload, stored by the server (in this key order)
+    body: JsonObject = {k: getattr(record, k) for k in ("id", "kind", "language")}
+    body["purposes"] = record.metadata.get("purposes")
+    body |= {k: applies.get(k, []) for k in ("tables", "columns", "concepts")}
+    for key in ("title", "payload", "path", "content_hash", "provenance", "provenance_kind"):
+        body[key] = getattr(record, key)
+    body["embedder"] = embedder
     body["entry_hash"] = hashlib.sha256(canonical_json(body)).hexdigest()
     return body
 
