@@ -461,7 +461,8 @@ def _active_searcher(
     """The searcher of the configured backend's active index."""
     if settings.kind == "qdrant":
         return _qdrant_searcher(stack, layout, settings, dense, fusion)
-    from evidence_tool.activation.sqlite_index import INDEX_NAME, _check_current
+    from evidence_tool.activation.sqlite_index import INDEX_NAME
+    from evidence_tool.activation.sqlite_search import _check_current
 
     return _sqlite_searcher(
         layout.cache / INDEX_NAME,

@@ -27,10 +27,6 @@ from evidence_tool.activation._speed.prebuild import Prebuild
 from evidence_tool.activation.dense import (
     write_vectors,
 )
-from evidence_tool.activation.sqlite_hits import LexicalRow
-from evidence_tool.activation.sqlite_schema import (
-    _SCHEMA as _SCHEMA,
-)
 from evidence_tool.activation.sqlite_schema import (
     FORMAT,
     INDEX_NAME,
@@ -42,20 +38,7 @@ from evidence_tool.activation.sqlite_schema import (
     index_revision,
     open_readonly,
 )
-from evidence_tool.activation.sqlite_search import _WEIGHTS as _WEIGHTS
-from evidence_tool.activation.sqlite_search import COLUMN_WEIGHTS as COLUMN_WEIGHTS
-from evidence_tool.activation.sqlite_search import (
-    MODES,
-    Filters,
-    SqlArg,
-    resolve_table,
-    search,
-    search_path,
-)
-from evidence_tool.activation.sqlite_search import _bm25_rows as _bm25_rows
-from evidence_tool.activation.sqlite_search import _check_current as _check_current
-from evidence_tool.activation.sqlite_search import _stem_query as _stem_query
-from evidence_tool.activation.sqlite_search import _where as _where
+from evidence_tool.activation.sqlite_search import MODES, Filters, search, search_path
 from evidence_tool.activation.sqlite_write import build_index, update_in_place
 from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
@@ -70,25 +53,18 @@ from evidence_tool.errors import (
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
-# The index's names stay importable from here, the backend's module, as before the split:
-# schema and meta (sqlite_schema), rows (sqlite_write), search (sqlite_search, sqlite_hits).
+# The index's public names stay importable from here, the backend's module, as before the
+# split: schema and meta (sqlite_schema), rows (sqlite_write), search (sqlite_search); their
+# private helpers are imported from the module that defines them.
 __all__ = [
-    "FORMAT",
     "INDEX_NAME",
     "MODES",
-    "PREPARED_NAME",
-    "RACY_NS",
-    "STAMP_NAME",
     "Filters",
-    "LexicalRow",
-    "SqlArg",
     "SqliteBackend",
     "build_index",
     "index_entries",
-    "index_meta",
     "index_revision",
     "open_readonly",
-    "resolve_table",
     "search",
     "search_path",
     "update_in_place",
