@@ -419,33 +419,32 @@ class QdrantBackend:
         if mode == "hybrid" and self.dense and not serves(self.dense, query_language(query)):
             mode = "bm25"  # a question its model does not serve is ranked by its words alone
         flt = _filter(kind, purpose, language, table)
+
+        def ranked(vector: Any, using: str, depth: int = limit) -> list[Any]:
+            return list(
+                self.client.query_points(
+                    self.collection, query=vector, using=using, limit=depth, query_filter=flt
+                ).points
+            )
+
         vec: Any = self.embedder.embed([query])[0]
         sparse = _vector(self.embedder, vec)
         if mode == "bm25":
             if self.embedder.sparse and not vec.indices:
                 return []  # no term of the query can match anything
-            res = self.client.query_points(
-                self.collection, query=sparse, using=VECTOR, limit=limit, query_filter=flt
-            )
+            points = ranked(sparse, VECTOR)
         else:
             dense = self.dense.embed([query])[0] if self.dense else []
             if mode == "dense" or (self.embedder.sparse and not vec.indices):
-                res = self.client.query_points(
-                    self.collection, query=dense, using=DENSE, limit=limit, query_filter=flt
-                )
+                points = ranked(dense, DENSE)
             else:
                 depth = max(limit, FUSION_DEPTH)
-                sides = [
-                    self.client.query_points(
-                        self.collection, query=q, using=using, limit=depth, query_filter=flt
-                    ).points
-                    for q, using in ((sparse, VECTOR), (dense, DENSE))
-                ]
+                sides = [ranked(sparse, VECTOR, depth), ranked(dense, DENSE, depth)]
                 payloads = {str(p.id): dict(p.payload or {}) for side in sides for p in side}
                 lexical, semantic = ([(str(p.id), float(p.score)) for p in side] for side in sides)
                 fused = fuse(lexical, semantic, fusion)[:limit]
                 return [ScoredPoint(score, payloads[pid]) for pid, score in fused]
-        return [ScoredPoint(float(p.score), dict(p.payload or {})) for p in res.points]
+        return [ScoredPoint(float(p.score), dict(p.payload or {})) for p in points]
 
     def close(self) -> None:
         if self._client is not None:

@@ -13,13 +13,10 @@ from evidence_tool.activation.analysis import analyse
 from evidence_tool.activation.dense import (
     delete_vector,
 )
-from evidence_tool.activation.records import (
-    IndexRecord,
-    index_records,
-)
+from evidence_tool.activation.records import IndexRecord, _strs, index_records
 from evidence_tool.activation.sqlite_schema import _SCHEMA, FORMAT, index_meta
 from evidence_tool.embedding.text import flatten as _flatten
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject
 
 
 def _tables_of(record: IndexRecord) -> set[str]:
@@ -32,10 +29,6 @@ def _tables_of(record: IndexRecord) -> set[str]:
         columns.append(column)
     tables |= {c.rsplit(".", 1)[0] for c in columns if c.count(".") >= 2}
     return {t.lower() for t in tables}
-
-
-def _strs(value: JsonValue) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _fts_text(text: str, language: str, analyzer: str) -> str:
