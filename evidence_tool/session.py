@@ -694,20 +694,15 @@ class Session:
         self, query: str, filters: Filters | None = None, limit: int = 10, mode: str | None = None
     ) -> SearchResult:
         from evidence_tool.activation.search import search_active
-
-        if filters is None:
-            from evidence_tool.activation.sqlite_index import Filters
-
-            filters = Filters()
+        from evidence_tool.activation.sqlite_index import Filters
 
         inst = self.installation
-        activation, embedding = inst.section("activation"), inst.section("embedding")
         return search_active(
             self.layout,
-            activation,
-            embedding,
+            inst.section("activation"),
+            inst.section("embedding"),
             query,
-            filters,
+            filters or Filters(),
             limit,
             mode,
             retrieval=self.retrieval(),
@@ -749,26 +744,23 @@ class Session:
         if fail_on_drop and compare is None:
             raise UsageError("--fail-on-drop compares with a revision: add --compare REV")
         inst = self.installation
+        sections = {
+            "activation": inst.section("activation"),
+            "embedding": inst.section("embedding"),
+        }
         adopted: JsonObject | None = None
         if adopt:
             from evidence_tool.activation.adopt import adopt as choose
 
-            adopted = choose(
-                self.archive,
-                questions,
-                k=k,
-                activation=inst.section("activation"),
-                embedding=inst.section("embedding"),
-            ).to_json()
+            adopted = choose(self.archive, questions, k=k, **sections).to_json()
         done = evaluate(
             self.archive,
             questions,
             k=k,
             modes=modes,
             compare=compare,
-            activation=inst.section("activation"),
-            embedding=inst.section("embedding"),
             retrieval=self.retrieval(),
+            **sections,
         )
         out = done.to_json()
         if adopted is not None:
