@@ -14,6 +14,7 @@ cannot run is listed with the reason, never silently dropped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tempfile
@@ -532,12 +533,10 @@ def _rebuilt(
 
     path = tmp / INDEX_NAME
     build_index(path, revision, snapshot.records())
-    con = vec.connect(path)  # the build's driver: vec_units follows the vectors
-    try:
+    # the build's driver: vec_units follows the vectors
+    with contextlib.closing(vec.connect(path)) as con:
         write_vectors(con, inner, cache)
         con.commit()
-    finally:
-        con.close()
     return _sqlite_searcher(path, dense, fusion)
 
 

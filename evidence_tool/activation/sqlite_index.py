@@ -13,6 +13,7 @@ a question's content words match their inflections, in English and Italian.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -312,12 +313,9 @@ class SqliteBackend:
 
     def _embed(self, tmp: Path) -> None:
         """Give every unit of the unpublished index its vector (cached by content)."""
-        con = vec.connect(tmp)
-        try:
+        with contextlib.closing(vec.connect(tmp)) as con:
             self._vectors(con)
             con.commit()
-        finally:
-            con.close()
 
     def _vectors(self, con: sqlite3.Connection) -> None:
         """The vectors of the units that have none (or none of this model), by content."""
@@ -336,11 +334,8 @@ class SqliteBackend:
         if not journal.exists():
             return
         try:
-            con = sqlite3.connect(self.path)
-            try:
+            with contextlib.closing(sqlite3.connect(self.path)) as con:
                 con.execute("SELECT count(*) FROM meta").fetchone()
-            finally:
-                con.close()
         except sqlite3.Error:
             fsio.unlink(self.path, missing_ok=True)
         fsio.unlink(journal, missing_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -150,9 +151,8 @@ def update_in_place(
     # The driver that loads sqlite-vec only for an index that holds vec_units: probing for
     # it imports numpy, most of what one edit's activation cost over a no-op (issue 20).
     connect = vec.connect if vec.META_KEY in (index_meta(path) or {}) else sqlite3.connect
-    con = connect(path)
-    con.isolation_level = None
-    try:
+    with contextlib.closing(connect(path)) as con:
+        con.isolation_level = None
         con.execute("PRAGMA journal_mode=DELETE")
         con.execute("PRAGMA synchronous=FULL")  # the journal, then the file, reach the disk
         con.execute("BEGIN IMMEDIATE")
@@ -168,8 +168,6 @@ def update_in_place(
                 con.execute("ROLLBACK")
             raise
         return n
-    finally:
-        con.close()
 
 
 def _write(
@@ -179,8 +177,8 @@ def _write(
     start: Callable[[sqlite3.Connection], object],
     analyzer: str = "stem",
 ) -> int:
-    con = sqlite3.connect(path)  # vec_units, if wanted, come after (_embed, vec.connect)
-    try:
+    # vec_units, if wanted, come after (_embed, vec.connect)
+    with contextlib.closing(sqlite3.connect(path)) as con:
         # No rollback journal: the file is unpublished until complete, and a killed
         # build must leave nothing but its one temp file (which the next build removes).
         con.execute("PRAGMA journal_mode=OFF")
@@ -190,5 +188,3 @@ def _write(
         n = _stamp(con, revision, analyzer)
         con.commit()
         return n
-    finally:
-        con.close()
