@@ -520,12 +520,9 @@ def _rebuilt(
         from evidence_tool.activation.qdrant_index import QdrantBackend
 
         local = settings.local_copy(str(tmp / "qdrant"))
-        builder = QdrantBackend(archive.layout, local, dense=inner)
-        builder.cache = cache
-        try:
+        with contextlib.closing(QdrantBackend(archive.layout, local, dense=inner)) as builder:
+            builder.cache = cache
             builder(snapshot)
-        finally:
-            builder.close()
         return _qdrant_searcher(stack, archive.layout, local, dense, fusion)
     from evidence_tool.activation import vec
     from evidence_tool.activation.dense import write_vectors
