@@ -241,9 +241,9 @@ def main() -> None:
 
             names.DEFINITION_WORDS = args.definition_words
         if args.weights:
-            from evidence_tool.activation import sqlite_index
+            from evidence_tool.activation import sqlite_search
 
-            sqlite_index._WEIGHTS = "0.0, " + args.weights
+            sqlite_search._WEIGHTS = "0.0, " + args.weights
         rows = collect(
             args.ws,
             args.questions,

@@ -25,7 +25,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from evidence_tool.activation import dense, vec  # noqa: E402
-from evidence_tool.activation.sqlite_index import _SCHEMA, Filters, _where  # noqa: E402
+from evidence_tool.activation.sqlite_schema import _SCHEMA  # noqa: E402
+from evidence_tool.activation.sqlite_search import Filters, _where  # noqa: E402
 from evidence_tool.embedding.vectors import normalized, to_blob  # noqa: E402
 
 DIM = 384

@@ -16,9 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from evidence_tool.errors import Diagnostic, EvidenceWarning, UsageError
+from evidence_tool.errors import (
+    DescriptorError,
+    Diagnostic,
+    EvidenceError,
+    EvidenceWarning,
+    UsageError,
+    with_warnings_refused,
+)
 from evidence_tool.jsonvalue import JsonObject, View
-from evidence_tool.workspace.descriptor import Installation, load_installation, resolve_actor
+from evidence_tool.workspace.descriptor import (
+    Installation,
+    load_installation,
+    load_workspace_descriptor,
+    resolve_actor,
+)
 from evidence_tool.workspace.locate import require_workspace
 from evidence_tool.workspace.scan import Progress, ValidationReport
 
@@ -135,8 +147,6 @@ class ReviewResolved(View):
 def _validation(scanned: ValidationReport, warnings_as_errors: bool) -> WorkspaceValidation:
     """The files' counts and findings; with ``warnings_as_errors`` every coded warning is
     error E190 (and its file counts as invalid)."""
-    from evidence_tool.errors import with_warnings_refused
-
     errors, warnings = list(scanned.errors), list(scanned.warnings)
     if warnings_as_errors:
         errors, warnings = with_warnings_refused(errors, warnings)
@@ -241,8 +251,6 @@ class Session:
     def initialize(self, actor: str) -> ConsolidateResult:
         """Record the baseline; the configured backend readies its activation if it can
         (the sqlite index of the baseline, adopted by the first consolidate)."""
-        from evidence_tool.errors import DescriptorError
-
         try:
             backend = self.activation()
         except DescriptorError:
@@ -317,7 +325,6 @@ class Session:
 
         if not has_legacy_manifest(self.archive.layout.root):
             return plain()
-        from evidence_tool.errors import EvidenceError
         from evidence_tool.migrate.step import migrate_first, planned, with_migration, would_migrate
 
         migration = migrate_first(self.archive, actor, dry_run)
@@ -372,8 +379,6 @@ class Session:
         from evidence_tool.activation.reader import export_corpus, open_active_corpus
 
         if fmt != "jsonl":
-            from evidence_tool.errors import UsageError
-
             raise UsageError(f"export format {fmt!r} is not one of: jsonl")
 
         corpus = open_active_corpus(self.root)
@@ -470,7 +475,6 @@ class Session:
         self, actor: str, only: str | None = None, dry_run: bool = False, progress: Any = None
     ) -> RefreshResult:
         from evidence_tool.sources import refresh
-        from evidence_tool.workspace.descriptor import load_workspace_descriptor
 
         descriptor = load_workspace_descriptor(self.root)
         return refresh(
@@ -625,8 +629,6 @@ class Session:
         the catalog step when configured; with ``index`` the backend against the active
         snapshot (E702)."""
         if warnings_as_errors and not strict:
-            from evidence_tool.errors import UsageError
-
             # Only --strict reads the unit files, so without it there are no warnings to refuse.
             raise UsageError("--warnings-as-errors needs --strict")
         warnings: list[EvidenceWarning]
@@ -642,8 +644,6 @@ class Session:
             }
             warnings = [*rep.warnings, *(EvidenceWarning(note) for note in rep.notes)]
             if warnings_as_errors:
-                from evidence_tool.errors import with_warnings_refused
-
                 problems, warnings = with_warnings_refused(problems, warnings)
             step = self.catalog_step()  # the opt-in catalog step (evidence.catalog)
             if step is not None:
@@ -694,20 +694,15 @@ class Session:
         self, query: str, filters: Filters | None = None, limit: int = 10, mode: str | None = None
     ) -> SearchResult:
         from evidence_tool.activation.search import search_active
-
-        if filters is None:
-            from evidence_tool.activation.sqlite_index import Filters
-
-            filters = Filters()
+        from evidence_tool.activation.sqlite_index import Filters
 
         inst = self.installation
-        activation, embedding = inst.section("activation"), inst.section("embedding")
         return search_active(
             self.layout,
-            activation,
-            embedding,
+            inst.section("activation"),
+            inst.section("embedding"),
             query,
-            filters,
+            filters or Filters(),
             limit,
             mode,
             retrieval=self.retrieval(),
@@ -724,8 +719,6 @@ class Session:
 
     def retrieval(self) -> JsonObject | None:
         """The workspace's adopted search settings (workspace.yaml ``retrieval``)."""
-        from evidence_tool.workspace.descriptor import load_workspace_descriptor
-
         return load_workspace_descriptor(self.root).retrieval
 
     def evaluate_gate(
@@ -751,26 +744,23 @@ class Session:
         if fail_on_drop and compare is None:
             raise UsageError("--fail-on-drop compares with a revision: add --compare REV")
         inst = self.installation
+        sections = {
+            "activation": inst.section("activation"),
+            "embedding": inst.section("embedding"),
+        }
         adopted: JsonObject | None = None
         if adopt:
             from evidence_tool.activation.adopt import adopt as choose
 
-            adopted = choose(
-                self.archive,
-                questions,
-                k=k,
-                activation=inst.section("activation"),
-                embedding=inst.section("embedding"),
-            ).to_json()
+            adopted = choose(self.archive, questions, k=k, **sections).to_json()
         done = evaluate(
             self.archive,
             questions,
             k=k,
             modes=modes,
             compare=compare,
-            activation=inst.section("activation"),
-            embedding=inst.section("embedding"),
             retrieval=self.retrieval(),
+            **sections,
         )
         out = done.to_json()
         if adopted is not None:

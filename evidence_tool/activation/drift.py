@@ -56,16 +56,11 @@ def index_drift(
             info = IndexDrift(kind, revision, True, len(expected), 0, 1, "index unreadable")
             return [Diagnostic("E702", exc.message)], info
         held = {uid: p.get("content_hash") for uid, p in entries_of.items()}
-    problems = []
-    for uid in sorted(expected.keys() - held.keys()):
-        problems.append(Diagnostic("E702", f"index is missing active unit '{uid}'", unit_id=uid))
-    for uid in sorted(expected.keys() & held.keys()):
-        if expected[uid] != held[uid]:
-            problems.append(
-                Diagnostic("E702", f"index holds a stale version of '{uid}'", unit_id=uid)
-            )
-    for uid in sorted(held.keys() - expected.keys()):
-        problems.append(
-            Diagnostic("E702", f"index holds '{uid}', which is not active", unit_id=uid)
-        )
+    stale = {uid for uid in expected.keys() & held.keys() if expected[uid] != held[uid]}
+    found = (
+        (expected.keys() - held.keys(), "index is missing active unit '{}'"),
+        (stale, "index holds a stale version of '{}'"),
+        (held.keys() - expected.keys(), "index holds '{}', which is not active"),
+    )
+    problems = [Diagnostic("E702", m.format(u), unit_id=u) for ids, m in found for u in sorted(ids)]
     return problems, IndexDrift(kind, revision, True, len(expected), len(held), len(problems))

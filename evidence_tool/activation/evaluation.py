@@ -14,6 +14,7 @@ cannot run is listed with the reason, never silently dropped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tempfile
@@ -29,7 +30,7 @@ from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, Retrieval
 from evidence_tool.activation.search import MODES, searchable_backend
 from evidence_tool.activation.settings import ActivationSettings
-from evidence_tool.activation.sqlite_index import Filters, search_path
+from evidence_tool.activation.sqlite_index import INDEX_NAME, Filters, search_path
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.records import Deletion
 from evidence_tool.embedding import DenseEmbedder
@@ -355,15 +356,13 @@ def _stale_reason(held: str | None, wanted: str) -> str:
 
 
 def _sqlite_searcher(
-    path: Path,
-    dense: _Dense,
-    check: Callable[[str], None] | None = None,
-    fusion: Fusion = DEFAULT_FUSION,
+    path: Path, dense: _Dense, fusion: Fusion, active: Any = None
 ) -> tuple[Searcher, str | None]:
     """A searcher over the sqlite index at ``path``, and why its dense modes cannot run
-    (None: they can).  ``check`` vets the revision the index answered for."""
+    (None: they can).  ``active``: the layout whose active revision the index must hold."""
     from evidence_tool.activation.dense import index_model
     from evidence_tool.activation.sqlite_index import open_readonly
+    from evidence_tool.activation.sqlite_search import _check_current
 
     if not path.is_file():
         raise NotReadyError(
@@ -379,8 +378,8 @@ def _sqlite_searcher(
 
     def searcher(query: str, filters: Filters, k: int, mode: str) -> list[str]:
         data = search_path(path, query, filters, k, mode, lambda: dense.embedder, fusion=fusion)
-        if check is not None:
-            check(data.revision)
+        if active is not None:
+            _check_current(active, data.revision, path)
         return data.ids()
 
     return searcher, reason
@@ -451,26 +450,6 @@ def question_set(
     return questions, active.revision, retired
 
 
-def _active_searcher(
-    stack: ExitStack,
-    layout: Any,
-    settings: ActivationSettings,
-    dense: _Dense,
-    fusion: Fusion,
-) -> tuple[Searcher, str | None]:
-    """The searcher of the configured backend's active index."""
-    if settings.kind == "qdrant":
-        return _qdrant_searcher(stack, layout, settings, dense, fusion)
-    from evidence_tool.activation.sqlite_index import INDEX_NAME, _check_current
-
-    return _sqlite_searcher(
-        layout.cache / INDEX_NAME,
-        dense,
-        lambda rev: _check_current(layout, rev, layout.cache / INDEX_NAME),
-        fusion,
-    )
-
-
 def evaluate(
     archive: LocalEvidenceArchive,
     questions_path: str,
@@ -496,23 +475,23 @@ def evaluate(
         retrieval if isinstance(retrieval, Retrieval) else Retrieval.from_json(retrieval)
     ).fusion
     dense = _dense(embedding or {}, chosen, layout.cache / "embeddings")
-    questioner = dense.embedder
-    kind = settings.kind
-    runs = []
+    questioner, kind = dense.embedder, settings.kind
+
+    def run(label: str, revision: str, searcher: tuple[Searcher, str | None]) -> Run:
+        return _run(label, revision, kind, searcher, questions, retired, k, chosen, questioner)
+
     with ExitStack() as stack:
-        searcher = _active_searcher(stack, layout, settings, dense, fusion)
-        runs.append(
-            _run(
-                "active", active_revision, kind, searcher, questions, retired, k, chosen, questioner
-            )
+        searcher = (
+            _qdrant_searcher(stack, layout, settings, dense, fusion)
+            if kind == "qdrant"
+            else _sqlite_searcher(layout.cache / INDEX_NAME, dense, fusion, layout)
         )
+        runs = [run("active", active_revision, searcher)]
     if compare is not None:
         revision = resolve_revision(archive, compare)
         with tempfile.TemporaryDirectory(prefix="tht-eval-") as tmp, ExitStack() as stack:
             searcher = _rebuilt(stack, archive, revision, Path(tmp), kind, settings, dense, fusion)
-            runs.append(
-                _run("compare", revision, kind, searcher, questions, retired, k, chosen, questioner)
-            )
+            runs.append(run("compare", revision, searcher))
     vectors = (questioner.cache.embedded, questioner.cache.hits) if questioner else (0, 0)
     used = QuestionVectors(*vectors) if any(vectors) else None
     return Evaluation(k, len(questions), questions_path, tuple(runs), used)
@@ -541,26 +520,21 @@ def _rebuilt(
         from evidence_tool.activation.qdrant_index import QdrantBackend
 
         local = settings.local_copy(str(tmp / "qdrant"))
-        builder = QdrantBackend(archive.layout, local, dense=inner)
-        builder.cache = cache
-        try:
+        with contextlib.closing(QdrantBackend(archive.layout, local, dense=inner)) as builder:
+            builder.cache = cache
             builder(snapshot)
-        finally:
-            builder.close()
         return _qdrant_searcher(stack, archive.layout, local, dense, fusion)
     from evidence_tool.activation import vec
     from evidence_tool.activation.dense import write_vectors
-    from evidence_tool.activation.sqlite_index import INDEX_NAME, build_index
+    from evidence_tool.activation.sqlite_index import build_index
 
     path = tmp / INDEX_NAME
     build_index(path, revision, snapshot.records())
-    con = vec.connect(path)  # the build's driver: vec_units follows the vectors
-    try:
+    # the build's driver: vec_units follows the vectors
+    with contextlib.closing(vec.connect(path)) as con:
         write_vectors(con, inner, cache)
         con.commit()
-    finally:
-        con.close()
-    return _sqlite_searcher(path, dense, fusion=fusion)
+    return _sqlite_searcher(path, dense, fusion)
 
 
 # -- the gate of a pull request (docs/ci.md) ---------------------------------------------

@@ -117,22 +117,13 @@ def payload_of(record: IndexRecord, embedder: str = BUILTIN_EMBEDDER) -> JsonObj
     """The point's payload; ``entry_hash`` covers it all, the embedder's name included, so
     configuring another embedder re-embeds every unit instead of mixing old vectors."""
     applies = record.applies_to
-    body: JsonObject = {  # JSON boundary: the point's payload, stored by the server
-        "id": record.id,
-        "kind": record.kind,
-        "language": record.language,
-        "purposes": record.metadata.get("purposes"),
-        "tables": applies.get("tables", []),
-        "columns": applies.get("columns", []),
-        "concepts": applies.get("concepts", []),
-        "title": record.title,
-        "payload": record.payload,
-        "path": record.path,
-        "content_hash": record.content_hash,
-        "provenance": record.provenance,
-        "provenance_kind": record.provenance_kind,
-        "embedder": embedder,
-    }
+    # JSON boundary: the point's payload, stored by the server (in this key order)
+    body: JsonObject = {k: getattr(record, k) for k in ("id", "kind", "language")}
+    body["purposes"] = record.metadata.get("purposes")
+    body |= {k: applies.get(k, []) for k in ("tables", "columns", "concepts")}
+    for key in ("title", "payload", "path", "content_hash", "provenance", "provenance_kind"):
+        body[key] = getattr(record, key)
+    body["embedder"] = embedder
     body["entry_hash"] = hashlib.sha256(canonical_json(body)).hexdigest()
     return body
 
@@ -428,33 +419,32 @@ class QdrantBackend:
         if mode == "hybrid" and self.dense and not serves(self.dense, query_language(query)):
             mode = "bm25"  # a question its model does not serve is ranked by its words alone
         flt = _filter(kind, purpose, language, table)
+
+        def ranked(vector: Any, using: str, depth: int = limit) -> list[Any]:
+            return list(
+                self.client.query_points(
+                    self.collection, query=vector, using=using, limit=depth, query_filter=flt
+                ).points
+            )
+
         vec: Any = self.embedder.embed([query])[0]
         sparse = _vector(self.embedder, vec)
         if mode == "bm25":
             if self.embedder.sparse and not vec.indices:
                 return []  # no term of the query can match anything
-            res = self.client.query_points(
-                self.collection, query=sparse, using=VECTOR, limit=limit, query_filter=flt
-            )
+            points = ranked(sparse, VECTOR)
         else:
             dense = self.dense.embed([query])[0] if self.dense else []
             if mode == "dense" or (self.embedder.sparse and not vec.indices):
-                res = self.client.query_points(
-                    self.collection, query=dense, using=DENSE, limit=limit, query_filter=flt
-                )
+                points = ranked(dense, DENSE)
             else:
                 depth = max(limit, FUSION_DEPTH)
-                sides = [
-                    self.client.query_points(
-                        self.collection, query=q, using=using, limit=depth, query_filter=flt
-                    ).points
-                    for q, using in ((sparse, VECTOR), (dense, DENSE))
-                ]
+                sides = [ranked(sparse, VECTOR, depth), ranked(dense, DENSE, depth)]
                 payloads = {str(p.id): dict(p.payload or {}) for side in sides for p in side}
                 lexical, semantic = ([(str(p.id), float(p.score)) for p in side] for side in sides)
                 fused = fuse(lexical, semantic, fusion)[:limit]
                 return [ScoredPoint(score, payloads[pid]) for pid, score in fused]
-        return [ScoredPoint(float(p.score), dict(p.payload or {})) for p in res.points]
+        return [ScoredPoint(float(p.score), dict(p.payload or {})) for p in points]
 
     def close(self) -> None:
         if self._client is not None:

@@ -28,6 +28,17 @@ def _strs(value: JsonValue) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
+class _Str:
+    """A string field of the record ("" when absent or not a string)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __get__(self, record: IndexRecord, owner: object = None) -> str:
+        value = record._raw.get(self.key)
+        return value if isinstance(value, str) else ""
+
+
 class IndexRecord:
     """One unit as the index sees it: typed reads over its export record."""
 
@@ -47,32 +58,12 @@ class IndexRecord:
     def __repr__(self) -> str:
         return f"IndexRecord({self.id!r})"
 
-    def _str(self, key: str) -> str:
-        return _str(self._raw, key)
-
-    @property
-    def id(self) -> str:
-        return self._str("id")
-
-    @property
-    def kind(self) -> str:
-        return self._str("kind")
-
-    @property
-    def language(self) -> str:
-        return self._str("language")
-
-    @property
-    def title(self) -> str:
-        return self._str("title")
-
-    @property
-    def path(self) -> str:
-        return self._str("path")
-
-    @property
-    def content_hash(self) -> str:
-        return self._str("content_hash")
+    id = _Str("id")
+    kind = _Str("kind")
+    language = _Str("language")
+    title = _Str("title")
+    path = _Str("path")
+    content_hash = _Str("content_hash")
 
     @property
     def provenance(self) -> JsonValue:
@@ -220,8 +211,3 @@ class SearchResult(View):
     @property
     def _warned(self) -> JsonObject:
         return {} if self.rankings is None else {"warnings": json_value(self.warnings)}
-
-
-def _str(raw: JsonObject, key: str) -> str:
-    value = raw.get(key)
-    return value if isinstance(value, str) else ""

@@ -13,6 +13,7 @@ a question's content words match their inflections, in English and Italian.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -27,10 +28,6 @@ from evidence_tool.activation._speed.prebuild import Prebuild
 from evidence_tool.activation.dense import (
     write_vectors,
 )
-from evidence_tool.activation.sqlite_hits import LexicalRow
-from evidence_tool.activation.sqlite_schema import (
-    _SCHEMA as _SCHEMA,
-)
 from evidence_tool.activation.sqlite_schema import (
     FORMAT,
     INDEX_NAME,
@@ -42,20 +39,7 @@ from evidence_tool.activation.sqlite_schema import (
     index_revision,
     open_readonly,
 )
-from evidence_tool.activation.sqlite_search import _WEIGHTS as _WEIGHTS
-from evidence_tool.activation.sqlite_search import COLUMN_WEIGHTS as COLUMN_WEIGHTS
-from evidence_tool.activation.sqlite_search import (
-    MODES,
-    Filters,
-    SqlArg,
-    resolve_table,
-    search,
-    search_path,
-)
-from evidence_tool.activation.sqlite_search import _bm25_rows as _bm25_rows
-from evidence_tool.activation.sqlite_search import _check_current as _check_current
-from evidence_tool.activation.sqlite_search import _stem_query as _stem_query
-from evidence_tool.activation.sqlite_search import _where as _where
+from evidence_tool.activation.sqlite_search import MODES, Filters, search, search_path
 from evidence_tool.activation.sqlite_write import build_index, update_in_place
 from evidence_tool.archive.port import Capabilities
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
@@ -70,25 +54,18 @@ from evidence_tool.errors import (
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
-# The index's names stay importable from here, the backend's module, as before the split:
-# schema and meta (sqlite_schema), rows (sqlite_write), search (sqlite_search, sqlite_hits).
+# The index's public names stay importable from here, the backend's module, as before the
+# split: schema and meta (sqlite_schema), rows (sqlite_write), search (sqlite_search); their
+# private helpers are imported from the module that defines them.
 __all__ = [
-    "FORMAT",
     "INDEX_NAME",
     "MODES",
-    "PREPARED_NAME",
-    "RACY_NS",
-    "STAMP_NAME",
     "Filters",
-    "LexicalRow",
-    "SqlArg",
     "SqliteBackend",
     "build_index",
     "index_entries",
-    "index_meta",
     "index_revision",
     "open_readonly",
-    "resolve_table",
     "search",
     "search_path",
     "update_in_place",
@@ -336,12 +313,9 @@ class SqliteBackend:
 
     def _embed(self, tmp: Path) -> None:
         """Give every unit of the unpublished index its vector (cached by content)."""
-        con = vec.connect(tmp)
-        try:
+        with contextlib.closing(vec.connect(tmp)) as con:
             self._vectors(con)
             con.commit()
-        finally:
-            con.close()
 
     def _vectors(self, con: sqlite3.Connection) -> None:
         """The vectors of the units that have none (or none of this model), by content."""
@@ -360,11 +334,8 @@ class SqliteBackend:
         if not journal.exists():
             return
         try:
-            con = sqlite3.connect(self.path)
-            try:
+            with contextlib.closing(sqlite3.connect(self.path)) as con:
                 con.execute("SELECT count(*) FROM meta").fetchone()
-            finally:
-                con.close()
         except sqlite3.Error:
             fsio.unlink(self.path, missing_ok=True)
         fsio.unlink(journal, missing_ok=True)

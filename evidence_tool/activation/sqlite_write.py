@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -13,13 +14,10 @@ from evidence_tool.activation.analysis import analyse
 from evidence_tool.activation.dense import (
     delete_vector,
 )
-from evidence_tool.activation.records import (
-    IndexRecord,
-    index_records,
-)
+from evidence_tool.activation.records import IndexRecord, _strs, index_records
 from evidence_tool.activation.sqlite_schema import _SCHEMA, FORMAT, index_meta
 from evidence_tool.embedding.text import flatten as _flatten
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject
 
 
 def _tables_of(record: IndexRecord) -> set[str]:
@@ -32,10 +30,6 @@ def _tables_of(record: IndexRecord) -> set[str]:
         columns.append(column)
     tables |= {c.rsplit(".", 1)[0] for c in columns if c.count(".") >= 2}
     return {t.lower() for t in tables}
-
-
-def _strs(value: JsonValue) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _fts_text(text: str, language: str, analyzer: str) -> str:
@@ -157,9 +151,8 @@ def update_in_place(
     # The driver that loads sqlite-vec only for an index that holds vec_units: probing for
     # it imports numpy, most of what one edit's activation cost over a no-op (issue 20).
     connect = vec.connect if vec.META_KEY in (index_meta(path) or {}) else sqlite3.connect
-    con = connect(path)
-    con.isolation_level = None
-    try:
+    with contextlib.closing(connect(path)) as con:
+        con.isolation_level = None
         con.execute("PRAGMA journal_mode=DELETE")
         con.execute("PRAGMA synchronous=FULL")  # the journal, then the file, reach the disk
         con.execute("BEGIN IMMEDIATE")
@@ -175,8 +168,6 @@ def update_in_place(
                 con.execute("ROLLBACK")
             raise
         return n
-    finally:
-        con.close()
 
 
 def _write(
@@ -186,8 +177,8 @@ def _write(
     start: Callable[[sqlite3.Connection], object],
     analyzer: str = "stem",
 ) -> int:
-    con = sqlite3.connect(path)  # vec_units, if wanted, come after (_embed, vec.connect)
-    try:
+    # vec_units, if wanted, come after (_embed, vec.connect)
+    with contextlib.closing(sqlite3.connect(path)) as con:
         # No rollback journal: the file is unpublished until complete, and a killed
         # build must leave nothing but its one temp file (which the next build removes).
         con.execute("PRAGMA journal_mode=OFF")
@@ -197,5 +188,3 @@ def _write(
         n = _stamp(con, revision, analyzer)
         con.commit()
         return n
-    finally:
-        con.close()

@@ -106,12 +106,9 @@ def probe() -> Probe:
     for module in modules:
         driver = Driver(module.__name__.split(".")[0], "", module, load)
         try:
-            con = driver.connect(":memory:")
-            try:
+            with contextlib.closing(driver.connect(":memory:")) as con:
                 (version,) = con.execute("SELECT vec_version()").fetchone()
                 con.execute("CREATE VIRTUAL TABLE temp.probe USING fts5(x)")  # the index's
-            finally:
-                con.close()
         except Exception as exc:  # a broken build raises whatever its loader raises
             problems.append(f"{driver.name}: {exc}")
             continue

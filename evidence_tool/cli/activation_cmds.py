@@ -10,7 +10,8 @@ import click
 from evidence_tool.cli import narrow
 from evidence_tool.cli.output import Report
 from evidence_tool.cli.workspace_cmds import register
-from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.record import Record, from_json
 
 if TYPE_CHECKING:
     from evidence_tool.session import Session
@@ -18,11 +19,11 @@ if TYPE_CHECKING:
 NETWORK_DEFAULTS: JsonObject = {"allowed_hosts": [], "timeout_s": 30, "max_bytes": 10485760}
 
 
-def _ids(value: JsonValue) -> list[str] | None:
-    if not isinstance(value, list):
-        return None
-    ids = [v for v in value if isinstance(v, str)]
-    return ids if len(ids) == len(value) else None
+class _Answer(Record, frozen=True):
+    """One line of ``--answers`` (other keys ignored)."""
+
+    cited: tuple[str, ...]
+    retrieved: tuple[str, ...]
 
 
 def _read_answers(answers: str) -> list[tuple[list[str], list[str], int]]:
@@ -34,21 +35,16 @@ def _read_answers(answers: str) -> list[tuple[list[str], list[str], int]]:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
+            try:  # a string where a list belongs (split into characters) is refused too
+                rec = from_json(_Answer, json.loads(line))
             except ValueError:
-                rec = None
-            # A string where a list belongs would be split into characters: refuse it.
-            cited = _ids(rec.get("cited")) if isinstance(rec, dict) else None
-            retrieved = _ids(rec.get("retrieved")) if isinstance(rec, dict) else None
-            if cited is None or retrieved is None:
                 raise UsageError(
                     f"{answers}:{n}: each line must be a JSON object whose 'cited' and "
                     "'retrieved' are lists of unit ids",
                     path=answers,
                     line=n,
-                )
-            runs.append((cited, retrieved, n))
+                ) from None
+            runs.append((list(rec.cited), list(rec.retrieved), n))
     return runs
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from evidence_tool.cli import narrow
-from evidence_tool.cli.options import force_option, warnings_as_errors_option
+from evidence_tool.cli.options import flag, force_option, warnings_as_errors_option
 from evidence_tool.cli.output import Report
 from evidence_tool.cli.reporters.text_lines import cut_lines, id_list
 from evidence_tool.cli.workspace_cmds import actor_option, register, wait_option, workspace_evidence
@@ -284,8 +284,8 @@ register(
     consolidate_body,
     actor_option,
     wait_option,
-    click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing."),
-    click.option("--no-activate", is_flag=True, help="Snapshot only; leave the candidate pending."),
+    flag("--dry-run", help="Report what would happen; write nothing."),
+    flag("--no-activate", help="Snapshot only; leave the candidate pending."),
     warnings_as_errors_option,
 )
 register("status", status_body)
@@ -295,17 +295,12 @@ register("log", log_body)
 register(
     "verify",
     verify_body,
-    click.option(
+    flag(
         "--strict",
-        is_flag=True,
         help="For CI: also fail on invalid files, unconsolidated edits and "
         "hand-edited managed files (Git).",
     ),
-    click.option(
-        "--index",
-        is_flag=True,
-        help="Also compare the activation backend with the active snapshot (E702).",
-    ),
+    flag("--index", help="Also compare the activation backend with the active snapshot (E702)."),
     warnings_as_errors_option,
 )
 register("git-commands", git_commands_body)
@@ -315,7 +310,7 @@ register(
     recover_body,
     actor_option,
     wait_option,
-    click.option("--abandon", is_flag=True, help="Drop the journal entries shown."),
+    flag("--abandon", help="Drop the journal entries shown."),
 )
 register(
     "search",
@@ -366,14 +361,11 @@ register(
         metavar="M",
         help="Gate: exit 1 (E171) when a mode's MRR is below M.",
     ),
-    click.option(
-        "--fail-on-drop",
-        is_flag=True,
-        help="Gate: exit 1 (E172) when any metric is worse than on --compare REV.",
+    flag(
+        "--fail-on-drop", help="Gate: exit 1 (E172) when any metric is worse than on --compare REV."
     ),
-    click.option(
+    flag(
         "--adopt",
-        is_flag=True,
         help="Choose the search mode and fusion that do best on these questions and write "
         "them into workspace.yaml (retrieval), for review in Git.",
     ),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from evidence_tool.cli.options import flag
 from evidence_tool.cli.output import Report
 from evidence_tool.cli.workspace_cmds import register, workspace_evidence
 from evidence_tool.errors import Diagnostic
@@ -90,15 +91,13 @@ register(
     "check",
     check_body,
     catalog_options,
-    click.option(
+    flag(
         "--sample-values",
-        is_flag=True,
         help="Compare each enum unit's values with the values its column stores "
         "(postgres and sqlite catalogs).",
     ),
-    click.option(
+    flag(
         "--execute",
-        is_flag=True,
         help="Also run each example's query read-only and warn when its result changed "
         "since the last --execute (postgres and sqlite catalogs).",
     ),

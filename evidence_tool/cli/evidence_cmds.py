@@ -6,6 +6,7 @@ import click
 
 from evidence_tool.cli.lazy_group import LazyGroup
 from evidence_tool.cli.options import (
+    flag,
     format_options,
     json_option,
     resolve_format,
@@ -50,11 +51,10 @@ def validate_cmd(
 
 @evidence.command("fmt")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--check", is_flag=True, help="Change nothing; fail if a file is not canonical.")
-@click.option(
+@flag("--check", help="Change nothing; fail if a file is not canonical.")
+@flag(
     "--diff",
     "show_diff",
-    is_flag=True,
     help="Change nothing; print each change as a unified diff (with --check, also fail).",
 )
 @json_option

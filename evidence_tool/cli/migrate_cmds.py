@@ -7,13 +7,13 @@ import os
 import click
 
 from evidence_tool.cli.evidence_cmds import evidence
-from evidence_tool.cli.options import json_option
+from evidence_tool.cli.options import flag, json_option
 from evidence_tool.cli.output import Context, Report, run
 
 
 @evidence.command("migrate")
 @click.argument("root", type=click.Path(file_okay=False))
-@click.option("--dry-run", is_flag=True, help="Report the plan; write nothing.")
+@flag("--dry-run", help="Report the plan; write nothing.")
 @click.option("--actor", help="Who migrates (default: installation actor, THT_ACTOR, OS user).")
 @json_option
 @click.pass_context

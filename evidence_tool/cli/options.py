@@ -13,16 +13,17 @@ from evidence_tool.cli.reporters import FORMATS
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-json_option = click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print exactly one JSON object on stdout (schemas/cli/).",
+def flag(*decls: str, help: str) -> Callable[[F], F]:
+    """An on/off option (``is_flag``): its names and its help."""
+    return click.option(*decls, is_flag=True, help=help)
+
+
+json_option = flag(
+    "--json", "as_json", help="Print exactly one JSON object on stdout (schemas/cli/)."
 )
 # The commands that write where the operator says (workspace.outputs).
-force_option = click.option(
+force_option = flag(
     "--force",
-    is_flag=True,
     help="Replace an existing file this command did not write "
     "(never workspace.yaml, .git/, the lock or evidence/).",
 )
@@ -49,9 +50,8 @@ def resolve_format(output_format: str | None, as_json: bool) -> str:
     return "json" if as_json else (output_format or "text")
 
 
-warnings_as_errors_option = click.option(
+warnings_as_errors_option = flag(
     "--warnings-as-errors",
-    is_flag=True,
     help="For CI: report every coded warning (such as W111) as error E190 and exit 1.",
 )
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evidence_tool.cli.options import force_option
+from evidence_tool.cli.options import flag, force_option
 from evidence_tool.cli.output import Report
 from evidence_tool.cli.workspace_cmds import register
 
@@ -48,11 +48,7 @@ register(
         metavar="PATH",
         help="A file (cortex, vanna, jsonl) or a folder (wrenai, dbt) inside the workspace.",
     ),
-    click.option(
-        "--dry-run",
-        is_flag=True,
-        help="List the files and entries that would change; write nothing.",
-    ),
+    flag("--dry-run", help="List the files and entries that would change; write nothing."),
     force_option,
     click.option(
         "--database",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evidence_tool.cli.options import force_option
+from evidence_tool.cli.options import flag, force_option
 from evidence_tool.cli.output import Report
 from evidence_tool.cli.workspace_cmds import register
 
@@ -49,8 +49,6 @@ register(
         default=None,
         help="Write the page to FILE inside the workspace (default: .evidence-cache/report.html).",
     ),
-    click.option(
-        "--open", "open_page", is_flag=True, help="Open the written page in the default browser."
-    ),
+    flag("--open", "open_page", help="Open the written page in the default browser."),
     force_option,
 )

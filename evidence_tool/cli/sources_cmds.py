@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from evidence_tool.cli import narrow
+from evidence_tool.cli.options import flag
 from evidence_tool.cli.output import Report, StderrProgress
 from evidence_tool.cli.workspace_cmds import actor_option, register, wait_option, workspace_evidence
 
@@ -230,7 +231,7 @@ source_id_option = click.option(
 register(
     "refresh",
     refresh_body,
-    click.option("--dry-run", is_flag=True, help="Fetch and compare; record nothing."),
+    flag("--dry-run", help="Fetch and compare; record nothing."),
     source_id_option,
     actor_option,
     wait_option,
@@ -245,12 +246,10 @@ register(
         type=click.Choice(["keep", "replace"]),
         help="keep: local units stay (lineage kept); replace: adopt the proposal.",
     ),
-    click.option(
-        "--allow-mass-retire",
-        is_flag=True,
-        help="Allow replace to retire more than half of the source's units.",
+    flag(
+        "--allow-mass-retire", help="Allow replace to retire more than half of the source's units."
     ),
-    click.option("--retry", is_flag=True, help="Re-activate the saved decision; reads no source."),
+    flag("--retry", help="Re-activate the saved decision; reads no source."),
     actor_option,
     wait_option,
     click.option(
@@ -259,14 +258,11 @@ register(
         metavar="ID",
         help="replace: leave this unit as it is (not written, not retired); repeatable.",
     ),
-    click.option(
+    flag(
         "--overwrite-manual",
-        is_flag=True,
         help="replace: overwrite units fixed by hand (provenance manual) with the source's text.",
     ),
-    click.option(
-        "--dry-run", is_flag=True, help="Print what the decision would change; write nothing."
-    ),
+    flag("--dry-run", help="Print what the decision would change; write nothing."),
 )
 register("sources list", list_body, group=sources_group)
 register("sources show", show_body, click.argument("source_id"), group=sources_group)

@@ -16,6 +16,7 @@ import click
 
 from evidence_tool.cli.lazy_group import LazyGroup
 from evidence_tool.cli.options import (
+    flag,
     format_options,
     json_option,
     resolve_format,
@@ -45,9 +46,7 @@ def workspace() -> None:
     help="Default language of the units (BCP 47: en, it, it-CH, de, ...).",
 )
 @click.option("--name", help="Human-readable name (default: the id).")
-@click.option(
-    "--example", is_flag=True, help="Also write one valid example unit per kind, in --language."
-)
+@flag("--example", help="Also write one valid example unit per kind, in --language.")
 @json_option
 def new_cmd(
     directory: str | None,
@@ -85,29 +84,18 @@ def new_cmd(
     cls=LazyGroup,
     # The module that registers each command: only the one run is imported.
     lazy={
-        "catalog": "evidence_tool.cli.catalog_cmds",
-        "check": "evidence_tool.cli.catalog_cmds",
-        "cite-check": "evidence_tool.cli.activation_cmds",
-        "consolidate": "evidence_tool.cli.archive_cmds",
-        "decide": "evidence_tool.cli.sources_cmds",
-        "diff": "evidence_tool.cli.archive_cmds",
-        "eval": "evidence_tool.cli.archive_cmds",
-        "export": "evidence_tool.cli.archive_cmds",
-        "git-commands": "evidence_tool.cli.archive_cmds",
-        "init": "evidence_tool.cli.archive_cmds",
-        "log": "evidence_tool.cli.archive_cmds",
-        "publish": "evidence_tool.cli.publish_cmds",
-        "recover": "evidence_tool.cli.archive_cmds",
-        "refresh": "evidence_tool.cli.sources_cmds",
-        "report": "evidence_tool.cli.report_cmds",
-        "restore": "evidence_tool.cli.archive_cmds",
-        "review": "evidence_tool.cli.archive_cmds",
-        "search": "evidence_tool.cli.archive_cmds",
-        "serve": "evidence_tool.cli.serve_cmds",
-        "show": "evidence_tool.cli.archive_cmds",
-        "sources": "evidence_tool.cli.sources_cmds",
-        "status": "evidence_tool.cli.archive_cmds",
-        "verify": "evidence_tool.cli.archive_cmds",
+        name: f"evidence_tool.cli.{module}"
+        for module, names in {
+            "archive_cmds": "consolidate diff eval export git-commands init log recover "
+            "restore review search show status verify",
+            "catalog_cmds": "catalog check",
+            "activation_cmds": "cite-check",
+            "sources_cmds": "decide refresh sources",
+            "publish_cmds": "publish",
+            "report_cmds": "report",
+            "serve_cmds": "serve",
+        }.items()
+        for name in names.split()
     },
 )
 def workspace_evidence() -> None:

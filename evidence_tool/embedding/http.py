@@ -138,38 +138,33 @@ class HttpEmbedder:
         assert url and model and dim  # checked just above, with the key named
         if urlsplit(url).scheme not in ("http", "https"):
             raise DescriptorError("evidence.embedding.url must be an http or https URL")
-        self.url = url
-        self.model = model
-        self.dim = dim
-        self.batch_size = settings.batch_size
-        self.timeout_s = settings.timeout_s
-        self.retries = settings.retries
-        self.backoff_s = settings.backoff_s
-        self.key_env = settings.api_key_env
+        self.url, self.model, self.dim, self.settings = url, model, dim, settings
         self.model_id = f"http:{self.model}:{self.dim}"
         # Not part of model_id: the languages change which queries use the vectors, not them.
         self.languages = frozenset(x.lower() for x in settings.languages) or None
 
     def _key(self) -> str | None:
-        return os.environ.get(self.key_env) if self.key_env else None
+        key_env = self.settings.api_key_env
+        return os.environ.get(key_env) if key_env else None
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         out: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            out += self._batch(texts[start : start + self.batch_size])
+        size = self.settings.batch_size
+        for start in range(0, len(texts), size):
+            out += self._batch(texts[start : start + size])
         return out
 
     def _batch(self, texts: list[str]) -> list[list[float]]:
-        last = ""
-        for attempt in range(self.retries + 1):
+        last, retries = "", self.settings.retries
+        for attempt in range(retries + 1):
             if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
+                time.sleep(self.settings.backoff_s * 2 ** (attempt - 1))
             try:
                 return self._parse(self._post(texts), len(texts))
             except _Retry as exc:
                 last = str(exc)
         raise EmbeddingError(
-            f"the embedding service at {self._where()} failed {self.retries + 1} time(s): "
+            f"the embedding service at {self._where()} failed {retries + 1} time(s): "
             f"{self._scrub(last)}; check that it runs and answers /v1/embeddings"
         )
 
@@ -184,7 +179,7 @@ class HttpEmbedder:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         limit = answer_limit(len(texts), self.dim)
-        deadline = time.monotonic() + self.timeout_s
+        deadline = time.monotonic() + self.settings.timeout_s
         result = _Exchange()
         # The try runs in a thread the caller waits for until the deadline: httpx's timeouts
         # bound each socket operation, this bounds the whole exchange.  A late try's socket
@@ -201,7 +196,7 @@ class HttpEmbedder:
             result.cut()
             worker.join(1.0)
         if late or isinstance(result.error, httpx.TimeoutException):
-            raise _Retry(f"timed out after {self.timeout_s:g} s")
+            raise _Retry(f"timed out after {self.settings.timeout_s:g} s")
         if isinstance(result.error, _TooLarge):
             raise EmbeddingError(
                 f"the embedding service at {self._where()} sent an answer larger than "
@@ -245,7 +240,7 @@ class HttpEmbedder:
         out: _Exchange,
     ) -> None:
         try:
-            timeout = httpx.Timeout(self.timeout_s)
+            timeout = httpx.Timeout(self.settings.timeout_s)
             with (
                 httpx.Client(follow_redirects=False, timeout=timeout) as client,
                 client.stream(

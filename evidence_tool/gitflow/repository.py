@@ -176,20 +176,14 @@ class EvidenceRepo:
         return None
 
     def tracked(self, rels: Iterable[str]) -> list[str]:
-        out = self._run("ls-files", "-z", "--", *self.pathspecs(rels))
-        return sorted(rel for _, rel in self._paths(out, heads=False))
+        return self._listed(rels)
 
     def ignored(self, rels: Iterable[str]) -> list[str]:
         """Untracked files under ``rels`` that Git ignores (a commit would silently miss them)."""
-        out = self._run(
-            "ls-files",
-            "-z",
-            "--others",
-            "--ignored",
-            "--exclude-standard",
-            "--",
-            *self.pathspecs(rels),
-        )
+        return self._listed(rels, "--others", "--ignored", "--exclude-standard")
+
+    def _listed(self, rels: Iterable[str], *flags: str) -> list[str]:
+        out = self._run("ls-files", "-z", *flags, "--", *self.pathspecs(rels))
         return sorted(rel for _, rel in self._paths(out, heads=False))
 
 

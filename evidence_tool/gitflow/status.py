@@ -89,25 +89,19 @@ def _state(archive: LocalEvidenceArchive, repo: EvidenceRepo) -> GitState:
         if roles.role(rel, imports) in (Role.MANAGED, Role.DESCRIPTOR, Role.GITIGNORE)
         or (rel.endswith(".md") and roles.role(rel, imports) != Role.IMPORT)
     ]
-    if ignored:
-        warnings.append(
-            EvidenceWarning(
-                f"Git ignores {len(ignored)} evidence file(s) a commit must hold: "
-                f"{_some(ignored)}; remove the matching .gitignore rule",
-                ignored[0],
-                code="W804",
-            )
-        )
+    warnings += _about(
+        "W804",
+        ignored,
+        "Git ignores {n} evidence file(s) a commit must hold: {some}; remove "
+        "the matching .gitignore rule",
+    )
     conflicted = [e for e in evidence if e.unmerged]
-    if conflicted:
-        warnings.append(
-            EvidenceWarning(
-                f"unmerged evidence file(s): {_some([e.rel for e in conflicted])}; resolve the "
-                "curated files, then run consolidate (never merge managed files by hand)",
-                conflicted[0].rel,
-                code="W805",
-            )
-        )
+    warnings += _about(
+        "W805",
+        [e.rel for e in conflicted],
+        "unmerged evidence file(s): {some}; resolve the curated files, then run consolidate "
+        "(never merge managed files by hand)",
+    )
     warnings += _import_warnings(imports, evidence, all_ignored)
     staged = [e for e in evidence if e.staged]
     modified = [e for e in evidence if e.unstaged]
@@ -138,22 +132,26 @@ def _import_warnings(
         {e.rel for e in evidence if e.untracked and roles.role(e.rel, imports) == Role.IMPORT}
         | {rel for rel in ignored if roles.role(rel, imports) == Role.IMPORT}
     )
-    if not left:
-        return []
-    return [
-        EvidenceWarning(
-            f"{len(left)} import input file(s) are not committed (untracked or ignored by Git): "
-            f"{_some(left)}; a clone could not refresh their source: stage them with the "
-            "evidence tree (see 'tht workspace evidence git-commands')",
-            left[0],
-            code="W806",
-        )
-    ]
+    return _about(
+        "W806",
+        left,
+        "{n} import input file(s) are not committed (untracked or ignored by Git): {some}; a "
+        "clone could not refresh their source: stage them with the evidence tree (see 'tht "
+        "workspace evidence git-commands')",
+    )
 
 
 def _some(paths: list[str]) -> str:
     shown = ", ".join(paths[:SHOWN])
     return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
+
+
+def _about(code: str, paths: list[str], message: str) -> list[EvidenceWarning]:
+    """Warning ``code`` on ``paths`` (none: no warning); ``message`` names their number
+    (``{n}``) and the first of them (``{some}``), at the first one's path."""
+    if not paths:
+        return []
+    return [EvidenceWarning(message.format(n=len(paths), some=_some(paths)), paths[0], code=code)]
 
 
 def working_unit_hashes(layout: Layout) -> dict[str, str]:
@@ -212,44 +210,26 @@ def partial_stage(
 
 
 def partial_warnings(partial: PartialStage) -> list[EvidenceWarning]:
-    out = []
-    if partial.not_staged:
-        paths = list(partial.not_staged)
-        out.append(
-            EvidenceWarning(
-                f"partial stage: {len(paths)} file(s) of the newest consolidation are not "
-                f"staged ({_some(paths)}); a commit of only the edited Markdown loses the "
-                "managed files: stage the complete evidence tree "
-                "(see 'tht workspace evidence git-commands')",
-                paths[0],
-                code="W801",
-            )
-        )
-    if partial.not_consolidated:
-        paths = list(partial.not_consolidated)
-        out.append(
-            EvidenceWarning(
-                f"staged curated edit(s) not consolidated: {_some(paths)}; run "
-                "'tht workspace evidence consolidate', then stage the evidence tree again",
-                paths[0],
-                code="W802",
-            )
-        )
-    return out
+    return _about(
+        "W801",
+        list(partial.not_staged),
+        "partial stage: {n} file(s) of the newest consolidation are not staged ({some}); a "
+        "commit of only the edited Markdown loses the managed files: stage the complete "
+        "evidence tree (see 'tht workspace evidence git-commands')",
+    ) + _about(
+        "W802",
+        list(partial.not_consolidated),
+        "staged curated edit(s) not consolidated: {some}; run 'tht workspace evidence "
+        "consolidate', then stage the evidence tree again",
+    )
 
 
 def _machine_local_warnings(repo: EvidenceRepo, ordered: list[FileStatus]) -> list[EvidenceWarning]:
     local = [e.rel for e in ordered if roles.role(e.rel) == Role.MACHINE_LOCAL]
     tracked = repo.tracked(roles.NEVER_COMMITTED)
-    bad = sorted(set(local) | set(tracked))
-    if not bad:
-        return []
-    return [
-        EvidenceWarning(
-            f"machine-local file(s) not ignored by Git: {_some(bad)}; the lock file and "
-            ".evidence-cache/ are never committed: add them to .gitignore "
-            "(and 'git rm --cached' them if tracked)",
-            bad[0],
-            code="W803",
-        )
-    ]
+    return _about(
+        "W803",
+        sorted(set(local) | set(tracked)),
+        "machine-local file(s) not ignored by Git: {some}; the lock file and .evidence-cache/ "
+        "are never committed: add them to .gitignore (and 'git rm --cached' them if tracked)",
+    )

@@ -7,7 +7,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from evidence_tool.activation import sqlite_index
+from evidence_tool.activation import sqlite_index, sqlite_search
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.workspace.layout import Layout
 
@@ -21,7 +21,7 @@ def _plain(
     con: sqlite3.Connection, text: str, where: list[str], args: list[str | int], k: int
 ) -> list[tuple[str, float, tuple[str, ...]]]:
     sql = (
-        f"SELECT u.id, bm25(fts, {sqlite_index._WEIGHTS}) AS score, {MARKS} FROM fts "
+        f"SELECT u.id, bm25(fts, {sqlite_search._WEIGHTS}) AS score, {MARKS} FROM fts "
         "JOIN units u ON u.id = fts.id WHERE fts MATCH ?"
         + "".join(f" AND {w}" for w in where)
         + " ORDER BY score, u.id LIMIT ?"
@@ -40,11 +40,11 @@ def test_top_k_bm25_matches_the_plain_query(tmp_path: Path) -> None:
     with sqlite_index.open_readonly(path) as con:
         for n in range(12):
             question = " ".join(WORDS_EN[(n * k) % len(WORDS_EN)] for k in (1, 5, 11))
-            text = sqlite_index._stem_query(question)
+            text = sqlite_search._stem_query(question)
             for filters in (sqlite_index.Filters(), sqlite_index.Filters(kind="glossary")):
-                where, args = sqlite_index._where(filters)
+                where, args = sqlite_search._where(filters)
                 for k in (1, 7):
-                    got = sqlite_index._bm25_rows(con, [text], where, args, k)
+                    got = sqlite_search._bm25_rows(con, [text], where, args, k)
                     want = _plain(con, text, where, args, k)
                     # Ties may order either way in both queries: compare as sets of rows.
                     assert {(u, round(r.bm25, 9), r.marked) for u, r in got.items()} == {

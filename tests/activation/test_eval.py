@@ -379,7 +379,7 @@ def test_attack_format_2_index_with_a_valid_stamp_is_still_rebuilt(indexed: Path
     import time
 
     from evidence_tool import __version__
-    from evidence_tool.activation.sqlite_index import STAMP_NAME
+    from evidence_tool.activation.sqlite_schema import STAMP_NAME
 
     path = indexed / ".evidence-cache" / "index.sqlite"
     snap = LocalEvidenceArchive(indexed).active_snapshot()

@@ -30,7 +30,7 @@ from activation_helpers import (
 from helpers import codes
 
 from evidence_tool import fsio
-from evidence_tool.activation import sqlite_index
+from evidence_tool.activation import sqlite_index, sqlite_schema
 
 WORD = "zanzibarite"
 
@@ -38,7 +38,7 @@ WORD = "zanzibarite"
 def _partial_build(path: Path, revision: str, records: Any) -> int:
     """Write the schema and some rows of the new index, then fail as a crash would."""
     con = sqlite3.connect(path)
-    con.executescript(sqlite_index._SCHEMA)
+    con.executescript(sqlite_schema._SCHEMA)
     for n, r in enumerate(records):
         con.execute(
             "INSERT INTO units VALUES (?,?,?,?,?,?,?)",
@@ -117,7 +117,7 @@ def test_a_failed_build_keeps_the_previous_index_and_the_candidate_pending(
 KILLER = textwrap.dedent(
     """
     import os, signal, sqlite3, sys
-    from evidence_tool.activation import backends, sqlite_index, sqlite_write
+    from evidence_tool.activation import backends, sqlite_index, sqlite_schema, sqlite_write
     from evidence_tool.archive.local import LocalEvidenceArchive
 
     real = sqlite_index.build_index
@@ -127,7 +127,7 @@ KILLER = textwrap.dedent(
         # A real build of half the units, then SIGKILL in the middle of it.
         con = sqlite3.connect(path)
         con.execute("PRAGMA journal_mode=" + os.environ.get("JOURNAL", "OFF"))
-        con.executescript(sqlite_index._SCHEMA)
+        con.executescript(sqlite_schema._SCHEMA)
         for r in records[: len(records) // 2]:
             con.execute("INSERT INTO meta VALUES (?, ?)", ("k" + r["id"], r["id"]))
         os.kill(os.getpid(), signal.SIGKILL)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import loaded_postings
 
-from evidence_tool.activation import sqlite_index
+from evidence_tool.activation import sqlite_index, sqlite_search
 from evidence_tool.activation._speed.postings import Postings, PostingsCache
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.jsonvalue import JsonObject
@@ -151,9 +151,9 @@ def test_scores_are_fts5s_own_bit_for_bit(tmp_path: Path) -> None:
     compared = 0
     with sqlite3.connect(path) as con:
         for query in QUERIES:
-            text = sqlite_index._stem_query(query)
+            text = sqlite_search._stem_query(query)
             sql = (
-                f"SELECT u.id, -bm25(fts, {sqlite_index._WEIGHTS}) FROM fts "
+                f"SELECT u.id, -bm25(fts, {sqlite_search._WEIGHTS}) FROM fts "
                 "JOIN units u ON u.rowid = fts.rowid WHERE fts MATCH ?"
             )
             want = dict(con.execute(sql, [text]).fetchall())
@@ -204,10 +204,10 @@ def test_rows_replaced_in_place_and_the_boost(tmp_path: Path) -> None:
     cases = literal = 0
     with sqlite_index.open_readonly(path) as con:
         for query in QUERIES:
-            text = sqlite_index._stem_query(query)
+            text = sqlite_search._stem_query(query)
             for filters in FILTERS[:3]:
-                where, args = sqlite_index._where(filters)
-                plain = sqlite_index._bm25_rows(con, [text], where, args, 100)
+                where, args = sqlite_search._where(filters)
+                plain = sqlite_search._bm25_rows(con, [text], where, args, 100)
                 rows = postings.lexical(con, query, filters, 100)
                 assert rows is not None
                 assert [(u, r.bm25, r.record, r.marked) for u, r in rows.items()] == [
@@ -317,7 +317,7 @@ def test_dense_and_hybrid_from_memory_are_the_indexs_own(tmp_path: Path) -> None
         for query in QUERIES:
             vector = toy.embed([query])[0]
             for filters in FILTERS:
-                where, args = sqlite_index._where(
+                where, args = sqlite_search._where(
                     filters
                     if not filters.table
                     else Filters(

@@ -5,7 +5,7 @@ A word that more than half of the units hold gets FTS5's smallest IDF (1e-6), so
 BM25 values of a small, focused workspace are all about 0.000001: printed with three
 decimals every hit read ``0.000``.  The workspace here is one a new user would write:
 four units, every one of them about discharges, with a ranking known from where the word
-stands (title, applies_to and field text, weighted by `sqlite_index.COLUMN_WEIGHTS`).
+stands (title, applies_to and field text, weighted by `sqlite_search.COLUMN_WEIGHTS`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from activation_helpers import Tht, unit_text, write_unit
 
-from evidence_tool.activation import sqlite_index
+from evidence_tool.activation import sqlite_search
 from evidence_tool.activation.names import NAME_BOOST
 from evidence_tool.activation.sqlite_index import Filters, search_path
 
@@ -78,7 +78,7 @@ def _sqlite_bm25(root: Path, word: str) -> dict[str, float]:
 
     with sqlite3.connect(root / ".evidence-cache/index.sqlite") as con:
         rows = con.execute(
-            f"SELECT id, bm25(fts, {sqlite_index._WEIGHTS}) FROM fts WHERE fts MATCH ?",
+            f"SELECT id, bm25(fts, {sqlite_search._WEIGHTS}) FROM fts WHERE fts MATCH ?",
             # The index holds stems: the word's English or Italian one.
             (" OR ".join(f'"{s}"' for s in {stem(word, lang) for lang in ("en", "it")}),),
         ).fetchall()

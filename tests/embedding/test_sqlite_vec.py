@@ -16,7 +16,9 @@ from embed_server import ServerState
 from helpers import envelope
 
 from evidence_tool.activation import dense, vec
-from evidence_tool.activation.sqlite_index import _SCHEMA, INDEX_NAME, Filters, _where
+from evidence_tool.activation.sqlite_index import INDEX_NAME, Filters
+from evidence_tool.activation.sqlite_schema import _SCHEMA
+from evidence_tool.activation.sqlite_search import _where
 from evidence_tool.embedding.vectors import from_blob, normalized, to_blob
 
 QUERIES = ("how long did the patient stay in hospital", "codice fiscale del paziente")

@@ -28,7 +28,9 @@ class Reporter(Protocol):
         """The outcome of a command body that returned (findings included)."""
 
     def failure(self, ctx: Context, report: Report, exc: EvidenceError) -> None:
-        """A coded error the body raised; ``report`` holds its diagnostics."""
+        """A coded error the body raised; ``report`` holds its diagnostics (by default
+        written as any other findings, for a reporter that subclasses this)."""
+        self.report(ctx, report, report.code())
 
 
 def reporter_for(fmt: str) -> Reporter:

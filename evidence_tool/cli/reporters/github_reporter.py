@@ -13,12 +13,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evidence_tool.cli.reporters import display_path
+from evidence_tool.cli.reporters import Reporter, display_path
 from evidence_tool.errors import CONTROL_CHARACTERS, Diagnostic, EvidenceWarning, printable
 
 if TYPE_CHECKING:
     from evidence_tool.cli.context import Context, Report
-    from evidence_tool.errors import EvidenceError
 
 
 def _percent(match: re.Match[str]) -> str:
@@ -65,14 +64,11 @@ def github(
     return "".join(line + "\n" for line in lines)
 
 
-class GithubReporter:
+class GithubReporter(Reporter):
     def report(self, ctx: Context, report: Report, exit_code: int) -> None:
         sys.stdout.write(github(report.errors, report.warnings, ctx.workspace))
         for line in report.text:
             print(printable(line), file=sys.stderr)
-
-    def failure(self, ctx: Context, report: Report, exc: EvidenceError) -> None:
-        self.report(ctx, report, report.code())
 
 
 REPORTER = GithubReporter()

@@ -6,11 +6,11 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from evidence_tool.cli.reporters import Reporter
 from evidence_tool.jsonvalue import JsonObject
 
 if TYPE_CHECKING:
     from evidence_tool.cli.context import Context, Report
-    from evidence_tool.errors import EvidenceError
 
 
 def envelope_line(ctx: Context, report: Report, ok: bool) -> str:
@@ -30,12 +30,9 @@ def envelope_line(ctx: Context, report: Report, ok: bool) -> str:
     return json.dumps(envelope, ensure_ascii=False, indent=None) + "\n"
 
 
-class JsonReporter:
+class JsonReporter(Reporter):
     def report(self, ctx: Context, report: Report, exit_code: int) -> None:
         sys.stdout.write(envelope_line(ctx, report, exit_code == 0))
-
-    def failure(self, ctx: Context, report: Report, exc: EvidenceError) -> None:
-        self.report(ctx, report, report.code())
 
 
 REPORTER = JsonReporter()

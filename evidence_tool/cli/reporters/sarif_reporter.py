@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from evidence_tool import __version__
-from evidence_tool.cli.reporters import display_path
+from evidence_tool.cli.reporters import Reporter, display_path
 from evidence_tool.errors import CODES, Diagnostic, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from evidence_tool.cli.context import Context, Report
-    from evidence_tool.errors import EvidenceError
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -136,15 +135,12 @@ def sarif(
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-class SarifReporter:
+class SarifReporter(Reporter):
     def report(self, ctx: Context, report: Report, exit_code: int) -> None:
         log = sarif(report.errors, report.warnings, ctx.workspace, exit_code)
         sys.stdout.write(json.dumps(log, ensure_ascii=False, indent=2) + "\n")
         for line in report.text:
             print(line, file=sys.stderr)
-
-    def failure(self, ctx: Context, report: Report, exc: EvidenceError) -> None:
-        self.report(ctx, report, report.code())
 
 
 REPORTER = SarifReporter()
