@@ -21,19 +21,38 @@ and any other member are listed as not imported, counted per database/table.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from typing import ClassVar
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+from evidence_tool.importers import bird_descriptions as descriptions
 from evidence_tool.importers.base import (
+    Imported,
     ImportInput,
     ImportResult,
     SourceFile,
+    Span,
+    element_id,
+    make_unit,
     malformed,
     option_error,
+    slug,
 )
-from evidence_tool.importers.bird_columns import import_table
-from evidence_tool.importers.bird_questions import import_questions
-from evidence_tool.importers.bird_units import Collected
+from evidence_tool.importers.bird_evidence import fragments, read_fragment
+from evidence_tool.importers.spans import json_array_items, string_member
+from evidence_tool.importers.unit_parts import fenced_sql, title
+from evidence_tool.unit import is_italian
+from evidence_tool.unit.model import (
+    DomainPayload,
+    EnumPayload,
+    EnumValue,
+    ExamplePayload,
+    FormulaPayload,
+    GlossaryPayload,
+    Payload,
+)
 
 QUESTION_FILES = ("dev.json", "train.json")
 _DESCRIPTION = re.compile(r"^(?:[^/]*_databases/)?([^/]+)/database_description/([^/]+)\.csv$")
@@ -109,3 +128,245 @@ def _questions_file(source: ImportInput, rest: list[SourceFile]) -> SourceFile |
     if len(source.files) == 1 and rest and rest[0].path.endswith(".json"):
         return rest[0]  # a file source: the questions file itself
     return next((f for name in QUESTION_FILES for f in rest if f.path == name), None)
+
+
+_BARE = re.compile(r"[a-z_][a-z0-9_$]*")
+_LABELS = {  # (evidence, values, an enum's title) in each heading language
+    "en": ("Evidence:", "Values:", "{column} values"),
+    "it": ("Conoscenza esterna:", "Valori:", "Valori di {column}"),
+}
+
+
+def quote(name: str) -> str:
+    """A name as PostgreSQL needs it written: bare only when it would not fold or break."""
+    return name if _BARE.fullmatch(name) else '"' + name.replace('"', '""') + '"'
+
+
+def clean(text: str) -> str:
+    """A cell or member as unit text: line ends as the unit format writes them, trimmed."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+@dataclass
+class Collected:
+    """What one read accumulates: the result, per-database names, not-imported counts."""
+
+    source: ImportInput
+    schemas: dict[str, str]
+    result: ImportResult = field(default_factory=ImportResult)
+    columns: dict[str, set[str]] = field(default_factory=dict)  # db -> lower-case names
+    fragments: set[tuple[str, str]] = field(default_factory=set)  # (db, fragment) imported
+    names: dict[str, str] = field(default_factory=dict)  # term id -> its first fragment
+    absent: Counter[tuple[str, str]] = field(default_factory=Counter)  # (element, what)
+
+    @property
+    def labels(self) -> tuple[str, str, str]:
+        return _LABELS["it" if is_italian(self.source.language) else "en"]
+
+    def schema(self, db: str) -> str:
+        return self.schemas.get(db, db)
+
+    def add(self, uid: str, title: str, payload: Payload, span: Span, **kw: Any) -> None:
+        unit = make_unit(id=uid, language=self.source.language, title=title, payload=payload, **kw)
+        self.result.units.append(Imported(unit, [span]))
+
+
+def import_table(state: Collected, db: str, table: str, f: SourceFile) -> None:
+    shown = state.source.shown(f.path)
+    known = state.columns.setdefault(db, set())
+    for row in descriptions.rows(f, shown):
+        span = row.span
+        name = row.cells["original_column_name"].strip()
+        if not name or not name.isprintable():
+            state.result.review(
+                "invalid-element",
+                f"{shown}:{row.line}: the row names no column (original_column_name "
+                f"{name!r}); it is not imported",
+            )
+            continue
+        known.add(name.lower())
+        if row.cells["data_format"].strip():
+            state.absent[(f"BIRD {db}.{table} column descriptions", "data_format")] += 1
+        import_column(state, db, table, name, row, span)
+
+
+def import_column(
+    state: Collected, db: str, table: str, name: str, row: descriptions.Row, span: Span
+) -> None:
+    cells = row.cells
+    expanded = " ".join(cells["column_name"].split())
+    described = clean(cells["column_description"])
+    values = clean(cells["value_description"])
+    table_ref = f"{quote(state.schema(db))}.{quote(table)}"
+    column_ref = f"{table_ref}.{quote(name)}"
+    uid = element_id("bird", db, table, name)
+    _, values_label, enum_title = state.labels
+    head = described or expanded
+    if head or values:
+        text = f"{head}\n\n{values_label} {values}" if head and values else head or values
+        synonyms = (expanded,) if expanded and expanded.lower() != name.lower() else ()
+        state.add(
+            uid,
+            f"{table}.{name}",
+            GlossaryPayload(definition=text, synonyms=synonyms),
+            span,
+            purposes=("schema_linking", "disambiguation"),
+            tables=(table_ref,),
+            columns=(column_ref,),
+        )
+    codes = descriptions.code_list(values) if values else None
+    if codes is None:
+        return
+    if len({v for v, _ in codes}) != len(codes):
+        state.result.review(
+            "invalid-element",
+            f"{state.source.shown(span.path)}:{row.line}: the value list of {table}.{name} "
+            "names one value twice; no enum is imported for it",
+            f"{uid}.values",
+        )
+        return
+    state.add(
+        element_id("bird", db, table, name, "values"),
+        enum_title.format(column=f"{table}.{name}"),
+        EnumPayload(column=column_ref, values=tuple(EnumValue(v, m) for v, m in codes)),
+        span,
+        purposes=("sql_generation", "schema_linking"),
+        tables=(table_ref,),
+        columns=(column_ref,),
+    )
+
+
+QUESTION_REQUIRED = ("db_id", "question", "evidence", "SQL")
+KNOWN = ("question_id", *QUESTION_REQUIRED)
+
+
+def import_questions(state: Collected, f: SourceFile) -> None:
+    shown = state.source.shown(f.path)
+    items = json_array_items(f, shown, "one JSON array of question objects (BIRD's dev.json)")
+    for position, (values, span, line) in enumerate(items):
+        _import_question(state, shown, position, span, _question(values, shown, line))
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One BIRD question, its required fields checked."""
+
+    question_id: int | str | None  # null when given as null
+    db_id: str
+    question: str
+    evidence: str
+    sql: str
+    keys: tuple[str, ...]  # every key it has, to count those no unit field holds
+    line: int  # where its object starts in the file
+
+    @property
+    def numbered(self) -> bool:
+        return "question_id" in self.keys  # train.json has no question_id
+
+
+def _question(values: dict[str, Any], shown: str, line: int) -> Question:
+    missing = [k for k in QUESTION_REQUIRED if k not in values]
+    if missing:
+        raise malformed(
+            shown,
+            line,
+            f"the question lacks {', '.join(missing)}; a BIRD question has "
+            "question_id, db_id, question, evidence, SQL and difficulty",
+        )
+    texts = {k: values[k] for k in QUESTION_REQUIRED}
+    for key, value in texts.items():
+        if not isinstance(value, str):
+            raise malformed(shown, line, f"{key} is not a string")
+    strings = {k: v for k, v in texts.items() if isinstance(v, str)}
+    if not strings["db_id"].strip():
+        raise malformed(shown, line, "db_id is empty")
+    qid = values.get("question_id")
+    if qid is not None and (isinstance(qid, bool) or not isinstance(qid, int | str)):
+        raise malformed(shown, line, "question_id is not a number or a string")
+    return Question(
+        qid,
+        strings["db_id"],
+        strings["question"],
+        strings["evidence"],
+        strings["SQL"],
+        tuple(values),
+        line,
+    )
+
+
+def _import_question(
+    state: Collected, shown: str, position: int, span: Span, values: Question
+) -> None:
+    db = values.db_id.strip()
+    for key in values.keys:
+        if key not in KNOWN:
+            state.absent[(f"BIRD {db} questions", key)] += 1
+    # train.json has no question_id: the position in the file numbers it, as BIRD does.
+    qid = str(values.question_id) if values.numbered else str(position)
+    uid = element_id("bird", db, f"q{qid}")
+    question, sql = clean(values.question), clean(values.sql)
+    evidence = values.evidence
+    if not question or not sql:
+        state.result.review(
+            "invalid-element",
+            f"{shown}:{values.line}: question {qid} has no "
+            f"{'question' if not question else 'SQL'}; it is not imported",
+            uid,
+        )
+    else:
+        label = state.labels[0]
+        told = " ".join(evidence.split())
+        interpretation = f"{label} {told}\n\n{fenced_sql(sql)}" if told else fenced_sql(sql)
+        state.add(
+            uid,
+            title(question, headings=True),
+            ExamplePayload(question=question, interpretation=interpretation),
+            span,
+            purposes=("sql_generation",),
+        )
+    _import_evidence(state, db, evidence, span)
+
+
+def _import_evidence(state: Collected, db: str, evidence: str, whole: Span) -> None:
+    raw = whole.text.encode("utf-8")
+    offsets = string_member(raw, "evidence", evidence) if evidence.strip() else None
+    for a, b in fragments(evidence):
+        text = " ".join(evidence[a:b].split())
+        if (db, text) in state.fragments:
+            continue  # the same hint on another question: one unit, its first span
+        state.fragments.add((db, text))
+        span = whole
+        if offsets is not None:
+            start, end = offsets[a], offsets[b]
+            cited = raw[start:end].decode("utf-8")
+            span = Span(whole.path, whole.start + start, whole.start + end, cited)
+        _import_fragment(state, db, text, span)
+
+
+def _import_fragment(state: Collected, db: str, text: str, span: Span) -> None:
+    reading = read_fragment(text, state.columns.get(db, set()))
+    scope = f"bird:{slug(db)}"
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if reading.kind == "domain":
+        uid = element_id(scope, "rule", digest[:12])
+        state.add(
+            uid,
+            title(text, headings=True),
+            DomainPayload(rule=text),
+            span,
+            purposes=("sql_generation",),
+        )
+        return
+    uid = element_id(scope, "term", reading.name)
+    first = state.names.setdefault(uid, text)
+    if first != text:  # the same name defined otherwise elsewhere: a unit of its own
+        uid = element_id(scope, "term", f"{reading.name} {digest[:8]}")
+    name = " ".join(reading.name.split())
+    payload: Payload
+    purposes: tuple[str, ...] = ("sql_generation",)
+    if reading.kind == "formula":
+        payload = FormulaPayload(concept=name, sql=reading.body)
+    else:
+        payload = GlossaryPayload(definition=reading.body)
+        purposes = ("disambiguation", "sql_generation")
+    state.add(uid, title(name, headings=True), payload, span, purposes=purposes, concepts=(name,))
