@@ -22,11 +22,17 @@ from evidence_tool.importers.base import (
     malformed,
     option_error,
 )
-from evidence_tool.importers.dbt_docs import meanings
 from evidence_tool.importers.dbt_manifest import read_manifest
-from evidence_tool.importers.dbt_model import Column, EnumTest, Join, Model, Text
+from evidence_tool.importers.dbt_model import (
+    Column,
+    EnumTest,
+    Join,
+    Model,
+    Selection,
+    Text,
+    meanings,
+)
 from evidence_tool.importers.dbt_project import read_project
-from evidence_tool.importers.dbt_select import Selection
 from evidence_tool.importers.dbt_semantic import semantic_units
 from evidence_tool.importers.unit_parts import ident
 from evidence_tool.unit.fields import is_italian
@@ -37,7 +43,7 @@ class DbtImporter:
     format = "dbt"
     options: ClassVar[dict[str, type | tuple[type, ...]]] = {
         "schema": str,
-        "select": (str, list),  # dbt node selection (dbt_select): which models to read
+        "select": (str, list),  # dbt node selection (dbt_model.Selection): which models to read
         "exclude": (str, list),
     }
 

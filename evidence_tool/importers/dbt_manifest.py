@@ -27,11 +27,12 @@ from evidence_tool.importers.dbt_model import (
     Column,
     EnumTest,
     Model,
+    Selectable,
+    Selection,
     Text,
     qualify,
     ref_model,
 )
-from evidence_tool.importers.dbt_select import Node, Selection
 from evidence_tool.importers.dbt_semantic import Element, Semantic
 from evidence_tool.importers.spans import BOM, Scanner, after_bom
 from evidence_tool.jsonvalue import JsonObject
@@ -256,7 +257,7 @@ class _Manifest:
         )
 
 
-def _node(name: str, data: JsonObject) -> Node:
+def _node(name: str, data: JsonObject) -> Selectable:
     """What dbt's node selection sees of a manifest model (its own fqn, paths and tags)."""
     fqn = data.get("fqn")
     parts = tuple(str(p) for p in fqn) if isinstance(fqn, list) else (name,)
@@ -267,7 +268,7 @@ def _node(name: str, data: JsonObject) -> Node:
             paths.append(value.split("://", 1)[-1])
     tags = data.get("tags")
     found = tuple(str(t) for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
-    return Node(name, parts, tuple(paths), found)
+    return Selectable(name, parts, tuple(paths), found)
 
 
 def read_manifest(

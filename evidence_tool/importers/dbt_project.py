@@ -12,13 +12,15 @@ import re
 
 from evidence_tool.importers import yaml_spans as ys
 from evidence_tool.importers.base import ImportInput, ImportResult, malformed
-from evidence_tool.importers.dbt_docs import DocsBlock
 from evidence_tool.importers.dbt_model import (
     DEFAULT_SCHEMA,
     Column,
+    DocsBlock,
     EnumTest,
     Join,
     Model,
+    Selectable,
+    Selection,
     Text,
     docs_of,
     element,
@@ -30,7 +32,6 @@ from evidence_tool.importers.dbt_model import (
     under,
     yaml_file,
 )
-from evidence_tool.importers.dbt_select import Node, Selection
 from evidence_tool.importers.dbt_semantic import Element, Semantic
 
 _TOP = frozenset({"version", "models", "semantic_models", "metrics"})
@@ -151,7 +152,7 @@ class _Project:
             raise malformed(node.doc.shown, child.line, f"'{key}' is not a list of mappings")
         return child.items()
 
-    def node(self, name: str, node: ys.Node) -> Node:
+    def node(self, name: str, node: ys.Node) -> Selectable:
         """What dbt's node selection sees of a model: its fqn (project, the folders of its
         .sql file, else of its property file, under the model path), files and tags."""
         sql = self.sql.get(name)
@@ -168,7 +169,7 @@ class _Project:
             elif found is not None and isinstance(found.value, str):
                 tags.append(found.value)
         paths = (sql, node.doc.path) if sql else (node.doc.path,)
-        return Node(name, (self.name, *folders, name), paths, tuple(tags))
+        return Selectable(name, (self.name, *folders, name), paths, tuple(tags))
 
     def model(self, node: ys.Node) -> None:
         name = no_jinja(node.get("name"), node.doc.shown, "a model")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from evidence_tool.importers import markdown_spans as md
 from evidence_tool.importers import yaml_spans
 from evidence_tool.importers.base import (
     ImportResult,
@@ -19,7 +18,14 @@ from evidence_tool.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.importers.spans import after_bom, decode
+from evidence_tool.importers.spans import (
+    after_bom,
+    decode,
+    frontmatter,
+    opens_frontmatter,
+    sections,
+    trimmed,
+)
 from evidence_tool.importers.unit_parts import Units, fenced_sql
 from evidence_tool.unit import DomainPayload, ExamplePayload, GlossaryPayload
 
@@ -36,8 +42,8 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
     """One example from a ``knowledge/sql`` file; a file without ``nl`` and ``sql`` (which
     WrenAI skips too) is listed as not imported."""
     decode(raw, shown)  # E504 for a file that is not text
-    front = md.frontmatter(raw)
-    if front is None and md.opens_frontmatter(raw):
+    front = frontmatter(raw)
+    if front is None and opens_frontmatter(raw):
         raise malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
     if front is None:
         result.omit(f"file {shown}", "the whole file (no frontmatter with nl and sql)")
@@ -54,7 +60,7 @@ def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResu
         result.omit(f"file {shown}", "the whole file (the frontmatter lacks nl or sql)")
         return
     spans = [nl.span(), sql.span()]
-    notes_at = md.trimmed(raw, front[2], len(raw))
+    notes_at = trimmed(raw, front[2], len(raw))
     parts = [fenced_sql(str(sql.value))]
     if notes_at[0] < notes_at[1]:
         spans.append(_span(raw, path, *notes_at))
@@ -79,11 +85,11 @@ def rule_sections(
 ) -> None:
     """One domain unit per top-level section of a rules-like file."""
     decode(raw, shown)  # E504 for a file that is not text
-    file_title, found = md.sections(raw)
+    file_title, found = sections(raw)
     stem = PurePosixPath(path).stem
     used: dict[str, int] = {}
     for section in found:
-        body = md.trimmed(raw, section.body_start, section.end)
+        body = trimmed(raw, section.body_start, section.end)
         if body[0] >= body[1]:
             result.skip("empty section")
             continue
@@ -96,7 +102,7 @@ def rule_sections(
             element_id(PREFIX, group, stem, *suffix),
             name,
             DomainPayload(text),
-            [_span(raw, path, *md.trimmed(raw, section.start, section.end))],
+            [_span(raw, path, *trimmed(raw, section.start, section.end))],
             where=f"{shown} section {name!r}",
         )
 
@@ -106,12 +112,12 @@ def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: Impor
     file name), the definition the rest."""
     decode(raw, shown)  # E504 for a file that is not text
     stem = PurePosixPath(path).stem
-    file_title, found = md.sections(raw)
+    file_title, found = sections(raw)
     term = file_title or stem.replace("-", " ").replace("_", " ")
     start = found[0].start if found else len(raw)
     if len(found) == 1 and found[0].title is not None and file_title is None:
         term, start = found[0].title, found[0].body_start
-    body = md.trimmed(raw, start, len(raw))
+    body = trimmed(raw, start, len(raw))
     if body[0] >= body[1]:
         result.omit(f"file {shown}", "the term (no definition)")
         return
@@ -119,6 +125,6 @@ def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: Impor
         element_id(PREFIX, "glossary", stem),
         term,
         GlossaryPayload(raw[body[0] : body[1]].decode("utf-8")),
-        [_span(raw, path, *md.trimmed(raw, after_bom(raw), len(raw)))],
+        [_span(raw, path, *trimmed(raw, after_bom(raw), len(raw)))],
         where=shown,
     )
