@@ -23,8 +23,7 @@ from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.document import Acquired, Candidate
 from evidence_tool.sources.identity import acquired, expand_env, http_locator, source_id
-from evidence_tool.sources.policy import MAX_REDIRECTS, NetworkPolicy
-from evidence_tool.sources.specs import SourceSpec
+from evidence_tool.sources.policy import MAX_REDIRECTS, NetworkPolicy, SourceSpec
 from evidence_tool.workspace.redact import (
     MalformedUrl,
     public_url,

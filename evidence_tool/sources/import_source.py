@@ -32,8 +32,7 @@ from evidence_tool.importers.base import (
 from evidence_tool.importers.formats import FORMATS, importer_for
 from evidence_tool.sources.document import Acquired, Candidate
 from evidence_tool.sources.identity import source_id
-from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy
-from evidence_tool.sources.specs import SourceSpec
+from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy, SourceSpec
 from evidence_tool.unit.hashing import canonical_json
 from evidence_tool.workspace.layout import DESCRIPTOR, Layout
 

@@ -27,7 +27,7 @@ from evidence_tool.sources import compare, import_record, import_refiner, propos
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.document import Acquired, Candidate, DocumentMeta, document_meta
 from evidence_tool.sources.import_source import ImportAcquired
-from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.policy import NetworkPolicy, specs_of
 from evidence_tool.sources.records import (
     Comparison,
     LineStatus,
@@ -44,7 +44,6 @@ from evidence_tool.sources.refiner import (
     check_excerpts,
 )
 from evidence_tool.sources.registry import locators, resolve_id
-from evidence_tool.sources.specs import specs_of
 
 
 @dataclass

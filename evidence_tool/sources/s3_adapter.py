@@ -19,8 +19,7 @@ from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources.document import Acquired, Candidate
 from evidence_tool.sources.identity import acquired, s3_locator, source_id
-from evidence_tool.sources.policy import NetworkPolicy
-from evidence_tool.sources.specs import SourceSpec
+from evidence_tool.sources.policy import NetworkPolicy, SourceSpec
 from evidence_tool.workspace.redact import MalformedUrl, public_url, scrub
 
 _CREDENTIAL_VARS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID")

@@ -69,8 +69,7 @@ def test_a_prefix_listing_more_than_the_listing_bound_is_refused_not_truncated(
 ) -> None:
     from evidence_tool.errors import SourceError
     from evidence_tool.sources import s3_adapter
-    from evidence_tool.sources.policy import NetworkPolicy
-    from evidence_tool.sources.specs import specs_of
+    from evidence_tool.sources.policy import NetworkPolicy, specs_of
 
     (spec,) = specs_of([_bucket(moto_endpoint, "memo-overflow", 12, monkeypatch)])
     policy = NetworkPolicy(allowed_hosts=("127.0.0.1",), max_listed=9)

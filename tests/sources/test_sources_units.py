@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from evidence_tool.errors import SourceError
 from evidence_tool.sources.document import document_meta, split_units
-from evidence_tool.sources.excerpts import field_excerpts
 from evidence_tool.sources.identity import (
     content_hash,
     expand_env,
@@ -21,6 +20,7 @@ from evidence_tool.sources.identity import (
 )
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.records import Identifier
+from evidence_tool.sources.refiner import field_excerpts
 from evidence_tool.unit import parse
 
 REPO = Path(__file__).resolve().parents[2]
