@@ -46,17 +46,19 @@ _COUNTED = {"sources": "source", "exposures": "exposure", "saved_queries": "save
 _BUFFERED = ("model.", "test.")
 
 
-class _Manifest:
+class Manifest:
+    """One manifest.json read into models and the semantic layer (``read``)."""
+
     def __init__(
         self,
         source: ImportInput,
         f: SourceFile,
         schema: str | None,
         result: ImportResult,
-        selection: Selection | None = None,
+        selection: Selection,
     ) -> None:
         self.source, self.file, self.schema, self.result = source, f, schema, result
-        self.selection = selection or Selection()
+        self.selection = selection
         self.unselected: set[str] = set()  # unique ids of models left out by select/exclude
         self.shown = source.shown(f.path)
         self.models: dict[str, Model] = {}  # by unique_id
@@ -66,7 +68,14 @@ class _Manifest:
         self.counts: dict[str, int] = {}
         self.sm_tables: dict[str, str] = {}  # semantic model name -> its table
 
-    def read(self, buf: Any) -> None:
+    def read(self) -> tuple[list[Model], Semantic]:
+        if self.file.size == 0:
+            raise malformed(self.shown, None, "is empty; a dbt manifest.json is one JSON object")
+        with self.file.open() as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            self.members(buf)
+        return list(self.models.values()), self.sem
+
+    def members(self, buf: Any) -> None:
         scan = Scanner(buf, self.shown)
         start = after_bom(buf[: len(BOM)])
         seen_metadata = False
@@ -269,18 +278,3 @@ def _node(name: str, data: JsonObject) -> Selectable:
     tags = data.get("tags")
     found = tuple(str(t) for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
     return Selectable(name, parts, tuple(paths), found)
-
-
-def read_manifest(
-    source: ImportInput,
-    f: SourceFile,
-    schema: str | None,
-    result: ImportResult,
-    selection: Selection | None = None,
-) -> tuple[list[Model], Semantic]:
-    manifest = _Manifest(source, f, schema, result, selection)
-    if f.size == 0:
-        raise malformed(manifest.shown, None, "is empty; a dbt manifest.json is one JSON object")
-    with f.open() as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        manifest.read(buf)
-    return list(manifest.models.values()), manifest.sem

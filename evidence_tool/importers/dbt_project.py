@@ -72,16 +72,18 @@ _TESTS = ("data_tests", "tests")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")  # a join field: one column, never Jinja
 
 
-class _Project:
+class Project:
+    """A dbt project folder read into models and the semantic layer (``read``)."""
+
     def __init__(
         self,
         source: ImportInput,
         schema: str | None,
         result: ImportResult,
-        selection: Selection | None = None,
+        selection: Selection,
     ) -> None:
         self.source, self.schema, self.result = source, schema or DEFAULT_SCHEMA, result
-        self.selection = selection or Selection()
+        self.selection = selection
         self.name = ""  # the project's name: the first part of every model's fqn
         self.model_paths: list[str] = []
         self.sql: dict[str, str] = {}  # model name -> its .sql file, under the model paths
@@ -108,7 +110,7 @@ class _Project:
             raise malformed(node.doc.shown, node.line, f"{key} is not a list of folder names")
         return [v.strip("/") for v in values]
 
-    def read(self) -> None:
+    def read(self) -> tuple[list[Model], Semantic]:
         model_paths, docs_paths = self.settings()
         self.model_paths = model_paths
         self.sql = {
@@ -127,6 +129,7 @@ class _Project:
                 for join in column.joins:
                     target = self.models.get(join.to)
                     join.to_table = target.table if target else qualify(self.schema, join.to)
+        return list(self.models.values()), self.sem
 
     def file(self, doc: ys.YamlFile) -> None:
         root = doc.root
@@ -397,14 +400,3 @@ def _test_name(node: ys.Node) -> str:
         named = node.written("test_name")
         return named or next(iter(node.value), "?")
     return node.raw if node.kind == ys.SCALAR else "?"  # a list: no name to give
-
-
-def read_project(
-    source: ImportInput,
-    schema: str | None,
-    result: ImportResult,
-    selection: Selection | None = None,
-) -> tuple[list[Model], Semantic]:
-    project = _Project(source, schema, result, selection)
-    project.read()
-    return list(project.models.values()), project.sem
