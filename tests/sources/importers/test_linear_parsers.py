@@ -16,7 +16,7 @@ import pytest
 from linear import assert_linear
 
 from evidence_tool.importers import (
-    bird_descriptions,
+    bird,
     bird_evidence,
     cortex,
     dbt_model,
@@ -76,7 +76,7 @@ CASES: dict[str, tuple[Callable[[Any], object], Callable[[int], Any], int]] = {
         300,
     ),
     "bird value description": (
-        lambda text: bird_descriptions.code_list(text),
+        lambda text: bird.code_list(text),
         lambda n: "Q: one" + "\t" * n + "two; R: three",
         600,
     ),
@@ -197,8 +197,8 @@ def test_ref_model() -> None:
 
 
 def test_code_list() -> None:
-    assert bird_descriptions.code_list("0: no; 1: yes  ") == [("0", "no"), ("1", "yes")]
-    assert bird_descriptions.code_list('"W": white, "B" = black') == [
+    assert bird.code_list("0: no; 1: yes  ") == [("0", "no"), ("1", "yes")]
+    assert bird.code_list('"W": white, "B" = black') == [
         ("W", "white"),
         ("B", "black"),
     ]
