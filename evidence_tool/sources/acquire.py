@@ -16,8 +16,7 @@ from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import http_adapter, import_source, s3_adapter
-from evidence_tool.sources.document import Acquired, Candidate
-from evidence_tool.sources.identity import acquired, fs_locator, source_id
+from evidence_tool.sources.identity import Acquired, Candidate, acquired, fs_locator, source_id
 from evidence_tool.sources.policy import NetworkPolicy, SourceSpec
 from evidence_tool.workspace.layout import Layout
 

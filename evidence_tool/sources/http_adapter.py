@@ -21,8 +21,14 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.document import Acquired, Candidate
-from evidence_tool.sources.identity import acquired, expand_env, http_locator, source_id
+from evidence_tool.sources.identity import (
+    Acquired,
+    Candidate,
+    acquired,
+    expand_env,
+    http_locator,
+    source_id,
+)
 from evidence_tool.sources.policy import MAX_REDIRECTS, NetworkPolicy, SourceSpec
 from evidence_tool.workspace.redact import (
     MalformedUrl,

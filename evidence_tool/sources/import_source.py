@@ -45,8 +45,7 @@ from evidence_tool.importers.base import (
 from evidence_tool.importers.formats import FORMATS, importer_for
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.sources import import_record
-from evidence_tool.sources.document import Acquired, Candidate
-from evidence_tool.sources.identity import source_id
+from evidence_tool.sources.identity import Acquired, Candidate, source_id
 from evidence_tool.sources.import_record import Located
 from evidence_tool.sources.policy import MAX_LISTED, NetworkPolicy, SourceSpec
 from evidence_tool.sources.records import NotImportedItem, ReviewCode

@@ -25,7 +25,7 @@ from typing import Any
 from evidence_tool.errors import EvidenceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.record import Record
-from evidence_tool.sources.document import Acquired, DocumentMeta, split_units
+from evidence_tool.sources.identity import Acquired, DocumentMeta, split_units
 from evidence_tool.sources.records import DocumentFacts, NotImportedItem, ReviewCode, ReviewItem
 from evidence_tool.unit import Unit, parse_unit
 from evidence_tool.unit.fields import headings_for

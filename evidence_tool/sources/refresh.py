@@ -25,7 +25,7 @@ from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import UNSET
 from evidence_tool.sources import compare, import_record, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
-from evidence_tool.sources.document import Acquired, Candidate, DocumentMeta, document_meta
+from evidence_tool.sources.identity import Acquired, Candidate, DocumentMeta, document_meta
 from evidence_tool.sources.import_source import ImportAcquired, for_source
 from evidence_tool.sources.policy import NetworkPolicy, specs_of
 from evidence_tool.sources.records import (

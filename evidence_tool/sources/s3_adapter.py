@@ -17,8 +17,7 @@ from urllib.parse import urlsplit
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.document import Acquired, Candidate
-from evidence_tool.sources.identity import acquired, s3_locator, source_id
+from evidence_tool.sources.identity import Acquired, Candidate, acquired, s3_locator, source_id
 from evidence_tool.sources.policy import NetworkPolicy, SourceSpec
 from evidence_tool.workspace.redact import MalformedUrl, public_url, scrub
 

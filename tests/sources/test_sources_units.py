@@ -10,13 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.document import document_meta, split_units
 from evidence_tool.sources.identity import (
     content_hash,
+    document_meta,
     expand_env,
     http_locator,
     normalize,
     source_id,
+    split_units,
 )
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.records import Identifier
