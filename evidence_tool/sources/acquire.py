@@ -15,9 +15,10 @@ from pathlib import Path
 from evidence_tool.archive.clock import now
 from evidence_tool.errors import SourceError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources import http_adapter, import_source, s3_adapter
+from evidence_tool.sources import import_source
 from evidence_tool.sources.identity import Acquired, Candidate, acquired, fs_locator, source_id
 from evidence_tool.sources.policy import NetworkPolicy, SourceSpec
+from evidence_tool.sources.remote import discover_http, discover_s3
 from evidence_tool.workspace.layout import Layout
 
 
@@ -101,8 +102,8 @@ def discover(
     (``check_count``), so ``--source-id`` can always reach one source among many.
     """
     found = discover_local(layout, policy.max_bytes)
-    found += http_adapter.discover(descriptor_sources, policy)
-    found += s3_adapter.discover(descriptor_sources, policy)
+    found += discover_http(descriptor_sources, policy)
+    found += discover_s3(descriptor_sources, policy)
     found += import_source.discover(layout, descriptor_sources, policy)
     unique: dict[str, Candidate] = {}
     for c in found:
