@@ -68,15 +68,36 @@ __all__ = [
     "unit_warnings",
 ]
 
-# submodule -> the names it defines (the TYPE_CHECKING imports above, for the type checker)
-_HOMES = {
-    "decide": "DecideResult DecisionRequest decide decide_on retry",
-    "import_add": "add_import parse_options",
-    "import_record": "imported_from",
-    "policy": "NetworkPolicy",
-    "records": "Comparison Decision DecisionValue LineStatus Registry SourceRecord SourceStatus",
-    "refiner": "CommandRefiner UnitsRefiner refiner_for",
-    "refresh": "RefreshResult SourceLine refresh",
-    "registry": "list_sources missing_warnings retract show_source unfinished_decisions unit_warnings",
-}
-lazy_face(__name__, {name: home for home, names in _HOMES.items() for name in names.split()})
+lazy_face(
+    __name__,
+    {
+        "CommandRefiner": "refiner",
+        "Comparison": "records",
+        "DecideResult": "decide",
+        "Decision": "records",
+        "DecisionRequest": "decide",
+        "DecisionValue": "records",
+        "LineStatus": "records",
+        "RefreshResult": "refresh",
+        "Registry": "records",
+        "SourceLine": "refresh",
+        "SourceRecord": "records",
+        "SourceStatus": "records",
+        "decide_on": "decide",
+        "NetworkPolicy": "policy",
+        "UnitsRefiner": "refiner",
+        "add_import": "import_add",
+        "decide": "decide",
+        "imported_from": "import_record",
+        "list_sources": "registry",
+        "missing_warnings": "registry",
+        "parse_options": "import_add",
+        "refiner_for": "refiner",
+        "refresh": "refresh",
+        "retract": "registry",
+        "retry": "decide",
+        "show_source": "registry",
+        "unfinished_decisions": "registry",
+        "unit_warnings": "registry",
+    },
+)
