@@ -17,7 +17,6 @@ from linear import assert_linear
 
 from evidence_tool.importers import (
     bird,
-    bird_evidence,
     cortex,
     dbt_model,
     spans,
@@ -81,7 +80,7 @@ CASES: dict[str, tuple[Callable[[Any], object], Callable[[int], Any], int]] = {
         600,
     ),
     "bird evidence definition": (
-        lambda text: bird_evidence.read_fragment(text, frozenset()),
+        lambda text: bird.read_fragment(text, frozenset()),
         lambda n: "total" + " " * n + "x",
         600,
     ),
