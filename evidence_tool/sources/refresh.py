@@ -6,32 +6,24 @@ they are at that moment, and new proposals are cached under it too (a locked
 run's sweep owns every temp file, the cache's included).  Any failure before that point raises and leaves
 sources.json, earlier comparisons and the active revision untouched; a dry run
 follows the same path and writes nothing.
-
-A source nobody has decided on is refreshed again and again; while its bytes and the
-refiner stay the same, so does the proposal, and a refiner may be slow or paid per
-call.  Each proposal is kept, by (source, content hash, refiner identity) (SPEC 6.2),
-in the derived cache (``.evidence-cache/proposals/<key>.json``), written atomically; an
-entry is checked on reading, and a missing, torn or hand-edited one is refined again,
-never trusted.  Losing the folder costs refinements, never data.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from msgspec.structs import replace
 
-from evidence_tool import __version__, fsio
+from evidence_tool import fsio
 from evidence_tool.archive import eventlog
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError, SourceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue, View
-from evidence_tool.record import UNSET, Record, UnsetType
-from evidence_tool.sources import compare, import_record, store
+from evidence_tool.record import UNSET
+from evidence_tool.sources import compare, import_record, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
 from evidence_tool.sources.identity import Acquired, Candidate, DocumentMeta, document_meta
 from evidence_tool.sources.import_source import ImportAcquired, for_source
@@ -39,9 +31,7 @@ from evidence_tool.sources.policy import NetworkPolicy, specs_of
 from evidence_tool.sources.records import (
     Comparison,
     LineStatus,
-    NotImportedItem,
     Registry,
-    ReviewItem,
     SourceKind,
     SourceRecord,
     SourceStatus,
@@ -49,106 +39,11 @@ from evidence_tool.sources.records import (
 from evidence_tool.sources.refiner import (
     CommandRefiner,
     Proposal,
-    ProposedUnit,
     UnitsRefiner,
     build_request,
     check_excerpts,
 )
 from evidence_tool.sources.registry import locators, resolve_id
-from evidence_tool.unit import parse_unit, render, sha256_hex
-from evidence_tool.unit.hashing import canonical_json
-from evidence_tool.workspace.cachedir import ensure_cache
-from evidence_tool.workspace.layout import Layout
-
-PROPOSALS = "proposals"  # the cache folder
-
-
-def proposal_key(doc: Acquired, language: str, refiner: JsonObject) -> str:
-    """Everything the refiner is asked, except the current units (context, not input:
-    the comparison is rebuilt against the files as they are on every refresh)."""
-    return sha256_hex(
-        canonical_json(
-            {
-                "tool": __version__,
-                "source_id": doc.source_id,
-                "content_hash": doc.content_hash,
-                "language": language,
-                "refiner": refiner,
-            }
-        )
-    )
-
-
-class _Unit(Record, frozen=True):
-    markdown: str
-    excerpts: tuple[str, ...]
-
-
-class _Body(Record, frozen=True):
-    """The proposal as the cache entry holds it (the cache file)."""
-
-    units: tuple[_Unit, ...]
-    review_items: tuple[ReviewItem, ...]
-    # An import's only: its record and comparison extras.
-    record: str | UnsetType = UNSET
-    not_imported: tuple[NotImportedItem, ...] | UnsetType = UNSET
-    skipped: dict[str, int] | UnsetType = UNSET
-
-
-def _body(proposal: Proposal) -> JsonObject:
-    # An import's unit already holds its canonical text: not rendered a second time.
-    units = tuple(
-        _Unit(pu.markdown if pu.markdown is not None else render(pu.unit), tuple(pu.excerpts))
-        for pu in proposal.units
-    )
-    body = _Body(units, tuple(proposal.review_items))
-    if proposal.record is not None:
-        body = replace(
-            body,
-            record=proposal.record,
-            not_imported=tuple(proposal.not_imported),
-            skipped=dict(proposal.skipped),
-        )
-    return body.to_json()
-
-
-def save_proposal(layout: Layout, key: str, proposal: Proposal) -> None:
-    """Keep the refiner's own answer (before the excerpt check, which is re-run each time)."""
-    body = _body(proposal)
-    entry = {"key": key, "digest": sha256_hex(canonical_json(body)), "proposal": body}
-    path = ensure_cache(layout) / PROPOSALS / f"{key}.json"
-    fsio.write_atomic(path, canonical_json(entry), durable=False)
-
-
-def load_proposal(layout: Layout, key: str) -> Proposal | None:
-    """The kept proposal, or None when there is none or it does not check out."""
-    try:
-        entry = json.loads((layout.cache / PROPOSALS / f"{key}.json").read_bytes())
-        body = entry["proposal"]
-        if entry["key"] != key or entry["digest"] != sha256_hex(canonical_json(body)):
-            return None
-        return _proposal(body)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # a record's ValidationError is a ValueError: refined again
-
-
-def _proposal(data: JsonValue) -> Proposal | None:
-    """The proposal of a cache entry whose digest checked out (None: a unit no longer
-    parses, as after a change of the unit format)."""
-    body = _Body.from_json(data)
-    units = []
-    for cached in body.units:
-        parsed = parse_unit(cached.markdown)
-        if parsed.unit is None:
-            return None
-        units.append(ProposedUnit(parsed.unit, list(cached.excerpts)))
-    return Proposal(
-        units,
-        list(body.review_items),
-        record=body.record if isinstance(body.record, str) else None,
-        not_imported=list(body.not_imported or ()),
-        skipped=dict(body.skipped or {}),
-    )
 
 
 @dataclass
@@ -199,8 +94,8 @@ def refine_all(
         language = doc.language or meta.language or default_language
         imported = isinstance(doc, ImportAcquired)
         chosen = for_source(doc) if isinstance(doc, ImportAcquired) else refiner
-        key = proposal_key(doc, language, chosen.identity())
-        proposal = load_proposal(archive.layout, key)
+        key = proposals.key_of(doc, language, chosen.identity())
+        proposal = proposals.load(archive.layout, key)
         if proposal is None:
             if imported:  # an importer reads files, not a draft: no current units
                 request = build_request(doc, meta, language)
@@ -231,7 +126,7 @@ def _cache_what_was_paid_for(
     try:
         with archive.locked("refresh"):
             for key, proposal in made:
-                save_proposal(archive.layout, key, proposal)
+                proposals.save(archive.layout, key, proposal)
     except LockHeldError:
         pass
 
@@ -405,7 +300,7 @@ def refresh(
         return RefreshResult(True, False, tuple(lines + failed_lines))
     with archive.locked("refresh"):
         for key, proposal in made:
-            save_proposal(layout, key, proposal)
+            proposals.save(layout, key, proposal)
         registry = store.read(layout)  # re-read: a decide may have finished meanwhile
         lines = _apply(archive, registry, refined, seen, scope, at)
         fsio.begin_step()  # the acquisitions, committed by the sources.json naming them

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 from evidence_tool.record import UNSET
+from evidence_tool.sources import proposals
 from evidence_tool.sources.records import NotImportedItem, ReviewItem
 from evidence_tool.sources.refiner import Proposal, ProposedUnit
-from evidence_tool.sources.refresh import PROPOSALS, load_proposal, save_proposal
 from evidence_tool.unit import parse_unit
 from evidence_tool.workspace.layout import Layout
 
@@ -56,18 +56,18 @@ def _proposal() -> Proposal:
 
 def _written(root: Path) -> bytes:
     layout = Layout.at(root)
-    save_proposal(layout, KEY, _proposal())
-    return (layout.cache / PROPOSALS / f"{KEY}.json").read_bytes()
+    proposals.save(layout, KEY, _proposal())
+    return (layout.cache / proposals.FOLDER / f"{KEY}.json").read_bytes()
 
 
 def test_a_cache_entry_keeps_its_bytes_and_an_old_one_is_a_hit(tmp_path: Path) -> None:
     golden = GOLDEN.read_bytes()
     assert _written(tmp_path / "new") == golden
     old = tmp_path / "old"
-    folder = Layout.at(old).cache / PROPOSALS
+    folder = Layout.at(old).cache / proposals.FOLDER
     folder.mkdir(parents=True)
     (folder / f"{KEY}.json").write_bytes(golden)
-    loaded, want = load_proposal(Layout.at(old), KEY), _proposal()
+    loaded, want = proposals.load(Layout.at(old), KEY), _proposal()
     assert loaded is not None, "an entry written before the typed record is refined again"
     units = [(u.unit, u.excerpts) for u in want.units]
     assert [(u.unit, u.excerpts) for u in loaded.units] == units
