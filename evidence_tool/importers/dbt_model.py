@@ -1,7 +1,7 @@
 """dbt's elements as both readers give them (project folder, manifest), and their helpers.
 
-``dbt.Project`` and ``dbt.Manifest`` read a project into these and ``dbt`` turns them
-into units; kept apart so that the readers and ``dbt_semantic`` import no circle.
+``dbt_project`` and ``dbt.Manifest`` read a project into these; ``dbt`` turns them into
+units.  Kept apart from both so that no dbt module imports another in a circle.
 
 Node selection (the ``select`` and ``exclude`` options) is the subset of ``dbt ls
 --select`` that names models without a graph: a name or a ``*``/``?`` glob (matched
