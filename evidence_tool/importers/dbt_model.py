@@ -1,6 +1,6 @@
 """dbt's elements as both readers give them (project folder, manifest), and their helpers.
 
-``dbt_project`` and ``dbt.Manifest`` read a project into these; ``dbt`` turns them into
+``dbt_project`` and ``dbt_manifest`` read a project into these; ``dbt`` turns them into
 units.  Kept apart from both so that no dbt module imports another in a circle.
 
 Node selection (the ``select`` and ``exclude`` options) is the subset of ``dbt ls
