@@ -55,9 +55,7 @@ def _units_and_questions(dev: Path) -> tuple[list[object], dict[str, list[dict[s
     """The evidence units (the importer's, examples left out) and, per split, the
     questions with the ids of their evidence's units."""
     from evidence_tool.importers.base import ImportInput, SourceFile, Span
-    from evidence_tool.importers.bird_evidence import fragments
-    from evidence_tool.importers.bird_questions import _import_fragment
-    from evidence_tool.importers.bird_units import Collected
+    from evidence_tool.importers.bird import Collected, _import_fragment, fragments
 
     source = ImportInput(
         (SourceFile("dev.json", dev, dev.stat().st_size),), {}, "en", 200 << 20, root="bird"

@@ -22,11 +22,17 @@ from evidence_tool.importers.base import (
     malformed,
     option_error,
 )
-from evidence_tool.importers.dbt_docs import meanings
-from evidence_tool.importers.dbt_manifest import read_manifest
-from evidence_tool.importers.dbt_model import Column, EnumTest, Join, Model, Text
-from evidence_tool.importers.dbt_project import read_project
-from evidence_tool.importers.dbt_select import Selection
+from evidence_tool.importers.dbt_manifest import Manifest
+from evidence_tool.importers.dbt_model import (
+    Column,
+    EnumTest,
+    Join,
+    Model,
+    Selection,
+    Text,
+    meanings,
+)
+from evidence_tool.importers.dbt_project import Project
 from evidence_tool.importers.dbt_semantic import semantic_units
 from evidence_tool.importers.unit_parts import ident
 from evidence_tool.unit.fields import is_italian
@@ -37,7 +43,7 @@ class DbtImporter:
     format = "dbt"
     options: ClassVar[dict[str, type | tuple[type, ...]]] = {
         "schema": str,
-        "select": (str, list),  # dbt node selection (dbt_select): which models to read
+        "select": (str, list),  # dbt node selection (dbt_model.Selection): which models to read
         "exclude": (str, list),
     }
 
@@ -46,7 +52,7 @@ class DbtImporter:
         schema = _schema(source)
         selection = Selection.of(source.options, source.key)
         if source.file("dbt_project.yml") is not None:
-            models, sem = read_project(source, schema, result, selection)
+            models, sem = Project(source, schema, result, selection).read()
         else:
             manifests = [f for f in source.files if f.path.lower().endswith(".json")]
             if len(manifests) != 1:
@@ -56,7 +62,7 @@ class DbtImporter:
                     "is neither a dbt project (no dbt_project.yml at its top) nor one "
                     "manifest.json; name the project folder or the manifest file",
                 )
-            models, sem = read_manifest(source, manifests[0], schema, result, selection)
+            models, sem = Manifest(source, manifests[0], schema, result, selection).read()
         for model in models:
             model_units(model, source.language, result)
         semantic_units(sem, source.language, result)

@@ -27,11 +27,12 @@ from evidence_tool.importers.dbt_model import (
     Column,
     EnumTest,
     Model,
+    Selectable,
+    Selection,
     Text,
     qualify,
     ref_model,
 )
-from evidence_tool.importers.dbt_select import Node, Selection
 from evidence_tool.importers.dbt_semantic import Element, Semantic
 from evidence_tool.importers.spans import BOM, Scanner, after_bom
 from evidence_tool.jsonvalue import JsonObject
@@ -45,17 +46,19 @@ _COUNTED = {"sources": "source", "exposures": "exposure", "saved_queries": "save
 _BUFFERED = ("model.", "test.")
 
 
-class _Manifest:
+class Manifest:
+    """One manifest.json read into models and the semantic layer (``read``)."""
+
     def __init__(
         self,
         source: ImportInput,
         f: SourceFile,
         schema: str | None,
         result: ImportResult,
-        selection: Selection | None = None,
+        selection: Selection,
     ) -> None:
         self.source, self.file, self.schema, self.result = source, f, schema, result
-        self.selection = selection or Selection()
+        self.selection = selection
         self.unselected: set[str] = set()  # unique ids of models left out by select/exclude
         self.shown = source.shown(f.path)
         self.models: dict[str, Model] = {}  # by unique_id
@@ -65,7 +68,14 @@ class _Manifest:
         self.counts: dict[str, int] = {}
         self.sm_tables: dict[str, str] = {}  # semantic model name -> its table
 
-    def read(self, buf: Any) -> None:
+    def read(self) -> tuple[list[Model], Semantic]:
+        if self.file.size == 0:
+            raise malformed(self.shown, None, "is empty; a dbt manifest.json is one JSON object")
+        with self.file.open() as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            self.members(buf)
+        return list(self.models.values()), self.sem
+
+    def members(self, buf: Any) -> None:
         scan = Scanner(buf, self.shown)
         start = after_bom(buf[: len(BOM)])
         seen_metadata = False
@@ -256,7 +266,7 @@ class _Manifest:
         )
 
 
-def _node(name: str, data: JsonObject) -> Node:
+def _node(name: str, data: JsonObject) -> Selectable:
     """What dbt's node selection sees of a manifest model (its own fqn, paths and tags)."""
     fqn = data.get("fqn")
     parts = tuple(str(p) for p in fqn) if isinstance(fqn, list) else (name,)
@@ -267,19 +277,4 @@ def _node(name: str, data: JsonObject) -> Node:
             paths.append(value.split("://", 1)[-1])
     tags = data.get("tags")
     found = tuple(str(t) for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
-    return Node(name, parts, tuple(paths), found)
-
-
-def read_manifest(
-    source: ImportInput,
-    f: SourceFile,
-    schema: str | None,
-    result: ImportResult,
-    selection: Selection | None = None,
-) -> tuple[list[Model], Semantic]:
-    manifest = _Manifest(source, f, schema, result, selection)
-    if f.size == 0:
-        raise malformed(manifest.shown, None, "is empty; a dbt manifest.json is one JSON object")
-    with f.open() as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        manifest.read(buf)
-    return list(manifest.models.values()), manifest.sem
+    return Selectable(name, parts, tuple(paths), found)

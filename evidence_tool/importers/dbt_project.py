@@ -12,13 +12,15 @@ import re
 
 from evidence_tool.importers import yaml_spans as ys
 from evidence_tool.importers.base import ImportInput, ImportResult, malformed
-from evidence_tool.importers.dbt_docs import DocsBlock
 from evidence_tool.importers.dbt_model import (
     DEFAULT_SCHEMA,
     Column,
+    DocsBlock,
     EnumTest,
     Join,
     Model,
+    Selectable,
+    Selection,
     Text,
     docs_of,
     element,
@@ -30,7 +32,6 @@ from evidence_tool.importers.dbt_model import (
     under,
     yaml_file,
 )
-from evidence_tool.importers.dbt_select import Node, Selection
 from evidence_tool.importers.dbt_semantic import Element, Semantic
 
 _TOP = frozenset({"version", "models", "semantic_models", "metrics"})
@@ -71,16 +72,18 @@ _TESTS = ("data_tests", "tests")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")  # a join field: one column, never Jinja
 
 
-class _Project:
+class Project:
+    """A dbt project folder read into models and the semantic layer (``read``)."""
+
     def __init__(
         self,
         source: ImportInput,
         schema: str | None,
         result: ImportResult,
-        selection: Selection | None = None,
+        selection: Selection,
     ) -> None:
         self.source, self.schema, self.result = source, schema or DEFAULT_SCHEMA, result
-        self.selection = selection or Selection()
+        self.selection = selection
         self.name = ""  # the project's name: the first part of every model's fqn
         self.model_paths: list[str] = []
         self.sql: dict[str, str] = {}  # model name -> its .sql file, under the model paths
@@ -107,7 +110,7 @@ class _Project:
             raise malformed(node.doc.shown, node.line, f"{key} is not a list of folder names")
         return [v.strip("/") for v in values]
 
-    def read(self) -> None:
+    def read(self) -> tuple[list[Model], Semantic]:
         model_paths, docs_paths = self.settings()
         self.model_paths = model_paths
         self.sql = {
@@ -126,6 +129,7 @@ class _Project:
                 for join in column.joins:
                     target = self.models.get(join.to)
                     join.to_table = target.table if target else qualify(self.schema, join.to)
+        return list(self.models.values()), self.sem
 
     def file(self, doc: ys.YamlFile) -> None:
         root = doc.root
@@ -151,7 +155,7 @@ class _Project:
             raise malformed(node.doc.shown, child.line, f"'{key}' is not a list of mappings")
         return child.items()
 
-    def node(self, name: str, node: ys.Node) -> Node:
+    def node(self, name: str, node: ys.Node) -> Selectable:
         """What dbt's node selection sees of a model: its fqn (project, the folders of its
         .sql file, else of its property file, under the model path), files and tags."""
         sql = self.sql.get(name)
@@ -168,7 +172,7 @@ class _Project:
             elif found is not None and isinstance(found.value, str):
                 tags.append(found.value)
         paths = (sql, node.doc.path) if sql else (node.doc.path,)
-        return Node(name, (self.name, *folders, name), paths, tuple(tags))
+        return Selectable(name, (self.name, *folders, name), paths, tuple(tags))
 
     def model(self, node: ys.Node) -> None:
         name = no_jinja(node.get("name"), node.doc.shown, "a model")
@@ -396,14 +400,3 @@ def _test_name(node: ys.Node) -> str:
         named = node.written("test_name")
         return named or next(iter(node.value), "?")
     return node.raw if node.kind == ys.SCALAR else "?"  # a list: no name to give
-
-
-def read_project(
-    source: ImportInput,
-    schema: str | None,
-    result: ImportResult,
-    selection: Selection | None = None,
-) -> tuple[list[Model], Semantic]:
-    project = _Project(source, schema, result, selection)
-    project.read()
-    return list(project.models.values()), project.sem

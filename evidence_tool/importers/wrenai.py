@@ -3,18 +3,26 @@
 The MDL half: ``models/<name>/metadata.yml`` (model and column
 ``properties.description`` -> glossary; calculated columns -> formula),
 ``cubes/<name>/metadata.yml`` (``measures[].expression`` -> formula) and
-``relationships.yml`` (-> mapping).  The ``knowledge/`` half is in
-``wrenai_knowledge``.  A model's physical name is its ``table_reference``
+``relationships.yml`` (-> mapping).  A model's physical name is its ``table_reference``
 (``schema``, ``table``); without one, the ``schema`` option, else
 ``wren_project.yml``'s ``schema``, else ``public``, and the model's own name.
+
+The ``knowledge/`` half: NL->SQL pairs, rules, glossary terms.
+
+- ``knowledge/sql/<slug>.md``: frontmatter ``nl`` and ``sql`` -> example (the
+  notes below the frontmatter, when any, open the interpretation);
+- ``knowledge/rules|caveats|metrics/*.md`` and the legacy ``instructions.md``
+  -> domain, one unit per top-level section;
+- ``knowledge/glossary/<term>.md`` -> glossary, one term per file.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import ClassVar
 
-from evidence_tool.importers import wrenai_knowledge as knowledge
 from evidence_tool.importers import yaml_spans as ys
 from evidence_tool.importers.base import (
     ImportInput,
@@ -24,16 +32,85 @@ from evidence_tool.importers.base import (
     element_id,
     malformed,
 )
-from evidence_tool.importers.unit_parts import Units
-from evidence_tool.importers.wrenai_names import (
-    Model,
-    check_layout,
-    condition_columns,
-    named,
+from evidence_tool.importers.spans import (
+    after_bom,
+    decode,
+    frontmatter,
+    opens_frontmatter,
+    sections,
+    trimmed,
 )
-from evidence_tool.unit import FormulaPayload, GlossaryPayload, MappingPayload
+from evidence_tool.importers.unit_parts import Units, fenced_sql, ident
+from evidence_tool.unit import (
+    DomainPayload,
+    ExamplePayload,
+    FormulaPayload,
+    GlossaryPayload,
+    MappingPayload,
+)
 
-PREFIX = knowledge.PREFIX
+_REF = r'([A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")'
+_EQUALITY = re.compile(rf"\s*{_REF}\s*\.\s*{_REF}\s*=\s*{_REF}\s*\.\s*{_REF}\s*")
+# Starts only where a blank run starts: tried at every blank, a long run was quadratic.
+_AND = re.compile(r"(?<!\s)\s+and\s+", re.IGNORECASE)
+
+
+@dataclass
+class Model:
+    name: str
+    schema: str
+    table: str
+
+    def table_name(self) -> str:
+        return f"{ident(self.schema)}.{ident(self.table)}"
+
+    def column(self, name: str) -> str:
+        return f"{self.table_name()}.{ident(name)}"
+
+
+def named(root: ys.Node, path: str) -> str:
+    """A model's or cube's name: its ``name``, else its folder's (``models/<name>/...``)."""
+    return root.text("name") or path.split("/")[1]
+
+
+def check_layout(path: str, root: ys.Node) -> None:
+    """Refuse a v1 (flat-file) project, whose models this importer would not find."""
+    node = root.get("schema_version")
+    if node is None:
+        return
+    if not isinstance(node.value, int) or isinstance(node.value, bool):
+        raise malformed(path, node.line, "schema_version is not a number")
+    if node.value < 2:
+        raise malformed(
+            path,
+            node.line,
+            f"a schema_version {node.value} project keeps its models in flat files; upgrade "
+            "it with 'wren context upgrade' (v5 is read whole, v2-v4 for their models, cubes "
+            "and relationships)",
+        )
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name
+
+
+def condition_columns(condition: str, models: dict[str, Model]) -> list[str] | None:
+    """The columns of ``a.x = b.y [AND ...]`` over the relationship's models, else None."""
+    if not condition.strip():
+        return None
+    out: list[str] = []
+    for part in _AND.split(condition.strip()):
+        match = _EQUALITY.fullmatch(part)
+        if match is None:
+            return None
+        for model_name, column in (match.group(1, 2), match.group(3, 4)):
+            model = models.get(_unquote(model_name))
+            if model is None:
+                return None
+            out.append(model.column(_unquote(column)))
+    return list(dict.fromkeys(out))
+
+
 _MODEL = re.compile(r"models/([^/]+)/metadata\.ya?ml")
 _CUBE = re.compile(r"cubes/([^/]+)/metadata\.ya?ml")
 _VIEW = re.compile(r"views/([^/]+)/metadata\.ya?ml")
@@ -133,14 +210,14 @@ class _Reader:
         match = _RULES.fullmatch(path)
         if path.startswith("knowledge/sql/") and path.endswith(".md"):
             raw = f.read_bytes(self.source.max_bytes)
-            knowledge.sql_pair(raw, path, shown, self.units, self.result)
+            sql_pair(raw, path, shown, self.units, self.result)
         elif match or path == "instructions.md":
             raw = f.read_bytes(self.source.max_bytes)
             group = match.group(1) if match else "instructions"
-            knowledge.rule_sections(raw, path, shown, group, self.units, self.result)
+            rule_sections(raw, path, shown, group, self.units, self.result)
         elif re.fullmatch(r"knowledge/glossary/[^/]+\.md", path):
             raw = f.read_bytes(self.source.max_bytes)
-            knowledge.glossary_term(raw, path, shown, self.units, self.result)
+            glossary_term(raw, path, shown, self.units, self.result)
         else:
             what = "the whole file (not part of the WrenAI v5 layout this importer reads)"
             self.result.omit(f"file {shown}", what)
@@ -302,3 +379,104 @@ class _Reader:
             columns=payload.columns,
             where=where,
         )
+
+
+PREFIX = "wrenai"
+# Frontmatter keys WrenAI writes that no unit field holds.
+_PAIR_EXTRAS = ("source", "datasource", "tags", "created_at")
+
+
+def _span(raw: bytes, path: str, start: int, end: int) -> Span:
+    return Span(path, start, end, raw[start:end].decode("utf-8"))
+
+
+def sql_pair(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:
+    """One example from a ``knowledge/sql`` file; a file without ``nl`` and ``sql`` (which
+    WrenAI skips too) is listed as not imported."""
+    decode(raw, shown)  # E504 for a file that is not text
+    front = frontmatter(raw)
+    if front is None and opens_frontmatter(raw):
+        raise malformed(shown, 1, "the frontmatter opened here is never closed by '---'")
+    if front is None:
+        result.omit(f"file {shown}", "the whole file (no frontmatter with nl and sql)")
+        return
+    doc = ys.load(raw, shown, path, front[0], front[1])
+    root = doc.root
+    if root is not None and root.kind != ys.MAPPING:
+        raise malformed(shown, root.line, "the frontmatter is not a mapping")
+    nl, sql = (root.get("nl"), root.get("sql")) if root else (None, None)
+    for key, node in (("nl", nl), ("sql", sql)):
+        if node is not None and (node.kind != ys.SCALAR or node.value is None):
+            raise malformed(shown, node.line, f"'{key}' is not a text")
+    if nl is None or sql is None or not str(nl.value).strip() or not str(sql.value).strip():
+        result.omit(f"file {shown}", "the whole file (the frontmatter lacks nl or sql)")
+        return
+    spans = [nl.span(), sql.span()]
+    notes_at = trimmed(raw, front[2], len(raw))
+    parts = [fenced_sql(str(sql.value))]
+    if notes_at[0] < notes_at[1]:
+        spans.append(_span(raw, path, *notes_at))
+        parts.insert(0, spans[-1].text)
+    assert root is not None
+    for key in _PAIR_EXTRAS:
+        if key in root.value:
+            where = f"wrenai sql pair {shown}"
+            result.omit(where, key, root.value[key].span())
+    stem = PurePosixPath(path).stem
+    units.add(
+        element_id(PREFIX, "sql", stem),
+        str(nl.value).strip(),
+        ExamplePayload(str(nl.value).strip(), "\n\n".join(parts)),
+        spans,
+        where=shown,
+    )
+
+
+def rule_sections(
+    raw: bytes, path: str, shown: str, group: str, units: Units, result: ImportResult
+) -> None:
+    """One domain unit per top-level section of a rules-like file."""
+    decode(raw, shown)  # E504 for a file that is not text
+    file_title, found = sections(raw)
+    stem = PurePosixPath(path).stem
+    used: dict[str, int] = {}
+    for section in found:
+        body = trimmed(raw, section.body_start, section.end)
+        if body[0] >= body[1]:
+            result.skip("empty section")
+            continue
+        name = section.title or file_title or stem.replace("-", " ").replace("_", " ")
+        key = section.title or "intro"
+        used[key] = used.get(key, 0) + 1
+        suffix = (f"{key}-{used[key]}",) if used[key] > 1 else (key,)
+        text = raw[body[0] : body[1]].decode("utf-8")
+        units.add(
+            element_id(PREFIX, group, stem, *suffix),
+            name,
+            DomainPayload(text),
+            [_span(raw, path, *trimmed(raw, section.start, section.end))],
+            where=f"{shown} section {name!r}",
+        )
+
+
+def glossary_term(raw: bytes, path: str, shown: str, units: Units, result: ImportResult) -> None:
+    """A ``knowledge/glossary/<term>.md`` file: the term is its opening heading (else the
+    file name), the definition the rest."""
+    decode(raw, shown)  # E504 for a file that is not text
+    stem = PurePosixPath(path).stem
+    file_title, found = sections(raw)
+    term = file_title or stem.replace("-", " ").replace("_", " ")
+    start = found[0].start if found else len(raw)
+    if len(found) == 1 and found[0].title is not None and file_title is None:
+        term, start = found[0].title, found[0].body_start
+    body = trimmed(raw, start, len(raw))
+    if body[0] >= body[1]:
+        result.omit(f"file {shown}", "the term (no definition)")
+        return
+    units.add(
+        element_id(PREFIX, "glossary", stem),
+        term,
+        GlossaryPayload(raw[body[0] : body[1]].decode("utf-8")),
+        [_span(raw, path, *trimmed(raw, after_bom(raw), len(raw)))],
+        where=shown,
+    )

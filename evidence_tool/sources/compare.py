@@ -20,7 +20,7 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.manifest import Manifest, empty_manifest
 from evidence_tool.archive.records import cited_sources
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.document import Acquired, DocumentMeta
+from evidence_tool.sources.identity import Acquired, DocumentMeta
 from evidence_tool.sources.records import (
     Comparison,
     CurrentUnit,

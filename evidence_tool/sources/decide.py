@@ -99,13 +99,8 @@ class DecideResult(View):
         """What the decision did to the files; a retry says only that it was one."""
         if self.retry:
             return {"retry": True}
-        out: JsonObject = {
-            "written": list(self.written),
-            "removed": list(self.removed),
-            "retired": list(self.retired),
-            "excluded": list(self.excluded),
-            "overwrote_manual": list(self.overwrote_manual),
-        }
+        done = ("written", "removed", "retired", "excluded", "overwrote_manual")
+        out: JsonObject = {key: list(getattr(self, key)) for key in done}
         if self.already_saved:
             out["already_saved"] = True
         if self.initialized is not None:
@@ -371,12 +366,10 @@ def _record_decision(
         tuple(u for u in comparison.retire if u not in req.exclude) if replacing else (),
         excluded=req.exclude if replacing else (),
     )
-    record = replace(registry.sources[sid], comparison=None, decision=decision)
-    if replacing:
-        record = replace(record, adopted_hash=comparison.content_hash)
-    else:
-        record = replace(record, acknowledged_hash=comparison.content_hash)
-    registry.sources[sid] = record
+    decided = {"adopted_hash" if replacing else "acknowledged_hash": comparison.content_hash}
+    registry.sources[sid] = replace(
+        registry.sources[sid], comparison=None, decision=decision, **decided
+    )
     return decision
 
 

@@ -21,7 +21,7 @@ from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.record import AnyObject, Record
 from evidence_tool.sources.identity import source_id
 from evidence_tool.sources.import_source import KIND, check_entry, import_locator, list_files
-from evidence_tool.sources.specs import SourceSpec, specs_of
+from evidence_tool.sources.policy import SourceSpec, specs_of
 from evidence_tool.unit.yaml_strict import YamlProblem, dump, load_unique
 from evidence_tool.workspace.descriptor import (
     parse_descriptor,

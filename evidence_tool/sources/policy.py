@@ -1,15 +1,54 @@
 """The installation's network policy and the per-refresh bounds (SPEC 6.1).
 
 Without an installation descriptor no host is allowed: remote sources fail
-with E501 until an operator names their hosts.
+with E501 until an operator names their hosts.  The descriptor's ``evidence.sources``
+entries (schema-checked when it is loaded) each meet JSON once here and become a
+``SourceSpec``, so an adapter reads typed fields, not keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from evidence_tool.errors import DescriptorError
 from evidence_tool.jsonvalue import JsonValue
+from evidence_tool.record import AnyObject, Record, field, field_of
+
+KEY = "evidence.sources"
+
+
+class SourceSpec(Record, frozen=True):
+    """One entry; fields a kind does not use keep their defaults."""
+
+    index: int  # its place in evidence.sources: messages name it
+    kind: str = ""  # http | s3 | import (filesystem sources need no entry)
+    url: str = ""
+    safe_query_params: tuple[str, ...] = ()
+    bucket: str = ""
+    prefix: str = ""
+    endpoint_url: str | None = None
+    region: str | None = None
+    format: str = ""
+    path: str = ""
+    # An importer's options as written (a JSON boundary: each importer checks its own).
+    options: AnyObject = field(default_factory=dict)
+    language: str | None = None
+    title: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{KEY}[{self.index}]"
+
+
+def specs_of(entries: Iterable[Mapping[str, JsonValue]]) -> list[SourceSpec]:
+    """Every entry of ``evidence.sources``, in order (the descriptor's schema checked
+    their shapes)."""
+    return [
+        field_of(SourceSpec, {f"{KEY}[{n}]": {**e, "index": n}}, f"{KEY}[{n}]", DescriptorError)
+        for n, e in enumerate(entries)
+    ]
+
 
 MAX_DOCUMENTS = 200
 # Objects one S3 prefix may list: --source-id must find any of them, so the listing is

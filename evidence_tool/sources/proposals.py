@@ -17,7 +17,7 @@ from msgspec.structs import replace
 from evidence_tool import __version__, fsio
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.record import UNSET, Record, UnsetType
-from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.identity import Acquired
 from evidence_tool.sources.records import NotImportedItem, ReviewItem
 from evidence_tool.sources.refiner import Proposal, ProposedUnit
 from evidence_tool.unit import parse_unit, render, sha256_hex

@@ -247,10 +247,7 @@ class ProposalChanges(Record, frozen=True):
 
     def counts(self) -> JsonObject:
         return {
-            "added": len(self.added),
-            "changed": len(self.changed),
-            "identical": len(self.identical),
-            "retired": len(self.retired),
+            key: len(getattr(self, key)) for key in ("added", "changed", "identical", "retired")
         }
 
 

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Collection, Iterable, Mapping
@@ -24,11 +25,60 @@ from typing import Any
 from evidence_tool.errors import EvidenceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.record import Record
-from evidence_tool.sources.document import Acquired, DocumentMeta, split_units
-from evidence_tool.sources.excerpts import field_excerpts
+from evidence_tool.sources.identity import Acquired, DocumentMeta, split_units
 from evidence_tool.sources.records import DocumentFacts, NotImportedItem, ReviewCode, ReviewItem
 from evidence_tool.unit import Unit, parse_unit
+from evidence_tool.unit.fields import headings_for
 from evidence_tool.unit.schemas import load_schema
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_H1 = re.compile(r"^ {0,3}#(?:[ \t]|$)")
+_H2 = re.compile(r"^ {0,3}##[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def _trim(lines: list[str]) -> str:
+    return "\n".join(lines).strip("\n").rstrip()
+
+
+def field_excerpts(chunk: str, unit: Unit) -> list[str]:
+    """One excerpt per nonempty field, in source order, each a verbatim slice of ``chunk``:
+    the built-in refiner's excerpts.  A light line scan: field headings are exact ``##
+    Heading`` lines of the unit's kind and language outside fenced blocks, the lines the
+    unit parser treats as structural; a miss is checked against the source and becomes a
+    review item, never a false claim."""
+    lines = chunk.split("\n")
+    close = next((i for i in range(1, len(lines)) if lines[i] == "---"), len(lines) - 1)
+    headings = headings_for(unit.kind, unit.language)
+    sections: list[list[str]] = []
+    current: list[str] | None = None
+    fence: str | None = None
+    for line in lines[close + 1 :]:
+        if fence is not None:
+            if line.strip().startswith(fence) and set(line.strip()) == {fence[0]}:
+                fence = None
+            if current is not None:
+                current.append(line)
+            continue
+        opened = _FENCE.match(line)
+        if opened:
+            fence = opened.group(1)
+        elif _H1.match(line):
+            current = None
+            continue
+        else:
+            h2 = _H2.match(line)
+            if h2 and h2.group(1) in headings:
+                current = []
+                sections.append(current)
+                continue
+        if current is not None:
+            current.append(line)
+    out: list[str] = []
+    for section in sections:
+        text = _trim(section)
+        if text and text not in out:
+            out.append(text)
+    return out
 
 
 @dataclass

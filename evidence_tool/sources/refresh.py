@@ -23,11 +23,11 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import EvidenceError, LockHeldError, SourceError
 from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.record import UNSET
-from evidence_tool.sources import compare, import_record, import_refiner, proposals, store
+from evidence_tool.sources import compare, import_record, proposals, store
 from evidence_tool.sources.acquire import Progress, acquire, check_count, discover
-from evidence_tool.sources.document import Acquired, Candidate, DocumentMeta, document_meta
-from evidence_tool.sources.import_source import ImportAcquired
-from evidence_tool.sources.policy import NetworkPolicy
+from evidence_tool.sources.identity import Acquired, Candidate, DocumentMeta, document_meta
+from evidence_tool.sources.import_source import ImportAcquired, for_source
+from evidence_tool.sources.policy import NetworkPolicy, specs_of
 from evidence_tool.sources.records import (
     Comparison,
     LineStatus,
@@ -44,7 +44,6 @@ from evidence_tool.sources.refiner import (
     check_excerpts,
 )
 from evidence_tool.sources.registry import locators, resolve_id
-from evidence_tool.sources.specs import specs_of
 
 
 @dataclass
@@ -94,7 +93,7 @@ def refine_all(
             continue
         language = doc.language or meta.language or default_language
         imported = isinstance(doc, ImportAcquired)
-        chosen = import_refiner.for_source(doc) if isinstance(doc, ImportAcquired) else refiner
+        chosen = for_source(doc) if isinstance(doc, ImportAcquired) else refiner
         key = proposals.key_of(doc, language, chosen.identity())
         proposal = proposals.load(archive.layout, key)
         if proposal is None:

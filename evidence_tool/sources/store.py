@@ -12,7 +12,7 @@ import json
 from evidence_tool import fsio
 from evidence_tool.errors import IntegrityError
 from evidence_tool.jsonvalue import JsonObject
-from evidence_tool.sources.document import Acquired
+from evidence_tool.sources.identity import Acquired
 from evidence_tool.sources.records import FORMAT, RecordError, Registry
 from evidence_tool.workspace.layout import Layout
 

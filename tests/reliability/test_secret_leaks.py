@@ -618,12 +618,12 @@ def test_attack_an_internal_error_quoting_a_url_prints_no_credential(
     tmp_path: Path, server: _ProbeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Exit 70 prints a traceback: a bug whose message quotes a URL must not carry its secrets."""
-    from evidence_tool.sources import http_adapter
+    from evidence_tool.sources import remote
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("bug while reading https://ops:Tb9SecretPw@h.example/x?grant=Tb9Grant")
 
-    monkeypatch.setattr(http_adapter, "fetch_url", broken)
+    monkeypatch.setattr(remote, "fetch_url", broken)
     ws = _fresh_workspace(tmp_path / "ws")
     _use_sources(ws, [{"kind": "http", "url": f"{server.base}/any.md"}])
     outputs = [_run(ws, _installation(tmp_path), "refresh", as_json=j) for j in (True, False)]

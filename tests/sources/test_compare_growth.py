@@ -14,7 +14,7 @@ from typing import Any
 
 from evidence_tool.sources import compare
 from evidence_tool.sources.compare import ArchiveView, Refinement
-from evidence_tool.sources.document import Acquired, DocumentMeta
+from evidence_tool.sources.identity import Acquired, DocumentMeta
 from evidence_tool.sources.refiner import Proposal, ProposedUnit
 from evidence_tool.unit import parse
 from evidence_tool.workspace.layout import Layout

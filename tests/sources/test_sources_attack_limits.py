@@ -68,14 +68,13 @@ def test_a_prefix_listing_more_than_the_listing_bound_is_refused_not_truncated(
     moto_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evidence_tool.errors import SourceError
-    from evidence_tool.sources import s3_adapter
-    from evidence_tool.sources.policy import NetworkPolicy
-    from evidence_tool.sources.specs import specs_of
+    from evidence_tool.sources import remote
+    from evidence_tool.sources.policy import NetworkPolicy, specs_of
 
     (spec,) = specs_of([_bucket(moto_endpoint, "memo-overflow", 12, monkeypatch)])
     policy = NetworkPolicy(allowed_hosts=("127.0.0.1",), max_listed=9)
     with pytest.raises(SourceError) as refused:
-        s3_adapter.discover([spec], policy)
+        remote.discover_s3([spec], policy)
     assert refused.value.code == "E503" and "narrow the prefix" in str(refused.value)
     roomy = NetworkPolicy(allowed_hosts=("127.0.0.1",), max_listed=12)
-    assert len(s3_adapter.discover([spec], roomy)) == 12
+    assert len(remote.discover_s3([spec], roomy)) == 12

@@ -138,8 +138,8 @@ def test_redirect_within_allowed_hosts_is_followed(
 
 def test_https_to_http_redirect_is_refused() -> None:
     from evidence_tool.errors import SourceError
-    from evidence_tool.sources.http_adapter import _check_hop
     from evidence_tool.sources.policy import NetworkPolicy
+    from evidence_tool.sources.remote import _check_hop
 
     policy = NetworkPolicy(allowed_hosts=("docs.example.org",))
     _check_hop("https://docs.example.org/a.md", None, policy, "https://docs.example.org/a.md")

@@ -10,17 +10,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evidence_tool.errors import SourceError
-from evidence_tool.sources.document import document_meta, split_units
-from evidence_tool.sources.excerpts import field_excerpts
 from evidence_tool.sources.identity import (
     content_hash,
+    document_meta,
     expand_env,
     http_locator,
     normalize,
     source_id,
+    split_units,
 )
 from evidence_tool.sources.policy import NetworkPolicy
 from evidence_tool.sources.records import Identifier
+from evidence_tool.sources.refiner import field_excerpts
 from evidence_tool.unit import parse
 
 REPO = Path(__file__).resolve().parents[2]

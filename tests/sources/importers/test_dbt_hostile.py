@@ -258,7 +258,7 @@ def test_neither_project_nor_manifest_names_the_source_folder(tmp_path: Path) ->
 
 def test_a_bad_byte_in_a_docs_file_with_a_bom_is_named_on_its_own_line() -> None:
     """The BOM is not counted into the position: the line named is the bad byte's."""
-    from evidence_tool.importers.dbt_docs import docs_blocks
+    from evidence_tool.importers.dbt_model import docs_blocks
 
     raw = b"\xef\xbb\xbf{% docs a %}\nok\n\xff{% enddocs %}\n"
     with pytest.raises(SourceError) as caught:

@@ -12,7 +12,7 @@ import pytest
 from import_helpers import add, comparison, refresh_one
 from shop_project import MART_IDS, write_shop
 
-from evidence_tool.sources import compare, import_refiner
+from evidence_tool.sources import compare, import_source
 from evidence_tool.unit import Unit, render
 
 REL = "imports/shop"
@@ -27,7 +27,7 @@ def test_each_imported_unit_is_rendered_once_by_a_refresh(
         rendered.append(unit.id)
         return render(unit, *args, **kwargs)
 
-    monkeypatch.setattr(import_refiner, "render", counting)
+    monkeypatch.setattr(import_source, "render", counting)
     monkeypatch.setattr(compare, "render", counting)
     write_shop(workspace / REL, staging=False)
     assert add(workspace, "dbt", REL, "--language", "en").exit_code == 0

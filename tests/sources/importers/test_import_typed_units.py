@@ -22,7 +22,7 @@ from import_helpers import add, sid_of
 from shop_project import write_shop
 from wren_cortex_fixtures import CORTEX_MODEL, WREN_PROJECT, run, write_tree
 
-from evidence_tool.sources import import_refiner
+from evidence_tool.sources import import_source
 from evidence_tool.unit import parse_unit, render
 from evidence_tool.unit._speed.roundtrip import renders_back
 
@@ -125,9 +125,9 @@ def test_a_refresh_writes_what_the_parse_back_path_wrote(
         answers.append(renders_back(unit, text))  # type: ignore[arg-type]
         return answers[-1]
 
-    monkeypatch.setattr(import_refiner, "renders_back", counted)
+    monkeypatch.setattr(import_source, "renders_back", counted)
     fast = _refresh(workspace, fmt, rel)
-    monkeypatch.setattr(import_refiner, "renders_back", lambda unit, text: False)
+    monkeypatch.setattr(import_source, "renders_back", lambda unit, text: False)
     parsed = _refresh(workspace, fmt, rel)
     assert any(answers) and len(answers) >= 5
     assert fast[0].keys() == parsed[0].keys() and len(fast[0]) >= 3

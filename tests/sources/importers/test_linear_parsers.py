@@ -16,58 +16,56 @@ import pytest
 from linear import assert_linear
 
 from evidence_tool.importers import (
-    bird_descriptions,
-    bird_evidence,
+    bird,
     cortex,
-    dbt_docs,
     dbt_model,
-    markdown_spans,
-    wrenai_names,
+    spans,
+    wrenai,
 )
 from evidence_tool.workspace import redact
 
 _WREN_MODELS = {
-    "orders": wrenai_names.Model("orders", "public", "orders"),
-    "users": wrenai_names.Model("users", "public", "users"),
+    "orders": wrenai.Model("orders", "public", "orders"),
+    "users": wrenai.Model("users", "public", "users"),
 }
 
 # name -> (parser, input of size n, n)
 CASES: dict[str, tuple[Callable[[Any], object], Callable[[int], Any], int]] = {
     # a heading whose text hides a long run of tabs and closing hashes
     "markdown heading": (
-        lambda raw: markdown_spans.sections(raw),
+        lambda raw: spans.sections(raw),
         lambda n: b"intro\n\n### q" + b" \t" * n + b"z\nbody\n",
         40,
     ),
     "markdown many headings": (
-        lambda raw: markdown_spans.sections(raw),
+        lambda raw: spans.sections(raw),
         lambda n: b"".join(b"## h%d ##\ntext %d\n" % (i, i) for i in range(n)),
         400,
     ),
     "dbt table row": (
-        lambda text: dbt_docs.meanings(text, ["k"]),
+        lambda text: dbt_model.meanings(text, ["k"]),
         lambda n: "| k" + "\t" * n + "| v" + "\t" * n + "\n",
         60,
     ),
     "dbt bullet": (
-        lambda text: dbt_docs.meanings(text, ["k"]),
+        lambda text: dbt_model.meanings(text, ["k"]),
         lambda n: "* k" + " " * n + "x" + " " * n + "\n",
         300,
     ),
     "dbt equals": (
-        lambda text: dbt_docs.meanings(text, ["k"]),
+        lambda text: dbt_model.meanings(text, ["k"]),
         lambda n: "k" + " " * n + "j = m" + " " * n + "n\n",
         300,
     ),
     "dbt docs blocks": (
-        lambda raw: dbt_docs.docs_blocks("d.md", "d.md", raw),
+        lambda raw: dbt_model.docs_blocks("d.md", "d.md", raw),
         lambda n: b"".join(
             b"{%% docs b%d %%}\nText %d.\n{%% enddocs %%}\n" % (i, i) for i in range(n)
         ),
         800,
     ),
     "dbt docs tag never closed": (
-        lambda raw: dbt_docs.docs_blocks("d.md", "d.md", raw),
+        lambda raw: dbt_model.docs_blocks("d.md", "d.md", raw),
         lambda n: b"{% docs a" + b" " * n + b"\n",
         1000,
     ),
@@ -77,12 +75,12 @@ CASES: dict[str, tuple[Callable[[Any], object], Callable[[int], Any], int]] = {
         300,
     ),
     "bird value description": (
-        lambda text: bird_descriptions.code_list(text),
+        lambda text: bird.code_list(text),
         lambda n: "Q: one" + "\t" * n + "two; R: three",
         600,
     ),
     "bird evidence definition": (
-        lambda text: bird_evidence.read_fragment(text, frozenset()),
+        lambda text: bird.read_fragment(text, frozenset()),
         lambda n: "total" + " " * n + "x",
         600,
     ),
@@ -100,7 +98,7 @@ CASES: dict[str, tuple[Callable[[Any], object], Callable[[int], Any], int]] = {
         300,
     ),
     "wrenai condition": (
-        lambda text: wrenai_names.condition_columns(text, _WREN_MODELS),
+        lambda text: wrenai.condition_columns(text, _WREN_MODELS),
         lambda n: "orders.id" + " " * n + "= users.id",
         600,
     ),
@@ -138,13 +136,13 @@ def test_every_case_ran() -> None:
     ],
 )
 def test_heading_text(line: bytes, title: str) -> None:
-    _, found = markdown_spans.sections(b"intro\n" + line + b"\nbody\n")
+    _, found = spans.sections(b"intro\n" + line + b"\nbody\n")
     assert [s.title for s in found] == [None, title]
 
 
 @pytest.mark.parametrize("line", [b"#nospace", b"####### seven", b"    # indented", b"##"])
 def test_not_a_heading(line: bytes) -> None:
-    _, found = markdown_spans.sections(b"intro\n" + line + b"\nbody\n")
+    _, found = spans.sections(b"intro\n" + line + b"\nbody\n")
     assert [s.title for s in found] == [None]
 
 
@@ -163,7 +161,7 @@ def test_dbt_value_lists() -> None:
             "- j \u2013 eighth",
         ]
     )
-    got = dbt_docs.meanings(text, list("abcdefghij"))
+    got = dbt_model.meanings(text, list("abcdefghij"))
     assert got == {
         "a": "first",
         "b": "second",
@@ -181,7 +179,7 @@ def test_dbt_docs_block_lines_and_spans() -> None:
         "\ufeffintro\n{% docs one %}\n  Ä text\n{% enddocs %}\n\n{%- docs two -%}x{%- enddocs -%}\n"
     )
     data = raw.encode("utf-8")
-    blocks = dbt_docs.docs_blocks("d.md", "d.md", data)
+    blocks = dbt_model.docs_blocks("d.md", "d.md", data)
     assert [(b.name, b.text, b.where) for b in blocks] == [
         ("one", "Ä text", "d.md:3"),
         ("two", "x", "d.md:6"),
@@ -198,8 +196,8 @@ def test_ref_model() -> None:
 
 
 def test_code_list() -> None:
-    assert bird_descriptions.code_list("0: no; 1: yes  ") == [("0", "no"), ("1", "yes")]
-    assert bird_descriptions.code_list('"W": white, "B" = black') == [
+    assert bird.code_list("0: no; 1: yes  ") == [("0", "no"), ("1", "yes")]
+    assert bird.code_list('"W": white, "B" = black') == [
         ("W", "white"),
         ("B", "black"),
     ]
@@ -219,9 +217,7 @@ def test_cortex_meanings() -> None:
 
 
 def test_wrenai_condition() -> None:
-    got = wrenai_names.condition_columns(
-        "orders.uid = users.id AND\torders.x=users.y", _WREN_MODELS
-    )
+    got = wrenai.condition_columns("orders.uid = users.id AND\torders.x=users.y", _WREN_MODELS)
     assert got == [
         "public.orders.uid",
         "public.users.id",
