@@ -31,13 +31,23 @@ def _read_answers(answers: str) -> list[tuple[list[str], list[str], int]]:
     from evidence_tool.errors import UsageError
 
     runs = []
-    with open(answers, encoding="utf-8") as fh:
+    # surrogateescape: a byte that is not UTF-8 is refused with its own line number,
+    # not at whatever line the decoder's read-ahead reached.
+    with open(answers, encoding="utf-8", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:
+                raise UsageError(
+                    f"{answers}:{n}: the line is not UTF-8 text: save the file as UTF-8",
+                    path=answers,
+                    line=n,
+                ) from None
             try:  # a string where a list belongs (split into characters) is refused too
                 rec = from_json(_Answer, json.loads(line))
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested past json's depth
                 raise UsageError(
                     f"{answers}:{n}: each line must be a JSON object whose 'cited' and "
                     "'retrieved' are lists of unit ids",

@@ -212,3 +212,22 @@ def test_the_text_lists_the_classes_without_reprs(history: Path, tht: Tht) -> No
     assert "E170" in out and "fix E170" in text.stderr
     report = [line for line in out.splitlines() if "E170" not in line]
     assert not any(mark in line for line in report for mark in "[]{}'"), report
+
+
+@pytest.mark.parametrize(
+    "second, line",
+    [
+        (b"\xff\xfe not utf-8\n", 2),  # a UTF-16 export or a binary file
+        (b'{"cited": ["caf\xe9"], "retrieved": []}\n', 2),  # Latin-1 text
+        (b"[" * 100_000 + b"]" * 100_000 + b"\n", 2),  # nested past the parser's depth
+    ],
+)
+def test_an_unreadable_answers_file_is_a_usage_error_not_a_traceback(
+    workspace: Path, tht: Tht, tmp_path: Path, second: bytes, line: int
+) -> None:
+    answers = tmp_path / "answers.jsonl"
+    answers.write_bytes(json.dumps({"cited": [A], "retrieved": [A]}).encode() + b"\n" + second)
+    result = tht("cite-check", "--answers", str(answers))
+    assert result.exit_code == 2, result.stdout
+    error = result.json["errors"][0]
+    assert error["code"] == "E901" and error["line"] == line and error["path"] == str(answers)
