@@ -262,7 +262,8 @@ class _Reader:
         text = props.text("description")
         if text is None:
             return
-        spans = [node.value["name"].span(), props.value["description"].span()]
+        # A model or cube without ``name`` is named by its folder: no name to cite then.
+        spans = [n.span() for n in (node.get("name"), props.value["description"]) if n is not None]
         self.units.add(
             uid, name, GlossaryPayload(text), spans, tables=tables, columns=columns, where=where
         )

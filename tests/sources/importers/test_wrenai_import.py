@@ -263,3 +263,31 @@ def test_relationship_to_a_model_the_project_lacks_is_a_review_item_not_a_guess(
     [(code, message, uid)] = result.review_items
     assert (code, uid) == ("invalid-element", W + "relationship.dock_bike")
     assert "bikez" in message
+
+
+@pytest.mark.parametrize(
+    "rel, data, uid",
+    [
+        (
+            "models/orders/metadata.yml",
+            b"properties:\n  description: Orders placed online.\ncolumns: []\n",
+            W + "model.orders",
+        ),
+        (
+            "cubes/sales/metadata.yml",
+            b"base_object: orders\nproperties:\n  description: Sales by day.\n",
+            W + "cube.sales",
+        ),
+    ],
+)
+def test_a_described_model_or_cube_without_a_name_is_named_by_its_folder(
+    tmp_path: Path, rel: str, data: bytes, uid: str
+) -> None:
+    """WrenAI names a model by its folder when ``name`` is left out: the glossary unit
+    is imported, its excerpt the description alone (there is no name to cite)."""
+    root = write_tree(tmp_path / "p", {rel: data})
+    result = run("wrenai", root)
+    item = by_id(result)[uid]
+    assert item.unit.kind == "glossary"
+    assert len(item.spans) == 1
+    assert check_spans(root, result) >= 1
