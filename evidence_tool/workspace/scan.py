@@ -428,7 +428,9 @@ def validate_paths(
         else:
             report.errors.append(Diagnostic("E603", "no such file or folder", str(p)))
     _check_ids(report.files, report)
-    report.errors = sorted(set(report.errors), key=Diagnostic.sort_key)
+    # dict.fromkeys, not set: findings that share a sort key keep the parser's order in
+    # every process (a set's order follows the hash seed).
+    report.errors = sorted(dict.fromkeys(report.errors), key=Diagnostic.sort_key)
     return report
 
 
