@@ -6,6 +6,7 @@ from typing import Any
 
 from evidence_tool.activation.settings import ActivationSettings, activation_settings
 from evidence_tool.activation.sqlite_index import INDEX_NAME, index_entries
+from evidence_tool.activation.sqlite_schema import FORMAT, index_meta
 from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.errors import Diagnostic, EvidenceError
 from evidence_tool.jsonvalue import JsonObject
@@ -49,6 +50,13 @@ def index_drift(
             message = f"the search index {path} is {state}"
             return [Diagnostic("E702", message, path=str(path))], info
         held = entries or {}
+        # Rows that all match do not make an index search can read: its format (meta) too.
+        fmt = (index_meta(path) or {}).get("format") if entries is not None else FORMAT
+        if fmt != FORMAT:
+            state = f"of format {fmt or 'unknown'}, this version reads format {FORMAT}"
+            info = IndexDrift(kind, revision, True, len(expected), len(held), 1, f"index {state}")
+            message = f"the search index {path} is {state}"
+            return [Diagnostic("E702", message, path=str(path))], info
     else:
         try:
             entries_of = backend.entries()

@@ -69,3 +69,26 @@ def test_backends_without_a_readable_index_are_not_checked(
     result = tht("verify", "--index", installation=inst)
     assert result.exit_code == 0
     assert result.json["result"]["index"]["checked"] is False
+
+
+def test_an_index_search_cannot_read_is_drift_and_consolidate_repairs_it(
+    indexed: Path, tht: Tht
+) -> None:
+    """Every row can match while the file says nothing of its format (meta dropped or
+    emptied by hand) or names another: search refuses it (E702), so verify does too."""
+    index = indexed / ".evidence-cache" / "index.sqlite"
+    damages = (
+        "DROP TABLE meta",
+        "DELETE FROM meta",
+        "UPDATE meta SET value = '2' WHERE key = 'format'",
+    )
+    for damage in damages:
+        with sqlite3.connect(index) as con:
+            con.execute(damage)
+        assert tht("search", "admission").exit_code == 7, damage
+        result = tht("verify", "--index")
+        assert result.exit_code == 7, (damage, result.stdout)
+        assert codes(result.json) == ["E702"] and "format" in result.json["errors"][0]["message"]
+        assert tht("consolidate").exit_code == 0
+        assert tht("verify", "--index").exit_code == 0, damage
+    assert len(damages) == 3
