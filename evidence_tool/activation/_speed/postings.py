@@ -486,11 +486,7 @@ def _packed(names: UnitNames) -> tuple[str, str]:
     return _NAME.join(_WORD.join(sorted(w)) for w in names.words), _NAME.join(names.literals)
 
 
-def _matchable(
-    record: IndexRecord,
-    columns: tuple[str, str, str],
-    analysed: Callable[[str, str], tuple[str, ...]],
-) -> str:
+def _matchable(record: IndexRecord, columns: tuple[str, str, str]) -> str:
     """What ``sqlite_hits._matched`` reads of a unit, worked out once: each field it may
     name (title, payload and applies_to fields, in its order) with the words a question
     must say for it to, lower-cased (the title column's words; a field's analysed words
@@ -506,7 +502,7 @@ def _matchable(
     ):
         runs = set(_RUN.findall(column))
         for key, value in section.items():
-            words = runs.intersection(analysed("\n".join(flatten(value)), record.language))
+            words = runs.intersection(analyse("\n".join(flatten(value)), record.language).split())
             out.append(prefix + key + _WORD + " ".join(sorted({w.lower() for w in words})))
     packed = _NAME.join(out)  # a field name holding a separator: FTS5's marks, as above
     return packed if packed.count(_NAME) + 1 == packed.count(_WORD) == len(out) else ""
@@ -578,7 +574,7 @@ def _analyses(
             out.append(before.names.packed.row(n))
         else:
             unit = IndexRecord(json.loads(record))
-            out.append((*_packed(unit_names(unit, analysed)), _matchable(unit, columns, analysed)))
+            out.append((*_packed(unit_names(unit, analysed)), _matchable(unit, columns)))
     return out
 
 
