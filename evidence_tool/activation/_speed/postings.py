@@ -453,15 +453,16 @@ class Names:
         """Per position: does a question of these stems say one of the unit's names in
         full (as many of the name's words said as it has: ``words <= stems``)?"""
         out = np.zeros(len(self.literals), dtype=np.bool_)
-        at = np.searchsorted(self.words, np.array(sorted(stems), dtype=np.str_))
-        said = [
-            self.names[self.starts[i] : self.starts[i + 1]]
-            for i in np.unique(at[at < len(self.words)]).tolist()  # each word once
-            if self.words[i] in stems
-        ]
-        if said:
-            name, count = np.unique(np.concatenate(said), return_counts=True)
-            out[self.unit[name[count == self.sizes[name]]]] = True
+        if not len(self.words):
+            return out
+        asked = np.array(sorted(stems), dtype=np.str_)
+        at = np.minimum(np.searchsorted(self.words, asked), len(self.words) - 1)
+        at = at[self.words[at] == asked]  # the stems some name holds, each once
+        if len(at):
+            starts = self.starts
+            held = np.concatenate([self.names[starts[i] : starts[i + 1]] for i in at.tolist()])
+            count = np.bincount(held, minlength=len(self.sizes))  # each name's words said
+            out[self.unit[count == self.sizes]] = True
         return out
 
     def bonus(self, namer: Namer, rows: Ints, record: Callable[[int], IndexRecord]) -> Floats:
