@@ -32,6 +32,7 @@ import math
 import os
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,9 @@ B = 0.75
 # float32 dot products of unit vectors (384 terms) are within 2.3e-5 of the exact sum
 # whatever the order (n * 2**-24 * sum |a_i b_i|, and that sum is at most 1).
 DENSE_MARGIN = 1e-4
+# Python 3.11's sum() adds floats one by one from the first, as np.cumsum does: then
+# numpy gives vectors.dot's value bit for bit (3.12's sum() compensates its rounding).
+_SUMS_IN_ORDER = sys.version_info < (3, 12)
 IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
 COLUMNS = ("id", "title", "body", "applies_to")  # the fts table's, in order
 _PLAIN = re.compile(r"[a-z0-9]+\Z")
@@ -391,7 +395,11 @@ class Postings:
         else:
             pick = np.arange(len(rows))
         ids = self.ids
-        scored = [(dot(query, vectors[i].tolist()), ids[int(rows[i])]) for i in pick.tolist()]
+        if _SUMS_IN_ORDER:  # dot's own products and sums, each candidate's row at once
+            exact = np.cumsum(vectors[pick] * np.asarray(query)[None, :], axis=1)[:, -1].tolist()
+        else:
+            exact = [dot(query, vectors[i].tolist()) for i in pick.tolist()]
+        scored = [(sim, ids[r]) for sim, r in zip(exact, rows[pick].tolist(), strict=True)]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [(uid, sim) for sim, uid in scored[:k]], "memory"
 
