@@ -169,7 +169,7 @@ def test_a_search_over_the_postings_answers_what_the_cli_answers(tmp_path: Path)
     path = tmp_path / "index.sqlite"
     sqlite_index.build_index(path, "rev-1", units)
     postings = Postings.load(path)
-    assert postings is not None and len(postings.names) == 150
+    assert postings is not None and len(postings.names.literals) == 150
     compared = 0
     for question in questions[:30]:
         for filters in (Filters(), Filters(kind="glossary"), Filters(language="it")):
@@ -291,7 +291,7 @@ def test_a_new_revisions_postings_take_the_unchanged_units_names(tmp_path: Path)
         again = Postings.load(path, first)
     fresh = Postings.load(path)
     assert again is not None and fresh is not None and again.revision == "rev-2"
-    assert len(again.names) == len(fresh.names) == 59
+    assert len(again.names.literals) == len(fresh.names.literals) == 59
     assert [again.names.packed.row(r) for r in range(59)] == [
         fresh.names.packed.row(r) for r in range(59)
     ]

@@ -143,7 +143,7 @@ class Postings:
     # One UTF-8 buffer, not 10,000 strings: a forked worker decodes the few it shows,
     # and the supervisor's pages stay shared (a string's reference count is written).
     texts: Packed
-    by_id: Ints  # per position: its id's place in the ids' order (ties of a ranking)
+    id_order: Ints  # per position: its id's place in the ids' order (ties of a ranking)
     vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
     vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
     # A read-only connection to this file per serving thread, kept between searches: a
@@ -208,13 +208,14 @@ class Postings:
         kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _, _ in units])
         langs = np.array([lang_codes.setdefault(g, len(lang_codes)) for _, _, _, g, _ in units])
         by_id = {uid: position[r] for r, uid, _, _, _ in units}
+        ids = list(by_id)
         return cls(
             meta.get("revision", ""),
             path,
             inode,
             meta,
             n_rows,
-            [uid for _, uid, _, _, _ in units],
+            ids,
             rowids,
             terms,
             kinds.astype(np.int64),
@@ -225,7 +226,7 @@ class Postings:
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
             Names(_analyses([(uid, rec, columns[r]) for r, uid, _, _, rec in units], before)),
             Packed([(record,) for _, _, _, _, record in units]),
-            _places([uid for _, uid, _, _, _ in units]),
+            np.argsort(sorted(range(len(ids)), key=ids.__getitem__)),  # each id's place
             *(_vectors(con, by_id) or (None, None)),
         )
 
@@ -421,7 +422,7 @@ class Postings:
         best = scores.max() if len(scores) else 0.0
         base = scores / best if best > 0 else np.zeros(len(scores))
         ranks = base + self.names.bonus(Namer(query, boost), rows, self._record)
-        order = np.lexsort((self.by_id[rows], -ranks))  # best first, ties by id
+        order = np.lexsort((self.id_order[rows], -ranks))  # best first, ties by id
         said, ids = frozenset(p.lower() for p in phrases), self.ids
         picked = (rows[order].tolist(), scores[order].tolist(), ranks[order].tolist())
         return {
@@ -453,9 +454,6 @@ class Names:
         self.names = np.repeat(np.arange(len(per_name)), self.sizes)[order]
         self.starts = np.searchsorted(found[order], np.arange(len(self.words) + 1))
         self.literals = np.array([bool(values) for _, values, _ in rows], dtype=np.bool_)
-
-    def __len__(self) -> int:
-        return len(self.literals)
 
     def named(self, stems: frozenset[str]) -> npt.NDArray[np.bool_]:
         """Per position: does a question of these stems say one of the unit's names in
@@ -584,13 +582,6 @@ def _analyses(
         else:
             unit = IndexRecord(json.loads(record))
             out.append((*_packed(unit_names(unit, analysed)), _matchable(unit, columns)))
-    return out
-
-
-def _places(ids: list[str]) -> Ints:
-    """Each id's place in the ids' sorted order."""
-    out = np.empty(len(ids), dtype=np.int64)
-    out[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
     return out
 
 
