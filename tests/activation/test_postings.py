@@ -406,3 +406,33 @@ def test_postings_hold_the_units_strings_packed_not_objects_a_unit(tmp_path: Pat
     assert small is not None and large is not None
     per_unit = (_objects(large) - _objects(small)) / 300
     assert 0 < per_unit <= 2.5, per_unit  # was about 16 (a string, tuple, set... each)
+
+
+def test_a_dense_similarity_of_signed_zeros_is_the_sql_paths_own(tmp_path: Path) -> None:
+    """A zero vector ("zeros stay zeros", vectors.normalized) against a query whose
+    components are all negative: every product is -0.0, and the similarity both SQL
+    paths give (sum() from 0) is +0.0; the memory path must not answer -0.0 (shown as
+    "-0.0" in a hit's JSON)."""
+    from evidence_tool.activation.dense import dense_ranking
+    from evidence_tool.embedding.vectors import to_blob
+
+    records = _corpus(12, 3)
+    path = _build(tmp_path, records)
+    zeros, query = [0.0] * 3, [-0.6, -0.48, -0.64]
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE vectors(id TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        for n, r in enumerate(records):
+            vec = zeros if n % 2 else [0.0, -0.6, 0.8]  # negative zeros: -0.0 products too
+            con.execute("INSERT INTO vectors VALUES (?, ?)", (r["id"], to_blob(vec)))
+        con.execute("INSERT INTO meta VALUES ('embedding', 'test:zero:3')")
+    postings = Postings.load(path)
+    assert postings is not None and postings.vectors is not None
+    cases = 0
+    with sqlite_index.open_readonly(path) as con:
+        for k in (1, 5, 100):
+            want = dense_ranking(con, query, [], [], k)
+            found = postings.dense(con, query, Filters(), k)
+            assert found is not None
+            assert [(u, repr(s)) for u, s in found[0]] == [(u, repr(s)) for u, s in want]
+            cases += sum(1 for _, s in want if s == 0.0)
+    assert cases >= 5

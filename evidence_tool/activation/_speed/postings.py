@@ -397,7 +397,9 @@ class Postings:
             pick = np.arange(len(rows))
         ids = self.ids
         if _SUMS_IN_ORDER:  # dot's own products and sums, each candidate's row at once
-            exact = np.cumsum(vectors[pick] * np.asarray(query)[None, :], axis=1)[:, -1].tolist()
+            products = vectors[pick] * np.asarray(query)[None, :]
+            # + 0.0: sum() starts from 0, so all -0.0 products give +0.0, not cumsum's -0.0
+            exact = (np.cumsum(products, axis=1)[:, -1] + 0.0).tolist()
         else:
             exact = [dot(query, vectors[i].tolist()) for i in pick.tolist()]
         scored = [(sim, ids[r]) for sim, r in zip(exact, rows[pick].tolist(), strict=True)]
