@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from evidence_tool.activation.analysis import ANALYSED, analyse, fold
@@ -123,24 +123,23 @@ class Namer:
         return self.bonus_of(unit_names(record), lambda: record)
 
     def bonus_of(self, held: UnitNames, record: Callable[[], IndexRecord]) -> float:
-        """``bonus`` from the unit's names analysed beforehand (``unit_names``, which a
-        server keeps per revision); ``record`` is asked for only when the question quotes
-        a value none of them says."""
+        """``bonus`` from the unit's names analysed beforehand (``unit_names``)."""
+        named = any(words <= self.stems for words in held.words)
+        return self.bonus_from(named, held.literals, record)
+
+    def bonus_from(
+        self, named: bool, literals: Iterable[str], record: Callable[[], IndexRecord]
+    ) -> float:
+        """``bonus`` of a unit one of whose names the question says in full (``named``,
+        found beforehand: a server tests every candidate at once, postings.Names) or
+        not, holding these padded quoted ``literals``; ``record`` is asked for only when
+        the question quotes a value none of them says."""
         if not self.boost:
             return 0.0
-        stems = self.stems
-        out = 0.0
-        # A name is said only if one of its words is: most candidates stop at one test.
-        if not stems.isdisjoint(held.union):
-            for words in held.words:
-                if words <= stems:
-                    out = self.boost
-                    break
+        out = self.boost if named else 0.0
         if LITERAL_BOOST:
-            said = self.said
-            for lit in held.literals:
-                if lit in said:
-                    return out + LITERAL_BOOST
+            if any(lit in self.said for lit in literals):
+                return out + LITERAL_BOOST
             if self.asked and _holds_asked(record(), self.asked):
                 out += LITERAL_BOOST
         return out
@@ -156,7 +155,6 @@ class UnitNames:
 
     words: tuple[frozenset[str], ...]
     literals: tuple[str, ...]
-    union: frozenset[str]  # every word of ``words``
 
 
 def unit_names(
@@ -173,8 +171,7 @@ def unit_names(
         if found:
             words.append(frozenset(found))
     padded = dict.fromkeys(f" {lit} " for lit in literals(record))
-    kept = tuple(dict.fromkeys(words))
-    return UnitNames(kept, tuple(padded), frozenset().union(*kept))
+    return UnitNames(tuple(dict.fromkeys(words)), tuple(padded))
 
 
 def _holds_asked(record: IndexRecord, asked: list[str]) -> bool:

@@ -13,7 +13,7 @@ from typing import Protocol
 from evidence_tool.activation.analysis import analyse
 from evidence_tool.activation.fusion import DEFAULT as DEFAULT_FUSION
 from evidence_tool.activation.fusion import Fusion, fuse
-from evidence_tool.activation.names import Namer, UnitNames
+from evidence_tool.activation.names import Namer
 from evidence_tool.activation.records import (
     Hit,
     IndexRecord,
@@ -23,12 +23,14 @@ from evidence_tool.embedding.text import flatten as _flatten
 
 
 class RowSource(Protocol):
-    """Where a row's record and marked columns are read when first asked (postings.py:
-    a search boosts 100 rows and shows 10)."""
+    """Where a row's record, marked columns and matched fields are worked out when first
+    asked (postings.py: a search boosts 100 rows and shows 10)."""
 
     def record(self) -> str: ...
 
     def marked(self) -> tuple[str, str, str]: ...
+
+    def matched(self, record: IndexRecord) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,6 @@ class LexicalRow:
     applies_to: str
     rank: float = 0.0  # BM25 over the best hit's, plus the name boost (names.py)
     source: RowSource | None = None
-    names: UnitNames | None = None  # the unit's names, analysed beforehand (postings.py)
 
     @property
     def record(self) -> str:
@@ -55,38 +56,34 @@ class LexicalRow:
             return self.source.marked()
         return (self.title, self.body, self.applies_to)
 
+    def matched(self, record: IndexRecord, analyzer: str) -> list[str]:
+        """The fields of ``record`` the row matched (``_matched``; the source's own)."""
+        if self.source is not None:
+            return self.source.matched(record)
+        return _matched(record, analyzer, self.title, self.body, self.applies_to)
+
     def ranked(self, rank: float) -> LexicalRow:
         # Not dataclasses.replace: it inspects the fields on every call (100 rows a search).
         return LexicalRow(
-            self.raw, self.bm25, self.title, self.body, self.applies_to, rank, self.source,
-            self.names,
-        )  # fmt: skip
+            self.raw, self.bm25, self.title, self.body, self.applies_to, rank, self.source
+        )
 
 
 def _boosted(
     lexical: dict[str, LexicalRow], query: str, boost: float, revision: str
 ) -> dict[str, LexicalRow]:
     """``lexical`` re-ranked: each row's BM25 over the best one's, plus ``boost`` when the
-    question names the unit in full (names.py); best first, ties by id.  A row with its
-    names analysed beforehand is boosted from them (``Namer.bonus_of``, the same bonus)."""
+    question names the unit in full (names.py); best first, ties by id (postings.py's
+    rows come ranked alike, ``Postings.lexical``)."""
     best = max((row.bm25 for row in lexical.values()), default=0.0)
     namer = Namer(query, boost)
     out = []
     for uid, row in lexical.items():
         base = row.bm25 / best if best > 0 else 0.0
-        if not boost:
-            bonus = 0.0
-        elif row.names is not None:
-            bonus = namer.bonus_of(row.names, functools.partial(_row_record, row, revision))
-        else:
-            bonus = namer.bonus(_record(row.record, revision))
+        bonus = namer.bonus(_record(row.record, revision)) if boost else 0.0
         out.append((uid, row.ranked(base + bonus)))
     out.sort(key=lambda item: (-item[1].rank, item[0]))
     return dict(out)
-
-
-def _row_record(row: LexicalRow, revision: str) -> IndexRecord:
-    return _record(row.record, revision)
 
 
 def _fused_hits(
@@ -110,10 +107,9 @@ def _fused_hits(
     hits = []
     for uid, score in order[:limit]:
         row = lexical.get(uid)
-        marked = row.marked if row else ("", "", "")
         r = _record(row.record if row else records[uid], revision)
         cosine = round(similarity[uid], 4) if uid in similarity else None
-        matched = _matched(r, analyzer, *marked)
+        matched = row.matched(r, analyzer) if row else []
         bm25 = row.bm25 if row else None
         hits.append(Hit.of(r, round(score, 4), matched, Scoring.FUSED, bm25, cosine))
     return hits
@@ -127,7 +123,7 @@ def _record(record_json: str, revision: str) -> IndexRecord:
 def _hit(row: LexicalRow, best: float, revision: str, analyzer: str = "stem") -> Hit:
     r = _record(row.record, revision)
     score = round(row.rank / best, 4) if best > 0 else 0.0
-    return Hit.of(r, score, _matched(r, analyzer, *row.marked), Scoring.BM25, row.bm25)
+    return Hit.of(r, score, row.matched(r, analyzer), Scoring.BM25, row.bm25)
 
 
 _MARKED = re.compile("\x01(.*?)\x02", re.S)

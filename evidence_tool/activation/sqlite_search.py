@@ -62,7 +62,7 @@ class Postings(Protocol):
     ) -> AbstractContextManager[sqlite3.Connection | None]: ...
 
     def lexical(
-        self, con: sqlite3.Connection, query: str, filters: Filters, depth: int
+        self, con: sqlite3.Connection, query: str, filters: Filters, depth: int, boost: float
     ) -> dict[str, LexicalRow] | None: ...
 
     def dense(
@@ -250,11 +250,11 @@ def _rank(
     depth = max(ask.limit, FUSION_DEPTH)
     lexical = None
     if postings is not None and mode != "dense" and ask.analyzer == "stem":
-        # _bm25_rows's rows from memory; _boosted boosts them as it does FTS5's.
-        lexical = postings.lexical(con, ask.query, filters, depth)
+        # _bm25_rows's rows from memory, ranked as _boosted ranks FTS5's.
+        lexical = postings.lexical(con, ask.query, filters, depth, ask.name_boost)
     if lexical is None:
-        lexical = _bm25_rows(con, ask.texts, where, args, depth) if mode != "dense" else {}
-    lexical = _boosted(lexical, ask.query, ask.name_boost, revision)
+        rows = _bm25_rows(con, ask.texts, where, args, depth) if mode != "dense" else {}
+        lexical = _boosted(rows, ask.query, ask.name_boost, revision)
     dense: list[tuple[str, float]] = []
     dense_path: str | None = None
     model = _query_model(con, embedder) if mode != "bm25" else None

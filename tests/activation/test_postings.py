@@ -17,6 +17,7 @@ from helpers import loaded_postings
 
 from evidence_tool.activation import sqlite_index, sqlite_search
 from evidence_tool.activation._speed.postings import Postings, PostingsCache
+from evidence_tool.activation.sqlite_hits import LexicalRow
 from evidence_tool.activation.sqlite_index import Filters, search_path
 from evidence_tool.jsonvalue import JsonObject
 
@@ -183,8 +184,9 @@ def test_non_ascii_text_and_queries_fall_back_to_fts5(tmp_path: Path) -> None:
 
 def test_rows_replaced_in_place_and_the_boost(tmp_path: Path) -> None:
     """An index updated in place (deleted rows, new rowids at the end): the rows are
-    ``_bm25_rows``'s, all ``depth`` of them, and ``_boosted`` lifts the same ones from
-    them (names, short definitions, quoted values: names.py's whole rule)."""
+    ``_bm25_rows``'s, all ``depth`` of them, ranked as ``_boosted`` ranks those (names,
+    short definitions, quoted values: names.py's whole rule), each naming the fields
+    ``_matched`` names from FTS5's marks."""
     from activation_helpers import said_literal
 
     from evidence_tool.activation.names import Namer
@@ -201,32 +203,35 @@ def test_rows_replaced_in_place_and_the_boost(tmp_path: Path) -> None:
     postings = Postings.load(path)
     assert postings is not None and postings.revision == "rev-2"
     assert max(postings.rowids) > len(postings.rowids)  # gaps: in place, not rebuilt
-    cases = literal = 0
+    cases = literal = matched = 0
+
+    def seen(rows: dict[str, LexicalRow]) -> list[tuple[object, ...]]:
+        return [
+            (u, r.bm25, r.rank, r.record, r.marked, r.matched(stored(r.record, "r"), "stem"))
+            for u, r in rows.items()
+        ]
+
     with sqlite_index.open_readonly(path) as con:
         for query in QUERIES:
             text = sqlite_search._stem_query(query)
             for filters in FILTERS[:3]:
                 where, args = sqlite_search._where(filters)
                 plain = sqlite_search._bm25_rows(con, [text], where, args, 100)
-                rows = postings.lexical(con, query, filters, 100)
-                assert rows is not None
-                assert [(u, r.bm25, r.record, r.marked) for u, r in rows.items()] == [
-                    (u, r.bm25, r.record, r.marked) for u, r in plain.items()
-                ]
                 for boost in (0.0, 0.25, 1.0):
                     want = _boosted(plain, query, boost, "rev-2")
-                    got = _boosted(rows, query, boost, "rev-2")
-                    assert [(u, r.bm25, r.rank, r.marked) for u, r in got.items()] == [
-                        (u, r.bm25, r.rank, r.marked) for u, r in want.items()
-                    ]
+                    got = postings.lexical(con, query, filters, 100, boost)
+                    assert got is not None and seen(got) == seen(want)
                     cases += len(want) > 0
+                    matched += sum(
+                        len(r.matched(stored(r.record, "r"), "stem")) > 1 for r in got.values()
+                    )
                 # The corpus exercises the boosts beyond names: values said or quoted.
                 namer = Namer(query, 0.25)
                 literal += sum(
                     said_literal(stored(r.record, "rev-2"), namer.said, namer.asked)
-                    for r in rows.values()
+                    for r in plain.values()
                 )
-    assert cases >= 100
+    assert cases >= 100 and matched >= 100
     assert literal >= 10
     assert _same_everywhere(path, QUERIES[:5]) >= 30
 
@@ -239,7 +244,7 @@ def test_postings_of_another_revision_or_file_are_not_used(tmp_path: Path) -> No
     replacement = _build(tmp_path, _corpus(50, 7), "rebuilt.sqlite")
     replacement.replace(path)  # the same revision, another file (a rebuild)
     with sqlite_index.open_readonly(path) as con:
-        assert postings.lexical(con, "ward stay", Filters(), 100) is None
+        assert postings.lexical(con, "ward stay", Filters(), 100, 0.25) is None
     assert _hits(path, "ward stay", Filters(), 10, postings) == _hits(
         path, "ward stay", Filters(), 10, None
     )
@@ -376,38 +381,6 @@ def test_a_load_that_an_update_overtook_is_dropped(
     assert loaded is not None and loaded.revision == "rev-2"
 
 
-def test_the_marker_marks_what_the_whole_token_pattern_marks() -> None:
-    """``_marker`` finds tokens without a pattern per question: the same marks as the
-    pattern it replaced, on texts with tokens inside words, beside ``_`` and ``.``, in
-    other cases, repeated and adjacent; None for non-ASCII text (FTS5 marks it)."""
-    import re
-
-    from evidence_tool.activation._speed.postings import _marker
-
-    def oracle(tokens: frozenset[str], text: str) -> str:
-        alternatives = "|".join(sorted(tokens, key=lambda t: (-len(t), t)))
-        pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.I | re.A)
-        return pattern.sub(lambda m: "\x01" + m.group() + "\x02", text)
-
-    rng = random.Random(30)
-    pieces = ["ward", "Ward", "WARDS", "stay", "stays", "3", "ward3", "x", "_", ".", " ", "-", "\n"]
-    token_sets = [
-        frozenset({"ward"}), frozenset({"ward", "stay"}), frozenset({"ward", "wards", "3"}),
-        frozenset({"x", "stays"}), frozenset({"ward3", "ward"}),
-    ]  # fmt: skip
-    cases = marked = 0
-    for _ in range(400):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
-        for tokens in token_sets:
-            want = oracle(tokens, text)
-            assert _marker(tokens)(text) == want, (tokens, text)
-            cases += 1
-            marked += "\x01" in want
-    assert cases == 2000 and marked > 300
-    assert _marker(frozenset({"ward"}))("città ward") is None
-    assert _marker(frozenset())("plain text") == "plain text"
-
-
 def _objects(root: object) -> int:
     """The Python objects reachable from ``root`` that the collector tracks (what a
     forked worker's reads write reference counts to: strings hang off them)."""
@@ -433,3 +406,33 @@ def test_postings_hold_the_units_strings_packed_not_objects_a_unit(tmp_path: Pat
     assert small is not None and large is not None
     per_unit = (_objects(large) - _objects(small)) / 300
     assert 0 < per_unit <= 2.5, per_unit  # was about 16 (a string, tuple, set... each)
+
+
+def test_a_dense_similarity_of_signed_zeros_is_the_sql_paths_own(tmp_path: Path) -> None:
+    """A zero vector ("zeros stay zeros", vectors.normalized) against a query whose
+    components are all negative: every product is -0.0, and the similarity both SQL
+    paths give (sum() from 0) is +0.0; the memory path must not answer -0.0 (shown as
+    "-0.0" in a hit's JSON)."""
+    from evidence_tool.activation.dense import dense_ranking
+    from evidence_tool.embedding.vectors import to_blob
+
+    records = _corpus(12, 3)
+    path = _build(tmp_path, records)
+    zeros, query = [0.0] * 3, [-0.6, -0.48, -0.64]
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE vectors(id TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        for n, r in enumerate(records):
+            vec = zeros if n % 2 else [0.0, -0.6, 0.8]  # negative zeros: -0.0 products too
+            con.execute("INSERT INTO vectors VALUES (?, ?)", (r["id"], to_blob(vec)))
+        con.execute("INSERT INTO meta VALUES ('embedding', 'test:zero:3')")
+    postings = Postings.load(path)
+    assert postings is not None and postings.vectors is not None
+    cases = 0
+    with sqlite_index.open_readonly(path) as con:
+        for k in (1, 5, 100):
+            want = dense_ranking(con, query, [], [], k)
+            found = postings.dense(con, query, Filters(), k)
+            assert found is not None
+            assert [(u, repr(s)) for u, s in found[0]] == [(u, repr(s)) for u, s in want]
+            cases += sum(1 for _, s in want if s == 0.0)
+    assert cases >= 5

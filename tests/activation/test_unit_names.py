@@ -8,9 +8,11 @@ definitions, qualified columns, values that are not strings, unknown languages."
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from activation_helpers import literal_named, named
 
@@ -167,7 +169,7 @@ def test_a_search_over_the_postings_answers_what_the_cli_answers(tmp_path: Path)
     path = tmp_path / "index.sqlite"
     sqlite_index.build_index(path, "rev-1", units)
     postings = Postings.load(path)
-    assert postings is not None and len(postings.names) == 150
+    assert postings is not None and len(postings.names.literals) == 150
     compared = 0
     for question in questions[:30]:
         for filters in (Filters(), Filters(kind="glossary"), Filters(language="it")):
@@ -187,34 +189,83 @@ def test_a_search_over_the_postings_answers_what_the_cli_answers(tmp_path: Path)
     assert compared >= 400
 
 
-def test_packed_names_are_the_units_names_and_the_filter_passes_every_boosted_one() -> None:
-    """A server holds every unit's ``UnitNames`` packed in one buffer (``Names``): each
-    unpacks to the one ``unit_names`` makes, and a candidate the filter leaves out is
-    one whose bonus (from the question's own ``Namer``) the shared empty one gives."""
+def test_the_bonuses_found_for_all_candidates_at_once_are_the_namers() -> None:
+    """A server holds every unit's names packed, each name's words as ids in arrays
+    (``Names``), and finds which units a question names in full for every candidate at
+    once: each unit's bonus is the one ``Namer.bonus`` gives it, for every unit of the
+    hostile corpus, quoted questions and no boost included."""
     units, questions = _corpus(150, 7)
     for unit in units[::2]:  # units without quoted values: no value to look for
         payload = unit["payload"]
         assert isinstance(payload, dict)
         for key in ("sql", "notes", "definition", "values"):
             payload.pop(key)
-    questions += ["patients of the Day Hospital", "what rate", "ab 'x'", "nothing here"]
-    held = [unit_names(IndexRecord(u)) for u in units]
-    packed = Names([postings_module._packed(n) for n in held])
-    assert [packed.of(r) for r in range(len(held))] == held
-    left_out = boosted = 0
+    questions += ["patients of the Day Hospital", "what rate", "ab 'x'", "nothing here", ""]
+    records = [IndexRecord(u) for u in units]
+    held = Names([(*postings_module._packed(unit_names(r)), "") for r in records])
+    rows = np.arange(len(units))
+    cases = named = valued = 0
     for question in questions:
-        could = packed.could(rule.query_stems(question)).tolist()
-        namer = Namer(question, 0.25)
-        for r, (unit, names_of) in enumerate(zip(units, held, strict=True)):
-            bonus = namer.bonus_of(names_of, lambda unit=unit: IndexRecord(unit))
-            boosted += bonus > 0
-            if not could[r]:
-                left_out += 1
-                empty = namer.bonus_of(
-                    postings_module._NO_NAMES, lambda unit=unit: IndexRecord(unit)
-                )
-                assert empty == bonus, (question, unit["id"])
-    assert left_out > 200 and boosted > 300  # both sides of the filter were exercised
+        for boost in (0.0, 0.25, 1.0):
+            namer = Namer(question, boost)
+            got = held.bonus(namer, rows, records.__getitem__).tolist()
+            want = [namer.bonus(r) for r in records]
+            assert got == want, question
+            cases += len(want)
+            named += sum(b in (boost, boost + 0.25) and b > 0.25 for b in want)
+            valued += sum(b in (0.25, boost + 0.25) and boost > 0 for b in want)
+    assert cases == len(questions) * 3 * 150
+    assert named >= 100 and valued >= 100  # names said and values said, both exercised
+    # A stem no name holds sorts just before one a name holds ("rat", "rate" of "rate"):
+    # that name's word is not counted twice.
+    lone = [IndexRecord({"id": "a", "language": "en", "title": "rate ward"})]
+    small = Names([(*postings_module._packed(unit_names(r)), "") for r in lone])
+    namer = Namer("Rates rate", 0.25)
+    assert small.bonus(namer, np.arange(1), lone.__getitem__).tolist() == [0.0]
+    assert namer.bonus(lone[0]) == 0.0
+
+
+def test_matched_fields_from_the_kept_analysis_are_the_marks_own(tmp_path: Path) -> None:
+    """A shown hit's matched fields come from each unit's fields analysed once per
+    revision (``_matchable``), not from its columns marked per search: every ranked
+    row of every question names the fields ``_matched`` names from FTS5's own marks, on
+    units with non-ASCII columns, field names holding the packing's separators, nested
+    and non-string values, and words that are in one field's column but not another's."""
+    from evidence_tool.activation.sqlite_hits import _matched
+    from evidence_tool.activation.sqlite_hits import _record as stored
+
+    units, questions = _corpus(120, 11)
+    for n, unit in enumerate(units):
+        if n % 4:  # ASCII alone: "ΔT" is "T", "µg" is "g" (the others keep them)
+            text = json.dumps(unit, ensure_ascii=False).encode("ascii", "ignore")
+            unit.update(json.loads(text))
+        payload = unit["payload"]
+        assert isinstance(payload, dict)
+        if n % 7 == 0:
+            payload["odd\x1ekey"] = "ward stays"
+            payload["odd\x1fkey"] = "T g"
+        if n % 5 == 0:
+            payload["plain"] = {"deep": ["Rates of admission", 3, {"x": "K-12"}]}
+    path = tmp_path / "index.sqlite"
+    sqlite_index.build_index(path, "rev-1", units)
+    postings = Postings.load(path)
+    assert postings is not None
+    kept = sum(bool(postings.names.packed.get(r, 2)) for r in range(len(units)))
+    assert 0 < kept < len(units)  # both ways: analysed beforehand, and FTS5's marks
+    rows = named = 0
+    with sqlite_index.open_readonly(path) as con:
+        extra = ["ward stays admission", "K-12 rates", "città straße", "T ward", "g stays"]
+        for question in [*questions[:30], *extra]:
+            found = postings.lexical(con, question, Filters(), 100, 0.25)
+            if found is None:
+                continue  # a question FTS5 ranks itself
+            for row in found.values():
+                record = stored(row.record, "rev-1")
+                want = _matched(record, "stem", *row.marked)
+                assert row.matched(record, "stem") == want, (question, record.id)
+                rows += 1
+                named += len(want)
+    assert rows >= 1000 and named >= 1000
 
 
 def test_a_new_revisions_postings_take_the_unchanged_units_names(tmp_path: Path) -> None:
@@ -240,6 +291,8 @@ def test_a_new_revisions_postings_take_the_unchanged_units_names(tmp_path: Path)
         again = Postings.load(path, first)
     fresh = Postings.load(path)
     assert again is not None and fresh is not None and again.revision == "rev-2"
-    assert len(again.names) == len(fresh.names) == 59
-    assert [again.names.of(r) for r in range(59)] == [fresh.names.of(r) for r in range(59)]
+    assert len(again.names.literals) == len(fresh.names.literals) == 59
+    assert [again.names.packed.row(r) for r in range(59)] == [
+        fresh.names.packed.row(r) for r in range(59)
+    ]
     assert sorted(analysed) == sorted(str(u["id"]) for u in changed)

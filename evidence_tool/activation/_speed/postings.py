@@ -32,6 +32,7 @@ import math
 import os
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,11 +43,12 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_tool.activation.analysis import analyse, query_terms
-from evidence_tool.activation.names import UnitNames, query_stems, unit_names
+from evidence_tool.activation.names import Namer, UnitNames, unit_names
 from evidence_tool.activation.records import IndexRecord
-from evidence_tool.activation.sqlite_hits import LexicalRow
+from evidence_tool.activation.sqlite_hits import LexicalRow, _matched
 from evidence_tool.activation.sqlite_schema import FORMAT, open_readonly
 from evidence_tool.activation.sqlite_search import COLUMN_WEIGHTS, Filters, SqlArg, _stem_query
+from evidence_tool.embedding.text import flatten
 from evidence_tool.embedding.vectors import dot
 
 K1 = 1.2  # fts5_aux.c's BM25 constants
@@ -54,6 +56,9 @@ B = 0.75
 # float32 dot products of unit vectors (384 terms) are within 2.3e-5 of the exact sum
 # whatever the order (n * 2**-24 * sum |a_i b_i|, and that sum is at most 1).
 DENSE_MARGIN = 1e-4
+# Python 3.11's sum() adds floats one by one from the first, as np.cumsum does: then
+# numpy gives vectors.dot's value bit for bit (3.12's sum() compensates its rounding).
+_SUMS_IN_ORDER = sys.version_info < (3, 12)
 IDF_FLOOR = 1e-6  # fts5_aux.c: a term in more than half of the rows
 COLUMNS = ("id", "title", "body", "applies_to")  # the fts table's, in order
 _PLAIN = re.compile(r"[a-z0-9]+\Z")
@@ -130,13 +135,15 @@ class Postings:
     language_names: list[str]
     purposes: dict[str, Ints]
     tables: dict[str, Ints]
-    names: Names  # per position: what the name boost reads (names.unit_names)
-    # What a shown hit reads: per position its record and title, body and applies_to
-    # columns (about 1.5 KB a unit), read here, not per search (a search's statements
+    # Per position: what the name boost and a shown hit's matched fields read, analysed
+    # once per revision (names.unit_names, _matchable).
+    names: Names
+    # Per position the unit's record, read here, not per search (a search's statements
     # each let the interpreter's lock go, and eight serving threads then queue for it).
-    # One UTF-8 buffer, not 40,000 strings: a forked worker decodes the few it shows,
+    # One UTF-8 buffer, not 10,000 strings: a forked worker decodes the few it shows,
     # and the supervisor's pages stay shared (a string's reference count is written).
     texts: Packed
+    id_order: Ints  # per position: its id's place in the ids' order (ties of a ranking)
     vector_rows: Ints | None = None  # positions of the units with a vector (the index's)
     vectors: npt.NDArray[np.float32] | None = None  # their vectors, one row each
     # A read-only connection to this file per serving thread, kept between searches: a
@@ -201,13 +208,14 @@ class Postings:
         kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _, _ in units])
         langs = np.array([lang_codes.setdefault(g, len(lang_codes)) for _, _, _, g, _ in units])
         by_id = {uid: position[r] for r, uid, _, _, _ in units}
+        ids = list(by_id)
         return cls(
             meta.get("revision", ""),
             path,
             inode,
             meta,
             n_rows,
-            [uid for _, uid, _, _, _ in units],
+            ids,
             rowids,
             terms,
             kinds.astype(np.int64),
@@ -216,8 +224,9 @@ class Postings:
             list(lang_codes),
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
-            Names(_names([(uid, record) for _, uid, _, _, record in units], before)),
-            Packed([(record, *columns[r]) for r, _, _, _, record in units]),
+            Names(_analyses([(uid, rec, columns[r]) for r, uid, _, _, rec in units], before)),
+            Packed([(record,) for _, _, _, _, record in units]),
+            np.argsort(sorted(range(len(ids)), key=ids.__getitem__)),  # each id's place
             *(_vectors(con, by_id) or (None, None)),
         )
 
@@ -387,20 +396,22 @@ class Postings:
         else:
             pick = np.arange(len(rows))
         ids = self.ids
-        scored = [(dot(query, vectors[i].tolist()), ids[int(rows[i])]) for i in pick.tolist()]
+        if _SUMS_IN_ORDER:  # dot's own products and sums, each candidate's row at once
+            products = vectors[pick] * np.asarray(query)[None, :]
+            # + 0.0: sum() starts from 0, so all -0.0 products give +0.0, not cumsum's -0.0
+            exact = (np.cumsum(products, axis=1)[:, -1] + 0.0).tolist()
+        else:
+            exact = [dot(query, vectors[i].tolist()) for i in pick.tolist()]
+        scored = [(sim, ids[r]) for sim, r in zip(exact, rows[pick].tolist(), strict=True)]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [(uid, sim) for sim, uid in scored[:k]], "memory"
 
     def lexical(
-        self,
-        con: sqlite3.Connection,
-        query: str,
-        filters: Filters,
-        depth: int,
+        self, con: sqlite3.Connection, query: str, filters: Filters, depth: int, boost: float
     ) -> dict[str, LexicalRow] | None:
-        """``sqlite_search._bm25_rows``'s rows (the ``depth`` best, best first, rank 0) of the
-        index ``con`` reads, for ``_boosted`` to boost as it boosts FTS5's (names.py's whole
-        rule, values and definitions included, in one place).  None when ``con`` reads
+        """``sqlite_search._bm25_rows``'s rows (the ``depth`` best) of the index ``con``
+        reads, ranked as ``_boosted`` ranks them (the same ranks and order; the bonuses
+        of every candidate found at once, ``Names.bonus``).  None when ``con`` reads
         another file or revision than these postings', or the query is FTS5's to rank."""
         if not self._reads(con):
             return None
@@ -410,137 +421,169 @@ class Postings:
         if found is None:
             return None
         rows, scores = found
-        ids, names = self.ids, self.names
-        could = names.could(query_stems(query))
-        mark = _marker(frozenset(p.lower() for p in phrases))
-        out: dict[str, LexicalRow] = {}
-        for r, bm25 in zip(rows.tolist(), scores.tolist(), strict=True):
-            source = _Row(self, con, r, mark, query)
-            held = names.of(r) if could[r] else _NO_NAMES
-            out[ids[r]] = LexicalRow("", bm25, "", "", "", source=source, names=held)
-        return out
+        best = scores.max() if len(scores) else 0.0
+        base = scores / best if best > 0 else np.zeros(len(scores))
+        ranks = base + self.names.bonus(Namer(query, boost), rows, self._record)
+        order = np.lexsort((self.id_order[rows], -ranks))  # best first, ties by id
+        said, ids = frozenset(p.lower() for p in phrases), self.ids
+        picked = (rows[order].tolist(), scores[order].tolist(), ranks[order].tolist())
+        return {
+            ids[r]: LexicalRow("", bm25, "", "", "", rank, _Row(self, con, r, said, query))
+            for r, bm25, rank in zip(*picked, strict=True)
+        }
 
-
-_NO_NAMES = UnitNames((), (), frozenset())  # a unit none of whose names is said
+    def _record(self, row: int) -> IndexRecord:
+        return IndexRecord(json.loads(self.texts.get(row, 0)))
 
 
 class Names:
-    """Every unit's ``UnitNames``, packed (``Packed``: a forked worker touches none of
-    the supervisor's objects to read them), and the units whose names hold each word: a
-    question's candidates that cannot gain the name or value boost (none of their
-    names' words is asked, no quoted value) are handed one shared empty ``UnitNames``,
-    which gains what theirs would (nothing; a value the question quotes is looked for
-    in the record either way), and only the others' are decoded."""
+    """Every unit's ``UnitNames`` and ``_matchable`` fields, packed (``Packed``: a forked
+    worker touches none of the supervisor's objects to read them), and each name's words
+    as ids in arrays: the units a question names in full are found for every candidate
+    at once, and a unit's quoted values are decoded only if it holds some."""
 
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
-        """``rows``: each unit's ``UnitNames`` packed (``_packed``)."""
+    def __init__(self, rows: list[tuple[str, ...]]) -> None:
+        """``rows``: each unit's ``UnitNames`` packed (``_packed``) and ``_matchable``."""
         self.packed = Packed(rows)
-        unions = [frozenset(w.replace(_NAME, _WORD).split(_WORD)) if w else _NONE for w, _ in rows]
-        self.words = np.array(sorted(frozenset().union(*unions)), dtype=np.str_)
+        held = [words.split(_NAME) if words else [] for words, _, _ in rows]
+        per_name = [name.split(_WORD) for names in held for name in names]
+        self.unit = np.repeat(np.arange(len(rows)), [len(names) for names in held])
+        self.sizes = np.array([len(words) for words in per_name], dtype=np.int64)
+        self.words = np.array(sorted({w for words in per_name for w in words}), dtype=np.str_)
         at = {w: i for i, w in enumerate(self.words.tolist())}
-        found = np.fromiter((at[w] for u in unions for w in u), dtype=np.int64)
-        order = np.argsort(found, kind="stable")  # by word, then unit
-        self.units = np.repeat(np.arange(len(unions)), [len(u) for u in unions])[order]
+        found = np.fromiter((at[w] for words in per_name for w in words), dtype=np.int64)
+        order = np.argsort(found, kind="stable")  # by word, then name
+        self.names = np.repeat(np.arange(len(per_name)), self.sizes)[order]
         self.starts = np.searchsorted(found[order], np.arange(len(self.words) + 1))
-        self.literals = np.array([bool(values) for _, values in rows], dtype=np.bool_)
+        self.literals = np.array([bool(values) for _, values, _ in rows], dtype=np.bool_)
 
-    def __len__(self) -> int:
-        return len(self.literals)
+    def named(self, stems: frozenset[str]) -> npt.NDArray[np.bool_]:
+        """Per position: does a question of these stems say one of the unit's names in
+        full (as many of the name's words said as it has: ``words <= stems``)?"""
+        out = np.zeros(len(self.literals), dtype=np.bool_)
+        if not len(self.words):
+            return out
+        asked = np.array(sorted(stems), dtype=np.str_)
+        at = np.minimum(np.searchsorted(self.words, asked), len(self.words) - 1)
+        at = at[self.words[at] == asked]  # the stems some name holds, each once
+        if len(at):
+            starts = self.starts
+            held = np.concatenate([self.names[starts[i] : starts[i + 1]] for i in at.tolist()])
+            count = np.bincount(held, minlength=len(self.sizes))  # each name's words said
+            out[self.unit[count == self.sizes]] = True
+        return out
 
-    def of(self, row: int) -> UnitNames:
-        return _unpacked(*self.packed.row(row))
-
-    def could(self, stems: frozenset[str]) -> npt.NDArray[np.bool_]:
-        """Per position: may the unit gain a boost from a question of these stems?"""
-        out = self.literals.copy()
-        if stems and len(self.words):
-            at = np.searchsorted(self.words, np.array(sorted(stems), dtype=np.str_))
-            for i in at[at < len(self.words)].tolist():
-                if self.words[i] in stems:
-                    out[self.units[self.starts[i] : self.starts[i + 1]]] = True
+    def bonus(self, namer: Namer, rows: Ints, record: Callable[[int], IndexRecord]) -> Floats:
+        """``namer.bonus`` of the units at ``rows`` (``record``: a unit's, read only when
+        the question quotes a value its quoted values do not say)."""
+        named = self.named(namer.stems)[rows]
+        out = np.where(named, namer.boost, 0.0)
+        for i in np.flatnonzero(self.literals[rows] | bool(namer.asked)).tolist():
+            row = int(rows[i])
+            held = self.packed.get(row, 1)
+            values = held.split(_NAME) if held else ()
+            out[i] = namer.bonus_from(bool(named[i]), values, functools.partial(record, row))
         return out
 
 
-# Separators of a packed UnitNames: analysed words and folded values hold no controls.
+# Separators of packed names and fields: analysed words and folded values hold no controls.
 _NAME, _WORD = "\x1e", "\x1f"
-_NONE: frozenset[str] = frozenset()
+_RUN = re.compile("[A-Za-z0-9]+")  # what the marks of an ASCII column fall on
 
 
 def _packed(names: UnitNames) -> tuple[str, str]:
     return _NAME.join(_WORD.join(sorted(w)) for w in names.words), _NAME.join(names.literals)
 
 
-def _unpacked(words: str, literals: str) -> UnitNames:
-    sets = tuple(frozenset(w.split(_WORD)) for w in words.split(_NAME)) if words else ()
-    held = tuple(literals.split(_NAME)) if literals else ()
-    return UnitNames(sets, held, frozenset().union(*sets))
+def _matchable(record: IndexRecord, columns: tuple[str, str, str]) -> str:
+    """What ``sqlite_hits._matched`` reads of a unit, worked out once: each field it may
+    name (title, payload and applies_to fields, in its order) with the words a question
+    must say for it to, lower-cased (the title column's words; a field's analysed words
+    that are whole words of its column, where highlight() puts its marks).  "" for a unit
+    whose columns are not all ASCII (FTS5 folds them: ``_Row.marked``)."""
+    title, body, applies = columns
+    if not "".join(columns).isascii():
+        return ""
+    out = ["title" + _WORD + " ".join(sorted({w.lower() for w in _RUN.findall(title)}))]
+    for column, section, prefix in (
+        (body, record.payload, ""),
+        (applies, record.applies_to, "applies_to."),
+    ):
+        runs = set(_RUN.findall(column))
+        for key, value in section.items():
+            words = runs.intersection(analyse("\n".join(flatten(value)), record.language).split())
+            out.append(prefix + key + _WORD + " ".join(sorted({w.lower() for w in words})))
+    packed = _NAME.join(out)  # a field name holding a separator: FTS5's marks, as above
+    return packed if packed.count(_NAME) + 1 == packed.count(_WORD) == len(out) else ""
 
 
 class _Row:
-    """A ranked row's record and marked columns (``LexicalRow.source``), worked out when
+    """A ranked row's record and matched fields (``LexicalRow.source``), worked out when
     first asked: a search ranks and boosts 100 rows and shows 10."""
 
-    __slots__ = ("_con", "_mark", "_marked", "_position", "_postings", "_query")
+    __slots__ = ("_con", "_position", "_postings", "_query", "_said")
 
     def __init__(
         self,
         postings: Postings,
         con: sqlite3.Connection,
         position: int,
-        mark: Callable[[str], str | None],
+        said: frozenset[str],
         query: str,
     ) -> None:
         self._postings, self._con, self._position = postings, con, position
-        self._mark, self._query = mark, query
-        self._marked: tuple[str, str, str] | None = None
+        self._said, self._query = said, query  # the query's tokens, lower-cased
 
     def record(self) -> str:
         return self._postings.texts.get(self._position, 0)
 
     def marked(self) -> tuple[str, str, str]:
-        if self._marked is None:
-            title, body, applies = self._postings.texts.row(self._position)[1:]
-            marks = [self._mark(title), self._mark(body), self._mark(applies)]
-            if None in marks:  # not ASCII: unicode61's folding is FTS5's to apply
-                args: list[SqlArg] = [
-                    _stem_query(self._query),
-                    self._postings.ids[self._position],
-                ]
-                got = self._con.execute(
-                    "SELECT highlight(fts, 1, char(1), char(2)), highlight(fts, 2, char(1), "
-                    "char(2)), highlight(fts, 3, char(1), char(2)) FROM fts "
-                    "WHERE fts MATCH ? AND fts.id = ?",
-                    args,
-                ).fetchone()
-                marks = list(got) if got else ["", "", ""]
-            self._marked = (marks[0] or "", marks[1] or "", marks[2] or "")
-        return self._marked
+        args: list[SqlArg] = [_stem_query(self._query), self._postings.ids[self._position]]
+        got = self._con.execute(
+            "SELECT highlight(fts, 1, char(1), char(2)), highlight(fts, 2, char(1), "
+            "char(2)), highlight(fts, 3, char(1), char(2)) FROM fts "
+            "WHERE fts MATCH ? AND fts.id = ?",
+            args,
+        ).fetchone()
+        return (got[0] or "", got[1] or "", got[2] or "") if got else ("", "", "")
+
+    def matched(self, record: IndexRecord) -> list[str]:
+        """``_matched``'s fields of the row, from its ``_matchable`` analysis."""
+        fields = self._postings.names.packed.get(self._position, 2)
+        if not fields:
+            return _matched(record, "stem", *self.marked())
+        said = self._said
+        parts = (field.partition(_WORD) for field in fields.split(_NAME))
+        return [name for name, _, words in parts if not said.isdisjoint(words.split())]
 
 
-def _names(units: list[tuple[str, str]], before: Postings | None) -> list[tuple[str, str]]:
-    """Every unit's ``UnitNames``, packed (``units``: id and record), its names analysed once
-    each (tables and columns recur: a memo of this load's own, not ``_name_words``'s
-    bounded cache); a unit whose record is the ``before`` postings' own takes theirs (an
-    activation changes a few units: half of a load's time is analysing names)."""
+def _analyses(
+    units: list[tuple[str, str, tuple[str, str, str]]], before: Postings | None
+) -> list[tuple[str, ...]]:
+    """Every unit's ``UnitNames``, packed, and its ``_matchable`` fields (``units``: id,
+    record and FTS columns), each name or field text analysed once (tables and columns
+    recur: a memo of this load's own, not ``_name_words``'s bounded cache); a unit whose
+    record is the ``before`` postings' own takes theirs (an activation changes a few
+    units: most of a load's time is this analysis)."""
     memo: dict[tuple[str, str], tuple[str, ...]] = {}
     held = {uid: n for n, uid in enumerate(before.ids)} if before is not None else {}
 
-    def analysed(name: str, language: str) -> tuple[str, ...]:
-        key = (name, language)
+    def analysed(text: str, language: str) -> tuple[str, ...]:
+        key = (text, language)
         found = memo.get(key)
         if found is None:
-            found = memo[key] = tuple(analyse(name, language).split())
+            found = memo[key] = tuple(analyse(text, language).split())
         return found
 
     records = before.texts.column(0) if before is not None else []
-    words, values = (before.names.packed.column(f) for f in (0, 1)) if before else ([], [])
-    out: list[tuple[str, str]] = []
-    for uid, record in units:
+    out: list[tuple[str, ...]] = []
+    for uid, record, columns in units:
         n = held.get(uid)
-        if n is not None and records[n] == record:
-            out.append((words[n], values[n]))
+        if before is not None and n is not None and records[n] == record:
+            out.append(before.names.packed.row(n))
         else:
-            out.append(_packed(unit_names(IndexRecord(json.loads(record)), analysed)))
+            unit = IndexRecord(json.loads(record))
+            out.append((*_packed(unit_names(unit, analysed)), _matchable(unit, columns)))
     return out
 
 
@@ -611,45 +654,6 @@ def _vectors(
     rows = np.array([position[uid] for uid, _ in found], dtype=np.int64)
     order = np.argsort(rows)
     return rows[order], np.ascontiguousarray(matrix[order])
-
-
-def _marker(tokens: frozenset[str]) -> Callable[[str], str | None]:
-    """``highlight(fts, col, char(1), char(2))`` of an ASCII column for the single-token
-    phrases ``tokens`` (whole tokens, any case); None for other text (unicode61 folds it:
-    FTS5 is asked).  Each token is found with ``str.find`` and kept where it is a whole
-    run of ASCII letters and digits: what ``(?<![A-Za-z0-9])(?:t1|t2)(?![A-Za-z0-9])``
-    (re.I, re.A) marks, without compiling a pattern per question (a tenth of a search)."""
-    words = sorted(t for t in tokens if t)
-
-    def mark(text: str) -> str | None:
-        if not text.isascii():
-            return None
-        low, end = text.lower(), len(text)
-        starts: dict[int, int] = {}
-        for word in words:
-            at = low.find(word)
-            while at >= 0:
-                after = at + len(word)
-                if (at == 0 or not _alnum(low[at - 1])) and (
-                    after == end or not _alnum(low[after])
-                ):
-                    starts[at] = after  # whole runs: two tokens never share one
-                at = low.find(word, at + 1)
-        if not starts:
-            return text
-        out: list[str] = []
-        done = 0
-        for at in sorted(starts):
-            out += (text[done:at], "\x01", text[at : starts[at]], "\x02")
-            done = starts[at]
-        out.append(text[done:])
-        return "".join(out)
-
-    return mark
-
-
-def _alnum(char: str) -> bool:
-    return char.isalnum() and char.isascii()
 
 
 def _ascii_lower(text: str) -> str:
