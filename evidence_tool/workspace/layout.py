@@ -44,6 +44,16 @@ SHARDED = (
 )
 
 
+class _Under:
+    """A read-only attribute of a ``Layout``: the path ``rel`` below its root."""
+
+    def __init__(self, rel: str) -> None:
+        self.parts = tuple(rel.split("/"))
+
+    def __get__(self, layout: Layout, owner: object = None) -> Path:
+        return layout.root.joinpath(*self.parts)
+
+
 @dataclass(frozen=True)
 class Layout:
     root: Path
@@ -52,73 +62,24 @@ class Layout:
     def at(cls, root: str | os.PathLike[str]) -> Layout:
         return cls(Path(os.path.abspath(root)))
 
-    @property
-    def descriptor(self) -> Path:
-        return self.root / DESCRIPTOR
-
-    @property
-    def lock(self) -> Path:
-        return self.root / ".evidence-archive.lock"
-
-    @property
-    def evidence(self) -> Path:
-        return self.root / "evidence"
-
-    @property
-    def curated(self) -> Path:
-        return self.evidence / "curated"
-
-    @property
-    def incoming(self) -> Path:
-        return self.evidence / "incoming"
-
-    @property
-    def source(self) -> Path:
-        return self.evidence / "source"
-
-    @property
-    def acquired(self) -> Path:
-        return self.source / "acquired"
-
-    @property
-    def local_manifest(self) -> Path:
-        return self.evidence / "local-manifest.yaml"
-
-    @property
-    def local(self) -> Path:
-        return self.evidence / ".local"
-
-    @property
-    def state(self) -> Path:
-        return self.local / "state.yaml"
-
-    @property
-    def sources_json(self) -> Path:
-        return self.local / "sources.json"
-
-    @property
-    def acquisitions(self) -> Path:
-        return self.local / "acquisitions"
-
-    @property
-    def objects(self) -> Path:
-        return self.local / "objects"
-
-    @property
-    def snapshots(self) -> Path:
-        return self.local / "snapshots"
-
-    @property
-    def journal(self) -> Path:
-        return self.local / "journal"
-
-    @property
-    def log(self) -> Path:
-        return self.local / "log.jsonl"
-
-    @property
-    def cache(self) -> Path:
-        return self.root / ".evidence-cache"
+    # What lives where under the root (MANAGED lists the same paths, for the escape check).
+    descriptor = _Under(DESCRIPTOR)
+    lock = _Under(".evidence-archive.lock")
+    evidence = _Under("evidence")
+    curated = _Under("evidence/curated")
+    incoming = _Under("evidence/incoming")
+    source = _Under("evidence/source")
+    acquired = _Under("evidence/source/acquired")
+    local_manifest = _Under("evidence/local-manifest.yaml")
+    local = _Under("evidence/.local")
+    state = _Under("evidence/.local/state.yaml")
+    sources_json = _Under("evidence/.local/sources.json")
+    acquisitions = _Under("evidence/.local/acquisitions")
+    objects = _Under("evidence/.local/objects")
+    snapshots = _Under("evidence/.local/snapshots")
+    journal = _Under("evidence/.local/journal")
+    log = _Under("evidence/.local/log.jsonl")
+    cache = _Under(".evidence-cache")
 
     def rel(self, path: str | os.PathLike[str]) -> str:
         """Workspace-relative POSIX path (what manifests and errors show)."""
