@@ -41,7 +41,9 @@ class _Face(ModuleType):
 
 
 def lazy_face(package: str, homes: Mapping[str, str]) -> None:
-    """Make ``package`` load each name of ``homes`` (name -> submodule) on first use."""
+    """Make ``package`` load each name of ``homes`` (name -> submodule) on first use; they
+    are its ``__all__`` unless it names one (its ``X as X`` imports export them to mypy)."""
     module = sys.modules[package]
     module.__dict__[_HOMES] = dict(homes)
+    module.__dict__.setdefault("__all__", sorted(homes))
     module.__class__ = _Face
