@@ -3,7 +3,7 @@
 jsonschema costs 130-190 µs per unit (SPEC.md 12) and ~0.1 s to import in every
 command that opens a workspace; these checks cost microseconds.  Two callers use them:
 ``unit.metadata`` words each finding for the author (with a stable code), and
-``workspace.schemacheck`` only asks "is the descriptor valid?" (any finding means "let
+``workspace.descriptor`` only asks "is the descriptor valid?" (any finding means "let
 jsonschema find and word the error").  A compiled check appends ``(path, keyword,
 message)`` findings; no findings means valid.
 
