@@ -17,7 +17,7 @@ that every keyword of every shipped schema compiles (tests/unit/test_schemacompi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from evidence_tool.unit.schemas import load_schema
@@ -95,7 +95,8 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _closest(word: str, names: list[str], cutoff: float = 0.6) -> str | None:
+def closest(word: str, names: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The name most like ``word`` (ties go to the greater name, whatever the order), or None."""
     import difflib  # only a finding needs it: off the start-up path of a valid descriptor
 
     close = difflib.get_close_matches(word, names, n=1, cutoff=cutoff)
@@ -215,7 +216,7 @@ class Compiler:
         def check_enum(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
             found = v in strings if isinstance(v, str) else any(json_equal(v, a) for a in allowed)
             if not found:
-                close = _closest(str(v), words)
+                close = closest(str(v), words)
                 hint = f"; did you mean '{close}'?" if close else ""
                 message = f"must be one of {', '.join(words)}, got {describe(v)}{hint}"
                 out.append((p, "enum", message))
@@ -350,7 +351,7 @@ class Compiler:
                 elif other is not None:
                     other(item, (*p, key), out)
                 elif closed:
-                    close = _closest(str(key), names, cutoff=0.5)
+                    close = closest(str(key), names, cutoff=0.5)
                     hint = (
                         f"; did you mean '{close}'?"
                         if close

@@ -22,7 +22,7 @@ from typing import Any
 
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.unit.schemacompile import DESCRIPTOR, Check, Unsupported, compile_schema
+from evidence_tool.unit.schemacompile import DESCRIPTOR, Check, Unsupported, closest, compile_schema
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 from evidence_tool.workspace.curated import read_regular
@@ -73,12 +73,8 @@ def _unknown_key(err: Any) -> tuple[str, str]:
     extra = [k for k in err.instance if k not in allowed]
     key = extra[0] if extra else "?"
     path = ".".join(str(p) for p in (*err.absolute_path, key))
-    import difflib  # an error's hint only
-
-    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
-    hint = (
-        f"; did you mean '{close[0]}'?" if close else f"; allowed keys here: {', '.join(allowed)}"
-    )
+    close = closest(str(key), allowed, 0.5)
+    hint = f"; did you mean '{close}'?" if close else f"; allowed keys here: {', '.join(allowed)}"
     return path, f"unknown key '{key}'{hint}"
 
 
