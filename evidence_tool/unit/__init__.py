@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from evidence_tool.unit.parse import ParseResult as ParseResult
     from evidence_tool.unit.parse import parse as parse
     from evidence_tool.unit.parse import parse_unit as parse_unit
+    from evidence_tool.unit.parse import validate as validate
     from evidence_tool.unit.render import render as render
-    from evidence_tool.unit.validate import validate as validate
 
 lazy_face(
     __name__,
@@ -72,6 +72,6 @@ lazy_face(
         "parse_unit": "parse",
         "render": "render",
         "sha256_hex": "hashing",
-        "validate": "validate",
+        "validate": "parse",
     },
 )

@@ -72,7 +72,6 @@ def test_a_name_shared_with_its_submodule_is_the_name_whatever_loads_first() -> 
         "sources.refresh",
         "unit.parse",
         "unit.render",
-        "unit.validate",
     ]
     assert wrong == []
 
