@@ -343,7 +343,9 @@ def _cached_file(
     if f.valid and not f.warnings:
         uid, kind, digest = f.unit_id, f.kind, f.content_hash
         assert uid is not None and kind is not None and digest is not None
-        cache.record(rel, st, f.file_hash, uid, kind, digest, f.key_line("id"), f.key_line("kind"))
+        cache.record(
+            rel, st, (f.file_hash, uid, kind, digest, f.key_line("id"), f.key_line("kind"))
+        )
     return f
 
 
