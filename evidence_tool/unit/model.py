@@ -138,19 +138,8 @@ class ReferencePayload(Payload):
     description: str
 
 
-PAYLOAD_CLASSES: dict[str, type[Payload]] = {
-    cls.kind: cls
-    for cls in (
-        DomainPayload,
-        GlossaryPayload,
-        EnumPayload,
-        ExamplePayload,
-        MappingPayload,
-        NormalizationPayload,
-        FormulaPayload,
-        ReferencePayload,
-    )
-}
+# Each kind's class, in the order of KINDS (the order they are declared above).
+PAYLOAD_CLASSES: dict[str, type[Payload]] = {cls.kind: cls for cls in Payload.__subclasses__()}
 
 
 @dataclass(frozen=True)
