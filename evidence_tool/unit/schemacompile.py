@@ -108,20 +108,12 @@ def describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
-
-
-def _is_list(v: Any) -> bool:
-    return isinstance(v, list)
-
-
 # keyword: (the values it applies to, the test of a value against n, the finding's words).
 _LIMITS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, Any], bool], str]] = {
-    "minLength": (_is_str, lambda v, n: len(v) >= n, "must not be empty"),
-    "maxLength": (_is_str, lambda v, n: len(v) <= n, "must be at most {n} characters"),
-    "minItems": (_is_list, lambda v, n: len(v) >= n, "needs at least {n} item(s)"),
-    "maxItems": (_is_list, lambda v, n: len(v) <= n, "takes at most {n} item(s)"),
+    "minLength": (_TYPES["string"], lambda v, n: len(v) >= n, "must not be empty"),
+    "maxLength": (_TYPES["string"], lambda v, n: len(v) <= n, "must be at most {n} characters"),
+    "minItems": (_TYPES["array"], lambda v, n: len(v) >= n, "needs at least {n} item(s)"),
+    "maxItems": (_TYPES["array"], lambda v, n: len(v) <= n, "takes at most {n} item(s)"),
     "minimum": (_number, lambda v, n: v >= n, "must be at least {n}"),
     "maximum": (_number, lambda v, n: v <= n, "must be at most {n}"),
     "exclusiveMinimum": (_number, lambda v, n: v > n, "must be greater than {n}"),
