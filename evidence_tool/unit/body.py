@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning
@@ -20,9 +20,6 @@ from evidence_tool.unit.blockrules import may_stay_open, parser_for
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, REFERENCE_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
-
-if TYPE_CHECKING:  # imported on the first parse: commands that parse nothing never pay it
-    from markdown_it.token import Token
 
 
 @dataclass
@@ -435,9 +432,6 @@ class _BodyParser:
             )
         return value
 
-    def tokens_in(self, start: int, end: int) -> list[Token]:
-        return [t for t in self.top if t.map and start <= t.map[0] < end]
-
     def enum_values(
         self, fld: _Field, name: str, start: int, end: int
     ) -> tuple[tuple[str, str], ...]:
@@ -479,7 +473,8 @@ class _BodyParser:
         return tuple(out)
 
     def sql_value(self, fld: _Field, name: str, start: int, end: int) -> str:
-        fences = [t for t in self.tokens_in(start, end) if t.type in ("fence", "code_block")]
+        blocks = [t for t in self.top if t.map and start <= t.map[0] < end]
+        fences = [t for t in blocks if t.type in ("fence", "code_block")]
         sql_fences = [t for t in fences if t.type == "fence" and t.info.strip() == "sql"]
         if len(fences) != 1 or len(sql_fences) != 1:
             what = (

@@ -49,11 +49,6 @@ class Output:
     expected: str | None
 
 
-def _protected_paths(layout: Layout) -> list[Path]:
-    cache = layout.cache
-    return [layout.root / p for p in _PROTECTED] + [cache / ".gitignore", cache / RECORD]
-
-
 def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -78,7 +73,8 @@ class _Shared:
 
     @classmethod
     def of(cls, layout: Layout) -> _Shared:
-        protected = [os.path.realpath(p) for p in _protected_paths(layout)]
+        paths = [layout.root / p for p in _PROTECTED] + [layout.cache / ".gitignore"]
+        protected = [os.path.realpath(p) for p in [*paths, layout.cache / RECORD]]
         identities = {i for i in map(_identity, protected) if i is not None}
         return cls(layout, os.path.realpath(layout.root), protected, identities)
 
