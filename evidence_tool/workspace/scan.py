@@ -413,7 +413,7 @@ def validate_paths(
                 continue
         if p.is_dir():
             if (p / "evidence" / "curated").is_dir():
-                _take_workspace(p, progress, first_time, take, report)
+                _take_workspace(p, progress, first_time, report)
                 continue
             for path, problem in _walk_md(p, workspace or Layout.at(p), curated=_in_curated(p)):
                 if not first_time(path):
@@ -438,35 +438,28 @@ def _take_workspace(
     base: Path,
     progress: Progress | None,
     first_time: Callable[[str | os.PathLike[str]], bool],
-    take: Callable[[CuratedFile, Iterable[Diagnostic], Iterable[EvidenceWarning]], None],
     report: ValidationReport,
 ) -> None:
     """The curated tree of the workspace at ``base``, its files and findings under the
     paths as the user spelled them; files already taken from another path are skipped."""
     sub = scan_curated(Layout.at(base), progress=progress, check_ids=False)
-    errors: dict[str | None, list[Diagnostic]] = {}
-    for d in sub.errors:
-        errors.setdefault(d.path, []).append(d)
-    warnings: dict[str | None, list[EvidenceWarning]] = {}
-    for w in sub.warnings:
-        warnings.setdefault(w.path, []).append(w)
-    for f in sub.files:
-        if not first_time(f.location):
-            continue
-        shown = str(base / f.rel)  # as the user gave it, not workspace-relative
-        take(
-            replace(f, rel=shown),
-            [d.with_path(shown) for d in errors.pop(f.rel, [])],
-            [EvidenceWarning(w.message, shown, w.line, w.code) for w in warnings.pop(f.rel, [])],
-        )
-    # Findings of what is not a parsed file (a stray name, an unreadable folder).
-    for rel, found in errors.items():
-        if rel is None or first_time(base / rel):
-            report.errors.extend(d.with_path(str(base / rel) if rel else None) for d in found)
-    for rel, ws in warnings.items():
-        report.warnings.extend(
-            EvidenceWarning(w.message, str(base / rel) if rel else None, w.line, w.code) for w in ws
-        )
+    files = {f.rel for f in sub.files}
+    taken = {f.rel for f in sub.files if first_time(f.location)}
+    report.files += [replace(f, rel=str(base / f.rel)) for f in sub.files if f.rel in taken]
+    # Findings of what is not a parsed file (a stray name, an unreadable folder), once each.
+    others = {d.path for d in sub.errors} - files
+    fresh = taken | {rel for rel in others if rel is None or first_time(base / rel)}
+
+    def shown(rel: str | None) -> str | None:  # as the user gave it, not workspace-relative
+        return str(base / rel) if rel else None
+
+    report.errors += [d.with_path(shown(d.path)) for d in sub.errors if d.path in fresh]
+    # The warnings of the files taken first; then the others (a file taken from another
+    # path keeps its warnings here, though not its errors: issue noted, behaviour kept).
+    report.warnings += [
+        EvidenceWarning(w.message, shown(w.path), w.line, w.code)
+        for w in sorted(sub.warnings, key=lambda w: w.path not in taken)
+    ]
     from evidence_tool.workspace.misplaced import misplaced_units
 
     for w in misplaced_units(Layout.at(base)):
