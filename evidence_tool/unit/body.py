@@ -351,23 +351,19 @@ class _BodyParser:
                 value: str = json.loads(raw)
                 # '\\ud800' decodes to a lone surrogate, which no UTF-8 file or hash can hold.
                 value.encode("utf-8")
+                return value
             except json.JSONDecodeError as exc:
-                self.error(
-                    "E114",
-                    f"{name}: {raw[:40]!r} is not a valid JSON string ({exc.msg}); "
-                    'escape quotes as \\" and backslashes as \\\\',
-                    line,
+                why = (
+                    f"is not a valid JSON string ({exc.msg}); "
+                    'escape quotes as \\" and backslashes as \\\\'
                 )
-                return None
             except UnicodeEncodeError:
-                self.error(
-                    "E114",
-                    f"{name}: {raw[:40]!r} escapes a lone surrogate (\\ud800-\\udfff); "
-                    "write the character itself or a complete surrogate pair",
-                    line,
+                why = (
+                    "escapes a lone surrogate (\\ud800-\\udfff); "
+                    "write the character itself or a complete surrogate pair"
                 )
-                return None
-            return value
+            self.error("E114", f"{name}: {raw[:40]!r} {why}", line)
+            return None
         return raw
 
     def list_values(self, fld: _Field, name: str, start: int, end: int) -> tuple[str, ...]:

@@ -241,21 +241,15 @@ def scan_curated(
 def _require_curated(layout: Layout) -> None:
     """E601 unless the curated tree is a readable folder inside the workspace."""
     layout.require_contained()
-    curated = layout.curated
+    curated, rel = layout.curated, layout.rel(layout.curated)
     try:
         st = os.stat(curated)
+        readable = stat.S_ISDIR(st.st_mode) and os.access(curated, os.R_OK | os.X_OK)
+        problem = None if readable else "is not a readable folder"
     except OSError as exc:
-        raise AvailabilityError(
-            f"the curated tree {layout.rel(curated)}/ is unavailable ({exc.strerror})",
-            code="E601",
-            path=layout.rel(curated),
-        ) from None
-    if not stat.S_ISDIR(st.st_mode) or not os.access(curated, os.R_OK | os.X_OK):
-        raise AvailabilityError(
-            f"the curated tree {layout.rel(curated)}/ is not a readable folder",
-            code="E601",
-            path=layout.rel(curated),
-        )
+        problem = f"is unavailable ({exc.strerror})"
+    if problem is not None:
+        raise AvailabilityError(f"the curated tree {rel}/ {problem}", code="E601", path=rel)
 
 
 _Todo = tuple[int, str, str, Diagnostic | None, os.stat_result | None]
