@@ -6,6 +6,7 @@ import contextlib
 import os
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,9 +44,7 @@ class ValidationReport:
     def summary(self) -> dict[str, object]:
         bad = {d.path for d in self.errors}
         valid = [f for f in self.files if f.valid and f.rel not in bad]
-        by_kind: dict[str, int] = {}
-        for f in valid:
-            by_kind[f.kind or ""] = by_kind.get(f.kind or "", 0) + 1
+        by_kind = Counter(f.kind or "" for f in valid)
         return {
             "files": len(self.files),
             "valid": len(valid),
