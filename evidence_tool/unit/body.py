@@ -9,53 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning
 from evidence_tool.unit import fields as F
-from evidence_tool.unit.blockrules import BlockParser, may_stay_open, parser_for
+from evidence_tool.unit.blockrules import may_stay_open, parser_for
 from evidence_tool.unit.formula import check_expression
 from evidence_tool.unit.identifiers import COLUMN_RE, REFERENCE_RE, TABLE_RE
 from evidence_tool.unit.suggest import heading_suggestion
-
-if TYPE_CHECKING:  # imported on the first parse: commands that parse nothing never pay it
-    from markdown_it.token import Token
-
-
-class _QuietLog:
-    """Stands in for the loggers of markdown-it's block rules, which log a debug line each
-    time a rule is tried on a line (2.9 million calls for 10,000 units, a third of the
-    parse), even with debug logging off."""
-
-    debug = "".format  # a call in C that takes any arguments and does nothing
-
-
-def _quiet_block_rules() -> None:
-    import logging
-
-    for name, module in list(sys.modules.items()):
-        logger = getattr(module, "LOGGER", None)
-        if (
-            name.startswith("markdown_it.rules_block.")
-            and isinstance(logger, logging.Logger)
-            and not logger.isEnabledFor(logging.DEBUG)  # kept for whoever debugs markdown-it
-        ):
-            module.LOGGER = _QuietLog()  # type: ignore[attr-defined]
-
-
-def _markdown_for(text: str) -> BlockParser:
-    """The parser with only the block rules that can apply to ``text`` (same tokens as
-    markdown-it's full block-only CommonMark parser: tests/unit/test_blockrules.py)."""
-    md = parser_for(text)
-    _quiet_once()  # after the block rules are loaded
-    return md
-
-
-_quiet_once = cache(_quiet_block_rules)
 
 
 @dataclass
@@ -108,7 +72,7 @@ class _BodyParser:
         self.language = language
         self.out = BodyResult()
         self.bullets: dict[str, int] = {}  # list field -> non-blank lines, valid or not
-        tokens = _markdown_for(body).parse(body)
+        tokens = parser_for(body).parse(body)
         self.top = [t for t in tokens if t.level == 0]
         # Where each item of a top-level list starts (check_closed reparses only the last).
         self.items = [
@@ -248,26 +212,12 @@ class _BodyParser:
         if suggestion and suggestion[0]:
             near_miss.setdefault(suggestion[0], h)
         if current is None or current.spec.type != F.TEXT:
-            where = (
-                "before the first field"
-                if current is None and not order
-                else (
-                    "outside a field"
-                    if current is None
-                    else f"inside the non-text field '## {current.heading.text}'"
-                )
-            )
-            self.error(
-                "E111",
-                f"unexpected heading '## {h.text}' {where}"
-                + (
-                    f"; {hint}"
-                    if hint
-                    else "; field headings for this unit are "
-                    + ", ".join(f"'## {k}'" for k in wanted)
-                ),
-                h.start,
-            )
+            if current is not None:
+                where = f"inside the non-text field '## {current.heading.text}'"
+            else:
+                where = "outside a field" if order else "before the first field"
+            hint = hint or "field headings for this unit are " + _listed(wanted)
+            self.error("E111", f"unexpected heading '## {h.text}' {where}; {hint}", h.start)
             return True
         if hint:
             # The line is in the text too: a warning is easy to lose among prose.
@@ -295,7 +245,7 @@ class _BodyParser:
             self.error(
                 "E111",
                 "content between the title and the first field heading; "
-                "put it under a field such as " + ", ".join(f"'## {k}'" for k in wanted),
+                "put it under a field such as " + _listed(wanted),
                 stray,
             )
 
@@ -338,27 +288,23 @@ class _BodyParser:
 
     # -- payload types -----------------------------------------------------
     def field_value(self, fld: _Field) -> None:
-        start, end = fld.heading.end, fld.end
-        kind = fld.spec.type
+        type_ = fld.spec.type
+        read = {F.TEXT: self.text_value, F.VALUES: self.enum_values, F.SQL: self.sql_value}.get(
+            type_, self.list_values if type_ in F.LIST_TYPES else self.line_value
+        )
         name = f"'## {fld.heading.text}'"
-        if kind == F.TEXT:
-            text = _trim(self.lines[start:end])
-            if not text:
-                self.error(
-                    "E113",
-                    f"field {name} is empty; write its text below the heading",
-                    fld.heading.start,
-                )
-            self.check_closed(name, start, end)
-            self.out.values[fld.spec.name] = text
-        elif kind in F.LIST_TYPES:
-            self.out.values[fld.spec.name] = self.list_values(fld, start, end)
-        elif kind in F.LINE_TYPES:
-            self.out.values[fld.spec.name] = self.line_value(fld, start, end)
-        elif kind == F.VALUES:
-            self.out.values[fld.spec.name] = self.enum_values(fld, start, end)
-        elif kind == F.SQL:
-            self.out.values[fld.spec.name] = self.sql_value(fld, start, end)
+        self.out.values[fld.spec.name] = read(fld, name, fld.heading.end, fld.end)
+
+    def text_value(self, fld: _Field, name: str, start: int, end: int) -> str:
+        text = _trim(self.lines[start:end])
+        if not text:
+            self.error(
+                "E113",
+                f"field {name} is empty; write its text below the heading",
+                fld.heading.start,
+            )
+        self.check_closed(name, start, end)
+        return text
 
     def check_closed(self, name: str, start: int, end: int) -> None:
         """Refuse a fence or HTML block left open at the end of the file: it would swallow any
@@ -379,7 +325,7 @@ class _BodyParser:
             return  # no fence or HTML block begins here: a blank line closes the rest
         n = end - first
         text = "\n".join(self.lines[first:end]) + "\n\n# end\n"
-        tokens = _markdown_for(text).parse(text)
+        tokens = parser_for(text).parse(text)
         top = [t for t in tokens if t.level == 0 and t.map and t.nesting >= 0]
         if any(t.type == "heading_open" and t.map == [n + 1, n + 2] for t in top):
             return  # the sentinel heading after the text is structural: nothing is left open
@@ -405,27 +351,22 @@ class _BodyParser:
                 value: str = json.loads(raw)
                 # '\\ud800' decodes to a lone surrogate, which no UTF-8 file or hash can hold.
                 value.encode("utf-8")
+                return value
             except json.JSONDecodeError as exc:
-                self.error(
-                    "E114",
-                    f"{name}: {raw[:40]!r} is not a valid JSON string ({exc.msg}); "
-                    'escape quotes as \\" and backslashes as \\\\',
-                    line,
+                why = (
+                    f"is not a valid JSON string ({exc.msg}); "
+                    'escape quotes as \\" and backslashes as \\\\'
                 )
-                return None
             except UnicodeEncodeError:
-                self.error(
-                    "E114",
-                    f"{name}: {raw[:40]!r} escapes a lone surrogate (\\ud800-\\udfff); "
-                    "write the character itself or a complete surrogate pair",
-                    line,
+                why = (
+                    "escapes a lone surrogate (\\ud800-\\udfff); "
+                    "write the character itself or a complete surrogate pair"
                 )
-                return None
-            return value
+            self.error("E114", f"{name}: {raw[:40]!r} {why}", line)
+            return None
         return raw
 
-    def list_values(self, fld: _Field, start: int, end: int) -> tuple[str, ...]:
-        name = f"'## {fld.heading.text}'"
+    def list_values(self, fld: _Field, name: str, start: int, end: int) -> tuple[str, ...]:
         values: list[str] = []
         seen: set[str] = set()  # beside the list: a 20,000-item list stays linear
         for i in range(start, end):
@@ -457,8 +398,7 @@ class _BodyParser:
                 values.append(value)
         return tuple(values)
 
-    def line_value(self, fld: _Field, start: int, end: int) -> str:
-        name = f"'## {fld.heading.text}'"
+    def line_value(self, fld: _Field, name: str, start: int, end: int) -> str:
         content = [i for i in range(start, end) if not _is_blank(self.lines[i])]
         if not content:
             self.error(
@@ -488,11 +428,9 @@ class _BodyParser:
             )
         return value
 
-    def tokens_in(self, start: int, end: int) -> list[Token]:
-        return [t for t in self.top if t.map and start <= t.map[0] < end]
-
-    def enum_values(self, fld: _Field, start: int, end: int) -> tuple[tuple[str, str], ...]:
-        name = f"'## {fld.heading.text}'"
+    def enum_values(
+        self, fld: _Field, name: str, start: int, end: int
+    ) -> tuple[tuple[str, str], ...]:
         heads = [h for h in self.headings if h.level == 3 and start <= h.start < end]
         first = heads[0].start if heads else end
         stray = self.first_content(start, first)
@@ -530,20 +468,15 @@ class _BodyParser:
             out.append((value, _trim(self.lines[h.end : stop])))
         return tuple(out)
 
-    def sql_value(self, fld: _Field, start: int, end: int) -> str:
-        name = f"'## {fld.heading.text}'"
-        fences = [t for t in self.tokens_in(start, end) if t.type in ("fence", "code_block")]
+    def sql_value(self, fld: _Field, name: str, start: int, end: int) -> str:
+        blocks = [t for t in self.top if t.map and start <= t.map[0] < end]
+        fences = [t for t in blocks if t.type in ("fence", "code_block")]
         sql_fences = [t for t in fences if t.type == "fence" and t.info.strip() == "sql"]
         if len(fences) != 1 or len(sql_fences) != 1:
             what = (
-                "no fenced block"
-                if not fences
-                else (
-                    f"{len(fences)} code blocks"
-                    if len(fences) > 1
-                    else "a block without info 'sql'"
-                )
+                "a block without info 'sql'" if len(fences) == 1 else f"{len(fences)} code blocks"
             )
+            what = what if fences else "no fenced block"
             self.error(
                 "E114",
                 f"{name} takes exactly one fenced block opened with '```sql'; found {what}",
@@ -583,6 +516,10 @@ class _BodyParser:
                 column if column is not None and not indented else 1,
             )
         return sql
+
+
+def _listed(headings: Iterable[str]) -> str:
+    return ", ".join(f"'## {h}'" for h in headings)
 
 
 def _json_value_hint(raw: str) -> str:

@@ -66,12 +66,7 @@ def _expression_problem(sql: str) -> tuple[str, int, int | None] | None:
         message = exc.args[0] if exc.args else exc
         if at is None or at < len(_PREFIX):
             return f"is not valid PostgreSQL: {message}", 0, None
-        offset = min(at - len(_PREFIX), len(sql))
-        return (
-            f"is not valid PostgreSQL: {message}",
-            sql.count("\n", 0, offset),
-            offset - sql.rfind("\n", 0, offset),
-        )
+        return f"is not valid PostgreSQL: {message}", *_at(sql, min(at - len(_PREFIX), len(sql)))
     except Exception as exc:  # pglast raises plain errors on some inputs (e.g. NUL bytes)
         return f"is not valid PostgreSQL: {exc}", 0, None
     stmts = tree.get("stmts", [])
@@ -80,12 +75,8 @@ def _expression_problem(sql: str) -> tuple[str, int, int | None] | None:
     # A trailing ';' parses as one statement, but the stored text must splice into a query.
     for token in parser.scan(_PREFIX + sql):
         if token.name == "ASCII_59":
-            offset = token.start - len(_PREFIX)
-            return (
-                "holds a ';'; write exactly one expression, no statement separator",
-                sql.count("\n", 0, offset),
-                offset - sql.rfind("\n", 0, offset),
-            )
+            reason = "holds a ';'; write exactly one expression, no statement separator"
+            return reason, *_at(sql, token.start - len(_PREFIX))
     select = stmts[0].get("stmt", {}).get("SelectStmt")
     if select is None:
         return "is a statement, not an expression", 0, None
@@ -105,6 +96,11 @@ def _expression_problem(sql: str) -> tuple[str, int, int | None] | None:
         what = "a sub-select" if found == "SubLink" else "a '*' column reference"
         return f"contains {what}; write a single scalar expression", 0, None
     return None
+
+
+def _at(sql: str, offset: int) -> tuple[int, int]:
+    """(0-based line, 1-based column) of a character offset into ``sql``."""
+    return sql.count("\n", 0, offset), offset - sql.rfind("\n", 0, offset)
 
 
 def _find_nodes(node: Any) -> str | None:

@@ -23,16 +23,13 @@ class AppliesTo:
     def is_empty(self) -> bool:
         return not (self.concepts or self.tables or self.columns)
 
-    def to_json(self) -> dict[str, list[str]]:
-        return {
-            k: list(v)
-            for k, v in (
-                ("concepts", self.concepts),
-                ("tables", self.tables),
-                ("columns", self.columns),
-            )
-            if v
-        }
+    def parts(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The lists given (none empty), by key, in the order they are written."""
+        keyed = (("concepts", self.concepts), ("tables", self.tables), ("columns", self.columns))
+        return [(k, v) for k, v in keyed if v]
+
+    def to_json(self) -> JsonObject:
+        return {k: [*v] for k, v in self.parts()}
 
 
 @dataclass(frozen=True)
@@ -52,10 +49,8 @@ class Metadata:
             "language": self.language,
             "purposes": list(self.purposes),
         }
-        a = self.applies_to
-        if not a.is_empty():  # the keys AppliesTo.to_json writes, built here as JSON values
-            parts = (("concepts", a.concepts), ("tables", a.tables), ("columns", a.columns))
-            out["applies_to"] = {k: [*v] for k, v in parts if v}
+        if not self.applies_to.is_empty():
+            out["applies_to"] = self.applies_to.to_json()
         return out
 
 
@@ -143,19 +138,8 @@ class ReferencePayload(Payload):
     description: str
 
 
-PAYLOAD_CLASSES: dict[str, type[Payload]] = {
-    cls.kind: cls
-    for cls in (
-        DomainPayload,
-        GlossaryPayload,
-        EnumPayload,
-        ExamplePayload,
-        MappingPayload,
-        NormalizationPayload,
-        FormulaPayload,
-        ReferencePayload,
-    )
-}
+# Each kind's class, in the order of KINDS (the order they are declared above).
+PAYLOAD_CLASSES: dict[str, type[Payload]] = {cls.kind: cls for cls in Payload.__subclasses__()}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Text -> typed unit, or every error found (with code, line and column)."""
+"""Text -> typed unit, or every error found (with code, line and column); and ``validate``,
+the same rules applied to a unit built in code."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from evidence_tool.unit.model import (
     Metadata,
     Unit,
 )
+from evidence_tool.unit.render import render
 from evidence_tool.unit.yaml_strict import YamlProblem, load
 
 MAX_BYTES = 256 * 1024
@@ -294,3 +296,40 @@ def parse(data: bytes | str, *, path: str | None = None) -> Unit:
     if result.unit is None:
         raise InvalidFilesError(result.errors)
     return result.unit
+
+
+def validate(unit: Unit) -> list[Diagnostic]:
+    """Every rule a file must satisfy, applied to ``unit``: it is valid iff its canonical text
+    parses back to the same unit.  Returns the diagnostics (empty when valid)."""
+    try:
+        text = render(unit)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        return [Diagnostic("E114", f"the unit cannot be rendered: {exc}", unit_id=unit.id)]
+    result = parse_unit(text)
+    if result.errors:
+        return result.errors
+    if result.unit != unit:
+        return [
+            Diagnostic(
+                "E114",
+                f"the unit does not survive rendering: its {_differences(unit, result.unit)} "
+                "would read back differently (Markdown that changes the structure, such as "
+                "a closing ' #' on the title or blanks around a text)",
+                unit_id=unit.id,
+            )
+        ]
+    return []
+
+
+def _differences(unit: Unit, back: Unit | None) -> str:
+    """The parts of ``unit`` that its canonical text does not give back, for the message."""
+    if back is None:
+        return "text"
+    parts = [name for name in ("metadata", "title") if getattr(unit, name) != getattr(back, name)]
+    parts += [
+        f"field '{f.name}'"
+        for f in fields(unit.payload)  # type: ignore[arg-type]
+        if type(back.payload) is type(unit.payload)
+        and getattr(unit.payload, f.name) != getattr(back.payload, f.name)
+    ]
+    return ", ".join(parts) or "payload"

@@ -69,10 +69,9 @@ def render_metadata(unit: Unit) -> list[str]:
         f"language: {scalar(m.language)}",
         f"purposes: {flow_list(m.purposes)}",
     ]
-    applies = m.applies_to.to_json()
-    if applies:
+    if not m.applies_to.is_empty():
         lines.append("applies_to:")
-        lines.extend(f"  {key}: {flow_list(values)}" for key, values in applies.items())
+        lines.extend(f"  {key}: {flow_list(values)}" for key, values in m.applies_to.parts())
     lines.append("---")
     return lines
 

@@ -3,7 +3,7 @@
 jsonschema costs 130-190 µs per unit (SPEC.md 12) and ~0.1 s to import in every
 command that opens a workspace; these checks cost microseconds.  Two callers use them:
 ``unit.metadata`` words each finding for the author (with a stable code), and
-``workspace.schemacheck`` only asks "is the descriptor valid?" (any finding means "let
+``workspace.descriptor`` only asks "is the descriptor valid?" (any finding means "let
 jsonschema find and word the error").  A compiled check appends ``(path, keyword,
 message)`` findings; no findings means valid.
 
@@ -17,7 +17,7 @@ that every keyword of every shipped schema compiles (tests/unit/test_schemacompi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from evidence_tool.unit.schemas import load_schema
@@ -95,7 +95,8 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _closest(word: str, names: list[str], cutoff: float = 0.6) -> str | None:
+def closest(word: str, names: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The name most like ``word`` (ties go to the greater name, whatever the order), or None."""
     import difflib  # only a finding needs it: off the start-up path of a valid descriptor
 
     close = difflib.get_close_matches(word, names, n=1, cutoff=cutoff)
@@ -107,20 +108,12 @@ def describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
-
-
-def _is_list(v: Any) -> bool:
-    return isinstance(v, list)
-
-
 # keyword: (the values it applies to, the test of a value against n, the finding's words).
 _LIMITS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, Any], bool], str]] = {
-    "minLength": (_is_str, lambda v, n: len(v) >= n, "must not be empty"),
-    "maxLength": (_is_str, lambda v, n: len(v) <= n, "must be at most {n} characters"),
-    "minItems": (_is_list, lambda v, n: len(v) >= n, "needs at least {n} item(s)"),
-    "maxItems": (_is_list, lambda v, n: len(v) <= n, "takes at most {n} item(s)"),
+    "minLength": (_TYPES["string"], lambda v, n: len(v) >= n, "must not be empty"),
+    "maxLength": (_TYPES["string"], lambda v, n: len(v) <= n, "must be at most {n} characters"),
+    "minItems": (_TYPES["array"], lambda v, n: len(v) >= n, "needs at least {n} item(s)"),
+    "maxItems": (_TYPES["array"], lambda v, n: len(v) <= n, "takes at most {n} item(s)"),
     "minimum": (_number, lambda v, n: v >= n, "must be at least {n}"),
     "maximum": (_number, lambda v, n: v <= n, "must be at most {n}"),
     "exclusiveMinimum": (_number, lambda v, n: v > n, "must be greater than {n}"),
@@ -215,7 +208,7 @@ class Compiler:
         def check_enum(v: Any, p: tuple[Any, ...], out: list[Finding]) -> None:
             found = v in strings if isinstance(v, str) else any(json_equal(v, a) for a in allowed)
             if not found:
-                close = _closest(str(v), words)
+                close = closest(str(v), words)
                 hint = f"; did you mean '{close}'?" if close else ""
                 message = f"must be one of {', '.join(words)}, got {describe(v)}{hint}"
                 out.append((p, "enum", message))
@@ -350,7 +343,7 @@ class Compiler:
                 elif other is not None:
                     other(item, (*p, key), out)
                 elif closed:
-                    close = _closest(str(key), names, cutoff=0.5)
+                    close = closest(str(key), names, cutoff=0.5)
                     hint = (
                         f"; did you mean '{close}'?"
                         if close

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
-
 from evidence_tool.unit.fields import ALL_HEADINGS, FIELDS, is_italian
+from evidence_tool.unit.schemacompile import closest
 
 
 def heading_suggestion(text: str, kind: str | None, language: str) -> tuple[str | None, str] | None:
@@ -25,9 +24,9 @@ def heading_suggestion(text: str, kind: str | None, language: str) -> tuple[str 
     for right in wanted:
         if text.casefold() == right.casefold() or text.strip(" :") == right:
             return right, f"did you mean '## {right}'?"
-    close = difflib.get_close_matches(text, wanted, n=1, cutoff=0.75)
+    close = closest(text, wanted, 0.75)
     if close:
-        return close[0], f"did you mean '## {close[0]}'?"
+        return close, f"did you mean '## {close}'?"
     if text in ALL_HEADINGS:
         return None, f"'## {text}' is not a field of kind '{kind}'; its fields are " + ", ".join(
             f"'## {h}'" for h in wanted
@@ -37,24 +36,19 @@ def heading_suggestion(text: str, kind: str | None, language: str) -> tuple[str 
 
 def did_you_mean(given: str, choices: list[str] | set[str]) -> str:
     """'; did you mean 'x'?' for the closest of ``choices`` (ids, names), or ''."""
-    close = difflib.get_close_matches(given, sorted(choices), n=1, cutoff=0.8)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    close = closest(given, choices, 0.8)
+    return f"; did you mean '{close}'?" if close else ""
 
 
 def did_you_mean_live(given: str, live: set[str], retired: dict[str, str]) -> str:
     """'; did you mean ...' preferring a live id: a deleted or retired id (``retired``:
     id -> how it left, e.g. 'deleted') is suggested only when no live one is close, and
     is always marked, so that a reader is not sent to knowledge that was replaced."""
-    near_live = _closest(given, live)
-    near_gone = _closest(given, set(retired))
+    near_live = closest(given, live, 0.8)
+    near_gone = closest(given, retired, 0.8)
     if near_live is not None:
         also = f" ('{near_gone}' is {retired[near_gone]})" if near_gone is not None else ""
         return f"; did you mean '{near_live}'?{also}"
     if near_gone is not None:
         return f"; did you mean '{near_gone}' ({retired[near_gone]})?"
     return ""
-
-
-def _closest(given: str, choices: set[str]) -> str | None:
-    close = difflib.get_close_matches(given, sorted(choices), n=1, cutoff=0.8)
-    return close[0] if close else None

@@ -49,10 +49,6 @@ def _pos(event: Any, line_offset: int = 0) -> tuple[int, int]:
 MAX_DEPTH = 64
 
 
-def _hashable(key: Any) -> bool:
-    return isinstance(key, str | int | float | bool) or key is None
-
-
 def load(text: str, *, line_offset: int = 0) -> YamlDoc:
     """Load one YAML document strictly; raise ``YamlProblem`` (E102 syntax/feature, E103 duplicate).
 
@@ -127,7 +123,7 @@ class _Tree:
         top = stack[-1]
         if isinstance(top[0], dict):
             if top[2] is _NO_KEY:
-                if not _hashable(value):
+                if not (value is None or isinstance(value, str | int | float | bool)):
                     raise _fail("E102", "a mapping key must be a plain value", pos)
                 # (type, value): ``1`` and ``true`` are different keys; a set keeps this linear.
                 typed = (type(value), value)
@@ -234,17 +230,14 @@ def _needs_quotes(text: str, flow: bool = False) -> bool:
     return not isinstance(resolve_plain(text), str) or bool(_YAML11_SPECIAL.fullmatch(text))
 
 
-def _escape_nonprintable(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
 # Characters libyaml refuses to read raw (YAML's c-printable complement, plus the BOM).
 _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 
 def quote(text: str) -> str:
     """A double-quoted YAML scalar: JSON escapes, non-printables escaped too."""
-    return _NONPRINTABLE.sub(_escape_nonprintable, json.dumps(text, ensure_ascii=False))
+    text = json.dumps(text, ensure_ascii=False)
+    return _NONPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 _KEY_CACHE: dict[tuple[Any, bool], str] = {}

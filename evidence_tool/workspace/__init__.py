@@ -7,15 +7,11 @@ from typing import TYPE_CHECKING
 from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
-    from evidence_tool.workspace.curated import CuratedFile
-    from evidence_tool.workspace.layout import Layout
-    from evidence_tool.workspace.scan import (
-        scan_curated,
-        validate_paths,
-        validate_workspace,
-    )
-
-__all__ = ["CuratedFile", "Layout", "scan_curated", "validate_paths", "validate_workspace"]
+    from evidence_tool.workspace.curated import CuratedFile as CuratedFile
+    from evidence_tool.workspace.layout import Layout as Layout
+    from evidence_tool.workspace.scan import scan_curated as scan_curated
+    from evidence_tool.workspace.scan import validate_paths as validate_paths
+    from evidence_tool.workspace.scan import validate_workspace as validate_workspace
 
 lazy_face(
     __name__,

@@ -2,6 +2,14 @@
 
 An unknown or misspelled key fails with its path (``evidence.activation.kindd``)
 and the closest allowed key.
+
+Importing jsonschema and building its validator cost a no-op command ~0.1 s, yet a
+descriptor is almost always valid: ``conforms`` answers "is it valid?" with the checks
+``unit.schemacompile`` compiles under the descriptor rules (JSON Schema's own: patterns
+search, 1 equals 1.0), and only a "no" calls jsonschema, which finds the error and words
+the message.  A schema with a keyword the compiler does not know goes to jsonschema whole
+(``Unsupported``), never a guess.  tests/perf/test_schemacheck.py checks that both agree
+on good and damaged descriptors.
 """
 
 from __future__ import annotations
@@ -14,13 +22,31 @@ from typing import Any
 
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.unit.schemacompile import DESCRIPTOR, Check, Unsupported, closest, compile_schema
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
 from evidence_tool.workspace.curated import read_regular
 from evidence_tool.workspace.layout import Layout
-from evidence_tool.workspace.schemacheck import conforms
 
 _MAX_DESCRIPTOR = 1024 * 1024
+
+
+@cache
+def _compiled(name: str) -> Check | None:
+    try:
+        return compile_schema(load_schema(name), DESCRIPTOR)
+    except Unsupported:
+        return None
+
+
+def conforms(data: Any, schema_name: str) -> bool:
+    """True when ``data`` is valid against ``schemas/<schema_name>``; False means "ask
+    jsonschema" (invalid, or a schema this compiler does not cover)."""
+    check = _compiled(schema_name)
+    findings: list[Any] = []
+    if check is not None:
+        check(data, (), findings)
+    return check is not None and not findings
 
 
 @cache
@@ -47,12 +73,8 @@ def _unknown_key(err: Any) -> tuple[str, str]:
     extra = [k for k in err.instance if k not in allowed]
     key = extra[0] if extra else "?"
     path = ".".join(str(p) for p in (*err.absolute_path, key))
-    import difflib  # an error's hint only
-
-    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
-    hint = (
-        f"; did you mean '{close[0]}'?" if close else f"; allowed keys here: {', '.join(allowed)}"
-    )
+    close = closest(str(key), allowed, 0.5)
+    hint = f"; did you mean '{close}'?" if close else f"; allowed keys here: {', '.join(allowed)}"
     return path, f"unknown key '{key}'{hint}"
 
 

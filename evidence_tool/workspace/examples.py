@@ -7,6 +7,8 @@ test keeps every one valid and canonical in both languages.
 
 from __future__ import annotations
 
+from evidence_tool.unit.fields import is_italian
+
 # kind -> (file name, id suffix, metadata lines after 'language', body), per heading language.
 _EN: dict[str, tuple[str, str, str]] = {
     "domain": (
@@ -146,9 +148,8 @@ def example_units(language: str) -> dict[str, bytes]:
     Italian and its regional variants get Italian headings, every other language the
     English ones (docs/unit-format.md, section 4).
     """
-    italian = language == "it" or language.startswith("it-")
     units = {}
-    for kind, (name, metadata, body) in (_IT if italian else _EN).items():
+    for kind, (name, metadata, body) in (_IT if is_italian(language) else _EN).items():
         text = (
             f"---\nschema_version: 4\nid: evidence:example:{name}\nkind: {kind}\n"
             f"language: {language}\n{metadata}---\n\n{body}"

@@ -48,9 +48,7 @@ def format_paths(
                     "E117",
                     "not in canonical form; run 'tht evidence fmt' on it",
                     f.rel,
-                    None,
-                    None,
-                    f.unit.id,
+                    unit_id=f.unit.id,
                 )
             )
         elif not diff:
@@ -65,9 +63,7 @@ def format_paths(
                         "changed while fmt was formatting it (an editor saved it?); it was "
                         "left as saved: run 'tht evidence fmt' on it again",
                         f.rel,
-                        None,
-                        None,
-                        f.unit.id,
+                        unit_id=f.unit.id,
                     )
                 )
     report.errors.sort(key=Diagnostic.sort_key)

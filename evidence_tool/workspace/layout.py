@@ -12,28 +12,6 @@ from evidence_tool.errors import PathOutsideError
 DESCRIPTOR = "workspace.yaml"
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
-# What the tool reads or writes under a workspace root, parents before children (so the
-# link that causes an escape is the one named).  The lock is not here: it is opened with
-# O_NOFOLLOW, and a link there is refused as a held lock (E303).
-MANAGED = (
-    DESCRIPTOR,
-    "evidence",
-    "evidence/curated",
-    "evidence/incoming",
-    "evidence/source",
-    "evidence/source/acquired",
-    "evidence/local-manifest.yaml",
-    "evidence/.local",
-    "evidence/.local/state.yaml",
-    "evidence/.local/sources.json",
-    "evidence/.local/staged.json",
-    "evidence/.local/log.jsonl",
-    "evidence/.local/acquisitions",
-    "evidence/.local/objects",
-    "evidence/.local/snapshots",
-    "evidence/.local/journal",
-    ".evidence-cache",
-)
 # Managed folders of one subfolder per object prefix, revision or source: checked one
 # level deeper, since a shard linked elsewhere is as foreign as the folder itself.
 SHARDED = (
@@ -44,6 +22,16 @@ SHARDED = (
 )
 
 
+class _Under:
+    """A read-only attribute of a ``Layout``: the path ``rel`` below its root."""
+
+    def __init__(self, rel: str, *, managed: bool = True) -> None:
+        self.rel, self.parts, self.managed = rel, tuple(rel.split("/")), managed
+
+    def __get__(self, layout: Layout, owner: object = None) -> Path:
+        return layout.root.joinpath(*self.parts)
+
+
 @dataclass(frozen=True)
 class Layout:
     root: Path
@@ -52,73 +40,28 @@ class Layout:
     def at(cls, root: str | os.PathLike[str]) -> Layout:
         return cls(Path(os.path.abspath(root)))
 
-    @property
-    def descriptor(self) -> Path:
-        return self.root / DESCRIPTOR
-
-    @property
-    def lock(self) -> Path:
-        return self.root / ".evidence-archive.lock"
-
-    @property
-    def evidence(self) -> Path:
-        return self.root / "evidence"
-
-    @property
-    def curated(self) -> Path:
-        return self.evidence / "curated"
-
-    @property
-    def incoming(self) -> Path:
-        return self.evidence / "incoming"
-
-    @property
-    def source(self) -> Path:
-        return self.evidence / "source"
-
-    @property
-    def acquired(self) -> Path:
-        return self.source / "acquired"
-
-    @property
-    def local_manifest(self) -> Path:
-        return self.evidence / "local-manifest.yaml"
-
-    @property
-    def local(self) -> Path:
-        return self.evidence / ".local"
-
-    @property
-    def state(self) -> Path:
-        return self.local / "state.yaml"
-
-    @property
-    def sources_json(self) -> Path:
-        return self.local / "sources.json"
-
-    @property
-    def acquisitions(self) -> Path:
-        return self.local / "acquisitions"
-
-    @property
-    def objects(self) -> Path:
-        return self.local / "objects"
-
-    @property
-    def snapshots(self) -> Path:
-        return self.local / "snapshots"
-
-    @property
-    def journal(self) -> Path:
-        return self.local / "journal"
-
-    @property
-    def log(self) -> Path:
-        return self.local / "log.jsonl"
-
-    @property
-    def cache(self) -> Path:
-        return self.root / ".evidence-cache"
+    # What the tool reads or writes under the root, parents before children (MANAGED, so
+    # the link that causes an escape is the one named).
+    descriptor = _Under(DESCRIPTOR)
+    evidence = _Under("evidence")
+    curated = _Under("evidence/curated")
+    incoming = _Under("evidence/incoming")
+    source = _Under("evidence/source")
+    acquired = _Under("evidence/source/acquired")
+    local_manifest = _Under("evidence/local-manifest.yaml")
+    local = _Under("evidence/.local")
+    state = _Under("evidence/.local/state.yaml")
+    sources_json = _Under("evidence/.local/sources.json")
+    staged_json = _Under("evidence/.local/staged.json")
+    log = _Under("evidence/.local/log.jsonl")
+    acquisitions = _Under("evidence/.local/acquisitions")
+    objects = _Under("evidence/.local/objects")
+    snapshots = _Under("evidence/.local/snapshots")
+    journal = _Under("evidence/.local/journal")
+    cache = _Under(".evidence-cache")
+    # Not managed: the lock is opened with O_NOFOLLOW, and a link there is refused as a
+    # held lock (E303).
+    lock = _Under(".evidence-archive.lock", managed=False)
 
     def rel(self, path: str | os.PathLike[str]) -> str:
         """Workspace-relative POSIX path (what manifests and errors show)."""
@@ -195,6 +138,9 @@ class Layout:
             f"(remove the symbolic link and move or restore the content, e.g. from Git)",
             path=rel,
         )
+
+
+MANAGED = tuple(a.rel for a in vars(Layout).values() if isinstance(a, _Under) and a.managed)
 
 
 def nearest_workspace(start: str | os.PathLike[str], *, curated_marks: bool = False) -> Path | None:

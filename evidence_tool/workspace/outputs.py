@@ -49,11 +49,6 @@ class Output:
     expected: str | None
 
 
-def _protected_paths(layout: Layout) -> list[Path]:
-    cache = layout.cache
-    return [layout.root / p for p in _PROTECTED] + [cache / ".gitignore", cache / RECORD]
-
-
 def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -78,7 +73,8 @@ class _Shared:
 
     @classmethod
     def of(cls, layout: Layout) -> _Shared:
-        protected = [os.path.realpath(p) for p in _protected_paths(layout)]
+        paths = [layout.root / p for p in _PROTECTED] + [layout.cache / ".gitignore"]
+        protected = [os.path.realpath(p) for p in [*paths, layout.cache / RECORD]]
         identities = {i for i in map(_identity, protected) if i is not None}
         return cls(layout, os.path.realpath(layout.root), protected, identities)
 
@@ -96,11 +92,10 @@ class _Shared:
         return real
 
 
-def _protected(layout: Layout, real: str, shared: _Shared | None = None) -> bool:
+def _protected(real: str, s: _Shared) -> bool:
     """True if ``real`` (symlinks resolved) is or lies under a protected entry.  Names are
     compared, and so are the files and folders themselves: on a case-insensitive file
     system ``WORKSPACE.YAML`` or ``.GIT/config`` name the protected ones."""
-    s = shared or _Shared.of(layout)
     root = s.root
     if ".git" in (part.lower() for part in Path(os.path.relpath(real, root)).parts):
         return True  # any repository's internals, a nested one's too
@@ -160,9 +155,8 @@ def claim(
     """Check ``given`` against the rule above; a usage error (E901) says why and what to do."""
     path = Path(os.path.abspath(given))
     shown = f"{option} {os.fspath(given)}"
-    parent = str(path.parent)
-    real_parent = shared.real_parent(parent) if shared else os.path.realpath(parent)
-    real = os.path.join(real_parent, path.name)
+    shared = shared or _Shared.of(layout)
+    real = os.path.join(shared.real_parent(str(path.parent)), path.name)
     if not layout.inside(path.parent):
         raise UsageError(
             f"{shown}: the file must be inside the workspace {layout.root} (every write stays "
@@ -180,13 +174,13 @@ def claim(
     except OSError as exc:  # a link loop, a folder it may not search
         raise UsageError(f"{shown} cannot be used ({exc.strerror}); name another file") from None
     targets = [real] + ([os.path.realpath(path)] if st and stat.S_ISLNK(st.st_mode) else [])
-    if any(_protected(layout, t, shared) for t in targets):
+    if any(_protected(t, shared) for t in targets):
         raise UsageError(
             f"{shown}: that path belongs to the operator or to Git (workspace.yaml, the lock, "
             ".git/, the evidence/ tree); it is never overwritten, not even with --force: "
             "name another file, e.g. .evidence-cache/" + path.name
         )
-    rel = os.path.relpath(real, shared.root if shared else os.path.realpath(layout.root))
+    rel = os.path.relpath(real, shared.root)
     if st is None:
         return Output(path, rel, command, None)
     if stat.S_ISDIR(st.st_mode):
@@ -200,7 +194,7 @@ def claim(
         digest = _digest(path)
     except OSError as exc:
         raise UsageError(f"{shown} cannot be read ({exc.strerror}); name another file") from None
-    ours = (shared.records() if shared else _records(layout)).get(rel)
+    ours = shared.records().get(rel)
     if not force and ours != {"command": command, "sha256": digest}:
         raise UsageError(
             f"{shown}: {rel} exists and was not written by this command (or was edited since): "

@@ -119,7 +119,7 @@ def redact_urls(text: str) -> str:
         start = at
         while start > done and text[start - 1] in _SCHEME_CHARS:
             start -= 1
-        while start < at and not _is_letter(text[start]):
+        while start < at and not (text[start].isascii() and text[start].isalpha()):
             start += 1  # a scheme starts with a letter
         body = _URL_BODY.match(text, at + 3)
         if start == at or body is None:
@@ -134,10 +134,6 @@ def redact_urls(text: str) -> str:
 
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _URL_BODY = re.compile(r"[^\s\"'<>]+")
-
-
-def _is_letter(ch: str) -> bool:
-    return ch.isascii() and ch.isalpha()
 
 
 def scrub(text: str, values: Collection[str | None]) -> str:

@@ -6,6 +6,7 @@ import contextlib
 import os
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,9 +44,7 @@ class ValidationReport:
     def summary(self) -> dict[str, object]:
         bad = {d.path for d in self.errors}
         valid = [f for f in self.files if f.valid and f.rel not in bad]
-        by_kind: dict[str, int] = {}
-        for f in valid:
-            by_kind[f.kind or ""] = by_kind.get(f.kind or "", 0) + 1
+        by_kind = Counter(f.kind or "" for f in valid)
         return {
             "files": len(self.files),
             "valid": len(valid),
@@ -241,21 +240,15 @@ def scan_curated(
 def _require_curated(layout: Layout) -> None:
     """E601 unless the curated tree is a readable folder inside the workspace."""
     layout.require_contained()
-    curated = layout.curated
+    curated, rel = layout.curated, layout.rel(layout.curated)
     try:
         st = os.stat(curated)
+        readable = stat.S_ISDIR(st.st_mode) and os.access(curated, os.R_OK | os.X_OK)
+        problem = None if readable else "is not a readable folder"
     except OSError as exc:
-        raise AvailabilityError(
-            f"the curated tree {layout.rel(curated)}/ is unavailable ({exc.strerror})",
-            code="E601",
-            path=layout.rel(curated),
-        ) from None
-    if not stat.S_ISDIR(st.st_mode) or not os.access(curated, os.R_OK | os.X_OK):
-        raise AvailabilityError(
-            f"the curated tree {layout.rel(curated)}/ is not a readable folder",
-            code="E601",
-            path=layout.rel(curated),
-        )
+        problem = f"is unavailable ({exc.strerror})"
+    if problem is not None:
+        raise AvailabilityError(f"the curated tree {rel}/ {problem}", code="E601", path=rel)
 
 
 _Todo = tuple[int, str, str, Diagnostic | None, os.stat_result | None]
@@ -343,7 +336,9 @@ def _cached_file(
     if f.valid and not f.warnings:
         uid, kind, digest = f.unit_id, f.kind, f.content_hash
         assert uid is not None and kind is not None and digest is not None
-        cache.record(rel, st, f.file_hash, uid, kind, digest, f.key_line("id"), f.key_line("kind"))
+        cache.record(
+            rel, st, (f.file_hash, uid, kind, digest, f.key_line("id"), f.key_line("kind"))
+        )
     return f
 
 
@@ -411,7 +406,7 @@ def validate_paths(
                 continue
         if p.is_dir():
             if (p / "evidence" / "curated").is_dir():
-                _take_workspace(p, progress, first_time, take, report)
+                _take_workspace(p, progress, first_time, report)
                 continue
             for path, problem in _walk_md(p, workspace or Layout.at(p), curated=_in_curated(p)):
                 if not first_time(path):
@@ -438,35 +433,28 @@ def _take_workspace(
     base: Path,
     progress: Progress | None,
     first_time: Callable[[str | os.PathLike[str]], bool],
-    take: Callable[[CuratedFile, Iterable[Diagnostic], Iterable[EvidenceWarning]], None],
     report: ValidationReport,
 ) -> None:
     """The curated tree of the workspace at ``base``, its files and findings under the
     paths as the user spelled them; files already taken from another path are skipped."""
     sub = scan_curated(Layout.at(base), progress=progress, check_ids=False)
-    errors: dict[str | None, list[Diagnostic]] = {}
-    for d in sub.errors:
-        errors.setdefault(d.path, []).append(d)
-    warnings: dict[str | None, list[EvidenceWarning]] = {}
-    for w in sub.warnings:
-        warnings.setdefault(w.path, []).append(w)
-    for f in sub.files:
-        if not first_time(f.location):
-            continue
-        shown = str(base / f.rel)  # as the user gave it, not workspace-relative
-        take(
-            replace(f, rel=shown),
-            [d.with_path(shown) for d in errors.pop(f.rel, [])],
-            [EvidenceWarning(w.message, shown, w.line, w.code) for w in warnings.pop(f.rel, [])],
-        )
-    # Findings of what is not a parsed file (a stray name, an unreadable folder).
-    for rel, found in errors.items():
-        if rel is None or first_time(base / rel):
-            report.errors.extend(d.with_path(str(base / rel) if rel else None) for d in found)
-    for rel, ws in warnings.items():
-        report.warnings.extend(
-            EvidenceWarning(w.message, str(base / rel) if rel else None, w.line, w.code) for w in ws
-        )
+    files = {f.rel for f in sub.files}
+    taken = {f.rel for f in sub.files if first_time(f.location)}
+    report.files += [replace(f, rel=str(base / f.rel)) for f in sub.files if f.rel in taken]
+    # Findings of what is not a parsed file (a stray name, an unreadable folder), once each.
+    others = {d.path for d in sub.errors} - files
+    fresh = taken | {rel for rel in others if rel is None or first_time(base / rel)}
+
+    def shown(rel: str | None) -> str | None:  # as the user gave it, not workspace-relative
+        return str(base / rel) if rel else None
+
+    report.errors += [d.with_path(shown(d.path)) for d in sub.errors if d.path in fresh]
+    # The warnings of the files taken first; then the others (a file taken from another
+    # path keeps its warnings here, though not its errors: issue noted, behaviour kept).
+    report.warnings += [
+        EvidenceWarning(w.message, shown(w.path), w.line, w.code)
+        for w in sorted(sub.warnings, key=lambda w: w.path not in taken)
+    ]
     from evidence_tool.workspace.misplaced import misplaced_units
 
     for w in misplaced_units(Layout.at(base)):

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evidence_tool.workspace import descriptor
-from evidence_tool.workspace.schemacheck import _compiled, conforms
+from evidence_tool.workspace.descriptor import _compiled, conforms
 
 WORKSPACE = "workspace.schema.json"
 INSTALLATION = "installation.schema.json"

@@ -253,3 +253,16 @@ def test_a_title_may_be_a_setext_heading_and_renders_as_atx() -> None:
     unit = parse(front() + "\nAdmissions\n==========\n\n## Rule\n\nx\n")
     assert unit.title == "Admissions"
     assert "\n# Admissions\n" in render(unit)
+
+
+def test_every_kind_has_its_payload_class_and_fields_in_kinds_order() -> None:
+    """PAYLOAD_CLASSES is read from the payload classes: one per kind, in KINDS order,
+    each with the fields the field table names."""
+    from dataclasses import fields
+
+    from evidence_tool.unit import FIELDS, KINDS, PAYLOAD_CLASSES
+
+    assert list(PAYLOAD_CLASSES) == list(KINDS) == list(FIELDS)
+    for kind, cls in PAYLOAD_CLASSES.items():
+        assert cls.kind == kind
+        assert {f.name for f in fields(cls)} == {spec.name for spec in FIELDS[kind]}  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from evidence_tool.unit.yaml_doc import _SPECIAL_START, Path_, YamlDoc, resolve_plain
+from evidence_tool.unit.yaml_doc import _BOOL, _SPECIAL_START, Path_, YamlDoc, resolve_plain
 
 # Characters of a plain scalar after its first (a word character): no indicator, no
 # blank, no ':' (allowed inside when a safe character follows, as in block context).
@@ -46,9 +46,7 @@ _ITEM_RE = re.compile(_ITEM)
 
 # Keys that resolve to null or a boolean (so ``true`` and ``True`` are one key): left to
 # the event loader, so every key here is the string it spells.
-_NOT_STRING_KEYS = frozenset(
-    ["null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"]
-)
+_NOT_STRING_KEYS = frozenset({"null", "Null", "NULL", *_BOOL})
 
 
 def _plain(text: str) -> Any:

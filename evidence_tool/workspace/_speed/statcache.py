@@ -41,6 +41,7 @@ _PYTHON = "{}.{}".format(*sys.version_info[:2])  # marshal's format may change b
 
 # An entry: (size, mtime_ns, ctime_ns, inode, file_hash, unit_id, kind, content_hash,
 # id_line, kind_line).  Plain tuples, read by index: they load without conversion.
+Facts = tuple[str, str, str, str, int | None, int | None]  # from file_hash on
 StatEntry = tuple[int, int, int, int, str, str, str, str, int | None, int | None]
 FILE_HASH: Final = 4
 UNIT_ID: Final = 5
@@ -85,10 +86,6 @@ def decode(data: bytes) -> tuple[int, dict[str, StatEntry]]:
     return stamp_ns, entries
 
 
-def matches(entry: StatEntry, st: os.stat_result) -> bool:
-    return entry[:4] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
 class StatCache:
     def __init__(self, layout: Layout, entries: dict[str, StatEntry], stamp_ns: int) -> None:
         self.layout = layout
@@ -114,7 +111,7 @@ class StatCache:
         """(entry, trusted): trusted means no read is needed; an untrusted entry must be
         confirmed by hashing the file (racily clean)."""
         entry = self.entries.get(rel)
-        if entry is None or not matches(entry, st):
+        if entry is None or entry[:4] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino):
             return None, False
         return entry, st.st_mtime_ns < self.stamp_ns - RACY_NS
 
@@ -123,7 +120,7 @@ class StatCache:
         entry = self.entries.get(rel)
         if (
             entry is not None
-            # matches(), inlined: this runs once per curated file in every scan
+            # lookup()'s test, inlined: this runs once per curated file in every scan
             and entry[:4] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
             and st.st_mtime_ns < self.stamp_ns - RACY_NS
         ):
@@ -138,29 +135,9 @@ class StatCache:
             # lets the next run trust it instead of re-reading it every time.
             self.promotable += 1
 
-    def record(
-        self,
-        rel: str,
-        st: os.stat_result,
-        file_hash: str,
-        unit_id: str,
-        kind: str,
-        content_hash: str,
-        id_line: int | None,
-        kind_line: int | None,
-    ) -> None:
-        entry = (
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ctime_ns,
-            st.st_ino,
-            file_hash,
-            unit_id,
-            kind,
-            content_hash,
-            id_line,
-            kind_line,
-        )
+    def record(self, rel: str, st: os.stat_result, facts: Facts) -> None:
+        """Record a valid unit file as read now: its stat and ``facts`` about it."""
+        entry: StatEntry = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, *facts)
         if rel not in self.entries and rel not in self.fresh:
             self.new_keys += 1
         self.fresh[rel] = entry
