@@ -72,7 +72,11 @@ def _walk_md(
             if entry.is_symlink() and layout is not None and not layout.inside(path):
                 yield path, _link_outside()
                 continue
-            if entry.is_dir():
+            try:
+                is_dir = entry.is_dir()
+            except OSError:  # a link loop: not a folder; reading it names what is wrong
+                is_dir = False
+            if is_dir:
                 subdirs.append(path)
             elif entry.name.endswith(".md"):
                 yield path, None
