@@ -1,8 +1,8 @@
 """Legacy unit files v1, v2, v3 (docs/legacy-formats.md), as stored.
 
 Reading only checks the shape of each file (keys, versions, encodings); what
-the values mean and whether v4 can hold them is ``content`` and ``convert``'s
-job.  Every problem is collected, none raised, so one run reports them all.
+the values mean and whether v4 can hold them is ``convert``'s job.  Every problem is collected, none
+raised, so one run reports them all.
 """
 
 from __future__ import annotations
@@ -15,9 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.migrate.manifest import ManifestUnit
-from evidence_tool.migrate.problems import FieldPath, Problem, field_name
-from evidence_tool.migrate.reading import UNITS_DIR, decode_text, load_yaml, read_bytes
+from evidence_tool.migrate.reading import (
+    UNITS_DIR,
+    FieldPath,
+    ManifestUnit,
+    Problem,
+    decode_text,
+    field_name,
+    load_yaml,
+    read_bytes,
+)
 from evidence_tool.unit.parse import split_frontmatter
 from evidence_tool.unit.yaml_strict import YamlDoc
 from evidence_tool.workspace.layout import Layout
@@ -56,7 +63,7 @@ class LegacyUnit:
     name: str
     data: bytes
     doc: YamlDoc
-    # The file's values as read (YAML/JSON): content.py and provenance.py narrow them.
+    # The file's values as read (YAML/JSON): convert.py and provenance.py narrow them.
     metadata: JsonObject
     title: JsonValue
     payload: JsonValue

@@ -24,10 +24,17 @@ from evidence_tool.errors import (
 from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.migrate.convert import Converted, convert
 from evidence_tool.migrate.legacy import read_unit
-from evidence_tool.migrate.manifest import LegacyManifest, ManifestUnit, read_manifest
-from evidence_tool.migrate.problems import LosslessConversionError, Problem
 from evidence_tool.migrate.provenance import AcquiredSource, Carried, SourceReader, carry
-from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, read_bytes
+from evidence_tool.migrate.reading import (
+    LEGACY_MANIFEST,
+    UNITS_DIR,
+    LegacyManifest,
+    LosslessConversionError,
+    ManifestUnit,
+    Problem,
+    read_bytes,
+    read_manifest,
+)
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
 

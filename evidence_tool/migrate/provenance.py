@@ -17,11 +17,15 @@ from functools import cached_property
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.records import DocumentDeclaration
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.migrate.content import describe
-from evidence_tool.migrate.convert import Converted
-from evidence_tool.migrate.manifest import LegacyManifest
-from evidence_tool.migrate.problems import FieldPath, Problem
-from evidence_tool.migrate.reading import SOURCE_DIR, decode_text, read_bytes
+from evidence_tool.migrate.convert import Converted, describe
+from evidence_tool.migrate.reading import (
+    SOURCE_DIR,
+    FieldPath,
+    LegacyManifest,
+    Problem,
+    decode_text,
+    read_bytes,
+)
 from evidence_tool.record import AnyObject, Record
 from evidence_tool.workspace.layout import Layout
 
