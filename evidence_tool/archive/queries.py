@@ -58,35 +58,27 @@ def serving(
     if state.active:
         return Serving(state.active, archive.snapshot(state.active).view.unit_count(), None)
     if not state.initialized:
-        return Serving(
-            None,
-            0,
-            "the archive is not initialized: run 'tht workspace evidence init', then "
-            f"{_CONSOLIDATE}",
-        )
+        init = "the archive is not initialized: run 'tht workspace evidence init'"
+        return Serving(None, 0, f"{init}, then {_CONSOLIDATE}")
     if review is None:
         review = _open_items(archive.newest_snapshot(), archive.staged())
     if review:
-        return Serving(
-            None,
-            0,
+        reason = (
             f"no revision is active yet: open review items on {len(review)} unit(s) block the "
             "first activation (E140); resolve them ('tht workspace evidence review'), then "
-            f"run {_CONSOLIDATE}",
+            f"run {_CONSOLIDATE}"
         )
-    if state.pending:
-        return Serving(
-            None,
-            0,
+    elif state.pending:
+        reason = (
             f"revision {state.pending[:12]}… is consolidated but not activated (activation "
-            f"failed or did not run): run {_CONSOLIDATE} to activate it",
+            f"failed or did not run): run {_CONSOLIDATE} to activate it"
         )
-    return Serving(
-        None,
-        0,
-        "no revision is active yet (after init or migrate): run "
-        f"{_CONSOLIDATE} to activate the first one",
-    )
+    else:
+        reason = (
+            f"no revision is active yet (after init or migrate): run {_CONSOLIDATE} to "
+            "activate the first one"
+        )
+    return Serving(None, 0, reason)
 
 
 @dataclass(frozen=True, slots=True)

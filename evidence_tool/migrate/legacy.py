@@ -106,7 +106,7 @@ def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]
     value = doc.value
     if not isinstance(value, dict):
         return _bad(entry, "(file)", "the unit's data must be a YAML mapping", 1, 1)
-    problems = _check_keys(value, doc, entry, rel)
+    problems = _check_keys(value, doc, entry)
     if problems:
         return problems
     metadata = _metadata(value, doc, entry)
@@ -159,50 +159,34 @@ def _metadata(
         return {k: value[k] for k in METADATA_KEYS if k in value}
     decoded = decode_metadata(value["metadata"])
     if isinstance(decoded, str):
-        line, col = doc.mark(("metadata",))
-        return _bad(entry, "metadata", decoded, line, col)
+        return _bad(entry, "metadata", decoded, *doc.mark(("metadata",)))
     return decoded
 
 
-def _check_keys(
-    value: dict[Any, Any], doc: YamlDoc, entry: ManifestUnit, rel: str
-) -> list[Problem]:
-    out = []
+def _check_keys(value: dict[Any, Any], doc: YamlDoc, entry: ManifestUnit) -> list[Problem]:
     version = value.get("schema_version")
     if type(version) is not int or version != entry.version:
-        line, col = doc.mark(("schema_version",))
-        out.append(
-            Problem(
-                rel,
-                "schema_version",
-                f"the manifest lists this unit as version {entry.version} but the file "
-                f"says schema_version {version!r}",
-                entry.id,
-                line,
-                col,
-            )
+        return _bad(
+            entry,
+            "schema_version",
+            f"the manifest lists this unit as version {entry.version} but the file "
+            f"says schema_version {version!r}",
+            *doc.mark(("schema_version",)),
         )
-        return out
     allowed = REQUIRED_KEYS[version] + OPTIONAL_KEYS[version]
+    out: list[Problem] = []
     for key in value:
         if key not in allowed:
-            line, col = doc.mark((key,))
-            out.append(
-                Problem(
-                    rel,
-                    str(key),
-                    f"unknown to legacy v{version} units; v4 has no place for it "
-                    f"(keys: {', '.join(allowed)})",
-                    entry.id,
-                    line,
-                    col,
-                )
+            out += _bad(
+                entry,
+                str(key),
+                f"unknown to legacy v{version} units; v4 has no place for it "
+                f"(keys: {', '.join(allowed)})",
+                *doc.mark((key,)),
             )
     for key in REQUIRED_KEYS[version]:
         if key not in value:
-            out.append(
-                Problem(rel, key, f"required in a v{version} unit and missing", entry.id, 1, 1)
-            )
+            out += _bad(entry, key, f"required in a v{version} unit and missing", 1, 1)
     return out
 
 
