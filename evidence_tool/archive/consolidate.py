@@ -273,7 +273,7 @@ class Consolidation:
                 actor,
                 revision=revision,
                 changes=changes_json(d.summary()),
-                closed_review_items=d.closed_json(),
+                closed_review_items=[c.to_json() for c in d.closed_items],
             )
 
     def _mend_mirror(
@@ -383,7 +383,7 @@ def id_changes(
 def id_changes_since(core: ArchiveCore, prev: Snapshot) -> list[IdChange]:
     """W122 for the working files against ``prev``, before anything is recorded."""
     files = {f.unit_id: f for f in core.scan().files if f.unit_id is not None and f.valid}
-    old = set(prev.view.by_id())
+    old = set(prev.by_id())
     return _likely(core, prev, sorted(old - files.keys()), sorted(files.keys() - old), files)
 
 

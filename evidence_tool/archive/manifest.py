@@ -351,10 +351,6 @@ def kept_as_is(raw: JsonObject, path: str, kind: str, content_hash: str, file_ha
     )
 
 
-def has_review_items(raw: JsonObject) -> bool:
-    return bool(raw.get("review_items"))
-
-
 def cited_source_paths(units: list[JsonObject]) -> set[str]:
     """The source paths the entries' declarations and their lineage (``original``) cite."""
     out = set()
