@@ -254,7 +254,9 @@ class _Run:
             and kept_prov
             and not prior_items
             and uid not in self.raised
-            and p.same_file(f.rel, kind, p.content_hash, f.file_hash)
+            and p.raw["file_hash"] == f.file_hash
+            and p.raw["path"] == f.rel
+            and p.raw["kind"] == kind
         ):
             # Nothing about this unit changed but what was checked: keep the previous
             # entry itself, which also makes comparing the manifests cheap (identity).

@@ -475,18 +475,6 @@ class UnitEntry:
         """Open review items (JSON objects: shown and carried as recorded)."""
         return [_object(i) for i in _array(self._raw.get("review_items", []))]
 
-    def same_file(
-        self, path: str, kind: str | None, content_hash: str | None, file_hash: str
-    ) -> bool:
-        """Whether a working file is exactly what this entry records (the no-op check)."""
-        raw = self._raw
-        return (
-            raw["file_hash"] == file_hash
-            and raw["path"] == path
-            and raw["content_hash"] == content_hash
-            and raw["kind"] == kind
-        )
-
 
 class SourceBlob(Record, frozen=True):
     """A source document a declaration points at, kept as the blob ``blob``."""

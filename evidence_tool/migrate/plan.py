@@ -120,7 +120,8 @@ class Planner:
             )
             if mode == "convert":
                 problems.extend(carry(result, sources, carried))
-                planned.provenance = _provenance_kind(carried, result.unit.id)
+                decl = carried.declarations.get(result.unit.id)
+                planned.provenance = decl.kind if decl else "migrating actor"
                 planned.review_items = len(carried.review_items.get(result.unit.id, []))
             units.append(planned)
         problems.extend(_duplicates(units))
@@ -219,11 +220,6 @@ class Planner:
                         )
                     )
         return out
-
-
-def _provenance_kind(carried: Carried, uid: str) -> str:
-    decl = carried.declarations.get(uid)
-    return decl.kind if decl else "migrating actor"
 
 
 def _duplicates(units: list[PlannedUnit]) -> list[Problem]:
