@@ -36,13 +36,6 @@ from evidence_tool.unit.yaml_strict import YamlDoc
 APPLIES_KEYS = ("concepts", "tables", "columns")
 
 
-def legacy_content_hash(unit: LegacyUnit) -> str:
-    """sha256 of the canonical JSON of {metadata, title, payload} exactly as stored (v2, v3)."""
-    return sha256_hex(
-        canonical_json({"metadata": unit.metadata, "title": unit.title, "payload": unit.payload})
-    )
-
-
 def describe(value: JsonValue) -> str:
     if value is None:
         return "null"
@@ -131,12 +124,14 @@ def expected_content(unit: LegacyUnit) -> tuple[JsonObject | None, list[Problem]
 def _check_hash(r: _Reader) -> None:
     """v2/v3: the stored hash must match the stored content, else the file was edited by
     hand after the legacy writer and no one can say which of the two is meant."""
-    stored = r.unit.content_hash
+    u, stored = r.unit, r.unit.content_hash
     if not (isinstance(stored, str) and HEX64.fullmatch(stored)):
         r.bad(("content_hash",), "must be 64 lowercase hex digits")
         return
-    try:
-        actual = legacy_content_hash(r.unit)
+    try:  # {metadata, title, payload} exactly as stored
+        actual = sha256_hex(
+            canonical_json({"metadata": u.metadata, "title": u.title, "payload": u.payload})
+        )
     except ValueError as exc:  # a NaN or infinity in the data: no canonical JSON
         r.bad(("content_hash",), f"cannot be checked: {exc}")
         return

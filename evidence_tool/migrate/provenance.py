@@ -37,11 +37,6 @@ DOCUMENT_KEYS = frozenset(
 ITEM_KEYS = ("code", "message", "raised_by", "raised_at")
 
 
-def source_id_for(legacy_path: str) -> str:
-    """SPEC.md 6.1: sha256 of the canonical locator ``fs:<workspace-relative path>``."""
-    return hashlib.sha256(f"fs:{legacy_path}".encode()).hexdigest()
-
-
 @dataclass(frozen=True)
 class AcquiredSource:
     legacy_path: str
@@ -58,7 +53,8 @@ class AcquiredSource:
 
     @property
     def source_id(self) -> str:
-        return source_id_for(self.legacy_path)
+        """SPEC.md 6.1: sha256 of the canonical locator ``fs:<workspace-relative path>``."""
+        return hashlib.sha256(f"fs:{self.legacy_path}".encode()).hexdigest()
 
     @property
     def target(self) -> str:
