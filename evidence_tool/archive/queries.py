@@ -240,7 +240,12 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
         record = newest.deletion(unit_id)
         if record is None:
             live = {e.id for e in newest.entries()}
-            gone = {d.id: _how_gone(d) for d in newest.deletions}
+            # How a deleted id is marked in a suggestion.
+            retired = "deleted: retired by a replace"
+            gone = {
+                d.id: retired if d.reason == DeletionReason.RETIRED else "deleted"
+                for d in newest.deletions
+            }
             raise UnknownNameError(
                 f"no unit '{unit_id}' in revision {newest.revision[:12]}…"
                 f"{did_you_mean_live(unit_id, live, gone)}"
@@ -251,10 +256,3 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
         return ShownDeleted(unit_id, text, newest.revision, last_entry, deleted=record)
     # This unit's blob only, not every unit's.
     return ShownUnit(unit_id, render(newest.unit(entry)), newest.revision, entry)
-
-
-def _how_gone(record: Deletion) -> str:
-    """How a deleted id is marked in a suggestion."""
-    if record.reason == DeletionReason.RETIRED:
-        return "deleted: retired by a replace"
-    return "deleted"
