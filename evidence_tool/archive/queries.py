@@ -126,11 +126,11 @@ def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
     journal = tuple(PendingEntry(p.name, e.op, e.at) for p, e in archive.journal.pending())
     changes = diff(archive) if state.initialized else None
     # W122 while it is cheap to undo: nothing is recorded (or reserved) yet.
-    id_changes = (
-        archive.id_changes_since(newest)
-        if newest and changes and changes.ids("added") and changes.ids("deleted")
-        else []
-    )
+    id_changes = []
+    if newest and changes and changes.ids("added") and changes.ids("deleted"):
+        from evidence_tool.archive.consolidate import id_changes_since
+
+        id_changes = id_changes_since(archive, newest)
     return ArchiveStatus(
         initialized=state.initialized,
         state=state,
