@@ -509,9 +509,6 @@ class Manifest:
     def unit_count(self) -> int:
         return len(self.unit_objects())
 
-    def by_id(self) -> dict[str, UnitEntry]:
-        return {entry.id: entry for entry in self.units()}
-
     def objects_by_id(self) -> dict[str, JsonObject]:
         """id -> the unit entry's own object (derive keeps unchanged ones by identity)."""
         by_id = {e["id"]: e for e in self.unit_objects()}
