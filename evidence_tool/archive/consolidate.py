@@ -45,7 +45,7 @@ from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace._speed import gcpause
 from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.curated import CuratedFile
-from evidence_tool.workspace.scan import ValidationReport
+from evidence_tool.workspace.scan import ValidationReport, scan_curated
 
 if TYPE_CHECKING:
     from evidence_tool.unit import Unit
@@ -203,7 +203,9 @@ def derive_files(
     items do not block, and ``carried`` (migration's declarations) is staged too.  A real
     run saves the stat cache: the next run reads no file this one read."""
     cache = StatCache.load(core.layout)
-    report = core.valid_files(cache)
+    report = scan_curated(core.layout, stat_cache=cache, progress=core.progress)
+    if report.errors:
+        raise InvalidFilesError(report.errors)
     prev = core.snapshot(newest) if newest else None
     # The previous manifest lends its lines only if this very encoder wrote it (the
     # seal says so): lines from another writer could be valid JSON, yet not canonical.

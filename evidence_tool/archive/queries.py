@@ -51,12 +51,15 @@ def serving(
     archive: LocalEvidenceArchive,
     state: State | None = None,
     review: dict[str, list[JsonObject]] | None = None,
+    newest: Snapshot | None = None,
 ) -> Serving:
-    """What retrieval serves now; ``state`` and ``review`` (open items by unit) when the
-    caller read them already."""
+    """What retrieval serves now; ``state``, ``review`` (open items by unit) and the
+    ``newest`` snapshot when the caller read them already."""
     state = state if state is not None else archive.state()
     if state.active:
-        return Serving(state.active, archive.snapshot(state.active).view.unit_count(), None)
+        held = newest if newest is not None and newest.revision == state.active else None
+        snap = held or archive.snapshot(state.active)  # no second read
+        return Serving(state.active, snap.view.unit_count(), None)
     if not state.initialized:
         init = "the archive is not initialized: run 'tht workspace evidence init'"
         return Serving(None, 0, f"{init}, then {_CONSOLIDATE}")
@@ -141,7 +144,7 @@ def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
         journal=journal,
         id_changes=tuple(c.warning(recorded=False) for c in id_changes),
         staged={k: sorted(v) for k in staging.SECTIONS if (v := staging.section(staged, k))},
-        serving=_serving(archive, state, newest, review),
+        serving=serving(archive, state, review, newest),
     )
 
 
@@ -151,17 +154,6 @@ def _open_items(newest: Snapshot | None, staged: JsonObject) -> dict[str, list[J
     for uid in staging.section(staged, "review_items"):
         review.setdefault(uid, []).extend(staging.raised_items(staged, uid))
     return review
-
-
-def _serving(
-    archive: LocalEvidenceArchive,
-    state: State,
-    newest: Snapshot | None,
-    review: dict[str, list[JsonObject]],
-) -> Serving:
-    if state.active and newest is not None and newest.revision == state.active:
-        return Serving(state.active, newest.view.unit_count(), None)  # no second read
-    return serving(archive, state, review)
 
 
 @dataclass(frozen=True, slots=True)
