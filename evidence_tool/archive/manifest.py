@@ -374,16 +374,6 @@ def _objects(value: JsonValue) -> list[JsonObject]:
     return cast(list[JsonObject], items)  # every element checked just above
 
 
-class _Text:
-    """A string field of an entry, read from its JSON under the attribute's own name."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.key = name
-
-    def __get__(self, entry: UnitEntry, owner: type) -> str:
-        return _text(entry._raw, self.key)
-
-
 class UnitEntry:
     """A typed, read-only view of one unit entry of a manifest.
 
@@ -442,11 +432,25 @@ class UnitEntry:
         """Whether ``other`` views this very entry object (kept over from a snapshot)."""
         return other is not None and other._raw is self._raw
 
-    id = _Text()
-    path = _Text()
-    kind = _Text()
-    content_hash = _Text()
-    file_hash = _Text()
+    @property
+    def id(self) -> str:
+        return _text(self._raw, "id")
+
+    @property
+    def path(self) -> str:
+        return _text(self._raw, "path")
+
+    @property
+    def kind(self) -> str:
+        return _text(self._raw, "kind")
+
+    @property
+    def content_hash(self) -> str:
+        return _text(self._raw, "content_hash")
+
+    @property
+    def file_hash(self) -> str:
+        return _text(self._raw, "file_hash")
 
     def identity(self) -> tuple[str, str, str]:
         """(content hash, file hash, path): what tells a unit's versions apart."""
