@@ -2,7 +2,7 @@
 
 ``ArchiveCore`` holds a workspace's layout, object store and journal; its writing
 methods run inside ``locked``, which finishes what a killed run left and undoes an
-unfinished step on failure.  The verbs (consolidate.py, edits.py) work
+unfinished step on failure.  The verbs (initialize.py, consolidate.py, edits.py) work
 on it; ``LocalEvidenceArchive`` (local.py) is their one face.
 """
 

@@ -9,11 +9,11 @@ import os
 from evidence_tool.archive import staged as staging
 from evidence_tool.archive.local import LocalEvidenceArchive, unfinished_snapshots
 from evidence_tool.archive.manifest import load_local_manifest
+from evidence_tool.archive.mirror import check_mirror
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.archive.state import read_state
 from evidence_tool.archive.validation import reserved_uses
-from evidence_tool.archive.writing import check_mirror
 from evidence_tool.errors import Diagnostic, EvidenceError
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import left_temp_files, stray_files

@@ -1,7 +1,7 @@
 """``LocalEvidenceArchive``: the archive's one face (SPEC.md 5, docs/api.md).
 
 Reading and the lock are ``ArchiveCore``'s (core.py); each verb is its own module,
-which this class calls: consolidate.py (init too), and the revision-checked edits
+which this class calls: initialize.py, consolidate.py, and the revision-checked edits
 (edits.py: get, save, remove, restore, review resolve, recover).  Activation goes through the archive's port
 (port.py): a backend and its named capabilities.
 """
@@ -48,8 +48,8 @@ class LocalEvidenceArchive(ArchiveCore):
         prepare: Callable[[Snapshot], None] | None = None,
     ) -> ConsolidateResult:
         """Record the current files as the baseline snapshot, without activation
-        (``archive.consolidate.initialize`` says how)."""
-        from evidence_tool.archive.consolidate import initialize
+        (``archive.initialize.initialize`` says how)."""
+        from evidence_tool.archive.initialize import initialize
 
         return initialize(self, actor, carried=carried, prepare=prepare)
 
