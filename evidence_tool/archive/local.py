@@ -2,7 +2,7 @@
 
 Reading and the lock are ``ArchiveCore``'s (core.py); each verb is its own module,
 which this class calls: initialize.py, consolidate.py, and the revision-checked edits
-(edits.py: get, save, remove, restore, review resolve, recover).  Activation goes through the archive's port
+(edits.py: get, save, remove, restore).  Activation goes through the archive's port
 (port.py): a backend and its named capabilities.
 """
 
