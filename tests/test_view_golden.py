@@ -39,10 +39,9 @@ from evidence_tool.catalog.results import Outcome, Ran
 from evidence_tool.catalog.review import CatalogStatus, CheckedStatus
 from evidence_tool.errors import EvidenceWarning as W
 from evidence_tool.errors import SourceError
-from evidence_tool.migrate.manifest import ManifestUnit
 from evidence_tool.migrate.plan import Plan, PlannedUnit
-from evidence_tool.migrate.problems import Problem
 from evidence_tool.migrate.provenance import AcquiredSource
+from evidence_tool.migrate.reading import ManifestUnit, Problem
 from evidence_tool.migrate.run import MigrationResult, MigrationStatus
 from evidence_tool.migrate.step import MigratedConsolidateResult
 from evidence_tool.session import (

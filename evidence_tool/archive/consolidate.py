@@ -41,7 +41,7 @@ from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace._speed import gcpause
 from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.curated import CuratedFile
-from evidence_tool.workspace.scan import ValidationReport
+from evidence_tool.workspace.scan import ValidationReport, scan_curated
 
 if TYPE_CHECKING:
     from evidence_tool.unit import Unit
@@ -134,7 +134,9 @@ def derive_files(
     items do not block, and ``carried`` (migration's declarations) is staged too.  A real
     run saves the stat cache: the next run reads no file this one read."""
     cache = StatCache.load(core.layout)
-    report = core.valid_files(cache)
+    report = scan_curated(core.layout, stat_cache=cache, progress=core.progress)
+    if report.errors:
+        raise InvalidFilesError(report.errors)
     prev = core.snapshot(newest) if newest else None
     # The previous manifest lends its lines only if this very encoder wrote it (the
     # seal says so): lines from another writer could be valid JSON, yet not canonical.
@@ -273,7 +275,7 @@ class Consolidation:
                 actor,
                 revision=revision,
                 changes=changes_json(d.summary()),
-                closed_review_items=d.closed_json(),
+                closed_review_items=[c.to_json() for c in d.closed_items],
             )
 
     def _mend_mirror(
@@ -383,7 +385,7 @@ def id_changes(
 def id_changes_since(core: ArchiveCore, prev: Snapshot) -> list[IdChange]:
     """W122 for the working files against ``prev``, before anything is recorded."""
     files = {f.unit_id: f for f in core.scan().files if f.unit_id is not None and f.valid}
-    old = set(prev.view.by_id())
+    old = set(prev.by_id())
     return _likely(core, prev, sorted(old - files.keys()), sorted(files.keys() - old), files)
 
 

@@ -21,7 +21,7 @@ from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.archive.objects import ObjectStore
 from evidence_tool.archive.snapshot import Snapshot, load_snapshot
 from evidence_tool.archive.state import State, read_state
-from evidence_tool.errors import AvailabilityError, IntegrityError, InvalidFilesError
+from evidence_tool.errors import AvailabilityError, IntegrityError
 from evidence_tool.jsonvalue import JsonObject
 from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.layout import Layout
@@ -133,7 +133,10 @@ class ArchiveCore:
             try:
                 if lock.interrupted:
                     self.sweep_stale_temp_files()
-                self.replay_journal()
+                # Finish interrupted operator-file writes, or stop with E302 if a file
+                # was edited.
+                for path, entry in self.journal.pending():
+                    self.journal.apply(path, entry, self.merge_staged)
                 yield
             except Exception as exc:
                 undone = tx.rollback()
@@ -173,18 +176,7 @@ class ArchiveCore:
         if kept:
             raise self.journal.kept_conflict(kept)
 
-    def replay_journal(self) -> None:
-        """Finish interrupted operator-file writes, or stop with E302 if a file was edited."""
-        for path, entry in self.journal.pending():
-            self.journal.apply(path, entry, self.merge_staged)
-
     def merge_staged(self, change: JsonObject) -> None:
         if change:
             path = self.layout.local / "staged.json"
             staging.write(path, staging.merge(staging.read(path), change))
-
-    def valid_files(self, stat_cache: StatCache | None = None) -> ValidationReport:
-        report = scan_curated(self.layout, stat_cache=stat_cache, progress=self.progress)
-        if report.errors:
-            raise InvalidFilesError(report.errors)
-        return report

@@ -18,7 +18,6 @@ from evidence_tool.archive.manifest import (
     PreviousJson,
     UnitEntry,
     cited_source_paths,
-    has_review_items,
     kept_as_is,
     manifest_bytes,
 )
@@ -63,10 +62,8 @@ def lineage_of(provenance: JsonObject) -> JsonObject | None:
 
 def source_of(provenance: JsonObject) -> str | None:
     """The source id a declaration or its lineage names, if any."""
-    decl = declaration_from_json(provenance)
-    if isinstance(decl, DocumentDeclaration):
-        return decl.source_id
-    return decl.original.source_id if decl.original is not None else None
+    lineage = lineage_of(provenance)
+    return str(lineage["source_id"]) if lineage is not None else None
 
 
 def item_key(item: JsonObject) -> tuple[str, str, str]:
@@ -115,10 +112,6 @@ class Derivation:
         out: Changes = {c: sorted(v) for c, v in self.classes.items() if c != "unchanged"}
         out["unchanged"] = len(self.classes["unchanged"])
         return out
-
-    def closed_json(self) -> list[JsonValue]:
-        """The closed review items as the event log and ``--json`` record them."""
-        return [c.to_json() for c in self.closed_items]
 
 
 class _Sources:
@@ -261,7 +254,9 @@ class _Run:
             and kept_prov
             and not prior_items
             and uid not in self.raised
-            and p.same_file(f.rel, kind, p.content_hash, f.file_hash)
+            and p.raw["file_hash"] == f.file_hash
+            and p.raw["path"] == f.rel
+            and p.raw["kind"] == kind
         ):
             # Nothing about this unit changed but what was checked: keep the previous
             # entry itself, which also makes comparing the manifests cheap (identity).
@@ -433,7 +428,7 @@ def _review_blocks(units: list[JsonObject]) -> list[Diagnostic]:
     """E140 for each unit with open review items: consolidation waits for them."""
     blocks = []
     for raw in units:
-        if has_review_items(raw):
+        if raw.get("review_items"):
             entry = UnitEntry(raw)
             items = entry.review_items
             blocks.append(

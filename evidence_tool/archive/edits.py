@@ -122,7 +122,8 @@ class ArchiveEditor:
                 expected[new_rel] = None
                 rel = new_rel
             data = render(unit).encode("utf-8")
-            if not changes and self._already(rel, data):
+            digest = hashlib.sha256(data).hexdigest()
+            if not changes and current_hash(self.layout.resolve_inside(rel)) == digest:
                 # An interrupted run of this very save already wrote it (its journal was
                 # replayed on taking the lock): succeed instead of reporting E301.
                 return self.get(unit.id)
@@ -132,11 +133,6 @@ class ArchiveEditor:
                 "save", actor, changes, expected, staged, event="saved", id=unit.id, path=rel
             )
         return self.get(unit.id)
-
-    def _already(self, rel: str, data: bytes) -> bool:
-        """The file holds ``data`` and nothing staged is missing for it."""
-        target = self.layout.resolve_inside(rel)
-        return current_hash(target) == hashlib.sha256(data).hexdigest()
 
     def _save_declaration(self, unit: Unit, actor: str) -> JsonObject:
         """The declaration a save stages: none without a visible change (the declaration

@@ -131,11 +131,8 @@ def _check_state(
     except EvidenceError as exc:
         problems.append(_e(exc.message, layout.rel(layout.state)))
         return
-    for key, rev in (
-        ("baseline", state.baseline),
-        ("active", state.active),
-        ("pending", state.pending),
-    ):
+    for key in ("baseline", "active", "pending"):
+        rev = getattr(state, key)
         if rev and rev not in snapshots:
             problems.append(
                 _e(
@@ -193,46 +190,36 @@ def _check_local_manifest(
 ) -> None:
     """local-manifest.yaml must be the newest snapshot's (``snap``; None: there is none)."""
     layout = archive.layout
+    where = layout.rel(layout.local_manifest)
+
+    def bad(message: str) -> None:
+        problems.append(_e(message, where))
+
     try:
         revision, manifest = load_local_manifest(layout.local_manifest.read_bytes())
     except FileNotFoundError:
-        problems.append(_e("local-manifest.yaml is missing", layout.rel(layout.local_manifest)))
-        return
+        return bad("local-manifest.yaml is missing")
     except (ValueError, UnicodeDecodeError, EvidenceError, Exception) as exc:
         message = f"local-manifest.yaml cannot be read: {exc}"
         if snap is not None:
             found = check_mirror(layout.local_manifest, snap, snapshots.get)
             message = f"{found.explain(snap.revision)}; {_AGAIN}"
-        problems.append(_e(message, layout.rel(layout.local_manifest)))
-        return
+        return bad(message)
     current = snap.revision if snap is not None else None
     ahead = snapshots.get(revision) if revision != current else None
     if ahead is not None and manifest == ahead.manifest:
         # Written just before state.yaml (SPEC 5 step 4) by a run killed in between.
-        problems.append(
-            _e(
-                f"local-manifest.yaml names snapshot {revision[:12]}…, ahead of state.yaml "
-                f"({(current or 'no snapshot')[:12]}…): a consolidation was interrupted; run "
-                "'tht workspace evidence consolidate' to finish it",
-                layout.rel(layout.local_manifest),
-            )
+        bad(
+            f"local-manifest.yaml names snapshot {revision[:12]}…, ahead of state.yaml "
+            f"({(current or 'no snapshot')[:12]}…): a consolidation was interrupted; run "
+            "'tht workspace evidence consolidate' to finish it"
         )
     elif snap is None:
-        problems.append(
-            _e(
-                "local-manifest.yaml exists but the archive has no snapshot",
-                layout.rel(layout.local_manifest),
-            )
-        )
+        bad("local-manifest.yaml exists but the archive has no snapshot")
     elif revision != snap.revision or manifest != snap.manifest:
         # The same finding consolidate acts on (it writes the file again, W701).
         found = check_mirror(layout.local_manifest, snap, snapshots.get)
-        problems.append(
-            _e(
-                f"{found.explain(snap.revision)}; {_AGAIN}",
-                layout.rel(layout.local_manifest),
-            )
-        )
+        bad(f"{found.explain(snap.revision)}; {_AGAIN}")
 
 
 def _check_reserved(

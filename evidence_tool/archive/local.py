@@ -20,7 +20,6 @@ from evidence_tool.jsonvalue import JsonObject
 
 if TYPE_CHECKING:
     from evidence_tool.archive.edits import ArchiveEditor, WorkingUnit
-    from evidence_tool.archive.idchange import IdChange
     from evidence_tool.unit import Unit
 
 __all__ = [
@@ -85,12 +84,6 @@ class LocalEvidenceArchive(ArchiveCore):
         from evidence_tool.archive.consolidate import consolidate_locked
 
         return consolidate_locked(self, actor, as_port(activate), catalog)
-
-    def id_changes_since(self, prev: Snapshot) -> list[IdChange]:
-        """W122 for the working files against ``prev``, before anything is recorded."""
-        from evidence_tool.archive.consolidate import id_changes_since
-
-        return id_changes_since(self, prev)
 
     # -- revision-checked edits (SPEC.md 5): the ArchiveEditor does the work ------
     def get(self, unit_id: str) -> WorkingUnit:

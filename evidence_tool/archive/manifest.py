@@ -351,10 +351,6 @@ def kept_as_is(raw: JsonObject, path: str, kind: str, content_hash: str, file_ha
     )
 
 
-def has_review_items(raw: JsonObject) -> bool:
-    return bool(raw.get("review_items"))
-
-
 def cited_source_paths(units: list[JsonObject]) -> set[str]:
     """The source paths the entries' declarations and their lineage (``original``) cite."""
     out = set()
@@ -483,18 +479,6 @@ class UnitEntry:
         """Open review items (JSON objects: shown and carried as recorded)."""
         return [_object(i) for i in _array(self._raw.get("review_items", []))]
 
-    def same_file(
-        self, path: str, kind: str | None, content_hash: str | None, file_hash: str
-    ) -> bool:
-        """Whether a working file is exactly what this entry records (the no-op check)."""
-        raw = self._raw
-        return (
-            raw["file_hash"] == file_hash
-            and raw["path"] == path
-            and raw["content_hash"] == content_hash
-            and raw["kind"] == kind
-        )
-
 
 class SourceBlob(Record, frozen=True):
     """A source document a declaration points at, kept as the blob ``blob``."""
@@ -528,9 +512,6 @@ class Manifest:
 
     def unit_count(self) -> int:
         return len(self.unit_objects())
-
-    def by_id(self) -> dict[str, UnitEntry]:
-        return {entry.id: entry for entry in self.units()}
 
     def objects_by_id(self) -> dict[str, JsonObject]:
         """id -> the unit entry's own object (derive keeps unchanged ones by identity)."""

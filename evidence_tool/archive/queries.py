@@ -51,42 +51,37 @@ def serving(
     archive: LocalEvidenceArchive,
     state: State | None = None,
     review: dict[str, list[JsonObject]] | None = None,
+    newest: Snapshot | None = None,
 ) -> Serving:
-    """What retrieval serves now; ``state`` and ``review`` (open items by unit) when the
-    caller read them already."""
+    """What retrieval serves now; ``state``, ``review`` (open items by unit) and the
+    ``newest`` snapshot when the caller read them already."""
     state = state if state is not None else archive.state()
     if state.active:
-        return Serving(state.active, archive.snapshot(state.active).view.unit_count(), None)
+        held = newest if newest is not None and newest.revision == state.active else None
+        snap = held or archive.snapshot(state.active)  # no second read
+        return Serving(state.active, snap.view.unit_count(), None)
     if not state.initialized:
-        return Serving(
-            None,
-            0,
-            "the archive is not initialized: run 'tht workspace evidence init', then "
-            f"{_CONSOLIDATE}",
-        )
+        init = "the archive is not initialized: run 'tht workspace evidence init'"
+        return Serving(None, 0, f"{init}, then {_CONSOLIDATE}")
     if review is None:
         review = _open_items(archive.newest_snapshot(), archive.staged())
     if review:
-        return Serving(
-            None,
-            0,
+        reason = (
             f"no revision is active yet: open review items on {len(review)} unit(s) block the "
             "first activation (E140); resolve them ('tht workspace evidence review'), then "
-            f"run {_CONSOLIDATE}",
+            f"run {_CONSOLIDATE}"
         )
-    if state.pending:
-        return Serving(
-            None,
-            0,
+    elif state.pending:
+        reason = (
             f"revision {state.pending[:12]}… is consolidated but not activated (activation "
-            f"failed or did not run): run {_CONSOLIDATE} to activate it",
+            f"failed or did not run): run {_CONSOLIDATE} to activate it"
         )
-    return Serving(
-        None,
-        0,
-        "no revision is active yet (after init or migrate): run "
-        f"{_CONSOLIDATE} to activate the first one",
-    )
+    else:
+        reason = (
+            f"no revision is active yet (after init or migrate): run {_CONSOLIDATE} to "
+            "activate the first one"
+        )
+    return Serving(None, 0, reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +129,11 @@ def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
     journal = tuple(PendingEntry(p.name, e.op, e.at) for p, e in archive.journal.pending())
     changes = diff(archive) if state.initialized else None
     # W122 while it is cheap to undo: nothing is recorded (or reserved) yet.
-    id_changes = (
-        archive.id_changes_since(newest)
-        if newest and changes and changes.ids("added") and changes.ids("deleted")
-        else []
-    )
+    id_changes = []
+    if newest and changes and changes.ids("added") and changes.ids("deleted"):
+        from evidence_tool.archive.consolidate import id_changes_since
+
+        id_changes = id_changes_since(archive, newest)
     return ArchiveStatus(
         initialized=state.initialized,
         state=state,
@@ -149,7 +144,7 @@ def status(archive: LocalEvidenceArchive) -> ArchiveStatus:
         journal=journal,
         id_changes=tuple(c.warning(recorded=False) for c in id_changes),
         staged={k: sorted(v) for k in staging.SECTIONS if (v := staging.section(staged, k))},
-        serving=_serving(archive, state, newest, review),
+        serving=serving(archive, state, review, newest),
     )
 
 
@@ -159,17 +154,6 @@ def _open_items(newest: Snapshot | None, staged: JsonObject) -> dict[str, list[J
     for uid in staging.section(staged, "review_items"):
         review.setdefault(uid, []).extend(staging.raised_items(staged, uid))
     return review
-
-
-def _serving(
-    archive: LocalEvidenceArchive,
-    state: State,
-    newest: Snapshot | None,
-    review: dict[str, list[JsonObject]],
-) -> Serving:
-    if state.active and newest is not None and newest.revision == state.active:
-        return Serving(state.active, newest.view.unit_count(), None)  # no second read
-    return serving(archive, state, review)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +232,12 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
         record = newest.deletion(unit_id)
         if record is None:
             live = {e.id for e in newest.entries()}
-            gone = {d.id: _how_gone(d) for d in newest.deletions}
+            # How a deleted id is marked in a suggestion.
+            retired = "deleted: retired by a replace"
+            gone = {
+                d.id: retired if d.reason == DeletionReason.RETIRED else "deleted"
+                for d in newest.deletions
+            }
             raise UnknownNameError(
                 f"no unit '{unit_id}' in revision {newest.revision[:12]}…"
                 f"{did_you_mean_live(unit_id, live, gone)}"
@@ -259,10 +248,3 @@ def show(archive: LocalEvidenceArchive, unit_id: str) -> ShownUnit:
         return ShownDeleted(unit_id, text, newest.revision, last_entry, deleted=record)
     # This unit's blob only, not every unit's.
     return ShownUnit(unit_id, render(newest.unit(entry)), newest.revision, entry)
-
-
-def _how_gone(record: Deletion) -> str:
-    """How a deleted id is marked in a suggestion."""
-    if record.reason == DeletionReason.RETIRED:
-        return "deleted: retired by a replace"
-    return "deleted"

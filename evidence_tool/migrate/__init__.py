@@ -15,8 +15,12 @@ from typing import TYPE_CHECKING
 from evidence_tool.lazy import lazy_face
 
 if TYPE_CHECKING:
-    from evidence_tool.migrate.problems import LosslessConversionError, Problem
-    from evidence_tool.migrate.reading import LEGACY_MANIFEST, has_legacy_manifest
+    from evidence_tool.migrate.reading import (
+        LEGACY_MANIFEST,
+        LosslessConversionError,
+        Problem,
+        has_legacy_manifest,
+    )
     from evidence_tool.migrate.run import MigrationResult, migrate
 
 __all__ = [
@@ -32,9 +36,9 @@ lazy_face(
     __name__,
     {
         "LEGACY_MANIFEST": "reading",
-        "LosslessConversionError": "problems",
+        "LosslessConversionError": "reading",
         "MigrationResult": "run",
-        "Problem": "problems",
+        "Problem": "reading",
         "has_legacy_manifest": "reading",
         "migrate": "run",
     },

@@ -1,8 +1,8 @@
 """Legacy unit files v1, v2, v3 (docs/legacy-formats.md), as stored.
 
 Reading only checks the shape of each file (keys, versions, encodings); what
-the values mean and whether v4 can hold them is ``content`` and ``convert``'s
-job.  Every problem is collected, none raised, so one run reports them all.
+the values mean and whether v4 can hold them is ``convert``'s job.  Every problem is collected, none
+raised, so one run reports them all.
 """
 
 from __future__ import annotations
@@ -15,9 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.migrate.manifest import ManifestUnit
-from evidence_tool.migrate.problems import FieldPath, Problem, field_name
-from evidence_tool.migrate.reading import UNITS_DIR, decode_text, load_yaml, read_bytes
+from evidence_tool.migrate.reading import (
+    UNITS_DIR,
+    FieldPath,
+    ManifestUnit,
+    Problem,
+    decode_text,
+    field_name,
+    load_yaml,
+    read_bytes,
+)
 from evidence_tool.unit.parse import split_frontmatter
 from evidence_tool.unit.yaml_strict import YamlDoc
 from evidence_tool.workspace.layout import Layout
@@ -56,7 +63,7 @@ class LegacyUnit:
     name: str
     data: bytes
     doc: YamlDoc
-    # The file's values as read (YAML/JSON): content.py and provenance.py narrow them.
+    # The file's values as read (YAML/JSON): convert.py and provenance.py narrow them.
     metadata: JsonObject
     title: JsonValue
     payload: JsonValue
@@ -99,7 +106,7 @@ def read_unit(layout: Layout, entry: ManifestUnit) -> LegacyUnit | list[Problem]
     value = doc.value
     if not isinstance(value, dict):
         return _bad(entry, "(file)", "the unit's data must be a YAML mapping", 1, 1)
-    problems = _check_keys(value, doc, entry, rel)
+    problems = _check_keys(value, doc, entry)
     if problems:
         return problems
     metadata = _metadata(value, doc, entry)
@@ -152,50 +159,34 @@ def _metadata(
         return {k: value[k] for k in METADATA_KEYS if k in value}
     decoded = decode_metadata(value["metadata"])
     if isinstance(decoded, str):
-        line, col = doc.mark(("metadata",))
-        return _bad(entry, "metadata", decoded, line, col)
+        return _bad(entry, "metadata", decoded, *doc.mark(("metadata",)))
     return decoded
 
 
-def _check_keys(
-    value: dict[Any, Any], doc: YamlDoc, entry: ManifestUnit, rel: str
-) -> list[Problem]:
-    out = []
+def _check_keys(value: dict[Any, Any], doc: YamlDoc, entry: ManifestUnit) -> list[Problem]:
     version = value.get("schema_version")
     if type(version) is not int or version != entry.version:
-        line, col = doc.mark(("schema_version",))
-        out.append(
-            Problem(
-                rel,
-                "schema_version",
-                f"the manifest lists this unit as version {entry.version} but the file "
-                f"says schema_version {version!r}",
-                entry.id,
-                line,
-                col,
-            )
+        return _bad(
+            entry,
+            "schema_version",
+            f"the manifest lists this unit as version {entry.version} but the file "
+            f"says schema_version {version!r}",
+            *doc.mark(("schema_version",)),
         )
-        return out
     allowed = REQUIRED_KEYS[version] + OPTIONAL_KEYS[version]
+    out: list[Problem] = []
     for key in value:
         if key not in allowed:
-            line, col = doc.mark((key,))
-            out.append(
-                Problem(
-                    rel,
-                    str(key),
-                    f"unknown to legacy v{version} units; v4 has no place for it "
-                    f"(keys: {', '.join(allowed)})",
-                    entry.id,
-                    line,
-                    col,
-                )
+            out += _bad(
+                entry,
+                str(key),
+                f"unknown to legacy v{version} units; v4 has no place for it "
+                f"(keys: {', '.join(allowed)})",
+                *doc.mark((key,)),
             )
     for key in REQUIRED_KEYS[version]:
         if key not in value:
-            out.append(
-                Problem(rel, key, f"required in a v{version} unit and missing", entry.id, 1, 1)
-            )
+            out += _bad(entry, key, f"required in a v{version} unit and missing", 1, 1)
     return out
 
 

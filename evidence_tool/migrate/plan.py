@@ -24,10 +24,17 @@ from evidence_tool.errors import (
 from evidence_tool.jsonvalue import JsonObject, View
 from evidence_tool.migrate.convert import Converted, convert
 from evidence_tool.migrate.legacy import read_unit
-from evidence_tool.migrate.manifest import LegacyManifest, ManifestUnit, read_manifest
-from evidence_tool.migrate.problems import LosslessConversionError, Problem
 from evidence_tool.migrate.provenance import AcquiredSource, Carried, SourceReader, carry
-from evidence_tool.migrate.reading import LEGACY_MANIFEST, UNITS_DIR, read_bytes
+from evidence_tool.migrate.reading import (
+    LEGACY_MANIFEST,
+    UNITS_DIR,
+    LegacyManifest,
+    LosslessConversionError,
+    ManifestUnit,
+    Problem,
+    read_bytes,
+    read_manifest,
+)
 from evidence_tool.workspace.layout import Layout
 from evidence_tool.workspace.scan import scan_curated
 
@@ -113,7 +120,8 @@ class Planner:
             )
             if mode == "convert":
                 problems.extend(carry(result, sources, carried))
-                planned.provenance = _provenance_kind(carried, result.unit.id)
+                decl = carried.declarations.get(result.unit.id)
+                planned.provenance = decl.kind if decl else "migrating actor"
                 planned.review_items = len(carried.review_items.get(result.unit.id, []))
             units.append(planned)
         problems.extend(_duplicates(units))
@@ -212,11 +220,6 @@ class Planner:
                         )
                     )
         return out
-
-
-def _provenance_kind(carried: Carried, uid: str) -> str:
-    decl = carried.declarations.get(uid)
-    return decl.kind if decl else "migrating actor"
 
 
 def _duplicates(units: list[PlannedUnit]) -> list[Problem]:

@@ -17,11 +17,15 @@ from functools import cached_property
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.archive.records import DocumentDeclaration
 from evidence_tool.jsonvalue import JsonObject, JsonValue
-from evidence_tool.migrate.content import describe
-from evidence_tool.migrate.convert import Converted
-from evidence_tool.migrate.manifest import LegacyManifest
-from evidence_tool.migrate.problems import FieldPath, Problem
-from evidence_tool.migrate.reading import SOURCE_DIR, decode_text, read_bytes
+from evidence_tool.migrate.convert import Converted, describe
+from evidence_tool.migrate.reading import (
+    SOURCE_DIR,
+    FieldPath,
+    LegacyManifest,
+    Problem,
+    decode_text,
+    read_bytes,
+)
 from evidence_tool.record import AnyObject, Record
 from evidence_tool.workspace.layout import Layout
 
@@ -31,11 +35,6 @@ DOCUMENT_KEYS = frozenset(
     {"kind", "source_path", "source_hash", "excerpts", "declared_at", "actor"}
 )
 ITEM_KEYS = ("code", "message", "raised_by", "raised_at")
-
-
-def source_id_for(legacy_path: str) -> str:
-    """SPEC.md 6.1: sha256 of the canonical locator ``fs:<workspace-relative path>``."""
-    return hashlib.sha256(f"fs:{legacy_path}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,8 @@ class AcquiredSource:
 
     @property
     def source_id(self) -> str:
-        return source_id_for(self.legacy_path)
+        """SPEC.md 6.1: sha256 of the canonical locator ``fs:<workspace-relative path>``."""
+        return hashlib.sha256(f"fs:{self.legacy_path}".encode()).hexdigest()
 
     @property
     def target(self) -> str:

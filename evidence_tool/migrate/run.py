@@ -91,13 +91,11 @@ class MigrationResult(View):
 
     @property
     def counts(self) -> dict[str, int]:
-        units, removed = self.units, len(self.removals)
-        written = sum(u.action == WRITE for u in units)
         return {
-            "units": len(units),
-            "written": written,
+            "units": len(self.units),
+            "written": sum(u.action == WRITE for u in self.units),
             "sources": len(self.sources),
-            "removed": removed,
+            "removed": len(self.removals),
         }
 
     def lines(self) -> list[str]:

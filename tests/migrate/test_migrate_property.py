@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from evidence_tool.migrate.convert import convert
 from evidence_tool.migrate.legacy import LegacyUnit
-from evidence_tool.migrate.manifest import ManifestUnit
+from evidence_tool.migrate.reading import ManifestUnit
 from evidence_tool.unit import parse
 from evidence_tool.unit.yaml_strict import YamlDoc
 
