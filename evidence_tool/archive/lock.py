@@ -86,6 +86,9 @@ class ArchiveLock:
         self.fd: int | None = None
         self.folder_fd: int | None = None
         self.interrupted = False
+        # Leave the note at release, so the next holder still sweeps a killed run's temp
+        # files (for a holder that does not sweep them itself: recover).
+        self.pass_on = False
         self._owner = 0  # the pid that acquired: a forked copy of this object must not release
 
     def _open(self) -> int:
@@ -234,7 +237,8 @@ class ArchiveLock:
         if self.fd is not None and self._owner == os.getpid():
             fd, self.fd = self.fd, None
             try:
-                fsio.rewrite_fd(fd, self.path, b"")  # "finished cleanly", for the next holder
+                if not (self.pass_on and self.interrupted):
+                    fsio.rewrite_fd(fd, self.path, b"")  # "finished cleanly", for the next holder
             except OSError:
                 pass  # the next holder then sweeps for nothing: harmless
             finally:

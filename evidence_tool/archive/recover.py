@@ -11,7 +11,8 @@ from evidence_tool.jsonvalue import JsonValue
 
 def recover(core: ArchiveCore, abandon: bool, actor: str) -> list[Interrupted]:
     """Show interrupted journal entries (and their conflicts); abandon them on request."""
-    with ArchiveLock(core.layout.lock, "recover", core.wait):
+    with ArchiveLock(core.layout.lock, "recover", core.wait) as lock:
+        lock.pass_on = True  # it sweeps nothing: a killed run's temp files await the next run
         out = []
         for path, entry in core.journal.pending():
             conflicts = core.journal.conflicts(entry)
