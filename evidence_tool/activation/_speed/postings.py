@@ -203,10 +203,8 @@ class Postings:
         terms = cls._terms(con, position, norm, n_rows)
         if terms is None:
             return None
-        kind_codes: dict[str, int] = {}
-        lang_codes: dict[str, int] = {}
-        kinds = np.array([kind_codes.setdefault(k, len(kind_codes)) for _, _, k, _, _ in units])
-        langs = np.array([lang_codes.setdefault(g, len(lang_codes)) for _, _, _, g, _ in units])
+        kinds, kind_codes = _codes([k for _, _, k, _, _ in units])
+        langs, lang_codes = _codes([g for _, _, _, g, _ in units])
         by_id = {uid: position[r] for r, uid, _, _, _ in units}
         ids = list(by_id)
         return cls(
@@ -218,9 +216,9 @@ class Postings:
             ids,
             rowids,
             terms,
-            kinds.astype(np.int64),
+            kinds,
             kind_codes,
-            langs.astype(np.int64),
+            langs,
             list(lang_codes),
             _grouped(con, "SELECT id, purpose FROM unit_purposes", by_id),
             _grouped(con, "SELECT id, tbl FROM unit_tables", by_id),
@@ -662,6 +660,12 @@ def _ascii_lower(text: str) -> str:
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _codes(values: list[str]) -> tuple[Ints, dict[str, int]]:
+    """Each value's small integer code (first seen, first numbered), and the codes."""
+    codes: dict[str, int] = {}
+    return np.array([codes.setdefault(v, len(codes)) for v in values], dtype=np.int64), codes
 
 
 def _grouped(con: sqlite3.Connection, sql: str, by_id: dict[str, int]) -> dict[str, Ints]:
