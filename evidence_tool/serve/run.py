@@ -175,6 +175,7 @@ class _Supervisor:
                     os.waitpid(pid, 0)
             os.close(self.alive_r)
             os.close(self.alive_w)
+            gc.unfreeze()  # what _renew froze, handed back to a host that runs on
 
     def _renew(self) -> None:
         """Fork ``n`` workers of what is read now; once they serve, stop the others."""
