@@ -123,7 +123,9 @@ def loaded_postings(cache: Any, revision: str, timeout: float = 120.0) -> Any:
         found = cache.get(revision)
         if found is not None:
             return found
-        if not cache._loading and cache._tried == _stat_key(cache.path):
-            return None
+        with cache._lock:
+            settled = not cache._loading and cache._tried == _stat_key(cache.path)
+        if settled:  # no load runs: one that ended since the look above holds it now
+            return cache.get(revision, load=False)
         time.sleep(0.01)
     return None

@@ -38,3 +38,32 @@ def test_envelope_holds_the_cli_to_one_schema_valid_line(tmp_path: Path) -> None
         envelope(result.stdout + result.stdout)  # two lines
     with pytest.raises(AssertionError):
         envelope(result.stdout.replace('"ok"', '"okay"'))  # off the schema
+
+
+class _LoadEndsAfterTheLook:
+    """A postings cache whose background load ends right after ``get`` looked: the
+    window the CI run of stop 40 hit (the held revision was the one asked for)."""
+
+    def __init__(self, path: Path) -> None:
+        import threading
+
+        from evidence_tool.activation._speed.postings import _stat_key
+
+        self.path, self._lock = path, threading.Lock()
+        self._loading, self._tried, self._held = True, _stat_key(path), None
+        self.looks = 0
+
+    def get(self, revision: str, load: bool = True) -> object:
+        self.looks += 1
+        held, self._held, self._loading = self._held, "postings", False
+        return held
+
+
+def test_loaded_postings_sees_a_load_that_ends_between_its_looks(tmp_path: Path) -> None:
+    from helpers import loaded_postings
+
+    index = tmp_path / "index.sqlite"
+    index.write_bytes(b"x")
+    cache = _LoadEndsAfterTheLook(index)
+    assert loaded_postings(cache, "rev", timeout=5) == "postings"
+    assert cache.looks == 2
