@@ -374,24 +374,45 @@ def _layout_in(workspace: Layout | None, f: CuratedFile) -> list[Diagnostic]:
     return [] if problem is None else [problem.with_path(f.rel)]
 
 
+class _Taken:
+    """The files (and findings) ``validate_paths`` took, each by its name in its folder
+    (the folder as the file system knows it: every link to it, ``..`` and bind mount are
+    one folder), and the given path that took it.  The name itself is not resolved: a
+    unit file that is a link is its own entry of the tree, as in the workspace's
+    validate."""
+
+    def __init__(self) -> None:
+        self.owner: dict[tuple[object, str], int] = {}
+        self.folders: dict[str, object] = {}  # a walk meets each folder many times
+        self.given = 0  # the given path being read
+
+    def __call__(self, path: str | os.PathLike[str]) -> bool:
+        """True unless another given path took ``path`` already.  Within one given path
+        the walk meets each entry once; a folder linked inside the tree gives other
+        entries, as it does to the workspace's validate."""
+        folder, name = os.path.split(os.path.abspath(path))
+        where = self.folders.get(folder)
+        if where is None:
+            try:
+                st = os.stat(folder)
+                where = self.folders[folder] = (st.st_dev, st.st_ino)
+            except OSError:  # a folder that went away: its resolved path then
+                where = self.folders[folder] = os.path.realpath(folder)
+        return self.owner.setdefault((where, name), self.given) == self.given
+
+
 def validate_paths(
     paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
 ) -> ValidationReport:
     """Validate files and folders; a folder that is a workspace root means its curated tree.
 
     Each file is validated once however the paths spell it or overlap (``.``, its absolute
-    form, a folder inside another given one), so one duplicate id is one E120.  Inside a
-    workspace its managed folders must stay inside it (E108) and the walk never follows a
-    link out of it; outside any workspace, out of the folder named."""
+    form, a link to the workspace, a folder inside another given one), so each finding is
+    reported once and one duplicate id is one E120.  Inside a workspace its managed folders
+    must stay inside it (E108) and the walk never follows a link out of it; outside any
+    workspace, out of the folder named."""
     report = ValidationReport()
-    seen: set[str] = set()  # absolute, normalized paths of the files (and findings) taken
-
-    def first_time(path: str | os.PathLike[str]) -> bool:
-        key = os.path.normpath(os.path.abspath(path))
-        if key in seen:
-            return False
-        seen.add(key)
-        return True
+    first_time = _Taken()
 
     def take(
         f: CuratedFile, errors: Iterable[Diagnostic], warnings: Iterable[EvidenceWarning]
@@ -400,7 +421,8 @@ def validate_paths(
         report.errors.extend(errors)
         report.warnings.extend(warnings)
 
-    for given in paths:
+    for n, given in enumerate(paths):
+        first_time.given = n
         p = Path(given)
         workspace = enclosing_workspace(p)
         if workspace is not None:
@@ -453,11 +475,11 @@ def _take_workspace(
         return str(base / rel) if rel else None
 
     report.errors += [d.with_path(shown(d.path)) for d in sub.errors if d.path in fresh]
-    # The warnings of the files taken first; then the others (a file taken from another
-    # path keeps its warnings here, though not its errors: issue noted, behaviour kept).
+    # A file taken from another given path brought its warnings with it.
     report.warnings += [
         EvidenceWarning(w.message, shown(w.path), w.line, w.code)
-        for w in sorted(sub.warnings, key=lambda w: w.path not in taken)
+        for w in sub.warnings
+        if w.path is None or w.path in fresh
     ]
     from evidence_tool.workspace.misplaced import misplaced_units
 
