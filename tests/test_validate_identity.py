@@ -92,3 +92,25 @@ def test_a_file_given_twice_is_read_once(depot: Path, monkeypatch: pytest.Monkey
     # The link is its own entry: given with its target, both are read.
     both = _findings(["glossary/customer.md", "glossary/patron.md"])
     assert both[0] == 2 and [c for c, _, _ in both[1]] == ["E120", "W111", "W111"], both
+
+
+def test_dot_dot_after_a_folder_link_is_the_folder_the_link_leads_to(
+    depot: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``glossary/lnk/../customer.md`` with ``lnk`` a link to ``formula/sub`` is
+    ``formula/customer.md`` to the file system, another file than ``glossary/customer.md``:
+    both are read (their ids differ), neither hides the other (``abspath`` made them one)."""
+    curated = depot / "evidence" / "curated"
+    text = (curated / "glossary" / "customer.md").read_text(encoding="utf-8")
+    other = text.replace("evidence:example:customer", "evidence:example:client")
+    assert other != text
+    (curated / "formula" / "sub").mkdir()
+    (curated / "formula" / "customer.md").write_text(other, encoding="utf-8")
+    os.symlink("../formula/sub", curated / "glossary" / "lnk")
+    monkeypatch.chdir(curated)
+    one = _findings(["glossary/customer.md"])
+    other_one = _findings(["glossary/lnk/../customer.md"])
+    assert one[0] == other_one[0] == 1, (one, other_one)
+    both = _findings(["glossary/customer.md", "glossary/lnk/../customer.md"])
+    assert both[0] == 2, both
+    assert Counter(both[1]) == Counter(one[1] + other_one[1]), (both, one, other_one)

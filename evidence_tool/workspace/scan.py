@@ -390,7 +390,9 @@ class _Taken:
         """True unless another given path took ``path`` already.  Within one given path
         the walk meets each entry once; a folder linked inside the tree gives other
         entries, as it does to the workspace's validate."""
-        folder, name = os.path.split(os.path.abspath(path))
+        # Not abspath: it drops ``lnk/..`` by spelling, where the system goes to the
+        # parent of the link's target; the folder's stat resolves ``..`` as it does.
+        folder, name = os.path.split(os.path.join(os.getcwd(), path))
         where = self.folders.get(folder)
         if where is None:
             try:
