@@ -114,3 +114,29 @@ def test_dot_dot_after_a_folder_link_is_the_folder_the_link_leads_to(
     both = _findings(["glossary/customer.md", "glossary/lnk/../customer.md"])
     assert both[0] == 2, both
     assert Counter(both[1]) == Counter(one[1] + other_one[1]), (both, one, other_one)
+
+
+def test_an_entry_under_a_folder_link_in_the_tree_is_reported_whatever_the_order(
+    depot: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``glossary/sub`` links to ``../formula``: the workspace's validate reads
+    ``glossary/sub/average-order-value.md`` as its own entry (E108, its id twice: E120).
+    Giving ``formula`` (or a file in it) before the workspace must not hide that entry."""
+    curated = depot / "evidence" / "curated"
+    os.symlink("../formula", curated / "glossary" / "sub")
+    monkeypatch.chdir(depot.parent)
+    alone = _findings(["depot"])
+    under_link = [f for f in alone[1] if f[0] in ("E108", "E120")]
+    assert len(under_link) == 3, alone  # E108 and E120 for the entry, E120 of the patron link
+    formula = "depot/evidence/curated/formula"
+    orders = [
+        ["depot", formula],
+        [formula, "depot"],
+        [f"{formula}/average-order-value.md", "depot"],
+        ["alias/evidence/curated/formula", "depot"],
+        [formula, "alias"],
+    ]
+    for paths in orders:  # under the spelling that took each file first: another order
+        files, found = _findings(paths)
+        assert (files, Counter(found)) == (alone[0], Counter(alone[1])), paths
+    assert len(orders) == 5

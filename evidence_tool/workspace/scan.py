@@ -21,7 +21,12 @@ from evidence_tool.workspace._speed import gcpause, parallel
 from evidence_tool.workspace._speed import statcache as sc
 from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.curated import CuratedFile, parse_file
-from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
+from evidence_tool.workspace.layout import (
+    NAME_RE,
+    Layout,
+    enclosing_workspace,
+    nearest_workspace,
+)
 from evidence_tool.workspace.unitnames import not_a_unit
 
 if TYPE_CHECKING:
@@ -375,32 +380,60 @@ def _layout_in(workspace: Layout | None, f: CuratedFile) -> list[Diagnostic]:
 
 
 class _Taken:
-    """The files (and findings) ``validate_paths`` took, each by its name in its folder
-    (the folder as the file system knows it: every link to it, ``..`` and bind mount are
-    one folder), and the given path that took it.  The name itself is not resolved: a
-    unit file that is a link is its own entry of the tree, as in the workspace's
-    validate."""
+    """The files (and findings) ``validate_paths`` took, each by its entry in its workspace
+    (the workspace's folder as the file system knows it, and the path below it as its own
+    walk spells it: a unit under a folder link inside the tree is another entry than its
+    target, as in the workspace's validate) or, outside any workspace, by its name in its
+    folder; ``..`` is resolved as the file system resolves it; and the given path that
+    took it."""
 
     def __init__(self) -> None:
         self.owner: dict[tuple[object, str], int] = {}
-        self.folders: dict[str, object] = {}  # a walk meets each folder many times
+        self.ids: dict[str, object] = {}  # a walk meets each folder many times
+        self.roots: dict[str, str | None] = {}
         self.given = 0  # the given path being read
 
     def __call__(self, path: str | os.PathLike[str]) -> bool:
         """True unless another given path took ``path`` already.  Within one given path
         the walk meets each entry once; a folder linked inside the tree gives other
         entries, as it does to the workspace's validate."""
-        # Not abspath: it drops ``lnk/..`` by spelling, where the system goes to the
-        # parent of the link's target; the folder's stat resolves ``..`` as it does.
-        folder, name = os.path.split(os.path.join(os.getcwd(), path))
-        where = self.folders.get(folder)
+        return self.owner.setdefault(self.key(path), self.given) == self.given
+
+    def key(self, path: str | os.PathLike[str]) -> tuple[object, str]:
+        full = os.path.join(os.getcwd(), path)
+        if ".." in full.split(os.sep):  # abspath would drop ``lnk/..`` by its spelling
+            full = _physical_dots(full)
+        full = os.path.normpath(full)
+        folder, name = os.path.split(full)
+        if folder not in self.roots:
+            found = nearest_workspace(folder, curated_marks=True)  # an ancestor, as spelled
+            self.roots[folder] = None if found is None else str(found).rstrip(os.sep)
+        root = self.roots[folder]
+        if root is None:
+            return self.identity(folder), name
+        return self.identity(root or os.sep), full[len(root) + 1 :].replace(os.sep, "/")
+
+    def identity(self, folder: str) -> object:
+        where = self.ids.get(folder)
         if where is None:
             try:
                 st = os.stat(folder)
-                where = self.folders[folder] = (st.st_dev, st.st_ino)
+                where = self.ids[folder] = (st.st_dev, st.st_ino)
             except OSError:  # a folder that went away: its resolved path then
-                where = self.folders[folder] = os.path.realpath(folder)
-        return self.owner.setdefault((where, name), self.given) == self.given
+                where = self.ids[folder] = os.path.realpath(folder)
+        return where
+
+
+def _physical_dots(full: str) -> str:
+    """``full`` with each ``..`` taken as the file system takes it (the parent of where the
+    links before it lead) and every other part kept as spelled."""
+    out = os.sep
+    for part in full.split(os.sep):
+        if part == "..":
+            out = os.path.realpath(os.path.join(out, ".."))
+        elif part and part != ".":
+            out = os.path.join(out, part)
+    return out
 
 
 def validate_paths(
