@@ -124,6 +124,7 @@ def test_an_entry_under_a_folder_link_in_the_tree_is_reported_whatever_the_order
     Giving ``formula`` (or a file in it) before the workspace must not hide that entry."""
     curated = depot / "evidence" / "curated"
     os.symlink("../formula", curated / "glossary" / "sub")
+    os.symlink(curated / "formula", depot.parent / "outside")
     monkeypatch.chdir(depot.parent)
     alone = _findings(["depot"])
     under_link = [f for f in alone[1] if f[0] in ("E108", "E120")]
@@ -135,8 +136,10 @@ def test_an_entry_under_a_folder_link_in_the_tree_is_reported_whatever_the_order
         [f"{formula}/average-order-value.md", "depot"],
         ["alias/evidence/curated/formula", "depot"],
         [formula, "alias"],
+        ["outside/average-order-value.md", "depot"],  # a link to the folder, from outside
+        ["depot", "outside"],
     ]
     for paths in orders:  # under the spelling that took each file first: another order
         files, found = _findings(paths)
         assert (files, Counter(found)) == (alone[0], Counter(alone[1])), paths
-    assert len(orders) == 5
+    assert len(orders) == 7

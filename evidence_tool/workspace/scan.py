@@ -383,14 +383,14 @@ class _Taken:
     """The files (and findings) ``validate_paths`` took, each by its entry in its workspace
     (the workspace's folder as the file system knows it, and the path below it as its own
     walk spells it: a unit under a folder link inside the tree is another entry than its
-    target, as in the workspace's validate) or, outside any workspace, by its name in its
-    folder; ``..`` is resolved as the file system resolves it; and the given path that
-    took it."""
+    target, as in the workspace's validate; a link from outside to a folder in it is that
+    folder) or, outside any workspace, by its name in its folder; ``..`` is resolved as the
+    file system resolves it; and the given path that took it."""
 
     def __init__(self) -> None:
         self.owner: dict[tuple[object, str], int] = {}
         self.ids: dict[str, object] = {}  # a walk meets each folder many times
-        self.roots: dict[str, str | None] = {}
+        self.places: dict[str, tuple[str | None, str]] = {}  # folder: workspace, folder in it
         self.given = 0  # the given path being read
 
     def __call__(self, path: str | os.PathLike[str]) -> bool:
@@ -403,15 +403,20 @@ class _Taken:
         full = os.path.join(os.getcwd(), path)
         if ".." in full.split(os.sep):  # abspath would drop ``lnk/..`` by its spelling
             full = _physical_dots(full)
-        full = os.path.normpath(full)
-        folder, name = os.path.split(full)
-        if folder not in self.roots:
+        folder, name = os.path.split(os.path.normpath(full))
+        if folder not in self.places:
             found = nearest_workspace(folder, curated_marks=True)  # an ancestor, as spelled
-            self.roots[folder] = None if found is None else str(found).rstrip(os.sep)
-        root = self.roots[folder]
+            seen = folder
+            if found is None:  # a link from outside to a folder in a workspace
+                seen = os.path.realpath(folder)
+                found = nearest_workspace(seen, curated_marks=True)
+            root = None if found is None else str(found).rstrip(os.sep)
+            self.places[folder] = (root, seen)
+        root, seen = self.places[folder]
         if root is None:
             return self.identity(folder), name
-        return self.identity(root or os.sep), full[len(root) + 1 :].replace(os.sep, "/")
+        rel = os.path.join(seen, name)[len(root) + 1 :].replace(os.sep, "/")
+        return self.identity(root or os.sep), rel
 
     def identity(self, folder: str) -> object:
         where = self.ids.get(folder)
