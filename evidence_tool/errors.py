@@ -144,6 +144,11 @@ CODES: dict[str, CodeInfo] = {
         "file not in canonical form",
         "Run 'tht evidence fmt PATH' to rewrite the file canonically.",
     ),
+    "E118": CodeInfo(
+        1,
+        "symbolic link loop",
+        "Remove the link, or point it at the unit file itself (not at another link of the loop).",
+    ),
     "E120": CodeInfo(
         1, "duplicate id", "Give each unit its own id; ids are unique in the workspace."
     ),

@@ -68,7 +68,9 @@ SIDE_EFFECTS = frozenset(
     }
 )
 _WRITES = ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt")
-_BLANKS = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.S)
+# Blanks and line comments; block comments nest in PostgreSQL (skip_blanks counts them).
+_BLANKS = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z))*")
+_COMMENT_EDGE = re.compile(r"/\*|\*/")
 
 
 @dataclass
@@ -200,8 +202,7 @@ class Resolver:
 
     def _start(self, at: int) -> int:
         """The first character of what starts at ``at`` (past blanks and comments)."""
-        found = _BLANKS.match(self.sql, min(at, len(self.sql)))
-        return found.end() if found else len(self.sql)
+        return skip_blanks(self.sql, at)
 
     # -- queries ---------------------------------------------------------------------
     def query(
@@ -614,3 +615,22 @@ def _statement_words(kind: str) -> str:
     words = "SET" if words == "VARIABLE SET" else words
     article = "an" if words[:1] in "AEIOU" else "a"
     return f"{article} {words} statement"
+
+
+def skip_blanks(sql: str, at: int) -> int:
+    """Where the next token after ``at`` starts, past blanks and comments read as PostgreSQL
+    reads them: block comments nest (``/* a /* b */ c */`` is one), ``--`` inside one
+    starts nothing, and one left open runs to the end (pglast refused such SQL first)."""
+    at = min(at, len(sql))
+    while True:
+        found = _BLANKS.match(sql, at)
+        at = found.end() if found else at
+        if not sql.startswith("/*", at):
+            return at
+        depth, at = 1, at + 2
+        while depth:
+            edge = _COMMENT_EDGE.search(sql, at)
+            if edge is None:
+                return len(sql)
+            depth += 1 if edge.group() == "/*" else -1
+            at = edge.end()

@@ -387,8 +387,10 @@ class SqliteExampleChecker:
 
 
 def _first(sql: str) -> int:
-    """Where the statement starts (past blanks and comments), without tokenizing."""
-    m = re.match(r"(?:\s+|--[^\n]*|/\*.*?\*/)*", sql, re.S)
+    """Where the statement starts (past blanks and comments), without tokenizing.  As
+    SQLite reads them: a block comment ends at the first ``*/`` (they do not nest) or at
+    the end of the text."""
+    m = re.match(r"(?:\s+|--[^\n]*|/\*.*?(?:\*/|\Z))*", sql, re.S)
     return m.end() if m else 0
 
 

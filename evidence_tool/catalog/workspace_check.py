@@ -260,10 +260,13 @@ def _refused_at(bad: set[tuple[str | None, int | None]], path: str, block: SqlBl
 
 
 def _bare(sql: str) -> str:
-    """The query without its closing semicolon (it goes inside a sub-select)."""
-    import re
+    """The query without its closing semicolon and what follows it (it goes inside a
+    sub-select), split by PostgreSQL's own scanner: a ``;`` or a comment marker inside
+    a string, a quoted name or a dollar quote is text, and block comments nest."""
+    from pglast import parser
 
-    return re.sub(r";(?:\s|--[^\n]*)*\Z", "", sql)
+    statements = parser.split(sql, with_parser=True)
+    return statements[0] if len(statements) == 1 else sql
 
 
 def _record(root: str | os.PathLike[str], result: CatalogCheck) -> None:

@@ -342,8 +342,27 @@ def _text(value: str, pad: str, literal: bool) -> str:
     return scalar(value)
 
 
+# In a comment, what some YAML reader takes for a line break (CR, NEL, LS, PS: the rest
+# of the line would be read as YAML), refuses raw (NUL, C0/C1 controls, lone surrogates,
+# U+FFFE/U+FFFF) or shows otherwise than stored (a BOM, bidi controls); a newline starts
+# the next comment line and a tab is kept.
+_COMMENT_ESCAPE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff\ufeff\ufffe\uffff]"
+)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """``\\r``, ``\\x00``, ``\\u2028``: as Python writes them (errors.printable's form)."""
+    code = ord(match.group())
+    return "\\r" if code == 13 else f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def _comment(text: str, pad: str) -> str:
-    return "".join(f"{pad}# {ln}".rstrip() + "\n" for ln in text.split("\n"))
+    """``text`` as ``# `` lines, one per line of it, each escaped so that it stays a comment."""
+    return "".join(
+        f"{pad}# {_COMMENT_ESCAPE.sub(_escaped, ln)}".rstrip() + "\n" for ln in text.split("\n")
+    )
 
 
 def block(value: Any, form: Form) -> str:

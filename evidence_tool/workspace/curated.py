@@ -6,6 +6,7 @@ what it and the parallel parse (``_speed/parallel.py``) build each file with.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Sequence
@@ -180,8 +181,26 @@ def read_file(path: str | Path) -> bytes | Diagnostic:
     try:
         data = read_regular(path, 4 * 1024 * 1024)  # far over the 256 KiB limit: stop there
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return LINK_LOOP
         return Diagnostic("E109", f"cannot read file: {exc.strerror}")
     return Diagnostic("E109", "not a regular file") if data is None else data
+
+
+LINK_LOOP = Diagnostic(
+    "E118",
+    "a symbolic link loop: the link leads back to itself (directly or through other "
+    "links), so there is no file to read",
+)
+
+
+def is_link_loop(path: str | os.PathLike[str]) -> bool:
+    """``path`` is a link that never reaches a file (``Path.exists`` says only False)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def parse_file(path: str | Path, rel: str) -> CuratedFile:

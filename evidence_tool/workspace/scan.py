@@ -21,7 +21,12 @@ from evidence_tool.workspace._speed import gcpause, parallel
 from evidence_tool.workspace._speed import statcache as sc
 from evidence_tool.workspace._speed.statcache import StatCache
 from evidence_tool.workspace.curated import CuratedFile, parse_file
-from evidence_tool.workspace.layout import NAME_RE, Layout, enclosing_workspace
+from evidence_tool.workspace.layout import (
+    NAME_RE,
+    Layout,
+    enclosing_workspace,
+    nearest_workspace,
+)
 from evidence_tool.workspace.unitnames import not_a_unit
 
 if TYPE_CHECKING:
@@ -374,24 +379,80 @@ def _layout_in(workspace: Layout | None, f: CuratedFile) -> list[Diagnostic]:
     return [] if problem is None else [problem.with_path(f.rel)]
 
 
+class _Taken:
+    """The files (and findings) ``validate_paths`` took, each by its entry in its workspace
+    (the workspace's folder as the file system knows it, and the path below it as its own
+    walk spells it: a unit under a folder link inside the tree is another entry than its
+    target, as in the workspace's validate; a link from outside to a folder in it is that
+    folder) or, outside any workspace, by its name in its folder; ``..`` is resolved as the
+    file system resolves it; and the given path that took it."""
+
+    def __init__(self) -> None:
+        self.owner: dict[tuple[object, str], int] = {}
+        self.ids: dict[str, object] = {}  # a walk meets each folder many times
+        self.places: dict[str, tuple[str | None, str]] = {}  # folder: workspace, folder in it
+        self.given = 0  # the given path being read
+
+    def __call__(self, path: str | os.PathLike[str]) -> bool:
+        """True unless another given path took ``path`` already.  Within one given path
+        the walk meets each entry once; a folder linked inside the tree gives other
+        entries, as it does to the workspace's validate."""
+        return self.owner.setdefault(self.key(path), self.given) == self.given
+
+    def key(self, path: str | os.PathLike[str]) -> tuple[object, str]:
+        full = os.path.join(os.getcwd(), path)
+        if ".." in full.split(os.sep):  # abspath would drop ``lnk/..`` by its spelling
+            full = _physical_dots(full)
+        folder, name = os.path.split(os.path.normpath(full))
+        if folder not in self.places:
+            found = nearest_workspace(folder, curated_marks=True)  # an ancestor, as spelled
+            seen = folder
+            if found is None:  # a link from outside to a folder in a workspace
+                seen = os.path.realpath(folder)
+                found = nearest_workspace(seen, curated_marks=True)
+            root = None if found is None else str(found).rstrip(os.sep)
+            self.places[folder] = (root, seen)
+        root, seen = self.places[folder]
+        if root is None:
+            return self.identity(folder), name
+        rel = os.path.join(seen, name)[len(root) + 1 :].replace(os.sep, "/")
+        return self.identity(root or os.sep), rel
+
+    def identity(self, folder: str) -> object:
+        where = self.ids.get(folder)
+        if where is None:
+            try:
+                st = os.stat(folder)
+                where = self.ids[folder] = (st.st_dev, st.st_ino)
+            except OSError:  # a folder that went away: its resolved path then
+                where = self.ids[folder] = os.path.realpath(folder)
+        return where
+
+
+def _physical_dots(full: str) -> str:
+    """``full`` with each ``..`` taken as the file system takes it (the parent of where the
+    links before it lead) and every other part kept as spelled."""
+    out = os.sep
+    for part in full.split(os.sep):
+        if part == "..":
+            out = os.path.realpath(os.path.join(out, ".."))
+        elif part and part != ".":
+            out = os.path.join(out, part)
+    return out
+
+
 def validate_paths(
     paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
 ) -> ValidationReport:
     """Validate files and folders; a folder that is a workspace root means its curated tree.
 
     Each file is validated once however the paths spell it or overlap (``.``, its absolute
-    form, a folder inside another given one), so one duplicate id is one E120.  Inside a
-    workspace its managed folders must stay inside it (E108) and the walk never follows a
-    link out of it; outside any workspace, out of the folder named."""
+    form, a link to the workspace, a folder inside another given one), so each finding is
+    reported once and one duplicate id is one E120.  Inside a workspace its managed folders
+    must stay inside it (E108) and the walk never follows a link out of it; outside any
+    workspace, out of the folder named."""
     report = ValidationReport()
-    seen: set[str] = set()  # absolute, normalized paths of the files (and findings) taken
-
-    def first_time(path: str | os.PathLike[str]) -> bool:
-        key = os.path.normpath(os.path.abspath(path))
-        if key in seen:
-            return False
-        seen.add(key)
-        return True
+    first_time = _Taken()
 
     def take(
         f: CuratedFile, errors: Iterable[Diagnostic], warnings: Iterable[EvidenceWarning]
@@ -400,7 +461,8 @@ def validate_paths(
         report.errors.extend(errors)
         report.warnings.extend(warnings)
 
-    for given in paths:
+    for n, given in enumerate(paths):
+        first_time.given = n
         p = Path(given)
         workspace = enclosing_workspace(p)
         if workspace is not None:
@@ -420,7 +482,7 @@ def validate_paths(
                     continue
                 f = parse_file(path, str(path))
                 take(f, [*f.result.errors, *_layout_in(workspace, f)], f.result.warnings)
-        elif p.exists():
+        elif p.exists() or curated.is_link_loop(p):  # a loop is its file's finding, E118
             if first_time(p):
                 f = parse_file(p, str(p))
                 take(f, [*f.result.errors, *_layout_in(workspace, f)], f.result.warnings)
@@ -453,11 +515,11 @@ def _take_workspace(
         return str(base / rel) if rel else None
 
     report.errors += [d.with_path(shown(d.path)) for d in sub.errors if d.path in fresh]
-    # The warnings of the files taken first; then the others (a file taken from another
-    # path keeps its warnings here, though not its errors: issue noted, behaviour kept).
+    # A file taken from another given path brought its warnings with it.
     report.warnings += [
         EvidenceWarning(w.message, shown(w.path), w.line, w.code)
-        for w in sorted(sub.warnings, key=lambda w: w.path not in taken)
+        for w in sub.warnings
+        if w.path is None or w.path in fresh
     ]
     from evidence_tool.workspace.misplaced import misplaced_units
 
