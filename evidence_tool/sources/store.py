@@ -25,8 +25,8 @@ class _Twice(Exception):
 def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        raise _Twice(next(k for k, _ in pairs if k in seen or seen.add(k)))
+        keys = [k for k, _ in pairs]
+        raise _Twice(next(k for i, k in enumerate(keys) if k in keys[:i]))
     return obj
 
 
