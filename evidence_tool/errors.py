@@ -532,8 +532,8 @@ WARNINGS: dict[str, WarningInfo] = {
     ),
     "W189": WarningInfo(
         "a check's machine-local record is damaged: set aside",
-        "Nothing to restore (the record is derived): run the check the message names again; "
-        "it compares with the record this run wrote in its place.",
+        "Nothing to restore (the record is derived): run the check the message names again, "
+        "which writes the record anew.",
     ),
     "W402": WarningInfo(
         "embedding service failed: answered by bm25",
