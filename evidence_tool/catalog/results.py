@@ -196,13 +196,13 @@ def _read(layout: Layout) -> tuple[JsonObject, list[EvidenceWarning]]:
 
 
 def _is_result(entry: JsonValue) -> bool:
-    """Whether ``entry`` is one result as ``_write`` records it (keys it added since are
-    not required, so a newer tool's store still reads)."""
+    """Whether ``entry`` is one result as ``_write`` records it (other keys are ignored:
+    only what the comparison reads must be of its type)."""
     if not isinstance(entry, dict):
         return False
     rows, fingerprint = entry.get("rows", False), entry.get("fingerprint", False)
     count = _int(rows)
-    rows_ok = rows is None or (count is not None and count >= 0)
+    rows_ok = rows is None or (count is not None and 0 <= count <= ROW_LIMIT)
     return (
         isinstance(entry.get("sql"), str)
         and rows_ok

@@ -53,6 +53,7 @@ ENTRY_DAMAGES: dict[str, Callable[[dict[str, Any]], None]] = {
     "rows_a_float": _typed(2.0),
     "rows_negative": _typed(-3),
     "rows_true": _typed(True),
+    "rows_past_the_bound": _typed(10_001),  # more is written as null ("over"), never a count
     "entry_a_list": _entry([1, 2]),
     "entry_a_number": _entry(7),
 }
@@ -153,4 +154,4 @@ def test_a_missing_store_is_a_first_run_not_a_damage(executed: Path, tmp_path: P
 
 
 def test_the_sweep_ran_every_damage() -> None:
-    assert (len(ENTRY_DAMAGES), len(FILE_DAMAGES)) == (7, 9)
+    assert (len(ENTRY_DAMAGES), len(FILE_DAMAGES)) == (8, 9)
