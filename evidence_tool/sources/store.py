@@ -24,9 +24,12 @@ class _Twice(Exception):
 
 def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
-    if len(obj) != len(pairs):
-        keys = [k for k, _ in pairs]
-        raise _Twice(next(k for i, k in enumerate(keys) if k in keys[:i]))
+    if len(obj) != len(pairs):  # found in one pass: a large map's slices were quadratic
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Twice(key)
+            seen.add(key)
     return obj
 
 

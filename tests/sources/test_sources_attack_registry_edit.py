@@ -123,3 +123,31 @@ def test_attack_a_key_written_twice_in_sources_json_is_e701(
 
 def test_the_registry_sweeps_ran_every_edit() -> None:
     assert (len(EDITS), len(TEXT_EDITS)) == (8, 4)
+
+
+class _Counted(str):
+    """A key that counts how often it is compared (the duplicate finder's work)."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize("size", [300, 3_000])
+def test_attack_a_key_twice_in_a_large_object_is_found_in_linear_work(size: int) -> None:
+    """An affected_files map of a large import holds one key per unit: the key written
+    twice at its end must be named after work that grows with the map, not its square
+    (a 100,000-key map took a minute before E701)."""
+    from evidence_tool.sources.store import _once, _Twice
+
+    keys = [_Counted(f"evidence/curated/x/u{i}.md") for i in range(size)]
+    pairs = [(k, None) for k in keys] + [(_Counted(keys[0]), None)]
+    _Counted.compared = 0
+    with pytest.raises(_Twice) as found:
+        _once(pairs)
+    assert found.value.args[0] == keys[0]
+    assert _Counted.compared <= 4 * len(pairs), _Counted.compared
