@@ -244,14 +244,16 @@ def read_record(layout: Layout) -> JsonObject:
 
 def review_items(layout: Layout, rec: JsonObject | None = None) -> dict[str, list[JsonValue]]:
     """The drift review items the record (``rec``, else read) holds, by unit id; a unit's
-    items that are not a list are one item (unreadable: ``readable_item``)."""
+    items that are not a list are one unreadable item (``record_items``)."""
     return record_items(read_record(layout) if rec is None else rec)
 
 
 def record_items(rec: JsonObject) -> dict[str, list[JsonValue]]:
-    """``review_items`` of a record already read (the review page's)."""
+    """``review_items`` of a record already read (the review page's).  A unit's items that
+    are not a list (the tool never writes one) are one unreadable item, ``None``: even an
+    object with a code and message is then a hand edit, not an item the check raised."""
     items = part(rec.get("review_items"))
-    return {uid: list(v) if isinstance(v, list) else [v] for uid, v in items.items()}
+    return {uid: list(v) if isinstance(v, list) else [None] for uid, v in items.items()}
 
 
 def readable_item(item: JsonValue) -> JsonObject | None:

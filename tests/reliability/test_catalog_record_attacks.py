@@ -205,3 +205,32 @@ def test_attack_unreadable_review_items_are_said_alike_by_status_and_the_page(
     assert [w.code for w in data.warnings].count("W189") == 1
     page = render_page(data, "nonce")
     assert page.count("an unreadable item") == 6 and "W189" in page
+
+
+def test_attack_a_units_items_written_as_one_object_are_unreadable_not_an_item(
+    workspace: Path,
+) -> None:
+    """A unit's items that are not a list are an unreadable item (docs/catalog.md), even
+    an object with a text code and message (a hand edit that dropped the brackets): the
+    tool never writes that shape, so status and the page warn W189 rather than show it
+    as an item the check raised."""
+    assert tht(workspace, "consolidate").exit_code == 0
+    _check(workspace)
+    record = workspace / RECORD
+    rec = json.loads(record.read_bytes())
+    uid = sorted(rec["units"])[0]
+    rec["review_items"] = {uid: {"code": "E191", "message": "brackets dropped"}}
+    record.write_text(json.dumps(rec), encoding="utf-8")
+
+    status = tht(workspace, "status")
+    assert status.exit_code == 0, status.stdout
+    (warned,) = [w for w in status.json["warnings"] if w["code"] == "W189"]
+    assert "1 unreadable" in warned["message"] and uid in warned["message"]
+    plain = invoke(["workspace", "evidence", "status", "--workspace-root", str(workspace)])
+    said = [line for line in plain.stdout.splitlines() if line.startswith("catalog review")]
+    assert len(said) == 1 and "an unreadable item" in said[0], plain.stdout
+
+    data = collect(workspace)
+    (card,) = [c for c in data.units if c.unit.id == uid]
+    assert [r.code for r in card.catalog.review_items] == ["unreadable"]
+    assert [w.code for w in data.warnings].count("W189") == 1
