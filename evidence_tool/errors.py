@@ -535,6 +535,11 @@ WARNINGS: dict[str, WarningInfo] = {
         "Run the check again when the table is not locked or the warehouse is less busy, or "
         "grant the check's user SELECT on the table.",
     ),
+    "W189": WarningInfo(
+        "a check's machine-local record is damaged: set aside",
+        "Nothing to restore (the record is derived): run the check the message names again, "
+        "which writes the record anew.",
+    ),
     "W402": WarningInfo(
         "embedding service failed: answered by bm25",
         "Check that the service in `evidence.embedding` runs and answers; the next question "

@@ -439,11 +439,12 @@ class Session:
         working = None
         if review_items(self.archive.layout):
             working = {uid: e[0] for uid, e in working_entries(self.archive)[0].items()}
+        catalog = catalog_status(self.archive.layout, working)
         return WorkspaceStatus(
             queries.status(self.archive),
-            catalog_status(self.archive.layout, working),
+            catalog,
             git_state(self.archive),
-            (*warnings, *([vec_warning] if vec_warning else [])),  # W702
+            (*warnings, *catalog.warnings, *([vec_warning] if vec_warning else [])),  # W189, W702
             dense,
         )
 

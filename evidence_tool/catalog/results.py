@@ -14,7 +14,8 @@ the SQL block's line, with the SQL's hash and the active revision.  The next
 ``check --execute`` compares: a query whose SQL is unchanged but whose result is not is
 warning W185 with both row counts.  A query the warehouse refuses when run (division by
 zero, a cast of stored data) is W185 too: the check's findings stay about names and
-types.
+types.  A hand-damaged store (not UTF-8 JSON of this shape, or an entry that is not one
+result) is W189: what cannot be read is compared with nothing and replaced by this run's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from evidence_tool import fsio
 from evidence_tool.archive.clock import now
 from evidence_tool.archive.lock import ArchiveLock
 from evidence_tool.errors import AvailabilityError, EvidenceWarning, LockHeldError
-from evidence_tool.jsonvalue import JsonObject, View
+from evidence_tool.jsonvalue import JsonObject, JsonValue, View
 from evidence_tool.workspace.cachedir import ensure_cache
 from evidence_tool.workspace.layout import Layout
 
@@ -37,6 +38,7 @@ FORMAT = 1
 ROW_LIMIT = 10_000
 BYTE_LIMIT = 1024 * 1024
 WARNING = "W185"
+DAMAGED = "W189"
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,9 @@ def compare_and_record(
     layout: Layout, revision: str | None, ran: list[Ran]
 ) -> list[EvidenceWarning]:
     """W185 for each query whose result differs from the last recorded run of the same
-    SQL, or that failed; then the record replaced with this run's results."""
-    before = _read(layout)
-    warnings: list[EvidenceWarning] = []
+    SQL, or that failed; then the record replaced with this run's results.  A damaged
+    store or entry is W189 first, and is not compared."""
+    before, warnings = _read(layout)
     for r in ran:
         if r.result.error is not None:
             warnings.append(r.warning(f"the example's query failed when run: {r.result.error}"))
@@ -125,17 +127,15 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def read_cache_record(layout: Layout, name: str, *, utf8: bool = False) -> JsonObject:
+def read_cache_record(layout: Layout, name: str) -> JsonObject:
     """The machine-local record ``name`` of the derived cache, or {} when no run left one
     (or it cannot be read: the next run rewrites it, and a reader must not fail over a
-    derived file).  ``utf8``: only plain UTF-8 reads (example-results.json always did; a
-    BOM or UTF-16 copy is unreadable), else json's own detection (catalog-review.json)."""
+    derived file).  json's own detection of the encoding (catalog-review.json)."""
     path = layout.cache / name
     try:
         if path.is_symlink():  # planted: a record is only ever written as a file
             return {}
-        raw = path.read_bytes()
-        value = json.loads(raw.decode("utf-8") if utf8 else raw)
+        value = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -164,9 +164,63 @@ def write_cache_record(
     return None
 
 
-def _read(layout: Layout) -> JsonObject:
-    results = read_cache_record(layout, STORE, utf8=True).get("results")
-    return results if isinstance(results, dict) else {}
+def _read(layout: Layout) -> tuple[JsonObject, list[EvidenceWarning]]:
+    """The recorded results by key, only those of the shape ``_write`` gives them, and
+    W189 for what was damaged by hand (a missing store is a first run: nothing to say)."""
+    path = layout.cache / STORE
+    try:
+        if path.is_symlink():  # planted: the store is only ever written as a file
+            return {}, [_damaged(layout, "it is a link, not the file the check writes")]
+        # Plain UTF-8 only, as written: a BOM or UTF-16 copy is an editor's, not the tool's.
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return {}, []
+    except UnicodeDecodeError:
+        return {}, [_damaged(layout, "it is not UTF-8 text")]
+    except ValueError as exc:
+        return {}, [_damaged(layout, f"it is not JSON: {exc}")]
+    except OSError as exc:
+        return {}, [_damaged(layout, f"it cannot be read: {exc.strerror or type(exc).__name__}")]
+    results = value.get("results") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or value.get("format") != FORMAT:
+        return {}, [_damaged(layout, f"it is not a format-{FORMAT} results record")]
+    if not isinstance(results, dict):
+        return {}, [_damaged(layout, "its 'results' is not an object")]
+    kept = {key: entry for key, entry in results.items() if _is_result(entry)}
+    bad = sorted(key for key in results if key not in kept)
+    if not bad:
+        return kept, []
+    named = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    why = f"{len(bad)} result(s) not of the shape it writes: {named}"
+    return kept, [_damaged(layout, why, "those results were")]
+
+
+def _is_result(entry: JsonValue) -> bool:
+    """Whether ``entry`` is one result as ``_write`` records it (other keys are ignored:
+    only what the comparison reads must be of its type)."""
+    if not isinstance(entry, dict):
+        return False
+    rows, fingerprint = entry.get("rows", False), entry.get("fingerprint", False)
+    count = _int(rows)
+    rows_ok = rows is None or (count is not None and 0 <= count <= ROW_LIMIT)
+    return (
+        isinstance(entry.get("sql"), str)
+        and rows_ok
+        and (fingerprint is None or isinstance(fingerprint, str))
+        and isinstance(entry.get("checked_at"), str)
+        and isinstance(entry.get("revision", False), (str, type(None)))
+    )
+
+
+def _damaged(layout: Layout, why: str, what: str = "what it held was") -> EvidenceWarning:
+    """W189 about the store: what was wrong, and that it was not compared."""
+    return EvidenceWarning(
+        f"{STORE} was damaged by hand ({why}): {what} set aside, not compared with this "
+        "run's results, which are recorded in its place; run "
+        "'tht workspace evidence check --execute' again to compare with them",
+        layout.rel(layout.cache / STORE),
+        code=DAMAGED,
+    )
 
 
 def _write(

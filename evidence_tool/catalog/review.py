@@ -36,6 +36,9 @@ from evidence_tool.workspace.scan import Progress
 
 STORE = "catalog-review.json"
 FORMAT = 1
+DAMAGED = "W189"
+# What status and the review page say for an item a hand edit left unreadable.
+UNREADABLE_ITEM = "an unreadable item (the catalog record was edited by hand: run 'check' again)"
 NO_FINGERPRINT = (
     "the active snapshot records no catalog fingerprint: configure the catalog step "
     "(evidence.catalog in the installation descriptor, passed with --installation) and "
@@ -66,6 +69,7 @@ class CatalogStatus(View):
     changes: int = 0
     deleted_since: tuple[str, ...] = ()
     edited_since: tuple[str, ...] = ()
+    warnings: tuple[EvidenceWarning, ...] = ()  # W189 for unreadable items; not in its JSON
 
 
 class CheckedStatus(CatalogStatus):
@@ -239,9 +243,56 @@ def read_record(layout: Layout) -> JsonObject:
 
 
 def review_items(layout: Layout, rec: JsonObject | None = None) -> dict[str, list[JsonValue]]:
-    """The drift review items the record (``rec``, else read) holds, by unit id."""
-    items = part((read_record(layout) if rec is None else rec).get("review_items"))
-    return {uid: list(v) if isinstance(v, list) else [] for uid, v in items.items()}
+    """The drift review items the record (``rec``, else read) holds, by unit id; a unit's
+    items that are not a list are one unreadable item (``record_items``)."""
+    return record_items(read_record(layout) if rec is None else rec)
+
+
+def record_items(rec: JsonObject) -> dict[str, list[JsonValue]]:
+    """``review_items`` of a record already read (the review page's).  A unit's items that
+    are not a list (the tool never writes one) are one unreadable item, ``None``: even an
+    object with a code and message is then a hand edit, not an item the check raised."""
+    items = part(rec.get("review_items"))
+    return {uid: list(v) if isinstance(v, list) else [None] for uid, v in items.items()}
+
+
+def readable_item(item: JsonValue) -> JsonObject | None:
+    """The item, when it is an object with a text code and message; None when a hand edit
+    left it unreadable.  The one narrowing of status and the review page, so both list
+    the same items and say the same of the rest (``UNREADABLE_ITEM``)."""
+    if isinstance(item, dict):
+        code, message = item.get("code"), item.get("message")
+        if isinstance(code, str) and isinstance(message, str):
+            return item
+    return None
+
+
+def item_text(item: JsonValue) -> str:
+    """An item as one line: its code and message, or ``UNREADABLE_ITEM``."""
+    readable = readable_item(item)
+    return f"{readable['code']} {readable['message']}" if readable else UNREADABLE_ITEM
+
+
+def unreadable_warnings(
+    layout: Layout, items: Mapping[str, list[JsonValue]]
+) -> list[EvidenceWarning]:
+    """W189 once, when any of ``items`` (the ones shown) is unreadable: how many, where."""
+    units = sorted(
+        uid for uid, found in items.items() if any(readable_item(i) is None for i in found)
+    )
+    if not units:
+        return []
+    count = sum(1 for found in items.values() for i in found if readable_item(i) is None)
+    named = ", ".join(units[:5]) + (f" and {len(units) - 5} more" if len(units) > 5 else "")
+    return [
+        EvidenceWarning(
+            f"{STORE} holds {count} unreadable review item(s) (on {named}): it was edited by "
+            "hand, so they are listed as unreadable; run 'tht workspace evidence check' again, "
+            "which writes the record anew",
+            layout.rel(layout.cache / STORE),
+            code=DAMAGED,
+        )
+    ]
 
 
 def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> CatalogStatus:
@@ -278,4 +329,5 @@ def catalog_status(layout: Layout, working: Mapping[str, str] | None = None) -> 
         len(changes) if isinstance(changes, list) else 0,
         tuple(gone),
         tuple(edited),
+        tuple(unreadable_warnings(layout, items)),
     )

@@ -64,6 +64,8 @@ def consolidate_body(
 
 def status_body(s: Session) -> Report:
     """Revisions, unconsolidated edits, open review items and interrupted operations."""
+    from evidence_tool.catalog.review import item_text
+
     rep = s.status_report()
     st = rep.archive
     pointers = (("baseline", st.state.baseline), ("active", st.state.active))
@@ -79,7 +81,7 @@ def status_body(s: Session) -> Report:
     edited = set(rep.catalog.edited_since)
     catalog_items = [
         f"catalog review item on {uid}{' (edited since the catalog check)' if uid in edited else ''}"
-        f": {_catalog_item(i)}"
+        f": {item_text(i)}"
         for uid, found_items in rep.catalog.review_items.items()
         for i in found_items
     ]
@@ -90,15 +92,6 @@ def status_body(s: Session) -> Report:
     lines += _git_lines(rep.git)
     warnings = [*rep.warnings, *st.id_changes, *rep.git.warnings]
     return Report(result=rep.to_json(), text=lines, warnings=warnings)
-
-
-def _catalog_item(item: object) -> str:
-    """An item's code and message; a hand-damaged record's item is said, not a traceback."""
-    if isinstance(item, dict):
-        code, message = item.get("code"), item.get("message")
-        if isinstance(code, str) and isinstance(message, str):
-            return f"{code} {message}"
-    return "an unreadable item (the catalog record was edited by hand: run 'check' again)"
 
 
 def _git_lines(git: GitState) -> list[str]:

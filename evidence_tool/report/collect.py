@@ -24,7 +24,14 @@ from evidence_tool.archive.local import LocalEvidenceArchive
 from evidence_tool.archive.records import Declaration, ManualDeclaration, declaration_from_json
 from evidence_tool.archive.snapshot import Snapshot
 from evidence_tool.archive.state import State
-from evidence_tool.catalog.review import part, read_record
+from evidence_tool.catalog.review import (
+    UNREADABLE_ITEM,
+    part,
+    read_record,
+    readable_item,
+    record_items,
+    unreadable_warnings,
+)
 from evidence_tool.errors import Diagnostic, EvidenceError, EvidenceWarning
 from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.record import Record
@@ -415,6 +422,8 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
             card.warnings.append(f"{w.code}: {w.message}")
     catalog = read_record(archive.layout)  # never a warehouse connection
     _catalog_status(catalog, view, units)
+    shown = {uid: v for uid, v in record_items(catalog).items() if uid in view.files}
+    damaged = unreadable_warnings(archive.layout, shown)  # W189, as status says it
     comparisons = []
     for s in sources:
         # From the one registry read above: a refresh may replace sources.json meanwhile.
@@ -433,7 +442,7 @@ def collect(root: str | os.PathLike[str], installation: str | None = None) -> Re
         base_label=label,
         units=units,
         errors=list(scan.errors),
-        warnings=[*scan.warnings, *missing],
+        warnings=[*scan.warnings, *missing, *damaged],
         changes=status.unconsolidated,
         old_texts=old_texts,
         interrupted=len(status.journal),
@@ -453,7 +462,7 @@ def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]
     ``record`` is the catalog run's record file as ``read_record`` returns it (catalog's
     JSON boundary): each part is narrowed before it is trusted."""
     checked = part(record.get("units"))
-    items = part(record.get("review_items"))
+    items = record_items(record)
     for card in cards:
         uid = card.unit.id
         f = view.files.get(uid)
@@ -463,14 +472,15 @@ def _catalog_status(record: JsonObject, view: ArchiveView, cards: list[UnitView]
         if seen.get("content_hash") != f.content_hash:
             card.catalog = CatalogStatus(note="edited since the last check")
             continue
-        mine = [i for i in _list(items.get(uid)) if isinstance(i, dict)]
+        # The narrowing status uses: an unreadable item is listed as such, never dropped.
+        mine = [readable_item(i) for i in items.get(uid, [])]
         codes = sorted(
-            {*(str(c) for c in _list(seen.get("codes"))), *(str(i.get("code")) for i in mine)}
+            {*(str(c) for c in _list(seen.get("codes"))), *(str(i["code"]) for i in mine if i)}
         )
         card.catalog = CatalogStatus(
-            CatalogState.FINDINGS if codes else CatalogState.CLEAN,
+            CatalogState.FINDINGS if codes or mine else CatalogState.CLEAN,
             tuple(codes),
-            tuple(ReviewRow.of(i) for i in mine),
+            tuple(ReviewRow.of(i) if i else ReviewRow("unreadable", UNREADABLE_ITEM) for i in mine),
         )
 
 

@@ -8,6 +8,7 @@ sorted JSON so an operator can review it in Git.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from evidence_tool import fsio
 from evidence_tool.errors import IntegrityError
@@ -17,13 +18,37 @@ from evidence_tool.sources.records import FORMAT, RecordError, Registry
 from evidence_tool.workspace.layout import Layout
 
 
+class _Twice(Exception):
+    """A key written twice in one object: json would keep the last value unsaid."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # found in one pass: a large map's slices were quadratic
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Twice(key)
+            seen.add(key)
+    return obj
+
+
 def read(layout: Layout) -> Registry:
+    """The registry; a hand-damaged file (not JSON, a key written twice, a record of the
+    wrong shape, an entry without its ``status`` or under another source's id) is E701:
+    every command that reads it stops before it writes (docs/sources.md)."""
     try:
         data = layout.sources_json.read_bytes()
     except FileNotFoundError:
         return Registry()
     try:
-        value = json.loads(data)
+        value = json.loads(data, object_pairs_hook=_once)
+    except _Twice as twice:
+        raise IntegrityError(
+            f"sources.json holds the key {twice.args[0]!r} twice in one object, so one of "
+            "the two would be dropped unread; restore it from Git",
+            path=layout.rel(layout.sources_json),
+        ) from None
     except ValueError:
         raise IntegrityError(
             "sources.json is not valid JSON; restore it from Git",
@@ -35,12 +60,26 @@ def read(layout: Layout) -> Registry:
             path=layout.rel(layout.sources_json),
         )
     try:
-        return Registry.from_json(value)
+        registry = Registry.from_json(value)
+        _check_entries(value, registry)
     except (RecordError, ValueError) as exc:
         raise IntegrityError(
             f"sources.json holds a malformed record ({exc}); restore it from Git",
             path=layout.rel(layout.sources_json),
         ) from None
+    return registry
+
+
+def _check_entries(value: JsonObject, registry: Registry) -> None:
+    """What the record's types let through: ``status`` is always written (its default,
+    active, would revive a missing source), and each entry is filed under its own id."""
+    entries = value.get("sources")
+    for sid, record in registry.sources.items():
+        entry = entries.get(sid) if isinstance(entries, dict) else None
+        if isinstance(entry, dict) and "status" not in entry:
+            raise RecordError(f"source {sid!r} has no 'status'")
+        if record.source_id != sid:
+            raise RecordError(f"the entry {sid!r} holds source_id {record.source_id!r}")
 
 
 def render(registry: Registry) -> bytes:

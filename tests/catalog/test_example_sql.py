@@ -380,7 +380,7 @@ def test_an_example_results_store_not_in_plain_utf8_is_unreadable(
     tmp_path: Path, encoding: str
 ) -> None:
     """The tool writes example-results.json as UTF-8 without a BOM; a copy an editor saved
-    with a BOM or as UTF-16 is read as no earlier results (no W185 'changed'), then rewritten."""
+    with a BOM or as UTF-16 is W189 (no W185 'changed' from a misread), then rewritten."""
     ws = tmp_path / "ws"
     workspace(ws, {"few-orders": "SELECT order_id\nFROM orders\nWHERE amount > 1;"})
     db = sqlite_db(tmp_path / "db")
@@ -393,5 +393,6 @@ def test_an_example_results_store_not_in_plain_utf8_is_unreadable(
     con.commit()
     con.close()
     after = tht(ws, *args)
-    assert after.exit_code == 0 and after.json["warnings"] == [], after.stdout
+    assert after.exit_code == 0, after.stdout
+    assert [w["code"] for w in after.json["warnings"]] == ["W189"], after.stdout
     assert json.loads(store.read_bytes().decode("utf-8"))["results"]  # rewritten as UTF-8

@@ -148,3 +148,89 @@ def test_attack_review_items_of_the_wrong_shape_are_listed_not_a_traceback(
     assert any(line.endswith("E191 a readable item") for line in lines), lines
     unreadable = [line for line in lines if "unreadable" in line]
     assert len(unreadable) == len(shapes), lines
+
+
+def test_attack_unreadable_review_items_are_said_alike_by_status_and_the_page(
+    workspace: Path,
+) -> None:
+    """The review page read the same hand-edited items as `status` but dropped what was
+    not an object (and showed 'None' for a missing code): both now narrow the items the
+    same way, list each unreadable one with what to do, and warn W189 once."""
+    from evidence_tool.report.page import render_page
+
+    assert tht(workspace, "consolidate").exit_code == 0
+    _check(workspace)
+    record = workspace / RECORD
+    rec = json.loads(record.read_bytes())
+    flag = "evidence:lab:result-flag"
+    second, third = sorted(uid for uid in rec["units"] if uid != flag)[:2]
+    good = {
+        "code": "E191",
+        "message": "a readable item",
+        "raised_by": "catalog",
+        "raised_at": "2026-01-02T03:04:05Z",
+    }
+    rec["review_items"] = {
+        flag: [good, 5, {"message": "no code"}, ["x"]],
+        second: "not a list",
+        third: [None, {"code": "E191", "message": 3}],
+    }
+    unreadable = {flag: 3, second: 1, third: 2}
+    record.write_text(json.dumps(rec), encoding="utf-8")
+
+    status = tht(workspace, "status")
+    assert status.exit_code == 0, status.stdout
+    (warned,) = [w for w in status.json["warnings"] if w["code"] == "W189"]
+    assert warned["path"] == RECORD and "6 unreadable" in warned["message"]
+    assert "tht workspace evidence check" in warned["message"]
+    plain = invoke(["workspace", "evidence", "status", "--workspace-root", str(workspace)])
+    lines = [line for line in plain.stdout.splitlines() if "unreadable item" in line]
+    said = {line.split(" on ", 1)[1].split(": ", 1)[0] for line in lines}
+    assert len(lines) == 6 and said == set(unreadable), plain.stdout
+    what = lines[0].split(": ", 1)[1]
+    assert "run 'check' again" in what
+
+    data = collect(workspace)
+    cards = {c.unit.id: c for c in data.units}
+    seen = 0
+    for uid, count in unreadable.items():
+        rows = cards[uid].catalog.review_items
+        assert [r.message for r in rows if r.code == "unreadable"] == [what] * count, uid
+        assert str(cards[uid].catalog.status) == "findings", uid
+        seen += 1
+    assert seen == 3
+    first = cards[flag].catalog.review_items[0]
+    assert (first.code, first.message, first.by) == ("E191", "a readable item", "catalog")
+    assert "None" not in cards[flag].catalog.codes
+    assert [w.code for w in data.warnings].count("W189") == 1
+    page = render_page(data, "nonce")
+    assert page.count("an unreadable item") == 6 and "W189" in page
+
+
+def test_attack_a_units_items_written_as_one_object_are_unreadable_not_an_item(
+    workspace: Path,
+) -> None:
+    """A unit's items that are not a list are an unreadable item (docs/catalog.md), even
+    an object with a text code and message (a hand edit that dropped the brackets): the
+    tool never writes that shape, so status and the page warn W189 rather than show it
+    as an item the check raised."""
+    assert tht(workspace, "consolidate").exit_code == 0
+    _check(workspace)
+    record = workspace / RECORD
+    rec = json.loads(record.read_bytes())
+    uid = sorted(rec["units"])[0]
+    rec["review_items"] = {uid: {"code": "E191", "message": "brackets dropped"}}
+    record.write_text(json.dumps(rec), encoding="utf-8")
+
+    status = tht(workspace, "status")
+    assert status.exit_code == 0, status.stdout
+    (warned,) = [w for w in status.json["warnings"] if w["code"] == "W189"]
+    assert "1 unreadable" in warned["message"] and uid in warned["message"]
+    plain = invoke(["workspace", "evidence", "status", "--workspace-root", str(workspace)])
+    said = [line for line in plain.stdout.splitlines() if line.startswith("catalog review")]
+    assert len(said) == 1 and "an unreadable item" in said[0], plain.stdout
+
+    data = collect(workspace)
+    (card,) = [c for c in data.units if c.unit.id == uid]
+    assert [r.code for r in card.catalog.review_items] == ["unreadable"]
+    assert [w.code for w in data.warnings].count("W189") == 1
