@@ -180,7 +180,12 @@ class StderrProgress:
 
             self.close()
             self.label = label
-            self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
+            width, eta = _bar_width(label)
+            if width < _MIN_BAR:
+                return  # no bar fits beside the label: a wrapped one leaves a line per redraw
+            self.bar = click.progressbar(
+                length=max(total, 1), label=label, file=sys.stderr, width=width, show_eta=eta
+            )
             self.bar.__enter__()
         self.bar.update(max(done - self.bar.pos, 0))
         if done >= total:
@@ -196,6 +201,36 @@ class StderrProgress:
         except Exception as exc:
             self.off = True
             presentation_failed("the progress bar", exc)
+
+
+_BAR = 36  # click's own width, kept wherever it fits
+_MIN_BAR = 4
+# Around the bar: "{label}  [" "]  " "100%" and, while the time left is known, "  " and an
+# ETA of at most "1d 00:00:00"; one column spare, so a frame never ends in the last column.
+_CLUTTER, _ETA = 2 + 1 + 1 + 2 + 4 + 1, 2 + 11
+
+
+def _columns() -> int:
+    """The width of the terminal the bar is drawn on: stderr's (stdout may be piped)."""
+    try:
+        env = int(os.environ.get("COLUMNS", ""))
+        if env > 0:
+            return env
+    except ValueError:
+        pass
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def _bar_width(label: str) -> tuple[int, bool]:
+    """(bar width, show the ETA) for a bar whose frames fit the terminal on one line: a
+    frame that wraps is redrawn one line down, leaving the last one behind each time."""
+    room = _columns() - len(label) - _CLUTTER
+    if room - _ETA >= 2 * _MIN_BAR:
+        return min(_BAR, room - _ETA), True
+    return min(_BAR, room), False  # narrow: the bar before the ETA
 
 
 _BARS: list[StderrProgress] = []  # every bar of this command: ended before its report
