@@ -37,12 +37,13 @@ def _reader_gone() -> NoReturn:
     raise SystemExit(EXIT_READER_GONE)
 
 
-def _to_reader(ctx: Context, report: Report, write: Callable[[], object]) -> None:
+def _to_reader(ctx: Context, report: Report, write: Callable[[], object], code: int) -> None:
     """Run ``write`` (a reporter's output) and flush stdout; a reader gone ends quietly.
 
     The command's work is done when its report is written: a failure to render it is a
     warning and the command keeps its exit status (``--json`` still gets its one object,
-    without the result that could not be rendered)."""
+    without the result that could not be rendered).  Output the system refuses (a full
+    disk behind ``> file``) is lost output, not a rendering defect: E604, never exit 0."""
     end_bars()
     try:
         write()
@@ -51,6 +52,8 @@ def _to_reader(ctx: Context, report: Report, write: Callable[[], object]) -> Non
         if not _stdout_gone():
             raise
         _reader_gone()
+    except OSError as exc:
+        _stdout_unwritable(exc, code)
     except Exception as exc:
         presentation_failed("writing the report", exc)
         if ctx.format == "json":
@@ -59,6 +62,31 @@ def _to_reader(ctx: Context, report: Report, write: Callable[[], object]) -> Non
                 sys.stdout.flush()
             except Exception as again:  # a stdout that cannot be written: no one to tell
                 presentation_failed("writing the report's findings", again)
+
+
+def _stdout_unwritable(exc: OSError, code: int) -> NoReturn:
+    """Standard output refused the output (ENOSPC, EIO): say so on stderr and end with
+    E604, or with the command's own failure code; a script must not take a cut file for
+    the whole.  What is still buffered for stdout is dropped, so that the interpreter's
+    last flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    done = "the command's work is done; " if code == 0 else ""
+    why = E.printable(exc.strerror or str(exc))
+    try:
+        sys.stderr.write(
+            f"error: E604 standard output could not be written ({why}): what it holds is "
+            f"incomplete; {done}write the output where there is room, then run the command "
+            f"again\nhint: {E.CODES['E604'].fix}\n"
+        )
+        sys.stderr.flush()
+    except Exception:
+        pass  # stderr refused too: the exit status is all that is left to say it
+    raise SystemExit(code or E.CODES["E604"].exit_code)
 
 
 def _bare_envelope(ctx: Context, report: Report) -> str:
@@ -70,14 +98,16 @@ def _bare_envelope(ctx: Context, report: Report) -> str:
 def finish(ctx: Context, report: Report) -> NoReturn:
     """Hand the body's report to the reporter of the chosen format and exit with its code."""
     code = report.code()
-    _to_reader(ctx, report, lambda: reporter_for(ctx.format).report(ctx, report, code))
+    _to_reader(ctx, report, lambda: reporter_for(ctx.format).report(ctx, report, code), code)
     raise SystemExit(code)
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
     """A coded error, written by the chosen format's reporter."""
     report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
-    _to_reader(ctx, report, lambda: reporter_for(ctx.format).failure(ctx, report, exc))
+    _to_reader(
+        ctx, report, lambda: reporter_for(ctx.format).failure(ctx, report, exc), exc.exit_code
+    )
     raise SystemExit(exc.exit_code)
 
 
