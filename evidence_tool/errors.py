@@ -144,6 +144,12 @@ CODES: dict[str, CodeInfo] = {
         "file not in canonical form",
         "Run 'tht evidence fmt PATH' to rewrite the file canonically.",
     ),
+    "E118": CodeInfo(
+        1,
+        "Git conflict markers in a unit",
+        "Resolve the merge in the file: keep the text you want, delete the marker lines, "
+        "then validate and consolidate again.",
+    ),
     "E120": CodeInfo(
         1, "duplicate id", "Give each unit its own id; ids are unique in the workspace."
     ),

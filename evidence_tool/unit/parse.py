@@ -4,6 +4,7 @@ the same rules applied to a unit built in code."""
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -76,7 +77,25 @@ def _size_problem(text: str) -> Diagnostic | None:
     return None
 
 
+# A line Git writes around the two sides of a conflict.  Inside a fence or a list the
+# markers are legal Markdown, so a unit left unmerged would otherwise be recorded and
+# served as is; '=======' alone is left out (a setext rule can be one).
+_CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.M)
+
+
 def _text_problem(text: str) -> Diagnostic | None:
+    conflict = _CONFLICT.search(text)
+    if conflict is not None:
+        line = text.count("\n", 0, conflict.start()) + 1
+        marker = text[conflict.start() : conflict.start() + 7]
+        return Diagnostic(
+            "E118",
+            f"line {line} is a Git conflict marker ('{marker}'): a merge left both sides "
+            "of an edit in the file; keep the text you want, delete the marker lines "
+            "('<<<<<<<', '=======', '>>>>>>>'), then validate again",
+            line=line,
+            column=1,
+        )
     if text.startswith("\ufeff"):
         return Diagnostic("E109", "the text starts with a byte order mark (BOM)", line=1, column=1)
     for bad, what in (("\x00", "a NUL byte"), ("\r", "a bare carriage return (CR)")):
