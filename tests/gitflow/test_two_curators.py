@@ -93,3 +93,40 @@ def test_a_pull_that_meets_two_consolidations_says_merge_and_recovers(
     git(south, "commit", "-q", "--no-edit")
     strict = tht(south, "verify", "--strict")
     assert strict.exit_code == 0, strict.stdout + strict.stderr
+
+
+def test_a_descriptor_both_curators_changed_names_the_conflict(tmp_path: Path) -> None:
+    """Each curator adds an import source: workspace.yaml conflicts where both appended.
+    The error named only "YAML syntax: could not find expected ':'"."""
+    remote = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    east = tmp_path / "east"
+    git(tmp_path, "clone", "-q", str(remote), str(east))
+    made = invoke(["workspace", "new", str(east), "--id", "lab", "--language", "en"])
+    assert made.exit_code == 0, made.stdout + made.stderr
+    _commit(east, "start")
+    git(east, "push", "-q", "origin", "HEAD:main")
+    west = tmp_path / "west"
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(west))
+    for clone, name in ((east, "lab-a"), (west, "lab-b")):
+        folder = clone / "imports" / name
+        folder.mkdir(parents=True)
+        (folder / "training.json").write_text(
+            '[{"id":"q1","question":"How many samples?","content":"SELECT count(*) FROM '
+            'lab.samples","training_data_type":"sql"}]\n'
+        )
+        added = tht(clone, "sources", "add", "--format", "vanna", str(folder))
+        assert added.exit_code == 0, added.stdout + added.stderr
+        git(clone, "add", "-A")
+        git(clone, "commit", "-q", "-m", f"{name} source")
+    git(east, "push", "-q", "origin", "HEAD:main")
+    pulled = subprocess.run(["git", "pull", "-q", "--no-rebase", "origin", "main"], cwd=west,
+                            env=shell_env(tmp_path), capture_output=True, text=True)  # fmt: skip
+    assert pulled.returncode != 0 and "workspace.yaml" in pulled.stdout + pulled.stderr
+
+    ran = tht(west, "status")
+    assert ran.exit_code != 0 and "Traceback" not in ran.stderr, ran.stdout + ran.stderr
+    (error,) = ran.json["errors"]
+    assert error["code"] == "E902" and "Git conflict marker" in error["message"], error
+    marker = (west / "workspace.yaml").read_text().split("\n").index("<<<<<<< HEAD") + 1
+    assert error["line"] == marker, (error, marker)
