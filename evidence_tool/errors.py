@@ -144,7 +144,7 @@ CODES: dict[str, CodeInfo] = {
         "file not in canonical form",
         "Run 'tht evidence fmt PATH' to rewrite the file canonically.",
     ),
-    "E118": CodeInfo(
+    "E119": CodeInfo(
         1,
         "Git conflict markers in a unit",
         "Resolve the merge in the file: keep the text you want, delete the marker lines, "

@@ -89,7 +89,7 @@ def _text_problem(text: str) -> Diagnostic | None:
         line = text.count("\n", 0, conflict.start()) + 1
         marker = text[conflict.start() : conflict.start() + 7]
         return Diagnostic(
-            "E118",
+            "E119",
             f"line {line} is a Git conflict marker ('{marker}'): a merge left both sides "
             "of an edit in the file; keep the text you want, delete the marker lines "
             "('<<<<<<<', '=======', '>>>>>>>'), then validate again",

@@ -1,7 +1,7 @@
 """A unit that still holds Git's conflict markers (two curators edited it, one pulled and
 resolved nothing).  Inside a ```sql fence or a list the markers are legal Markdown, so the
 unit was valid: consolidate recorded and activated an example whose SQL began with
-'<<<<<<< HEAD', and search served it to agents.  It is now E118 at the marker's line."""
+'<<<<<<< HEAD', and search served it to agents.  It is now E119 at the marker's line."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_conflict_markers_are_e118_at_their_line(rel: str, anchor: str, theirs: 
     text, line = _conflicted((CURATED / rel).read_text(encoding="utf-8"), anchor, theirs)
     result = parse_unit(text.encode("utf-8"), path=rel)
     assert result.unit is None or result.errors, rel
-    assert [(e.code, e.line) for e in result.errors] == [("E118", line)], result.errors
+    assert [(e.code, e.line) for e in result.errors] == [("E119", line)], result.errors
     assert "conflict marker" in result.errors[0].message, result.errors[0].message
 
 
@@ -63,7 +63,7 @@ def test_consolidate_refuses_a_conflicted_unit_and_serves_the_old_one(tmp_path: 
     unit.write_text(text, encoding="utf-8")
     ran = invoke(["workspace", "evidence", "consolidate", "--workspace-root", str(ws), "--json"])
     assert ran.exit_code == 1, ran.stdout + ran.stderr
-    assert [(e["code"], e["line"]) for e in ran.json["errors"]] == [("E118", line)], ran.json
+    assert [(e["code"], e["line"]) for e in ran.json["errors"]] == [("E119", line)], ran.json
     found = invoke(["workspace", "evidence", "search", "admissions per month", "--workspace-root",
                     str(ws), "--json"])  # fmt: skip
     assert found.exit_code == 0, found.stdout + found.stderr
