@@ -77,14 +77,27 @@ def _size_problem(text: str) -> Diagnostic | None:
     return None
 
 
-# A line Git writes around the two sides of a conflict.  Inside a fence or a list the
-# markers are legal Markdown, so a unit left unmerged would otherwise be recorded and
-# served as is; '=======' alone is left out (a setext rule can be one).
-_CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.M)
+# A conflict as Git writes it: '<<<<<<<', later '=======', later '>>>>>>>', each a line of
+# its own.  Inside a fence or a list the markers are legal Markdown, so a unit left
+# unmerged would otherwise be recorded and served as is.  One such line alone is the
+# unit's text (a 7-deep quoted email reply, arrows in a fenced diagram, a setext rule).
+_CONFLICT = [re.compile(p, re.M) for p in (r"^<{7}(?: |$)", r"^={7}$", r"^>{7}(?: |$)")]
+
+
+def _conflict(text: str) -> re.Match[str] | None:
+    """The '<<<<<<<' line of a whole conflict in ``text``; each search starts where the last
+    one matched (the earliest chain is the one to find), so it is linear in the text."""
+    if "<<<<<<<" not in text:
+        return None
+    start = _CONFLICT[0].search(text)
+    found = start
+    for marker in _CONFLICT[1:]:
+        found = marker.search(text, found.end()) if found is not None else None
+    return start if found is not None else None
 
 
 def _text_problem(text: str) -> Diagnostic | None:
-    conflict = _CONFLICT.search(text)
+    conflict = _conflict(text)
     if conflict is not None:
         line = text.count("\n", 0, conflict.start()) + 1
         marker = text[conflict.start() : conflict.start() + 7]

@@ -69,3 +69,32 @@ def test_consolidate_refuses_a_conflicted_unit_and_serves_the_old_one(tmp_path: 
     assert found.exit_code == 0, found.stdout + found.stderr
     served = [h for h in found.json["result"]["hits"] if h["id"].endswith("admissions-per-month")]
     assert served and not re.search(r"(?m)^<{7}", str(served[0])), served
+
+
+# Lines that look like one marker but are no conflict: Git always writes the three lines of
+# a conflict, '<<<<<<<', '=======' and '>>>>>>>' in this order, so one alone is the unit's.
+LEGIT = [
+    ("email-quote", "From the SDO office:\n\n>>>>>>> we confirm the grouper version"),
+    ("bare-quote", ">>>>>>>"),
+    ("arrows-in-fence", "```text\n<<<<<<< older rows\n>>>>>>> newer rows\n```"),
+    ("lt-in-fence", "```text\n<<<<<<< older rows\n```"),
+    ("banner-in-fence", "```text\n=======\n>>>>>>> report\n=======\n```"),
+]
+
+
+@pytest.mark.parametrize(("name", "extra"), LEGIT, ids=[n for n, _ in LEGIT])
+def test_one_marker_like_line_is_the_units_text(name: str, extra: str) -> None:
+    text = (CURATED / "glossary/drg.md").read_text(encoding="utf-8")
+    text = text.replace("\n## Definition\n\n", f"\n## Definition\n\n{extra}\n\n", 1)
+    assert extra in text
+    result = parse_unit(text.encode("utf-8"))
+    assert result.ok, (name, result.errors)
+
+
+def test_a_diff3_conflict_is_e119_at_its_first_marker() -> None:
+    text = (CURATED / "glossary/drg.md").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    at = lines.index("## Definition") + 2
+    lines[at:at] = ["<<<<<<< HEAD", "A", "||||||| base", "O", "=======", "B", ">>>>>>> x"]
+    result = parse_unit("\n".join(lines).encode("utf-8"))
+    assert [(e.code, e.line) for e in result.errors] == [("E119", at + 1)], result.errors
