@@ -36,7 +36,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("rel", "anchor", "theirs"), CASES)
-def test_conflict_markers_are_e118_at_their_line(rel: str, anchor: str, theirs: str) -> None:
+def test_conflict_markers_are_e119_at_their_line(rel: str, anchor: str, theirs: str) -> None:
     text, line = _conflicted((CURATED / rel).read_text(encoding="utf-8"), anchor, theirs)
     result = parse_unit(text.encode("utf-8"), path=rel)
     assert result.unit is None or result.errors, rel
