@@ -53,7 +53,7 @@ def _to_reader(ctx: Context, report: Report, write: Callable[[], object], code: 
             raise
         _reader_gone()
     except OSError as exc:
-        _stdout_unwritable(exc, code)
+        _stdout_unwritable(exc, code, report)
     except Exception as exc:
         presentation_failed("writing the report", exc)
         if ctx.format == "json":
@@ -64,7 +64,7 @@ def _to_reader(ctx: Context, report: Report, write: Callable[[], object], code: 
                 presentation_failed("writing the report's findings", again)
 
 
-def _stdout_unwritable(exc: OSError, code: int) -> NoReturn:
+def _stdout_unwritable(exc: OSError, code: int, report: Report) -> NoReturn:
     """Standard output refused the output (ENOSPC, EIO): say so on stderr and end with
     E604, or with the command's own failure code; a script must not take a cut file for
     the whole.  What is still buffered for stdout is dropped, so that the interpreter's
@@ -76,6 +76,9 @@ def _stdout_unwritable(exc: OSError, code: int) -> NoReturn:
     except (OSError, ValueError, AttributeError):
         pass
     done = "the command's work is done; " if code == 0 else ""
+    # The report that was lost held the command's own failure: name its codes here.
+    failed = sorted({d.code for d in report.errors})
+    done += f"the command failed ({', '.join(failed)}); " if code and failed else ""
     why = E.printable(exc.strerror or str(exc))
     try:
         sys.stderr.write(

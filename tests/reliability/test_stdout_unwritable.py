@@ -75,7 +75,9 @@ def test_a_consolidation_whose_report_is_lost_is_still_recorded(ws: Path) -> Non
     assert state["unconsolidated"]["modified"] == [], state["unconsolidated"]
 
 
-def test_a_failing_command_keeps_its_own_code(ws: Path) -> None:
-    ran = _run(ws, "show", "evidence:clinical:no-such-unit")
+@pytest.mark.parametrize("fmt", [(), ("--json",)], ids=["text", "json"])
+def test_a_failing_command_keeps_its_own_code(ws: Path, fmt: tuple[str, ...]) -> None:
+    # With --json the failure's envelope is what stdout refuses: its code must still be told.
+    ran = _run(ws, "show", "evidence:clinical:no-such-unit", *fmt)
     assert ran.returncode == 2 and "E904" in ran.stderr, ran.stderr  # its own code, not 6
     assert "bug in evidence-tool" not in ran.stderr, ran.stderr
