@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -53,15 +54,29 @@ def _to_reader(ctx: Context, report: Report, write: Callable[[], object], code: 
             raise
         _reader_gone()
     except OSError as exc:
-        _stdout_unwritable(exc, code, report)
+        if exc.errno not in _WRITE_ERRNOS:  # not the write's: a reporter's own (os.getcwd)
+            _render_failed(ctx, report, exc)
+        else:
+            _stdout_unwritable(exc, code, report)
     except Exception as exc:
-        presentation_failed("writing the report", exc)
-        if ctx.format == "json":
-            try:
-                sys.stdout.write(_bare_envelope(ctx, report))
-                sys.stdout.flush()
-            except Exception as again:  # a stdout that cannot be written: no one to tell
-                presentation_failed("writing the report's findings", again)
+        _render_failed(ctx, report, exc)
+
+
+def _render_failed(ctx: Context, report: Report, exc: Exception) -> None:
+    presentation_failed("writing the report", exc)
+    if ctx.format == "json":
+        try:
+            sys.stdout.write(_bare_envelope(ctx, report))
+            sys.stdout.flush()
+        except Exception as again:  # a stdout that cannot be written: no one to tell
+            presentation_failed("writing the report's findings", again)
+
+
+# What write(2) on a file, pipe, terminal or socket reports (EPIPE aside): another errno
+# came from elsewhere in the reporter, and is a rendering failure as any other exception.
+_FULL = ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS", "ESTALE", "EPERM")
+_STREAM = ("EAGAIN", "EBADF", "EINVAL", "ENXIO", "ECONNRESET", "ENOTCONN", "EINTR")
+_WRITE_ERRNOS = frozenset(getattr(errno, n) for n in (*_FULL, *_STREAM) if hasattr(errno, n))
 
 
 def _stdout_unwritable(exc: OSError, code: int, report: Report) -> NoReturn:

@@ -81,3 +81,24 @@ def test_a_failing_command_keeps_its_own_code(ws: Path, fmt: tuple[str, ...]) ->
     ran = _run(ws, "show", "evidence:clinical:no-such-unit", *fmt)
     assert ran.returncode == 2 and "E904" in ran.stderr, ran.stderr  # its own code, not 6
     assert "bug in evidence-tool" not in ran.stderr, ran.stderr
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif"])
+def test_a_failure_that_is_not_stdouts_is_not_called_e604(tmp_path: Path, fmt: str) -> None:
+    """The CI reporters read the current folder (os.getcwd); run from a deleted folder that
+    raises FileNotFoundError while stdout is fine: not "standard output could not be
+    written", and the command's own exit status (0: the units are valid) stays."""
+    ws = tmp_path / "ws"
+    shutil.copytree(REPO / "fixtures/workspace", ws)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "THT_ACTOR": "test-curator"}
+    env.pop("THT_INSTALLATION", None)
+    ran = subprocess.run(
+        ["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone),
+         THT, "workspace", "evidence", "validate", "--format", fmt, "--workspace-root", str(ws)],
+        capture_output=True, stdin=subprocess.DEVNULL, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert not gone.exists()
+    assert "E604" not in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    assert ran.returncode == 0, ran.stderr
