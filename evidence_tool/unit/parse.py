@@ -90,10 +90,11 @@ def _conflict(text: str) -> re.Match[str] | None:
     if "<<<<<<<" not in text:
         return None
     start = _CONFLICT[0].search(text)
-    found = start
-    for marker in _CONFLICT[1:]:
-        found = marker.search(text, found.end()) if found is not None else None
-    return start if found is not None else None
+    middle = _CONFLICT[1].search(text, start.end()) if start else None
+    if start is None or middle is None or not _CONFLICT[2].search(text, middle.end()):
+        return None
+    # The conflict opens at the last '<<<<<<<' before its '=======': an earlier one is text.
+    return list(_CONFLICT[0].finditer(text, start.start(), middle.start()))[-1]
 
 
 def _text_problem(text: str) -> Diagnostic | None:

@@ -98,3 +98,13 @@ def test_a_diff3_conflict_is_e119_at_its_first_marker() -> None:
     lines[at:at] = ["<<<<<<< HEAD", "A", "||||||| base", "O", "=======", "B", ">>>>>>> x"]
     result = parse_unit("\n".join(lines).encode("utf-8"))
     assert [(e.code, e.line) for e in result.errors] == [("E119", at + 1)], result.errors
+
+
+def test_the_conflict_is_named_at_its_own_marker_after_marker_like_text() -> None:
+    text = (CURATED / "glossary/drg.md").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    at = lines.index("## Definition") + 2
+    lines[at:at] = ["```text", "<<<<<<< older rows", "```", "", "<<<<<<< HEAD", "A", "=======",
+                    "B", ">>>>>>> x"]  # fmt: skip
+    result = parse_unit("\n".join(lines).encode("utf-8"))
+    assert [(e.code, e.line) for e in result.errors] == [("E119", at + 5)], result.errors
