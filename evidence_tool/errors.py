@@ -149,6 +149,12 @@ CODES: dict[str, CodeInfo] = {
         "symbolic link loop",
         "Remove the link, or point it at the unit file itself (not at another link of the loop).",
     ),
+    "E119": CodeInfo(
+        1,
+        "Git conflict markers in a unit",
+        "Resolve the merge in the file: keep the text you want, delete the marker lines, "
+        "then validate and consolidate again.",
+    ),
     "E120": CodeInfo(
         1, "duplicate id", "Give each unit its own id; ids are unique in the workspace."
     ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -39,6 +41,8 @@ def read_state(path: Path) -> State:
         data = path.read_bytes()
     except FileNotFoundError:
         return State()
+    if _CONFLICT.search(data):
+        raise IntegrityError(_merge_message(path), path=str(path))
     try:
         # A key given twice: which of two values would be the pointer is anyone's guess.
         value = load_unique(data.decode("utf-8")).value
@@ -59,6 +63,31 @@ def read_state(path: Path) -> State:
         if v is not None and not (isinstance(v, str) and HEX64.fullmatch(v)):
             raise IntegrityError(f"state.yaml: {key} is not a revision", path=str(path))
     return State(value["baseline"], value["active"], value["pending"])
+
+
+# A Git merge or rebase that met two consolidations (two clones each consolidated, then
+# one pulled): both rewrote this pointer, so Git left its conflict markers in it.
+_CONFLICT = re.compile(rb"(?m)^<{7}(?: |$)")
+# The pointer files every consolidation rewrites; the objects and snapshots of both sides
+# merge as additions, and the curated units as Git merges any text.
+_REWRITTEN = (
+    "evidence/.local/state.yaml",
+    "evidence/local-manifest.yaml",
+    "evidence/.local/log.jsonl",
+)
+
+
+def _merge_message(path: Path) -> str:
+    root = path.parent.parent.parent  # <root>/evidence/.local/state.yaml
+    take = shlex.join(["git", "-C", str(root), "checkout", "--ours", "--", *_REWRITTEN])
+    return (
+        "state.yaml holds Git conflict markers: a merge or rebase met two consolidations "
+        "(each clone consolidated, then one pulled). Take one side's pointer files with the "
+        "command at the end, resolve any conflicting curated file, then run 'tht workspace "
+        "evidence consolidate': it records the merged units as a new revision (the other "
+        "side's revision stays in the archive, its log lines in Git history). The command: "
+        f"{take}"
+    )
 
 
 def write_state(path: Path, state: State) -> None:

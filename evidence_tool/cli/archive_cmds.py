@@ -70,11 +70,23 @@ def status_body(s: Session) -> Report:
     st = rep.archive
     pointers = (("baseline", st.state.baseline), ("active", st.state.active))
     lines = [f"{k}: {v or '-'}" for k, v in (*pointers, ("pending", st.state.pending))]
+    pending = st.state.pending
+    if pending:
+        # A consolidate cut between its record and its activation (Ctrl-C), --no-activate
+        # or a failed activation: the edits are recorded, only not served yet.
+        lines.append(
+            f"pending revision {pending[:12]}… is recorded, not active yet: "
+            "'tht workspace evidence consolidate' activates it (unless the installation's "
+            "activation backend is 'none')"
+        )
     lines.append(st.serving.line())
     edits = st.unconsolidated
+    # The edits are counted against the active revision: with one pending they may be
+    # recorded already, so "unconsolidated" would say they were lost.
+    differ = "not active" if pending else "unconsolidated"
     for cls in ("added", "modified", "deleted", "renamed", "reformatted", "invalid"):
         if edits.get(cls):
-            lines.append(f"unconsolidated {cls} ({len(edits[cls])}): {id_list(edits[cls])}")
+            lines.append(f"{differ} {cls} ({len(edits[cls])}): {id_list(edits[cls])}")
     if st.journal:
         lines.append(f"interrupted operations: {len(st.journal)} (see 'recover')")
     lines += cut_lines([f"review items on {u}: {len(i)}" for u, i in st.review_items.items()])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -37,12 +38,13 @@ def _reader_gone() -> NoReturn:
     raise SystemExit(EXIT_READER_GONE)
 
 
-def _to_reader(ctx: Context, report: Report, write: Callable[[], object]) -> None:
+def _to_reader(ctx: Context, report: Report, write: Callable[[], object], code: int) -> None:
     """Run ``write`` (a reporter's output) and flush stdout; a reader gone ends quietly.
 
     The command's work is done when its report is written: a failure to render it is a
     warning and the command keeps its exit status (``--json`` still gets its one object,
-    without the result that could not be rendered)."""
+    without the result that could not be rendered).  Output the system refuses (a full
+    disk behind ``> file``) is lost output, not a rendering defect: E604, never exit 0."""
     end_bars()
     try:
         write()
@@ -51,14 +53,58 @@ def _to_reader(ctx: Context, report: Report, write: Callable[[], object]) -> Non
         if not _stdout_gone():
             raise
         _reader_gone()
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:  # not the write's: a reporter's own (os.getcwd)
+            _render_failed(ctx, report, exc)
+        else:
+            _stdout_unwritable(exc, code, report)
     except Exception as exc:
-        presentation_failed("writing the report", exc)
-        if ctx.format == "json":
-            try:
-                sys.stdout.write(_bare_envelope(ctx, report))
-                sys.stdout.flush()
-            except Exception as again:  # a stdout that cannot be written: no one to tell
-                presentation_failed("writing the report's findings", again)
+        _render_failed(ctx, report, exc)
+
+
+def _render_failed(ctx: Context, report: Report, exc: Exception) -> None:
+    presentation_failed("writing the report", exc)
+    if ctx.format == "json":
+        try:
+            sys.stdout.write(_bare_envelope(ctx, report))
+            sys.stdout.flush()
+        except Exception as again:  # a stdout that cannot be written: no one to tell
+            presentation_failed("writing the report's findings", again)
+
+
+# What write(2) on a file, pipe, terminal or socket reports (EPIPE aside): another errno
+# came from elsewhere in the reporter, and is a rendering failure as any other exception.
+_FULL = ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS", "ESTALE", "EPERM")
+_STREAM = ("EAGAIN", "EBADF", "EINVAL", "ENXIO", "ECONNRESET", "ENOTCONN", "EINTR")
+_WRITE_ERRNOS = frozenset(getattr(errno, n) for n in (*_FULL, *_STREAM) if hasattr(errno, n))
+
+
+def _stdout_unwritable(exc: OSError, code: int, report: Report) -> NoReturn:
+    """Standard output refused the output (ENOSPC, EIO): say so on stderr and end with
+    E604, or with the command's own failure code; a script must not take a cut file for
+    the whole.  What is still buffered for stdout is dropped, so that the interpreter's
+    last flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    done = "the command's work is done; " if code == 0 else ""
+    # The report that was lost held the command's own failure: name its codes here.
+    failed = sorted({d.code for d in report.errors})
+    done += f"the command failed ({', '.join(failed)}); " if code and failed else ""
+    why = E.printable(exc.strerror or str(exc))
+    try:
+        sys.stderr.write(
+            f"error: E604 standard output could not be written ({why}): what it holds is "
+            f"incomplete; {done}write the output where there is room, then run the command "
+            f"again\nhint: {E.CODES['E604'].fix}\n"
+        )
+        sys.stderr.flush()
+    except Exception:
+        pass  # stderr refused too: the exit status is all that is left to say it
+    raise SystemExit(code or E.CODES["E604"].exit_code)
 
 
 def _bare_envelope(ctx: Context, report: Report) -> str:
@@ -70,14 +116,16 @@ def _bare_envelope(ctx: Context, report: Report) -> str:
 def finish(ctx: Context, report: Report) -> NoReturn:
     """Hand the body's report to the reporter of the chosen format and exit with its code."""
     code = report.code()
-    _to_reader(ctx, report, lambda: reporter_for(ctx.format).report(ctx, report, code))
+    _to_reader(ctx, report, lambda: reporter_for(ctx.format).report(ctx, report, code), code)
     raise SystemExit(code)
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:
     """A coded error, written by the chosen format's reporter."""
     report = Report(result=exc.result, errors=list(exc.diagnostics), exit_code=exc.exit_code)
-    _to_reader(ctx, report, lambda: reporter_for(ctx.format).failure(ctx, report, exc))
+    _to_reader(
+        ctx, report, lambda: reporter_for(ctx.format).failure(ctx, report, exc), exc.exit_code
+    )
     raise SystemExit(exc.exit_code)
 
 
@@ -180,7 +228,12 @@ class StderrProgress:
 
             self.close()
             self.label = label
-            self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
+            width, eta = _bar_width(label)
+            if width < _MIN_BAR:
+                return  # no bar fits beside the label: a wrapped one leaves a line per redraw
+            self.bar = click.progressbar(
+                length=max(total, 1), label=label, file=sys.stderr, width=width, show_eta=eta
+            )
             self.bar.__enter__()
         self.bar.update(max(done - self.bar.pos, 0))
         if done >= total:
@@ -196,6 +249,36 @@ class StderrProgress:
         except Exception as exc:
             self.off = True
             presentation_failed("the progress bar", exc)
+
+
+_BAR = 36  # click's own width, kept wherever it fits
+_MIN_BAR = 4
+# Around the bar: "{label}  [" "]  " "100%" and, while the time left is known, "  " and an
+# ETA of at most "1d 00:00:00"; one column spare, so a frame never ends in the last column.
+_CLUTTER, _ETA = 2 + 1 + 1 + 2 + 4 + 1, 2 + 11
+
+
+def _columns() -> int:
+    """The width of the terminal the bar is drawn on: stderr's (stdout may be piped)."""
+    try:
+        env = int(os.environ.get("COLUMNS", ""))
+        if env > 0:
+            return env
+    except ValueError:
+        pass
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def _bar_width(label: str) -> tuple[int, bool]:
+    """(bar width, show the ETA) for a bar whose frames fit the terminal on one line: a
+    frame that wraps is redrawn one line down, leaving the last one behind each time."""
+    room = _columns() - len(label) - _CLUTTER
+    if room - _ETA >= 2 * _MIN_BAR:
+        return min(_BAR, room - _ETA), True
+    return min(_BAR, room), False  # narrow: the bar before the ETA
 
 
 _BARS: list[StderrProgress] = []  # every bar of this command: ended before its report

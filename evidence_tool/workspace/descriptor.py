@@ -15,6 +15,7 @@ on good and damaged descriptors.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -160,9 +161,24 @@ def parse_yaml_bytes(data: bytes, source: str) -> JsonValue:
     except UnicodeDecodeError:
         raise DescriptorError(f"{source}: not UTF-8", path=source) from None
     except YamlProblem as exc:
+        conflict = _CONFLICT.search(data)
+        if conflict is not None:  # two clones changed it and one pulled: say so, not syntax
+            line = data.count(b"\n", 0, conflict.start()) + 1
+            raise DescriptorError(
+                f"{source}: line {line} is a Git conflict marker: a merge left both sides "
+                "of an edit in the file; keep the text you want (often both sides' lines), "
+                "delete the marker lines ('<<<<<<<', '=======', '>>>>>>>'), then run the "
+                "command again",
+                path=source,
+                line=line,
+                column=1,
+            ) from None
         raise DescriptorError(
             f"{source}: {exc.message}", path=source, line=exc.line, column=exc.column
         ) from None
+
+
+_CONFLICT = re.compile(rb"^(?:<{7}|>{7})(?: |$)", re.M)
 
 
 def parse_descriptor(data: bytes, schema_name: str, source: str) -> JsonObject:

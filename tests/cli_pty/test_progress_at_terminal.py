@@ -8,6 +8,7 @@ decide had written its files and recorded nothing.  Sizes other than the issue's
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,3 +65,28 @@ def test_validate_consolidate_decide_at_a_terminal(
     assert listed["pending_comparison"] is None and listed["decision"] is not None, listed
     state = result(["workspace", "evidence", "status", "--json"], run)["state"]
     assert state["active"] is not None and state["pending"] is None, state
+
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def frames(stderr: str) -> list[str]:
+    """Every line the bar drew (each redraw after a carriage return), escapes taken out."""
+    return [_ESCAPE.sub("", f) for f in re.split(r"[\r\n]", stderr) if f.strip()]
+
+
+@pytest.mark.parametrize("columns", [24, 30, 46])
+def test_the_bar_fits_a_narrow_terminal(
+    columns: int, templates: Callable[[int], Templates], tmp_path: Path
+) -> None:
+    """A bar wider than the terminal wraps, and each redraw then leaves a stale line behind
+    (at 40 columns, validate of 1,500 units scrolled some 35 lines of bar).  Every frame
+    stays narrower than the terminal; where a bar of a few cells fits, it is drawn."""
+    ws = copy(templates(1000).fresh, tmp_path / "ws")
+    tty = at_terminal(["workspace", "evidence", "validate"], ws, columns=columns)
+    pipe = piped(["workspace", "evidence", "validate"], ws)
+    same_but_progress(tty, pipe)
+    drawn = [f for f in frames(tty.stderr) if f.startswith("validating")]
+    assert all(len(f) < columns for f in drawn), (columns, max(drawn, key=len), tty.where())
+    if columns >= 30:  # 30: a bar without its ETA; 46: with it
+        assert drawn and "[" in drawn[-1] and drawn[-1].endswith("100%"), tty.where()
