@@ -13,7 +13,15 @@ import threading
 import time
 from pathlib import Path
 
-from serve_helpers import Server, child_env, free_port, http_server, tht_argv, wait_ready
+from serve_helpers import (
+    Server,
+    bound_url,
+    child_env,
+    free_port,
+    http_server,
+    tht_argv,
+    wait_ready,
+)
 from test_switch import _consolidate_elsewhere
 
 EDITED = "evidence:clinical:giornate-di-degenza"
@@ -100,17 +108,17 @@ def test_fresh_workers_serve_a_new_activation_and_sigterm_stops_them_all(served:
 
 
 def test_the_workers_stop_when_the_first_process_dies(served: Path) -> None:
-    port = free_port()
     argv = tht_argv(
-        "workspace", "evidence", "serve", "--transport", "http", "--port", str(port),
+        "workspace", "evidence", "serve", "--transport", "http", "--port", "0",
         "--workspace-root", str(served), "--workers", "2",
     )  # fmt: skip
     process = subprocess.Popen(
         argv, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    server = Server(process, f"http://127.0.0.1:{port}", None)
+    server = Server(process, "", None)
     try:
+        server.url = bound_url(process)
         wait_ready(server)
         children = _workers(server)
         assert len(children) == 2
