@@ -142,7 +142,7 @@ def test_a_worker_count_out_of_range_is_a_coded_error(served: Path) -> None:
             "workspace", "evidence", "serve", "--transport", "http", "--port", str(free_port()),
             "--workspace-root", str(served), "--workers", count, "--json",
         )  # fmt: skip
-        done = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=60)
+        done = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=120)
         assert done.returncode == 2, done.stderr
         assert '"E901"' in done.stdout and "--workers" in done.stdout
 
