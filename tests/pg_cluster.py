@@ -106,14 +106,24 @@ class Cluster:
             "UTF8",
             "--locale=C",
         )
-        opts = (
-            f"-k {self.folder} -p {self.port} -c listen_addresses=127.0.0.1 "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-            "-c max_connections=20 -c shared_buffers=16MB"
-        )
-        self.server(
-            "pg_ctl", "-D", self.data, "-l", f"{self.folder}/log", "-w", "-o", opts, "start"
-        )
+        for attempt in range(5):
+            opts = (
+                f"-k {self.folder} -p {self.port} -c listen_addresses=127.0.0.1 "
+                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+                "-c max_connections=20 -c shared_buffers=16MB"
+            )
+            try:
+                self.server(
+                    "pg_ctl", "-D", self.data, "-l", f"{self.folder}/log", "-w", "-o", opts, "start"
+                )
+                break
+            except RuntimeError:
+                # The port was free when picked; another test's socket may have taken it
+                # before the server bound it: pick again.
+                log = Path(f"{self.folder}/log").read_text("utf-8", errors="replace")
+                if attempt == 4 or "already in use" not in log:
+                    raise
+                self.port = _free_port()
         self.running = True
 
     def stop(self) -> None:

@@ -478,7 +478,7 @@ def test_open_catalog_reads_a_live_warehouse_for_other_callers(
 
     query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'tht catalog check'"
     with psycopg.connect(pg_cluster.dsn(), autocommit=True) as conn:
-        for _ in range(100):  # a closed backend leaves the view within moments; bounded wait
+        for _ in range(600):  # a closed backend leaves the view within moments; bounded wait
             open_sessions = conn.execute(query).fetchone()
             if open_sessions == (0,):
                 break

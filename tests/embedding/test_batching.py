@@ -40,7 +40,7 @@ class Hashed:
     def embed(self, texts: list[str]) -> list[list[float]]:
         self.passes.append(list(texts))
         self.entered.release()
-        assert self.gate.wait(30)
+        assert self.gate.wait(120)  # a bound, not a pause
         if self.fail_on in texts:
             raise EmbeddingError("the service answered 503")
         return self.inner.embed(texts) if self.inner else [vector(t) for t in texts]
@@ -75,15 +75,15 @@ def behind_a_held_pass(inner: Hashed, batched: Batched, asks: list[list[str]]) -
     inner.gate.clear()
     first = threading.Thread(target=batched.embed, args=(["held"],))
     first.start()
-    assert inner.entered.acquire(timeout=30)  # a pass runs: the others queue behind it
+    assert inner.entered.acquire(timeout=120)  # a pass runs: the others queue behind it
     done: list[Any] = []
     waiting = threading.Thread(target=lambda: done.extend(ask_together(batched, asks)))
     waiting.start()
     while len(batched._queue) < len(asks):
         threading.Event().wait(0.005)
     inner.gate.set()
-    first.join(30)
-    waiting.join(60)
+    first.join(120)
+    waiting.join(120)
     assert not first.is_alive() and not waiting.is_alive()
     return done
 

@@ -4,9 +4,10 @@
 with the bytes of PRE (the file as the last refresh saw it) and with an edit of
 them, the way editors save (a temp file renamed over the file).  Before each
 save it reads FILE back: if the bytes are not what it saved last, someone
-replaced them.  When what it saved was an edit, it looks again 50 ms later: its
-bytes back is ``transient`` (the tool's compare-and-swap caught the race and
-gave them back), anything else is ``lost``.  Writes one JSON object to LOG.
+replaced them.  When what it saved was an edit, it waits for them to come back
+until the tool has ended: its bytes back is ``transient`` (the tool's
+compare-and-swap caught the race and gave them back), anything else is ``lost``.
+Writes one JSON object to LOG.
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ def main() -> None:
                 replaced_pre += 1  # the tool replaced the bytes it had compared: allowed
             else:
                 # The tool exchanged its file in, saw it took out an edit and is putting it
-                # back: give it the moment that takes before calling the edit lost.
-                time.sleep(0.05)
-                with open(path, "rb") as fh:
-                    again = fh.read()
+                # back: wait for that until the tool has ended (STOP: the test writes it once
+                # the run returned), however long a loaded machine keeps the tool off a core.
+                again = _back_or_final(path, last, stop)
                 if again == last:
                     transient += 1
                 else:
@@ -66,6 +66,18 @@ def main() -> None:
             },
             fh,
         )
+
+
+def _back_or_final(path: str, last: bytes, stop: str) -> bytes:
+    """The file's bytes once they are ``last`` again, or once the tool has ended."""
+    deadline = time.monotonic() + 120  # a bound, not a pause
+    while True:
+        ended = os.path.exists(stop)  # looked at first: the read below is then the final one
+        with open(path, "rb") as fh:
+            again = fh.read()
+        if again == last or ended or time.monotonic() > deadline:
+            return again
+        time.sleep(0.005)
 
 
 if __name__ == "__main__":

@@ -218,7 +218,7 @@ def hold(pause: Path, paused: Path, still: bool) -> None:
         pause.unlink(missing_ok=True)
         return
     pause.touch()
-    for _ in range(2000):  # bounded: 10 s at most
+    for _ in range(12_000):  # bounded: 60 s at most, only when the flipper is stuck
         if paused.exists():
             return
         time.sleep(0.005)

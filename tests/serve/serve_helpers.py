@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +23,7 @@ from evidence_tool.archive import LocalEvidenceArchive
 
 REPO = Path(__file__).resolve().parents[2]
 ACTOR = "alice"
-START_S = 30.0  # a cold interpreter with the SDK on a busy 2-core machine
+START_S = 120.0  # a cold interpreter with the SDK on a loaded 2-core machine (a bound, not a pause)
 
 
 def tht_argv(*args: str) -> list[str]:
@@ -45,9 +47,39 @@ def consolidate(root: Path, installation: dict[str, object] | None = None) -> st
 
 
 def free_port() -> int:
+    """A port free now, for a server that refuses before it binds.  One that serves is
+    started with ``--port 0`` and its address read from its banner (``bound_url``): a port
+    picked free here and bound later may be taken meanwhile by another test's socket."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+BANNER = re.compile(r"serving (http://\S+)/mcp and /v1")
+
+
+def bound_url(process: subprocess.Popen[str]) -> str:
+    """The address a server started with ``--port 0`` listens on, from the banner it
+    writes to stderr once bound.  Only the lines up to the banner are read: the rest stays
+    in the pipe for the test."""
+    assert process.stderr is not None
+    stream, found = process.stderr, threading.Event()
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in stream:  # until the banner, or the end if the server exits first
+            lines.append(line)
+            if BANNER.search(line):
+                break
+        found.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not found.wait(START_S):
+        raise AssertionError(f"the server did not bind within {START_S} s: {lines}")
+    banner = BANNER.search(lines[-1]) if lines else None
+    if banner is None:
+        raise AssertionError(f"the server exited: {''.join(lines)}")
+    return banner.group(1)
 
 
 @dataclass
@@ -64,7 +96,7 @@ class Server:
     def stop(self) -> int:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=30)
+        return self.process.wait(timeout=120)
 
 
 def wait_ready(server: Server) -> None:
@@ -93,9 +125,8 @@ def http_server(
 ) -> Iterator[Server]:
     """``serve --transport http`` on a free loopback port (``workers`` processes; None:
     the server's default), stopped by SIGTERM after."""
-    port = free_port()
     args = ["--installation", str(installation)] if installation else []
-    args += ["workspace", "evidence", "serve", "--transport", "http", "--port", str(port)]
+    args += ["workspace", "evidence", "serve", "--transport", "http", "--port", "0"]
     args += ["--workspace-root", str(root)] if root else []
     args += ["--workers", str(workers)] if workers else []
     env = child_env(**({"THT_SERVE_TOKEN": token} if token else {}))
@@ -108,8 +139,9 @@ def http_server(
         stderr=subprocess.PIPE,
         text=True,
     )
-    server = Server(process, f"http://127.0.0.1:{port}", token)
+    server = Server(process, "", token)
     try:
+        server.url = bound_url(process)
         wait_ready(server)
         yield server
     finally:

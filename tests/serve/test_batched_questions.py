@@ -96,8 +96,8 @@ def test_questions_asked_together_get_what_each_gets_alone(workspace: Path, tmp_
         if len(batched._queue) == len(rest):
             break
         threading.Event().wait(0.01)
-    held.released.set()
-    assert len(batched._queue) == len(rest)
+    assert len(batched._queue) == len(rest)  # looked at while the pass is held: once
+    held.released.set()  # released, the pass ends and the next takes the queue
     for t in [first, *rest]:
         t.join(120)
     assert held.passes == [1, 7], held.passes  # the first question alone, then the seven together

@@ -114,7 +114,7 @@ def test_a_non_loopback_bind_without_a_token_is_refused(served: Path) -> None:
         "workspace", "evidence", "serve", "--transport", "http", "--host", "0.0.0.0",
         "--port", str(free_port()), "--workspace-root", str(served),
     )  # fmt: skip
-    done = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "THT_SERVE_TOKEN" in done.stderr and "Traceback" not in done.stderr
 
@@ -140,6 +140,6 @@ def test_a_port_in_use_is_a_coded_error(served: Path) -> None:
             "workspace", "evidence", "serve", "--transport", "http", "--port", str(port),
             "--workspace-root", str(served),
         )  # fmt: skip
-        done = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=60)
+        done = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "E901" in done.stderr and "--port" in done.stderr and "Traceback" not in done.stderr

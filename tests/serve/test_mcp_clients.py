@@ -17,7 +17,7 @@ from serve_helpers import child_env, http_server, tht_argv
 
 TOOLS = {"search_evidence", "get_evidence", "evidence_for", "check_citations"}
 KNOWN = "evidence:clinical:giornate-di-degenza"
-TIMEOUT_S = 60
+TIMEOUT_S = 120  # bounds a session (a cold stdio server included), never a pause
 
 
 def _structured(result: Any) -> dict[str, Any]:

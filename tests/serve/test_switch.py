@@ -7,6 +7,7 @@ import json
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,15 @@ class Clients:
             t.start()
         return self
 
+    def wait_for(self, enough: Callable[[list[tuple[float, float, dict[str, Any]]]], bool]) -> None:
+        """Until ``enough`` holds for the answers so far (or every client has ended)."""
+        deadline = time.monotonic() + MAX_SECONDS
+        while time.monotonic() < deadline and any(t.is_alive() for t in self.threads):
+            with self.lock:
+                if enough(self.answers):
+                    return
+            time.sleep(0.02)
+
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         for t in self.threads:
@@ -93,8 +103,7 @@ def test_an_activation_elsewhere_is_served_at_once_and_never_mixed(served: Path)
     assert before is not None
     formula = served / "evidence/curated/formula/giornate-di-degenza.md"
     with http_server(served) as server, Clients(server, 3) as clients:
-        while len(clients.answers) < 30:  # answers on the first revision, before the change
-            time.sleep(0.02)
+        clients.wait_for(lambda answers: len(answers) >= 30)  # on the first revision
         text = formula.read_text("utf-8").replace(
             "# Giornate di degenza\n", "# Giornate di degenza ospedaliera\n"
         )
@@ -102,9 +111,9 @@ def test_an_activation_elsewhere_is_served_at_once_and_never_mixed(served: Path)
         (served / "evidence/curated/glossary/sdo.md").unlink()
         after = _consolidate_elsewhere(served)
         switched = time.monotonic()
-        seen_after = len(clients.answers)
-        while len(clients.answers) < seen_after + 60 and not clients.stop.is_set():
-            time.sleep(0.02)
+        # Sixty answers to requests that started after the switch (those in flight at the
+        # switch, or answered after it, may have started before it: not counted).
+        clients.wait_for(lambda answers: sum(a[0] > switched for a in answers) >= 60)
     assert not clients.failures, clients.failures[:3]
     hashes = {before: _hashes(served, before), after: _hashes(served, after)}
     revisions = {result["revision"] for _, _, result in clients.answers}
