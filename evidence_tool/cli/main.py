@@ -10,8 +10,7 @@ import click
 
 from evidence_tool import __version__
 from evidence_tool.cli.lazy_group import LazyGroup
-from evidence_tool.cli.output import Context, Report
-from evidence_tool.cli.reporters.json_reporter import envelope_line
+from evidence_tool.cli.output import Context, Report, usage_failed
 from evidence_tool.errors import Diagnostic, printable
 
 
@@ -85,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         # Usage errors keep the --json promise: one JSON object on stdout.
         if _wants_json(args):
             usage = Report(errors=[Diagnostic("E901", exc.format_message())])
-            sys.stdout.write(envelope_line(Context(True, _command_path(args)), usage, ok=False))
+            usage_failed(Context(True, _command_path(args)), usage, exc.exit_code)
         else:
             _show(exc)
         raise SystemExit(exc.exit_code) from None
@@ -119,8 +118,9 @@ def run() -> None:
         raise SystemExit(code)
     atexit._run_exitfuncs()
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: closed when the process started ('>&-')
+                stream.flush()
     except (OSError, ValueError):
         raise SystemExit(code) from None
     os._exit(code)

@@ -46,6 +46,8 @@ def _to_reader(ctx: Context, report: Report, write: Callable[[], object], code: 
     without the result that could not be rendered).  Output the system refuses (a full
     disk behind ``> file``) is lost output, not a rendering defect: E604, never exit 0."""
     end_bars()
+    if sys.stdout is None:  # '>&-': the interpreter started without a standard output
+        _stdout_unwritable(OSError(errno.EBADF, "standard output is closed"), code, report)
     try:
         write()
         sys.stdout.flush()
@@ -95,11 +97,16 @@ def _stdout_unwritable(exc: OSError, code: int, report: Report) -> NoReturn:
     failed = sorted({d.code for d in report.errors})
     done += f"the command failed ({', '.join(failed)}); " if code and failed else ""
     why = E.printable(exc.strerror or str(exc))
+    where = (
+        "open standard output (not '>&-')"
+        if exc.errno == errno.EBADF
+        else "write the output where there is room"
+    )
     try:
         sys.stderr.write(
             f"error: E604 standard output could not be written ({why}): what it holds is "
-            f"incomplete; {done}write the output where there is room, then run the command "
-            f"again\nhint: {E.CODES['E604'].fix}\n"
+            f"incomplete; {done}{where}, then run the command again\n"
+            f"hint: {E.CODES['E604'].fix}\n"
         )
         sys.stderr.flush()
     except Exception:
@@ -118,6 +125,12 @@ def finish(ctx: Context, report: Report) -> NoReturn:
     code = report.code()
     _to_reader(ctx, report, lambda: reporter_for(ctx.format).report(ctx, report, code), code)
     raise SystemExit(code)
+
+
+def usage_failed(ctx: Context, report: Report, code: int) -> None:
+    """A usage error's envelope (``--json`` keeps its one-object promise): written as any
+    report is, so a reader gone or a stdout closed or full is said, not a traceback."""
+    _to_reader(ctx, report, lambda: sys.stdout.write(envelope_line(ctx, report, ok=False)), code)
 
 
 def fail(ctx: Context, exc: E.EvidenceError) -> NoReturn:

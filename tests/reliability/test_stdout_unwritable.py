@@ -102,3 +102,41 @@ def test_a_failure_that_is_not_stdouts_is_not_called_e604(tmp_path: Path, fmt: s
     assert not gone.exists()
     assert "E604" not in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
     assert ran.returncode == 0, ran.stderr
+
+
+def _shell(ws: Path, redirect: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``tht workspace evidence ARGS --workspace-root WS`` behind a shell ``redirect``."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "THT_ACTOR": "test-curator"}
+    env.pop("THT_INSTALLATION", None)
+    return subprocess.run(
+        ["sh", "-c", f'"$@" {redirect}', "sh",
+         THT, "workspace", "evidence", *args, "--workspace-root", str(ws)],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        text=True, env=env, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "named"),
+    [
+        (("sources", "list", "--json"), 6, ""),
+        (("verify",), 6, ""),
+        (("show", "evidence:clinical:no-such-unit", "--json"), 2, "E904"),
+        (("status", "--no-such-option", "--json"), 2, "E901"),
+    ],
+)
+def test_a_closed_stdout_is_e604_not_a_traceback(
+    ws: Path, args: tuple[str, ...], code: int, named: str
+) -> None:
+    # '>&-' closes standard output: Python starts with sys.stdout None.
+    ran = _shell(ws, ">&-", *args)
+    assert "Traceback" not in ran.stderr and "bug in evidence-tool" not in ran.stderr, ran.stderr
+    assert ran.returncode == code, ran.stderr
+    assert "E604" in ran.stderr and "closed" in ran.stderr and named in ran.stderr, ran.stderr
+
+
+@pytest.mark.parametrize("fmt", [("--json",), ()], ids=["json", "text"])
+def test_a_usage_error_whose_reader_left_ends_quietly(ws: Path, fmt: tuple[str, ...]) -> None:
+    # 'head -c0' reads nothing and leaves: the envelope meets a broken pipe.
+    ran = _shell(ws, "| head -c0; exit ${PIPESTATUS:-0}", "status", "--no-such-option", *fmt)
+    assert "Traceback" not in ran.stderr and "bug in evidence-tool" not in ran.stderr, ran.stderr
