@@ -84,7 +84,9 @@ def test_new_without_examples_is_an_empty_valid_workspace(tmp_path: Path, cli: C
     created = cli(["workspace", "new", str(target), "--id", "blank", "--language", "it-CH"])
     assert created.exit_code == 0, created.stderr
     assert load_workspace_descriptor(target).name == "blank"  # the name defaults to the id
-    assert sorted(tree(target)) == [".gitignore", "workspace.yaml"]
+    keeps = [f"evidence/curated/{kind}/.gitkeep" for kind in KINDS]  # Git keeps the folders
+    assert sorted(tree(target)) == sorted([".gitignore", "workspace.yaml", *keeps])
+    assert created.stdout.count("wrote") == 10
     assert all((target / "evidence/curated" / kind).is_dir() for kind in KINDS)
     validate = cli(["workspace", "evidence", "validate", "--workspace-root", str(target), "--json"])
     assert validate.exit_code == 0 and validate.json["result"]["files"] == 0
@@ -199,6 +201,28 @@ def test_new_workspace_in_git_status_has_no_ignore_warning(tmp_path: Path) -> No
     messages += [w["message"] for w in json.loads(status.stdout)["result"]["git"]["warnings"]]
     assert not [m for m in messages if "not ignored" in m], messages
     assert (repo / ".evidence-archive.lock").exists()  # the file the rule is for exists
+
+
+@pytest.mark.parametrize("example", [False, True], ids=["blank", "example"])
+def test_a_new_workspace_committed_and_cloned_works_in_the_clone(
+    tmp_path: Path, example: bool
+) -> None:
+    """Git keeps no empty folder: a blank workspace's curated tree must reach a clone."""
+    origin, clone = tmp_path / "north wing", tmp_path / "teammate"
+    origin.mkdir()
+    extra = ["--example"] if example else []
+    new = run_tht(origin, "workspace", "new", "--id", "north", "--language", "it", *extra)
+    assert new.returncode == 0, new.stderr
+    git = ["git", "-c", "user.email=c@example.org", "-c", "user.name=Curator"]
+    subprocess.run(["git", "init", "-q", str(origin)], check=True, timeout=60)
+    subprocess.run([*git, "-C", str(origin), "add", "-A"], check=True, timeout=60)
+    subprocess.run([*git, "-C", str(origin), "commit", "-qm", "new"], check=True, timeout=60)
+    subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True, timeout=60)
+    assert all((clone / "evidence/curated" / kind).is_dir() for kind in KINDS)
+    for command in (["validate"], ["consolidate"], ["verify"]):
+        ran = run_tht(clone, "workspace", "evidence", *command, "--json")
+        assert ran.returncode == 0, (command, ran.stdout, ran.stderr)
+    assert json.loads(ran.stdout)["ok"] is True
 
 
 # -- finding the workspace from inside it, as Git finds its repository ---------

@@ -1,6 +1,7 @@
 """``tht workspace new``: a new workspace that validates and consolidates as it is (SPEC.md 4).
 
-It writes the curated kind folders, the ``.gitignore`` entries the archive needs
+It writes the curated kind folders (a ``.gitkeep`` in each one left empty, so that Git
+keeps it), the ``.gitignore`` entries the archive needs
 (the lock file and the derived cache are never committed), optional example
 units, and ``workspace.yaml`` last: a run cut short leaves no descriptor, so it
 is not a workspace yet and the same command can simply run again.
@@ -28,6 +29,7 @@ from evidence_tool.workspace.layout import DESCRIPTOR, Layout, nearest_workspace
 # killed lock-free writer (fmt, workspace new) leaves behind; verify reports them.
 TEMP_PATTERN = ".*." + "[0-9a-f]" * 12 + ".tmp"
 GITIGNORE_LINES = (".evidence-archive.lock", ".evidence-cache/", TEMP_PATTERN)
+KEEP = ".gitkeep"  # a name the curated tree never reads as a unit (unitnames.IGNORED_NAMES)
 _OPTION_OF = {"id": "--id", "name": "--name", "default_language": "--language"}
 
 
@@ -135,6 +137,13 @@ def create_workspace(
             if not (layout.curated / rel).is_file():  # else: identical, see _check_target
                 fsio.write_atomic(layout.curated / rel, data, expected=None)
                 written.append(layout.rel(layout.curated / rel))
+        # Git keeps no empty folder: without a file the curated tree misses from every
+        # clone of a blank workspace, and each command there is E601 (tree unavailable).
+        for kind in KINDS:
+            folder = layout.curated / kind
+            if not any(folder.iterdir()):
+                fsio.write_atomic(folder / KEEP, b"", expected=None)
+                written.append(layout.rel(folder / KEEP))
         ignore = _gitignore(layout)
         if ignore is not None:
             read, data = ignore
