@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evidence_tool.errors import CODES, Diagnostic, EvidenceError
-from evidence_tool.jsonvalue import JsonObject
+from evidence_tool.jsonvalue import JsonObject, JsonValue
 from evidence_tool.serve.service import Answer
 
 # HTTP status of each code a request can meet (others: 500, never a traceback).
@@ -44,13 +44,25 @@ def health(command: str, result: JsonObject) -> JsonObject:
     }
 
 
+# A client of the server has no command line to run with --help: what to do instead.
+SERVER_HINTS = {
+    "E901": "Correct the argument the message names; docs/serve.md lists each tool's "
+    "arguments and their bounds (the same for MCP and /v1).",
+}
+
+
 def failed(command: str, exc: EvidenceError) -> JsonObject:
+    errors: list[JsonValue] = []
+    for diagnostic in exc.diagnostics:
+        error = diagnostic.to_dict()
+        error["hint"] = SERVER_HINTS.get(diagnostic.code, diagnostic.hint)
+        errors.append(error)
     return {
         "ok": False,
         "command": command,
         "workspace": None,
         "result": exc.result,
-        "errors": [d.to_dict() for d in exc.diagnostics],
+        "errors": errors,
         "warnings": [],
     }
 

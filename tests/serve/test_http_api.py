@@ -77,6 +77,9 @@ def test_bad_input_is_a_coded_error_never_a_traceback(served: Path) -> None:
             body = _checked(response)
             assert (response.status_code, _codes(body)) == (status, [code]), (path, params, body)
             assert "Traceback" not in response.text
+            # A service cannot run a command with --help: the hint names the tools' page.
+            (hint,) = [e["hint"] for e in body["errors"]]  # type: ignore[union-attr, index]
+            assert "--help" not in hint and "command line" not in hint, (path, hint)
         near = http.get("/v1/units/evidence:clinical:giornate-di-degenze").json()
         assert (
             KNOWN in near["result"]["candidates"] and "did you mean" in near["errors"][0]["message"]
