@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 from hypothesis import given
@@ -82,23 +81,14 @@ def test_duplicate_keys_are_all_collected_and_the_first_value_kept() -> None:
     assert [(p.code, p.line) for p in doc.duplicates] == [("E103", 2), ("E103", 4)]
 
 
-def _load_cpu(n: int) -> float:
-    """CPU seconds to load ``n`` keys and to refuse ``2n`` nested brackets."""
-    many = "".join(f"k{i}: {i}\n" for i in range(n))
-    started = time.process_time()
-    assert len(load(many).value) == n
-    with pytest.raises(YamlProblem):
-        load("[" * (2 * n))
-    return time.process_time() - started
-
-
-def test_load_is_linear_in_the_number_of_keys_and_depth() -> None:
+def test_load_takes_many_keys_and_refuses_deep_nesting() -> None:
     # Regression: duplicate detection compared each key with all before it (50,000 keys took
-    # minutes), and key paths were rebuilt at every level of nesting.  16x the keys may cost
-    # about 16x, not 256x: a ratio of CPU times, which load does not stretch as it does the
-    # wall clock (the floor keeps tiny timings' noise out).
-    small = min(_load_cpu(3_125) for _ in range(2))
-    assert _load_cpu(50_000) < 48 * max(small, 0.02)
+    # minutes), and key paths were rebuilt at every level of nesting.  Its growth is
+    # measured by bench/parser_growth.py (the yaml row); pytest's timeout ends a runaway.
+    many = "".join(f"k{i}: {i}\n" for i in range(50_000))
+    assert len(load(many).value) == 50_000
+    with pytest.raises(YamlProblem):
+        load("[" * 100_000)
 
 
 def test_keys_of_different_types_are_not_duplicates() -> None:
