@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 from evidence_tool import fsio
 from evidence_tool.archive.objects import HEX64
 from evidence_tool.errors import IntegrityError
+from evidence_tool.unit.conflicts import conflict_line
 from evidence_tool.unit.yaml_strict import YamlProblem, dump, load_unique
 
 FORMAT = 1
@@ -41,7 +41,7 @@ def read_state(path: Path) -> State:
         data = path.read_bytes()
     except FileNotFoundError:
         return State()
-    if _CONFLICT.search(data):
+    if conflict_line(data.decode("utf-8", "replace")) is not None:
         raise IntegrityError(_merge_message(path), path=str(path))
     try:
         # A key given twice: which of two values would be the pointer is anyone's guess.
@@ -66,10 +66,9 @@ def read_state(path: Path) -> State:
 
 
 # A Git merge or rebase that met two consolidations (two clones each consolidated, then
-# one pulled): both rewrote this pointer, so Git left its conflict markers in it.
-_CONFLICT = re.compile(rb"(?m)^<{7}(?: |$)")
-# The pointer files every consolidation rewrites; the objects and snapshots of both sides
-# merge as additions, and the curated units as Git merges any text.
+# one pulled) left conflict markers in these pointer files, which every consolidation
+# rewrites; the objects and snapshots of both sides merge as additions, and the curated
+# units as Git merges any text.
 _REWRITTEN = (
     "evidence/.local/state.yaml",
     "evidence/local-manifest.yaml",

@@ -4,13 +4,13 @@ the same rules applied to a unit built in code."""
 from __future__ import annotations
 
 import codecs
-import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from evidence_tool.errors import Diagnostic, EvidenceWarning, InvalidFilesError
 from evidence_tool.unit import fields as F
 from evidence_tool.unit.body import parse_body
+from evidence_tool.unit.conflicts import conflict_line
 from evidence_tool.unit.identifiers import ID_RE, LANGUAGE_RE
 from evidence_tool.unit.metadata import check_metadata
 from evidence_tool.unit.model import (
@@ -77,34 +77,12 @@ def _size_problem(text: str) -> Diagnostic | None:
     return None
 
 
-# A conflict as Git writes it: '<<<<<<<', later '=======', later '>>>>>>>', each a line of
-# its own.  Inside a fence or a list the markers are legal Markdown, so a unit left
-# unmerged would otherwise be recorded and served as is.  One such line alone is the
-# unit's text (a 7-deep quoted email reply, arrows in a fenced diagram, a setext rule).
-_CONFLICT = [re.compile(p, re.M) for p in (r"^<{7}(?: |$)", r"^={7}$", r"^>{7}(?: |$)")]
-
-
-def _conflict(text: str) -> re.Match[str] | None:
-    """The '<<<<<<<' line of a whole conflict in ``text``; each search starts where the last
-    one matched (the earliest chain is the one to find), so it is linear in the text."""
-    if "<<<<<<<" not in text:
-        return None
-    start = _CONFLICT[0].search(text)
-    middle = _CONFLICT[1].search(text, start.end()) if start else None
-    if start is None or middle is None or not _CONFLICT[2].search(text, middle.end()):
-        return None
-    # The conflict opens at the last '<<<<<<<' before its '=======': an earlier one is text.
-    return list(_CONFLICT[0].finditer(text, start.start(), middle.start()))[-1]
-
-
 def _text_problem(text: str) -> Diagnostic | None:
-    conflict = _conflict(text)
-    if conflict is not None:
-        line = text.count("\n", 0, conflict.start()) + 1
-        marker = text[conflict.start() : conflict.start() + 7]
+    line = conflict_line(text)
+    if line is not None:
         return Diagnostic(
             "E119",
-            f"line {line} is a Git conflict marker ('{marker}'): a merge left both sides "
+            f"line {line} is a Git conflict marker ('<<<<<<<'): a merge left both sides "
             "of an edit in the file; keep the text you want, delete the marker lines "
             "('<<<<<<<', '=======', '>>>>>>>'), then validate again",
             line=line,

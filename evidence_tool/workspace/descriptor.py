@@ -15,7 +15,6 @@ on good and damaged descriptors.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from evidence_tool.errors import AvailabilityError, DescriptorError, UsageError
 from evidence_tool.jsonvalue import JsonObject, JsonValue
+from evidence_tool.unit.conflicts import conflict_line
 from evidence_tool.unit.schemacompile import DESCRIPTOR, Check, Unsupported, closest, compile_schema
 from evidence_tool.unit.schemas import load_schema
 from evidence_tool.unit.yaml_strict import YamlProblem, load_unique
@@ -161,9 +161,8 @@ def parse_yaml_bytes(data: bytes, source: str) -> JsonValue:
     except UnicodeDecodeError:
         raise DescriptorError(f"{source}: not UTF-8", path=source) from None
     except YamlProblem as exc:
-        conflict = _CONFLICT.search(data)
-        if conflict is not None:  # two clones changed it and one pulled: say so, not syntax
-            line = data.count(b"\n", 0, conflict.start()) + 1
+        line = conflict_line(data.decode("utf-8"))  # decoded above
+        if line is not None:  # two clones changed it and one pulled: say so, not syntax
             raise DescriptorError(
                 f"{source}: line {line} is a Git conflict marker: a merge left both sides "
                 "of an edit in the file; keep the text you want (often both sides' lines), "
@@ -176,9 +175,6 @@ def parse_yaml_bytes(data: bytes, source: str) -> JsonValue:
         raise DescriptorError(
             f"{source}: {exc.message}", path=source, line=exc.line, column=exc.column
         ) from None
-
-
-_CONFLICT = re.compile(rb"^(?:<{7}|>{7})(?: |$)", re.M)
 
 
 def parse_descriptor(data: bytes, schema_name: str, source: str) -> JsonObject:
